@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// `npm start`: the local world of DESIGN.md §5. Creates .dev.vars from the committed example on a
+// fresh checkout, applies the D1 migrations locally, then serves the all-in-one worker with
+// `wrangler dev` on http://localhost:8787 (PORT overrides). The dev seed is applied by the worker
+// itself on its first request (DEV_MODE=true).
+//   PERSIST_DIR  where local D1/KV/DO state lives (default .wrangler/state)
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const port = process.env.PORT || "8787";
+const persist = process.env.PERSIST_DIR || join(root, ".wrangler", "state");
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
+
+if (!existsSync(join(root, ".dev.vars"))) {
+  copyFileSync(join(root, ".dev.vars.example"), join(root, ".dev.vars"));
+  console.log("created .dev.vars from .dev.vars.example (local development keys only)");
+}
+
+const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
+  cwd: root,
+  env,
+  stdio: ["ignore", "inherit", "inherit"],
+});
+if (migrate.status !== 0) {
+  console.error("D1 migrations failed; see above");
+  process.exit(migrate.status ?? 1);
+}
+
+const dev = spawn(
+  wrangler,
+  ["dev", "--port", port, "--persist-to", persist, "--show-interactive-dev-session=false", ...process.argv.slice(2)],
+  { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] },
+);
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => dev.kill(sig));
+dev.on("exit", (code, signal) => process.exit(code ?? (signal ? 0 : 1)));

@@ -1,0 +1,179 @@
+// All randomness, hashing, comparison and ciphers, named by intent (STYLE.md §5). WebCrypto only.
+
+const enc = new TextEncoder();
+const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+export const B64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+export function bytesToBase64(bytes: Uint8Array): string {
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
+
+export function bytesToBase64url(bytes: Uint8Array): string {
+  return bytesToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Strict Base64 (standard or URL alphabet, padding optional); throws on anything else. */
+export function base64ToBytes(text: string): Uint8Array {
+  const t = text.replace(/-/g, "+").replace(/_/g, "/");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(t) || t.replace(/=+$/, "").length % 4 === 1) {
+    throw new TypeError("not base64");
+  }
+  const bin = atob(t.padEnd(Math.ceil(t.length / 4) * 4, "="));
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+export function utf8(text: string): Uint8Array {
+  return enc.encode(text);
+}
+
+/** Decodes UTF-8 strictly; throws on invalid sequences. */
+export function fromUtf8(bytes: Uint8Array): string {
+  return dec.decode(bytes);
+}
+
+/** `bytes` CSPRNG bytes as base64url (default 32 bytes = 256 bits). */
+export function randomToken(bytes = 32): string {
+  return bytesToBase64url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** `n` uniformly distributed decimal digits from the CSPRNG, by rejection sampling (no modulo bias). */
+export function randomDigits(n: number): string {
+  let out = "";
+  const buf = new Uint8Array(Math.max(16, n * 2));
+  while (out.length < n) {
+    crypto.getRandomValues(buf);
+    for (const b of buf) {
+      if (b < 250) out += String(b % 10); // 250 = 25 × 10: values 250..255 are rejected
+      if (out.length === n) break;
+    }
+  }
+  return out;
+}
+
+/** A random alphanumeric string (for generated client ids and secrets), unbiased. */
+export function randomAlphanumeric(n: number): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"; // 62
+  let out = "";
+  const buf = new Uint8Array(n * 2);
+  while (out.length < n) {
+    crypto.getRandomValues(buf);
+    for (const b of buf) {
+      if (b < 248) out += alphabet[b % 62]; // 248 = 4 × 62
+      if (out.length === n) break;
+    }
+  }
+  return out;
+}
+
+/** SHA-256 of the UTF-8 text, base64url: how codes, tokens, session ids and OTPs are stored. */
+export async function sha256(text: string): Promise<string> {
+  return bytesToBase64url(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(text))));
+}
+
+/** Constant-time string equality: both sides are hashed first, so neither length nor content leaks. */
+export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
+  const [ha, hb] = await Promise.all([
+    crypto.subtle.digest("SHA-256", utf8(a)),
+    crypto.subtle.digest("SHA-256", utf8(b)),
+  ]);
+  return crypto.subtle.timingSafeEqual(ha, hb);
+}
+
+/** PKCE S256 (RFC 7636 §4.2): base64url(SHA-256(ASCII(verifier))). */
+export async function pkceS256(verifier: string): Promise<string> {
+  return sha256(verifier);
+}
+
+export function randomUuid(): string {
+  return crypto.randomUUID();
+}
+
+// ---- spec §2.2 field cipher: AES-128-CBC, PKCS#7, key = IV = first 16 characters of the secret ----
+
+const fieldKeys = new Map<string, Promise<CryptoKey>>();
+
+/** The 16 key bytes of spec §2.2; throws when the secret is too short to give them. */
+export function fieldKeyBytes(clientSecret: string): Uint8Array {
+  const bytes = utf8(clientSecret.slice(0, 16));
+  if (bytes.length !== 16) throw new RangeError("client secret cannot key the field cipher");
+  return bytes;
+}
+
+function fieldKey(clientSecret: string): Promise<CryptoKey> {
+  const bytes = fieldKeyBytes(clientSecret);
+  const id = bytesToBase64(bytes);
+  let key = fieldKeys.get(id);
+  if (!key) {
+    if (fieldKeys.size > 1000) fieldKeys.clear(); // bounded per isolate
+    key = crypto.subtle.importKey("raw", bytes, { name: "AES-CBC" }, false, ["encrypt", "decrypt"]);
+    fieldKeys.set(id, key);
+  }
+  return key;
+}
+
+/** Encrypts one user-record field for transport (spec §2.2): Base64 of AES-128-CBC ciphertext. */
+export async function encryptField(clientSecret: string, plaintext: string): Promise<string> {
+  const iv = fieldKeyBytes(clientSecret);
+  const ct = await crypto.subtle.encrypt({ name: "AES-CBC", iv }, await fieldKey(clientSecret), utf8(plaintext));
+  return bytesToBase64(new Uint8Array(ct));
+}
+
+/** Decrypts one spec §2.2 field; throws on bad Base64, bad padding or invalid UTF-8. */
+export async function decryptField(clientSecret: string, ciphertext: string): Promise<string> {
+  const iv = fieldKeyBytes(clientSecret);
+  const pt = await crypto.subtle.decrypt(
+    { name: "AES-CBC", iv },
+    await fieldKey(clientSecret),
+    base64ToBytes(ciphertext),
+  );
+  return fromUtf8(new Uint8Array(pt));
+}
+
+// ---- AES-256-GCM sealing at rest (client secrets, RP identities) ----
+
+const sealKeys = new Map<string, Promise<CryptoKey>>();
+
+/** Imports a sealing key given as Base64 of 32 bytes; throws when it is not that. */
+export function importSealKey(base64Key: string): Promise<CryptoKey> {
+  let key = sealKeys.get(base64Key);
+  if (!key) {
+    const raw = base64ToBytes(base64Key.trim());
+    if (raw.length !== 32) throw new RangeError("seal key must be 32 bytes");
+    key = crypto.subtle.importKey("raw", raw, { name: "AES-GCM" }, false, ["encrypt", "decrypt"]);
+    sealKeys.set(base64Key, key);
+  }
+  return key;
+}
+
+/**
+ * Seals `plaintext` with AES-256-GCM. `context` is bound as additional data, so a sealed value
+ * copied to another row (another client, another plid) does not open there.
+ */
+export async function seal(key: CryptoKey, plaintext: string, context: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: utf8(context) },
+    key,
+    utf8(plaintext),
+  );
+  return `v1.${bytesToBase64url(iv)}.${bytesToBase64url(new Uint8Array(ct))}`;
+}
+
+/** Opens a value made by `seal` with the same context; throws when it was altered or moved. */
+export async function unseal(key: CryptoKey, sealed: string, context: string): Promise<string> {
+  const [v, iv, ct] = sealed.split(".");
+  if (v !== "v1" || !iv || !ct) throw new TypeError("not a sealed value");
+  const pt = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: base64ToBytes(iv), additionalData: utf8(context) },
+    key,
+    base64ToBytes(ct),
+  );
+  return fromUtf8(new Uint8Array(pt));
+}

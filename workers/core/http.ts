@@ -1,0 +1,144 @@
+// Request parsing that trusts nothing (STYLE.md §10) and the tolerance rules of DESIGN.md §4.2/§4.7.
+
+import { E, JSON_HEADERS } from "./errors";
+import { fromUtf8 } from "./crypto";
+
+/** Request parameters: query and form body merged; a name present twice is refused. */
+export class Params {
+  constructor(private readonly values: Map<string, string>) {}
+
+  /** The value, or undefined when absent or empty (an empty value counts as missing). */
+  get(name: string): string | undefined {
+    const v = this.values.get(name);
+    return v === undefined || v === "" ? undefined : v;
+  }
+
+  /** The value, or throws the spec's "required item is missing" error. */
+  require(name: string): string {
+    const v = this.get(name);
+    if (v === undefined) throw E.missing(name);
+    return v;
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+
+  names(): string[] {
+    return [...this.values.keys()];
+  }
+}
+
+function collect(into: Map<string, string>, search: URLSearchParams): void {
+  for (const [k, v] of search) {
+    if (into.has(k)) throw E.duplicated(k);
+    into.set(k, v);
+  }
+}
+
+/** Reads the body as text, refusing more than `maxBytes` whatever Content-Length claims. */
+export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
+  const declared = req.headers.get("Content-Length");
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxBytes) throw E.tooLarge();
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw E.tooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.byteLength;
+  }
+  try {
+    return fromUtf8(all);
+  } catch {
+    throw E.invalid("body", "body is not UTF-8");
+  }
+}
+
+/** True for `application/x-www-form-urlencoded` with any parameters (charset etc.). */
+function isForm(contentType: string | null): boolean {
+  return contentType !== null && contentType.split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
+}
+
+/**
+ * Query string and form body merged (DESIGN.md §4.7): form bodies only (urlencoded or no content
+ * type); any other content type with a non-empty body is invalid_request; over `maxBytes` is 413.
+ */
+export async function readParams(req: Request, url: URL, maxBytes: number): Promise<Params> {
+  const values = new Map<string, string>();
+  collect(values, url.searchParams);
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    const text = await readBodyText(req, maxBytes);
+    if (text.length > 0) {
+      const ct = req.headers.get("Content-Type");
+      if (ct !== null && !isForm(ct)) throw E.invalid("Content-Type", "body is not a form");
+      collect(values, new URLSearchParams(text));
+    }
+  }
+  return new Params(values);
+}
+
+/** RFC 6749 §2.3.1 / Appendix B: form-url-decode one Basic half, falling back to the raw text. */
+function formDecode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, "%20"));
+  } catch {
+    return s;
+  }
+}
+
+export type BasicCredentials =
+  | { kind: "absent" }
+  | { kind: "malformed"; reason: string }
+  | { kind: "basic"; id: string; secret: string };
+
+/** Parses `Authorization: Basic`. An empty header, or another scheme, counts as absent. */
+export function parseBasic(header: string | null): BasicCredentials {
+  if (header === null || header.trim() === "") return { kind: "absent" };
+  const m = /^\s*basic(?:\s+(\S*))?\s*$/i.exec(header);
+  if (!m) return /^\s*basic\b/i.test(header) ? { kind: "malformed", reason: "basic syntax" } : { kind: "absent" };
+  const b64 = m[1] ?? "";
+  if (b64 === "") return { kind: "malformed", reason: "empty basic credentials" };
+  let text: string;
+  try {
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new Error();
+    const bin = atob(b64);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    text = fromUtf8(bytes);
+  } catch {
+    return { kind: "malformed", reason: "basic not base64 utf-8" };
+  }
+  const colon = text.indexOf(":");
+  if (colon < 0) return { kind: "malformed", reason: "basic without colon" };
+  return { kind: "basic", id: formDecode(text.slice(0, colon)), secret: formDecode(text.slice(colon + 1)) };
+}
+
+/** The Bearer token of `Authorization` (scheme case-insensitive), or undefined. */
+export function parseBearer(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  const m = /^\s*bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+/** A JSON response with the no-store headers every API answer carries. */
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+/** The client's address as Cloudflare reports it (loopback in local runs). */
+export function clientIp(req: Request): string {
+  return req.headers.get("CF-Connecting-IP") ?? "127.0.0.1";
+}

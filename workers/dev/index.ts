@@ -1,0 +1,30 @@
+// The all-in-one worker for `npm start`, tests and small installs: every route table mounted on
+// one origin, plus /healthz and, with DEV_MODE on, the dev seed.
+
+import { providerConfig, type Env } from "../core/config";
+import { describe, errorResponse } from "../core/errors";
+import { json } from "../core/http";
+import { createWorker, type Route } from "../core/router";
+import { ensureDevSeed } from "../core/seed";
+import { routes as authorize } from "../authorize/routes";
+import { routes as token } from "../token/routes";
+import { routes as userMe } from "../user-me/routes";
+import { routes as disconnect } from "../disconnect/routes";
+
+export { OneTimeStore } from "../core/one-time-store";
+
+const health: Route<Env>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
+
+const worker = createWorker<Env>("dev", [...health, ...authorize, ...token, ...userMe, ...disconnect]);
+
+export default {
+  async fetch(req, env, ctx) {
+    try {
+      if (providerConfig(env).devMode) await ensureDevSeed(env);
+    } catch (err) {
+      console.error(JSON.stringify({ worker: "dev", event: "startup_failed", cause: describe(err) }));
+      return errorResponse(err);
+    }
+    return worker.fetch!(req as never, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;
