@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { parseBasic, parseBearer, readParams } from "../../workers/core/http";
+
+describe("core/http parseBasic (RFC 7617, RFC 6749 §2.3.1)", () => {
+  it("splits at the first colon and form-url-decodes each half", () => {
+    expect(parseBasic("Basic " + btoa("a%3Ab:c:d"))).toEqual({ kind: "basic", id: "a:b", secret: "c:d" });
+    expect(parseBasic("Basic " + btoa("a+b:c%2Bd"))).toEqual({ kind: "basic", id: "a b", secret: "c+d" });
+  });
+
+  it("falls back to the raw text when a half does not decode", () => {
+    expect(parseBasic("Basic " + btoa("id:100%"))).toEqual({ kind: "basic", id: "id", secret: "100%" });
+  });
+
+  it("decodes UTF-8 credentials", () => {
+    const b64 = btoa(String.fromCharCode(...new TextEncoder().encode("아이디:비밀")));
+    expect(parseBasic("Basic " + b64)).toEqual({ kind: "basic", id: "아이디", secret: "비밀" });
+  });
+
+  it("an empty header or another scheme is absent; broken Basic is malformed", () => {
+    expect(parseBasic(null).kind).toBe("absent");
+    expect(parseBasic("").kind).toBe("absent");
+    expect(parseBasic("   ").kind).toBe("absent");
+    expect(parseBasic("Bearer abc").kind).toBe("absent");
+    expect(parseBasic("Basic").kind).toBe("malformed");
+    expect(parseBasic("Basic ***").kind).toBe("malformed");
+    expect(parseBasic("Basic " + btoa("nocolon")).kind).toBe("malformed");
+    expect(parseBasic("Basic a b").kind).toBe("malformed");
+  });
+});
+
+describe("core/http parseBearer", () => {
+  it("takes the token of a case-insensitive Bearer scheme", () => {
+    expect(parseBearer("Bearer abc")).toBe("abc");
+    expect(parseBearer("bearer abc")).toBe("abc");
+    expect(parseBearer("  Bearer   abc  ")).toBe("abc");
+    expect(parseBearer("Bearer")).toBeUndefined();
+    expect(parseBearer("Basic abc")).toBeUndefined();
+    expect(parseBearer(null)).toBeUndefined();
+  });
+});
+
+describe("core/http readParams (DESIGN.md §4.7)", () => {
+  const bytes = (s: string) => new TextEncoder().encode(s);
+  const read = (url: string, init?: RequestInit) => {
+    const req = new Request(url, init);
+    return readParams(req, new URL(req.url), 1024);
+  };
+
+  it("merges query and form body; an empty value counts as missing", async () => {
+    const p = await read("http://x/?a=1&e=", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "b=2" });
+    expect(p.get("a")).toBe("1");
+    expect(p.get("b")).toBe("2");
+    expect(p.get("e")).toBeUndefined();
+    expect(() => p.require("e")).toThrow(/A required item e is missing/);
+  });
+
+  it("refuses a name present twice, in either or both places", async () => {
+    await expect(read("http://x/?a=1&a=2")).rejects.toThrow(/a/);
+    await expect(read("http://x/?a=1", { method: "POST", body: bytes("a=1") })).rejects.toThrow(/sent more than once/);
+  });
+
+  it("a body without content type is read as a form; another type with a body is refused; an empty body with any type is fine", async () => {
+    // a string body gets text/plain from fetch itself; bytes carry no content type
+    expect((await read("http://x/", { method: "POST", body: bytes("a=1") })).get("a")).toBe("1");
+    await expect(read("http://x/", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "a=1" })).rejects.toThrow(/Content-Type/);
+    expect((await read("http://x/?a=1", { method: "POST", headers: { "Content-Type": "application/json" } })).get("a")).toBe("1");
+  });
+
+  it("refuses a body over the limit, by Content-Length or by its actual size", async () => {
+    await expect(read("http://x/", { method: "POST", body: "a=" + "x".repeat(2000) })).rejects.toMatchObject({ status: 413 });
+  });
+});

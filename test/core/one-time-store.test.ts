@@ -1,0 +1,70 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { randomToken, sha256 } from "../../workers/core/crypto";
+import { shardOf, storeFor, storeForKey, type CodeGrant } from "../../workers/core/one-time-store";
+
+const GRANT: CodeGrant = { clientId: "c", subscriberId: 1, plid: "p", redirectUri: "https://x/cb", autoLogin: null, issuedAt: 0 };
+
+afterEach(() => vi.useRealTimers());
+
+describe("core/one-time-store", () => {
+  it("shardOf spreads random values by their first character and never leaves the shard range", () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 500; i++) {
+      const s = shardOf(randomToken(8), 16);
+      expect(s).toBeGreaterThanOrEqual(0);
+      expect(s).toBeLessThan(16);
+      seen.add(s);
+    }
+    expect(seen.size).toBe(16);
+    expect(shardOf("", 16)).toBe(0);
+    expect(shardOf("!", 16)).toBe(0);
+  });
+
+  it("readToken allows maxReads reads, then none", async () => {
+    const code = randomToken();
+    const store = storeFor(env, code, 16);
+    await store.putCode(await sha256(code), GRANT, null, 60_000);
+    const tokenHash = await sha256("t" + code);
+    const r = await store.redeemCode({ codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash, tokenTtlMs: 60_000, secretGeneration: "current" });
+    expect(r.ok).toBe(true);
+    expect(await store.readToken(tokenHash, 2)).toMatchObject({ plid: "p", secretGeneration: "current" });
+    expect(await store.readToken(tokenHash, 2)).not.toBeNull();
+    expect(await store.readToken(tokenHash, 2)).toBeNull();
+  });
+
+  it("hit counts within a window and starts over after it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const store = await storeForKey(env, "ip:1.2.3.4", 16);
+    expect((await store.hit("k", 1000)).count).toBe(1);
+    expect((await store.hit("k", 1000)).count).toBe(2);
+    expect((await store.peek("k")).count).toBe(2);
+    vi.setSystemTime(Date.now() + 1001);
+    expect((await store.peek("k")).count).toBe(0);
+    expect((await store.hit("k", 1000)).count).toBe(1);
+    await store.clear("k");
+    expect((await store.peek("k")).count).toBe(0);
+  });
+
+  it("takeEntry returns a live value once", async () => {
+    const store = storeFor(env, "Akey", 16);
+    await store.putEntry("e1", "v", 60_000);
+    expect(await store.getEntry("e1")).toBe("v");
+    expect(await store.takeEntry("e1")).toBe("v");
+    expect(await store.takeEntry("e1")).toBeNull();
+  });
+
+  it("the alarm sweeps expired rows", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const store = storeFor(env, "Bkey", 16);
+    await store.putEntry("old", "v", 10);
+    await store.putEntry("new", "v", 3_600_000);
+    vi.setSystemTime(Date.now() + 1000);
+    await runDurableObjectAlarm(store);
+    const rows = await (await import("cloudflare:test")).runInDurableObject(store, (_o, state) =>
+      state.storage.sql.exec<{ key: string }>("SELECT key FROM entries").toArray().map((r) => r.key),
+    );
+    expect(rows).toEqual(["new"]);
+  });
+});
