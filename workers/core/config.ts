@@ -2,6 +2,7 @@
 // that fails loudly naming the variable (issue 5). Every TTL and limit has a documented default
 // (DESIGN.md §4.7) so that tests can shorten windows.
 
+import { base64ToBytes } from "./crypto";
 import type { OneTimeStore } from "./one-time-store";
 
 /** Every binding any worker of this project may have. A worker gets only those it uses. */
@@ -58,6 +59,28 @@ export function enumVar<T extends string>(env: Vars, name: string, values: reado
 export function requiredVar(env: Vars, name: string): string {
   const v = str(env, name);
   if (v === undefined) throw new ConfigError(name, "is required but not set");
+  return v;
+}
+
+const sealKeys = new WeakMap<object, string>();
+
+/**
+ * The SEAL_KEY secret, checked to be Base64 of 32 bytes (AES-256-GCM); throws ConfigError naming
+ * it when missing or malformed, instead of a bare crypto failure at first use.
+ */
+export function sealKeyVar(env: Vars): string {
+  let v = sealKeys.get(env);
+  if (v === undefined) {
+    v = requiredVar(env, "SEAL_KEY");
+    let length = -1;
+    try {
+      length = base64ToBytes(v.trim()).length;
+    } catch {
+      /* not Base64: reported below */
+    }
+    if (length !== 32) throw new ConfigError("SEAL_KEY", "must be Base64 of 32 bytes (openssl rand -base64 32)");
+    sealKeys.set(env, v);
+  }
   return v;
 }
 

@@ -87,6 +87,11 @@ export const E = {
       headers: { "WWW-Authenticate": 'Bearer error="invalid_token"' },
       cause,
     }),
+  /** Admin API: an invalid value with a fixed reason phrase (never an echo of the input). */
+  invalidBecause: (item: string, reason: string) =>
+    new ApiError("invalid_request", `The value of ${item} is not valid: ${reason}.`, { status: 400, cause: reason }),
+  /** Admin API: the named record (a client, a subscriber) does not exist. */
+  noSuch: (what: string) => new ApiError("not_found", `No such ${what}.`, { status: 404 }),
   notFound: () => new ApiError("not_found", "The requested API address is invalid.", { status: 404 }),
   methodNotAllowed: (allow: readonly string[]) =>
     new ApiError("method_not_allowed", "The HTTP method is not supported.", {

@@ -1,6 +1,7 @@
 // D1 access for the provider: clients, the carrier directory, plid links, automatic-login grants
 // and audit events (DESIGN.md §3). Table names live here and in migrations/ only.
 
+import { sealKeyVar } from "./config";
 import { constantTimeEqual, importSealKey, randomUuid, seal, unseal } from "./crypto";
 import { E, type ClientAuthSite } from "./errors";
 
@@ -126,7 +127,7 @@ export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cach
   const row = entry.row;
   if (!row) throw new Error("client vanished");
   entry.secrets ??= (async () => {
-    const key = await importSealKey(env.SEAL_KEY);
+    const key = await importSealKey(sealKeyVar(env));
     const current = await unseal(key, row.secret_sealed, secretContext(row.client_id));
     const previous =
       row.previous_secret_sealed && row.previous_secret_until
@@ -146,7 +147,7 @@ export function secretContext(clientId: string): string {
 
 /** Seals a client secret for the clients table. */
 export async function sealSecret(env: SealEnv, clientId: string, secret: string): Promise<string> {
-  return seal(await importSealKey(env.SEAL_KEY), secret, secretContext(clientId));
+  return seal(await importSealKey(sealKeyVar(env)), secret, secretContext(clientId));
 }
 
 export interface AuthenticatedClient {
