@@ -18,6 +18,7 @@ export default defineConfig(async () => {
                   SEAL_KEY: "dGVzdC1vbmx5LXNlYWwta2V5LTMyLWJ5dGVzLWxvbmc=",
                   DEV_MODE: "true",
                   LOG_REQUESTS: "false",
+                  ADMIN_TOKEN: "devAdminToken-local-only-0123456789abcdef",
                 },
               },
             }),

@@ -5,7 +5,7 @@
 // itself on its first request (DEV_MODE=true).
 //   PERSIST_DIR  where local D1/KV/DO state lives (default .wrangler/state)
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -18,6 +18,14 @@ const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETC
 if (!existsSync(join(root, ".dev.vars"))) {
   copyFileSync(join(root, ".dev.vars.example"), join(root, ".dev.vars"));
   console.log("created .dev.vars from .dev.vars.example (local development keys only)");
+} else {
+  // A checkout from before a new dev secret was added (e.g. ADMIN_TOKEN): append the missing names.
+  const have = new Set(readFileSync(join(root, ".dev.vars"), "utf8").split(/\r?\n/).map((l) => l.split("=")[0].trim()));
+  const missing = readFileSync(join(root, ".dev.vars.example"), "utf8").split(/\r?\n/).filter((l) => /^[A-Z_]+=/.test(l) && !have.has(l.split("=")[0]));
+  if (missing.length) {
+    appendFileSync(join(root, ".dev.vars"), (readFileSync(join(root, ".dev.vars"), "utf8").endsWith("\n") ? "" : "\n") + missing.join("\n") + "\n");
+    console.log(`added ${missing.map((l) => l.split("=")[0]).join(", ")} to .dev.vars from .dev.vars.example`);
+  }
 }
 
 const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {

@@ -10,12 +10,13 @@ import { routes as authorize } from "../authorize/routes";
 import { routes as token } from "../token/routes";
 import { routes as userMe } from "../user-me/routes";
 import { routes as disconnect } from "../disconnect/routes";
+import { routes as admin } from "../admin/routes";
 
 export { OneTimeStore } from "../core/one-time-store";
 
 const health: Route<Env>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
 
-const worker = createWorker<Env>("dev", [...health, ...authorize, ...token, ...userMe, ...disconnect]);
+const worker = createWorker<Env>("dev", [...health, ...authorize, ...token, ...userMe, ...disconnect, ...admin]);
 
 export default {
   async fetch(req, env, ctx) {

@@ -1,0 +1,49 @@
+// GET /admin/audit: audit events newest first, paged by id (issue 5; docs/operations.md).
+
+import { listAudit } from "../core/admin-store";
+import type { Env } from "../core/config";
+import { E } from "../core/errors";
+import { json } from "../core/http";
+import type { RequestContext } from "../core/router";
+
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 500;
+
+function intParam(url: URL, name: string, min: number, max: number): number | undefined {
+  const v = url.searchParams.get(name);
+  if (v === null || v === "") return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw E.invalidBecause(name, `must be a whole number from ${min} to ${max}`);
+  return Number(v);
+}
+
+function textParam(url: URL, name: string, shape: RegExp): string | undefined {
+  const v = url.searchParams.get(name);
+  if (v === null || v === "") return undefined;
+  if (!shape.test(v)) throw E.invalidBecause(name, "has characters an id never has");
+  return v;
+}
+
+/**
+ * `limit` (1-500, default 50), `before` (the previous page's `next_before`), `type` (exact, or a
+ * prefix ending in "." such as `client.`), `client_id`.
+ */
+export async function listEvents(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+  const url = rc.url;
+  const page = await listAudit(env, {
+    limit: intParam(url, "limit", 1, MAX_LIMIT) ?? DEFAULT_LIMIT,
+    before: intParam(url, "before", 1, Number.MAX_SAFE_INTEGER),
+    type: textParam(url, "type", /^[a-z][a-z._]{0,63}$/),
+    clientId: textParam(url, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
+  });
+  return json({
+    events: page.events.map((e) => ({
+      id: e.id,
+      at: new Date(e.at).toISOString(),
+      type: e.type,
+      client_id: e.clientId,
+      outcome: e.outcome,
+      detail: e.detail,
+    })),
+    next_before: page.nextBefore,
+  });
+}

@@ -1,0 +1,147 @@
+// /admin/clients: register, read, list, update, rotate the secret, disable/enable, delete
+// (issue 5; docs/operations.md "Admin API"). Every change is audited and dropped from this
+// isolate's client cache; other isolates follow within CLIENT_CACHE_SECONDS.
+
+import { MAX_ROTATION_GRACE_SECONDS, type AdminConfig } from "../core/admin-config";
+import {
+  deleteClient,
+  getClient,
+  insertClient,
+  listClients,
+  rotateClientSecret,
+  updateClient,
+  type AdminClient,
+} from "../core/admin-store";
+import type { Env } from "../core/config";
+import { randomAlphanumeric } from "../core/crypto";
+import { E } from "../core/errors";
+import { json } from "../core/http";
+import { audit, forgetClient, sealSecret } from "../core/registry";
+import type { RequestContext } from "../core/router";
+import { onlyFields, readJsonObject } from "./steps";
+import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";
+
+/** reference-notes: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */
+const CLIENT_ID_LENGTH = 20;
+const CLIENT_SECRET_LENGTH = 64;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The wire form of a client (snake_case, ISO times); never a secret. */
+export function clientView(c: AdminClient): Record<string, unknown> {
+  return {
+    client_id: c.clientId,
+    name: c.name,
+    redirect_uris: c.redirectUris,
+    items: c.items,
+    auto_login: c.autoLogin,
+    status: c.status,
+    created_at: iso(c.createdAt),
+    updated_at: iso(c.updatedAt),
+    previous_secret_valid_until: iso(c.previousSecretUntil),
+  };
+}
+
+async function existing(env: Env, rc: RequestContext): Promise<AdminClient> {
+  const id = rc.params.id!;
+  rc.log.clientId = id;
+  const c = await getClient(env, id);
+  if (!c) throw E.noSuch("client");
+  return c;
+}
+
+/** Re-reads the client after a change, drops it from the cache and answers its view. */
+async function changed(env: Env, clientId: string, extra: Record<string, unknown> = {}, status = 200): Promise<Response> {
+  forgetClient(clientId);
+  const c = await getClient(env, clientId);
+  if (!c) throw E.noSuch("client");
+  return json({ ...clientView(c), ...extra }, status);
+}
+
+export async function list(_req: Request, env: Env): Promise<Response> {
+  return json({ clients: (await listClients(env)).map(clientView) });
+}
+
+export async function read(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+  return json(clientView(await existing(env, rc)));
+}
+
+export async function create(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+  const body = await readJsonObject(req, cfg.maxBodyBytes);
+  onlyFields(body, CLIENT_FIELDS);
+  const fields = newClientFields(body);
+  const secret = randomAlphanumeric(CLIENT_SECRET_LENGTH);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const clientId = randomAlphanumeric(CLIENT_ID_LENGTH);
+    const secretSealed = await sealSecret(env, clientId, secret);
+    if (await insertClient(env, { clientId, secretSealed, ...fields })) {
+      rc.log.clientId = clientId;
+      await audit(env, "client.created", clientId, "ok", { items: fields.items.join(","), auto_login: fields.autoLogin });
+      // The secret is shown here once; it is stored only sealed.
+      return changed(env, clientId, { client_secret: secret }, 201);
+    }
+  }
+  throw E.server("three client id collisions in a row");
+}
+
+export async function update(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+  const body = await readJsonObject(req, cfg.maxBodyBytes);
+  onlyFields(body, CLIENT_FIELDS);
+  const patch = clientPatch(body);
+  const c = await existing(env, rc);
+  if (!(await updateClient(env, c.clientId, patch))) throw E.noSuch("client");
+  await audit(env, "client.updated", c.clientId, "ok", { fields: Object.keys(body).sort().join(",") });
+  return changed(env, c.clientId);
+}
+
+function graceSeconds(body: Record<string, unknown>, dflt: number): number {
+  const g = body.grace_seconds;
+  if (g === undefined) return dflt;
+  if (typeof g !== "number" || !Number.isInteger(g) || g < 0 || g > MAX_ROTATION_GRACE_SECONDS) {
+    throw E.invalidBecause("grace_seconds", `must be a whole number from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
+  }
+  return g;
+}
+
+/**
+ * A new secret, shown once. The old one keeps working for the grace period (apps redeploy with the
+ * new one meanwhile; tokens issued under the old one are encrypted with it, spec §2.2); a grace
+ * of 0 ends it at once (a leaked secret).
+ */
+export async function rotate(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+  const body = await readJsonObject(req, cfg.maxBodyBytes);
+  onlyFields(body, ["grace_seconds"]);
+  const grace = graceSeconds(body, cfg.rotationGraceSeconds);
+  const c = await existing(env, rc);
+  const secret = randomAlphanumeric(CLIENT_SECRET_LENGTH);
+  const until = grace > 0 ? Date.now() + grace * 1000 : null;
+  if (!(await rotateClientSecret(env, c.clientId, await sealSecret(env, c.clientId, secret), until))) throw E.noSuch("client");
+  await audit(env, "client.secret_rotated", c.clientId, "ok", { grace_seconds: grace });
+  return changed(env, c.clientId, { client_secret: secret });
+}
+
+async function setStatus(env: Env, rc: RequestContext, status: "active" | "disabled"): Promise<Response> {
+  const c = await existing(env, rc);
+  if (!(await updateClient(env, c.clientId, { status }))) throw E.noSuch("client");
+  if (status === "disabled") await audit(env, "client.disabled", c.clientId);
+  else await audit(env, "client.updated", c.clientId, "ok", { fields: "status", status });
+  return changed(env, c.clientId);
+}
+
+/** A disabled client is refused everywhere (authorize, token, user/me, disconnect) but kept. */
+export function disable(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+  return setStatus(env, rc, "disabled");
+}
+
+export function enable(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+  return setStatus(env, rc, "active");
+}
+
+/** Deletes the client, its plid links and automatic-login grants. */
+export async function remove(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+  const c = await existing(env, rc);
+  if (!(await deleteClient(env, c.clientId))) throw E.noSuch("client");
+  forgetClient(c.clientId);
+  await audit(env, "client.deleted", c.clientId);
+  return json({ client_id: c.clientId, deleted: true });
+}

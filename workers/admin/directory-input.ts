@@ -1,0 +1,190 @@
+// Carrier-directory import files (docs/operations.md "Import formats"): CSV with a header row, or
+// JSON (an array of objects, or {"subscribers": [...]}). Each row is validated on its own; a
+// rejected row is reported by its number and a fixed reason, never by its content (personal data).
+
+import type { SubscriberInput } from "../core/admin-store";
+import { E } from "../core/errors";
+
+export const COLUMNS = ["telcoCd", "phoneNo", "name", "gender", "birth", "foreign", "ci"] as const;
+type Column = (typeof COLUMNS)[number];
+
+/** Accepted column (or JSON key) names, lower-cased, to the canonical one. */
+const ALIASES: Record<string, Column> = {
+  telcocd: "telcoCd",
+  telco: "telcoCd",
+  phoneno: "phoneNo",
+  phone: "phoneNo",
+  name: "name",
+  gender: "gender",
+  birth: "birth",
+  foreign: "foreign",
+  foreign_cd: "foreign",
+  ci: "ci",
+};
+
+export interface Rejected {
+  /** 1 = the first record after the CSV header, or the first element of the JSON array. */
+  row: number;
+  reason: string;
+}
+
+export interface ParsedImport {
+  format: "csv" | "json";
+  valid: SubscriberInput[];
+  rejected: Rejected[];
+  received: number;
+  /** Column names that were not used (only names that look like column names are reported). */
+  ignoredColumns: string[];
+}
+
+const KST_OFFSET_MS = 9 * 3600 * 1000;
+
+/** RFC 4180 records: quoted fields with "" escapes and line breaks, CRLF or LF, BOM skipped. */
+export function parseCsv(text: string): string[][] {
+  const records: string[][] = [];
+  let field = "";
+  let record: string[] = [];
+  let quoted = false;
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const endRecord = () => {
+    record.push(field);
+    field = "";
+    if (!(record.length === 1 && record[0] === "")) records.push(record); // blank lines are skipped
+    record = [];
+  };
+  for (; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"') {
+        if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
+      } else field += c;
+    } else if (c === '"' && field === "") quoted = true;
+    else if (c === ",") {
+      record.push(field);
+      field = "";
+    } else if (c === "\n") endRecord();
+    else if (c === "\r") {
+      if (text[i + 1] === "\n") i++;
+      endRecord();
+    } else field += c;
+  }
+  if (quoted) throw E.invalidBecause("file", "a quoted CSV field is not closed");
+  if (field !== "" || record.length > 0) endRecord();
+  return records;
+}
+
+function reportableColumn(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_ -]{0,40}$/.test(name) ? name : "(unnamed column)";
+}
+
+function isValidDate(y: number, m: number, d: number): boolean {
+  const t = new Date(Date.UTC(y, m - 1, d));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
+}
+
+/** One row to a subscriber, or the reason it is refused. */
+export function validateRow(raw: Partial<Record<Column, unknown>>, now: number): SubscriberInput | string {
+  const text: Partial<Record<Column, string>> = {};
+  for (const col of COLUMNS) {
+    const v = raw[col];
+    if (v === undefined || v === null || (typeof v === "string" && v.trim() === "")) return `${col} is missing`;
+    if (typeof v !== "string") return `${col} must be text (a JSON string)`;
+    text[col] = v.trim();
+  }
+  const telco = text.telcoCd!.toUpperCase();
+  if (telco !== "S" && telco !== "K" && telco !== "L") return "telcoCd must be S, K or L";
+  const phone = text.phoneNo!.replace(/[-\s]/g, "");
+  if (!/^01[016789]\d{7,8}$/.test(phone)) return "phoneNo must be a mobile number: 01X then 7 or 8 digits";
+  const name = text.name!.normalize("NFC");
+  if (name.length > 100) return "name must be at most 100 characters";
+  if (/[\x00-\x1f\x7f]/.test(name)) return "name must not contain control characters";
+  const gender = text.gender!.toUpperCase();
+  if (gender !== "M" && gender !== "F") return "gender must be M or F";
+  const b = /^(\d{4})-?(\d{2})-?(\d{2})$/.exec(text.birth!);
+  if (!b) return "birth must be YYYY-MM-DD";
+  const [y, m, d] = [Number(b[1]), Number(b[2]), Number(b[3])];
+  const birth = `${b[1]}-${b[2]}-${b[3]}`;
+  if (!isValidDate(y, m, d) || y < 1900) return "birth must be a real date after 1900";
+  if (birth > new Date(now + KST_OFFSET_MS).toISOString().slice(0, 10)) return "birth must not be in the future";
+  const foreign = text.foreign!.toUpperCase();
+  if (foreign !== "L" && foreign !== "F") return "foreign must be L (national) or F (foreign)";
+  const ci = text.ci!;
+  if (!/^[A-Za-z0-9+/]{16,256}={0,2}$/.test(ci)) return "ci must be Base64, 16 to 258 characters";
+  return { telco, phone, name, gender, birth, foreign, ci };
+}
+
+/** A CSV record whose field count differs from the header's. */
+class BadShape {
+  constructor(readonly fields: number, readonly expected: number) {}
+}
+
+/** CSV records as objects keyed by the header's names (aliases are resolved with JSON keys). */
+function rowsFromCsv(text: string): unknown[] {
+  const records = parseCsv(text);
+  const header = records.shift()?.map((h) => h.trim());
+  if (!header) throw E.invalidBecause("file", "it has no header row");
+  const known = new Set(header.map((h) => ALIASES[h.toLowerCase()]));
+  for (const col of COLUMNS) {
+    if (!known.has(col)) throw E.invalidBecause("file", `the header has no ${col} column (columns: ${COLUMNS.join(", ")})`);
+  }
+  return records.map((rec) =>
+    rec.length === header.length ? Object.fromEntries(header.map((h, i) => [h, rec[i]])) : new BadShape(rec.length, header.length),
+  );
+}
+
+function rowsFromJson(text: string): unknown[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw E.invalidBecause("file", "not JSON");
+  }
+  const list = Array.isArray(doc) ? doc : (doc as { subscribers?: unknown } | null)?.subscribers;
+  if (!Array.isArray(list)) throw E.invalidBecause("file", 'must be a JSON array of subscribers, or {"subscribers": [...]}');
+  return list;
+}
+
+/** Parses and validates an import body. Whole-file problems throw 400; row problems are reported. */
+export function parseImport(format: "csv" | "json", text: string, maxRows: number, now: number): ParsedImport {
+  const ignored = new Set<string>();
+  const rows = format === "csv" ? rowsFromCsv(text) : rowsFromJson(text);
+  if (rows.length === 0) throw E.invalidBecause("file", "it has no rows");
+  if (rows.length > maxRows) throw E.invalidBecause("file", `it has more than ${maxRows} rows (ADMIN_MAX_IMPORT_ROWS); split it`);
+
+  const valid: SubscriberInput[] = [];
+  const rejected: Rejected[] = [];
+  const firstRowOfPhone = new Map<string, number>();
+  rows.forEach((raw, i) => {
+    const row = i + 1;
+    if (raw instanceof BadShape) {
+      rejected.push({ row, reason: `row has ${raw.fields} fields; the header has ${raw.expected}` });
+      return;
+    }
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      rejected.push({ row, reason: "row must be an object" });
+      return;
+    }
+    const mapped: Partial<Record<Column, unknown>> = {};
+    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+      const col = ALIASES[k.toLowerCase()];
+      if (col) mapped[col] = v;
+      else ignored.add(reportableColumn(k));
+    }
+    const result = validateRow(mapped, now);
+    if (typeof result === "string") {
+      rejected.push({ row, reason: result });
+      return;
+    }
+    const first = firstRowOfPhone.get(result.phone);
+    if (first !== undefined) {
+      rejected.push({ row, reason: `phoneNo repeats row ${first}` });
+      return;
+    }
+    firstRowOfPhone.set(result.phone, row);
+    valid.push(result);
+  });
+  return { format, valid, rejected, received: rows.length, ignoredColumns: [...ignored] };
+}

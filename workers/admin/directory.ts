@@ -1,0 +1,72 @@
+// /admin/directory: the embedded carrier directory (issue 5; docs/operations.md "Import formats").
+// Import validates every row and reports rejected ones by row number and reason only.
+
+import type { AdminConfig } from "../core/admin-config";
+import { countSubscribers, deleteSubscriber, upsertSubscribers } from "../core/admin-store";
+import type { Env } from "../core/config";
+import { E } from "../core/errors";
+import { json, readBodyText } from "../core/http";
+import { audit } from "../core/registry";
+import type { RequestContext } from "../core/router";
+import { parseImport } from "./directory-input";
+
+/** At most this many rejected rows are listed; `rejected_count` always has the total. */
+const MAX_REPORTED_REJECTIONS = 1000;
+
+function importFormat(req: Request): "csv" | "json" {
+  const type = (req.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "text/csv") return "csv";
+  if (type === "application/json") return "json";
+  throw E.invalidBecause("Content-Type", "send text/csv or application/json");
+}
+
+function dryRunParam(url: URL): boolean {
+  const v = url.searchParams.get("dry_run");
+  if (v === null || v === "false" || v === "0") return false;
+  if (v === "true" || v === "1" || v === "") return true;
+  throw E.invalidBecause("dry_run", "must be true or false");
+}
+
+/** Counts only: the directory's content is personal data and is not listed. */
+export async function summary(_req: Request, env: Env): Promise<Response> {
+  const c = await countSubscribers(env);
+  return json({ subscribers: c.total, test_numbers: c.testNumbers });
+}
+
+export async function importSubscribers(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+  const format = importFormat(req);
+  const dryRun = dryRunParam(rc.url);
+  const text = await readBodyText(req, cfg.maxImportBytes);
+  const parsed = parseImport(format, text, cfg.maxImportRows, Date.now());
+  const { inserted, updated } = await upsertSubscribers(env, parsed.valid, dryRun);
+  const report = {
+    format,
+    dry_run: dryRun,
+    received: parsed.received,
+    inserted,
+    updated,
+    rejected_count: parsed.rejected.length,
+    rejected: parsed.rejected.slice(0, MAX_REPORTED_REJECTIONS),
+    ignored_columns: parsed.ignoredColumns,
+  };
+  if (!dryRun) {
+    await audit(env, "directory.imported", null, parsed.rejected.length ? "refused" : "ok", {
+      format,
+      received: parsed.received,
+      inserted,
+      updated,
+      rejected: parsed.rejected.length,
+    });
+  }
+  return json(report);
+}
+
+/** Deletes one subscriber (with their links and grants). The phone number is not audited. */
+export async function removeSubscriber(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+  const phone = rc.params.phone!.replace(/[-\s]/g, "");
+  if (!/^01\d{8,9}$/.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
+  const id = await deleteSubscriber(env, phone);
+  if (id === null) throw E.noSuch("subscriber");
+  await audit(env, "directory.deleted", null, "ok", { subscriber_id: id });
+  return json({ deleted: true });
+}

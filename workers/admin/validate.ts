@@ -1,0 +1,104 @@
+// Validation of client fields sent to the admin API. Reasons are fixed phrases: an operator learns
+// which field and which rule, and the input itself is never echoed back.
+
+import type { ClientPatch } from "../core/admin-store";
+import { E } from "../core/errors";
+import { IDENTITY_ITEMS, isIdentityItem, type IdentityItem } from "../core/registry";
+
+export const MAX_REDIRECT_URIS = 20;
+const MAX_URI_LENGTH = 2048;
+const MAX_NAME_LENGTH = 100;
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** Schemes that are never an app's callback (script, local files, other protocols). */
+const REFUSED_SCHEMES = new Set(["javascript", "data", "file", "blob", "vbscript", "about", "filesystem", "ftp", "ws", "wss", "mailto", "tel", "sms"]);
+
+/**
+ * Why a redirect URI cannot be registered, or null when it can (RFC 6749 §3.1.2, RFC 8252 §7):
+ * absolute, no fragment, `https`, or `http` on a loopback host, or a custom app scheme.
+ */
+export function redirectUriProblem(uri: string): string | null {
+  if (uri.length === 0 || uri.length > MAX_URI_LENGTH) return `must be 1 to ${MAX_URI_LENGTH} characters`;
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return "must not contain spaces or control characters";
+  if (uri.includes("#")) return "must not contain a fragment (#)";
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri);
+  let url: URL;
+  try {
+    if (!m) throw new TypeError();
+    url = new URL(uri);
+  } catch {
+    return "must be an absolute URI";
+  }
+  const scheme = m[1]!.toLowerCase();
+  if (scheme === "https" || scheme === "http") {
+    if (url.hostname === "") return "must name a host";
+    if (url.username !== "" || url.password !== "") return "must not contain credentials";
+    if (scheme === "http" && !LOOPBACK_HOSTS.has(url.hostname)) {
+      return "http is allowed only for loopback (localhost, 127.0.0.1, [::1]); use https";
+    }
+    return null;
+  }
+  if (REFUSED_SCHEMES.has(scheme)) return "this scheme cannot be a callback; use https or an app scheme";
+  return null;
+}
+
+function redirectUris(v: unknown): string[] {
+  if (!Array.isArray(v) || v.length === 0) throw E.invalidBecause("redirect_uris", "must be a non-empty array of URIs");
+  if (v.length > MAX_REDIRECT_URIS) throw E.invalidBecause("redirect_uris", `at most ${MAX_REDIRECT_URIS} may be registered`);
+  const out: string[] = [];
+  v.forEach((u, i) => {
+    if (typeof u !== "string") throw E.invalidBecause(`redirect_uris[${i}]`, "must be a string");
+    const problem = redirectUriProblem(u);
+    if (problem) throw E.invalidBecause(`redirect_uris[${i}]`, problem);
+    if (!out.includes(u)) out.push(u);
+  });
+  return out;
+}
+
+function items(v: unknown): IdentityItem[] {
+  if (!Array.isArray(v)) throw E.invalidBecause("items", `must be an array of ${IDENTITY_ITEMS.join(", ")}`);
+  v.forEach((x, i) => {
+    if (typeof x !== "string" || !isIdentityItem(x)) {
+      throw E.invalidBecause(`items[${i}]`, `unknown item; expected one of ${IDENTITY_ITEMS.join(", ")}`);
+    }
+  });
+  // Canonical order and no repeats: the user record lists items in spec §2.1 order.
+  return IDENTITY_ITEMS.filter((i) => v.includes(i));
+}
+
+function name(v: unknown): string {
+  if (typeof v !== "string") throw E.invalidBecause("name", "must be a string");
+  const t = v.trim();
+  if (t.length === 0 || t.length > MAX_NAME_LENGTH) throw E.invalidBecause("name", `must be 1 to ${MAX_NAME_LENGTH} characters`);
+  if (/[\x00-\x1f\x7f]/.test(t)) throw E.invalidBecause("name", "must not contain control characters");
+  return t.normalize("NFC");
+}
+
+function flag(field: string, v: unknown): boolean {
+  if (typeof v !== "boolean") throw E.invalidBecause(field, "must be true or false");
+  return v;
+}
+
+export const CLIENT_FIELDS = ["name", "redirect_uris", "items", "auto_login"] as const;
+
+/** The fields of a create request: name and redirect_uris required; items default to none. */
+export function newClientFields(body: Record<string, unknown>): Required<Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin">> {
+  if (body.name === undefined) throw E.missing("name");
+  if (body.redirect_uris === undefined) throw E.missing("redirect_uris");
+  return {
+    name: name(body.name),
+    redirectUris: redirectUris(body.redirect_uris),
+    items: body.items === undefined ? [] : items(body.items),
+    autoLogin: body.auto_login === undefined ? false : flag("auto_login", body.auto_login),
+  };
+}
+
+/** The fields of an update request: any subset, at least one. */
+export function clientPatch(body: Record<string, unknown>): ClientPatch {
+  const p: ClientPatch = {};
+  if (body.name !== undefined) p.name = name(body.name);
+  if (body.redirect_uris !== undefined) p.redirectUris = redirectUris(body.redirect_uris);
+  if (body.items !== undefined) p.items = items(body.items);
+  if (body.auto_login !== undefined) p.autoLogin = flag("auto_login", body.auto_login);
+  if (Object.keys(p).length === 0) throw E.missing(CLIENT_FIELDS.join(" or "));
+  return p;
+}
