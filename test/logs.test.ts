@@ -1,0 +1,180 @@
+// Observability (issue 5): one structured JSON log line per request, and no secrets, tokens, codes,
+// phone numbers, names, ci or plids in any log line. The leak scan captures every console line of
+// a full run of the API (token, user/me, disconnect, admin) with logging on, and fails if any seed
+// or generated value appears in it.
+import { env } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import devWorker from "../workers/dev/index";
+import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../workers/core/seed";
+import { ADMIN_TOKEN } from "./admin-helpers";
+import { BASE, basic, DEMO, FORM, form, HONG, KIM, LIMITED, mintFor } from "./helpers";
+
+const pending: Promise<unknown>[] = [];
+const ctx = {
+  waitUntil: (p: Promise<unknown>) => void pending.push(p),
+  passThroughOnException() {},
+  props: {},
+} as unknown as ExecutionContext;
+const logEnv = { ...env, LOG_REQUESTS: "true" };
+
+let lines: string[] = [];
+let sent = 0;
+
+beforeEach(() => {
+  lines = [];
+  sent = 0;
+  for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+      lines.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a) ?? String(a))).join(" "));
+    });
+  }
+});
+
+afterEach(async () => {
+  await Promise.allSettled(pending.splice(0));
+  vi.restoreAllMocks();
+});
+
+/** A request to the all-in-one worker with request logging on. */
+async function send(path: string, init: RequestInit = {}): Promise<Response> {
+  sent++;
+  const res = await devWorker.fetch!(new Request(new URL(path, BASE), init) as never, logEnv as never, ctx);
+  await Promise.allSettled(pending.splice(0));
+  return res;
+}
+
+function adminSend(method: string, path: string, body?: unknown, type = "application/json"): Promise<Response> {
+  return send(path, {
+    method,
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": type },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+/** The values that must never be logged, with a label saying what each is. */
+function forbiddenValues(extra: Record<string, string>): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const c of SEED_CLIENTS) m.set(c.secret, `secret of ${c.clientId}`);
+  for (const s of SEED_SUBSCRIBERS) {
+    m.set(s.phone, `phone of ${s.name}`);
+    m.set(`${s.phone.slice(0, 3)}-${s.phone.slice(3, 7)}-${s.phone.slice(7)}`, `hyphenated phone of ${s.name}`);
+    m.set(s.name, "a subscriber name");
+    m.set(encodeURIComponent(s.name), "a URL-encoded subscriber name");
+    m.set(s.ci, `ci of ${s.name}`);
+    m.set(s.code, `one-time code of ${s.name}`);
+    m.set(s.birth, `birth date of ${s.name}`);
+  }
+  m.set(ADMIN_TOKEN, "the admin token");
+  m.set(env.SEAL_KEY, "the seal key");
+  for (const [label, v] of Object.entries(extra)) m.set(v, label);
+  return m;
+}
+
+function leaks(captured: string[], forbidden: Map<string, string>): string[] {
+  const found: string[] = [];
+  for (const line of captured) {
+    for (const [value, label] of forbidden) if (value.length >= 4 && line.includes(value)) found.push(`${label} in: ${line.slice(0, 200)}`);
+  }
+  return found;
+}
+
+describe("the leak scan itself", () => {
+  it("finds a planted value (so a clean result means something)", () => {
+    const f = forbiddenValues({ "a token": "tok_abcdef" });
+    const found = leaks([`{"route":"/x","cause":"saw ${HONG.phone}"}`, '{"t":"tok_abcdef"}', '{"ok":1}'], f);
+    expect(found.some((l) => l.startsWith(`phone of ${HONG.name} in:`))).toBe(true);
+    expect(found.some((l) => l.startsWith("a token in:"))).toBe(true);
+    expect(found.some((l) => l.includes('{"ok":1}'))).toBe(false);
+  });
+});
+
+describe("request log lines", () => {
+  it("one JSON line per request: time, worker, route template, method, status, duration, request id (accepted or generated, echoed), client id", async () => {
+    const { code } = await mintFor(HONG.phone);
+    lines = [];
+    const res = await send("/oauth2/token", {
+      method: "POST",
+      headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret), "X-Request-Id": "req-test-123" },
+      body: form({ grant_type: "authorization_code", code }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("X-Request-Id")).toBe("req-test-123");
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ worker: "dev", route: "/oauth2/token", method: "POST", status: 200, requestId: "req-test-123", clientId: DEMO.clientId });
+    expect(Date.parse(line.time as string)).not.toBeNaN();
+    expect(typeof line.durationMs).toBe("number");
+
+    lines = [];
+    const gen = await send("/v1/user/me", { headers: { Authorization: "Bearer nope", "X-Request-Id": "bad id with spaces" } });
+    const generated = gen.headers.get("X-Request-Id")!;
+    expect(generated).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ route: "/v1/user/me", status: 401, requestId: generated, cause: "malformed token" });
+  });
+
+  it("path parameters and query strings are logged as the route template only", async () => {
+    lines = [];
+    await adminSend("DELETE", `/admin/directory/${KIM.phone}?note=${encodeURIComponent(KIM.name)}`);
+    await adminSend("GET", `/admin/clients/${LIMITED.clientId}`);
+    const [del, get] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(del).toMatchObject({ route: "/admin/directory/:phone", status: 200 });
+    expect(get).toMatchObject({ route: "/admin/clients/:id", clientId: LIMITED.clientId });
+    expect(lines.join("\n")).not.toContain(KIM.phone);
+  });
+});
+
+describe("no secrets, tokens, codes, phone numbers, names, ci or plids in any log line", () => {
+  it("over a full run: client registration, import, code exchange, user/me, refusals, rotation, disconnect, deletes", async () => {
+    const extra: Record<string, string> = {};
+    const imported = { telcoCd: "K", phoneNo: "01090901234", name: "로그검사", gender: "F", birth: "1995-06-07", foreign: "L", ci: "CIlogscan" + "Z".repeat(78) + "==" };
+    Object.assign(extra, { "imported phone": imported.phoneNo, "imported name": imported.name, "imported ci": imported.ci });
+
+    // operator: register a client, import a subscriber (JSON and CSV, with rejected rows)
+    const created = (await (await adminSend("POST", "/admin/clients", { name: "Log Shop", redirect_uris: ["https://log.example/cb"], items: ["ci", "phoneNo", "name", "birthdate"], auto_login: true })).json()) as { client_id: string; client_secret: string };
+    extra["new client secret"] = created.client_secret;
+    expect((await adminSend("POST", "/admin/directory/import", [imported])).status).toBe(200);
+    const csv = `telcoCd,phoneNo,name,gender,birth,foreign,ci\nX,01090905678,거절될이름,M,1980-01-01,L,${"R".repeat(40)}\n`;
+    extra["rejected row's phone"] = "01090905678";
+    extra["rejected row's name"] = "거절될이름";
+    expect((await adminSend("POST", "/admin/directory/import", csv, "text/csv")).status).toBe(200);
+
+    // app: codes exchanged (Basic, and secret in the query), user/me read twice, refusals
+    const client = { clientId: created.client_id, redirectUris: ["https://log.example/cb"], items: ["ci", "phoneNo", "name", "birthdate"] as never[] };
+    for (const [who, secretVia] of [[imported.phoneNo, "basic"], [HONG.phone, "query"]] as const) {
+      const { code, plid } = await mintFor(who, { client });
+      extra[`code for ${who}`] = code;
+      extra[`plid for ${who}`] = plid;
+      const res =
+        secretVia === "basic"
+          ? await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ grant_type: "authorization_code", code, state: "log-state-xyz" }) })
+          : await send(`/oauth2/token?${form({ client_id: created.client_id, client_secret: created.client_secret, grant_type: "authorization_code", code })}`, { method: "POST" });
+      expect(res.status).toBe(200);
+      const { access_token } = (await res.json()) as { access_token: string };
+      extra[`access token for ${who}`] = access_token;
+      const me = await send("/v1/user/me", { headers: { Authorization: `Bearer ${access_token}` } });
+      expect(me.status).toBe(200);
+      expect((await send("/v1/user/me", { headers: { Authorization: `Bearer ${access_token}` } })).status).toBe(401);
+      expect((await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ grant_type: "authorization_code", code }) })).status).toBe(500); // replay: refused, token revoked
+      expect((await send("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ plid }) })).status).toBe(200);
+      expect((await send("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ plid }) })).status).toBe(400);
+    }
+    const wrong = "wrongSecretwrongSecretwrongSecret";
+    extra["a wrong secret"] = wrong;
+    expect((await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, wrong) }, body: form({ grant_type: "authorization_code", code: "x".repeat(43) }) })).status).toBe(401);
+    expect((await send("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid: "not-a-plid" }) })).status).toBe(400);
+    expect((await send("/oauth2/authorize?" + form({ response_type: "code", client_id: created.client_id, redirect_uri: "https://log.example/cb", state: "s" }))).status).toBe(200);
+
+    // operator: rotate, read, audit, delete subscriber and client
+    const rotated = (await (await adminSend("POST", `/admin/clients/${created.client_id}/rotate-secret`, { grace_seconds: 60 })).json()) as { client_secret: string };
+    extra["rotated secret"] = rotated.client_secret;
+    expect((await adminSend("GET", `/admin/clients/${created.client_id}`)).status).toBe(200);
+    expect((await adminSend("GET", "/admin/audit?limit=100")).status).toBe(200);
+    expect((await send("/admin/clients", { headers: { Authorization: `Bearer ${ADMIN_TOKEN}x` } })).status).toBe(401);
+    expect((await adminSend("DELETE", `/admin/directory/${imported.phoneNo}`)).status).toBe(200);
+    expect((await adminSend("DELETE", `/admin/clients/${created.client_id}`)).status).toBe(200);
+
+    expect(lines).toHaveLength(sent); // one line per request, nothing else
+    for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+    expect(leaks(lines, forbiddenValues(extra))).toEqual([]);
+  });
+});
