@@ -77,6 +77,13 @@ export async function sha256(text: string): Promise<string> {
   return bytesToBase64url(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(text))));
 }
 
+/** HMAC-SHA256 of `message` under the UTF-8 `key`, as lowercase hex (signed webhooks). */
+export async function hmacSha256Hex(key: string, message: string): Promise<string> {
+  const k = await crypto.subtle.importKey("raw", utf8(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", k, utf8(message)));
+  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /** Constant-time string equality: both sides are hashed first, so neither length nor content leaks. */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
   const [ha, hb] = await Promise.all([

@@ -222,6 +222,55 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec("DELETE FROM counters WHERE key = ?", key);
   }
 
+  /**
+   * Compare-and-set on an entry: when the live value under `key` equals `expected`, replaces it
+   * with `next` for `ttlMs` (or deletes it when `next` is null) and returns true; otherwise
+   * changes nothing and returns false. Sign-in transactions advance with it, so two concurrent
+   * submissions of one step cannot both advance.
+   */
+  swapEntry(key: string, expected: string, next: string | null, ttlMs: number): boolean {
+    const now = Date.now();
+    const changed =
+      next === null
+        ? this.sql.exec("DELETE FROM entries WHERE key = ? AND value = ? AND expires_at > ? RETURNING key", key, expected, now)
+        : this.sql.exec(
+            "UPDATE entries SET value = ?, expires_at = ? WHERE key = ? AND value = ? AND expires_at > ? RETURNING key",
+            next,
+            now + ttlMs,
+            key,
+            expected,
+            now,
+          );
+    return changed.toArray().length > 0;
+  }
+
+  /** Stores a one-time-code challenge (by hash) for `ttlMs` with no attempts used; replaces any earlier one. */
+  putChallenge(key: string, codeHash: string, ttlMs: number): void {
+    this.putEntry(key, JSON.stringify({ h: codeHash, a: 0 }), ttlMs);
+  }
+
+  /**
+   * One attempt at a challenge, atomically: "ok" consumes it (usable once); "wrong" counts the
+   * attempt (`left` tries remain); "exhausted" when `maxAttempts` wrong entries were already made;
+   * "absent" when there is no live challenge (used, replaced or expired).
+   */
+  tryChallenge(key: string, codeHash: string, maxAttempts: number): { result: "ok" | "wrong" | "exhausted" | "absent"; left: number } {
+    const now = Date.now();
+    const row = this.sql
+      .exec<{ value: string; expires_at: number }>("SELECT value, expires_at FROM entries WHERE key = ? AND expires_at > ?", key, now)
+      .toArray()[0];
+    if (!row) return { result: "absent", left: 0 };
+    const c = JSON.parse(row.value) as { h: string; a: number };
+    if (c.a >= maxAttempts) return { result: "exhausted", left: 0 };
+    if (c.h === codeHash) {
+      this.sql.exec("DELETE FROM entries WHERE key = ?", key);
+      return { result: "ok", left: maxAttempts - c.a };
+    }
+    const a = c.a + 1;
+    this.sql.exec("UPDATE entries SET value = ? WHERE key = ?", JSON.stringify({ h: c.h, a }), key);
+    return { result: "wrong", left: maxAttempts - a };
+  }
+
   private scheduleSweep(): void {
     // Fire-and-forget: storage writes are ordered, and an alarm already set is kept.
     void this.ctx.storage.getAlarm().then((at) => {

@@ -280,6 +280,11 @@ export async function findAutoLoginGrant(env: DbEnv, deviceHash: string, clientI
     : null;
 }
 
+/** Ends the grant of (device, client), if any (another subscriber signed in on that device). */
+export async function deleteAutoLoginGrant(env: DbEnv, deviceHash: string, clientId: string): Promise<void> {
+  await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?").bind(deviceHash, clientId).run();
+}
+
 /**
  * The automatic-login flags for a `/v1/user/me` read under a grant: atomically clears the
  * first-report flag, returning whether this read is the first report (autoStatusCheck=Y), and
