@@ -1,0 +1,76 @@
+// HTTP rules of the relying-party kit (DESIGN.md §4.6, §4.7): its cookies, the `return_to`
+// check, the Origin check on POSTs, the dev host redirect.
+
+import { E } from "./errors";
+
+/** Binds a state to the browser that started the login. `__Host-`: Secure, Path=/, no Domain. */
+export const BINDING_COOKIE = "__Host-rp_state";
+/** The browser session. */
+export const SESSION_COOKIE = "__Host-rp_session";
+
+/** The value of cookie `name` in the request, or undefined. The first occurrence wins. */
+export function readCookie(req: Request, name: string): string | undefined {
+  const header = req.headers.get("Cookie");
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const i = part.indexOf("=");
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+/** A `__Host-` cookie: HttpOnly, Secure, SameSite=Lax, Path=/ (DESIGN.md §4.6). Max-Age 0 clears it. */
+export function hostCookie(name: string, value: string, maxAgeSeconds: number): string {
+  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Lax`;
+}
+
+const MAX_RETURN_TO = 2048;
+
+/**
+ * A same-origin path to return to after login, normalised, or null when refused: anything not a
+ * single-slash path (`//evil`, `/\evil`, `https:...`, `javascript:`), control characters, spaces
+ * or backslashes anywhere, and anything whose normalised form would leave the origin
+ * (`/.//evil` normalises to `//evil`). Absent or empty means "/".
+ */
+export function safeReturnTo(value: string | undefined, origin: string): string | null {
+  if (value === undefined || value === "") return "/";
+  if (value.length > MAX_RETURN_TO) return null;
+  if (value[0] !== "/" || value[1] === "/") return null;
+  if (/[\x00-\x20\x7f\\]/.test(value)) return null;
+  let url: URL;
+  try {
+    url = new URL(value, origin);
+  } catch {
+    return null;
+  }
+  if (url.origin !== origin) return null;
+  const out = url.pathname + url.search + url.hash;
+  if (out[0] !== "/" || out[1] === "/" || out[1] === "\\") return null;
+  return out;
+}
+
+/**
+ * DESIGN.md §4.7: a cross-origin or `null` Origin is refused on every POST; a missing Origin only
+ * where the request is not cookie-authenticated (native apps send none).
+ */
+export function checkOrigin(req: Request, publicOrigin: string, missingAllowed: boolean): void {
+  const origin = req.headers.get("Origin");
+  if (origin === null) {
+    if (!missingAllowed) throw E.crossOrigin("no Origin on a cookie-authenticated POST");
+    return;
+  }
+  if (origin !== publicOrigin) throw E.crossOrigin(origin === "null" ? "Origin null" : "cross-origin POST");
+}
+
+/** True when the client asked for a page (a form post from a browser), not JSON. */
+export function wantsHtml(req: Request): boolean {
+  return (req.headers.get("Accept") ?? "").includes("text/html");
+}
+
+/** A redirect that is never cached (it may carry a state or set a cookie). */
+export function redirect(status: 302 | 303, location: string, cookies: string[] = []): Response {
+  const headers = new Headers({ Location: location, "Cache-Control": "no-store", "Referrer-Policy": "same-origin" });
+  for (const c of cookies) headers.append("Set-Cookie", c);
+  return new Response(null, { status, headers });
+}
