@@ -57,7 +57,8 @@ export interface SetCookie {
 }
 
 export function setCookies(res: Response): SetCookie[] {
-  return res.headers.getSetCookie().map((c) => {
+  // workerd has Headers.getSetCookie(); this version of the types does not declare it.
+  return (res.headers as unknown as { getSetCookie(): string[] }).getSetCookie().map((c) => {
     const [pair, ...attrs] = c.split(";").map((s) => s.trim());
     const i = pair!.indexOf("=");
     return { name: pair!.slice(0, i), value: pair!.slice(i + 1), attrs };
