@@ -19,7 +19,15 @@ export default defineConfig(async () => {
                   DEV_MODE: "true",
                   LOG_REQUESTS: "false",
                   ADMIN_TOKEN: "devAdminToken-local-only-0123456789abcdef",
+                  // relying-party kit (docs/rp-kit.md): the dev worker's kit is the seed's demo-client
+                  RP_CLIENT_SECRET: "demoSecret0123456789abcdefABCDEF",
+                  RP_SEAL_KEY: "dGVzdC1vbmx5LXJwLXNlYWwta2V5LTMyLWJ5dGVzISE=",
                 },
+                // An independent service built from the spec's examples (test/rp-standin.test.ts).
+                workers: [
+                  { name: "standin-provider", modules: true, scriptPath: "./test/fixtures/standin-provider.js", compatibilityDate: "2026-04-20" },
+                ],
+                serviceBindings: { STANDIN: "standin-provider" },
               },
             }),
           ],

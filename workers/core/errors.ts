@@ -104,6 +104,19 @@ export const E = {
       headers: { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) },
       cause,
     }),
+  /** RP kit (DESIGN.md §4.7): a POST from another origin, `Origin: null`, or none where one is required. */
+  crossOrigin: (cause: string) =>
+    new ApiError("access_denied", "The request must come from this site.", { status: 403, cause }),
+  /** RP kit: no valid session cookie or session token. */
+  noSession: (cause: string) =>
+    new ApiError("authentication_failed", "Authentication failed: no valid session.", {
+      status: 401,
+      headers: { "WWW-Authenticate": 'Bearer error="invalid_token"' },
+      cause,
+    }),
+  /** RP kit: the login service refused or failed (DESIGN.md §4.7: 502). */
+  upstream: (cause: string) =>
+    new ApiError("server_error", "The login service did not answer as expected. Retry later.", { status: 502, cause }),
   server: (cause: string) =>
     new ApiError("server_error", "A temporary error occurred. Retry later.", { status: 500, cause }),
 } as const;

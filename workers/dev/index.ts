@@ -11,12 +11,16 @@ import { routes as token } from "../token/routes";
 import { routes as userMe } from "../user-me/routes";
 import { routes as disconnect } from "../disconnect/routes";
 import { routes as admin } from "../admin/routes";
+import { kitRoutes } from "./rp";
 
 export { OneTimeStore } from "../core/one-time-store";
 
 const health: Route<Env>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
 
-const worker = createWorker<Env>("dev", [...health, ...authorize, ...token, ...userMe, ...disconnect, ...admin]);
+// The relying-party kit (/, /auth/*) reaches this same route table in process (workers/dev/rp.ts).
+const worker: ExportedHandler<Env> = createWorker<Env>("dev", [
+  ...health, ...authorize, ...token, ...userMe, ...disconnect, ...admin, ...kitRoutes(() => worker),
+]);
 
 export default {
   async fetch(req, env, ctx) {
