@@ -1,0 +1,416 @@
+#!/usr/bin/env node
+// `npm run admin -- <command>`: the operator's command line over the admin API (docs/operations.md).
+// Plain Node (>= 20), no build step, no dependencies. With no options it talks to the local dev
+// server of `npm start` with the dev admin token from .dev.vars; --base-url (or BASE_URL) and
+// ADMIN_TOKEN point it at a deployed service.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const DEFAULT_BASE = "http://localhost:8787";
+const ITEMS = ["ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd"];
+
+class UsageError extends Error {}
+
+// ---------------------------------------------------------------- commands
+
+const GLOBAL_HELP = `Global options:
+  --base-url URL   the service (default: BASE_URL, else ${DEFAULT_BASE}, the npm start server)
+  --json           machine-readable JSON on stdout instead of tables
+  --help           help for any command
+Environment:
+  ADMIN_TOKEN      the admin bearer token; when unset and the service is on localhost,
+                   ADMIN_TOKEN from .dev.vars (or .dev.vars.example) is used
+  BASE_URL         as --base-url`;
+
+const COMMANDS = {
+  "clients list": {
+    usage: "clients list",
+    about: "List registered clients (never their secrets).",
+    options: {},
+    run: async (api) => {
+      const { clients } = await api("GET", "/admin/clients");
+      return { data: { clients }, table: () => table(clients.map(clientRow), ["client_id", "name", "status", "auto_login", "items", "redirect_uris"]) };
+    },
+  },
+  "clients get": {
+    usage: "clients get <client_id>",
+    about: "Show one client (never its secret).",
+    args: ["client_id"],
+    options: {},
+    run: async (api, { args }) => {
+      const c = await api("GET", `/admin/clients/${enc(args.client_id)}`);
+      return { data: c, table: () => keyValues(c) };
+    },
+  },
+  "clients create": {
+    usage: "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login]",
+    about: "Register a client. Prints client_id and client_secret: the secret is shown only this once.",
+    options: {
+      name: { value: true, help: "the app's name shown on the consent page" },
+      "redirect-uri": { value: true, repeat: true, help: "a callback address (https, http on loopback, or an app scheme); repeat for more" },
+      items: { value: true, help: `agreed items, comma-separated: ${ITEMS.join(",")} (default none)` },
+      "auto-login": { help: "allow automatic login" },
+    },
+    run: async (api, { opts }) => {
+      if (opts.name === undefined) throw new UsageError("--name is required");
+      if (!opts["redirect-uri"]?.length) throw new UsageError("--redirect-uri is required");
+      const body = { name: opts.name, redirect_uris: opts["redirect-uri"], items: opts.items === undefined ? [] : list(opts.items), auto_login: Boolean(opts["auto-login"]) };
+      const c = await api("POST", "/admin/clients", body);
+      return { data: c, table: () => keyValues(c) + "\nSave the client_secret now: it is not shown again." };
+    },
+  },
+  "clients update": {
+    usage: "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login]",
+    about: "Change a client. --redirect-uri and --items replace the whole list.",
+    args: ["client_id"],
+    options: {
+      name: { value: true, help: "new name" },
+      "redirect-uri": { value: true, repeat: true, help: "the new list of callback addresses (repeat)" },
+      items: { value: true, help: `the new agreed items, comma-separated ("" for none): ${ITEMS.join(",")}` },
+      "auto-login": { help: "allow automatic login" },
+      "no-auto-login": { help: "do not allow automatic login" },
+    },
+    run: async (api, { args, opts }) => {
+      const body = {};
+      if (opts.name !== undefined) body.name = opts.name;
+      if (opts["redirect-uri"]) body.redirect_uris = opts["redirect-uri"];
+      if (opts.items !== undefined) body.items = list(opts.items);
+      if (opts["auto-login"] && opts["no-auto-login"]) throw new UsageError("--auto-login and --no-auto-login exclude each other");
+      if (opts["auto-login"]) body.auto_login = true;
+      if (opts["no-auto-login"]) body.auto_login = false;
+      if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --name, --redirect-uri, --items or --[no-]auto-login");
+      const c = await api("PATCH", `/admin/clients/${enc(args.client_id)}`, body);
+      return { data: c, table: () => keyValues(c) };
+    },
+  },
+  "clients rotate-secret": {
+    usage: "clients rotate-secret <client_id> [--grace SECONDS]",
+    about:
+      "Issue a new secret (shown once); the old one keeps working for a grace period.\n" +
+      "The grace (server default 24 h, SECRET_ROTATION_GRACE_SECONDS) lets the app be redeployed with the new\n" +
+      "secret; --grace 0 ends the old one at once (a leaked secret).",
+    args: ["client_id"],
+    options: { grace: { value: true, help: "seconds the old secret keeps working (0 to 2592000)" } },
+    run: async (api, { args, opts }) => {
+      const body = {};
+      if (opts.grace !== undefined) {
+        if (!/^\d+$/.test(opts.grace)) throw new UsageError("--grace must be a whole number of seconds");
+        body.grace_seconds = Number(opts.grace);
+      }
+      const c = await api("POST", `/admin/clients/${enc(args.client_id)}/rotate-secret`, body);
+      const note = c.previous_secret_valid_until ? `The old secret works until ${c.previous_secret_valid_until}.` : "The old secret no longer works.";
+      return { data: c, table: () => keyValues(c) + `\nSave the client_secret now: it is not shown again. ${note}` };
+    },
+  },
+  "clients disable": {
+    usage: "clients disable <client_id>",
+    about: "Refuse the client everywhere (sign-in, token, user/me, disconnect); it is kept and can be enabled.",
+    args: ["client_id"],
+    options: {},
+    run: async (api, { args }) => {
+      const c = await api("POST", `/admin/clients/${enc(args.client_id)}/disable`);
+      return { data: c, table: () => keyValues(c) };
+    },
+  },
+  "clients enable": {
+    usage: "clients enable <client_id>",
+    about: "Accept a disabled client again.",
+    args: ["client_id"],
+    options: {},
+    run: async (api, { args }) => {
+      const c = await api("POST", `/admin/clients/${enc(args.client_id)}/enable`);
+      return { data: c, table: () => keyValues(c) };
+    },
+  },
+  "clients delete": {
+    usage: "clients delete <client_id> --yes",
+    about: "Delete a client with its users' plids and automatic-login grants. Cannot be undone.",
+    args: ["client_id"],
+    options: { yes: { help: "confirm the deletion" } },
+    run: async (api, { args, opts }) => {
+      if (!opts.yes) throw new UsageError("deleting a client cannot be undone: add --yes");
+      const r = await api("DELETE", `/admin/clients/${enc(args.client_id)}`);
+      return { data: r, table: () => `deleted client ${r.client_id}` };
+    },
+  },
+  "directory import": {
+    usage: "directory import <file.csv|file.json> [--dry-run] [--format csv|json]",
+    about:
+      "Import carrier-directory subscribers (new phone numbers are added, known ones updated).\n" +
+      "CSV: a header row with telcoCd,phoneNo,name,gender,birth,foreign,ci. JSON: an array of such objects.\n" +
+      "Rejected rows are listed by row number (1 = first row after the header) and reason.",
+    args: ["file"],
+    options: {
+      "dry-run": { help: "validate and count only; write nothing" },
+      format: { value: true, help: "csv or json (default: from the file extension)" },
+    },
+    run: async (api, { args, opts }) => {
+      const format = opts.format ?? extname(args.file).slice(1).toLowerCase();
+      if (format !== "csv" && format !== "json") throw new UsageError("cannot tell the format from the file name: add --format csv|json");
+      let text;
+      try {
+        text = readFileSync(args.file, "utf8");
+      } catch (e) {
+        throw new UsageError(`cannot read ${args.file}: ${e.code ?? e.message}`);
+      }
+      const path = "/admin/directory/import" + (opts["dry-run"] ? "?dry_run=true" : "");
+      const r = await api("POST", path, text, format === "csv" ? "text/csv; charset=utf-8" : "application/json");
+      return {
+        data: r,
+        table: () => {
+          let out = `${r.dry_run ? "dry run (nothing written): " : ""}${r.received} rows received, ${r.inserted} new, ${r.updated} updated, ${r.rejected_count} rejected`;
+          if (r.ignored_columns.length) out += `\nignored columns: ${r.ignored_columns.join(", ")}`;
+          if (r.rejected.length) out += "\n\n" + table(r.rejected, ["row", "reason"]);
+          if (r.rejected_count > r.rejected.length) out += `\n(${r.rejected_count - r.rejected.length} more rejected rows not listed)`;
+          return out;
+        },
+      };
+    },
+  },
+  "directory delete": {
+    usage: "directory delete <phone> --yes",
+    about: "Delete one subscriber (with their plids and automatic-login grants) by phone number.",
+    args: ["phone"],
+    options: { yes: { help: "confirm the deletion" } },
+    run: async (api, { args, opts }) => {
+      if (!opts.yes) throw new UsageError("deleting a subscriber cannot be undone: add --yes");
+      const r = await api("DELETE", `/admin/directory/${enc(args.phone)}`);
+      return { data: r, table: () => "deleted" };
+    },
+  },
+  "directory stats": {
+    usage: "directory stats",
+    about: "How many subscribers (and test numbers) the directory holds.",
+    options: {},
+    run: async (api) => {
+      const r = await api("GET", "/admin/directory");
+      return { data: r, table: () => keyValues(r) };
+    },
+  },
+  "audit list": {
+    usage: "audit list [--limit N] [--before ID] [--type TYPE] [--client-id ID]",
+    about: "Audit events, newest first. --type takes an exact type or a prefix ending in '.' (client., signin.).",
+    options: {
+      limit: { value: true, help: "events per page, 1-500 (default 50)" },
+      before: { value: true, help: "only events older than this id (the 'next page' id printed below the table)" },
+      type: { value: true, help: "event type or prefix" },
+      "client-id": { value: true, help: "only events of this client" },
+    },
+    run: async (api, { opts }) => {
+      const q = new URLSearchParams();
+      for (const [opt, param] of [["limit", "limit"], ["before", "before"], ["type", "type"], ["client-id", "client_id"]]) {
+        if (opts[opt] !== undefined) q.set(param, opts[opt]);
+      }
+      const r = await api("GET", "/admin/audit" + (q.size ? `?${q}` : ""));
+      return {
+        data: r,
+        table: () => {
+          const rows = r.events.map((e) => ({ ...e, client_id: e.client_id ?? "", detail: e.detail ? Object.entries(e.detail).map(([k, v]) => `${k}=${v}`).join(" ") : "" }));
+          let out = table(rows, ["id", "at", "type", "client_id", "outcome", "detail"]);
+          if (r.next_before !== null) out += `\nnext page: --before ${r.next_before}`;
+          return out;
+        },
+      };
+    },
+  },
+};
+
+// ---------------------------------------------------------------- output
+
+const enc = encodeURIComponent;
+const list = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
+
+function clientRow(c) {
+  return { ...c, auto_login: c.auto_login ? "yes" : "no", items: c.items.join(","), redirect_uris: c.redirect_uris.join(" ") };
+}
+
+function cell(v) {
+  if (v === null || v === undefined) return "";
+  if (Array.isArray(v)) return v.join(", ");
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+function table(rows, columns) {
+  if (rows.length === 0) return "(none)";
+  const cells = rows.map((r) => columns.map((c) => cell(r[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i].length)));
+  const line = (r) => r.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
+  return [line(columns), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+}
+
+function keyValues(obj) {
+  const keys = Object.keys(obj);
+  const w = Math.max(...keys.map((k) => k.length));
+  return keys.map((k) => `${k.padEnd(w)}  ${cell(obj[k])}`).join("\n");
+}
+
+// ---------------------------------------------------------------- arguments and help
+
+/** Options that take a value, across every command (so `--name Shop` is read the same anywhere). */
+const VALUE_OPTIONS = new Set(["base-url", ...Object.values(COMMANDS).flatMap((c) => Object.entries(c.options).filter(([, o]) => o.value).map(([n]) => n))]);
+
+function parse(argv) {
+  const words = [];
+  const flags = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") {
+      words.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!a.startsWith("--")) {
+      words.push(a);
+      continue;
+    }
+    const eq = a.indexOf("=");
+    const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
+    let value = eq > 0 ? a.slice(eq + 1) : undefined;
+    if (value === undefined && VALUE_OPTIONS.has(name)) {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("--")) throw new UsageError(`--${name} needs a value`);
+      value = next;
+      i++;
+    }
+    flags.push({ name, value });
+  }
+  return { words, flags };
+}
+
+function commandHelp(name, spec) {
+  const opts = Object.entries(spec.options).map(([o, s]) => `  --${o}${s.value ? " VALUE" : ""}`.padEnd(28) + s.help);
+  return `Usage: npm run admin -- ${spec.usage}\n\n${spec.about}\n${opts.length ? "\nOptions:\n" + opts.join("\n") + "\n" : ""}\n${GLOBAL_HELP}\n`;
+}
+
+function overview(prefix) {
+  const names = Object.keys(COMMANDS).filter((n) => !prefix || n.startsWith(prefix + " "));
+  const w = Math.max(...names.map((n) => n.length));
+  const lines = names.map((n) => `  ${n.padEnd(w)}  ${COMMANDS[n].about.split("\n")[0]}`);
+  return `Usage: npm run admin -- <command> [options]\n\nCommands:\n${lines.join("\n")}\n\n${GLOBAL_HELP}\n\nRun any command with --help for its options.\n`;
+}
+
+/** Reads ADMIN_TOKEN from .dev.vars, or .dev.vars.example (the dev token npm start uses). */
+function devToken() {
+  for (const f of [".dev.vars", ".dev.vars.example"]) {
+    const p = join(root, f);
+    if (!existsSync(p)) continue;
+    const m = /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(p, "utf8"));
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+function isLoopback(url) {
+  return ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+}
+
+/**
+ * Runs one CLI invocation. `io` carries the environment, output streams and fetch, so the
+ * command line can be driven in tests; the exit code is returned.
+ */
+export async function main(argv, io = { env: process.env, out: process.stdout, err: process.stderr, fetch: globalThis.fetch }) {
+  let parsed;
+  try {
+    parsed = parse(argv);
+  } catch (e) {
+    io.err.write(`error: ${e.message}\n`);
+    return 2;
+  }
+  const { words, flags } = parsed;
+  const has = (n) => flags.some((f) => f.name === n);
+  const name = words.slice(0, 2).join(" ");
+  const spec = COMMANDS[name];
+  if (!spec) {
+    const group = words[0];
+    const known = group !== undefined && Object.keys(COMMANDS).some((n) => n.startsWith(group + " "));
+    if (words.length === 0 || (known && words.length === 1)) {
+      io.out.write(overview(known ? group : undefined));
+      return has("help") ? 0 : 2;
+    }
+    io.err.write(`unknown command: ${words.join(" ")}\n\n${overview()}`);
+    return 2;
+  }
+  if (has("help")) {
+    io.out.write(commandHelp(name, spec));
+    return 0;
+  }
+  const json = has("json");
+  try {
+    const global = { json: { value: false }, "base-url": { value: true }, help: { value: false } };
+    const opts = {};
+    for (const f of flags) {
+      const o = spec.options[f.name] ?? global[f.name];
+      if (!o) throw new UsageError(`unknown option --${f.name}`);
+      if (!o.value && f.value !== undefined) throw new UsageError(`--${f.name} takes no value`);
+      if (o.repeat) (opts[f.name] ??= []).push(f.value);
+      else opts[f.name] = f.value ?? true;
+    }
+    const rest = words.slice(2);
+    const argNames = spec.args ?? [];
+    if (rest.length !== argNames.length) throw new UsageError(argNames.length ? `expected ${argNames.map((a) => `<${a}>`).join(" ")}` : "this command takes no arguments");
+    const args = Object.fromEntries(argNames.map((a, i) => [a, rest[i]]));
+
+    let base;
+    try {
+      base = new URL(opts["base-url"] ?? io.env.BASE_URL ?? DEFAULT_BASE);
+    } catch {
+      throw new UsageError("--base-url (or BASE_URL) is not a URL");
+    }
+    const token = io.env.ADMIN_TOKEN || (isLoopback(base) ? devToken() : undefined);
+    if (!token) throw new UsageError(`set ADMIN_TOKEN to the admin token of ${base.origin}`);
+
+    const api = async (method, path, body, type = "application/json") => {
+      const headers = { Authorization: `Bearer ${token}`, Accept: "application/json" };
+      if (body !== undefined) headers["Content-Type"] = type;
+      let res;
+      try {
+        res = await io.fetch(new URL(path, base), { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+      } catch (e) {
+        const hint = isLoopback(base) ? " (is `npm start` running?)" : "";
+        throw new ServiceError(`cannot reach ${base.origin}${hint}: ${e.cause?.code ?? e.message}`);
+      }
+      const text = await res.text();
+      let parsed;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      if (!res.ok) {
+        const hint = res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API") ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)" : "";
+        throw new ServiceError(`${parsed?.message ?? `HTTP ${res.status}`}${hint}`, res.status, parsed);
+      }
+      if (parsed === undefined) throw new ServiceError(`unexpected answer (HTTP ${res.status}, not JSON)`, res.status);
+      return parsed;
+    };
+
+    const result = await spec.run(api, { args, opts });
+    io.out.write((json ? JSON.stringify(result.data, null, 2) : result.table()) + "\n");
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err.write(`error: ${e.message}\n\n${commandHelp(name, spec)}`);
+      return 2;
+    }
+    if (e instanceof ServiceError) {
+      if (json && e.body) io.out.write(JSON.stringify(e.body, null, 2) + "\n");
+      io.err.write(`error: ${e.message}${e.status ? ` (HTTP ${e.status})` : ""}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+class ServiceError extends Error {
+  constructor(message, status, body) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exitCode = await main(process.argv.slice(2));
+}

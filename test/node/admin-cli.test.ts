@@ -1,0 +1,192 @@
+// The admin CLI (`npm run admin -- ...`, scripts/admin.mjs) against the real `npm start` server,
+// with no options: it must find the local server and its dev admin token by itself (issue 5).
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type Server } from "./server";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const CLI = join(ROOT, "scripts", "admin.mjs");
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI like `npm run admin -- ...` (ADMIN_TOKEN and BASE_URL unset unless given). */
+function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const base = { ...process.env };
+  delete base.ADMIN_TOKEN;
+  delete base.BASE_URL;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function cliJson<T>(args: string[]): Promise<T> {
+  const r = await cli([...args, "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as T;
+}
+
+/** Authenticates `id:secret` at the disconnect endpoint: 400 (unknown plid) means the secret was accepted, 401 refused. */
+async function secretAccepted(base: string, id: string, secret: string): Promise<boolean> {
+  const res = await fetch(`${base}/v1/user/disconnect`, {
+    method: "POST",
+    headers: { Authorization: "Basic " + Buffer.from(`${id}:${secret}`).toString("base64"), "Content-Type": "application/x-www-form-urlencoded" },
+    body: "plid=00000000-0000-4000-8000-000000000000",
+  });
+  if (res.status !== 400 && res.status !== 401) throw new Error(`unexpected ${res.status}`);
+  return res.status === 400;
+}
+
+let server: Server;
+let dir: string;
+beforeAll(async () => {
+  server = await startServer();
+  dir = mkdtempSync(join(tmpdir(), "admin-cli-"));
+});
+afterAll(async () => {
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("help", () => {
+  const commands = [
+    "clients list", "clients get", "clients create", "clients update", "clients rotate-secret", "clients disable",
+    "clients enable", "clients delete", "directory import", "directory delete", "directory stats", "audit list",
+  ];
+  it("--help lists every command", async () => {
+    const r = await cli(["--help"]);
+    expect(r.code).toBe(0);
+    for (const c of commands) expect(r.stdout).toContain(`  ${c} `);
+  });
+
+  it.each(commands)("%s --help prints its usage and options", async (c) => {
+    const r = await cli([...c.split(" "), "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^Usage: npm run admin -- ${c}`));
+    expect(r.stdout).toContain("--base-url");
+  });
+
+  it("an unknown command or option is a usage error (exit 2)", async () => {
+    expect((await cli(["frobnicate"])).code).toBe(2);
+    const r = await cli(["clients", "list", "--colour"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown option --colour");
+  });
+});
+
+describe("against the npm start server with no options", () => {
+  it("clients create --json prints the new client with client_id and client_secret; get/list never show the secret", async () => {
+    const c = await cliJson<Record<string, unknown>>(["clients", "create", "--name", "Shop", "--redirect-uri", "https://shop.example/cb", "--items", "name,phoneNo,birthdate", "--auto-login"]);
+    expect(c.client_id).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(c.client_secret).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(c).toMatchObject({ name: "Shop", redirect_uris: ["https://shop.example/cb"], items: ["phoneNo", "name", "birthdate"], auto_login: true, status: "active" });
+    expect(await secretAccepted(server.base, c.client_id as string, c.client_secret as string)).toBe(true);
+
+    const get = await cli(["clients", "get", c.client_id as string]);
+    expect(get.code).toBe(0);
+    expect(get.stdout).toMatch(/client_id\s+\S{20}/);
+    expect(get.stdout).not.toContain(c.client_secret as string);
+
+    const list = await cli(["clients", "list"]);
+    expect(list.code).toBe(0);
+    const [header, rule, ...rows] = list.stdout.trim().split("\n");
+    expect(header).toMatch(/^client_id\s+name\s+status\s+auto_login\s+items\s+redirect_uris$/);
+    expect(rule).toMatch(/^-+( +-+)+$/);
+    expect(rows.some((r) => r.startsWith(`${c.client_id}  Shop`))).toBe(true);
+    expect(rows.some((r) => r.startsWith("demo-client"))).toBe(true);
+    expect(list.stdout).not.toContain(c.client_secret as string);
+  });
+
+  it("the table form of create shows the secret once with a warning", async () => {
+    const r = await cli(["clients", "create", "--name", "Table Shop", "--redirect-uri", "https://t.example/cb", "--redirect-uri", "tapp://cb"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/client_secret\s+[A-Za-z0-9]{64}/);
+    expect(r.stdout).toContain("not shown again");
+  });
+
+  it("update, rotate-secret (grace 0 ends the old secret), disable, enable, delete", async () => {
+    const c = await cliJson<{ client_id: string; client_secret: string }>(["clients", "create", "--name", "Ops", "--redirect-uri", "https://ops.example/cb"]);
+    const u = await cliJson<Record<string, unknown>>(["clients", "update", c.client_id, "--name", "Ops 2", "--items", "gender,agegroup", "--auto-login", "--redirect-uri", "https://ops.example/v2"]);
+    expect(u).toMatchObject({ name: "Ops 2", items: ["gender", "agegroup"], auto_login: true, redirect_uris: ["https://ops.example/v2"] });
+
+    const graced = await cliJson<{ client_secret: string; previous_secret_valid_until: string }>(["clients", "rotate-secret", c.client_id, "--grace", "600"]);
+    expect(Date.parse(graced.previous_secret_valid_until)).toBeGreaterThan(Date.now() + 590_000);
+    expect(await secretAccepted(server.base, c.client_id, c.client_secret)).toBe(true);
+    expect(await secretAccepted(server.base, c.client_id, graced.client_secret)).toBe(true);
+    const r = await cliJson<{ client_secret: string; previous_secret_valid_until: null }>(["clients", "rotate-secret", c.client_id, "--grace", "0"]);
+    expect(r.previous_secret_valid_until).toBeNull();
+    expect(await secretAccepted(server.base, c.client_id, graced.client_secret)).toBe(false);
+    expect(await secretAccepted(server.base, c.client_id, r.client_secret)).toBe(true);
+
+    expect(await cliJson(["clients", "disable", c.client_id])).toMatchObject({ status: "disabled" });
+    expect(await secretAccepted(server.base, c.client_id, r.client_secret)).toBe(false);
+    expect(await cliJson(["clients", "enable", c.client_id])).toMatchObject({ status: "active" });
+
+    const refused = await cli(["clients", "delete", c.client_id]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--yes");
+    expect((await cli(["clients", "delete", c.client_id, "--yes"])).code).toBe(0);
+    const gone = await cli(["clients", "get", c.client_id]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain("No such client. (HTTP 404)");
+  });
+
+  it("a refused value is reported with the service's reason (exit 1)", async () => {
+    const r = await cli(["clients", "create", "--name", "Bad", "--redirect-uri", "http://shop.example/cb"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("http is allowed only for loopback");
+  });
+
+  it("directory import (CSV and JSON, dry run) reports rejected rows by number; directory delete removes one", async () => {
+    const csv = join(dir, "subs.csv");
+    writeFileSync(csv, "telcoCd,phoneNo,name,gender,birth,foreign,ci\nS,01070700001,가나다,M,1980-01-01,L,CIcli0001AAAAAAAAAAAAAAAA==\nQ,01070700002,라마바,F,1980-01-01,L,CIcli0002AAAAAAAAAAAAAAAA==\n");
+    const dry = await cli(["directory", "import", csv, "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain("dry run (nothing written): 2 rows received, 1 new, 0 updated, 1 rejected");
+    const table = await cli(["directory", "import", csv]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain("2 rows received, 1 new, 0 updated, 1 rejected");
+    expect(table.stdout).toMatch(/row\s+reason\n-+\s+-+\n2\s+telcoCd must be S, K or L/);
+    expect(table.stdout).not.toContain("라마바");
+
+    const json = join(dir, "subs.json");
+    writeFileSync(json, JSON.stringify([{ telcoCd: "K", phoneNo: "01070700003", name: "J", gender: "F", birth: "1990-01-01", foreign: "L", ci: "CIcli0003AAAAAAAAAAAAAAAA==" }]));
+    expect(await cliJson(["directory", "import", json])).toMatchObject({ format: "json", inserted: 1, rejected_count: 0 });
+
+    const before = await cliJson<{ subscribers: number }>(["directory", "stats"]);
+    expect((await cli(["directory", "delete", "010-7070-0003", "--yes"])).code).toBe(0);
+    expect((await cliJson<{ subscribers: number }>(["directory", "stats"])).subscribers).toBe(before.subscribers - 1);
+    expect((await cli(["directory", "delete", "010-7070-0003", "--yes"])).stderr).toContain("No such subscriber.");
+  });
+
+  it("audit list shows the newest events as a table and pages with --before", async () => {
+    const r = await cli(["audit", "list", "--limit", "2", "--type", "client."]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^id\s+at\s+type\s+client_id\s+outcome\s+detail/);
+    const next = /next page: --before (\d+)/.exec(r.stdout);
+    expect(next).not.toBeNull();
+    const page2 = await cliJson<{ events: { id: number; type: string }[] }>(["audit", "list", "--limit", "2", "--type", "client.", "--before", next![1]!]);
+    expect(page2.events.length).toBeGreaterThan(0);
+    expect(page2.events.every((e) => e.id < Number(next![1]) && e.type.startsWith("client."))).toBe(true);
+  });
+
+  it("a wrong ADMIN_TOKEN is refused (exit 1); BASE_URL and --base-url choose the service", async () => {
+    const wrong = await cli(["clients", "list"], { ADMIN_TOKEN: "x".repeat(40) });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("Authentication failed. (HTTP 401)");
+    const other = await cli(["clients", "list"], { BASE_URL: "http://127.0.0.1:9" });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("cannot reach http://127.0.0.1:9");
+    const remote = await cli(["clients", "list", "--base-url", "https://login.example.com"]);
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toContain("set ADMIN_TOKEN");
+  });
+});
