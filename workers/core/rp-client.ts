@@ -279,13 +279,21 @@ function endpointUrl(cfg: Pick<RpClientConfig, "baseUrl">, path: string): string
 }
 
 async function call(cfg: RpClientConfig, endpoint: RpEndpoint, path: string, init: RequestInit): Promise<Response> {
-  const signal = AbortSignal.timeout(cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const request = new Request(endpointUrl(cfg, path), { ...init, redirect: "manual", signal });
+  const ms = cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const request = new Request(endpointUrl(cfg, path), { ...init, redirect: "manual", signal: AbortSignal.timeout(ms) });
+  // The race also bounds a fetcher that ignores the signal.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RpClientError("network", endpoint, "service timed out")), ms);
+  });
   try {
-    return cfg.fetcher ? await cfg.fetcher.fetch(request) : await fetch(request);
+    return await Promise.race([cfg.fetcher ? cfg.fetcher.fetch(request) : fetch(request), timeout]);
   } catch (err) {
+    if (err instanceof RpClientError) throw err;
     const what = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError") ? "timed out" : "unreachable";
     throw new RpClientError("network", endpoint, `service ${what}`);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
