@@ -275,7 +275,7 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
     const other = "anotherSecret0123456789abcdef";
     expect((await failure(decryptUser(SECRET, await raw({ name: await encryptField(other, "홍길동") })))).kind).toBe("decryption");
     expect((await failure(decryptUser(SECRET, await raw({ name: "not-base64-!!" })))).kind).toBe("decryption");
-    for (const bad of [
+    const bads: Record<string, string>[] = [
       { phoneNo: await encryptField(SECRET, "010-1234-5678") },
       { birthdate: await encryptField(SECRET, "19900315") },
       { birthday: await encryptField(SECRET, "1332") },
@@ -284,7 +284,8 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
       { foreign: "K" },
       { telcoCd: "X" },
       { autoLoginYn: "yes" },
-    ]) {
+    ];
+    for (const bad of bads) {
       expect((await failure(decryptUser(SECRET, await raw(bad)))).kind).toBe("envelope");
     }
     expect((await failure(decryptUser(SECRET, { plid: "../../etc" }))).kind).toBe("envelope");

@@ -282,7 +282,7 @@ async function call(cfg: RpClientConfig, endpoint: RpEndpoint, path: string, ini
   const ms = cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const request = new Request(endpointUrl(cfg, path), { ...init, redirect: "manual", signal: AbortSignal.timeout(ms) });
   // The race also bounds a fetcher that ignores the signal.
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: ReturnType<typeof setTimeout> | null = null;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new RpClientError("network", endpoint, "service timed out")), ms);
   });
@@ -293,7 +293,7 @@ async function call(cfg: RpClientConfig, endpoint: RpEndpoint, path: string, ini
     const what = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError") ? "timed out" : "unreachable";
     throw new RpClientError("network", endpoint, `service ${what}`);
   } finally {
-    clearTimeout(timer);
+    if (timer !== null) clearTimeout(timer);
   }
 }
 
