@@ -1,13 +1,14 @@
 // Observability (issue 5): one structured JSON log line per request, and no secrets, tokens, codes,
 // phone numbers, names, ci or plids in any log line. The leak scan captures every console line of
-// a full run of the API (token, user/me, disconnect, admin) with logging on, and fails if any seed
-// or generated value appears in it.
+// full runs with logging on (the sign-in pages through their form contract, docs/signin.md; the
+// API: token, user/me, disconnect; the admin API) and fails if any seed or generated value appears.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import devWorker from "../workers/dev/index";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../workers/core/seed";
 import { ADMIN_TOKEN } from "./admin-helpers";
-import { BASE, basic, DEMO, FORM, form, HONG, KIM, LIMITED, mintFor } from "./helpers";
+import { BASE, basic, DEMO, FORM, form, HONG, KIM, LEE, LIMITED, mintFor, SMITH } from "./helpers";
+import { alertText, Browser, DEMO_CB, signInAll, throughCode, type Page } from "./signin-helpers";
 
 const pending: Promise<unknown>[] = [];
 const ctx = {
@@ -113,13 +114,16 @@ describe("request log lines", () => {
   });
 
   it("path parameters and query strings are logged as the route template only", async () => {
+    const gone = { telcoCd: "S", phoneNo: "01011112222", name: "지울사람", gender: "M", birth: "1980-01-01", foreign: "L", ci: "CIgone" + "G".repeat(80) + "==" };
+    expect((await adminSend("POST", "/admin/directory/import", [gone])).status).toBe(200);
     lines = [];
-    await adminSend("DELETE", `/admin/directory/${KIM.phone}?note=${encodeURIComponent(KIM.name)}`);
+    await adminSend("DELETE", `/admin/directory/${gone.phoneNo}?note=${encodeURIComponent(gone.name)}`);
     await adminSend("GET", `/admin/clients/${LIMITED.clientId}`);
     const [del, get] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(del).toMatchObject({ route: "/admin/directory/:phone", status: 200 });
     expect(get).toMatchObject({ route: "/admin/clients/:id", clientId: LIMITED.clientId });
-    expect(lines.join("\n")).not.toContain(KIM.phone);
+    expect(lines.join("\n")).not.toContain(gone.phoneNo);
+    expect(lines.join("\n")).not.toContain(encodeURIComponent(gone.name));
   });
 });
 
@@ -174,6 +178,81 @@ describe("no secrets, tokens, codes, phone numbers, names, ci or plids in any lo
     expect((await adminSend("DELETE", `/admin/clients/${created.client_id}`)).status).toBe(200);
 
     expect(lines).toHaveLength(sent); // one line per request, nothing else
+    for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+    expect(leaks(lines, forbiddenValues(extra))).toEqual([]);
+  });
+});
+
+describe("no secrets, codes or personal data in the log lines of the sign-in pages", () => {
+  /** Every hidden field value and cookie value the pages handed out: transaction ids, CSRF tokens, device ids. */
+  function pageSecrets(b: Browser, pages: Page[], into: Record<string, string>): void {
+    for (const [k, v] of b.cookies) into[`cookie ${k}`] = v;
+    for (const p of pages) for (const [k, v] of Object.entries(p.form?.hidden ?? {})) if (v.length >= 8) into[`hidden ${k}`] = v;
+  }
+
+  it("over sign-ins (test numbers, a real number by SMS, automatic login, wrong entries, cancel) and the code exchange", async () => {
+    const extra: Record<string, string> = {};
+    const b = new Browser({ vars: { LOG_REQUESTS: "true" } });
+    const pages: Page[] = [];
+
+    // 1. a test number opting in to automatic login, then the API
+    const first = await signInAll(b, HONG, { prompt: "login", state: "state-secret-1" }, { autoLogin: "Y" });
+    const code = first.searchParams.get("code")!;
+    extra["code from the pages"] = code;
+    const tokenRes = await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ grant_type: "authorization_code", code }) });
+    const { access_token } = (await tokenRes.json()) as { access_token: string };
+    extra["access token"] = access_token;
+    const me = (await (await send("/v1/user/me", { headers: { Authorization: `Bearer ${access_token}` } })).json()) as { user: { plid: string } };
+    extra.plid = me.user.plid;
+
+    // 2. automatic login: no page, a code at once
+    const auto = await b.authorize({ state: "state-secret-2" });
+    expect(auto.status).toBe(302);
+    extra["automatic-login code"] = new URL(auto.res.headers.get("Location")!).searchParams.get("code")!;
+
+    // 3. wrong entries: a name the directory does not know, a wrong code, then cancel
+    const w = new Browser({ vars: { LOG_REQUESTS: "true" } });
+    const id1 = await w.authorize({ prompt: "login" });
+    pages.push(id1);
+    const miss = await w.submit(id1, { telcoCd: KIM.telco, name: "없는이름", phoneNo: KIM.phone });
+    extra["a wrong name"] = "없는이름";
+    expect(alertText(miss.html)).toContain("통신 3사");
+    pages.push(miss);
+    const verify = await w.submit(miss, { telcoCd: KIM.telco, name: KIM.name, phoneNo: KIM.phone });
+    pages.push(verify);
+    const wrong = await w.submit(verify, { otp: "987654" });
+    extra["a wrong code"] = "987654";
+    pages.push(wrong);
+    const cancelled = await w.submit(wrong, { cancel: "Y" });
+    expect(cancelled.status).toBe(302);
+    pageSecrets(w, pages, extra);
+
+    // 4. a real (non-test) number: the code goes by SMS (the dev outbox), never to the log
+    const real = { telcoCd: "S", phoneNo: "01098761234", name: "실제번호", gender: "M", birth: "1988-08-08", foreign: "L", ci: "CIrealnumber" + "Y".repeat(76) + "==" };
+    Object.assign(extra, { "real number": real.phoneNo, "real name": real.name, "real ci": real.ci });
+    expect((await adminSend("POST", "/admin/directory/import", [real])).status).toBe(200);
+    const r = new Browser({ vars: { LOG_REQUESTS: "true" } });
+    const p1 = await r.authorize({ prompt: "login" });
+    const p2 = await r.submit(p1, { telcoCd: real.telcoCd, name: real.name, phoneNo: "010-9876-1234" });
+    expect(p2.form?.step).toBe("verify");
+    const sms = await env.DB.prepare("SELECT body FROM sms_outbox WHERE phone = ? ORDER BY id DESC LIMIT 1").bind(real.phoneNo).first<{ body: string }>();
+    const otp = /\d{6}/.exec(sms!.body)![0];
+    extra["the SMS code"] = otp;
+    const done = await r.submit(p2, { otp });
+    const last = done.form?.step === "consent" ? await r.submit(done, { agree: "Y" }) : done;
+    expect(last.status).toBe(302);
+    pageSecrets(r, [p1, p2, done], extra);
+    pageSecrets(b, [], extra);
+
+    // 5. the other seed numbers through the pages too (their names, numbers and codes are scanned)
+    for (const who of [SMITH, LEE]) {
+      const x = new Browser({ vars: { LOG_REQUESTS: "true" } });
+      expect((await signInAll(x, who, { prompt: "login", redirect_uri: DEMO_CB })).searchParams.get("code")).toBeTruthy();
+    }
+    expect((await throughCode(new Browser({ vars: { LOG_REQUESTS: "true" } }), KIM, { prompt: "login" })).status).toBeLessThan(400);
+
+    const routes = new Set(lines.map((l) => (JSON.parse(l) as { route?: string }).route));
+    expect(routes.has("/oauth2/authorize")).toBe(true);
     for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
     expect(leaks(lines, forbiddenValues(extra))).toEqual([]);
   });
