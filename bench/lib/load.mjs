@@ -1,0 +1,103 @@
+// Load generation: autocannon (a devDependency, so the bench runs wherever `npm ci` ran) at a fixed
+// concurrency for a fixed time, with workerd's CPU time sampled around each run.
+
+import autocannon from "autocannon";
+import { cpuMicros } from "./server.mjs";
+
+/**
+ * A pool of single-use values (codes, tokens) handed out one per request. When it runs dry the
+ * request is sent with `fallback` (it fails, and the shortfall is reported as `exhausted`).
+ */
+export class Pool {
+  constructor(values = [], fallback = "exhausted") {
+    this.values = values;
+    this.i = 0;
+    this.exhausted = 0;
+    this.fallback = fallback;
+  }
+  refill(values) {
+    this.values = values;
+    this.i = 0;
+    this.exhausted = 0;
+  }
+  next() {
+    if (this.i < this.values.length) return this.values[this.i++];
+    this.exhausted++;
+    return this.fallback;
+  }
+}
+
+/**
+ * Runs one autocannon measurement. `request` is { method, path, headers, body, setup } where
+ * `setup(req)` may rewrite the request (a distinct code or token each time).
+ * Returns throughput, latency and workerd CPU per request.
+ */
+export async function drive({ url, request, connections, seconds, pid }) {
+  const req = { method: request.method ?? "GET", path: request.path ?? "/", headers: request.headers ?? {} };
+  if (request.body !== undefined) req.body = request.body;
+  if (request.setup) req.setupRequest = (r) => request.setup(r);
+  const cpu0 = cpuMicros(pid);
+  const t0 = process.hrtime.bigint();
+  const r = await autocannon({ url, connections, duration: seconds, requests: [req], timeout: 10 });
+  const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu1 = cpuMicros(pid);
+  const responses = r["1xx"] + r["2xx"] + r["3xx"] + r["4xx"] + r["5xx"];
+  const ok = (request.okStatus ?? 200) >= 300 ? r["3xx"] : r["2xx"];
+  return {
+    rps: ok / r.duration,
+    responses,
+    ok,
+    failed: responses - ok + r.errors + r.timeouts,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    cpuUs: cpu0 === null || cpu1 === null || responses === 0 ? null : (cpu1 - cpu0) / responses,
+    // share of one core workerd used while driven (over 1: it used more than one thread)
+    cpuLoad: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1e6 / wallS,
+  };
+}
+
+/**
+ * A closed loop of `concurrency` virtual users each repeating `flow()` for `seconds`: for
+ * multi-request scenarios (a whole sign-in) that autocannon cannot express. Counts completed flows.
+ */
+export async function loop({ flow, concurrency, seconds, pid }) {
+  const cpu0 = cpuMicros(pid);
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  const latencies = [];
+  let ok = 0;
+  let failed = 0;
+  let firstError = null;
+  let requests = 0;
+  const user = async () => {
+    while (performance.now() < end) {
+      const s = performance.now();
+      try {
+        requests += await flow();
+        ok++;
+        latencies.push(performance.now() - s);
+      } catch (e) {
+        failed++;
+        firstError ??= e;
+        if (failed > 50 && ok === 0) return; // broken, not slow
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, user));
+  const wallS = (performance.now() - t0) / 1000;
+  const cpu1 = cpuMicros(pid);
+  latencies.sort((a, b) => a - b);
+  const q = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] : null);
+  return {
+    rps: ok / wallS,
+    responses: ok + failed,
+    ok,
+    failed,
+    requests,
+    firstError: firstError ? String(firstError.message ?? firstError).slice(0, 300) : null,
+    p50: q(0.5),
+    p99: q(0.99),
+    cpuUs: cpu0 === null || cpu1 === null || ok === 0 ? null : (cpu1 - cpu0) / ok,
+    cpuLoad: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1e6 / wallS,
+  };
+}

@@ -1,0 +1,67 @@
+// What the hot scenarios spend their time on. The same bench bundle runs as extra workers whose
+// BENCH_VARIANT replaces one part with an in-memory stand-in (bench/workers/bench-entry.ts); the
+// difference in workerd CPU per request is that part's cost. Crypto is timed by repeating the
+// route's crypto calls inside the worker (/__bench/crypto) and reading workerd's CPU time around it.
+
+import { cpuMicros } from "./server.mjs";
+import { SCENARIOS } from "./scenarios.mjs";
+
+export const PROFILE_WORKERS = [
+  { name: "app-stubbed", vars: { BENCH_VARIANT: "no-d1,no-do" } },
+  { name: "app-no-do", vars: { BENCH_VARIANT: "no-do" } },
+  { name: "app-no-d1", vars: { BENCH_VARIANT: "no-d1" } },
+  { name: "app-logs", vars: { LOG_REQUESTS: "true" } },
+];
+
+const byId = (id) => SCENARIOS.find((s) => s.id === id);
+const HEALTHZ = { id: "healthz", title: "router floor (/healthz)", worker: "app", request: { method: "GET", path: "/healthz" } };
+
+function rowsFor(id) {
+  const s = byId(id);
+  return [
+    { id: "hello", title: "hello world (ceiling)", worker: "app", s: byId("hello") },
+    { id: "router", title: "router floor: /healthz through the dev worker", worker: "app", s: HEALTHZ },
+    { id: "stubbed", title: `${s.title}, D1 and DO in memory`, worker: "app-stubbed", s },
+    { id: "no-do", title: `${s.title}, DO in memory`, worker: "app-no-do", s },
+    { id: "no-d1", title: `${s.title}, D1 in memory`, worker: "app-no-d1", s },
+    { id: "full", title: `${s.title} (as measured above)`, worker: "app", s },
+    { id: "logs", title: `${s.title} with the request log line on`, worker: "app-logs", s },
+  ];
+}
+
+/** Splits the full scenario's CPU per request into parts (µs and share of the whole). */
+function shares(rows, cryptoUs) {
+  const us = (id) => rows.find((r) => r.id === id)?.cpuUs?.median ?? null;
+  const full = us("full");
+  if (full === null || us("hello") === null) return null;
+  const parts = {
+    "workerd HTTP (hello world)": us("hello"),
+    "router, request id, dev-seed check": Math.max(0, us("router") - us("hello")),
+    "Durable Object (one-time store)": Math.max(0, full - us("no-do")),
+    "D1": Math.max(0, full - us("no-d1")),
+    crypto: cryptoUs,
+  };
+  const known = Object.values(parts).reduce((a, b) => a + (b ?? 0), 0);
+  parts["handler: parsing, JSON, rest"] = Math.max(0, full - known);
+  const out = {};
+  for (const [k, v] of Object.entries(parts)) out[k] = { us: v, share: v === null ? null : v / full };
+  out["(not in the run) request log line"] = { us: us("logs") - full, share: (us("logs") - full) / full };
+  return out;
+}
+
+export const PROFILES = ["token", "user-me"].map((scenario) => ({ scenario, rows: rowsFor(scenario), shares }));
+
+/** workerd CPU µs of the crypto work of one request of `route` (repeated in one request). */
+export async function cryptoMicros(ctx, route) {
+  if (ctx.pid === null) return null;
+  const run = async (n) => {
+    const c0 = cpuMicros(ctx.pid);
+    const res = await fetch(`${ctx.url}/__bench/crypto?route=${route}&n=${n}`);
+    if (res.status !== 200) throw new Error(`crypto ${route}: ${res.status}`);
+    await res.text();
+    return (cpuMicros(ctx.pid) - c0) / n;
+  };
+  const probe = await run(500);
+  const n = Math.max(500, Math.min(200_000, Math.round(1e6 / Math.max(probe, 1)))); // about 1 s
+  return run(n);
+}

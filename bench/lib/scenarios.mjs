@@ -1,0 +1,300 @@
+// The benchmark's scenarios (issue 6). Each names the worker it loads, how one request looks, and
+// how to prepare single-use values (codes, tokens) so that every request spends a distinct one.
+
+import { Pool } from "./load.mjs";
+
+export const DEMO = { clientId: "demo-client", secret: "demoSecret0123456789abcdefABCDEF", redirectUri: "https://demo.example/callback" };
+const BASIC = "Basic " + Buffer.from(`${DEMO.clientId}:${DEMO.secret}`).toString("base64");
+const FORM = "application/x-www-form-urlencoded";
+
+export const AUTHORIZE_PATH =
+  "/oauth2/authorize?" +
+  new URLSearchParams({ response_type: "code", client_id: DEMO.clientId, redirect_uri: DEMO.redirectUri, state: "bench-state-0123456789", lang: "ko" });
+
+/** Asks the bench entry for `n` fresh codes or tokens, in parallel chunks. */
+export async function mint(appUrl, kind, n) {
+  const CHUNK = 2000;
+  const chunks = [];
+  for (let left = n; left > 0; left -= CHUNK) chunks.push(Math.min(CHUNK, left));
+  const out = [];
+  // two chunks at a time: enough to keep workerd busy without starving it
+  for (let i = 0; i < chunks.length; i += 2) {
+    const got = await Promise.all(
+      chunks.slice(i, i + 2).map(async (c) => {
+        const res = await fetch(`${appUrl}/__bench/mint?kind=${kind}&n=${c}`);
+        if (res.status !== 200) throw new Error(`mint ${kind}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+        return res.json();
+      }),
+    );
+    for (const g of got) out.push(...g);
+  }
+  return out;
+}
+
+/** A pool-fed scenario: before each run, mint enough values for the expected request count. */
+function pooled(kind) {
+  const pool = new Pool();
+  return {
+    pool,
+    async prepare(ctx, expected) {
+      pool.refill(await mint(ctx.url, kind, expected));
+    },
+  };
+}
+
+const tokenPool = pooled("code");
+const userMePool = pooled("token");
+const callbackPool = pooled("rp-callback");
+
+// ---- a whole sign-in, as a browser and then the app's back end do it ----
+
+const SUBSCRIBER_NAME = "벤치사용자"; // bench subscribers (bench-entry addSubscribers), fixed code 000000
+let nextSubscriber = 0;
+const phones = new Pool();
+
+/** The hidden fields and action of the page's first form (docs/signin.md form contract). */
+function firstForm(html) {
+  const open = /<form\b[^>]*>/i.exec(html);
+  if (!open) throw new Error(`no form on page: ${html.slice(0, 200)}`);
+  const body = html.slice(open.index, html.indexOf("</form>", open.index));
+  const attr = (tag, name) => new RegExp(`\\s${name}="([^"]*)"`, "i").exec(tag)?.[1];
+  const fields = new URLSearchParams();
+  const names = new Set();
+  for (const m of body.matchAll(/<(?:input|button|select|textarea)\b[^>]*>/gi)) {
+    const name = attr(m[0], "name");
+    if (!name) continue;
+    names.add(name);
+    if ((attr(m[0], "type") ?? "").toLowerCase() === "hidden") fields.set(name, (attr(m[0], "value") ?? "").replace(/&amp;/g, "&").replace(/&#(\d+);/g, (_, d) => String.fromCharCode(Number(d))));
+  }
+  return { action: attr(open[0], "action") ?? "/oauth2/authorize", fields, names };
+}
+
+/** authorize → identify → code step → consent → token → user/me for a new subscriber. Returns the request count. */
+async function signIn(ctx) {
+  const phone = phones.next();
+  if (phone === "exhausted") throw new Error("no fresh subscriber left");
+  const cookies = new Map();
+  const keep = (res) => {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const i = pair.indexOf("=");
+      cookies.set(pair.slice(0, i), pair.slice(i + 1));
+    }
+  };
+  const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  let res = await fetch(ctx.url + AUTHORIZE_PATH, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
+  keep(res);
+  let requests = 1;
+  for (let step = 0; step < 4 && res.status === 200; step++) {
+    const form = firstForm(await res.text());
+    const body = form.fields;
+    if (form.names.has("phoneNo")) {
+      body.set("telcoCd", "S");
+      body.set("name", SUBSCRIBER_NAME);
+      body.set("phoneNo", phone);
+    } else if (form.names.has("otp")) body.set("otp", "000000");
+    else if (form.names.has("agree")) body.set("agree", "Y");
+    else throw new Error(`unknown step: ${[...form.names].join(",")}`);
+    res = await fetch(new URL(form.action, ctx.url), {
+      method: "POST",
+      redirect: "manual",
+      headers: { "Content-Type": FORM, Cookie: cookie(), Origin: ctx.url, "Accept-Language": "ko-KR" },
+      body: body.toString(),
+    });
+    keep(res);
+    requests++;
+  }
+  if (res.status !== 302) throw new Error(`sign-in ended with ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  const code = new URL(res.headers.get("Location")).searchParams.get("code");
+  if (!code) throw new Error(`no code in ${res.headers.get("Location")}`);
+  res = await fetch(ctx.url + "/oauth2/token", {
+    method: "POST",
+    headers: { Authorization: BASIC, "Content-Type": FORM },
+    body: `grant_type=authorization_code&code=${code}`,
+  });
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+  const { access_token: token } = await res.json();
+  res = await fetch(ctx.url + "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+  return requests + 2;
+}
+
+async function prepareSubscribers(ctx, expected) {
+  const out = [];
+  for (let left = expected; left > 0; left -= 4000) {
+    const n = Math.min(4000, left);
+    const res = await fetch(`${ctx.url}/__bench/mint?kind=subscribers&from=${nextSubscriber}&n=${n}`);
+    if (res.status !== 200) throw new Error(`subscribers: ${res.status} ${(await res.text()).slice(0, 200)}`);
+    out.push(...(await res.json()));
+    nextSubscriber += n;
+  }
+  phones.refill(out);
+}
+
+// ---- the relying-party kit ----
+
+const SESSION_COOKIE = "__Host-rp_session";
+const BINDING_COOKIE = "__Host-rp_state";
+const sessions = { list: [], i: 0 };
+
+function callbackRequest(entry) {
+  const [state, code, binding] = entry.split(" ");
+  return { path: `/auth/callback?code=${code}&state=${state}`, cookie: `${BINDING_COOKIE}=${binding}` };
+}
+
+/** Signs `n` browsers in through the kit's callback (as the rp-callback scenario does) and keeps their sessions. */
+async function prepareSessions(ctx, n = 200) {
+  if (sessions.list.length >= n) return;
+  const entries = await mint(ctx.url, "rp-callback", n);
+  for (let i = 0; i < entries.length; i += 16) {
+    const got = await Promise.all(
+      entries.slice(i, i + 16).map(async (e) => {
+        const c = callbackRequest(e);
+        const res = await fetch(ctx.url + c.path, { redirect: "manual", headers: { Cookie: c.cookie } });
+        await res.arrayBuffer();
+        const set = res.headers.getSetCookie().find((h) => h.startsWith(SESSION_COOKIE + "="));
+        if (res.status !== 303 || !set) throw new Error(`rp callback answered ${res.status}`);
+        return set.split(";")[0].slice(SESSION_COOKIE.length + 1);
+      }),
+    );
+    sessions.list.push(...got);
+  }
+}
+
+/** True when the dev worker mounts the route (anything but the router's JSON 404). */
+async function routeExists(ctx, path, init) {
+  const res = await fetch(ctx.url + path, { redirect: "manual", ...init });
+  const text = await res.text();
+  return !(res.status === 404 && text.includes('"not_found"'));
+}
+
+/**
+ * Scenario shape:
+ *   id, title, worker ("hello" | "app"), unit
+ *   request  { method, path, headers, body, setup, okStatus }  driven by autocannon, or
+ *   flow(ctx) → number of HTTP requests made                    driven by a closed loop
+ *   prepare(ctx, expectedRequests)                               fills single-use pools
+ *   available(ctx) → null or the reason it cannot run
+ *   check(ctx)                                                   one request, throws if wrong
+ */
+export const SCENARIOS = [
+  {
+    id: "hello",
+    title: "hello world (ceiling)",
+    worker: "hello",
+    request: { method: "GET", path: "/" },
+  },
+  {
+    id: "token",
+    title: "token exchange",
+    worker: "app",
+    goal: 0.35,
+    pool: tokenPool.pool,
+    prepare: tokenPool.prepare,
+    request: {
+      method: "POST",
+      path: "/oauth2/token",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      setup(r) {
+        r.body = `grant_type=authorization_code&code=${tokenPool.pool.next()}`;
+        return r;
+      },
+    },
+  },
+  {
+    id: "user-me",
+    title: "/v1/user/me",
+    worker: "app",
+    goal: 0.35,
+    pool: userMePool.pool,
+    prepare: userMePool.prepare,
+    request: {
+      method: "GET",
+      path: "/v1/user/me",
+      setup(r) {
+        r.headers = { ...r.headers, Authorization: `Bearer ${userMePool.pool.next()}` };
+        return r;
+      },
+    },
+  },
+  {
+    id: "authorize",
+    title: "authorize: validation + first page",
+    worker: "app",
+    request: { method: "GET", path: AUTHORIZE_PATH, headers: { "Accept-Language": "ko-KR" } },
+  },
+  {
+    id: "signin",
+    title: "full sign-in (authorize → code → consent → token → user/me)",
+    worker: "app",
+    unit: "sign-ins/s",
+    optional: true,
+    concurrency: 16,
+    pool: phones,
+    async available(ctx) {
+      const res = await fetch(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
+      const html = await res.text();
+      return res.status === 200 && html.includes('data-step="identify"') ? null : "the sign-in pages (issue 3) are not in the dev worker";
+    },
+    guess: 300,
+    prepare: prepareSubscribers,
+    flow: signIn,
+  },
+  {
+    id: "rp-callback",
+    title: "RP kit: /auth/callback (exchange + user read + session)",
+    worker: "app",
+    optional: true,
+    pool: callbackPool.pool,
+    async available(ctx) {
+      return (await routeExists(ctx, "/auth/callback")) ? null : "the RP kit (issue 4) is not in the dev worker";
+    },
+    prepare: callbackPool.prepare,
+    request: {
+      method: "GET",
+      path: "/auth/callback",
+      okStatus: 303,
+      setup(r) {
+        const c = callbackRequest(callbackPool.pool.next());
+        r.path = c.path;
+        r.headers = { ...r.headers, Cookie: c.cookie };
+        return r;
+      },
+    },
+  },
+  {
+    id: "rp-me",
+    title: "RP kit: /auth/me",
+    worker: "app",
+    optional: true,
+    async available(ctx) {
+      return (await routeExists(ctx, "/auth/me")) ? null : "the RP kit (issue 4) is not in the dev worker";
+    },
+    prepare: (ctx) => prepareSessions(ctx),
+    request: {
+      method: "GET",
+      path: "/auth/me",
+      setup(r) {
+        r.headers = { ...r.headers, Cookie: `${SESSION_COOKIE}=${sessions.list[sessions.i++ % sessions.list.length]}` };
+        return r;
+      },
+    },
+  },
+];
+
+/** Sends one request of a scenario and checks the answer is the success it should be. */
+export async function checkOnce(ctx, s) {
+  if (s.flow) {
+    if (s.prepare) await s.prepare(ctx, 4);
+    return s.flow(ctx);
+  }
+  if (s.prepare) await s.prepare(ctx, 1);
+  const r = { method: s.request.method, path: s.request.path, headers: { ...(s.request.headers ?? {}) }, body: s.request.body };
+  if (s.request.setup) s.request.setup(r);
+  const base = s.worker === "hello" ? ctx.helloUrl : ctx.url;
+  const res = await fetch(base + r.path, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });
+  const want = s.request.okStatus ?? 200;
+  const text = await res.text();
+  if (res.status !== want) throw new Error(`${s.id}: expected ${want}, got ${res.status}: ${text.slice(0, 300)}`);
+}

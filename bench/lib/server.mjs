@@ -1,0 +1,167 @@
+// Serves the benchmark's workers on plain workerd through Miniflare's API (no `wrangler dev`
+// proxy): the hello-world ceiling and the project's all-in-one worker (bench entry), each on its
+// own direct socket, with real local D1 and Durable Objects (and KV where wrangler.toml binds it),
+// in memory, migrated from migrations/*.sql. The dev worker applies the dev seed itself.
+
+import { existsSync, mkdtempSync, readFileSync, readdirSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+
+export const HOST = "127.0.0.1";
+
+/** Bundles a worker entry to one ES module (as wrangler would), returning its path. */
+export async function bundle(root, entry, outfile, { minify = false } = {}) {
+  await build({
+    entryPoints: [join(root, entry)],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    external: ["cloudflare:*", "node:*"],
+    minify,
+    logLevel: "error",
+  });
+  return outfile;
+}
+
+/** Reads a .dev.vars-style file into an object ({} when absent). */
+function readVars(path) {
+  let text = "";
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return {};
+  }
+  const out = {};
+  for (const line of text.split("\n")) {
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (m) out[m[1]] = m[2].replace(/^"(.*)"$/, "$1");
+  }
+  return out;
+}
+
+/**
+ * The all-in-one worker's Miniflare options from wrangler.toml (bindings follow the file as others
+ * add KV namespaces or services), with the bench bundle as its code.
+ */
+function appOptions(root, scriptPath, name, vars) {
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"));
+  const example = readVars(join(root, ".dev.vars.example")); // clean checkout: no .dev.vars yet
+  return {
+    ...workerOptions,
+    name,
+    modules: [{ type: "ESModule", path: scriptPath, contents: readFileSync(scriptPath, "utf8") }],
+    bindings: { ...example, ...workerOptions.bindings, ...vars },
+    unsafeDirectSockets: [{ host: HOST, port: 0 }],
+  };
+}
+
+/** The variables every benchmarked app worker gets (see docs/benchmarks.md). */
+export const BENCH_VARS = {
+  DEV_MODE: "true",
+  // One structured line per request goes to workerd's stdout and through a pipe into this Node
+  // process here, which a deployed worker does not pay; measured separately as a variant.
+  LOG_REQUESTS: "false",
+  // Codes are minted before a round; the default 60 s would expire some in long runs.
+  CODE_TTL_SECONDS: "600",
+};
+
+/**
+ * Starts one workerd with the hello worker and one app worker per variant
+ * (`{ name, vars }`). Returns URLs per worker, the workerd pid and a dispose function.
+ */
+export async function startServers(root, buildDir, variants, { disk = false } = {}) {
+  mkdirSync(buildDir, { recursive: true });
+  const appPath = await bundle(root, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry.js"));
+  const helloPath = join(root, "bench/workers/hello.js");
+  const base = appOptions(root, appPath, "app", {});
+  const workers = [
+    {
+      name: "hello",
+      modules: [{ type: "ESModule", path: helloPath, contents: readFileSync(helloPath, "utf8") }],
+      compatibilityDate: base.compatibilityDate,
+      unsafeDirectSockets: [{ host: HOST, port: 0 }],
+    },
+    ...variants.map((v) => appOptions(root, appPath, v.name, { ...BENCH_VARS, ...v.vars })),
+  ];
+  const stderr = [];
+  // Local D1, DO and KV are SQLite files; on a disk, every commit waits for fsync, which blocks
+  // workerd and measures this machine's disk, not the Worker. In memory (tmpfs) unless --disk.
+  const state = mkdtempSync(join(!disk && existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "phone-login-bench-"));
+  const mf = new Miniflare({
+    host: HOST,
+    port: 0,
+    d1Persist: join(state, "d1"),
+    durableObjectsPersist: join(state, "do"),
+    kvPersist: join(state, "kv"),
+    logRequests: false,
+    // Drain workerd's output (it would otherwise interleave with the table); keep errors for failures.
+    handleRuntimeStdio(stdout, err) {
+      stdout.resume();
+      err.on("data", (d) => {
+        stderr.push(String(d));
+        if (stderr.length > 50) stderr.shift();
+      });
+    },
+    workers,
+  });
+  await mf.ready;
+  const urls = {};
+  for (const w of workers) urls[w.name] = String(await mf.unsafeGetDirectURL(w.name)).replace(/\/$/, "");
+  await migrate(root, mf, variants[0].name);
+  const pid = findWorkerd();
+  const dispose = async () => {
+    await mf.dispose();
+    rmSync(state, { recursive: true, force: true });
+  };
+  return { mf, urls, pid, stderr, state, dispose };
+}
+
+/** Applies migrations/*.sql in order to the (shared) local D1 database. */
+async function migrate(root, mf, workerName) {
+  const db = await mf.getD1Database("DB", workerName);
+  const dir = join(root, "migrations");
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+    const queries = unstable_splitSqlQuery(readFileSync(join(dir, file), "utf8"));
+    await db.batch(queries.map((q) => db.prepare(q)));
+  }
+}
+
+/** The workerd child of this process (for its CPU time), or null. */
+function findWorkerd() {
+  for (const d of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (Number(fields[1]) === process.pid && comm.startsWith("workerd")) return Number(d);
+    } catch {
+      /* gone or not ours */
+    }
+  }
+  return null;
+}
+
+const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux
+
+/** CPU time (µs, user + system, all threads) of a process so far, or null off Linux. */
+export function cpuMicros(pid) {
+  if (pid === null) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * TICK_US;
+  } catch {
+    return null;
+  }
+}
+
+export function writeJson(path, value) {
+  writeFileSync(path, JSON.stringify(value, null, 2) + "\n");
+}

@@ -1,0 +1,274 @@
+#!/usr/bin/env node
+// `npm run bench`: throughput, latency, CPU and size of the project's workers on plain workerd
+// (Miniflare's API, no `wrangler dev` proxy), each figure a ratio to a hello-world Worker served
+// the same way in the same run (issue 6; docs/benchmarks.md explains the method).
+//
+//   npm run bench                 full run; writes docs/benchmarks.md figures, docs/bench/latest.json,
+//                                 docs/bench/ratio.svg (commit them) and bench/results/<date>.json
+//   npm run bench -- --short      a few seconds per scenario (CI); writes bench/results/ only
+//   options: --rounds N --seconds S --warmup S --connections C --only token,user-me
+//            --no-profile --no-sizes --no-docs
+
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem, type as osType, release } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { drive, loop } from "./lib/load.mjs";
+import { formatTable, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
+import { SCENARIOS, checkOnce } from "./lib/scenarios.mjs";
+import { PROFILES, PROFILE_WORKERS, cryptoMicros } from "./lib/profile.mjs";
+import { routeSizes } from "./lib/sizes.mjs";
+import { startServers, writeJson } from "./lib/server.mjs";
+
+process.env.WRANGLER_SEND_METRICS = "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const resultsDir = join(root, "bench", "results");
+const GOAL_GZIP_BYTES = 50 * 1024;
+
+function parseArgs(argv) {
+  const short = argv.includes("--short");
+  const o = {
+    mode: short ? "short" : "full",
+    rounds: short ? 1 : 5,
+    seconds: short ? 2 : 5,
+    warmup: short ? 0.5 : 2,
+    profileRounds: short ? 1 : 3,
+    profileSeconds: short ? 1 : 4,
+    connections: 32,
+    only: null,
+    profile: true,
+    sizes: true,
+    docs: !short,
+    disk: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const num = () => Number(argv[++i]);
+    if (a === "--rounds") o.rounds = num();
+    else if (a === "--seconds") o.seconds = num();
+    else if (a === "--warmup") o.warmup = num();
+    else if (a === "--connections") o.connections = num();
+    else if (a === "--only") o.only = argv[++i].split(",");
+    else if (a === "--no-profile") o.profile = false;
+    else if (a === "--no-sizes") o.sizes = false;
+    else if (a === "--no-docs") o.docs = false;
+    else if (a === "--disk") o.disk = true;
+    else if (a !== "--short") throw new Error(`unknown option ${a}`);
+  }
+  return o;
+}
+
+function version(pkg) {
+  try {
+    return JSON.parse(readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8")).version;
+  } catch {
+    return "?";
+  }
+}
+
+function machine() {
+  let commit = "?";
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
+  } catch {
+    /* not a checkout */
+  }
+  const c = cpus();
+  return {
+    cpus: c.length,
+    cpuModel: (c[0]?.model ?? "?").replace(/\s+/g, " ").trim(),
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    os: `${osType()} ${release()}`,
+    node: process.version,
+    workerd: version("workerd"),
+    miniflare: version("miniflare"),
+    autocannon: version("autocannon"),
+    commit,
+    loadStart: loadavg()[0].toFixed(2),
+  };
+}
+
+const log = (...a) => console.error(...a);
+
+/** How many single-use values a run of `seconds` at up to `rate` needs, with headroom. */
+const need = (rate, seconds, connections) => Math.ceil(rate * seconds * 1.5) + connections * 2 + 50;
+
+/** One measured run of a scenario against `url` (prepares its pool first). */
+async function measure(s, ctx, seconds, connections) {
+  if (s.prepare) await s.prepare(ctx, need(ctx.rateGuess[s.key] ?? s.guess ?? 3000, seconds, connections));
+  const r = s.flow
+    ? await loop({ flow: () => s.flow(ctx), concurrency: s.concurrency ?? connections, seconds, pid: ctx.pid })
+    : await drive({ url: s.worker === "hello" ? ctx.helloUrl : ctx.url, request: s.request, connections, seconds, pid: ctx.pid });
+  r.exhausted = s.pool?.exhausted ?? 0;
+  ctx.rateGuess[s.key] = Math.max(ctx.rateGuess[s.key] ?? 0, r.rps);
+  return r;
+}
+
+function summarise(s, rounds, helloRounds) {
+  const ratios = rounds.map((r, i) => (helloRounds[i]?.rps ? r.rps / helloRounds[i].rps : null));
+  const cpuRatios = rounds.map((r, i) => (helloRounds[i]?.cpuUs && r.cpuUs ? helloRounds[i].cpuUs / r.cpuUs : null));
+  return {
+    rate: stats(rounds.map((r) => r.rps)),
+    ratio: stats(ratios),
+    cpuUs: stats(rounds.map((r) => r.cpuUs)),
+    cpuRatio: stats(cpuRatios),
+    p50: stats(rounds.map((r) => r.p50)),
+    p99: stats(rounds.map((r) => r.p99)),
+    failedTotal: rounds.reduce((a, r) => a + r.failed, 0),
+    exhaustedTotal: rounds.reduce((a, r) => a + (r.exhausted ?? 0), 0),
+    firstError: rounds.find((r) => r.firstError)?.firstError ?? null,
+    rounds,
+  };
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const m = machine();
+  mkdirSync(resultsDir, { recursive: true });
+  log(`bench (${o.mode}): ${o.rounds} round(s) × ${o.seconds} s, ${o.connections} connections; load average ${m.loadStart}`);
+
+  const workers = [{ name: "app", vars: {} }, ...(o.profile ? PROFILE_WORKERS : [])];
+  const srv = await startServers(root, join(resultsDir, "build"), workers, { disk: o.disk });
+  log(`workerd ${m.workerd} (pid ${srv.pid ?? "?"}) serving ${Object.keys(srv.urls).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const base = { helloUrl: srv.urls.hello, pid: srv.pid, rateGuess: {}, urls: srv.urls, settings: o };
+  const ctxFor = (worker) => ({ ...base, url: srv.urls[worker], worker });
+
+  let exitCode = 0;
+  try {
+    // ---- main scenarios: check, warm up, then rounds interleaved with the hello ceiling ----
+    const hello = SCENARIOS.find((s) => s.id === "hello");
+    const chosen = SCENARIOS.filter((s) => s.id !== "hello" && (!o.only || o.only.includes(s.id)));
+    const entries = [];
+    for (const s of [hello, ...chosen]) {
+      const ctx = ctxFor("app");
+      const e = { s: { ...s, key: s.id }, ctx, available: true, reason: null, rounds: [] };
+      const reason = s.available ? await s.available(ctx) : null;
+      if (reason) {
+        Object.assign(e, { available: false, reason });
+      } else {
+        try {
+          await checkOnce(ctx, s);
+        } catch (err) {
+          if (!s.optional) throw err;
+          Object.assign(e, { available: false, reason: String(err.message ?? err).slice(0, 120) });
+        }
+      }
+      if (!e.available) log(`  ${s.id}: not available (${e.reason})`);
+      entries.push(e);
+    }
+    const live = entries.filter((e) => e.available);
+    for (const e of live) {
+      log(`  warm-up ${e.s.id}`);
+      await measure(e.s, e.ctx, o.warmup, o.connections);
+    }
+    for (let r = 0; r < o.rounds; r++) {
+      for (const e of live) {
+        const res = await measure(e.s, e.ctx, o.seconds, o.connections);
+        e.rounds.push(res);
+        log(`  round ${r + 1}/${o.rounds} ${e.s.id.padEnd(12)} ${Math.round(res.rps)}/s cpu ${res.cpuUs === null ? "-" : Math.round(res.cpuUs)} µs${res.failed ? ` failed ${res.failed}` : ""}${res.exhausted ? ` exhausted ${res.exhausted}` : ""}`);
+      }
+    }
+    const helloRounds = entries[0].rounds;
+    const scenarios = entries.map((e) => {
+      const base = { id: e.s.id, title: e.s.title, unit: e.s.unit ?? "req/s", goal: e.s.goal ?? null, available: e.available, reason: e.reason };
+      if (!e.available) return base;
+      const sum = summarise(e.s, e.rounds, helloRounds);
+      return { ...base, ...sum, meetsGoal: e.s.goal ? (sum.ratio?.median ?? 0) >= e.s.goal : null };
+    });
+
+    // ---- profile: which part of the hot path costs what ----
+    const profiles = [];
+    if (o.profile) {
+      for (const p of PROFILES.filter((p) => !o.only || o.only.includes(p.scenario))) {
+        log(`  profile ${p.scenario}`);
+        const rows = p.rows.map((row) => ({ ...row, s: { ...row.s, key: `${p.scenario}/${row.id}` }, ctx: ctxFor(row.worker), rounds: [] }));
+        for (const row of rows) await measure(row.s, row.ctx, Math.min(1, o.warmup), o.connections);
+        for (let r = 0; r < o.profileRounds; r++) {
+          for (const row of rows) row.rounds.push(await measure(row.s, row.ctx, o.profileSeconds, o.connections));
+        }
+        const helloR = rows.find((row) => row.id === "hello").rounds;
+        const summed = rows.map((row) => ({ id: row.id, title: row.title, ...summarise(row.s, row.rounds, helloR) }));
+        for (const row of summed) delete row.rounds;
+        const crypto = await cryptoMicros(ctxFor("app"), p.scenario);
+        profiles.push({ scenario: p.scenario, rows: summed, crypto, shares: p.shares(summed, crypto) });
+      }
+    }
+
+    // ---- sizes ----
+    let sizes = [];
+    if (o.sizes) {
+      log("  sizes: npm run build (wrangler deploy --dry-run --minify per [env.*])");
+      sizes = (await routeSizes(root)).map((z) => ({ ...z, goalBytes: GOAL_GZIP_BYTES, meetsGoal: z.gzip !== null && z.gzip <= GOAL_GZIP_BYTES }));
+    }
+
+    m.loadEnd = loadavg()[0].toFixed(2);
+    const result = {
+      version: 1,
+      date: new Date().toISOString(),
+      mode: o.mode,
+      durationSeconds: Math.round((Date.now() - started) / 1000),
+      machine: m,
+      settings: { rounds: o.rounds, seconds: o.seconds, warmupSeconds: o.warmup, connections: o.connections, profileRounds: o.profileRounds, profileSeconds: o.profileSeconds },
+      scenarios,
+      profiles,
+      sizes,
+    };
+    console.log("\n" + formatTable(result));
+    log(`\nfinished in ${result.durationSeconds} s`);
+
+    const stamp = result.date.replace(/[:.]/g, "-");
+    const name = o.mode === "short" ? "short" : stamp;
+    writeJson(join(resultsDir, `${name}.json`), result);
+    writeFileSync(join(resultsDir, `${name}.svg`), ratioSvg(result));
+    log(`wrote bench/results/${name}.json and .svg`);
+    if (o.docs && o.mode === "full" && !o.only) {
+      writeDocs(result);
+      log("wrote docs/bench/latest.json, docs/bench/ratio.svg and the figures in docs/benchmarks.md");
+    }
+    // A scenario that answered nothing right, or failed more than 1% of its requests (beyond a
+    // pool that ran dry), is a broken bench or a broken worker: fail, so CI notices.
+    for (const s of scenarios.filter((s) => s.available)) {
+      const responses = s.rounds.reduce((a, r) => a + r.responses, 0);
+      if (!s.rate?.median || s.failedTotal - s.exhaustedTotal > responses * 0.01) {
+        log(`FAILED: ${s.id}: ${s.failedTotal} of ${responses} responses failed${s.firstError ? ` (${s.firstError})` : ""}`);
+        exitCode = 1;
+      }
+    }
+  } catch (err) {
+    if (srv.stderr.length) log(`workerd stderr (last lines):\n${srv.stderr.join("").slice(-4000)}`);
+    throw err;
+  } finally {
+    await srv.dispose();
+  }
+  process.exitCode = exitCode;
+}
+
+const BEGIN = "<!-- FIGURES:BEGIN (written by npm run bench) -->";
+const END = "<!-- FIGURES:END -->";
+
+function writeDocs(result) {
+  const dir = join(root, "docs", "bench");
+  mkdirSync(dir, { recursive: true });
+  writeJson(join(dir, "latest.json"), result);
+  writeFileSync(join(dir, "ratio.svg"), ratioSvg(result));
+  const mdPath = join(root, "docs", "benchmarks.md");
+  let md = "";
+  try {
+    md = readFileSync(mdPath, "utf8");
+  } catch {
+    md = `# Benchmarks\n\n${BEGIN}\n${END}\n`;
+  }
+  const a = md.indexOf(BEGIN);
+  const b = md.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`docs/benchmarks.md lacks the ${BEGIN} … ${END} markers`);
+  writeFileSync(mdPath, md.slice(0, a + BEGIN.length) + "\n" + markdownFigures(result) + "\n" + md.slice(b));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,268 @@
+// Bench-only entry (issue 6): the all-in-one dev worker plus `/__bench/*` routes that mint codes
+// and tokens through the core functions, so each load request can spend a distinct one. Compiled
+// into the benchmark bundle only (bench/run.mjs builds it with esbuild); never deployed.
+//
+// The variable BENCH_VARIANT (comma-separated) strips parts of the hot path so their share can be
+// measured (docs/benchmarks.md "What costs the most"):
+//   none      the real worker
+//   no-audit  D1 writes to audit_events become no-ops (the token route's waitUntil insert)
+//   no-d1     every D1 statement answers from memory (clients, links; audit dropped)
+//   no-do     the one-time store answers from memory (no Durable Object round trip)
+
+import dev, { OneTimeStore } from "../../workers/dev/index";
+import { mintCode, tokenForCode } from "../../workers/core/codes";
+import { providerConfig, type Env } from "../../workers/core/config";
+import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
+import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/core/one-time-store";
+import { recordConsent, subscriberByPhone, IDENTITY_ITEMS } from "../../workers/core/registry";
+import { createPkce } from "../../workers/core/rp-client";
+import { rpConfig } from "../../workers/core/rp-config";
+import { putState } from "../../workers/core/rp-store";
+import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/core/seed";
+
+export { OneTimeStore };
+
+type Part = "no-audit" | "no-d1" | "no-do";
+
+const MAX_MINT = 5000;
+
+interface Subject {
+  clientId: string;
+  subscriberId: number;
+  plid: string;
+  redirectUri: string;
+}
+
+const subjects = new Map<string, Promise<Subject>>();
+
+/** The seed subscriber consented to the seed client (as a finished sign-in leaves it). */
+function subjectFor(env: Env, clientId: string, phone: string): Promise<Subject> {
+  const key = `${clientId} ${phone}`;
+  let s = subjects.get(key);
+  if (!s) {
+    s = (async () => {
+      const client = SEED_CLIENTS.find((c) => c.clientId === clientId);
+      if (!client) throw new Error(`no seed client ${clientId}`);
+      const sub = await subscriberByPhone(env, phone);
+      if (!sub) throw new Error(`no seed subscriber ${phone}`);
+      const plid = await recordConsent(env, clientId, sub.id, client.items.length ? client.items : IDENTITY_ITEMS);
+      return { clientId, subscriberId: sub.id, plid, redirectUri: client.redirectUris[0]! };
+    })();
+    s.catch(() => subjects.delete(key));
+    subjects.set(key, s);
+  }
+  return s;
+}
+
+/** Bench subscribers 0109xxxxxxx (SKT, test numbers with the fixed code 000000): fresh people for first sign-ins. */
+async function addSubscribers(env: Env, from: number, n: number): Promise<Response> {
+  const otpHash = await sha256("000000");
+  const now = Date.now();
+  const phones = Array.from({ length: n }, (_, i) => `0109${String(from + i).padStart(7, "0")}`);
+  const stmt = env.DB.prepare(
+    `INSERT OR IGNORE INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at)
+     VALUES ('S', ?, '벤치사용자', 'F', '1995-06-30', 'L', ?, ?, ?)`,
+  );
+  for (let i = 0; i < phones.length; i += 500) {
+    await env.DB.batch(phones.slice(i, i + 500).map((p) => stmt.bind(p, `CIbench${p}`.padEnd(88, "B"), otpHash, now)));
+  }
+  return Response.json(phones);
+}
+
+/**
+ * What a relying-party callback needs, as `/auth/login` and a finished sign-in leave it: a state
+ * in the kit's KV bound to a browser cookie (with its PKCE verifier), and a code for the kit's
+ * redirect URI with the matching challenge. Returns "state code binding" per callback.
+ */
+async function rpCallbacks(env: Env, n: number): Promise<Response> {
+  const cfg = providerConfig(env);
+  const rp = rpConfig(env);
+  const subject = { ...(await subjectFor(env, rp.clientId, SEED_SUBSCRIBERS[0]!.phone)), redirectUri: rp.redirectUri };
+  const kv = env as unknown as { RP_KV: KVNamespace };
+  const one = async (): Promise<string> => {
+    const binding = randomToken(32);
+    const state = randomToken(32);
+    const pkce = await createPkce();
+    await putState(kv, state, { bindingHash: await sha256(binding), returnTo: "/", created: Date.now(), verifier: pkce.verifier }, rp.stateTtlSeconds);
+    const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, { ...subject, autoLogin: null, codeChallenge: pkce.challenge });
+    return `${state} ${code} ${binding}`;
+  };
+  return Response.json(await Promise.all(Array.from({ length: n }, one)));
+}
+
+/** Mints `n` codes (or tokens: codes redeemed in the store as the token route does) in parallel. */
+async function mint(env: Env, url: URL): Promise<Response> {
+  const kind = url.searchParams.get("kind") ?? "code";
+  const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, MAX_MINT);
+  if (kind === "subscribers") return addSubscribers(env, Number(url.searchParams.get("from") ?? "0"), n);
+  if (kind === "rp-callback") return rpCallbacks(env, n);
+  const clientId = url.searchParams.get("client") ?? SEED_CLIENTS[0]!.clientId;
+  const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
+  const cfg = providerConfig(env);
+  const subject = await subjectFor(env, clientId, phone);
+  const one = async (): Promise<string> => {
+    const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, { ...subject, autoLogin: null, codeChallenge: null });
+    if (kind === "code") return code;
+    const token = tokenForCode(code);
+    const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
+    const r = await storeFor(env, code, cfg.oneTimeShards).redeemCode({
+      codeHash,
+      clientId,
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash,
+      tokenTtlMs: cfg.accessTokenTtlSeconds * 1000,
+      secretGeneration: "current",
+    });
+    if (!r.ok) throw new Error(`mint token: ${r.reason}`);
+    return token;
+  };
+  const out = await Promise.all(Array.from({ length: n }, one));
+  return Response.json(out);
+}
+
+/**
+ * The crypto work of one request of a route, `n` times over (the caller reads workerd's CPU time
+ * around it): token = client secret check + token minting + two hashes; user-me = token hash +
+ * the five spec §2.2 field encryptions of a full record.
+ */
+async function cryptoWork(url: URL): Promise<Response> {
+  const route = url.searchParams.get("route") ?? "token";
+  const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, 200_000);
+  const secret = SEED_CLIENTS[0]!.secret;
+  const s = SEED_SUBSCRIBERS[0]!;
+  for (let i = 0; i < n; i++) {
+    crypto.randomUUID(); // the router's request id
+    if (route === "token") {
+      const code = randomToken(32);
+      await constantTimeEqual(secret, secret);
+      const token = code.charAt(0) + randomToken(32).slice(1);
+      await Promise.all([sha256(code), sha256(token)]);
+    } else {
+      await sha256(randomToken(32));
+      await Promise.all([s.ci, s.phone, s.name, "0315", "900315"].map((v) => encryptField(secret, v)));
+    }
+  }
+  return Response.json({ route, n });
+}
+
+// ---- variants: in-memory stand-ins for one part of the platform ----
+
+/** A D1 statement that touches nothing: the audit insert of the no-audit/no-d1 variants. */
+function nullStatement(): D1PreparedStatement {
+  const result = { success: true, results: [], meta: { changes: 0 } };
+  const s = {
+    bind: () => s,
+    first: async () => null,
+    run: async () => result,
+    all: async () => result,
+    raw: async () => [],
+  };
+  return s as unknown as D1PreparedStatement;
+}
+
+/** A D1 statement answered from rows read once from the real database (same SQL, same binds). */
+function memoStatement(real: D1Database, sql: string, memo: Map<string, Promise<unknown>>): D1PreparedStatement {
+  let args: unknown[] = [];
+  const key = () => sql + "\u0000" + JSON.stringify(args);
+  const once = <T>(f: () => Promise<T>): Promise<T> => {
+    const k = key();
+    let p = memo.get(k) as Promise<T> | undefined;
+    if (!p) memo.set(k, (p = f()));
+    return p;
+  };
+  const s = {
+    bind: (...a: unknown[]) => {
+      args = a;
+      return s;
+    },
+    first: (col?: string) => once(() => real.prepare(sql).bind(...args).first(col as never)),
+    run: () => once(() => real.prepare(sql).bind(...args).run()),
+    all: () => once(() => real.prepare(sql).bind(...args).all()),
+    raw: () => once(() => real.prepare(sql).bind(...args).raw()),
+  };
+  return s as unknown as D1PreparedStatement;
+}
+
+function variantDb(real: D1Database, variant: "no-audit" | "no-d1"): D1Database {
+  const memo = new Map<string, Promise<unknown>>();
+  return new Proxy(real, {
+    get(target, prop) {
+      if (prop === "prepare") {
+        return (sql: string) => {
+          if (sql.startsWith("INSERT INTO audit_events")) return nullStatement();
+          if (variant === "no-d1" && sql.startsWith("SELECT")) return memoStatement(target, sql, memo);
+          return target.prepare(sql);
+        };
+      }
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/** The one-time store's code and token methods, in this isolate's memory (no Durable Object). */
+class MemoryStore {
+  private readonly codes = new Map<string, { grant: CodeGrant; used: boolean }>();
+  private readonly tokens = new Map<string, { grant: TokenGrant; reads: number }>();
+
+  async putCode(codeHash: string, grant: CodeGrant): Promise<void> {
+    this.codes.set(codeHash, { grant, used: false });
+  }
+
+  async redeemCode(r: RedeemRequest): Promise<RedeemResult> {
+    const c = this.codes.get(r.codeHash);
+    if (!c) return { ok: false, reason: "unknown" };
+    if (c.used) return { ok: false, reason: "reused" };
+    if (c.grant.clientId !== r.clientId) return { ok: false, reason: "foreign_client" };
+    c.used = true;
+    this.tokens.set(r.tokenHash, { grant: { ...c.grant, secretGeneration: r.secretGeneration }, reads: 0 });
+    return { ok: true, grant: c.grant };
+  }
+
+  async readToken(tokenHash: string, maxReads: number): Promise<TokenGrant | null> {
+    const t = this.tokens.get(tokenHash);
+    if (!t || t.reads >= maxReads) return null;
+    t.reads++;
+    return t.grant;
+  }
+}
+
+function memoryNamespace(): DurableObjectNamespace<OneTimeStore> {
+  const store = new MemoryStore();
+  return {
+    idFromName: (name: string) => ({ name, toString: () => name }),
+    get: () => store,
+  } as unknown as DurableObjectNamespace<OneTimeStore>;
+}
+
+const variantEnvs = new WeakMap<object, Env>();
+
+/** The env with the parts named in BENCH_VARIANT (comma-separated) replaced. */
+function envFor(env: Env): Env {
+  const spec = typeof env.BENCH_VARIANT === "string" ? env.BENCH_VARIANT : "";
+  if (spec === "" || spec === "none") return env;
+  let v = variantEnvs.get(env);
+  if (!v) {
+    const parts = new Set(spec.split(",") as Part[]);
+    v = { ...env };
+    if (parts.has("no-d1")) v.DB = variantDb(env.DB, "no-d1");
+    else if (parts.has("no-audit")) v.DB = variantDb(env.DB, "no-audit");
+    if (parts.has("no-do")) v.ONE_TIME = memoryNamespace();
+    variantEnvs.set(env, v);
+  }
+  return v;
+}
+
+export default {
+  async fetch(req, env, ctx) {
+    const e = envFor(env);
+    const url = new URL(req.url);
+    if (url.pathname === "/__bench/mint") {
+      await dev.fetch(new Request(new URL("/healthz", url)), e, ctx); // dev seed on first use
+      return mint(e, url);
+    }
+    if (url.pathname === "/__bench/crypto") return cryptoWork(url);
+    return dev.fetch(req, e, ctx);
+  },
+} satisfies ExportedHandler<Env>;
