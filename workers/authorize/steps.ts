@@ -62,11 +62,11 @@ function failure(f: Flow, reason: string): void {
 }
 
 /** The page of the transaction's current step. */
-function render(f: Flow, alert?: Alert, result?: PageResult, extra: { values?: IdentifyValues; notice?: string } = {}): Response {
+function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: string } = {}): Response {
   const tx = f.h.tx;
   switch (tx.step) {
     case "identify":
-      return identifyPage(f.ctx, extra.values, alert, result);
+      return identifyPage(f.ctx, {}, alert, result);
     case "verify":
       return verifyPage(
         f.ctx,
@@ -123,26 +123,26 @@ async function identify(f: Flow): Promise<Response> {
   const ip = await hitIp(f.env, f.shards, f.cfg, clientIp(f.req));
   if (ip) {
     failure(f, "ip_limited");
-    return render(f, refusalAlert(L, ip), limited(ip), { values });
+    return identifyPage(f.ctx, values, refusalAlert(L, ip), limited(ip));
   }
   const telco = values.telcoCd;
-  if (!isTelco(telco)) return render(f, { text: t(L, "errTelco"), field: "telcoCd" }, {}, { values });
+  if (!isTelco(telco)) return identifyPage(f.ctx, values, { text: t(L, "errTelco"), field: "telcoCd" }, {});
   const name = values.name?.trim();
-  if (!name || name.length > 50) return render(f, { text: t(L, "errName"), field: "name" }, {}, { values });
-  if (!values.phoneNo) return render(f, { text: t(L, "errPhone"), field: "phoneNo" }, {}, { values });
+  if (!name || name.length > 50) return identifyPage(f.ctx, values, { text: t(L, "errName"), field: "name" }, {});
+  if (!values.phoneNo) return identifyPage(f.ctx, values, { text: t(L, "errPhone"), field: "phoneNo" }, {});
   const phone = normalizePhone(values.phoneNo);
-  if (!phone) return render(f, { text: t(L, "errPhoneFormat"), field: "phoneNo" }, {}, { values });
+  if (!phone) return identifyPage(f.ctx, values, { text: t(L, "errPhoneFormat"), field: "phoneNo" }, {});
 
   const confirmed = await carrierDirectory(f.env).confirm(telco, name, phone);
   if (!confirmed) {
     failure(f, "unconfirmed");
-    return render(f, { text: t(L, "errUnconfirmed") }, {}, { values });
+    return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});
   }
   const key = await phoneKey(phone);
   const locked = await lockOf(f.env, f.shards, key);
   if (locked) {
     failure(f, "locked");
-    return render(f, refusalAlert(L, locked), limited(locked), { values });
+    return identifyPage(f.ctx, values, refusalAlert(L, locked), limited(locked));
   }
   const sub = {
     id: confirmed.subscriber.id,
@@ -152,8 +152,8 @@ async function identify(f: Flow): Promise<Response> {
     testOtpHash: confirmed.testOtpHash,
   };
   const issued = await issueCode(f, sub, phone);
-  if (issued === "send_failed") return render(f, { text: t(L, "errSendFailed") }, { status: 503 }, { values });
-  if (issued) return render(f, refusalAlert(L, issued), limited(issued), { values });
+  if (issued === "send_failed") return identifyPage(f.ctx, values, { text: t(L, "errSendFailed") }, { status: 503 });
+  if (issued) return identifyPage(f.ctx, values, refusalAlert(L, issued), limited(issued));
   const next = await advance(f.h, {
     ...f.h.tx,
     step: "verify",
@@ -289,6 +289,8 @@ export async function continueSignIn(req: Request, env: Env, rc: RequestContext,
   const lang = params.get("lang");
   if (lang === "ko" || lang === "en") return switchLanguage(f, lang);
   if (params.get("cancel") === "Y" && tx.step !== "consent") return cancel(f);
+  // The identify form posted again (back button, a corrected number): step 1 starts over.
+  if (params.has("phoneNo") && tx.step !== "identify") return identify(f);
   switch (tx.step) {
     case "identify":
       return identify(f);
