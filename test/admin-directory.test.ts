@@ -42,6 +42,14 @@ describe("CSV parsing (RFC 4180)", () => {
       ["multi\nline", "z"],
     ]);
   });
+
+  it("reads a last record without a line break, empty fields, and CR-only line ends", () => {
+    expect(parseCsv("a,,c\r1,2,")).toEqual([
+      ["a", "", "c"],
+      ["1", "2", ""],
+    ]);
+    expect(parseCsv("")).toEqual([]);
+  });
 });
 
 describe("POST /admin/directory/import", () => {
@@ -125,14 +133,15 @@ describe("POST /admin/directory/import", () => {
       await importJson([
         "01077770001",
         { telcoCd: "S", phoneNo: 1077770002, name: "N", gender: "M", birth: "1980-01-01", foreign: "L", ci: CI(41) },
-        { telcoCd: "S", phoneNo: "01077770003", name: "N", gender: "M", birth: "1980-01-01", foreign: "L", ci: CI(42), "01077770003": "x" },
+        { telcoCd: "S", phoneNo: "01077770003", name: "N", gender: "M", birth: "1980-01-01", foreign: "L", ci: CI(42), "01077770003": "x", constructor: "y" },
       ]),
     );
     expect(r.rejected).toEqual([
       { row: 1, reason: "row must be an object" },
       { row: 2, reason: "phoneNo must be text (a JSON string)" },
     ]);
-    expect(r.ignored_columns).toEqual(["(unnamed column)"]);
+    expect(r.ignored_columns.sort()).toEqual(["(unnamed column)", "constructor"]);
+    expect(r).toMatchObject({ inserted: 1 });
     expect(JSON.stringify(r)).not.toContain("7777");
   });
 
