@@ -30,7 +30,7 @@ export function normalizePhone(input: string): string | undefined {
   let d = input.replace(/[\s\-.()]/g, "");
   if (d.startsWith("+82")) d = "0" + d.slice(3).replace(/^0/, "");
   else if (d.startsWith("0082")) d = "0" + d.slice(4).replace(/^0/, "");
-  return /^01[016789]\d{7,8}$/.test(d) ? d : undefined;
+  return /^010\d{8}$|^01[16789]\d{7,8}$/.test(d) ? d : undefined;
 }
 
 /** A name for comparison: NFC, trimmed, inner whitespace collapsed, letter case ignored. */
