@@ -7,6 +7,7 @@ import { json } from "../core/http";
 import { createWorker, type Route } from "../core/router";
 import { ensureDevSeed } from "../core/seed";
 import { routes as authorize } from "../authorize/routes";
+import { devRoutes as smsOutbox } from "../authorize/outbox";
 import { routes as token } from "../token/routes";
 import { routes as userMe } from "../user-me/routes";
 import { routes as disconnect } from "../disconnect/routes";
@@ -19,7 +20,7 @@ const health: Route<Env>[] = [{ method: "GET", path: "/healthz", handler: () => 
 
 // The relying-party kit (/, /auth/*) reaches this same route table in process (workers/dev/rp.ts).
 const worker: ExportedHandler<Env> = createWorker<Env>("dev", [
-  ...health, ...authorize, ...token, ...userMe, ...disconnect, ...admin, ...kitRoutes(() => worker),
+  ...health, ...authorize, ...smsOutbox, ...token, ...userMe, ...disconnect, ...admin, ...kitRoutes(() => worker),
 ]);
 
 export default {
