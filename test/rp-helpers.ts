@@ -41,9 +41,14 @@ function workerFor(path: string): ExportedHandler<RpEnv> {
   return rpSession as ExportedHandler<RpEnv>;
 }
 
-/** Sends a request to the kit's per-route worker for its path. */
-export async function send(k: Kit, url: string, init?: RequestInit): Promise<Response> {
-  const req = new Request(new URL(url, ORIGIN), init);
+/**
+ * Sends a request to the kit's per-route worker for its path, or with `k` null to the all-in-one
+ * dev worker where the kit is mounted.
+ */
+export async function send(k: Kit | null, url: string, init?: RequestInit): Promise<Response> {
+  // "manual": a Fetcher-style call follows redirects by default, a browser test wants to see them
+  const req = new Request(new URL(url, ORIGIN), { redirect: "manual", ...init });
+  if (k === null) return exports.default.fetch(req);
   const ctx = createExecutionContext();
   const res = await workerFor(new URL(req.url).pathname).fetch!(req as never, k.env, ctx);
   await waitOnExecutionContext(ctx);
@@ -65,10 +70,13 @@ export function setCookies(res: Response): SetCookie[] {
   });
 }
 
-/** A browser: keeps cookies, sends same-origin `Origin` on POSTs unless told otherwise. */
+/**
+ * A browser: keeps cookies, sends same-origin `Origin` on POSTs unless told otherwise. With `k`
+ * null it talks to the all-in-one dev worker instead of the per-route workers.
+ */
 export class Browser {
   readonly jar = new Map<string, string>();
-  constructor(readonly k: Kit) {}
+  constructor(readonly k: Kit | null) {}
 
   cookieHeader(): string {
     return [...this.jar].map(([n, v]) => `${n}=${v}`).join("; ");
