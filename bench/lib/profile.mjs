@@ -4,7 +4,7 @@
 // route's crypto calls inside the worker (/__bench/crypto) and reading workerd's CPU time around it.
 
 import { cpuMicros } from "./server.mjs";
-import { SCENARIOS } from "./scenarios.mjs";
+import { SCENARIOS, control } from "./scenarios.mjs";
 
 export const PROFILE_WORKERS = [
   { name: "app-stubbed", vars: { BENCH_VARIANT: "no-d1,no-do" } },
@@ -56,7 +56,7 @@ export async function cryptoMicros(ctx, route) {
   if (ctx.pid === null) return null;
   const run = async (n) => {
     const c0 = cpuMicros(ctx.pid);
-    const res = await fetch(`${ctx.url}/__bench/crypto?route=${route}&n=${n}`);
+    const res = await control(`${ctx.url}/__bench/crypto?route=${route}&n=${n}`);
     if (res.status !== 200) throw new Error(`crypto ${route}: ${res.status}`);
     await res.text();
     return (cpuMicros(ctx.pid) - c0) / n;

@@ -11,6 +11,19 @@ export const AUTHORIZE_PATH =
   "/oauth2/authorize?" +
   new URLSearchParams({ response_type: "code", client_id: DEMO.clientId, redirect_uri: DEMO.redirectUri, state: "bench-state-0123456789", lang: "ko" });
 
+/**
+ * fetch for the harness's own calls, retried once when a pooled keep-alive connection turns out
+ * to have been closed by workerd while idle (undici reports "other side closed").
+ */
+export async function control(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if (err?.cause?.code !== "UND_ERR_SOCKET") throw err;
+    return fetch(url, init);
+  }
+}
+
 /** Asks the bench entry for `n` fresh codes or tokens, in parallel chunks. */
 export async function mint(appUrl, kind, n) {
   const CHUNK = 2000;
@@ -21,7 +34,7 @@ export async function mint(appUrl, kind, n) {
   for (let i = 0; i < chunks.length; i += 2) {
     const got = await Promise.all(
       chunks.slice(i, i + 2).map(async (c) => {
-        const res = await fetch(`${appUrl}/__bench/mint?kind=${kind}&n=${c}`);
+        const res = await control(`${appUrl}/__bench/mint?kind=${kind}&n=${c}`);
         if (res.status !== 200) throw new Error(`mint ${kind}: ${res.status} ${(await res.text()).slice(0, 300)}`);
         return res.json();
       }),
@@ -82,7 +95,7 @@ async function signIn(ctx) {
     }
   };
   const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-  let res = await fetch(ctx.url + AUTHORIZE_PATH, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
+  let res = await control(ctx.url + AUTHORIZE_PATH, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
   keep(res);
   let requests = 1;
   for (let step = 0; step < 4 && res.status === 200; step++) {
@@ -124,7 +137,7 @@ async function prepareSubscribers(ctx, expected) {
   const out = [];
   for (let left = expected; left > 0; left -= 4000) {
     const n = Math.min(4000, left);
-    const res = await fetch(`${ctx.url}/__bench/mint?kind=subscribers&from=${nextSubscriber}&n=${n}`);
+    const res = await control(`${ctx.url}/__bench/mint?kind=subscribers&from=${nextSubscriber}&n=${n}`);
     if (res.status !== 200) throw new Error(`subscribers: ${res.status} ${(await res.text()).slice(0, 200)}`);
     out.push(...(await res.json()));
     nextSubscriber += n;
@@ -151,7 +164,7 @@ async function prepareSessions(ctx, n = 200) {
     const got = await Promise.all(
       entries.slice(i, i + 16).map(async (e) => {
         const c = callbackRequest(e);
-        const res = await fetch(ctx.url + c.path, { redirect: "manual", headers: { Cookie: c.cookie } });
+        const res = await control(ctx.url + c.path, { redirect: "manual", headers: { Cookie: c.cookie } });
         await res.arrayBuffer();
         const set = res.headers.getSetCookie().find((h) => h.startsWith(SESSION_COOKIE + "="));
         if (res.status !== 303 || !set) throw new Error(`rp callback answered ${res.status}`);
@@ -164,7 +177,7 @@ async function prepareSessions(ctx, n = 200) {
 
 /** True when the dev worker mounts the route (anything but the router's JSON 404). */
 async function routeExists(ctx, path, init) {
-  const res = await fetch(ctx.url + path, { redirect: "manual", ...init });
+  const res = await control(ctx.url + path, { redirect: "manual", ...init });
   const text = await res.text();
   return !(res.status === 404 && text.includes('"not_found"'));
 }
@@ -233,7 +246,7 @@ export const SCENARIOS = [
     concurrency: 16,
     pool: phones,
     async available(ctx) {
-      const res = await fetch(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
+      const res = await control(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
       const html = await res.text();
       return res.status === 200 && html.includes('data-step="identify"') ? null : "the sign-in pages (issue 3) are not in the dev worker";
     },
@@ -293,7 +306,7 @@ export async function checkOnce(ctx, s) {
   const r = { method: s.request.method, path: s.request.path, headers: { ...(s.request.headers ?? {}) }, body: s.request.body };
   if (s.request.setup) s.request.setup(r);
   const base = s.worker === "hello" ? ctx.helloUrl : ctx.url;
-  const res = await fetch(base + r.path, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });
+  const res = await control(base + r.path, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });
   const want = s.request.okStatus ?? 200;
   const text = await res.text();
   if (res.status !== want) throw new Error(`${s.id}: expected ${want}, got ${res.status}: ${text.slice(0, 300)}`);

@@ -76,7 +76,7 @@ export const BENCH_VARS = {
  * Starts one workerd with the hello worker and one app worker per variant
  * (`{ name, vars }`). Returns URLs per worker, the workerd pid and a dispose function.
  */
-export async function startServers(root, buildDir, variants, { disk = false } = {}) {
+export async function startServers(root, buildDir, variants, { disk = false, inspectorPort } = {}) {
   mkdirSync(buildDir, { recursive: true });
   const appPath = await bundle(root, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry.js"));
   const helloPath = join(root, "bench/workers/hello.js");
@@ -101,6 +101,7 @@ export async function startServers(root, buildDir, variants, { disk = false } = 
     durableObjectsPersist: join(state, "do"),
     kvPersist: join(state, "kv"),
     logRequests: false,
+    ...(inspectorPort ? { inspectorPort } : {}),
     // Drain workerd's output (it would otherwise interleave with the table); keep errors for failures.
     handleRuntimeStdio(stdout, err) {
       stdout.resume();

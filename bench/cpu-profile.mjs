@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// A V8 CPU profile of one scenario, taken through workerd's inspector while autocannon drives it
+// (the same servers and pools as `npm run bench`). Prints self time by source module of the
+// bundle and by function, per workerd isolate (the app worker with its Durable Object, Miniflare's
+// D1 and KV workers), and writes bench/results/<scenario>.cpuprofile (open it in Chrome DevTools).
+//
+//   node bench/cpu-profile.mjs token [--seconds 8] [--connections 32] [--variant no-d1]
+
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+if (typeof WebSocket === "undefined") {
+  // Node 20 has WebSocket behind a flag: run again with it.
+  const r = spawnSync(process.execPath, ["--experimental-websocket", ...process.argv.slice(1)], { stdio: "inherit" });
+  process.exit(r.status ?? 1);
+}
+
+const { drive } = await import("./lib/load.mjs");
+const { SCENARIOS, checkOnce } = await import("./lib/scenarios.mjs");
+const { startServers } = await import("./lib/server.mjs");
+
+process.env.WRANGLER_SEND_METRICS = "false";
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
+const id = args.find((a) => !a.startsWith("--") && !args[args.indexOf(a) - 1]?.startsWith("--")) ?? "token";
+const seconds = Number(opt("--seconds", "8"));
+const connections = Number(opt("--connections", "32"));
+const variant = opt("--variant", "");
+const PORT = 9339;
+
+const s = SCENARIOS.find((x) => x.id === id && !x.flow);
+if (!s) throw new Error(`no autocannon scenario ${id}`);
+const buildDir = join(root, "bench", "results", "build");
+const srv = await startServers(root, buildDir, [{ name: "app", vars: variant ? { BENCH_VARIANT: variant } : {} }], { inspectorPort: PORT });
+
+/** Module of each line of the unminified bundle, from esbuild's `// path` section comments. */
+function moduleLines(file) {
+  const lines = readFileSync(file, "utf8").split("\n");
+  const out = [];
+  let current = "(bundle)";
+  for (const l of lines) {
+    const m = /^\/\/ ((?:workers|bench|node_modules)\/\S+)$/.exec(l);
+    if (m) current = m[1].replace(/^node_modules\//, "npm:");
+    out.push(current);
+  }
+  return out;
+}
+
+class Cdp {
+  constructor(url) {
+    this.ws = new WebSocket(url);
+    this.id = 0;
+    this.waiting = new Map();
+    this.ws.onmessage = (ev) => {
+      const msg = JSON.parse(ev.data);
+      if (msg.id && this.waiting.has(msg.id)) {
+        this.waiting.get(msg.id)(msg);
+        this.waiting.delete(msg.id);
+      }
+    };
+    this.open = new Promise((res, rej) => {
+      this.ws.onopen = res;
+      this.ws.onerror = rej;
+    });
+  }
+  send(method, params = {}) {
+    const id = ++this.id;
+    this.ws.send(JSON.stringify({ id, method, params }));
+    return new Promise((res) => this.waiting.set(id, (m) => res(m.result)));
+  }
+}
+
+try {
+  const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: srv.pid };
+  await checkOnce(ctx, s);
+  if (s.prepare) await s.prepare(ctx, 2000);
+  await drive({ url: ctx.url, request: s.request, connections, seconds: 1, pid: srv.pid }); // warm
+
+  const targets = (await (await fetch(`http://127.0.0.1:${PORT}/json/list`)).json()).filter((t) => /^(core:user:app|d1:db:|kv:ns:)/.test(t.id));
+  const sessions = [];
+  for (const t of targets) {
+    const c = new Cdp(t.webSocketDebuggerUrl);
+    await c.open;
+    await c.send("Profiler.enable");
+    await c.send("Profiler.setSamplingInterval", { interval: 100 });
+    sessions.push({ t, c });
+  }
+  if (s.prepare) await s.prepare(ctx, 6000 * seconds);
+  for (const { c } of sessions) await c.send("Profiler.start");
+  const r = await drive({ url: ctx.url, request: s.request, connections, seconds, pid: srv.pid });
+  const profiles = [];
+  for (const { t, c } of sessions) profiles.push({ t, profile: (await c.send("Profiler.stop")).profile });
+  console.log(`${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs)} µs CPU per request, ${r.failed} failed`);
+
+  mkdirSync(join(root, "bench", "results"), { recursive: true });
+  const lines = moduleLines(join(buildDir, "bench-entry.js"));
+  for (const { t, profile } of profiles) {
+    const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+    const self = new Map();
+    profile.samples.forEach((nodeId, i) => {
+      self.set(nodeId, (self.get(nodeId) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    });
+    const total = [...self.values()].reduce((a, b) => a + b, 0);
+    const byModule = new Map();
+    const byFn = new Map();
+    let idle = 0;
+    for (const [nodeId, us] of self) {
+      const f = byNode.get(nodeId).callFrame;
+      if (f.functionName === "(idle)") {
+        idle += us;
+        continue;
+      }
+      const mod = f.url.endsWith("bench-entry.js") ? lines[f.lineNumber] ?? "(bundle)" : f.url ? f.url.replace(/^.*\//, "") : f.functionName;
+      byModule.set(mod, (byModule.get(mod) ?? 0) + us);
+      const fn = `${f.functionName || "(anonymous)"} ${mod}:${f.lineNumber + 1}`;
+      byFn.set(fn, (byFn.get(fn) ?? 0) + us);
+    }
+    const busy = total - idle;
+    const perReq = (us) => (us / Math.max(1, r.responses)).toFixed(1);
+    console.log(`\n== ${t.id}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled (${perReq(busy)} µs per request)`);
+    const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
+    for (const [k, v] of top(byModule, 14)) console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
+    console.log("  -- functions");
+    for (const [k, v] of top(byFn, 18)) console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
+    if (t.id === "core:user:app") writeFileSync(join(root, "bench", "results", `${id}${variant ? "-" + variant : ""}.cpuprofile`), JSON.stringify(profile));
+  }
+  for (const { c } of sessions) c.ws.close();
+} finally {
+  await srv.dispose();
+}
