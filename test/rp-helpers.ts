@@ -16,6 +16,8 @@ export const ORIGIN = "http://localhost:8787";
 
 export interface Kit {
   env: RpEnv;
+  /** The kit's public origin (RP_PUBLIC_ORIGIN), where the browser talks to it. */
+  origin: string;
   /** Back-channel calls made, as "METHOD /path". */
   calls: string[];
 }
@@ -31,7 +33,8 @@ export function kit(vars: Record<string, unknown> = {}, provider?: ProviderFetch
       return target.fetch(req);
     },
   };
-  return { env: { ...(env as unknown as RpEnv), PROVIDER: recording, ...vars } as RpEnv, calls };
+  const origin = typeof vars.RP_PUBLIC_ORIGIN === "string" ? vars.RP_PUBLIC_ORIGIN : ORIGIN;
+  return { env: { ...(env as unknown as RpEnv), PROVIDER: recording, ...vars } as RpEnv, origin, calls };
 }
 
 /** The per-route worker that serves `path` in a split deployment. */
@@ -47,7 +50,7 @@ function workerFor(path: string): ExportedHandler<RpEnv> {
  */
 export async function send(k: Kit | null, url: string, init?: RequestInit): Promise<Response> {
   // "manual": a Fetcher-style call follows redirects by default, a browser test wants to see them
-  const req = new Request(new URL(url, ORIGIN), { redirect: "manual", ...init });
+  const req = new Request(new URL(url, k?.origin ?? ORIGIN), { redirect: "manual", ...init });
   if (k === null) return exports.default.fetch(req);
   const ctx = createExecutionContext();
   const res = await workerFor(new URL(req.url).pathname).fetch!(req as never, k.env, ctx);
@@ -86,7 +89,7 @@ export class Browser {
     const headers = new Headers(init.headers);
     if (this.jar.size) headers.set("Cookie", this.cookieHeader());
     const method = init.method ?? "GET";
-    if (method === "POST" && init.origin !== null) headers.set("Origin", init.origin ?? ORIGIN);
+    if (method === "POST" && init.origin !== null) headers.set("Origin", init.origin ?? this.k?.origin ?? ORIGIN);
     const res = await send(this.k, url, { ...init, method, headers });
     for (const c of setCookies(res)) {
       if (c.attrs.includes("Max-Age=0")) this.jar.delete(c.name);
