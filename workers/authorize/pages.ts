@@ -34,7 +34,7 @@ export interface PageResult {
 const CSS = raw(`
 *,*::before,*::after{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
-body{margin:0;font-family:-apple-system,BlinkMacSystemFont,"Apple SD Gothic Neo","Malgun Gothic","Nanum Gothic","NanumGothic","Noto Sans KR",system-ui,sans-serif;font-size:16px;line-height:1.5;color:#191f28;background:#f2f4f6}
+body{margin:0;font-family:-apple-system,BlinkMacSystemFont,"Apple SD Gothic Neo","Malgun Gothic","Nanum Gothic","NanumGothic","Noto Sans KR",system-ui,sans-serif;font-size:16px;line-height:1.5;color:#191f28;background:#f2f4f6;word-break:keep-all;overflow-wrap:anywhere}
 main{max-width:440px;margin:0 auto;padding:24px 20px 32px}
 .web main{margin:24px auto;background:#fff;border-radius:16px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
 .hybrid{background:#fff}
@@ -72,7 +72,7 @@ button.primary{background:#3182f6;color:#fff}
 button.secondary{background:#f2f4f6;color:#4e5968}
 button.link{min-height:44px;background:none;color:#3182f6;font-size:15px;font-weight:600}
 button:focus-visible,a:focus-visible{outline:3px solid #90c2ff;outline-offset:2px}
-.hybrid button{min-height:56px}
+.hybrid .actions button{min-height:56px}
 footer{display:flex;justify-content:space-between;align-items:center;gap:12px;margin-top:24px;font-size:13px;color:#8b95a1}
 footer form{margin:0}
 footer button{width:auto;min-height:36px;padding:4px 12px;font-size:13px;font-weight:600;background:#f2f4f6;color:#4e5968;border-radius:8px}
