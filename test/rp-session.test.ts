@@ -272,9 +272,16 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
     expect(await (await b.get("/")).text()).toContain("휴대폰번호로 로그인");
   });
 
-  it("escapes what it shows", async () => {
-    const { escapeHtml } = await import("../workers/core/rp-html");
-    expect(escapeHtml(`<img src=x onerror="a">&'`)).toBe("&#60;img src=x onerror=&#34;a&#34;&#62;&#38;&#39;");
+  it("escapes what it shows: a hostile name is rendered as text", async () => {
+    const { putIdentity, createSession } = await import("../workers/core/rp-store");
+    const { rpSealKey } = await import("../workers/core/rp-config");
+    const plid = crypto.randomUUID();
+    const kv = env as unknown as { RP_KV: KVNamespace };
+    await putIdentity(kv, await rpSealKey(env), { plid, items: { name: `<img src=x onerror="a">` }, storedAt: Date.now() }, 3600);
+    const id = await createSession(kv, { plid, kind: "cookie", loginAt: Date.now() }, 3600);
+    const page = await (await send(null, "/", { headers: { Cookie: `__Host-rp_session=${id}` } })).text();
+    expect(page).toContain("&lt;img src=x onerror=&quot;a&quot;&gt;님, 환영합니다");
+    expect(page).not.toContain("<img");
   });
 });
 

@@ -1,32 +1,23 @@
 // Pages of the relying-party kit (the callback's failure pages, the dev demo): Korean first with
-// English, no script, `Referrer-Policy: same-origin` (DESIGN.md §4.7: `no-referrer` makes
-// Chromium post `Origin: null`).
+// English, no script, built with core/html.ts. They carry `Referrer-Policy: same-origin`, not
+// core's `no-referrer`: with `no-referrer` Chromium posts `Origin: null` from the kit's own forms,
+// which the kit's Origin check must refuse (DESIGN.md §4.7).
 
-/** Escapes text for HTML element and attribute content. */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "./html";
 
-const STYLE = `body{font-family:"Nanum Gothic","Apple SD Gothic Neo","Malgun Gothic",sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.5}
+const STYLE = raw(`body{font-family:"Nanum Gothic","Apple SD Gothic Neo","Malgun Gothic",sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.5}
 h1{font-size:1.4rem}.en{color:#666;font-size:.9em}a.button,button{display:inline-block;padding:.6rem 1.1rem;border-radius:.4rem;border:1px solid #2a5bd7;background:#2a5bd7;color:#fff;font-size:1rem;text-decoration:none;cursor:pointer}
 button.secondary{background:#fff;color:#2a5bd7}button.danger{background:#fff;color:#c0392b;border-color:#c0392b}
 table{border-collapse:collapse;margin:1rem 0;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd}th{width:40%;font-weight:normal;color:#555}
-form{display:inline-block;margin:.3rem .5rem .3rem 0}`;
+form{display:inline-block;margin:.3rem .5rem .3rem 0}`);
 
-/** A complete kit page with the kit's security headers. `body` must already be escaped HTML. */
-export function page(title: string, body: string, status = 200): Response {
-  const html = `<!doctype html><html lang="ko"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
-  return new Response(html, {
-    status,
-    headers: {
-      "Content-Type": "text/html; charset=utf-8",
-      "Cache-Control": "no-store",
-      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      "Referrer-Policy": "same-origin",
-      "X-Content-Type-Options": "nosniff",
-      "X-Frame-Options": "DENY",
-    },
-  });
+/** A complete kit page with core's strict headers, except `Referrer-Policy: same-origin`. */
+export function kitPage(title: string, body: SafeHtml, status = 200): Response {
+  const nonce = cspNonce();
+  return htmlResponse(
+    html`<html lang="ko"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style nonce="${nonce}">${STYLE}</style></head><body>${body}</body></html>`,
+    { status, nonce, headers: { "Referrer-Policy": "same-origin" } },
+  );
 }
 
 /** Why a callback could not complete (DESIGN.md §4.7: 400 for the request, 502 for the service). */
@@ -50,10 +41,10 @@ const FAILURES: Record<CallbackFailure, { status: number; ko: string; en: string
 /** The callback's failure page, with a link to start again. */
 export function callbackFailurePage(kind: CallbackFailure): Response {
   const f = FAILURES[kind];
-  return page(
+  return kitPage(
     "로그인 실패 / Login failed",
-    `<h1>로그인을 완료할 수 없습니다 <span class="en">/ Login could not be completed</span></h1>
-<p>${escapeHtml(f.ko)}<br><span class="en">${escapeHtml(f.en)}</span></p>
+    html`<h1>로그인을 완료할 수 없습니다 <span class="en">/ Login could not be completed</span></h1>
+<p>${f.ko}<br><span class="en">${f.en}</span></p>
 <p><a class="button" href="/auth/login">다시 로그인 <span lang="en">/ Log in again</span></a> <a href="/">처음으로 / Home</a></p>`,
     f.status,
   );

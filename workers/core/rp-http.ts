@@ -2,27 +2,21 @@
 // check, the Origin check on POSTs, the dev host redirect.
 
 import { E } from "./errors";
+import { hostCookie, readCookie } from "./html";
 
-/** Binds a state to the browser that started the login. `__Host-`: Secure, Path=/, no Domain. */
-export const BINDING_COOKIE = "__Host-rp_state";
-/** The browser session. */
-export const SESSION_COOKIE = "__Host-rp_session";
+/** Binds a state to the browser that started the login (sent as `__Host-rp_state`). */
+export const BINDING_COOKIE = "rp_state";
+/** The browser session (sent as `__Host-rp_session`). */
+export const SESSION_COOKIE = "rp_session";
 
-/** The value of cookie `name` in the request, or undefined. The first occurrence wins. */
-export function readCookie(req: Request, name: string): string | undefined {
-  const header = req.headers.get("Cookie");
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const i = part.indexOf("=");
-    if (i < 0) continue;
-    if (part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
-  }
-  return undefined;
+/** A kit cookie, `__Host-` prefixed: HttpOnly, Secure, SameSite=Lax, Path=/ (DESIGN.md §4.6). Max-Age 0 clears it. */
+export function kitCookie(name: string, value: string, maxAgeSeconds: number): string {
+  return hostCookie(name, value, { maxAgeSeconds });
 }
 
-/** A `__Host-` cookie: HttpOnly, Secure, SameSite=Lax, Path=/ (DESIGN.md §4.6). Max-Age 0 clears it. */
-export function hostCookie(name: string, value: string, maxAgeSeconds: number): string {
-  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Lax`;
+/** The value of a kit cookie in the request, or undefined. */
+export function readKitCookie(req: Request, name: string): string | undefined {
+  return readCookie(req, `__Host-${name}`);
 }
 
 const MAX_RETURN_TO = 2048;

@@ -4,7 +4,7 @@
 import { parseBearer } from "./http";
 import { exchangeCode, readUser, type ProviderUser, type YN } from "./rp-client";
 import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "./rp-config";
-import { readCookie, SESSION_COOKIE } from "./rp-http";
+import { readKitCookie, SESSION_COOKIE } from "./rp-http";
 import {
   createSession,
   endSession,
@@ -96,7 +96,7 @@ export interface CurrentSession {
 export function sessionClaim(req: Request): { id: string; kind: SessionKind } | null {
   const bearer = parseBearer(req.headers.get("Authorization"));
   if (bearer !== undefined) return { id: bearer, kind: "token" };
-  const cookie = readCookie(req, SESSION_COOKIE);
+  const cookie = readKitCookie(req, SESSION_COOKIE);
   return cookie !== undefined ? { id: cookie, kind: "cookie" } : null;
 }
 

@@ -7,7 +7,7 @@ import { readParams, type Params } from "../core/http";
 import { RpClientError } from "../core/rp-client";
 import { rpConfig, type RpEnv } from "../core/rp-config";
 import { callbackFailurePage, type CallbackFailure } from "../core/rp-html";
-import { BINDING_COOKIE, hostCookie, readCookie, redirect, SESSION_COOKIE } from "../core/rp-http";
+import { BINDING_COOKIE, kitCookie, readKitCookie, redirect, SESSION_COOKIE } from "../core/rp-http";
 import { loginWithCode } from "../core/rp-session";
 import { bindingMatches, takeState, type PendingLogin } from "../core/rp-store";
 import type { RequestContext, Route } from "../core/router";
@@ -35,7 +35,7 @@ async function takePendingLogin(req: Request, env: RpEnv, params: Params, ttlSec
   const pending = await takeState(env, state);
   if (!pending) throw new CallbackRefused("state", "unknown, replayed or expired state");
   if (Date.now() - pending.created > ttlSeconds * 1000) throw new CallbackRefused("state", "expired state");
-  if (!(await bindingMatches(pending, readCookie(req, BINDING_COOKIE)))) {
+  if (!(await bindingMatches(pending, readKitCookie(req, BINDING_COOKIE)))) {
     throw new CallbackRefused("state", "state bound to another browser (cookie mismatch)");
   }
   return pending;
@@ -60,13 +60,13 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
       kind: "cookie",
       // An automatic login with no stored identity: ask once more, interactively, to receive it.
       allowRelogin: pending.prompt !== cfg.reloginPrompt,
-      ...(readCookie(req, SESSION_COOKIE) !== undefined ? { previousSessionId: readCookie(req, SESSION_COOKIE)! } : {}),
+      ...(readKitCookie(req, SESSION_COOKIE) !== undefined ? { previousSessionId: readKitCookie(req, SESSION_COOKIE)! } : {}),
     });
     if (outcome.kind === "relogin") {
       rc.log.cause = "automatic login without a stored identity: relogin";
       return redirect(303, `/auth/login?${new URLSearchParams({ return_to: pending.returnTo, prompt: cfg.reloginPrompt })}`);
     }
-    return redirect(303, pending.returnTo, [hostCookie(SESSION_COOKIE, outcome.sessionId, cfg.sessionTtlSeconds)]);
+    return redirect(303, pending.returnTo, [kitCookie(SESSION_COOKIE, outcome.sessionId, cfg.sessionTtlSeconds)]);
   } catch (err) {
     if (err instanceof CallbackRefused) {
       rc.log.cause = err.reason;

@@ -6,7 +6,7 @@ import { E } from "../core/errors";
 import { readParams, type Params } from "../core/http";
 import { authorizationUrl, createPkce } from "../core/rp-client";
 import { rpConfig, type RpConfig, type RpEnv } from "../core/rp-config";
-import { BINDING_COOKIE, hostCookie, readCookie, redirect, safeReturnTo } from "../core/rp-http";
+import { BINDING_COOKIE, kitCookie, readKitCookie, redirect, safeReturnTo } from "../core/rp-http";
 import { putState, RANDOM_SHAPE, type PendingLogin } from "../core/rp-store";
 import type { RequestContext, Route } from "../core/router";
 
@@ -46,7 +46,7 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   if (moved) return moved;
   const lr = loginRequest(await readParams(req, rc.url, 8192), cfg);
   // One binding per browser, reused while valid, so logins started in two tabs both complete.
-  const existing = readCookie(req, BINDING_COOKIE);
+  const existing = readKitCookie(req, BINDING_COOKIE);
   const binding = existing !== undefined && RANDOM_SHAPE.test(existing) ? existing : randomToken(32);
   const state = randomToken(32);
   const pkce = cfg.pkce ? await createPkce() : undefined;
@@ -65,7 +65,7 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
     },
   );
   rc.log.event = "rp.login";
-  return redirect(302, location, [hostCookie(BINDING_COOKIE, binding, cfg.stateTtlSeconds)]);
+  return redirect(302, location, [kitCookie(BINDING_COOKIE, binding, cfg.stateTtlSeconds)]);
 }
 
 export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/auth/login", handler: login }];

@@ -6,7 +6,7 @@ import { clientIp, json, readBodyText, readParams } from "../core/http";
 import { E } from "../core/errors";
 import { disconnectUser, RpClientError } from "../core/rp-client";
 import { rpClientConfig, rpConfig, type RpEnv } from "../core/rp-config";
-import { checkOrigin, hostCookie, redirect, SESSION_COOKIE, wantsHtml } from "../core/rp-http";
+import { checkOrigin, kitCookie, redirect, SESSION_COOKIE, wantsHtml } from "../core/rp-http";
 import { currentSession, flatUser, loginWithCode, sessionClaim, type CurrentSession } from "../core/rp-session";
 import { endSession, forgetIdentity, hitRateLimit } from "../core/rp-store";
 import type { RequestContext, Route } from "../core/router";
@@ -14,7 +14,7 @@ import type { RequestContext, Route } from "../core/router";
 const MAX_BODY_BYTES = 16 * 1024;
 const CODE_SHAPE = /^[\x21-\x7e]{1,512}$/;
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
-const CLEAR_SESSION = hostCookie(SESSION_COOKIE, "", 0);
+const CLEAR_SESSION = kitCookie(SESSION_COOKIE, "", 0);
 
 async function requireSession(req: Request, env: RpEnv): Promise<CurrentSession> {
   const session = await currentSession(req, env);
