@@ -182,6 +182,17 @@ describe("step 2, verify", () => {
     expect(alertText(wrong.html)).toBe("The code is not correct. 4 tries left.");
   });
 
+  it("the identify form posted again (back button, a corrected number) starts step 1 over for the new number", async () => {
+    const b = new Browser();
+    const first = await b.authorize();
+    const wrongNumber = await b.submit(first, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
+    expect(wrongNumber.html).toContain("010-****-5678");
+    const corrected = await b.submit(first, { telcoCd: "S", name: LEE.name, phoneNo: LEE.phone });
+    expect(corrected.form?.step).toBe("verify");
+    expect(corrected.html).toContain("010-****-8901");
+    expect(alertText((await b.submit(corrected, { otp: HONG.code })).html)).toMatch(/^인증번호가 맞지 않습니다/);
+  });
+
   it("resend on a test number sends nothing and says to use the fixed code", async () => {
     const b = new Browser();
     const p = await identify(b, { telcoCd: "S", name: LEE.name, phoneNo: LEE.phone });
