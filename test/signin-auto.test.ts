@@ -60,6 +60,15 @@ describe("the opt-in (DESIGN.md §4.7: on the code step, whenever eligible)", ()
     expect(again.form!.names.has("autoLogin")).toBe(true);
   });
 
+  it("a wrong code keeps the box as the person left it", async () => {
+    const b = new Browser();
+    const verify = await b.submit(await b.authorize(), { telcoCd: "K", name: KIM.name, phoneNo: KIM.phone });
+    const ticked = await b.submit(verify, { otp: "000000", autoLogin: "Y" });
+    expect(ticked.html).toMatch(/name="autoLogin" value="Y" aria-describedby="autoLogin-hint" checked>/);
+    const unticked = await b.submit(ticked, { otp: "000000" });
+    expect(unticked.html).toMatch(/name="autoLogin" value="Y" aria-describedby="autoLogin-hint">/);
+  });
+
   it.each([
     ["an LG U+ subscriber", SMITH, {}],
     ["a client without automatic login", LEE, { client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! }],

@@ -169,7 +169,8 @@ export interface VerifyInfo {
   masked: string;
   test: boolean;
   minutes: number;
-  autoLogin: { days: number } | null;
+  /** The opt-in box, when eligible; `checked` keeps the person's choice across a re-render. */
+  autoLogin: { days: number; checked: boolean } | null;
   notice?: string;
 }
 
@@ -186,7 +187,7 @@ ${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
 ${info.test && html`<p class="hint">${t(L, "verifyTestNumber")}</p>`}</div>
 ${
   info.autoLogin &&
-  html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint">
+  html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${info.autoLogin.checked ? raw(" checked") : ""}>
 <label for="autoLogin">${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
 }
 <div class="actions">

@@ -8,7 +8,7 @@ import { ConfigError, providerConfig, type Env } from "../core/config";
 import { randomDigits, sha256 } from "../core/crypto";
 import { clientIp, type Params } from "../core/http";
 import { cspNonce, cspSourceFor } from "../core/html";
-import { t, type Lang } from "../core/i18n";
+import { pickLang, t, type Lang } from "../core/i18n";
 import { audit, findClient, findLink, recordConsent, subscriberById, type Client } from "../core/registry";
 import type { RequestContext } from "../core/router";
 import { signinConfig, type SigninConfig } from "../core/signin-config";
@@ -74,7 +74,9 @@ function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: s
           masked: tx.subscriber!.masked,
           test: tx.subscriber!.testOtpHash !== null,
           minutes: Math.round(f.cfg.otpTtlMs / 60_000),
-          autoLogin: tx.autoLoginEligible ? { days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000) } : null,
+          autoLogin: tx.autoLoginEligible
+            ? { days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000), checked: f.params.get("autoLogin") === "Y" }
+            : null,
           notice: extra.notice,
         },
         alert,
@@ -266,7 +268,7 @@ export async function continueSignIn(req: Request, env: Env, rc: RequestContext,
   const h = await loadTransaction(env, shards, params.get("tx"));
   if (!h) {
     rc.log.event = "signin.unknown_tx";
-    const lang: Lang = params.get("lang") === "en" || /^en\b/i.test(req.headers.get("Accept-Language") ?? "") ? "en" : "ko";
+    const lang = pickLang(req.headers.get("Accept-Language"));
     const ctx: PageContext = { lang, hybrid: false, appName: "", nonce: cspNonce(), formAction: [] };
     return stopPage(ctx, t(lang, "unknownTitle"), t(lang, "unknownText"));
   }

@@ -33,7 +33,6 @@ type Text = string | ((v: Vars) => string);
 
 const ko = {
   serviceName: "휴대폰번호 로그인",
-  stepOf: (v: Vars) => `${v.n} / ${v.total} 단계`,
   identifyTitle: "본인 확인",
   identifyLead: (v: Vars) => `${v.app}에 휴대폰번호로 로그인합니다. 가입한 통신사와 이름, 휴대폰번호를 입력하세요.`,
   carrier: "통신사",
@@ -92,9 +91,6 @@ const ko = {
   clientGoneTitle: "앱을 이용할 수 없습니다",
   clientGoneText: "이 앱은 지금 휴대폰번호 로그인을 사용할 수 없습니다.",
   startAgain: "처음부터 다시 시작",
-  // the dev outbox
-  outboxTitle: "개발용 문자 보관함",
-  outboxEmpty: "보낸 문자가 없습니다.",
   // SMS
   smsText: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code} (${v.minutes}분 안에 입력). 타인에게 알려주지 마세요.`,
 } satisfies Record<string, Text>;
@@ -103,7 +99,6 @@ export type MessageKey = keyof typeof ko;
 
 const en: Record<MessageKey, Text> = {
   serviceName: "Phone number login",
-  stepOf: (v) => `Step ${v.n} of ${v.total}`,
   identifyTitle: "Confirm it is you",
   identifyLead: (v) => `Log in to ${v.app} with your mobile number. Enter your carrier, name and mobile number.`,
   carrier: "Carrier",
@@ -160,8 +155,6 @@ const en: Record<MessageKey, Text> = {
   clientGoneTitle: "The app is not available",
   clientGoneText: "This app cannot use phone number login at the moment.",
   startAgain: "Start again",
-  outboxTitle: "Development SMS outbox",
-  outboxEmpty: "No messages were sent.",
   smsText: (v) => `[Phone login] Your code is ${v.code} (valid ${v.minutes} min). Do not share it.`,
 };
 
