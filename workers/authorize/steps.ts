@@ -73,7 +73,7 @@ function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: s
         {
           masked: tx.subscriber!.masked,
           test: tx.subscriber!.testOtpHash !== null,
-          minutes: Math.round(f.cfg.otpTtlMs / 60_000),
+          minutes: Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000)),
           autoLogin: tx.autoLoginEligible
             ? { days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000), checked: f.params.get("autoLogin") === "Y" }
             : null,
