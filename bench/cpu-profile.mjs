@@ -4,7 +4,9 @@
 // bundle and by function, per workerd isolate (the app worker with its Durable Object, Miniflare's
 // D1 and KV workers), and writes bench/results/<scenario>.cpuprofile (open it in Chrome DevTools).
 //
-//   node bench/cpu-profile.mjs token [--seconds 8] [--connections 32] [--variant no-d1]
+//   node bench/cpu-profile.mjs token [--seconds 8] [--connections 32] [--variant no-d1] [--all-isolates]
+// (--all-isolates also profiles the D1 and KV isolates; their samples overlap the app's, since
+// they share its thread, so read their figures as rough.)
 
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -77,9 +79,9 @@ try {
   const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: srv.pid };
   await checkOnce(ctx, s);
   if (s.prepare) await s.prepare(ctx, 2000);
-  await drive({ url: ctx.url, request: s.request, connections, seconds: 1, pid: srv.pid }); // warm
+  const warm = await drive({ url: ctx.url, request: s.request, connections, seconds: 1, pid: srv.pid });
 
-  const targets = (await (await fetch(`http://127.0.0.1:${PORT}/json/list`)).json()).filter((t) => /^(core:user:app|d1:db:|kv:ns:)/.test(t.id));
+  const targets = (await (await fetch(`http://127.0.0.1:${PORT}/json/list`)).json()).filter((t) => (args.includes("--all-isolates") ? /^(core:user:app|d1:db:|kv:ns:)/ : /^core:user:app$/).test(t.id));
   const sessions = [];
   for (const t of targets) {
     const c = new Cdp(t.webSocketDebuggerUrl);
@@ -88,7 +90,7 @@ try {
     await c.send("Profiler.setSamplingInterval", { interval: 100 });
     sessions.push({ t, c });
   }
-  if (s.prepare) await s.prepare(ctx, 6000 * seconds);
+  if (s.prepare) await s.prepare(ctx, Math.ceil(warm.rps * seconds * 2) + 2 * connections + 50);
   for (const { c } of sessions) await c.send("Profiler.start");
   const r = await drive({ url: ctx.url, request: s.request, connections, seconds, pid: srv.pid });
   const profiles = [];
@@ -128,6 +130,9 @@ try {
     if (t.id === "core:user:app") writeFileSync(join(root, "bench", "results", `${id}${variant ? "-" + variant : ""}.cpuprofile`), JSON.stringify(profile));
   }
   for (const { c } of sessions) c.ws.close();
+} catch (err) {
+  if (srv.stderr.length) console.error(`workerd stderr (last lines):\n${srv.stderr.join("").slice(-4000)}`);
+  throw err;
 } finally {
   await srv.dispose();
 }

@@ -29,23 +29,34 @@ function rowsFor(id) {
   ];
 }
 
-/** Splits the full scenario's CPU per request into parts (µs and share of the whole). */
+/**
+ * Splits the full scenario's CPU per request into parts (µs and share of the whole). A part's cost
+ * is the median over rounds of (with it − without it) measured in the same round, so slow drifts
+ * of a shared machine cancel out.
+ */
 function shares(rows, cryptoUs) {
-  const us = (id) => rows.find((r) => r.id === id)?.cpuUs?.median ?? null;
-  const full = us("full");
-  if (full === null || us("hello") === null) return null;
+  const row = (id) => rows.find((r) => r.id === id);
+  const median = (xs) => {
+    const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+    return v.length ? (v.length % 2 ? v[v.length >> 1] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2) : null;
+  };
+  const diff = (a, b) => median(row(a).rounds.map((r, i) => r.cpuUs - (row(b).rounds[i]?.cpuUs ?? NaN)));
+  const full = row("full")?.cpuUs?.median ?? null;
+  const hello = row("hello")?.cpuUs?.median ?? null;
+  if (full === null || hello === null) return null;
   const parts = {
-    "workerd HTTP (hello world)": us("hello"),
-    "router, request id, dev-seed check": Math.max(0, us("router") - us("hello")),
-    "Durable Object (one-time store)": Math.max(0, full - us("no-do")),
-    "D1": Math.max(0, full - us("no-d1")),
+    "workerd HTTP (hello world)": hello,
+    "router, request id, dev-seed check": Math.max(0, diff("router", "hello")),
+    "Durable Object (one-time store)": Math.max(0, diff("full", "no-do")),
+    "D1": Math.max(0, diff("full", "no-d1")),
     crypto: cryptoUs,
   };
   const known = Object.values(parts).reduce((a, b) => a + (b ?? 0), 0);
   parts["handler: parsing, JSON, rest"] = Math.max(0, full - known);
   const out = {};
   for (const [k, v] of Object.entries(parts)) out[k] = { us: v, share: v === null ? null : v / full };
-  out["(not in the run) request log line"] = { us: us("logs") - full, share: (us("logs") - full) / full };
+  const logs = diff("logs", "full");
+  out["(not in the run) request log line"] = { us: logs, share: logs === null ? null : logs / full };
   return out;
 }
 

@@ -71,13 +71,13 @@ const esc = (s) => String(s).replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 /** A horizontal bar chart of the ratio to hello world per scenario (median bar, min–max whisker). */
 export function ratioSvg(result) {
   const rows = result.scenarios;
-  const W = 820;
-  const left = 270;
-  const right = 150;
+  const W = 860;
+  const left = 200;
+  const right = 190;
   const top = 46;
   const rowH = 34;
   const plotW = W - left - right;
-  const H = top + rows.length * rowH + 56;
+  const H = top + rows.length * rowH + 74;
   const max = Math.max(1, ...rows.map((s) => s.ratio?.max ?? 0));
   const x = (r) => left + (r / max) * plotW;
   const out = [];
@@ -96,7 +96,7 @@ export function ratioSvg(result) {
   rows.forEach((s, i) => {
     const y = top + i * rowH;
     const cy = y + rowH / 2;
-    out.push(`<text x="${left - 10}" y="${cy + 4}" text-anchor="end">${esc(s.title)}</text>`);
+    out.push(`<text x="${left - 10}" y="${cy + 4}" text-anchor="end">${esc(s.label ?? s.title)}</text>`);
     if (!s.available || !s.ratio) {
       out.push(`<text x="${left + 6}" y="${cy + 4}" fill="#999" font-style="italic">not available${s.reason ? ": " + esc(s.reason) : ""}</text>`);
       return;
@@ -106,10 +106,12 @@ export function ratioSvg(result) {
     out.push(`<line x1="${x(s.ratio.min)}" y1="${cy}" x2="${x(s.ratio.max)}" y2="${cy}" stroke="#222"/>`);
     out.push(`<line x1="${x(s.ratio.min)}" y1="${cy - 5}" x2="${x(s.ratio.min)}" y2="${cy + 5}" stroke="#222"/>`);
     out.push(`<line x1="${x(s.ratio.max)}" y1="${cy - 5}" x2="${x(s.ratio.max)}" y2="${cy + 5}" stroke="#222"/>`);
-    out.push(`<text x="${Math.max(x(s.ratio.max), x(s.ratio.median)) + 8}" y="${cy + 4}">${pct(s.ratio.median)} · ${int(s.rate.median)} ${esc(s.unit)}</text>`);
+    if (s.cpuRatio) out.push(`<path d="M${x(s.cpuRatio.median)} ${cy - 6} l5 6 l-5 6 l-5 -6 z" fill="#fff" stroke="#222"/>`);
+    out.push(`<text x="${Math.max(x(s.ratio.max), x(s.ratio.median), s.cpuRatio ? x(s.cpuRatio.median) + 5 : 0) + 8}" y="${cy + 4}">${pct(s.ratio.median)} · ${int(s.rate.median)} ${esc(s.unit)}</text>`);
   });
   const m = result.machine;
   const foot = `${result.date.slice(0, 10)} · ${m.cpus} × ${esc(m.cpuModel)} · ${m.memoryGiB} GiB · Node ${esc(m.node)} · workerd ${esc(m.workerd)} · ${result.settings.connections} connections, ${result.settings.rounds} × ${result.settings.seconds} s, median with min–max`;
+  out.push(`<text x="16" y="${H - 30}" fill="#444" font-size="11">bar: throughput ÷ hello world's, median; whisker: min–max over rounds; ◇: workerd CPU per request, hello world's ÷ the scenario's</text>`);
   out.push(`<text x="16" y="${H - 12}" fill="#666" font-size="11">${foot}</text>`);
   out.push(`</svg>`);
   return out.join("\n") + "\n";

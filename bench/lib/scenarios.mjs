@@ -234,12 +234,14 @@ export const SCENARIOS = [
   {
     id: "authorize",
     title: "authorize: validation + first page",
+    label: "authorize + first page",
     worker: "app",
     request: { method: "GET", path: AUTHORIZE_PATH, headers: { "Accept-Language": "ko-KR" } },
   },
   {
     id: "signin",
     title: "full sign-in (authorize → code → consent → token → user/me)",
+    label: "full sign-in (6 requests)",
     worker: "app",
     unit: "sign-ins/s",
     optional: true,
@@ -257,6 +259,7 @@ export const SCENARIOS = [
   {
     id: "rp-callback",
     title: "RP kit: /auth/callback (exchange + user read + session)",
+    label: "RP kit /auth/callback",
     worker: "app",
     optional: true,
     pool: callbackPool.pool,
@@ -279,6 +282,7 @@ export const SCENARIOS = [
   {
     id: "rp-me",
     title: "RP kit: /auth/me",
+    label: "RP kit /auth/me",
     worker: "app",
     optional: true,
     async available(ctx) {
