@@ -74,7 +74,7 @@ export const BENCH_VARS = {
 
 /**
  * Starts one workerd with the hello worker and one app worker per variant
- * (`{ name, vars }`). Returns URLs per worker, the workerd pid and a dispose function.
+ * (`{ name, vars, scriptPath? }`). Returns URLs per worker, the workerd pid and a dispose function.
  */
 export async function startServers(root, buildDir, variants, { disk = false, inspectorPort } = {}) {
   mkdirSync(buildDir, { recursive: true });
@@ -88,7 +88,8 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
       compatibilityDate: base.compatibilityDate,
       unsafeDirectSockets: [{ host: HOST, port: 0 }],
     },
-    ...variants.map((v) => appOptions(root, appPath, v.name, { ...BENCH_VARS, ...v.vars })),
+    // a variant may bring its own bundle (an A/B comparison of two builds)
+    ...variants.map((v) => appOptions(root, v.scriptPath ?? appPath, v.name, { ...BENCH_VARS, ...v.vars })),
   ];
   const stderr = [];
   // Local D1, DO and KV are SQLite files; on a disk, every commit waits for fsync, which blocks
