@@ -76,6 +76,9 @@ function machine() {
   let commit = "?";
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
+    // uncommitted changes to what is measured
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "workers", "bench", "migrations", "wrangler.toml"], { cwd: root }).toString().trim();
+    if (dirty) commit += " with uncommitted changes";
   } catch {
     /* not a checkout */
   }

@@ -12,21 +12,25 @@ export const AUTHORIZE_PATH =
   new URLSearchParams({ response_type: "code", client_id: DEMO.clientId, redirect_uri: DEMO.redirectUri, state: "bench-state-0123456789", lang: "ko" });
 
 /**
- * fetch for the harness's own calls, retried once when a pooled keep-alive connection turns out
- * to have been closed by workerd while idle (undici reports "other side closed").
+ * fetch for the harness's own calls, retried (twice) when a pooled keep-alive connection turns out
+ * to have been closed by workerd while idle (undici: "other side closed", or a reset). A retried
+ * mint only mints more than needed.
  */
 export async function control(url, init) {
-  try {
-    return await fetch(url, init);
-  } catch (err) {
-    if (err?.cause?.code !== "UND_ERR_SOCKET") throw err;
-    return fetch(url, init);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      const code = err?.cause?.code;
+      if (attempt >= 2 || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET")) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 }
 
 /** Asks the bench entry for `n` fresh codes or tokens, in parallel chunks. */
 export async function mint(appUrl, kind, n) {
-  const CHUNK = 2000;
+  const CHUNK = 1000;
   const chunks = [];
   for (let left = n; left > 0; left -= CHUNK) chunks.push(Math.min(CHUNK, left));
   const out = [];
@@ -262,6 +266,7 @@ export const SCENARIOS = [
     label: "RP kit /auth/callback",
     worker: "app",
     optional: true,
+    guess: 200,
     pool: callbackPool.pool,
     async available(ctx) {
       return (await routeExists(ctx, "/auth/callback")) ? null : "the RP kit (issue 4) is not in the dev worker";
