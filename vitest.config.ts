@@ -36,6 +36,8 @@ export default defineConfig(async () => {
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**"],
             setupFiles: ["./test/setup.ts"],
+            // generous for a loaded 2-core CI machine; the tests' own clocks are faked where time matters
+            testTimeout: 30_000,
           },
         },
         {
