@@ -286,3 +286,31 @@ describe("POST /oauth2/token: request validation (spec §7; DESIGN.md §4.7)", (
     await expectError(res, 405, "method_not_allowed");
   });
 });
+
+describe("POST /oauth2/token: audit (issue 5)", () => {
+  it("every redemption is audited in D1 (code.redeemed / code.refused with its reason), batched by the store within a second", async () => {
+    // events of earlier tests may still be on their way: wait until the table is quiet
+    let last = -1;
+    for (let i = 0; i < 40; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      const n = (await env.DB.prepare("SELECT max(id) AS n FROM audit_events").first<{ n: number | null }>())?.n ?? 0;
+      if (n === last) break;
+      last = n;
+    }
+    const { code } = await mintFor(HONG.phone);
+    expect((await exchange(code)).status).toBe(200);
+    expect((await exchange(code)).status).toBe(500);
+    let rows: { type: string; outcome: string; detail: string | null }[] = [];
+    for (let i = 0; i < 100 && rows.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      rows = (
+        await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE type LIKE 'code.%' AND id > ? ORDER BY id").bind(last).all<{ type: string; outcome: string; detail: string | null }>()
+      ).results;
+    }
+    expect(rows).toEqual([
+      { type: "code.redeemed", outcome: "ok", detail: null },
+      { type: "code.refused", outcome: "refused", detail: JSON.stringify({ reason: "reused" }) },
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(code);
+  });
+});

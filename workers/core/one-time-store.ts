@@ -59,17 +59,28 @@ CREATE TABLE IF NOT EXISTS entries (
   key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (
   key TEXT PRIMARY KEY, count INTEGER NOT NULL, window_end INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS audit_outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, type TEXT NOT NULL,
+  client_id TEXT, outcome TEXT NOT NULL, detail TEXT);
 `;
 
 const SWEEP_MS = 60_000;
+/** How long redemption audit events wait in the object before one batched D1 write. */
+const AUDIT_FLUSH_MS = 250;
+/** D1 allows 100 bound parameters per statement: 20 rows of 5. */
+const AUDIT_ROWS_PER_INSERT = 20;
 
 export class OneTimeStore extends DurableObject {
   private readonly sql: SqlStorage;
+  private readonly db: D1Database | undefined;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private flushing: Promise<number> | null = null;
 
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env as never);
     this.sql = ctx.storage.sql;
     this.sql.exec(SCHEMA);
+    this.db = (env as { DB?: D1Database }).DB;
   }
 
   /** Stores a new authorization code (by hash) for `ttlMs`. */
@@ -93,6 +104,64 @@ export class OneTimeStore extends DurableObject {
    * issued from it (RFC 6749 §4.1.2).
    */
   redeemCode(r: RedeemRequest): RedeemResult {
+    const result = this.redeem(r);
+    // The audit event is written in the same synchronous step as the redemption, into this
+    // object's outbox; D1 receives it batched (flushAudit), off the token endpoint's hot path.
+    this.sql.exec(
+      "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+      Date.now(),
+      result.ok ? "code.redeemed" : "code.refused",
+      r.clientId,
+      result.ok ? "ok" : "refused",
+      result.ok ? null : JSON.stringify({ reason: result.reason }),
+    );
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = null;
+      void this.flushAudit().catch(() => {}); // kept in the outbox; the alarm retries
+    }, AUDIT_FLUSH_MS);
+    return result;
+  }
+
+  /**
+   * Moves the audit outbox to D1's audit_events in batched inserts; returns how many rows moved.
+   * One flush at a time; rows leave the outbox only after D1 accepted them.
+   */
+  async flushAudit(): Promise<number> {
+    if (!this.db) return 0;
+    if (this.flushing) return this.flushing;
+    const db = this.db;
+    const run = async () => {
+      let moved = 0;
+      for (;;) {
+        const rows = this.sql
+          .exec<{ id: number; at: number; type: string; client_id: string | null; outcome: string; detail: string | null }>(
+            "SELECT id, at, type, client_id, outcome, detail FROM audit_outbox ORDER BY id LIMIT 200",
+          )
+          .toArray();
+        if (rows.length === 0) return moved;
+        const stmts: D1PreparedStatement[] = [];
+        for (let i = 0; i < rows.length; i += AUDIT_ROWS_PER_INSERT) {
+          const chunk = rows.slice(i, i + AUDIT_ROWS_PER_INSERT);
+          stmts.push(
+            db
+              .prepare(`INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?)").join(", ")}`)
+              .bind(...chunk.flatMap((r) => [r.at, r.type, r.client_id, r.outcome, r.detail])),
+          );
+        }
+        await db.batch(stmts);
+        this.sql.exec("DELETE FROM audit_outbox WHERE id <= ?", rows[rows.length - 1]!.id);
+        moved += rows.length;
+      }
+    };
+    // cleared after the assignment (a flush with nothing to move settles synchronously)
+    const flushing = run().finally(() => {
+      if (this.flushing === flushing) this.flushing = null;
+    });
+    this.flushing = flushing;
+    return this.flushing;
+  }
+
+  private redeem(r: RedeemRequest): RedeemResult {
     const now = Date.now();
     const row = this.sql
       .exec<{ client_id: string; grant_json: string; challenge: string | null; expires_at: number; used_at: number | null; token_hash: string | null }>(
@@ -278,8 +347,9 @@ export class OneTimeStore extends DurableObject {
     });
   }
 
-  /** Deletes what has expired; reschedules while anything is left. */
-  override alarm(): void {
+  /** Deletes what has expired and retries any audit rows left; reschedules while anything is left. */
+  override async alarm(): Promise<void> {
+    await this.flushAudit().catch(() => {});
     const now = Date.now();
     this.sql.exec("DELETE FROM codes WHERE purge_at <= ?", now);
     this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now);
@@ -287,7 +357,7 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec("DELETE FROM counters WHERE window_end <= ?", now);
     const left = this.sql
       .exec<{ n: number }>(
-        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) AS n",
+        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM audit_outbox) AS n",
       )
       .one().n;
     if (left > 0) void this.ctx.storage.setAlarm(now + SWEEP_MS);

@@ -6,7 +6,7 @@ import { tokenForCode } from "../core/codes";
 import { E } from "../core/errors";
 import { json, parseBasic, readParams, type Params } from "../core/http";
 import { storeFor } from "../core/one-time-store";
-import { audit, authenticateClient, type AuthenticatedClient } from "../core/registry";
+import { authenticateClient, type AuthenticatedClient } from "../core/registry";
 import type { RequestContext, Route } from "../core/router";
 
 const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -69,11 +69,8 @@ async function token(req: Request, env: Env, rc: RequestContext): Promise<Respon
     tokenTtlMs: cfg.accessTokenTtlSeconds * 1000,
     secretGeneration: auth.generation,
   });
-  if (!result.ok) {
-    rc.waitUntil(audit(env, "code.refused", clientId, "refused", { reason: result.reason }));
-    throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);
-  }
-  rc.waitUntil(audit(env, "code.redeemed", clientId));
+  // The store audits the redemption itself (code.redeemed / code.refused), batched into D1.
+  if (!result.ok) throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);
 
   // spec §2.3 / reference-notes: number expires_in, lower-case bearer, no `error` key on success;
   // state echoes the token request's own state when sent (never validated here).
