@@ -47,7 +47,7 @@ function shares(rows, cryptoUs) {
   const parts = {
     "workerd HTTP (hello world)": hello,
     "router, request id, dev-seed check": Math.max(0, diff("router", "hello")),
-    "Durable Object (one-time store)": Math.max(0, diff("full", "no-do")),
+    "Durable Object (one-time store, with what it writes to D1)": Math.max(0, diff("full", "no-do")),
     "D1": Math.max(0, diff("full", "no-d1")),
     crypto: cryptoUs,
   };
