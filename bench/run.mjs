@@ -8,6 +8,7 @@
 //   npm run bench -- --short      a few seconds per scenario (CI); writes bench/results/ only
 //   options: --rounds N --seconds S --warmup S --connections C --only token,user-me
 //            --no-profile --no-sizes --no-docs
+//   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
 
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -288,7 +289,9 @@ function writeDocs(result) {
   writeFileSync(mdPath, md.slice(0, a + BEGIN.length) + "\n" + markdownFigures(result) + "\n" + md.slice(b));
 }
 
-main().catch((err) => {
+const render = process.argv.indexOf("--render");
+const run = render >= 0 ? async () => writeDocs(JSON.parse(readFileSync(process.argv[render + 1], "utf8"))) : main;
+run().catch((err) => {
   console.error(err);
   process.exit(1);
 });

@@ -14,6 +14,8 @@ const int = (n) => (n === null || n === undefined ? "-" : Math.round(n).toLocale
 const pct = (n) => (n === null || n === undefined ? "-" : `${(n * 100).toFixed(n < 0.1 ? 1 : 0)}%`);
 const ms = (n) => (n === null || n === undefined ? "-" : n < 10 ? n.toFixed(1) : String(Math.round(n)));
 const kib = (b) => (b === null || b === undefined ? "-" : (b / 1024).toFixed(1));
+// a difference of two noisy measurements can come out below zero: it is then nothing measurable
+const partUs = (n) => (n === null || n === undefined ? "-" : n < 0 ? "≈ 0 (within noise)" : int(n));
 const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : "-");
 
 function pad(rows) {
@@ -53,7 +55,7 @@ export function formatTable(result) {
     lines.push(pad(prow));
     if (p.shares) {
       const srow = [["part", "CPU µs/req", "share"]];
-      for (const [k, v] of Object.entries(p.shares)) srow.push([k, int(v.us), pct(v.share)]);
+      for (const [k, v] of Object.entries(p.shares)) srow.push([k, partUs(v.us), v.us < 0 ? "-" : pct(v.share)]);
       lines.push(pad(srow));
     }
   }
@@ -147,7 +149,7 @@ export function markdownFigures(result) {
       L.push("");
       L.push(`| part of ${p.scenario} | CPU µs/request | share |`);
       L.push("|---|---|---|");
-      for (const [k, v] of Object.entries(p.shares)) L.push(`| ${k} | ${int(v.us)} | ${pct(v.share)} |`);
+      for (const [k, v] of Object.entries(p.shares)) L.push(`| ${k} | ${partUs(v.us)} | ${v.us < 0 ? "" : pct(v.share)} |`);
     }
   }
   if (result.sizes?.length) {
