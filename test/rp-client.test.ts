@@ -147,6 +147,37 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
     }
   });
 
+  it("gives up on an answer over 64 KiB, streamed without a length or declared too long, and cancels the stream", async () => {
+    let pulled = 0;
+    let cancelled = false;
+    const chunk = new TextEncoder().encode(`{"access_token":"${"a".repeat(16 * 1024)}`);
+    const streaming: ProviderFetcher = {
+      fetch: async () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            pull(c) {
+              pulled += 1;
+              if (pulled > 100) c.close(); // 1.6 MiB at the most, should it never be cancelled
+              else c.enqueue(chunk);
+            },
+            cancel() {
+              cancelled = true;
+            },
+          }),
+          { status: 200 },
+        ),
+    };
+    const err = await failure(exchangeCode(config({ fetcher: streaming }), "c"));
+    expect(err).toMatchObject({ kind: "envelope", endpoint: "token", message: "token endpoint: unreadable or oversized body" });
+    expect(cancelled).toBe(true);
+    expect(pulled).toBeLessThan(10);
+
+    const declared: ProviderFetcher = {
+      fetch: async () => new Response("{}", { status: 502, headers: { "Content-Length": String(65 * 1024) } }),
+    };
+    expect(await failure(readUser(config({ fetcher: declared }), "t"))).toMatchObject({ kind: "status", status: 502, endpoint: "user" });
+  });
+
   it("reports the reference's invalid-code answer (500 server_error) as a status error flagged invalidCode (spec §4.2)", async () => {
     const { code } = await mintFor(HONG.phone);
     await exchangeCode(config(), code);

@@ -1,7 +1,7 @@
 // D1 access for the admin API (issue 5): client registration and secret rotation, the carrier
 // directory import, and audit paging. Tables are those of migrations/0001_init.sql (docs/storage.md).
 
-import { toClient, type Client, type IdentityItem } from "./registry";
+import { toClient, type Client, type ClientRow, type IdentityItem } from "./registry";
 
 type DbEnv = { DB: D1Database };
 
@@ -10,33 +10,19 @@ export interface AdminClient extends Client {
   previousSecretUntil: number | null;
 }
 
-interface ClientRowForAdmin {
-  client_id: string;
-  name: string;
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
-  previous_secret_until: number | null;
-  redirect_uris: string;
-  items: string;
-  auto_login: number;
-  status: "active" | "disabled";
-  created_at: number;
-  updated_at: number;
-}
-
-function toAdminClient(r: ClientRowForAdmin, now: number): AdminClient {
+function toAdminClient(r: ClientRow, now: number): AdminClient {
   const until = r.previous_secret_sealed && r.previous_secret_until && r.previous_secret_until > now ? r.previous_secret_until : null;
   return { ...toClient(r), previousSecretUntil: until };
 }
 
 export async function listClients(env: DbEnv): Promise<AdminClient[]> {
-  const { results } = await env.DB.prepare("SELECT * FROM clients ORDER BY created_at, client_id").all<ClientRowForAdmin>();
+  const { results } = await env.DB.prepare("SELECT * FROM clients ORDER BY created_at, client_id").all<ClientRow>();
   const now = Date.now();
   return results.map((r) => toAdminClient(r, now));
 }
 
 export async function getClient(env: DbEnv, clientId: string): Promise<AdminClient | null> {
-  const r = await env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(clientId).first<ClientRowForAdmin>();
+  const r = await env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(clientId).first<ClientRow>();
   return r ? toAdminClient(r, Date.now()) : null;
 }
 

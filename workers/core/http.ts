@@ -49,7 +49,17 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
     if (all.byteLength > maxBytes) throw E.tooLarge();
     return utf8Text(all);
   }
-  const reader = req.body.getReader();
+  const all = await readStreamCapped(req.body, maxBytes);
+  if (all === null) throw E.tooLarge();
+  return utf8Text(all);
+}
+
+/**
+ * A stream's bytes, read chunk by chunk and given up (the stream cancelled) as soon as they pass
+ * maxBytes: null then. For bodies whose length is not declared or not trusted.
+ */
+export async function readStreamCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -58,7 +68,7 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw E.tooLarge();
+      return null;
     }
     chunks.push(value);
   }
@@ -68,7 +78,7 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
     all.set(c, off);
     off += c.byteLength;
   }
-  return utf8Text(all);
+  return all;
 }
 
 function utf8Text(bytes: Uint8Array): string {

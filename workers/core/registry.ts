@@ -26,7 +26,8 @@ export interface Client {
   updatedAt: number;
 }
 
-interface ClientRow {
+/** A clients row as D1 returns it (also read by the admin store). */
+export interface ClientRow {
   client_id: string;
   name: string;
   secret_sealed: string;

@@ -10,6 +10,7 @@
 // the code or a personal value.
 
 import { bytesToBase64, decryptField, pkceS256, randomToken, utf8 } from "./crypto";
+import { readStreamCapped } from "./http";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem } from "./registry";
 
 /** Anything with a Fetcher's `fetch`: a service binding, or an in-process stand-in. */
@@ -319,25 +320,8 @@ async function readCapped(res: Response): Promise<string> {
   const declared = Number(res.headers.get("Content-Length") ?? "0");
   if (declared > MAX_RESPONSE_BYTES) throw new RangeError("too large");
   if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_RESPONSE_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new RangeError("too large");
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    all.set(c, off);
-    off += c.byteLength;
-  }
+  const all = await readStreamCapped(res.body, MAX_RESPONSE_BYTES);
+  if (all === null) throw new RangeError("too large");
   return new TextDecoder().decode(all);
 }
 
