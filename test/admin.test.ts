@@ -8,7 +8,7 @@ import { storeFor } from "../workers/core/one-time-store";
 import { B64URL_ALPHABET } from "../workers/core/crypto";
 import { redirectUriProblem } from "../workers/admin/validate";
 import { admin, ADMIN_TOKEN, asClient, createClient } from "./admin-helpers";
-import { call, DEMO, exchange, form, HONG, KIM, mintFor, tokenFor, userMe } from "./helpers";
+import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, mintFor, tokenFor, userMe } from "./helpers";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 
@@ -264,6 +264,24 @@ describe("clients: update, disable, enable, delete", () => {
     expect(user).not.toHaveProperty("name");
   });
 
+  it("update validates like create: a bad redirect URI, item or flag is 400 and changes nothing (issue 5: redirect URIs validated on entry)", async () => {
+    const c = await createClient();
+    for (const json of [
+      { redirect_uris: ["https://shop.example/cb#frag"] },
+      { redirect_uris: ["http://shop.example/cb"] },
+      { redirect_uris: ["https://shop.example/new", "javascript:alert(1)"] },
+      { redirect_uris: [] },
+      { name: "Renamed", items: ["email"] },
+      { name: "Renamed", auto_login: "no" },
+      { name: "Renamed", redirect_uri: ["https://shop.example/cb"] },
+    ]) {
+      await expectError(await admin("PATCH", `/admin/clients/${c.client_id}`, { json }), 400, "invalid_request");
+    }
+    const read = (await (await admin("GET", `/admin/clients/${c.client_id}`)).json()) as Record<string, unknown>;
+    expect(read).toMatchObject({ name: "Test Shop", redirect_uris: ["https://shop.example/cb"], items: ["phoneNo", "name", "birthdate"], auto_login: true });
+    expect((await authorizeFor(c.client_id, "https://shop.example/cb")).status).toBe(200);
+  });
+
   it("update with no known field is 400; a partial update keeps the other fields", async () => {
     const c = await createClient();
     await expectError(await admin("PATCH", `/admin/clients/${c.client_id}`, { json: {} }), 400, "invalid_request");
@@ -304,20 +322,22 @@ describe("audit events (D1) and their paging", () => {
     await admin("PATCH", `/admin/clients/${c.client_id}`, { json: { name: "Renamed" } });
     const rotated = (await (await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`)).json()) as { client_secret: string };
     await admin("POST", `/admin/clients/${c.client_id}/disable`);
+    await admin("POST", `/admin/clients/${c.client_id}/enable`);
     await admin("DELETE", `/admin/clients/${c.client_id}`);
     const res = await admin("GET", `/admin/audit?client_id=${c.client_id}`);
     expect(res.status).toBe(200);
     const text = await res.text();
     const { events, next_before } = JSON.parse(text) as { events: { type: string; client_id: string; at: string; outcome: string; detail: unknown }[]; next_before: number | null };
-    expect(events.map((e) => e.type)).toEqual(["client.deleted", "client.disabled", "client.secret_rotated", "client.updated", "client.created"]);
+    expect(events.map((e) => e.type)).toEqual(["client.deleted", "client.updated", "client.disabled", "client.secret_rotated", "client.updated", "client.created"]);
     expect(events.every((e) => e.client_id === c.client_id && e.outcome === "ok" && !Number.isNaN(Date.parse(e.at)))).toBe(true);
-    expect(events.find((e) => e.type === "client.updated")!.detail).toEqual({ fields: "name" });
+    expect(events[1]!.detail).toEqual({ fields: "status", status: "active" }); // enable
+    expect(events[4]!.detail).toEqual({ fields: "name" });
     expect(next_before).toBeNull();
     expect(text).not.toContain(c.client_secret);
     expect(text).not.toContain(rotated.client_secret);
   });
 
-  it("token and disconnect events from the provider are listed too", async () => {
+  it("token and disconnect events from the provider are listed too (disconnect: client id, no plid)", async () => {
     // the store batches redemption events into D1: first move what earlier tests left in any shard
     const flushAll = () => Promise.all(Array.from({ length: 16 }, (_, i) => storeFor(env, B64URL_ALPHABET[i]!, 16).flushAudit()));
     await flushAll();
@@ -330,6 +350,20 @@ describe("audit events (D1) and their paging", () => {
       ["code.refused", "refused"],
       ["code.redeemed", "ok"],
     ]);
+
+    const { plid } = await mintFor(KIM.phone);
+    const before = ((await (await admin("GET", "/admin/audit?type=disconnect&limit=1")).json()) as { events: { id: number }[] }).events[0]?.id ?? 0;
+    const disconnected = await call("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid }) });
+    expect(disconnected.status).toBe(200);
+    // written after the answer (waitUntil): wait for it
+    const text = await vi.waitFor(async () => {
+      const t = await (await admin("GET", "/admin/audit?type=disconnect&limit=1")).text();
+      const [e] = (JSON.parse(t) as { events: { id: number; type: string; client_id: string; outcome: string }[] }).events;
+      expect(e).toMatchObject({ type: "disconnect", client_id: DEMO.clientId, outcome: "ok" });
+      expect(e!.id).toBeGreaterThan(before);
+      return t;
+    });
+    expect(text).not.toContain(plid);
   });
 
   it("pages by `before`: no event is skipped or repeated; `limit` is bounded", async () => {
