@@ -9,6 +9,9 @@ import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../workers/core/seed";
 import { ADMIN_TOKEN } from "./admin-helpers";
 import { BASE, basic, DEMO, FORM, form, HONG, KIM, LEE, LIMITED, mintFor, SMITH } from "./helpers";
 import { alertText, Browser, DEMO_CB, signInAll, throughCode, type Page } from "./signin-helpers";
+import { Browser as KitBrowser, kit, ORIGIN as KIT_ORIGIN, send as kitSend, type Kit } from "./rp-helpers";
+import { exports } from "cloudflare:workers";
+import type { ProviderFetcher } from "../workers/core/rp-client";
 
 const pending: Promise<unknown>[] = [];
 const ctx = {
@@ -254,6 +257,77 @@ describe("no secrets, codes or personal data in the log lines of the sign-in pag
     const routes = new Set(lines.map((l) => (JSON.parse(l) as { route?: string }).route));
     expect(routes.has("/oauth2/authorize")).toBe(true);
     for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+    expect(leaks(lines, forbiddenValues(extra))).toEqual([]);
+  });
+});
+
+describe("no secrets, session ids, codes or personal data in the relying-party kit's log lines", () => {
+  it("over browser logins, a replayed and a cancelled callback, the token proxy, /auth/me, a refused POST, logout and disconnect", async () => {
+    const extra: Record<string, string> = {};
+    // the provider in process (its own lines are off); the access tokens it hands the kit are scanned for too
+    const provider: ProviderFetcher = {
+      fetch: async (input, init) => {
+        const req = new Request(input, init);
+        const path = new URL(req.url).pathname;
+        const res = await exports.default.fetch(req);
+        if (path === "/oauth2/token" && res.status === 200) {
+          const body = (await res.clone().json()) as { access_token: string };
+          extra[`access token ${Object.keys(extra).length}`] = body.access_token;
+        }
+        return res;
+      },
+    };
+    const k: Kit = kit({ LOG_REQUESTS: "true" }, provider);
+    extra["the kit's client secret"] = k.env.RP_CLIENT_SECRET as string;
+    extra["the kit's seal key"] = k.env.RP_SEAL_KEY as string;
+    let requests = 0;
+    const b = new KitBrowser(k);
+    const counted = <T>(p: Promise<T>): Promise<T> => {
+      requests++;
+      return p;
+    };
+    const keep = (label: string) => {
+      for (const [name, value] of b.jar) extra[`${label} cookie ${name}`] = value;
+    };
+
+    // a browser login whose return_to carries personal data in its query
+    const start = await counted(b.startLogin(`?return_to=${encodeURIComponent(`/orders?phone=${HONG.phone}&name=${HONG.name}`)}`));
+    extra["state 1"] = start.state;
+    const first = await mintFor(HONG.phone, { codeChallenge: start.challenge! });
+    Object.assign(extra, { "code 1": first.code, "plid 1": first.plid });
+    const callback = `/auth/callback?code=${first.code}&state=${start.state}`;
+    expect((await counted(b.get(callback))).status).toBe(303);
+    keep("after login 1");
+    expect((await counted(b.get("/auth/me"))).status).toBe(200);
+    expect((await counted(b.get(callback))).status).toBe(400); // replayed
+    const cancelled = await counted(b.startLogin());
+    extra["state 2"] = cancelled.state;
+    expect((await counted(b.get(`/auth/callback?error=access_denied&message=${encodeURIComponent(HONG.name)}&state=${cancelled.state}`))).status).toBe(400);
+    expect((await counted(b.post("/auth/logout", { origin: "https://evil.example" }))).status).toBe(403);
+    expect((await counted(b.post("/auth/logout"))).status).toBe(200);
+
+    // the token proxy: a native app's code, its session token on /auth/me, the code replayed
+    const native = await mintFor(KIM.phone);
+    Object.assign(extra, { "native code": native.code, "native plid": native.plid });
+    const tokenRes = await counted(kitSend(k, "/auth/token", { method: "POST", headers: FORM, body: form({ code: native.code }) }));
+    expect(tokenRes.status).toBe(200);
+    const { session_token } = (await tokenRes.json()) as { session_token: string };
+    extra["session token"] = session_token;
+    expect((await counted(kitSend(k, "/auth/me", { headers: { Authorization: `Bearer ${session_token}` } }))).status).toBe(200);
+    expect((await counted(kitSend(k, "/auth/token", { method: "POST", headers: FORM, body: form({ code: native.code }) }))).status).toBe(400);
+
+    // a second login, then disconnect
+    const again = await counted(b.startLogin());
+    extra["state 3"] = again.state;
+    const second = await mintFor(LEE.phone, { codeChallenge: again.challenge! });
+    Object.assign(extra, { "code 2": second.code, "plid 2": second.plid });
+    expect((await counted(b.get(`/auth/callback?code=${second.code}&state=${again.state}`))).status).toBe(303);
+    keep("after login 2");
+    expect((await counted(b.post("/auth/disconnect", { origin: KIT_ORIGIN }))).status).toBe(200);
+
+    expect(lines).toHaveLength(requests); // one line per kit request
+    const parsed = lines.map((l) => JSON.parse(l) as { worker: string; route: string });
+    expect(new Set(parsed.map((l) => l.worker))).toEqual(new Set(["rp-login", "rp-callback", "rp-session"]));
     expect(leaks(lines, forbiddenValues(extra))).toEqual([]);
   });
 });
