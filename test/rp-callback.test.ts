@@ -3,7 +3,8 @@
 // session rotation.
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { randomToken, sha256 } from "../workers/core/crypto";
+import { randomToken, sha256, unseal } from "../workers/core/crypto";
+import { rpSealKey } from "../workers/core/rp-config";
 import type { ProviderFetcher } from "../workers/core/rp-client";
 import { putAutoLoginGrant } from "../workers/core/registry";
 import { DEMO, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "./helpers";
@@ -46,6 +47,7 @@ describe("GET /auth/callback: success", () => {
     const session = setCookies(res).find((c) => c.name === "__Host-rp_session")!;
     expect(session.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(session.attrs).toEqual(expect.arrayContaining(["Path=/", "Max-Age=3600", "HttpOnly", "Secure", "SameSite=Lax"]));
+    expect(session.attrs.some((a) => /^domain=/i.test(a))).toBe(false); // a __Host- cookie has no Domain
     const me = await b.get("/auth/me");
     expect(await me.json()).toMatchObject({ plid, name: "홍길동", phoneNo: "01012345678", birthdate: "900315", telcoCd: "S" });
   });
@@ -63,6 +65,14 @@ describe("GET /auth/callback: success", () => {
     expect(sealed).toMatch(/^v1\./);
     expect(sealed).not.toContain("John");
     expect(sealed).not.toContain(SMITH.phone);
+    // AES-256-GCM under RP_SEAL_KEY, bound to the plid: it opens to the identity, and one altered
+    // byte no longer opens, which ends the session
+    const opened = JSON.parse(await unseal(await rpSealKey(k.env), sealed, `rp-identity:${plid}`)) as { plid: string; items: Record<string, string> };
+    expect(opened).toMatchObject({ plid, items: { name: "John Smith", phoneNo: SMITH.phone } });
+    const [v, iv, ct] = sealed.split(".");
+    const flipped = ct!.slice(0, 5) + (ct![5] === "A" ? "B" : "A") + ct!.slice(6);
+    await k.env.RP_KV.put(`identity:${await sha256(plid)}`, [v, iv, flipped].join("."));
+    expect((await b.get("/auth/me")).status).toBe(401);
   });
 
   it("a session TTL from RP_SESSION_TTL_SECONDS sets the cookie's Max-Age and the KV expiry", async () => {
@@ -153,7 +163,11 @@ describe("GET /auth/callback: the service fails", () => {
     const k = kit();
     const b = new Browser(k);
     const start = await b.startLogin();
-    await expectFailurePage(await b.get(`/auth/callback?code=${randomToken(32)}&state=${start.state}`), 502, /did not answer as expected/);
+    const url = `/auth/callback?code=${randomToken(32)}&state=${start.state}`;
+    await expectFailurePage(await b.get(url), 502, /did not answer as expected/);
+    expect(k.calls).toEqual(["POST /oauth2/token"]);
+    // the state was deleted before the exchange: the same callback again is a 400, no second token call
+    await expectFailurePage(await b.get(url), 400, /expired/);
     expect(k.calls).toEqual(["POST /oauth2/token"]);
   });
 
