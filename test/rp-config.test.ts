@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../workers/core/config";
 import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "../workers/core/rp-config";
 import { createSession } from "../workers/core/rp-store";
-import { kit, send } from "./rp-helpers";
+import { HONG, mintFor } from "./helpers";
+import { Browser, kit, send } from "./rp-helpers";
 
 const BASE_VARS = {
   PROVIDER_BASE_URL: "https://login.example/",
@@ -70,6 +71,14 @@ describe("rpConfig", () => {
     const cb = await send(k, "/auth/callback?code=x&state=y", { headers: { Cookie: login.headers.get("Set-Cookie")!.split(";")[0]! } });
     // the unknown state is refused before any secret is needed
     expect(cb.status).toBe(400);
+    // a good state and code: the exchange needs RP_CLIENT_SECRET, so the fixed 500 and no token call
+    const b = new Browser(k);
+    const start = await b.startLogin();
+    const { code } = await mintFor(HONG.phone, { codeChallenge: start.challenge! });
+    const failed = await b.get(`/auth/callback?code=${code}&state=${start.state}`);
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toEqual({ error: "server_error", message: "A temporary error occurred. Retry later." });
+    expect(k.calls).toEqual([]);
     const id = await createSession(k.env, { plid: "p", kind: "token", loginAt: Date.now() }, 60);
     const me = await send(k, "/auth/me", { headers: { Authorization: `Bearer ${id}` } });
     expect(me.status).toBe(500);
