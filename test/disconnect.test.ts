@@ -87,5 +87,6 @@ describe("POST /v1/user/disconnect (spec §4.4, §5; DESIGN.md §4.7)", () => {
     const res = await call("/v1/user/disconnect");
     expect(res.status).toBe(405);
     expect(res.headers.get("Allow")).toBe("POST");
+    expect(await res.json()).toEqual({ error: "method_not_allowed", message: expect.any(String) });
   });
 });

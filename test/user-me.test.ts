@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decryptField, randomToken } from "../workers/core/crypto";
 import { putAutoLoginGrant, ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem } from "../workers/core/registry";
+import userMeWorker from "../workers/user-me/index";
 import { call, DEMO, HONG, KIM, LEE, LIMITED, mintFor, SMITH, tokenFor, userMe } from "./helpers";
 
 type Envelope = { code: string; error: string; message: string; user: Record<string, string> };
@@ -79,6 +80,15 @@ describe("GET /v1/user/me: the record (spec §2.1, §2.2, §2.4, §4.3)", () => 
     expect((await readUser((await tokenFor(KIM.phone)).token)).user.agegroup).toBe("10");
     vi.setSystemTime(new Date("2021-11-30T15:00:00Z"));
     expect((await readUser((await tokenFor(KIM.phone)).token)).user.agegroup).toBe("20");
+  });
+
+  it("computes agegroup when /v1/user/me is read, not when the code or token was issued (DESIGN.md §4.5)", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    // 김영희 turns 20 at 2021-11-30T15:00Z (KST midnight); the token is issued 5 minutes before
+    vi.setSystemTime(new Date("2021-11-30T14:55:00Z"));
+    const { token } = await tokenFor(KIM.phone);
+    vi.setSystemTime(new Date("2021-11-30T15:00:30Z"));
+    expect((await readUser(token)).user.agegroup).toBe("20");
   });
 
   it("each subscriber has one plid per client, and different clients see different plids", async () => {
@@ -179,6 +189,16 @@ describe("GET /v1/user/me: refusals (spec §5, §7; DESIGN.md §4.7)", () => {
     const { token } = await tokenFor(HONG.phone);
     await readUser(token);
     await expectAuthFailed(await userMe(token));
+  });
+
+  it("one read per token is the default of USER_ME_MAX_READS: with 2, a second read succeeds and a third is refused", async () => {
+    const { token } = await tokenFor(HONG.phone);
+    const twice = { ...env, USER_ME_MAX_READS: "2" };
+    const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+    const read = () => userMeWorker.fetch!(new Request("http://localhost/v1/user/me", { headers: { Authorization: `Bearer ${token}` } }) as never, twice, ctx);
+    expect((await read()).status).toBe(200);
+    expect((await read()).status).toBe(200);
+    await expectAuthFailed(await read());
   });
 
   it("concurrent reads of one token: exactly one succeeds", async () => {
