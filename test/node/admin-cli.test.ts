@@ -1,7 +1,7 @@
 // The admin CLI (`npm run admin -- ...`, scripts/admin.mjs) against the real `npm start` server,
 // with no options: it must find the local server and its dev admin token by itself (issue 5).
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -188,5 +188,17 @@ describe("against the npm start server with no options", () => {
     const remote = await cli(["clients", "list", "--base-url", "https://login.example.com"]);
     expect(remote.code).toBe(2);
     expect(remote.stderr).toContain("set ADMIN_TOKEN");
+  });
+
+  it("the right ADMIN_TOKEN is used as given, and --base-url wins over BASE_URL", async () => {
+    // the service's admin token, which npm start took from .dev.vars (or .dev.vars.example)
+    const file = [".dev.vars", ".dev.vars.example"].map((f) => join(ROOT, f)).find((p) => existsSync(p))!;
+    const token = /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(file, "utf8"))![1]!;
+    const viaToken = await cli(["clients", "list", "--json", "--base-url", server.base], { ADMIN_TOKEN: token, BASE_URL: "http://127.0.0.1:9" });
+    expect(viaToken.code, viaToken.stderr).toBe(0);
+    expect((JSON.parse(viaToken.stdout) as { clients: { client_id: string }[] }).clients.map((c) => c.client_id)).toContain("demo-client");
+    const viaEnv = await cli(["directory", "stats", "--json"], { ADMIN_TOKEN: token, BASE_URL: server.base.replace("localhost", "127.0.0.1") });
+    expect(viaEnv.code, viaEnv.stderr).toBe(0);
+    expect(JSON.parse(viaEnv.stdout)).toMatchObject({ test_numbers: 4 });
   });
 });
