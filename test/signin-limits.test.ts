@@ -1,9 +1,12 @@
 // Sign-in limits (issue 3; docs/signin.md): a code's attempts, the per-number lock that survives
 // resends, the resend cooldown, sends per number per hour, the per-IP limit on step 1, code and
 // transaction expiry, and single use of a code under concurrent submissions.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sha256 } from "../workers/core/crypto";
+import { providerConfig } from "../workers/core/config";
+import { storeFor } from "../workers/core/one-time-store";
 import { signinConfig } from "../workers/core/signin-config";
 import { exchange, HONG } from "./helpers";
 import { alertText, Browser, signInAll, type Page, type Who } from "./signin-helpers";
@@ -188,6 +191,43 @@ describe("sending codes to real numbers (outbox sender in DEV_MODE)", () => {
     expect(sms.text).toMatch(/^\[휴대폰번호 로그인\] 인증번호 \d{6} \(3분 안에 입력\)/);
     const done = await b.submit(p, { otp: sms.code });
     expect(done.form?.step).toBe("consent");
+  });
+
+  it("a code is bound to its sign-in: the code sent to another sign-in of the same number is refused here, and each works in its own", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const who = await subscriber("K");
+    const a = new Browser();
+    const pa = await toVerify(a, who);
+    const codeA = (await lastSms(who.phone)).code;
+    vi.setSystemTime(Date.now() + 31_000); // past the resend cooldown
+    const b = new Browser();
+    const pb = await toVerify(b, who);
+    const codeB = (await lastSms(who.phone)).code;
+    expect(codeB).not.toBe(codeA); // 1 in a million: two independent codes equal
+    const crossed = await a.submit(pa, { otp: codeB });
+    expect(crossed.status).toBe(200);
+    expect(alertText(crossed.html)).toBe("인증번호가 맞지 않습니다. 4번 더 입력할 수 있습니다.");
+    expect(alertText((await b.submit(pb, { otp: codeA })).html)).toBe("인증번호가 맞지 않습니다. 4번 더 입력할 수 있습니다.");
+    expect((await a.submit(crossed, { otp: codeA })).form?.step).toBe("consent");
+    expect((await b.submit(pb, { otp: codeB })).form?.step).toBe("consent");
+  });
+
+  it("a sent code is stored hashed: the sign-in's store object holds the challenge, never the code itself", async () => {
+    const who = await subscriber("S");
+    const p = await toVerify(new Browser(), who);
+    const { code } = await lastSms(who.phone);
+    expect(code).toMatch(/^\d{6}$/);
+    const stub = storeFor(env, p.form!.hidden.tx!, providerConfig(env).oneTimeShards);
+    const rows = await runInDurableObject(stub, (_o, state) => {
+      const out: Record<string, unknown>[] = [];
+      for (const table of ["entries", "counters", "codes", "tokens", "audit_outbox"]) out.push(...state.storage.sql.exec(`SELECT * FROM ${table}`).toArray());
+      return out;
+    });
+    const challenge = rows.find((r) => String(r.key).startsWith("otp:"));
+    expect(challenge).toBeDefined();
+    expect(JSON.parse(String(challenge!.value)).h).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const text = rows.flatMap((r) => Object.values(r)).filter((v): v is string => typeof v === "string").join("\n");
+    expect(text).not.toMatch(new RegExp(`(^|\\D)${code}(\\D|$)`));
   });
 
   it("English pages send the English text", async () => {
