@@ -67,6 +67,45 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     expect(again.res.headers.get("Content-Security-Policy")).not.toBe(csp);
   });
 
+  it("every kind of page carries the strict headers and no script: identify, verify, a re-rendered error, consent, 429, and the 403 stop pages", async () => {
+    const pages: [string, Page][] = [];
+    const b = new Browser();
+    const p1 = await b.authorize();
+    pages.push(["identify", p1]);
+    const p2 = await b.submit(p1, { telcoCd: "L", name: SMITH.name, phoneNo: SMITH.phone });
+    pages.push(["verify", p2]);
+    const wrong = await b.submit(p2, { otp: "000000" });
+    pages.push(["wrong code", wrong]);
+    const p3 = await b.submit(wrong, { otp: SMITH.code, autoLogin: "Y" });
+    expect(p3.form?.step).toBe("consent");
+    pages.push(["consent", p3]);
+    pages.push(["csrf refused", await b.submit(p3, { agree: "Y" }, { csrf: "x".repeat(43) })]);
+    pages.push(["unknown transaction", await b.page(await b.fetch("/oauth2/authorize", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "tx=" + "A".repeat(43) }))]);
+    const limited = new Browser({ ip: "192.0.2.200", vars: { SIGNIN_IP_LIMIT: "1" } });
+    const l1 = await limited.authorize();
+    await limited.submit(l1, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
+    pages.push(["429", await limited.submit(l1, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone })]);
+    expect(pages.map(([n, p]) => [n, p.status])).toEqual([
+      ["identify", 200],
+      ["verify", 200],
+      ["wrong code", 200],
+      ["consent", 200],
+      ["csrf refused", 403],
+      ["unknown transaction", 403],
+      ["429", 429],
+    ]);
+    for (const [n, p] of pages) {
+      const csp = p.res.headers.get("Content-Security-Policy") ?? "";
+      for (const d of ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action "]) expect(csp, `${n}: ${d}`).toContain(d);
+      expect(p.res.headers.get("X-Content-Type-Options"), n).toBe("nosniff");
+      expect(p.res.headers.get("Referrer-Policy"), n).toBe("no-referrer");
+      expect(p.res.headers.get("Cache-Control"), n).toBe("no-store");
+      expect(p.html, n).not.toMatch(/<script|javascript:|window\.close|window\.open|\son[a-z]+=|(src|href)="https?:/i);
+      const nonce = /style-src 'nonce-([A-Za-z0-9_-]+)'/.exec(csp)?.[1];
+      expect(p.html, n).toContain(`<style nonce="${nonce}">`);
+    }
+  });
+
   it("pages have no script and no third-party resource: they work with JavaScript off", async () => {
     const b = new Browser();
     const pages = [await b.authorize()];
@@ -180,6 +219,16 @@ describe("step 2, verify", () => {
     expect(alertText(bad.html)).toBe("Enter the 6-digit code.");
     const wrong = await b.submit(bad, { otp: "000000" });
     expect(alertText(wrong.html)).toBe("The code is not correct. 4 tries left.");
+  });
+
+  it("a malformed code's message on Korean pages: '인증번호 6자리를 입력하세요.'", async () => {
+    const b = new Browser();
+    const p = await identify(b, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
+    const bad = await b.submit(p, { otp: "12" });
+    expect(bad.status).toBe(200);
+    expect(bad.form?.step).toBe("verify");
+    expect(alertText(bad.html)).toBe("인증번호 6자리를 입력하세요.");
+    expect(bad.html).toMatch(/id="otp"[^>]*aria-invalid="true"/);
   });
 
   it("the identify form posted again (back button, a corrected number) starts step 1 over for the new number", async () => {
@@ -391,6 +440,27 @@ describe("CSRF and the transaction (DESIGN.md §4.7)", () => {
     expect(late.html).toContain("The login has timed out");
     expect(late.html).toContain("A login must be finished within 10 minutes.");
     expect(late.html).toContain('href="/oauth2/authorize?response_type=code&amp;client_id=demo-client&amp;redirect_uri=https%3A%2F%2Fdemo.example%2Fcallback&amp;state=exp&amp;isHybrid=Y&amp;lang=en"');
+  });
+
+  it("a client disabled during the sign-in ends it: 403 'the app is not available', in both languages, no form", async () => {
+    const ko = new Browser();
+    const pk = await ko.authorize({ client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! });
+    const en = new Browser({ lang: "en" });
+    const pe = await en.authorize({ client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! });
+    await env.DB.prepare("UPDATE clients SET status = 'disabled' WHERE client_id = ?").bind(LIMITED.clientId).run();
+    forgetClient(LIMITED.clientId);
+    try {
+      const k = await ko.submit(pk, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
+      expect(k.status).toBe(403);
+      expect(k.html).toContain("앱을 이용할 수 없습니다");
+      expect(k.form).toBeUndefined();
+      const e = await en.submit(pe, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
+      expect(e.status).toBe(403);
+      expect(e.html).toContain("This app cannot use phone number login at the moment.");
+    } finally {
+      await env.DB.prepare("UPDATE clients SET status = 'active' WHERE client_id = ?").bind(LIMITED.clientId).run();
+      forgetClient(LIMITED.clientId);
+    }
   });
 
   it("a POST with tx and client_id is an authorization request, not a step", async () => {
