@@ -106,6 +106,17 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
     expect(((await res2.json()) as { error: string }).error).toBe("invalid_grant");
   });
 
+  it("prompt=none (which may redirect) does not bypass the checks: an unregistered redirect_uri or a bad response_type is still the JSON error, never a redirect", async () => {
+    await expectJsonError(
+      await authorize({ ...VALID, prompt: "none", redirect_uri: "https://evil.example/cb" }),
+      400,
+      "invalid_grant",
+      "The redirect address https://evil.example/cb matches none of the registered values.",
+    );
+    await expectJsonError(await authorize({ ...VALID, prompt: "none", response_type: "token" }), 400, "invalid_request", "The value of response_type is not valid.");
+    await expectJsonError(await authorize({ ...without("state"), prompt: "none" }), 400, "invalid_request", "A required item state is missing.");
+  });
+
   it("a duplicated parameter is invalid_request", async () => {
     const res = await call("/oauth2/authorize?" + form(VALID) + "&state=again");
     expect(res.status).toBe(400);

@@ -239,6 +239,8 @@ describe("the ends of automatic login", () => {
     codeOf(await instant(b));
     await env.DB.prepare("UPDATE links SET items = ? WHERE client_id = ?").bind(JSON.stringify(["gender"]), DEMO.clientId).run();
     expect((await b.authorize()).form?.step).toBe("identify");
+    // prompt=none still shows no page: the unusable grant gives login_required
+    expect((await instant(b, { prompt: "none" })).searchParams.get("error")).toBe("login_required");
   });
 
   it("a cookie without a grant, or a malformed one, just shows the pages", async () => {
