@@ -6,7 +6,7 @@
 import { carrierDirectory, isTelco, maskPhone, normalizePhone } from "../core/carrier";
 import { ConfigError, providerConfig, type Env } from "../core/config";
 import { randomDigits, sha256 } from "../core/crypto";
-import { clientIp, type Params } from "../core/http";
+import { clientNetwork, type Params } from "../core/http";
 import { cspNonce, cspSourceFor } from "../core/html";
 import { pickLang, t, type Lang } from "../core/i18n";
 import { audit, findClient, findLink, recordConsent, subscriberById, type Client } from "../core/registry";
@@ -122,7 +122,7 @@ async function issueCode(f: Flow, sub: NonNullable<Transaction["subscriber"]>, p
 async function identify(f: Flow): Promise<Response> {
   const L = f.ctx.lang;
   const values: IdentifyValues = { telcoCd: f.params.get("telcoCd"), name: f.params.get("name"), phoneNo: f.params.get("phoneNo") };
-  const ip = await hitIp(f.env, f.shards, f.cfg, clientIp(f.req));
+  const ip = await hitIp(f.env, f.shards, f.cfg, clientNetwork(f.req));
   if (ip) {
     failure(f, "ip_limited");
     return identifyPage(f.ctx, values, refusalAlert(L, ip), limited(ip));

@@ -164,3 +164,32 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 export function clientIp(req: Request): string {
   return req.headers.get("CF-Connecting-IP") ?? "127.0.0.1";
 }
+
+/**
+ * What a per-IP limit counts: an IPv4 address as is (also when written IPv4-mapped, ::ffff:a.b.c.d),
+ * an IPv6 address by its /64, in one canonical spelling. One IPv6 host is routed a whole /64, so
+ * a limit keyed on the full address could be passed by changing the interface id.
+ */
+export function rateLimitNetwork(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  let host: string;
+  try {
+    host = new URL(`http://[${ip}]/`).hostname.slice(1, -1); // WHATWG: compressed, lower-case hex
+  } catch {
+    return ip;
+  }
+  const [head = "", tail] = host.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  if (groups.slice(0, 5).every((g) => g === "0") && groups[5] === "ffff") {
+    const v4 = parseInt(groups[6]!, 16) * 65536 + parseInt(groups[7]!, 16);
+    return [v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255].join(".");
+  }
+  return `${groups.slice(0, 4).join(":")}::/64`;
+}
+
+/** The client's network for per-IP limits (`rateLimitNetwork` of `clientIp`). */
+export function clientNetwork(req: Request): string {
+  return rateLimitNetwork(clientIp(req));
+}

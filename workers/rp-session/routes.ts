@@ -2,7 +2,7 @@
 // POST /auth/disconnect, and POST /auth/token, the token/user proxy for native and WebView apps
 // (the app never holds the client secret).
 
-import { clientIp, json, readBodyText, readParams } from "../core/http";
+import { clientNetwork, json, readBodyText, readParams } from "../core/http";
 import { E } from "../core/errors";
 import { disconnectUser, RpClientError } from "../core/rp-client";
 import { rpClientConfig, rpConfig, type RpEnv } from "../core/rp-config";
@@ -94,7 +94,7 @@ async function tokenRequest(req: Request, url: URL): Promise<{ code: string; cod
 
 async function rateLimit(req: Request, env: RpEnv): Promise<void> {
   const cfg = rpConfig(env);
-  const r = await hitRateLimit(env, clientIp(req), cfg.tokenRateLimit, cfg.tokenRateWindowSeconds);
+  const r = await hitRateLimit(env, clientNetwork(req), cfg.tokenRateLimit, cfg.tokenRateWindowSeconds);
   if (!r.ok) throw E.tooMany(r.retryAfterSeconds, "per-IP /auth/token limit");
 }
 
