@@ -257,16 +257,23 @@ export interface AutoLoginGrant {
   firstReportPending: boolean;
 }
 
-/** Creates or renews the grant of (device, client) with a pending first report. */
+/** Expired grants deleted per opt-in: nothing else removes a grant whose device never returns. */
+const GRANT_PURGE_BATCH = 50;
+
+/** Creates or renews the grant of (device, client) with a pending first report; purges a few expired grants. */
 export async function putAutoLoginGrant(env: DbEnv, g: Omit<AutoLoginGrant, "firstReportPending">): Promise<void> {
-  await env.DB.prepare(
-    `INSERT INTO auto_login_grants (device_hash, client_id, subscriber_id, expires_at, first_report_pending, created_at)
-     VALUES (?, ?, ?, ?, 1, ?)
-     ON CONFLICT (device_hash, client_id) DO UPDATE SET subscriber_id = excluded.subscriber_id,
-       expires_at = excluded.expires_at, first_report_pending = 1, created_at = excluded.created_at`,
-  )
-    .bind(g.deviceHash, g.clientId, g.subscriberId, g.expiresAt, Date.now())
-    .run();
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO auto_login_grants (device_hash, client_id, subscriber_id, expires_at, first_report_pending, created_at)
+       VALUES (?, ?, ?, ?, 1, ?)
+       ON CONFLICT (device_hash, client_id) DO UPDATE SET subscriber_id = excluded.subscriber_id,
+         expires_at = excluded.expires_at, first_report_pending = 1, created_at = excluded.created_at`,
+    ).bind(g.deviceHash, g.clientId, g.subscriberId, g.expiresAt, now),
+    env.DB.prepare(
+      "DELETE FROM auto_login_grants WHERE rowid IN (SELECT rowid FROM auto_login_grants WHERE expires_at <= ? LIMIT ?)",
+    ).bind(now, GRANT_PURGE_BATCH),
+  ]);
 }
 
 /** The live grant of (device, client), or null. */
