@@ -23,6 +23,8 @@ export interface CodeGrant {
 /** An access token's record: the code's grant plus which client secret authenticated the exchange. */
 export interface TokenGrant extends CodeGrant {
   secretGeneration: "current" | "previous";
+  /** `secretFingerprint` of the secret that authenticated the exchange (absent on older tokens). */
+  secretId?: string;
 }
 
 export type RedeemFailure =
@@ -46,6 +48,7 @@ export interface RedeemRequest {
   tokenHash: string;
   tokenTtlMs: number;
   secretGeneration: "current" | "previous";
+  secretId?: string;
 }
 
 const SCHEMA = `
@@ -117,7 +120,9 @@ export class OneTimeStore extends DurableObject {
     );
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = null;
-      void this.flushAudit().catch(() => {}); // kept in the outbox; the alarm retries
+      // Kept in the outbox on failure; the sweep alarm retries it, so make sure one is set (a shard
+      // that only saw refused redemptions has none).
+      void this.flushAudit().catch(() => this.scheduleSweep());
     }, AUDIT_FLUSH_MS);
     return result;
   }
@@ -195,6 +200,7 @@ export class OneTimeStore extends DurableObject {
       r.codeHash,
     );
     const tokenGrant: TokenGrant = { ...grant, secretGeneration: r.secretGeneration };
+    if (r.secretId !== undefined) tokenGrant.secretId = r.secretId;
     this.sql.exec(
       "INSERT INTO tokens (hash, grant_json, expires_at) VALUES (?, ?, ?)",
       r.tokenHash,
