@@ -1,7 +1,9 @@
 // Findings of the security review (login service and relying-party kit), each asserted through
 // HTTP: the failure it guards against must make the test fail.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { FORM, form } from "./helpers";
+import { decryptField } from "../workers/core/crypto";
+import { admin, asClient, createClient } from "./admin-helpers";
+import { exchange, FORM, form, HONG, mintFor, userMe } from "./helpers";
 import { kit, send } from "./rp-helpers";
 import { Browser } from "./signin-helpers";
 
@@ -45,5 +47,45 @@ describe("per-IP limits count an IPv6 client by its /64 network", () => {
     for (let i = 1; i <= 3; i++) expect((await from(`2001:db8:77:1::${i}`)).status).not.toBe(429);
     expect((await from("2001:db8:77:1::99")).status).toBe(429);
     expect((await from("2001:db8:77:2::1")).status).not.toBe(429);
+  });
+});
+
+describe("user/me encrypts with the secret that authenticated the exchange, across rotations", () => {
+  // spec §2.2: the app decrypts with the secret it holds. A rotation between the exchange and the
+  // read must not switch the key under it: the grant names the secret itself, not a generation.
+  it("a token exchanged with the current secret and read after a rotation (grace) is encrypted with that secret", async () => {
+    const c = await createClient();
+    const { code } = await mintFor(HONG.phone, { client: asClient(c) });
+    const res = await exchange(code, { clientId: c.client_id, secret: c.client_secret });
+    expect(res.status).toBe(200);
+    const { access_token } = (await res.json()) as { access_token: string };
+    expect((await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, { json: {} })).status).toBe(200);
+    const me = await userMe(access_token);
+    expect(me.status).toBe(200);
+    const { user } = (await me.json()) as { user: Record<string, string> };
+    expect(await decryptField(c.client_secret, user.name!)).toBe(HONG.name);
+  });
+
+  it("a token exchanged with the previous secret and read after a second rotation is encrypted with that secret, not the one now previous", async () => {
+    const c = await createClient();
+    const r1 = (await (await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, { json: {} })).json()) as { client_secret: string };
+    const { code } = await mintFor(HONG.phone, { client: asClient(c) });
+    const res = await exchange(code, { clientId: c.client_id, secret: c.client_secret });
+    expect(res.status).toBe(200);
+    const { access_token } = (await res.json()) as { access_token: string };
+    expect((await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, { json: {} })).status).toBe(200);
+    const me = await userMe(access_token);
+    // The exchanging secret is gone (only r1 is previous now): refused, never encrypted with r1's key.
+    expect(me.status).toBe(401);
+    void r1;
+  });
+
+  it("a token whose exchanging secret was revoked at once (grace 0, a leaked secret) reads nothing", async () => {
+    const c = await createClient();
+    const { code } = await mintFor(HONG.phone, { client: asClient(c) });
+    const res = await exchange(code, { clientId: c.client_id, secret: c.client_secret });
+    const { access_token } = (await res.json()) as { access_token: string };
+    expect((await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, { json: { grace_seconds: 0 } })).status).toBe(200);
+    expect((await userMe(access_token)).status).toBe(401);
   });
 });

@@ -2,7 +2,7 @@
 // and audit events (DESIGN.md §3). Table names live here and in migrations/ only.
 
 import { sealKeyVar } from "./config";
-import { constantTimeEqual, importSealKey, randomUuid, seal, unseal } from "./crypto";
+import { constantTimeEqual, importSealKey, randomUuid, seal, sha256, unseal } from "./crypto";
 import { E, type ClientAuthSite } from "./errors";
 
 /** The nine identity items of spec §2.1, in the order records list them. */
@@ -149,6 +149,31 @@ export function secretContext(clientId: string): string {
 /** Seals a client secret for the clients table. */
 export async function sealSecret(env: SealEnv, clientId: string, secret: string): Promise<string> {
   return seal(await importSealKey(sealKeyVar(env)), secret, secretContext(clientId));
+}
+
+/**
+ * A short id of a client secret (SHA-256 prefix, 128 bits): a token records which secret
+ * authenticated its exchange, so user/me encrypts with that one whatever rotations happened since.
+ */
+export async function secretFingerprint(secret: string): Promise<string> {
+  return (await sha256(`client-secret-id:${secret}`)).slice(0, 22);
+}
+
+/**
+ * The secret a token's record must be encrypted with (spec §2.2): the one whose fingerprint the
+ * token carries, while the client still holds it; null once it was rotated out and dropped.
+ * Tokens from before fingerprints fall back to their generation.
+ */
+export async function secretForToken(
+  secrets: ClientSecrets,
+  grant: { secretGeneration: "current" | "previous"; secretId?: string },
+): Promise<string | null> {
+  if (grant.secretId === undefined) {
+    return grant.secretGeneration === "previous" && secrets.previous ? secrets.previous.secret : secrets.current;
+  }
+  if ((await secretFingerprint(secrets.current)) === grant.secretId) return secrets.current;
+  if (secrets.previous && (await secretFingerprint(secrets.previous.secret)) === grant.secretId) return secrets.previous.secret;
+  return null;
 }
 
 export interface AuthenticatedClient {

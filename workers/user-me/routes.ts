@@ -5,7 +5,7 @@ import { sha256 } from "../core/crypto";
 import { E } from "../core/errors";
 import { json, parseBearer } from "../core/http";
 import { storeFor, type TokenGrant } from "../core/one-time-store";
-import { clientSecrets, findClient, linkedSubscriber, takeFirstReport } from "../core/registry";
+import { clientSecrets, findClient, linkedSubscriber, secretForToken, takeFirstReport } from "../core/registry";
 import type { RequestContext, Route } from "../core/router";
 import { buildUserRecord, type YN } from "../core/user-record";
 
@@ -48,7 +48,10 @@ async function userMe(req: Request, env: Env, rc: RequestContext): Promise<Respo
   if (!client) throw E.authFailed("client gone or disabled");
   if (!linked) throw E.authFailed("link gone (disconnected)");
   const secrets = await clientSecrets(env, client.clientId, cfg.clientCacheMs);
-  const secret = grant.secretGeneration === "previous" && secrets.previous ? secrets.previous.secret : secrets.current;
+  // The secret that authenticated the exchange, across later rotations; gone (rotated out, or
+  // revoked at once as leaked): its tokens read nothing.
+  const secret = await secretForToken(secrets, grant);
+  if (secret === null) throw E.authFailed("the exchanging client secret was rotated out");
   // Only items agreed by the client now and consented to by the subscriber (spec §2.1, reference-notes).
   const items = client.items.filter((i) => linked.items.includes(i));
   const user = await buildUserRecord({
