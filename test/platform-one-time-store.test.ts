@@ -16,7 +16,7 @@ it("a failed audit flush after a redemption leaves a sweep alarm to retry it, ev
     redirectUri: null,
     tokenHash: "y".repeat(43),
     tokenTtlMs: 600_000,
-    secretGeneration: "current",
+    secretId: "s",
   });
   expect(result).toEqual({ ok: false, reason: "unknown" });
   await new Promise((r) => setTimeout(r, 600)); // the 250 ms flush timer ran and failed

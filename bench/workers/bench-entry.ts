@@ -14,7 +14,7 @@ import { mintCode, tokenForCode } from "../../workers/core/codes";
 import { providerConfig, type Env } from "../../workers/core/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/core/one-time-store";
-import { recordConsent, subscriberByPhone, IDENTITY_ITEMS } from "../../workers/core/registry";
+import { clientSecrets, recordConsent, subscriberByPhone, IDENTITY_ITEMS } from "../../workers/core/registry";
 import { createPkce } from "../../workers/core/rp-client";
 import { rpConfig } from "../../workers/core/rp-config";
 import { putState } from "../../workers/core/rp-store";
@@ -100,6 +100,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
   const cfg = providerConfig(env);
   const subject = await subjectFor(env, clientId, phone);
+  const secretId = (await clientSecrets(env, clientId, cfg.clientCacheMs)).current.id;
   const one = async (): Promise<string> => {
     const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, { ...subject, autoLogin: null, codeChallenge: null });
     if (kind === "code") return code;
@@ -112,7 +113,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
       redirectUri: null,
       tokenHash,
       tokenTtlMs: cfg.accessTokenTtlSeconds * 1000,
-      secretGeneration: "current",
+      secretId,
     });
     if (!r.ok) throw new Error(`mint token: ${r.reason}`);
     return token;
@@ -216,7 +217,7 @@ class MemoryStore {
     if (c.used) return { ok: false, reason: "reused" };
     if (c.grant.clientId !== r.clientId) return { ok: false, reason: "foreign_client" };
     c.used = true;
-    this.tokens.set(r.tokenHash, { grant: { ...c.grant, secretGeneration: r.secretGeneration }, reads: 0 });
+    this.tokens.set(r.tokenHash, { grant: { ...c.grant, secretId: r.secretId }, reads: 0 });
     return { ok: true, grant: c.grant };
   }
 

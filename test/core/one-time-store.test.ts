@@ -27,9 +27,9 @@ describe("core/one-time-store", () => {
     const store = storeFor(env, code, 16);
     await store.putCode(await sha256(code), GRANT, null, 60_000);
     const tokenHash = await sha256("t" + code);
-    const r = await store.redeemCode({ codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash, tokenTtlMs: 60_000, secretGeneration: "current" });
+    const r = await store.redeemCode({ codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash, tokenTtlMs: 60_000, secretId: "s" });
     expect(r.ok).toBe(true);
-    expect(await store.readToken(tokenHash, 2)).toMatchObject({ plid: "p", secretGeneration: "current" });
+    expect(await store.readToken(tokenHash, 2)).toMatchObject({ plid: "p", secretId: "s" });
     expect(await store.readToken(tokenHash, 2)).not.toBeNull();
     expect(await store.readToken(tokenHash, 2)).toBeNull();
   });
@@ -76,7 +76,7 @@ describe("core/one-time-store audit outbox", () => {
     expect(await store.flushAudit()).toBe(0);
     expect(await store.flushAudit()).toBe(0);
     await store.putCode(await sha256(code), GRANT, null, 60_000);
-    const req = { codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash: await sha256("t"), tokenTtlMs: 60_000, secretGeneration: "current" as const };
+    const req = { codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash: await sha256("t"), tokenTtlMs: 60_000, secretId: "s" };
     expect((await store.redeemCode(req)).ok).toBe(true);
     expect((await store.redeemCode(req)).ok).toBe(false);
     const moved = await store.flushAudit();

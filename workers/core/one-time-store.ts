@@ -22,9 +22,8 @@ export interface CodeGrant {
 
 /** An access token's record: the code's grant plus which client secret authenticated the exchange. */
 export interface TokenGrant extends CodeGrant {
-  secretGeneration: "current" | "previous";
-  /** `secretFingerprint` of the secret that authenticated the exchange (absent on older tokens). */
-  secretId?: string;
+  /** `secretFingerprint` of that secret: user/me encrypts with it, whatever rotations came since. */
+  secretId: string;
 }
 
 export type RedeemFailure =
@@ -47,8 +46,7 @@ export interface RedeemRequest {
   redirectUri: string | null;
   tokenHash: string;
   tokenTtlMs: number;
-  secretGeneration: "current" | "previous";
-  secretId?: string;
+  secretId: string;
 }
 
 const SCHEMA = `
@@ -199,8 +197,7 @@ export class OneTimeStore extends DurableObject {
       tokenExpires,
       r.codeHash,
     );
-    const tokenGrant: TokenGrant = { ...grant, secretGeneration: r.secretGeneration };
-    if (r.secretId !== undefined) tokenGrant.secretId = r.secretId;
+    const tokenGrant: TokenGrant = { ...grant, secretId: r.secretId };
     this.sql.exec(
       "INSERT INTO tokens (hash, grant_json, expires_at) VALUES (?, ?, ?)",
       r.tokenHash,

@@ -92,10 +92,16 @@ interface CachedClient {
   secrets?: Promise<ClientSecrets>;
 }
 
+/** A client secret with its fingerprint (`secretFingerprint`), computed once per cache fill. */
+export interface ClientSecret {
+  secret: string;
+  id: string;
+}
+
 export interface ClientSecrets {
-  current: string;
-  /** The rotated-out secret while its grace period lasts. */
-  previous: { secret: string; until: number } | null;
+  current: ClientSecret;
+  /** The rotated-out secret; it authenticates until `until` (the grace period). */
+  previous: (ClientSecret & { until: number }) | null;
 }
 
 const clientCache = new Map<string, CachedClient>();
@@ -129,10 +135,14 @@ export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cach
   if (!row) throw new Error("client vanished");
   entry.secrets ??= (async () => {
     const key = await importSealKey(sealKeyVar(env));
-    const current = await unseal(key, row.secret_sealed, secretContext(row.client_id));
+    const open = async (sealed: string): Promise<ClientSecret> => {
+      const secret = await unseal(key, sealed, secretContext(row.client_id));
+      return { secret, id: await secretFingerprint(secret) };
+    };
+    const current = await open(row.secret_sealed);
     const previous =
       row.previous_secret_sealed && row.previous_secret_until
-        ? { secret: await unseal(key, row.previous_secret_sealed, secretContext(row.client_id)), until: row.previous_secret_until }
+        ? { ...(await open(row.previous_secret_sealed)), until: row.previous_secret_until }
         : null;
     return { current, previous };
   })();
@@ -161,25 +171,20 @@ export async function secretFingerprint(secret: string): Promise<string> {
 
 /**
  * The secret a token's record must be encrypted with (spec §2.2): the one whose fingerprint the
- * token carries, while the client still holds it; null once it was rotated out and dropped.
- * Tokens from before fingerprints fall back to their generation.
+ * token carries, while the client still holds it (a token lives at most 10 minutes, so a grace
+ * period that ended since the exchange does not matter); null once it was rotated out and dropped.
  */
-export async function secretForToken(
-  secrets: ClientSecrets,
-  grant: { secretGeneration: "current" | "previous"; secretId?: string },
-): Promise<string | null> {
-  if (grant.secretId === undefined) {
-    return grant.secretGeneration === "previous" && secrets.previous ? secrets.previous.secret : secrets.current;
-  }
-  if ((await secretFingerprint(secrets.current)) === grant.secretId) return secrets.current;
-  if (secrets.previous && (await secretFingerprint(secrets.previous.secret)) === grant.secretId) return secrets.previous.secret;
+export function secretForToken(secrets: ClientSecrets, secretId: string): string | null {
+  if (secrets.current.id === secretId) return secrets.current.secret;
+  if (secrets.previous && secrets.previous.id === secretId) return secrets.previous.secret;
   return null;
 }
 
 export interface AuthenticatedClient {
   client: Client;
+  /** The secret that matched, and its fingerprint (what a token records). */
   secret: string;
-  generation: "current" | "previous";
+  secretId: string;
 }
 
 /**
@@ -199,9 +204,9 @@ export async function authenticateClient(
     throw E.badClient(site, "unknown or disabled client");
   }
   const s = await clientSecrets(env, clientId, cacheMs);
-  if (await constantTimeEqual(secret, s.current)) return { client, secret: s.current, generation: "current" };
+  if (await constantTimeEqual(secret, s.current.secret)) return { client, secret: s.current.secret, secretId: s.current.id };
   if (s.previous && s.previous.until > Date.now() && (await constantTimeEqual(secret, s.previous.secret))) {
-    return { client, secret: s.previous.secret, generation: "previous" };
+    return { client, secret: s.previous.secret, secretId: s.previous.id };
   }
   throw E.badClient(site, "wrong secret");
 }

@@ -6,7 +6,7 @@ import { tokenForCode } from "../core/codes";
 import { E } from "../core/errors";
 import { json, parseBasic, readParams, type Params } from "../core/http";
 import { storeFor } from "../core/one-time-store";
-import { authenticateClient, secretFingerprint, type AuthenticatedClient } from "../core/registry";
+import { authenticateClient, type AuthenticatedClient } from "../core/registry";
 import type { RequestContext, Route } from "../core/router";
 
 const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -59,7 +59,7 @@ async function token(req: Request, env: Env, rc: RequestContext): Promise<Respon
   if (!CODE_SHAPE.test(code)) throw E.invalidCode(cfg.tokenErrorStyle, code, "malformed code");
 
   const accessToken = tokenForCode(code);
-  const [codeHash, tokenHash, secretId] = await Promise.all([sha256(code), sha256(accessToken), secretFingerprint(auth.secret)]);
+  const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(accessToken)]);
   const result = await storeFor(env, code, cfg.oneTimeShards).redeemCode({
     codeHash,
     clientId,
@@ -67,8 +67,7 @@ async function token(req: Request, env: Env, rc: RequestContext): Promise<Respon
     redirectUri,
     tokenHash,
     tokenTtlMs: cfg.accessTokenTtlSeconds * 1000,
-    secretGeneration: auth.generation,
-    secretId,
+    secretId: auth.secretId,
   });
   // The store audits the redemption itself (code.redeemed / code.refused), batched into D1.
   if (!result.ok) throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);

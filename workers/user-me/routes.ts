@@ -50,7 +50,7 @@ async function userMe(req: Request, env: Env, rc: RequestContext): Promise<Respo
   const secrets = await clientSecrets(env, client.clientId, cfg.clientCacheMs);
   // The secret that authenticated the exchange, across later rotations; gone (rotated out, or
   // revoked at once as leaked): its tokens read nothing.
-  const secret = await secretForToken(secrets, grant);
+  const secret = secretForToken(secrets, grant.secretId);
   if (secret === null) throw E.authFailed("the exchanging client secret was rotated out");
   // Only items agreed by the client now and consented to by the subscriber (spec §2.1, reference-notes).
   const items = client.items.filter((i) => linked.items.includes(i));
