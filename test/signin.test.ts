@@ -48,7 +48,7 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     expect(p.html).toContain('name="cancel" value="Y" formnovalidate');
   });
 
-  it("pages carry the strict headers: CSP with a style nonce and form-action allowing the redirect origin, nosniff, no-referrer, no-store", async () => {
+  it("pages carry the strict headers: CSP with a style nonce and form-action allowing the redirect origin, nosniff, no-referrer, no-store, HSTS", async () => {
     const p = await new Browser().authorize();
     const csp = p.res.headers.get("Content-Security-Policy")!;
     const nonce = /style-src 'nonce-([A-Za-z0-9_-]+)'/.exec(csp)?.[1];
@@ -61,6 +61,7 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     expect(p.res.headers.get("X-Content-Type-Options")).toBe("nosniff");
     expect(p.res.headers.get("Referrer-Policy")).toBe("no-referrer");
     expect(p.res.headers.get("Cache-Control")).toBe("no-store");
+    expect(p.res.headers.get("Strict-Transport-Security")).toBe("max-age=31536000");
     expect(p.res.headers.get("Content-Type")).toBe("text/html; charset=utf-8");
     // a new nonce per response
     const again = await new Browser().authorize();
@@ -100,6 +101,7 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
       expect(p.res.headers.get("X-Content-Type-Options"), n).toBe("nosniff");
       expect(p.res.headers.get("Referrer-Policy"), n).toBe("no-referrer");
       expect(p.res.headers.get("Cache-Control"), n).toBe("no-store");
+      expect(p.res.headers.get("Strict-Transport-Security"), n).toBe("max-age=31536000");
       expect(p.html, n).not.toMatch(/<script|javascript:|window\.close|window\.open|\son[a-z]+=|(src|href)="https?:/i);
       const nonce = /style-src 'nonce-([A-Za-z0-9_-]+)'/.exec(csp)?.[1];
       expect(p.html, n).toContain(`<style nonce="${nonce}">`);

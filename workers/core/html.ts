@@ -88,6 +88,8 @@ export function pageHeaders(opts: PageOptions): Headers {
     "Cache-Control": "no-store",
     Pragma: "no-cache",
     "X-Frame-Options": "DENY",
+    // The pages are HTTPS only (their cookies are __Host-); a browser ignores this over plain http (dev).
+    "Strict-Transport-Security": "max-age=31536000",
     ...opts.headers,
   });
   for (const c of opts.cookies ?? []) h.append("Set-Cookie", c);
