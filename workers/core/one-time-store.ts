@@ -345,9 +345,13 @@ export class OneTimeStore extends DurableObject {
 
   private scheduleSweep(): void {
     // Fire-and-forget: storage writes are ordered, and an alarm already set is kept.
-    void this.ctx.storage.getAlarm().then((at) => {
-      if (at === null) return this.ctx.storage.setAlarm(Date.now() + SWEEP_MS);
-    });
+    // A failure here is not the caller's: the next write schedules again.
+    void this.ctx.storage
+      .getAlarm()
+      .then((at) => {
+        if (at === null) return this.ctx.storage.setAlarm(Date.now() + SWEEP_MS);
+      })
+      .catch(() => {});
   }
 
   /** Deletes what has expired and retries any audit rows left; reschedules while anything is left. */
