@@ -73,16 +73,19 @@ describe("core/one-time-store audit outbox", () => {
   it("redemptions are audited through the outbox; a flush with nothing to move does not block later flushes", async () => {
     const code = randomToken();
     const store = storeFor(env, code, 16);
+    // A client id of this test's own: another test's redemptions may reach D1 (their 250 ms flush
+    // timer) while this one runs.
+    const clientId = `c-${randomToken(8)}`;
     expect(await store.flushAudit()).toBe(0);
     expect(await store.flushAudit()).toBe(0);
-    await store.putCode(await sha256(code), GRANT, null, 60_000);
-    const req = { codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash: await sha256("t"), tokenTtlMs: 60_000, secretId: "s" };
+    await store.putCode(await sha256(code), { ...GRANT, clientId }, null, 60_000);
+    const req = { codeHash: await sha256(code), clientId, verifierChallenge: null, redirectUri: null, tokenHash: await sha256("t"), tokenTtlMs: 60_000, secretId: "s" };
     expect((await store.redeemCode(req)).ok).toBe(true);
     expect((await store.redeemCode(req)).ok).toBe(false);
     const moved = await store.flushAudit();
     // the 250 ms timer may have moved them first; either way both are in D1 exactly once
     expect(moved).toBeLessThanOrEqual(2);
-    const rows = (await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE client_id = 'c' ORDER BY id").all()).results;
+    const rows = (await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE client_id = ? ORDER BY id").bind(clientId).all()).results;
     expect(rows).toEqual([
       { type: "code.redeemed", outcome: "ok", detail: null },
       { type: "code.refused", outcome: "refused", detail: '{"reason":"reused"}' },
