@@ -1,7 +1,7 @@
 // D1 access for the admin API (issue 5): client registration and secret rotation, the carrier
 // directory import, and audit paging. Tables are those of migrations/0001_init.sql (docs/storage.md).
 
-import { toClient, type Client, type ClientRow, type IdentityItem } from "./registry";
+import { toClient, type Client, type ClientRow, type IdentityItem, type Subscriber } from "./registry";
 
 type DbEnv = { DB: D1Database };
 
@@ -105,15 +105,7 @@ export async function deleteClient(env: DbEnv, clientId: string): Promise<boolea
 // ---- carrier directory ----
 
 /** One validated directory row, in the table's terms. */
-export interface SubscriberInput {
-  telco: "S" | "K" | "L";
-  phone: string;
-  name: string;
-  gender: "M" | "F";
-  birth: string; // YYYY-MM-DD
-  foreign: "L" | "F";
-  ci: string;
-}
+export type SubscriberInput = Omit<Subscriber, "id">;
 
 /** Rows per statement: the rows travel as one JSON parameter, so D1's 100-parameter cap does not bind. */
 const IMPORT_CHUNK = 500;
