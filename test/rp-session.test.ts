@@ -272,6 +272,20 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
     expect(await (await b.get("/")).text()).toContain("휴대폰번호로 로그인");
   });
 
+  it("disconnect through the in-process provider: the link is gone, the service audits it once, the session ends", async () => {
+    const b = new Browser(null);
+    const { res: login } = await b.login(KIM.phone);
+    expect(login.status).toBe(303);
+    const before = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{ n: number }>())!.n;
+    const res = await b.post("/auth/disconnect", { headers: HTML });
+    expect(res.status).toBe(303);
+    const after = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{ n: number }>())!.n;
+    expect(after).toBe(before + 1);
+    const { subscriberByPhone } = await import("../workers/core/registry");
+    expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).toBeNull();
+    expect((await b.get("/auth/me")).status).toBe(401);
+  });
+
   it("escapes what it shows: a hostile name is rendered as text", async () => {
     const { putIdentity, createSession } = await import("../workers/core/rp-store");
     const { rpSealKey } = await import("../workers/core/rp-config");
