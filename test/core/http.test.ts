@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseBasic, parseBearer, readParams } from "../../workers/core/http";
+import { parseBasic, parseBearer, rateLimitNetwork, readParams } from "../../workers/core/http";
 
 describe("core/http parseBasic (RFC 7617, RFC 6749 §2.3.1)", () => {
   it("splits at the first colon and form-url-decodes each half", () => {
@@ -68,5 +68,22 @@ describe("core/http readParams (DESIGN.md §4.7)", () => {
 
   it("refuses a body over the limit, by Content-Length or by its actual size", async () => {
     await expect(read("http://x/", { method: "POST", body: "a=" + "x".repeat(2000) })).rejects.toMatchObject({ status: 413 });
+  });
+});
+
+describe("core/http rateLimitNetwork (what a per-IP limit counts)", () => {
+  it("keeps IPv4 as is, maps ::ffff:a.b.c.d to IPv4, and reduces IPv6 to its /64 in one spelling", () => {
+    expect(rateLimitNetwork("192.0.2.7")).toBe("192.0.2.7");
+    for (const v of ["::ffff:192.0.2.7", "::FFFF:c000:0207", "0:0:0:0:0:ffff:192.0.2.7"]) expect(rateLimitNetwork(v), v).toBe("192.0.2.7");
+    for (const v of ["2001:db8:aa:bb::1", "2001:0DB8:00aa:00bb:ffff:ffff:ffff:ffff", "2001:db8:aa:bb:0:0:0:0"]) {
+      expect(rateLimitNetwork(v), v).toBe("2001:db8:aa:bb::/64");
+    }
+    expect(rateLimitNetwork("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(rateLimitNetwork("::1")).toBe("0:0:0:0::/64");
+    expect(rateLimitNetwork("2001:db8:aa:bc::1")).not.toBe(rateLimitNetwork("2001:db8:aa:bb::1"));
+  });
+
+  it("answers an unparsable address with itself rather than throwing (it only keys a counter)", () => {
+    for (const v of ["fe80::1%eth0", "not:an:address", "1:2:3:4:5:6:7:8:9"]) expect(rateLimitNetwork(v)).toBe(v);
   });
 });

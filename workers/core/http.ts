@@ -160,11 +160,6 @@ export function json(body: unknown, status = 200, headers: Record<string, string
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
-/** The client's address as Cloudflare reports it (loopback in local runs). */
-export function clientIp(req: Request): string {
-  return req.headers.get("CF-Connecting-IP") ?? "127.0.0.1";
-}
-
 /**
  * What a per-IP limit counts: an IPv4 address as is (also when written IPv4-mapped, ::ffff:a.b.c.d),
  * an IPv6 address by its /64, in one canonical spelling. One IPv6 host is routed a whole /64, so
@@ -189,7 +184,10 @@ export function rateLimitNetwork(ip: string): string {
   return `${groups.slice(0, 4).join(":")}::/64`;
 }
 
-/** The client's network for per-IP limits (`rateLimitNetwork` of `clientIp`). */
+/**
+ * The client's network for per-IP limits: `rateLimitNetwork` of the address Cloudflare's edge
+ * reports (CF-Connecting-IP, which a client cannot set; loopback in local runs).
+ */
 export function clientNetwork(req: Request): string {
-  return rateLimitNetwork(clientIp(req));
+  return rateLimitNetwork(req.headers.get("CF-Connecting-IP") ?? "127.0.0.1");
 }
