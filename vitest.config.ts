@@ -22,6 +22,8 @@ export default defineConfig(async () => {
                   // relying-party kit (docs/rp-kit.md): the dev worker's kit is the seed's demo-client
                   RP_CLIENT_SECRET: "demoSecret0123456789abcdefABCDEF",
                   RP_SEAL_KEY: "dGVzdC1vbmx5LXJwLXNlYWwta2V5LTMyLWJ5dGVzISE=",
+                  // randomized race trials per property (test/signin-race.test.ts); more or fewer from the shell
+                  RACE_TRIALS: process.env.RACE_TRIALS ?? "1000",
                 },
                 // An independent service built from the spec's examples (test/rp-standin.test.ts).
                 workers: [

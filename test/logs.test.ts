@@ -130,6 +130,29 @@ describe("request log lines", () => {
   });
 });
 
+describe("a client that goes away mid-upload", () => {
+  /** A body that sends part of a form, then fails as a dropped connection does. */
+  function abortedBody(): ReadableStream<Uint8Array> {
+    return new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode("grant_type=authorization_code&code="));
+        c.error(new Error("Network connection lost."));
+      },
+    });
+  }
+
+  it("is answered 400 invalid_request and logged as a client abort, never 500 server_error", async () => {
+    for (const path of ["/oauth2/token", "/v1/user/disconnect", "/oauth2/authorize"]) {
+      lines = [];
+      const res = await send(path, { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: abortedBody(), duplex: "half" } as RequestInit);
+      expect(res.status, path).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_request");
+      const line = JSON.parse(lines.find((l) => l.startsWith("{"))!) as Record<string, unknown>;
+      expect(line).toMatchObject({ status: 400, cause: "client abort: body not received" });
+    }
+  });
+});
+
 describe("no secrets, tokens, codes, phone numbers, names, ci or plids in any log line", () => {
   it("over a full run: client registration, import, code exchange, user/me, refusals, rotation, disconnect, deletes", async () => {
     const extra: Record<string, string> = {};

@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decryptField, sha256 } from "../workers/core/crypto";
 import { findAutoLoginGrant, forgetClient, IDENTITY_ITEMS } from "../workers/core/registry";
+import { createClient } from "./admin-helpers";
 import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "./helpers";
 import { Browser, DEMO_CB, signInAll, throughCode, type Who } from "./signin-helpers";
 
@@ -253,16 +254,43 @@ describe("the ends of automatic login", () => {
 });
 
 describe("the grant belongs to (device, client)", () => {
-  it("the same device id serves several clients, each with its own grant; the automatic-login audit carries no personal data", async () => {
+  it("every opt-in gets a fresh device id; the person's grant for another client moves with it; the audit carries no personal data", async () => {
+    const other = await createClient({ name: "Second Shop", redirect_uris: ["https://second.example/cb"], auto_login: true });
     const b = new Browser();
+    await optIn(b, HONG, { client_id: other.client_id, redirect_uri: "https://second.example/cb" });
+    const first = b.cookies.get("__Host-pl_auto")!;
     await optIn(b, HONG);
-    const id = b.cookies.get("__Host-pl_auto");
-    await optIn(b, KIM, { prompt: "login" }); // KIM on the same device replaces HONG's grant, same device id
-    expect(b.cookies.get("__Host-pl_auto")).toBe(id);
+    const second = b.cookies.get("__Host-pl_auto")!;
+    expect(second).not.toBe(first);
+    // one cookie, both clients: the grant at the second shop moved to the new device id
     codeOf(await instant(b));
+    codeOf(await instant(b, { client_id: other.client_id, redirect_uri: "https://second.example/cb" }));
+    expect(await findAutoLoginGrant(env, await sha256(first), other.client_id)).toBeNull();
     const rows = (await env.DB.prepare("SELECT detail FROM audit_events WHERE type = 'signin.success'").all<{ detail: string }>()).results;
     expect(rows.some((r) => r.detail.includes('"automatic"'))).toBe(true);
     expect(JSON.stringify(rows)).not.toContain(HONG.phone);
+  });
+
+  it("a planted device cookie is never promoted: the victim's opt-in gets a fresh id, and the planted one logs nobody in", async () => {
+    // The attacker holds a device id (here one of their own grants) and plants it in the victim's browser.
+    const attacker = new Browser({ ip: "203.0.113.66" });
+    await optIn(attacker, KIM);
+    const planted = attacker.cookies.get("__Host-pl_auto")!;
+    const victim = new Browser();
+    victim.cookies.set("__Host-pl_auto", planted);
+    await optIn(victim, HONG, { prompt: "login" });
+    expect(victim.cookies.get("__Host-pl_auto")).not.toBe(planted);
+    const grant = await findAutoLoginGrant(env, await sha256(planted), DEMO.clientId);
+    expect(grant?.subscriberId ?? null).not.toBe((await findAutoLoginGrant(env, await deviceHash(victim), DEMO.clientId))!.subscriberId);
+    // with the planted id the attacker is never logged in as the victim
+    const p = await attacker.authorize();
+    if (p.status === 302) {
+      const user = await readUser(codeOf(new URL(p.res.headers.get("Location")!)));
+      const victimUser = await readUser(codeOf(await instant(victim)));
+      expect(user.plid).not.toBe(victimUser.plid);
+    } else {
+      expect(p.form?.step).toBe("identify");
+    }
   });
 });
 

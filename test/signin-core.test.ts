@@ -128,7 +128,7 @@ describe("core/sms", () => {
     await expect(sender.send({ to: "01099990000", text: "x", code: "000000", lang: "en" })).rejects.toThrow(/500/);
   });
 
-  it("a failing gateway re-renders step 1 with 503 and the could-not-send message", async () => {
+  it("a failing gateway answers 503 with the could-not-send message; the code is withdrawn and a resend is not held back by the cooldown", async () => {
     await env.DB.prepare(
       "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at) VALUES ('S', '01077770001', '실패', 'M', '1990-01-01', 'L', 'CI-fail', 0)",
     ).run();
@@ -141,16 +141,22 @@ describe("core/sms", () => {
       throw new Error("unexpected outbound fetch");
     });
     const b = new Browser({ vars: { SMS_SENDER: "webhook", SMS_WEBHOOK_URL: "https://sms-gateway.example/hook", SMS_WEBHOOK_SECRET: "s" } });
-    let p;
+    let p, again;
     try {
       p = await b.submit(await b.authorize(), { telcoCd: "S", name: "실패", phoneNo: "01077770001" });
+      again = await b.submit(p, { resend: "Y" });
     } finally {
       gateway.mockRestore();
     }
-    expect(urls).toEqual(["https://sms-gateway.example/hook"]);
+    expect(urls).toEqual(["https://sms-gateway.example/hook", "https://sms-gateway.example/hook"]);
     expect(p.status).toBe(503);
-    expect(p.form?.step).toBe("identify");
+    expect(p.form?.step).toBe("verify");
     expect(alertText(p.html)).toBe("인증번호를 보내지 못했습니다. 잠시 뒤에 다시 시도하세요.");
+    // the resend tried the gateway again at once (no 30 s cooldown for a code never sent)
+    expect(again.status).toBe(503);
+    // nothing was sent, so no code can be right
+    const wrong = await b.submit(again, { otp: "000000" });
+    expect(alertText(wrong.html)).toBe("이 인증번호는 더 이상 쓸 수 없습니다. 인증번호를 다시 받으세요.");
   });
 
   it("webhook without its URL is a configuration error: 500 server_error with the fixed message", async () => {

@@ -101,6 +101,28 @@ describe("POST /oauth2/token: codes (DESIGN.md §4.3)", () => {
     await expectError(await userMe(first.access_token), 401, "authentication_failed");
   });
 
+  it("a used code replayed by another registered client is refused and revokes nothing: the rightful token still reads (RFC 9700 §4.5)", async () => {
+    const { code } = await mintFor(HONG.phone);
+    const first = (await (await exchange(code)).json()) as { access_token: string };
+    await expectError(await exchange(code, LIMITED), 500, "server_error", /Invalid authorization code/);
+    expect((await userMe(first.access_token)).status).toBe(200);
+  });
+
+  it("a used PKCE code replayed without or with a wrong verifier revokes nothing; the rightful client's replay with its verifier does", async () => {
+    const verifier = randomToken(32);
+    const pkceCode = async () => (await mintFor(HONG.phone, { codeChallenge: await pkceS256(verifier) })).code;
+    const redeem = async (code: string) => ((await (await exchange(code, DEMO, { code_verifier: verifier })).json()) as { access_token: string }).access_token;
+    const a = await pkceCode();
+    const tokenA = await redeem(a);
+    await expectError(await exchange(a), 500, "server_error", /Invalid authorization code/);
+    await expectError(await exchange(a, DEMO, { code_verifier: randomToken(32) }), 500, "server_error");
+    expect((await userMe(tokenA)).status).toBe(200);
+    const b = await pkceCode();
+    const tokenB = await redeem(b);
+    await expectError(await exchange(b, DEMO, { code_verifier: verifier }), 500, "server_error");
+    await expectError(await userMe(tokenB), 401, "authentication_failed");
+  });
+
   it("an unknown code gets 500 server_error 'Invalid authorization code' by default (spec §4.2)", async () => {
     await expectError(await exchange(randomToken(32)), 500, "server_error", /^Invalid authorization code: /);
   });

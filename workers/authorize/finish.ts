@@ -5,7 +5,7 @@ import { providerConfig, type Env } from "../core/config";
 import { mintCode } from "../core/codes";
 import { randomToken, sha256 } from "../core/crypto";
 import { hostCookie, readCookie } from "../core/html";
-import { audit, deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, type Client } from "../core/registry";
+import { audit, deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice, type Client } from "../core/registry";
 import type { RequestContext } from "../core/router";
 import type { SigninConfig } from "../core/signin-config";
 import { AUTO_COOKIE, isToken, type Transaction } from "./transaction";
@@ -63,9 +63,10 @@ export interface Completion {
 }
 
 /**
- * Mints the code of a finished interactive sign-in and redirects. Opting in creates or renews the
- * (device, client) grant and sets the cookie; otherwise a grant of the same subscriber is kept (the
- * login reports Y/N) and a grant of another subscriber on this device ends.
+ * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
+ * fresh device id and sets its cookie: a device id the browser already held (which someone may
+ * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the same subscriber is kept (the login reports Y/N) and a grant of another
+ * subscriber on this device ends.
  */
 export async function complete(req: Request, env: Env, rc: RequestContext, cfg: SigninConfig, c: Completion): Promise<Response> {
   const pcfg = providerConfig(env);
@@ -73,8 +74,9 @@ export async function complete(req: Request, env: Env, rc: RequestContext, cfg: 
   let autoLogin: { deviceHash: string; automatic: boolean } | null = null;
   const existing = deviceIdOf(req);
   if (c.optIn) {
-    const deviceId = existing ?? randomToken(32);
+    const deviceId = randomToken(32);
     const deviceHash = await sha256(deviceId);
+    if (existing) await replaceDevice(env, await sha256(existing), deviceHash, c.subscriberId, c.client.clientId);
     await putAutoLoginGrant(env, { deviceHash, clientId: c.client.clientId, subscriberId: c.subscriberId, expiresAt: Date.now() + cfg.autoLoginTtlMs });
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };

@@ -1,63 +1,33 @@
-// The sign-in transaction (issue 3): what one person's sign-in has proven so far, kept in the
-// one-time store under the hash of its random id. It advances only by compare-and-set, so two
-// concurrent submissions of one step cannot both advance, and it is deleted when it ends.
+// The sign-in transaction (docs/signin.md "State machine"): what one person's sign-in has proven
+// so far, kept in the one-time store under the hash of its random id. Each step is one call on
+// the object that holds it (workers/core/signin-store.ts). At the identify step the sign-in moves
+// to the object of the phone number's counters under a new id, derived from the previous id and
+// the number; the previous record points there ("moved"), masked with its own id.
 
-import { randomToken, sha256, constantTimeEqual } from "../core/crypto";
+import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, constantTimeEqual, randomToken, sha256 } from "../core/crypto";
 import { hostCookie, readCookie } from "../core/html";
 import type { Lang } from "../core/i18n";
-import { storeFor, type OneTimeStore } from "../core/one-time-store";
-import type { Telco } from "../core/carrier";
-import type { AuthorizeRequest, Prompt } from "./validate";
+import { shardOf, storeFor, type OneTimeStore } from "../core/one-time-store";
+import type { SigninRecord } from "../core/signin-store";
+import type { AuthorizeRequest } from "./validate";
 
-export type Step = "identify" | "verify" | "consent";
-
-export interface Transaction {
-  clientId: string;
-  redirectUri: string;
-  state: string;
-  prompt: Prompt;
-  isHybrid: boolean;
-  lang: Lang;
-  /** Whether the authorize URL fixed the language (kept in a "start again" link). */
-  langGiven: boolean;
-  codeChallenge: string | null;
-  csrfHash: string;
-  browserHash: string;
-  createdAt: number;
-  expiresAt: number;
-  step: Step;
-  /** Set by the identify step. */
-  subscriber?: {
-    id: number;
-    telco: Telco;
-    /** SHA-256 of the number: the key of its counters (no number in the store's keys). */
-    phoneKey: string;
-    /** `010-****-5678`, shown on the verify page. */
-    masked: string;
-    /** Test numbers: SHA-256 of the fixed code (nothing is sent); null for real numbers. */
-    testOtpHash: string | null;
-  };
-  otpExpiresAt?: number;
-  autoLoginEligible?: boolean;
-  autoLoginOptIn?: boolean;
-}
+export type { SigninRecord as Transaction, Step } from "../core/signin-store";
 
 type TxEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
-/** A loaded transaction: its id, where it lives, and the exact stored text (for compare-and-set). */
+/** A loaded transaction: its id, where it lives and what it holds. */
 export interface TxHandle {
   id: string;
   key: string;
   stub: DurableObjectStub<OneTimeStore>;
-  raw: string;
-  tx: Transaction;
+  tx: SigninRecord;
 }
 
 export const TX_COOKIE = "pl_tx";
 export const AUTO_COOKIE = "pl_auto";
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-/** How long an ended-by-time transaction is kept to show "expired" with a start-again link. */
-const RETAIN_MS = 3600_000;
+/** A moved record is followed at most this far (a person re-entering the number a few times). */
+const MAX_HOPS = 8;
 
 export function isToken(v: string | undefined): v is string {
   return v !== undefined && TOKEN_SHAPE.test(v);
@@ -71,6 +41,10 @@ export function browserBinding(req: Request): { value: string; setCookie: string
   return { value, setCookie: hostCookie(TX_COOKIE, value) };
 }
 
+export async function txKey(id: string): Promise<string> {
+  return `tx:${await sha256(id)}`;
+}
+
 /** Creates the transaction of a new authorization request; returns its id and CSRF token. */
 export async function createTransaction(
   env: TxEnv,
@@ -79,11 +53,12 @@ export async function createTransaction(
   lang: Lang,
   browser: string,
   ttlMs: number,
-): Promise<{ id: string; csrf: string; tx: Transaction }> {
+): Promise<{ id: string; csrf: string; tx: SigninRecord }> {
   const id = randomToken(32);
   const csrf = randomToken(32);
   const now = Date.now();
-  const tx: Transaction = {
+  const tx: SigninRecord = {
+    v: 0,
     clientId: ar.client.clientId,
     redirectUri: ar.redirectUri,
     state: ar.state,
@@ -98,53 +73,81 @@ export async function createTransaction(
     expiresAt: now + ttlMs,
     step: "identify",
   };
-  await storeFor(env, id, shards).putEntry(await txKey(id), JSON.stringify(tx), ttlMs + RETAIN_MS);
+  await storeFor(env, id, shards).signinCreate(await txKey(id), tx);
   return { id, csrf, tx };
 }
 
-async function txKey(id: string): Promise<string> {
-  return `tx:${await sha256(id)}`;
+/** `a XOR b` of two 32-byte base64url values. */
+function xor32(a: string, b: string): string {
+  const x = base64ToBytes(a);
+  const y = base64ToBytes(b);
+  return bytesToBase64url(x.map((v, i) => v ^ y[i]!));
 }
 
-/** The stored transaction for a posted id, or null (unknown, malformed or long gone). */
+/** The mask of a "moved" pointer: only a holder of the previous id can read where it leads. */
+function moveMask(fromId: string): Promise<string> {
+  return sha256(`signin-moved:${fromId}`);
+}
+
+export async function maskMove(fromId: string, toId: string): Promise<string> {
+  return xor32(toId, await moveMask(fromId));
+}
+
+/**
+ * The id that continues sign-in `fromId` for the number `phoneKey`: derived from both (a repeated
+ * submission of the same number finds the same record and sends nothing twice), its first
+ * character chosen so it lives in the number's store object (`shardOf`).
+ */
+export async function nextTxId(fromId: string, phoneKey: string, shards: number): Promise<string> {
+  const id = await sha256(`signin-next:${fromId}:${phoneKey}`);
+  const i = B64URL_ALPHABET.indexOf(id.charAt(0));
+  const first = B64URL_ALPHABET.charAt((i & ~(shards - 1)) | shardOf(phoneKey, shards));
+  return first + id.slice(1);
+}
+
+/**
+ * The stored transaction for a posted id, or null (unknown, malformed or long gone). A moved
+ * record is followed to the one that continues the sign-in.
+ */
 export async function loadTransaction(env: TxEnv, shards: number, id: string | undefined): Promise<TxHandle | null> {
   if (!isToken(id)) return null;
-  const key = await txKey(id);
-  const stub = storeFor(env, id, shards);
-  const raw = await stub.getEntry(key);
-  if (raw === null) return null;
-  return { id, key, stub, raw, tx: JSON.parse(raw) as Transaction };
+  for (let hop = 0; hop < MAX_HOPS; hop++) {
+    const key = await txKey(id);
+    const stub = storeFor(env, id, shards);
+    const tx = await stub.signinGet(key);
+    if (tx === null) return null;
+    if (tx.step !== "moved") return { id, key, stub, tx };
+    id = xor32(tx.movedTo!, await moveMask(id));
+  }
+  return null;
+}
+
+/** The handle of a record the store just returned (no second read). */
+export function handleOf(h: TxHandle, tx: SigninRecord): TxHandle {
+  return { ...h, tx };
 }
 
 /** True when the posted CSRF token and the browser cookie both belong to this transaction. */
-export async function bindingHolds(req: Request, h: TxHandle, csrf: string | undefined): Promise<boolean> {
+export async function bindingHolds(req: Request, tx: SigninRecord, csrf: string | undefined): Promise<boolean> {
   const browser = readCookie(req, `__Host-${TX_COOKIE}`);
   const [csrfOk, browserOk] = await Promise.all([
-    constantTimeEqual(await sha256(csrf ?? ""), h.tx.csrfHash),
-    constantTimeEqual(await sha256(browser ?? ""), h.tx.browserHash),
+    constantTimeEqual(await sha256(csrf ?? ""), tx.csrfHash),
+    constantTimeEqual(await sha256(browser ?? ""), tx.browserHash),
   ]);
   return csrf !== undefined && browser !== undefined && csrfOk && browserOk;
 }
 
-/** Advances the transaction if nobody else did first; the new handle, or null on a conflict. */
-export async function advance(h: TxHandle, next: Transaction): Promise<TxHandle | null> {
-  const raw = JSON.stringify(next);
-  const ttl = Math.max(1, next.expiresAt - Date.now()) + RETAIN_MS;
-  return (await h.stub.swapEntry(h.key, h.raw, raw, ttl)) ? { ...h, raw, tx: next } : null;
-}
-
-/** Ends the transaction (single use); false when another submission ended or advanced it first. */
-export function end(h: TxHandle): Promise<boolean> {
-  return h.stub.swapEntry(h.key, h.raw, null, 0);
-}
-
-/** The one-time-code challenge's key (in the transaction's store object). */
-export function challengeKey(h: { key: string }): string {
-  return `otp:${h.key.slice(3)}`;
+/**
+ * The stored hash of a one-time code: bound to the transaction id (a secret the store never
+ * holds) and the number, so a code verifies only in the sign-in and for the number it was sent
+ * to. `codeDigest` is SHA-256 of the code (a test number's directory entry holds just that).
+ */
+export function challengeHash(txId: string, phoneKey: string, codeDigest: string): Promise<string> {
+  return sha256(`otp:${txId}:${phoneKey}:${codeDigest}`);
 }
 
 /** The authorize URL that starts this sign-in again (the "start again" link). */
-export function restartUrl(tx: Transaction): string {
+export function restartUrl(tx: SigninRecord): string {
   const q = new URLSearchParams({ response_type: "code", client_id: tx.clientId, redirect_uri: tx.redirectUri, state: tx.state });
   if (tx.prompt) q.set("prompt", tx.prompt);
   if (tx.isHybrid) q.set("isHybrid", "Y");

@@ -4,11 +4,11 @@
 
 import { providerConfig, type Env } from "../core/config";
 import { E } from "../core/errors";
-import { readParams, type Params } from "../core/http";
+import type { Params } from "../core/http";
 import { findClient, type Client } from "../core/registry";
-import type { RequestContext } from "../core/router";
+import type { Prompt } from "../core/signin-store";
 
-export type Prompt = "login" | "select_account" | "none" | "N" | undefined;
+export type { Prompt } from "../core/signin-store";
 
 export interface AuthorizeRequest {
   client: Client;
@@ -78,12 +78,4 @@ export async function validateAuthorizeParams(env: Env, params: Params): Promise
     lang: lang === "ko" || lang === "en" ? lang : undefined,
     codeChallenge: challenge,
   };
-}
-
-/** Reads and validates an authorization request from a GET or POST (query, form body or both). */
-export async function validateAuthorizeRequest(req: Request, env: Env, rc: RequestContext): Promise<AuthorizeRequest> {
-  const params = await readParams(req, rc.url, providerConfig(env).maxBodyBytes);
-  const ar = await validateAuthorizeParams(env, params);
-  rc.log.clientId = ar.client.clientId;
-  return ar;
 }

@@ -59,12 +59,9 @@ export const E = {
     }),
   tooLarge: () =>
     new ApiError("invalid_request", "The request body is too large.", { status: 413, cause: "body over limit" }),
-  unconfirmed: () =>
-    new ApiError(
-      "invalid_request",
-      "The entered name and phone number cannot be confirmed with the three carriers.",
-      { status: 400 },
-    ),
+  /** The client went away while sending its body: logged as a client abort, not a server error. */
+  aborted: () =>
+    new ApiError("invalid_request", "The request body could not be read.", { status: 400, cause: "client abort: body not received" }),
   redirectMismatch: (url: string) =>
     new ApiError("invalid_grant", `The redirect address ${url} matches none of the registered values.`, {
       status: 400,

@@ -45,13 +45,22 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
   if (length !== undefined) {
     // A declared length within the limit: one read. The chunk loop below costs several times the
     // CPU for a small form (docs/benchmarks.md); the actual size is still checked.
-    const all = new Uint8Array(await req.arrayBuffer());
+    const all = new Uint8Array(await received(req.arrayBuffer()));
     if (all.byteLength > maxBytes) throw E.tooLarge();
     return utf8Text(all);
   }
-  const all = await readStreamCapped(req.body, maxBytes);
+  const all = await received(readStreamCapped(req.body, maxBytes));
   if (all === null) throw E.tooLarge();
   return utf8Text(all);
+}
+
+/** A body read that fails is the client's doing (an aborted upload): a 400 and a client-abort log cause. */
+async function received<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch {
+    throw E.aborted();
+  }
 }
 
 /**

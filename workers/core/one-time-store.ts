@@ -8,6 +8,19 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { B64URL_ALPHABET, sha256 } from "./crypto";
+import type { Lang } from "./i18n";
+import {
+  SigninMachine,
+  type NumberLimits,
+  type OpenRequest,
+  type OpenResult,
+  type ResendRequest,
+  type ResendResult,
+  type SigninRecord,
+  type Step,
+  type VerifyRequest,
+  type VerifyResult,
+} from "./signin-store";
 
 /** What an authorization code stands for; carried on to the access token issued from it. */
 export interface CodeGrant {
@@ -173,6 +186,12 @@ export class OneTimeStore extends DurableObject {
       )
       .toArray()[0];
     if (!row) return { ok: false, reason: "unknown" };
+    // Who may present this code is checked before anything else, used or not: a replay by another
+    // client or without the verifier revokes nothing (RFC 9700 §4.5: the revocation of RFC 6749
+    // §4.1.2 is for the rightful client's replay) and a foreign request burns no good code.
+    const grant = JSON.parse(row.grant_json) as CodeGrant;
+    const refused = presenterRefusal(row, grant, r);
+    if (refused) return { ok: false, reason: refused };
     if (row.used_at !== null) {
       if (row.token_hash) this.sql.exec("UPDATE tokens SET revoked = 1 WHERE hash = ?", row.token_hash);
       return { ok: false, reason: "reused" };
@@ -181,12 +200,6 @@ export class OneTimeStore extends DurableObject {
       this.sql.exec("DELETE FROM codes WHERE hash = ?", r.codeHash);
       return { ok: false, reason: "expired" };
     }
-    if (row.client_id !== r.clientId) return { ok: false, reason: "foreign_client" };
-    const grant = JSON.parse(row.grant_json) as CodeGrant;
-    if (r.redirectUri !== null && r.redirectUri !== grant.redirectUri) return { ok: false, reason: "redirect_mismatch" };
-    if (row.challenge !== null && r.verifierChallenge === null) return { ok: false, reason: "pkce_missing" };
-    if (row.challenge !== null && row.challenge !== r.verifierChallenge) return { ok: false, reason: "pkce_mismatch" };
-    if (row.challenge === null && r.verifierChallenge !== null) return { ok: false, reason: "pkce_unexpected" };
 
     const tokenExpires = now + r.tokenTtlMs;
     // Keep the used code until its token expires, so a replay can still revoke that token.
@@ -245,14 +258,6 @@ export class OneTimeStore extends DurableObject {
     return row ? row.value : null;
   }
 
-  /** Removes `key` and returns the live value it held (take-once semantics), or null. */
-  takeEntry(key: string): string | null {
-    const row = this.sql
-      .exec<{ value: string; expires_at: number }>("DELETE FROM entries WHERE key = ? RETURNING value, expires_at", key)
-      .toArray()[0];
-    return row && row.expires_at > Date.now() ? row.value : null;
-  }
-
   /**
    * Fixed-window counter: adds `by` to `key` and returns the new count and when the window ends.
    * The window starts at the first hit and lasts `windowMs`.
@@ -294,53 +299,55 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec("DELETE FROM counters WHERE key = ?", key);
   }
 
-  /**
-   * Compare-and-set on an entry: when the live value under `key` equals `expected`, replaces it
-   * with `next` for `ttlMs` (or deletes it when `next` is null) and returns true; otherwise
-   * changes nothing and returns false. Sign-in transactions advance with it, so two concurrent
-   * submissions of one step cannot both advance.
-   */
-  swapEntry(key: string, expected: string, next: string | null, ttlMs: number): boolean {
-    const now = Date.now();
-    const changed =
-      next === null
-        ? this.sql.exec("DELETE FROM entries WHERE key = ? AND value = ? AND expires_at > ? RETURNING key", key, expected, now)
-        : this.sql.exec(
-            "UPDATE entries SET value = ?, expires_at = ? WHERE key = ? AND value = ? AND expires_at > ? RETURNING key",
-            next,
-            now + ttlMs,
-            key,
-            expected,
-            now,
-          );
-    return changed.toArray().length > 0;
+  // ---- sign-in transactions (docs/signin.md "State machine"): one synchronous call per step ----
+
+  private readonly signin = new SigninMachine(
+    {
+      get: (key) => this.getEntry(key),
+      put: (key, value, ttlMs) => this.putEntry(key, value, ttlMs),
+      delete: (key) => void this.sql.exec("DELETE FROM entries WHERE key = ?", key),
+    },
+    { hit: (k, w, by) => this.hit(k, w, by), peek: (k) => this.peek(k), clear: (k) => this.clear(k) },
+  );
+
+  signinCreate(key: string, record: SigninRecord): void {
+    this.signin.create(key, record);
   }
 
-  /** Stores a one-time-code challenge (by hash) for `ttlMs` with no attempts used; replaces any earlier one. */
-  putChallenge(key: string, codeHash: string, ttlMs: number): void {
-    this.putEntry(key, JSON.stringify({ h: codeHash, a: 0 }), ttlMs);
+  signinGet(key: string): SigninRecord | null {
+    return this.signin.get(key);
   }
 
-  /**
-   * One attempt at a challenge, atomically: "ok" consumes it (usable once); "wrong" counts the
-   * attempt (`left` tries remain); "exhausted" when `maxAttempts` wrong entries were already made;
-   * "absent" when there is no live challenge (used, replaced or expired).
-   */
-  tryChallenge(key: string, codeHash: string, maxAttempts: number): { result: "ok" | "wrong" | "exhausted" | "absent"; left: number } {
-    const now = Date.now();
-    const row = this.sql
-      .exec<{ value: string; expires_at: number }>("SELECT value, expires_at FROM entries WHERE key = ? AND expires_at > ?", key, now)
-      .toArray()[0];
-    if (!row) return { result: "absent", left: 0 };
-    const c = JSON.parse(row.value) as { h: string; a: number };
-    if (c.a >= maxAttempts) return { result: "exhausted", left: 0 };
-    if (c.h === codeHash) {
-      this.sql.exec("DELETE FROM entries WHERE key = ?", key);
-      return { result: "ok", left: maxAttempts - c.a };
-    }
-    const a = c.a + 1;
-    this.sql.exec("UPDATE entries SET value = ? WHERE key = ?", JSON.stringify({ h: c.h, a }), key);
-    return { result: "wrong", left: maxAttempts - a };
+  signinOpen(o: OpenRequest): OpenResult {
+    return this.signin.open(o);
+  }
+
+  signinAbandon(key: string, phoneKey: string, refundSend: boolean, limits: NumberLimits): void {
+    this.signin.abandon(key, phoneKey, refundSend, limits);
+  }
+
+  signinUnsend(key: string, phoneKey: string, limits: NumberLimits): SigninRecord | null {
+    return this.signin.unsend(key, phoneKey, limits);
+  }
+
+  signinSupersede(key: string, v: number, movedTo: string): { moved: boolean; record: SigninRecord | null } {
+    return this.signin.supersede(key, v, movedTo);
+  }
+
+  signinVerify(o: VerifyRequest): VerifyResult {
+    return this.signin.verify(o);
+  }
+
+  signinResend(o: ResendRequest): ResendResult {
+    return this.signin.resend(o);
+  }
+
+  signinFinish(key: string, from: readonly Step[]): { ended: boolean; record: SigninRecord | null } {
+    return this.signin.finish(key, from);
+  }
+
+  signinSetLang(key: string, lang: Lang): SigninRecord | null {
+    return this.signin.setLang(key, lang);
   }
 
   private scheduleSweep(): void {
@@ -369,6 +376,16 @@ export class OneTimeStore extends DurableObject {
       .one().n;
     if (left > 0) void this.ctx.storage.setAlarm(now + SWEEP_MS);
   }
+}
+
+/** Why a request may not present this code at all (client, redirect, PKCE), or null. */
+function presenterRefusal(row: { client_id: string; challenge: string | null }, grant: CodeGrant, r: RedeemRequest): RedeemFailure | null {
+  if (row.client_id !== r.clientId) return "foreign_client";
+  if (r.redirectUri !== null && r.redirectUri !== grant.redirectUri) return "redirect_mismatch";
+  if (row.challenge !== null && r.verifierChallenge === null) return "pkce_missing";
+  if (row.challenge !== null && row.challenge !== r.verifierChallenge) return "pkce_mismatch";
+  if (row.challenge === null && r.verifierChallenge !== null) return "pkce_unexpected";
+  return null;
 }
 
 type OneTimeEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };

@@ -306,6 +306,18 @@ export async function putAutoLoginGrant(env: DbEnv, g: Omit<AutoLoginGrant, "fir
   ]);
 }
 
+/**
+ * A fresh device id replaces the one a browser held (an automatic-login opt-in): the same
+ * subscriber's grants move to the new id, and the old id's grant for `clientId` ends whoever it
+ * was for. The old id itself is never promoted to a new grant (it may have been planted).
+ */
+export async function replaceDevice(env: DbEnv, oldHash: string, newHash: string, subscriberId: number, clientId: string): Promise<void> {
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?").bind(oldHash, clientId),
+    env.DB.prepare("UPDATE auto_login_grants SET device_hash = ? WHERE device_hash = ? AND subscriber_id = ?").bind(newHash, oldHash, subscriberId),
+  ]);
+}
+
 /** The live grant of (device, client), or null. */
 export async function findAutoLoginGrant(env: DbEnv, deviceHash: string, clientId: string): Promise<AutoLoginGrant | null> {
   const r = await env.DB.prepare(

@@ -8,6 +8,7 @@ export interface SigninConfig {
   otpTtlMs: number;
   otpMaxAttempts: number;
   lockAfterFailures: number;
+  numberLockAfterFailures: number;
   lockMs: number;
   failureMemoryMs: number;
   resendCooldownMs: number;
@@ -50,6 +51,7 @@ export function signinConfig(env: Vars): SigninConfig {
     otpTtlMs: intVar(env, "SIGNIN_OTP_TTL_SECONDS", 180, 10, 1800) * 1000,
     otpMaxAttempts: intVar(env, "SIGNIN_OTP_MAX_ATTEMPTS", 5, 1, 100),
     lockAfterFailures: intVar(env, "SIGNIN_LOCK_AFTER_FAILURES", 20, 1, 1000),
+    numberLockAfterFailures: intVar(env, "SIGNIN_NUMBER_LOCK_AFTER_FAILURES", 100, 1, 100),
     lockMs: intVar(env, "SIGNIN_LOCK_SECONDS", 3600, 1, 7 * 86400) * 1000,
     failureMemoryMs: intVar(env, "SIGNIN_FAILURE_MEMORY_SECONDS", 86400, 60, 30 * 86400) * 1000,
     resendCooldownMs: intVar(env, "SIGNIN_RESEND_COOLDOWN_SECONDS", 30, 0, 3600) * 1000,
