@@ -24,6 +24,8 @@ export default defineConfig(async () => {
                   RP_SEAL_KEY: "dGVzdC1vbmx5LXJwLXNlYWwta2V5LTMyLWJ5dGVzISE=",
                   // randomized race trials per property (test/signin-race.test.ts); more or fewer from the shell
                   RACE_TRIALS: process.env.RACE_TRIALS ?? "1000",
+                  // fuzz cases per endpoint (test/fuzz.test.ts)
+                  FUZZ_RUNS: process.env.FUZZ_RUNS ?? "2000",
                 },
                 // An independent service built from the spec's examples (test/rp-standin.test.ts).
                 workers: [
