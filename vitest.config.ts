@@ -22,14 +22,14 @@ export default defineConfig(async () => {
                   // relying-party kit (docs/rp-kit.md): the dev worker's kit is the seed's demo-client
                   RP_CLIENT_SECRET: "demoSecret0123456789abcdefABCDEF",
                   RP_SEAL_KEY: "dGVzdC1vbmx5LXJwLXNlYWwta2V5LTMyLWJ5dGVzISE=",
-                  // randomized race trials per property (test/signin-race.test.ts); more or fewer from the shell
+                  // randomized race trials per property (test/provider/authorize/race.test.ts); more or fewer from the shell
                   RACE_TRIALS: process.env.RACE_TRIALS ?? "1000",
-                  // fuzz cases per endpoint (test/fuzz.test.ts)
+                  // fuzz cases per endpoint (test/all-in-one/fuzz.test.ts)
                   FUZZ_RUNS: process.env.FUZZ_RUNS ?? "2000",
                 },
-                // An independent service built from the spec's examples (test/rp-standin.test.ts).
+                // An independent service built from the spec's examples (test/kit/standin.test.ts).
                 workers: [
-                  { name: "standin-provider", modules: true, scriptPath: "./test/fixtures/standin-provider.js", compatibilityDate: "2026-04-20" },
+                  { name: "standin-provider", modules: true, scriptPath: "./test/support/fixtures/standin-provider.js", compatibilityDate: "2026-04-20" },
                 ],
                 serviceBindings: { STANDIN: "standin-provider" },
               },
@@ -39,7 +39,7 @@ export default defineConfig(async () => {
             name: "workers",
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**"],
-            setupFiles: ["./test/setup.ts"],
+            setupFiles: ["./test/support/setup.ts"],
             // generous for a loaded 2-core CI machine; the tests' own clocks are faked where time matters
             testTimeout: 30_000,
           },

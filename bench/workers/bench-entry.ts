@@ -9,16 +9,16 @@
 //   no-d1     every D1 statement answers from memory (clients, links; audit dropped)
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
 
-import dev, { OneTimeStore } from "../../workers/dev/index";
-import { mintCode, tokenForCode } from "../../workers/core/codes";
+import dev, { OneTimeStore } from "../../workers/all-in-one/index";
+import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import { providerConfig, type Env } from "../../workers/core/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
-import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/core/one-time-store";
-import { clientSecrets, recordConsent, subscriberByPhone, IDENTITY_ITEMS } from "../../workers/core/registry";
-import { createPkce } from "../../workers/core/rp-client";
-import { rpConfig } from "../../workers/core/rp-config";
-import { putState } from "../../workers/core/rp-store";
-import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/core/seed";
+import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/provider/store/one-time-store";
+import { clientSecrets, recordConsent, subscriberByPhone, IDENTITY_ITEMS } from "../../workers/provider/store/registry";
+import { createPkce } from "../../workers/kit/client";
+import { rpConfig } from "../../workers/kit/config";
+import { putState } from "../../workers/kit/store";
+import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 
 export { OneTimeStore };
 

@@ -1,6 +1,6 @@
 // GET /admin/audit: audit events newest first, paged by id (issue 5; docs/operations.md).
 
-import { listAudit } from "../core/admin-store";
+import { listAudit } from "./store";
 import type { Env } from "../core/config";
 import { E } from "../core/errors";
 import { json } from "../core/http";

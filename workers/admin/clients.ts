@@ -2,7 +2,7 @@
 // (issue 5; docs/operations.md "Admin API"). Every change is audited and dropped from this
 // isolate's client cache; other isolates follow within CLIENT_CACHE_SECONDS.
 
-import { MAX_ROTATION_GRACE_SECONDS, type AdminConfig } from "../core/admin-config";
+import { MAX_ROTATION_GRACE_SECONDS, type AdminConfig } from "./config";
 import {
   deleteClient,
   getClient,
@@ -11,12 +11,12 @@ import {
   rotateClientSecret,
   updateClient,
   type AdminClient,
-} from "../core/admin-store";
+} from "./store";
 import type { Env } from "../core/config";
 import { randomAlphanumeric } from "../core/crypto";
 import { E } from "../core/errors";
 import { json } from "../core/http";
-import { audit, forgetClient, sealSecret } from "../core/registry";
+import { audit, forgetClient, sealSecret } from "../provider/store/registry";
 import type { RequestContext } from "../core/router";
 import { onlyFields, readJsonObject } from "./steps";
 import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";

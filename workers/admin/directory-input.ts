@@ -2,7 +2,7 @@
 // JSON (an array of objects, or {"subscribers": [...]}). Each row is validated on its own; a
 // rejected row is reported by its number and a fixed reason, never by its content (personal data).
 
-import type { SubscriberInput } from "../core/admin-store";
+import type { SubscriberInput } from "./store";
 import { E } from "../core/errors";
 
 export const COLUMNS = ["telcoCd", "phoneNo", "name", "gender", "birth", "foreign", "ci"] as const;

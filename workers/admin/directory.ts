@@ -1,12 +1,12 @@
 // /admin/directory: the embedded carrier directory (issue 5; docs/operations.md "Import formats").
 // Import validates every row and reports rejected ones by row number and reason only.
 
-import type { AdminConfig } from "../core/admin-config";
-import { countSubscribers, deleteSubscriber, upsertSubscribers } from "../core/admin-store";
+import type { AdminConfig } from "./config";
+import { countSubscribers, deleteSubscriber, upsertSubscribers } from "./store";
 import type { Env } from "../core/config";
 import { E } from "../core/errors";
 import { json, readBodyText } from "../core/http";
-import { audit } from "../core/registry";
+import { audit } from "../provider/store/registry";
 import type { RequestContext } from "../core/router";
 import { parseImport } from "./directory-input";
 

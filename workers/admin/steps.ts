@@ -1,7 +1,7 @@
 // Steps every admin route shares: the bearer-token gate, JSON bodies, and the route-table builder
 // that puts the gate before method dispatch.
 
-import { adminConfig, type AdminConfig } from "../core/admin-config";
+import { adminConfig, type AdminConfig } from "./config";
 import type { Env } from "../core/config";
 import { constantTimeEqual } from "../core/crypto";
 import { E } from "../core/errors";

@@ -1,9 +1,9 @@
 // Validation of client fields sent to the admin API. Reasons are fixed phrases: an operator learns
 // which field and which rule, and the input itself is never echoed back.
 
-import type { ClientPatch } from "../core/admin-store";
+import type { ClientPatch } from "./store";
 import { E } from "../core/errors";
-import { IDENTITY_ITEMS, isIdentityItem, type IdentityItem } from "../core/registry";
+import { IDENTITY_ITEMS, isIdentityItem, type IdentityItem } from "../provider/store/registry";
 
 export const MAX_REDIRECT_URIS = 20;
 const MAX_URI_LENGTH = 2048;

@@ -3,7 +3,7 @@
 // (DESIGN.md §4.7) so that tests can shorten windows.
 
 import { base64ToBytes } from "./crypto";
-import type { OneTimeStore } from "./one-time-store";
+import type { OneTimeStore } from "../provider/store/one-time-store";
 
 /** Every binding any worker of this project may have. A worker gets only those it uses. */
 export interface Env {

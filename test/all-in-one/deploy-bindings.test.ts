@@ -1,0 +1,147 @@
+// Least-privilege deployment (issue 5: "a worker gets only the bindings it uses"): each route
+// worker of wrangler.toml runs its success path with exactly the bindings its [env.<route>]
+// declares (the others removed), and fails when any one of those is taken away, so the lists
+// are neither short (a production 500) nor long (a binding the worker never touches).
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import toml from "../../wrangler.toml?raw";
+import adminWorker from "../../workers/admin/index";
+import authorizeWorker from "../../workers/provider/authorize/index";
+import { forgetClient } from "../../workers/provider/store/registry";
+import disconnectWorker from "../../workers/provider/disconnect/index";
+import rpCallbackWorker from "../../workers/kit/callback/index";
+import rpLoginWorker from "../../workers/kit/login/index";
+import rpSessionWorker from "../../workers/kit/session/index";
+import tokenWorker from "../../workers/provider/token/index";
+import userMeWorker from "../../workers/provider/user-me/index";
+import { ADMIN_TOKEN } from "../support/admin";
+import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
+import { setCookies } from "../support/kit";
+
+type Bindings = Record<string, unknown>;
+type Worker = { fetch?: (req: never, env: never, ctx: ExecutionContext) => Response | Promise<Response> };
+
+/** The binding names an [env.X] section of wrangler.toml declares (D1, KV, services, Durable Objects). */
+function declaredBindings(name: string): string[] {
+  const start = toml.indexOf(`[env.${name}]`);
+  expect(start, `[env.${name}] in wrangler.toml`).toBeGreaterThanOrEqual(0);
+  const rest = toml.slice(start + 1);
+  const end = rest.search(/^\[env\./m);
+  const section = end < 0 ? rest : rest.slice(0, end);
+  const names = [...section.matchAll(/\bbinding\s*=\s*"([A-Z_][A-Z0-9_]*)"/g)].map((m) => m[1]!);
+  for (const block of section.matchAll(/durable_objects\.bindings\s*=\s*\[([^\]]*)\]/g)) {
+    names.push(...[...block[1]!.matchAll(/\bname\s*=\s*"([A-Z_][A-Z0-9_]*)"/g)].map((m) => m[1]!));
+  }
+  return names.sort();
+}
+
+/** Every binding of the test env (objects: D1, KV, Durable Object namespaces, services). */
+const ALL_BINDINGS = Object.keys(env).filter((k) => {
+  const v = (env as unknown as Bindings)[k];
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+});
+
+/** The test env's variables and secrets, with only `keep` of its bindings. */
+function envWith(keep: string[]): Bindings {
+  const e: Bindings = { ...(env as unknown as Bindings) };
+  for (const b of ALL_BINDINGS) if (!keep.includes(b)) delete e[b];
+  return e;
+}
+
+async function run(worker: Worker, bindings: Bindings, url: string, init?: RequestInit): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch!(new Request(new URL(url, BASE), { redirect: "manual", ...init }) as never, bindings as never, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+/** The kit reaches the provider by global fetch to PROVIDER_BASE_URL (no service binding in these envs). */
+function providerByFetch(): void {
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const req = new Request(input, init);
+    if (new URL(req.url).origin !== BASE) throw new Error(`unexpected outbound fetch to ${req.url}`);
+    return exports.default.fetch(req);
+  });
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Per route env: the worker and one success path, true when it succeeded with `bindings`. */
+const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
+  authorize: async (b) => {
+    forgetClient(DEMO.clientId);
+    const q = form({ response_type: "code", client_id: DEMO.clientId, redirect_uri: DEMO.redirectUris[0]!, state: "s" });
+    return (await run(authorizeWorker, b, `/oauth2/authorize?${q}`)).status === 200;
+  },
+  token: async (b) => {
+    forgetClient(DEMO.clientId);
+    const { code } = await mintFor(HONG.phone);
+    const res = await run(tokenWorker, b, "/oauth2/token", {
+      method: "POST",
+      headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+      body: form({ grant_type: "authorization_code", code }),
+    });
+    return res.status === 200;
+  },
+  "user-me": async (b) => {
+    const { token } = await tokenFor(KIM.phone);
+    forgetClient(DEMO.clientId);
+    return (await run(userMeWorker, b, "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } })).status === 200;
+  },
+  disconnect: async (b) => {
+    const { plid } = await mintFor(LEE.phone);
+    forgetClient(DEMO.clientId);
+    const res = await run(disconnectWorker, b, "/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid }) });
+    return res.status === 200;
+  },
+  admin: async (b) => {
+    const auth = { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" };
+    const created = await run(adminWorker, b, "/admin/clients", { method: "POST", headers: auth, body: JSON.stringify({ name: "Least", redirect_uris: ["https://least.example/cb"] }) });
+    const audit = await run(adminWorker, b, "/admin/audit?limit=1", { headers: auth });
+    return created.status === 201 && audit.status === 200;
+  },
+  "rp-login": async (b) => (await run(rpLoginWorker, b, "/auth/login")).status === 302,
+  "rp-callback": async (b) => {
+    providerByFetch();
+    // the login starts at rp-login with its own bindings, as deployed
+    const login = await run(rpLoginWorker, envWith(declaredBindings("rp-login")), "/auth/login");
+    const location = new URL(login.headers.get("Location")!);
+    const { code } = await mintFor(HONG.phone, { codeChallenge: location.searchParams.get("code_challenge")! });
+    const cookie = setCookies(login).map((c) => `${c.name}=${c.value}`).join("; ");
+    const res = await run(rpCallbackWorker, b, `/auth/callback?code=${code}&state=${location.searchParams.get("state")}`, { headers: { Cookie: cookie } });
+    return res.status === 303 && setCookies(res).some((c) => c.name === "__Host-rp_session");
+  },
+  "rp-session": async (b) => {
+    providerByFetch();
+    const { code } = await mintFor(KIM.phone);
+    const token = await run(rpSessionWorker, b, "/auth/token", { method: "POST", headers: FORM, body: form({ code }) });
+    if (token.status !== 200) return false;
+    const { session_token } = (await token.json()) as { session_token: string };
+    return (await run(rpSessionWorker, b, "/auth/me", { headers: { Authorization: `Bearer ${session_token}` } })).status === 200;
+  },
+};
+
+describe("each route worker's bindings in wrangler.toml (least privilege)", () => {
+  it("every [env.<route>] of wrangler.toml is covered here", () => {
+    const envs = [...toml.matchAll(/^\[env\.([A-Za-z0-9_-]+)\]/gm)].map((m) => m[1]!).filter((n) => n !== "single");
+    expect(envs.sort()).toEqual(Object.keys(ROUTES).sort());
+  });
+
+  it.each(Object.keys(ROUTES))("%s works with exactly its declared bindings, and needs each of them", async (name) => {
+    const declared = declaredBindings(name);
+    expect(declared.length).toBeGreaterThan(0);
+    for (const b of declared) expect(ALL_BINDINGS, `${name} declares ${b}`).toContain(b);
+    expect(await ROUTES[name]!(envWith(declared)), `${name} with ${declared.join(", ")}`).toBe(true);
+    const quiet = vi.spyOn(console, "log").mockImplementation(() => {});
+    for (const b of declared) {
+      const without = declared.filter((x) => x !== b);
+      expect(await ROUTES[name]!(envWith(without)).catch(() => false), `${name} without ${b}`).toBe(false);
+      vi.restoreAllMocks();
+      vi.spyOn(console, "log").mockImplementation(() => {});
+    }
+    quiet.mockRestore();
+  });
+});

@@ -1,0 +1,87 @@
+// The kit's configuration (docs/rp-kit.md "Configuration"): parsed once, failing loudly naming the
+// variable; /auth/login needs no secret (least privilege).
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../workers/core/config";
+import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "../../workers/kit/config";
+import { createSession } from "../../workers/kit/store";
+import { HONG, mintFor } from "../support/helpers";
+import { Browser, kit, send } from "../support/kit";
+
+const BASE_VARS = {
+  PROVIDER_BASE_URL: "https://login.example/",
+  RP_CLIENT_ID: "app",
+  RP_REDIRECT_URI: "https://app.example/auth/callback",
+};
+
+function configError(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as ConfigError).variable;
+  }
+  throw new Error("no ConfigError");
+}
+
+describe("rpConfig", () => {
+  it("has the documented defaults; the public origin defaults to the redirect URI's", () => {
+    expect(rpConfig({ ...BASE_VARS })).toEqual({
+      providerBaseUrl: "https://login.example",
+      clientId: "app",
+      redirectUri: "https://app.example/auth/callback",
+      publicOrigin: "https://app.example",
+      stateTtlSeconds: 600,
+      sessionTtlSeconds: 3600,
+      identityTtlSeconds: 30 * 86400,
+      pkce: true,
+      clientAuth: "basic",
+      tokenRateLimit: 20,
+      tokenRateWindowSeconds: 60,
+      providerTimeoutMs: 10_000,
+      reloginPrompt: "login",
+    });
+  });
+
+  it("names the variable that is missing or malformed", () => {
+    expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: undefined }))).toBe("PROVIDER_BASE_URL");
+    expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "http://login.example" }))).toBe("PROVIDER_BASE_URL"); // https only
+    expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "https://login.example/?x=1" }))).toBe("PROVIDER_BASE_URL");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_REDIRECT_URI: "/auth/callback" }))).toBe("RP_REDIRECT_URI");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_PUBLIC_ORIGIN: "https://app.example/path" }))).toBe("RP_PUBLIC_ORIGIN");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_CLIENT_ID: undefined }))).toBe("RP_CLIENT_ID");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_STATE_TTL_SECONDS: "30" }))).toBe("RP_STATE_TTL_SECONDS"); // KV's minimum is 60
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_SESSION_TTL_SECONDS: "7200", RP_IDENTITY_TTL_SECONDS: "3600" }))).toBe("RP_IDENTITY_TTL_SECONDS");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_CLIENT_AUTH: "post" }))).toBe("RP_CLIENT_AUTH");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_PKCE: "yes" }))).toBe("RP_PKCE");
+    expect(rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "http://localhost:8787" }).providerBaseUrl).toBe("http://localhost:8787"); // loopback may be http
+  });
+
+  it("checks the secrets only where they are used", () => {
+    const env = { ...BASE_VARS, RP_KV: {} as KVNamespace } as RpEnv;
+    expect(configError(() => rpClientConfig(env))).toBe("RP_CLIENT_SECRET");
+    expect(configError(() => rpClientConfig({ ...env, RP_CLIENT_SECRET: "short" }))).toBe("RP_CLIENT_SECRET");
+    expect(configError(() => rpSealKey({ ...env, RP_SEAL_KEY: "c2hvcnQ=" }))).toBe("RP_SEAL_KEY");
+    expect(configError(() => rpSealKey(env))).toBe("RP_SEAL_KEY");
+  });
+
+  it("/auth/login works without the secrets; the callback without them answers the fixed 500", async () => {
+    const k = kit({ RP_CLIENT_SECRET: undefined, RP_SEAL_KEY: undefined });
+    const login = await send(k, "/auth/login");
+    expect(login.status).toBe(302);
+    const cb = await send(k, "/auth/callback?code=x&state=y", { headers: { Cookie: login.headers.get("Set-Cookie")!.split(";")[0]! } });
+    // the unknown state is refused before any secret is needed
+    expect(cb.status).toBe(400);
+    // a good state and code: the exchange needs RP_CLIENT_SECRET, so the fixed 500 and no token call
+    const b = new Browser(k);
+    const start = await b.startLogin();
+    const { code } = await mintFor(HONG.phone, { codeChallenge: start.challenge! });
+    const failed = await b.get(`/auth/callback?code=${code}&state=${start.state}`);
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toEqual({ error: "server_error", message: "A temporary error occurred. Retry later." });
+    expect(k.calls).toEqual([]);
+    const id = await createSession(k.env, { plid: "p", kind: "token", loginAt: Date.now() }, 60);
+    const me = await send(k, "/auth/me", { headers: { Authorization: `Bearer ${id}` } });
+    expect(me.status).toBe(500);
+    expect(await me.json()).toEqual({ error: "server_error", message: "A temporary error occurred. Retry later." });
+  });
+});

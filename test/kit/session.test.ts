@@ -1,0 +1,301 @@
+// The kit's session API (DESIGN.md §4.6, §4.7): GET /auth/me, POST /auth/logout,
+// POST /auth/disconnect, POST /auth/token; the Origin rule; and the demo page at / in the dev worker.
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { randomToken, sha256 } from "../../workers/core/crypto";
+import { createPkce, type ProviderFetcher } from "../../workers/kit/client";
+import { findLink } from "../../workers/provider/store/registry";
+import { basic, call, DEMO, FORM, form, HONG, KIM, LEE, mintFor, SMITH } from "../support/helpers";
+import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
+
+const HTML = { Accept: "text/html,application/xhtml+xml" };
+const FLAT_KEYS = ["plid", "ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd", "autoLoginYn", "autoStatusCheck", "loginAt"];
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+async function expectError(res: Response, status: number, error: string): Promise<void> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("Cache-Control")).toBe("no-store");
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(Object.keys(body).sort()).toEqual(["error", "message"]);
+  expect(body.error).toBe(error);
+}
+
+/** POST /auth/token as a native app would (no Origin, no cookie). */
+function nativeToken(k: Kit, body: string, headers: Record<string, string> = FORM): Promise<Response> {
+  return send(k, "/auth/token", { method: "POST", headers, body });
+}
+
+async function sessionToken(k: Kit, phone: string): Promise<{ token: string; plid: string; user: Record<string, string> }> {
+  const { code, plid } = await mintFor(phone);
+  const res = await nativeToken(k, form({ code }));
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { session_token: string; user: Record<string, string> };
+  return { token: body.session_token, plid, user: body.user };
+}
+
+describe("GET /auth/me", () => {
+  it("answers the session's user flat, keyed by the spec's item names, decrypted, with the flags and loginAt (DESIGN.md §4.7)", async () => {
+    const b = new Browser(kit());
+    const before = Date.now();
+    const { plid } = await b.login(HONG.phone);
+    const res = await b.get("/auth/me");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    const me = (await res.json()) as Record<string, string>;
+    expect(Object.keys(me)).toEqual(FLAT_KEYS);
+    expect(me).toMatchObject({ plid, ci: HONG.ci, phoneNo: "01012345678", name: "홍길동", gender: "M", birthday: "0315", birthdate: "900315", foreign: "L", telcoCd: "S", autoLoginYn: "N", autoStatusCheck: "N" });
+    expect(Date.parse(me.loginAt!)).toBeGreaterThanOrEqual(before - 1000);
+    expect(me.loginAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it("answers 401 {error, message} without a session, with an unknown one, and after the session's TTL", async () => {
+    const k = kit();
+    await expectError(await send(k, "/auth/me"), 401, "authentication_failed");
+    await expectError(await send(k, "/auth/me", { headers: { Cookie: `__Host-rp_session=${randomToken(32)}` } }), 401, "authentication_failed");
+    await expectError(await send(k, "/auth/me", { headers: { Authorization: "Bearer x" } }), 401, "authentication_failed");
+    const b = new Browser(k);
+    await b.login(KIM.phone);
+    expect((await b.get("/auth/me")).status).toBe(200);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 3601_000);
+    await expectError(await b.get("/auth/me"), 401, "authentication_failed");
+  });
+});
+
+describe("the Origin rule on POSTs (DESIGN.md §4.7)", () => {
+  it("refuses a cross-origin or null Origin on every POST with 403, and a missing one on cookie-authenticated POSTs", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    await b.login(HONG.phone);
+    for (const path of ["/auth/logout", "/auth/disconnect", "/auth/token"]) {
+      for (const origin of ["https://evil.example", "null", "http://localhost:8788", "http://127.0.0.1:8787"]) {
+        await expectError(await b.post(path, { origin, headers: FORM, body: "code=x" }), 403, "access_denied");
+      }
+    }
+    for (const path of ["/auth/logout", "/auth/disconnect"]) {
+      await expectError(await b.post(path, { origin: null }), 403, "access_denied");
+    }
+    expect(k.calls).toEqual(["POST /oauth2/token", "GET /v1/user/me"]); // none of the refused POSTs reached the service
+    expect((await b.get("/auth/me")).status).toBe(200); // and the session is intact
+  });
+
+  it("allows a missing Origin on /auth/token and on POSTs authenticated by a session token (native apps)", async () => {
+    const k = kit();
+    const { token } = await sessionToken(k, SMITH.phone);
+    const res = await send(k, "/auth/logout", { method: "POST", headers: { Authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("POST /auth/logout", () => {
+  it("ends the session and clears the cookie: 303 to / for a browser form, 200 JSON otherwise", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    await b.login(HONG.phone);
+    const id = b.jar.get("__Host-rp_session")!;
+    const res = await b.post("/auth/logout", { headers: HTML });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/");
+    const cleared = setCookies(res).find((c) => c.name === "__Host-rp_session")!;
+    expect(cleared.attrs).toContain("Max-Age=0");
+    expect(await k.env.RP_KV.get(`session:${await sha256(id)}`)).toBeNull();
+    expect((await b.get("/auth/me")).status).toBe(401);
+
+    await b.login(HONG.phone);
+    const json = await b.post("/auth/logout");
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({ loggedOut: true });
+    expect((await b.get("/auth/me")).status).toBe(401);
+  });
+
+  it("keeps the stored identity and other sessions of the same user", async () => {
+    const k = kit();
+    const one = new Browser(k);
+    const two = new Browser(k);
+    await one.login(KIM.phone);
+    await two.login(KIM.phone);
+    await one.post("/auth/logout");
+    expect((await two.get("/auth/me")).status).toBe(200);
+  });
+});
+
+describe("POST /auth/disconnect", () => {
+  it("disconnects at the service, forgets the identity and ends every session of that plid (DESIGN.md §4.7)", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    const other = new Browser(k);
+    const bystander = new Browser(k);
+    const { plid } = await b.login(LEE.phone);
+    await other.login(LEE.phone);
+    const app = await sessionToken(k, LEE.phone);
+    await bystander.login(HONG.phone);
+    const res = await b.post("/auth/disconnect", { headers: HTML });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/");
+    expect(k.calls.at(-1)).toBe("POST /v1/user/disconnect");
+    // the service forgot the link: its plid is gone and the next login gets a new one
+    const { subscriberByPhone } = await import("../../workers/provider/store/registry");
+    expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, LEE.phone))!.id)).toBeNull();
+    expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();
+    for (const gone of [b, other]) expect((await gone.get("/auth/me")).status).toBe(401);
+    expect((await send(k, "/auth/me", { headers: { Authorization: `Bearer ${app.token}` } })).status).toBe(401);
+    expect((await bystander.get("/auth/me")).status).toBe(200);
+  });
+
+  it("answers JSON to an API caller, and works with a session token", async () => {
+    const k = kit();
+    const { token } = await sessionToken(k, SMITH.phone);
+    const res = await send(k, "/auth/disconnect", { method: "POST", headers: { Authorization: `bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ disconnected: true });
+  });
+
+  it("needs a session (401) and makes no service call without one", async () => {
+    const k = kit();
+    await expectError(await new Browser(k).post("/auth/disconnect"), 401, "authentication_failed");
+    expect(k.calls).toEqual([]);
+  });
+
+  it("answers 502 when the service refuses, and keeps the session and identity", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    const { plid } = await b.login(KIM.phone);
+    // the user already disconnected elsewhere: the service no longer knows the plid
+    const direct = await call("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid }) });
+    expect(direct.status).toBe(200);
+    await expectError(await b.post("/auth/disconnect"), 502, "server_error");
+    expect((await b.get("/auth/me")).status).toBe(200);
+  });
+});
+
+describe("POST /auth/token (the token/user proxy for native and WebView apps)", () => {
+  it("exchanges the app's code with the kit's secret and answers {session_token, expires_in, user}; the token works on /auth/me", async () => {
+    const k = kit();
+    const { code, plid } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback" });
+    const res = await nativeToken(k, form({ code }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    expect(setCookies(res)).toEqual([]);
+    const body = (await res.json()) as { session_token: string; expires_in: number; user: Record<string, string> };
+    expect(Object.keys(body).sort()).toEqual(["expires_in", "session_token", "user"]);
+    expect(body.session_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(body.expires_in).toBe(3600);
+    expect(Object.keys(body.user)).toEqual(FLAT_KEYS);
+    expect(body.user).toMatchObject({ plid, name: "홍길동" });
+    const me = await send(k, "/auth/me", { headers: { Authorization: `Bearer ${body.session_token}` } });
+    expect(await me.json()).toEqual(body.user);
+  });
+
+  it("accepts a JSON body with the app's PKCE verifier", async () => {
+    const k = kit();
+    const pkce = await createPkce();
+    const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
+    const res = await nativeToken(k, JSON.stringify({ code, code_verifier: pkce.verifier }), { "Content-Type": "application/json" });
+    expect(res.status).toBe(200);
+  });
+
+  it("answers 400 invalid_grant for a refused code (reused, or a wrong verifier) and 400 invalid_request for a malformed request", async () => {
+    const k = kit();
+    const { code } = await mintFor(HONG.phone);
+    expect((await nativeToken(k, form({ code }))).status).toBe(200);
+    await expectError(await nativeToken(k, form({ code })), 400, "invalid_grant");
+    const pkce = await createPkce();
+    const other = await mintFor(HONG.phone, { codeChallenge: pkce.challenge });
+    await expectError(await nativeToken(k, form({ code: other.code, code_verifier: (await createPkce()).verifier })), 400, "invalid_grant");
+    for (const [body, type] of [
+      ["", FORM["Content-Type"]],
+      [form({ code_verifier: pkce.verifier }), FORM["Content-Type"]],
+      [form({ code: "a", code_verifier: "short" }), FORM["Content-Type"]],
+      ["{not json", "application/json"],
+      ["[]", "application/json"],
+      [JSON.stringify({ code: 7 }), "application/json"],
+      ["code=x", "text/plain"],
+    ] as const) {
+      await expectError(await nativeToken(k, body, { "Content-Type": type }), 400, "invalid_request");
+    }
+  });
+
+  it("keeps token sessions and cookie sessions apart: neither id works as the other", async () => {
+    const k = kit();
+    const { token } = await sessionToken(k, KIM.phone);
+    expect((await send(k, "/auth/me", { headers: { Cookie: `__Host-rp_session=${token}` } })).status).toBe(401);
+    const b = new Browser(k);
+    await b.login(KIM.phone);
+    const cookieId = b.jar.get("__Host-rp_session")!;
+    expect((await send(k, "/auth/me", { headers: { Authorization: `Bearer ${cookieId}` } })).status).toBe(401);
+  });
+
+  it("is rate-limited per IP: 429 with Retry-After past RP_TOKEN_RATE_LIMIT, other addresses unaffected", async () => {
+    const k = kit({ RP_TOKEN_RATE_LIMIT: "3" });
+    const from = (ip: string) => nativeToken(k, form({ code: "x" }), { ...FORM, "CF-Connecting-IP": ip });
+    for (let i = 0; i < 3; i++) expect((await from("203.0.113.9")).status).not.toBe(429);
+    const limited = await from("203.0.113.9");
+    await expectError(limited.clone(), 429, "too_many_requests");
+    expect(Number(limited.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers.get("Retry-After"))).toBeLessThanOrEqual(60);
+    expect((await from("198.51.100.7")).status).not.toBe(429);
+  });
+
+  it("answers 502 when the service is unreachable", async () => {
+    const down: ProviderFetcher = { fetch: async () => Promise.reject(new TypeError("connection refused")) };
+    const k = kit({}, down);
+    await expectError(await nativeToken(k, form({ code: "abc" })), 502, "server_error");
+  });
+});
+
+describe("the demo page at / (dev worker, kit mounted with the provider in process)", () => {
+  it("offers the login, then shows the decrypted profile in Korean with logout and disconnect; logout returns to the login", async () => {
+    const b = new Browser(null);
+    const home = await b.get("/");
+    expect(home.status).toBe(200);
+    expect(home.headers.get("Referrer-Policy")).toBe("same-origin");
+    expect(home.headers.get("Cache-Control")).toBe("no-store");
+    expect(home.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    const welcome = await home.text();
+    expect(welcome).toContain("휴대폰번호로 로그인");
+    expect(welcome).toContain('href="/auth/login?return_to=%2F"');
+
+    const { res } = await b.login(HONG.phone);
+    expect(res.status).toBe(303);
+    const profile = await (await b.get("/")).text();
+    expect(profile).toContain("홍길동님, 환영합니다");
+    expect(profile).toContain("010-1234-5678");
+    expect(profile).toContain("남성");
+    expect(profile).toContain('action="/auth/logout"');
+    expect(profile).toContain('action="/auth/disconnect"');
+
+    const out = await b.post("/auth/logout", { headers: HTML });
+    expect(out.status).toBe(303);
+    expect(await (await b.get("/")).text()).toContain("휴대폰번호로 로그인");
+  });
+
+  it("disconnect through the in-process provider: the link is gone, the service audits it once, the session ends", async () => {
+    const b = new Browser(null);
+    const { res: login } = await b.login(KIM.phone);
+    expect(login.status).toBe(303);
+    const before = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{ n: number }>())!.n;
+    const res = await b.post("/auth/disconnect", { headers: HTML });
+    expect(res.status).toBe(303);
+    const after = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{ n: number }>())!.n;
+    expect(after).toBe(before + 1);
+    const { subscriberByPhone } = await import("../../workers/provider/store/registry");
+    expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).toBeNull();
+    expect((await b.get("/auth/me")).status).toBe(401);
+  });
+
+  it("escapes what it shows: a hostile name is rendered as text", async () => {
+    const { putIdentity, createSession } = await import("../../workers/kit/store");
+    const { rpSealKey } = await import("../../workers/kit/config");
+    const plid = crypto.randomUUID();
+    const kv = env as unknown as { RP_KV: KVNamespace };
+    await putIdentity(kv, await rpSealKey(env), { plid, items: { name: `<img src=x onerror="a">` }, storedAt: Date.now() }, 3600);
+    const id = await createSession(kv, { plid, kind: "cookie", loginAt: Date.now() }, 3600);
+    const page = await (await send(null, "/", { headers: { Cookie: `__Host-rp_session=${id}` } })).text();
+    expect(page).toContain("&lt;img src=x onerror=&quot;a&quot;&gt;님, 환영합니다");
+    expect(page).not.toContain("<img");
+  });
+});
+

@@ -1,0 +1,190 @@
+// Races inside one sign-in, driven through HTTP with random interleavings (docs/security.md).
+// Invariants, each checked over many randomized concurrent trials:
+// - a code proves the number it was sent to: whatever two identify submissions race, a code
+//   issued for a login belongs to the number whose one-time code was entered;
+// - one atomic transition per step: of racing submissions of one step exactly one wins; the
+//   losers change nothing and are shown the page of the state that won;
+// - the lock counts and decides with the code check: never more wrong codes checked than the
+//   limit, nothing accepted once it is reached.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sha256 } from "../../../workers/core/crypto";
+import { providerConfig } from "../../../workers/core/config";
+import { storeFor } from "../../../workers/provider/store/one-time-store";
+import { loadTransaction } from "../../../workers/provider/authorize/transaction";
+import { recordConsent } from "../../../workers/provider/store/registry";
+import { DEMO } from "../../support/helpers";
+import { alertText, Browser, type Page, type Who } from "../../support/signin";
+
+/** Trials per race property: 1,000 by default (RACE_TRIALS overrides, e.g. for a quick run). */
+const TRIALS = Number((env as unknown as Record<string, string>).RACE_TRIALS ?? "1000");
+/** Generous limits except the one under test: trials must not trip the per-IP or send limits. */
+const VARS = { SIGNIN_IP_LIMIT: "1000000", SIGNIN_RESEND_COOLDOWN_SECONDS: "0", SIGNIN_SENDS_PER_WINDOW: "1000" };
+
+let next = 0;
+
+/** New directory entries: test numbers (fixed codes), consented to the demo app when `consented`. */
+async function subscribers(n: number, consented: boolean): Promise<(Who & { id: number })[]> {
+  const rows: (Who & { id: number })[] = [];
+  const stmts: D1PreparedStatement[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = next++;
+    const phone = `0108${String(k).padStart(7, "0")}`;
+    const code = String(100000 + ((k * 7919) % 900000));
+    rows.push({ telco: "S", name: `경합${k}`, phone, code, id: 0 });
+    stmts.push(
+      env.DB.prepare(
+        "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at) VALUES ('S', ?, ?, 'M', '1991-02-03', 'L', ?, ?, 0) RETURNING id",
+      ).bind(phone, `경합${k}`, `CI-race-${k}`, await sha256(code)),
+    );
+  }
+  const results = await env.DB.batch<{ id: number }>(stmts);
+  results.forEach((r, i) => (rows[i]!.id = r.results[0]!.id));
+  if (consented) for (const r of rows) await recordConsent(env, DEMO.clientId, r.id, DEMO.items);
+  return rows;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The subscriber an issued authorization code stands for (read from its store object). */
+async function codeSubscriber(location: string): Promise<number> {
+  const code = new URL(location).searchParams.get("code")!;
+  const hash = await sha256(code);
+  return runInDurableObject(storeFor(env, code, providerConfig(env).oneTimeShards), (_o, state) => {
+    const row = state.storage.sql.exec<{ grant_json: string }>("SELECT grant_json FROM codes WHERE hash = ?", hash).one();
+    return (JSON.parse(row.grant_json) as { subscriberId: number }).subscriberId;
+  });
+}
+
+function identifyFields(who: Who) {
+  return { telcoCd: who.telco, name: who.name, phoneNo: who.phone };
+}
+
+describe("identify racing identify in one sign-in (the victim's number and the attacker's own, 0-4 ms apart)", () => {
+  let pairs: [Who & { id: number }, Who & { id: number }][];
+  beforeAll(async () => {
+    const all = await subscribers(2 * Math.min(TRIALS, 200), true);
+    pairs = [];
+    for (let i = 0; i < all.length; i += 2) pairs.push([all[i]!, all[i + 1]!]);
+  });
+
+  it(`a code proves the number it was sent to: the attacker's code never completes the victim's sign-in (${TRIALS} trials)`, { timeout: 600_000 }, async () => {
+    let trial = 0;
+    let takeovers = 0;
+    const outcomes = { attackerSignedIn: 0, victimPages: 0 };
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 4 }), fc.boolean(), async (dv, da, victimFirst) => {
+        const [victim, attacker] = pairs[trial++ % pairs.length]!;
+        const b = new Browser({ vars: VARS, ip: `198.19.${trial >> 8}.${trial & 255}` });
+        const p1 = await b.authorize();
+        const send = async (who: Who, delay: number) => {
+          await sleep(delay);
+          return b.submit(p1, identifyFields(who));
+        };
+        const raced = victimFirst ? await Promise.all([send(victim, dv), send(attacker, da)]) : (await Promise.all([send(attacker, da), send(victim, dv)])).reverse();
+        // Both answers are code pages (a submission that lost the race shows the state that won).
+        expect(raced.map((p) => p.form?.step)).toEqual(["verify", "verify"]);
+        // The state that won: the record the sign-in now continues in.
+        const shards = providerConfig(env).oneTimeShards;
+        const current = await loadTransaction(env, shards, p1.form!.hidden.tx);
+        const winner = current!.tx.subscriber!.id;
+        expect([victim.id, attacker.id]).toContain(winner);
+        // The attacker enters the code their own phone received, on every code page they hold.
+        let logins = 0;
+        for (const page of new Map(raced.map((p) => [p.form!.hidden.tx, p])).values()) {
+          const done = await b.submit(page, { otp: attacker.code });
+          if (done.status !== 302) {
+            // a wrong code, or (after the one login) the sign-in has ended
+            if (logins === 0) expect(alertText(done.html)).toMatch(/^인증번호가 맞지 않습니다/);
+            else expect(done.status).toBe(403);
+            continue;
+          }
+          const signedIn = await codeSubscriber(done.res.headers.get("Location")!);
+          if (signedIn === victim.id) takeovers++;
+          expect(signedIn).toBe(attacker.id);
+          logins++;
+        }
+        // exactly one login when the attacker's number won, none when the victim's did
+        expect(logins).toBe(winner === attacker.id ? 1 : 0);
+        if (winner === attacker.id) outcomes.attackerSignedIn++;
+        else outcomes.victimPages++;
+      }),
+      { numRuns: TRIALS },
+    );
+    expect(takeovers, `takeovers in ${trial} trials`).toBe(0);
+    // both orders were seen: the test exercised the race, not one fixed outcome
+    expect(outcomes.victimPages).toBeGreaterThan(0);
+    expect(outcomes.attackerSignedIn).toBeGreaterThan(0);
+  });
+
+  it("a double-clicked identify sends one code and both answers show the same code page", async () => {
+    const who = { telco: "K", name: "더블", phone: "01076543210", code: "" };
+    await env.DB.prepare(
+      "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at) VALUES ('K', ?, ?, 'F', '1993-03-03', 'L', 'CI-double', 0)",
+    )
+      .bind(who.phone, who.name)
+      .run();
+    for (let i = 0; i < 20; i++) {
+      const b = new Browser({ vars: VARS, ip: `203.0.113.${i}` });
+      const p1 = await b.authorize();
+      const before = await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?").bind(who.phone).first<{ n: number }>();
+      const [x, y] = await Promise.all([b.submit(p1, identifyFields(who)), sleep(i % 3).then(() => b.submit(p1, identifyFields(who)))]);
+      expect([x.status, y.status]).toEqual([200, 200]);
+      expect(x.form?.step).toBe("verify");
+      expect(y.form?.hidden.tx).toBe(x.form?.hidden.tx);
+      const after = await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?").bind(who.phone).first<{ n: number }>();
+      expect(after!.n - before!.n).toBe(1);
+    }
+  });
+});
+
+describe("wrong codes racing the lock (SIGNIN_LOCK_AFTER_FAILURES=3; 6 wrong codes over 2 sign-ins of one number at once)", () => {
+  const LIMIT = 3;
+  let numbers: (Who & { id: number })[];
+  beforeAll(async () => {
+    numbers = await subscribers(Math.min(TRIALS, 1000), false);
+  });
+
+  it(`never more wrong codes checked than the limit, and the right code refused once it is reached (${TRIALS} trials)`, { timeout: 600_000 }, async () => {
+    let trial = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 6, maxLength: 6 }), async (delays) => {
+        const who = numbers[trial++ % numbers.length]!;
+        const vars = { ...VARS, SIGNIN_LOCK_AFTER_FAILURES: String(LIMIT) };
+        const ip = `198.18.${trial >> 8}.${trial & 255}`;
+        const sessions = await Promise.all(
+          [0, 1].map(async () => {
+            const b = new Browser({ vars, ip });
+            return { b, p: await b.submit(await b.authorize(), identifyFields(who)) };
+          }),
+        );
+        const results = await Promise.all(
+          delays.map(async (d, i) => {
+            await sleep(d);
+            const s = sessions[i % 2]!;
+            return s.b.submit(s.p, { otp: String((Number(who.code) + 1 + i) % 1_000_000).padStart(6, "0") });
+          }),
+        );
+        const wrong = results.filter((r) => r.status === 200 && /^인증번호가 맞지 않습니다/.test(alertText(r.html) ?? ""));
+        const locked = results.filter((r) => r.status === 429 && /잠겼습니다/.test(alertText(r.html) ?? ""));
+        expect(wrong).toHaveLength(LIMIT - 1);
+        expect(locked).toHaveLength(6 - (LIMIT - 1));
+        // what the store checked: the tries used on both sign-ins' codes add up to the limit exactly
+        let tries = 0;
+        for (const s of sessions) {
+          const tx = s.p.form!.hidden.tx!;
+          const key = `tx:${await sha256(tx)}`;
+          const rec = await storeFor(env, tx, providerConfig(env).oneTimeShards).signinGet(key);
+          tries += rec!.challenge!.attempts;
+        }
+        expect(tries).toBe(LIMIT);
+        // the right code, now: refused, on either page
+        const right = await sessions[0]!.b.submit(sessions[0]!.p, { otp: who.code });
+        expect(right.status).toBe(429);
+      }),
+      { numRuns: TRIALS },
+    );
+  });
+});

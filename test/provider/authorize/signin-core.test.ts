@@ -1,0 +1,195 @@
+// Core pieces of the sign-in (issue 3): safe HTML, languages, the carrier directory's input
+// normalisation, the SMS senders (signed webhook, dev outbox and its page).
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { d1Directory, maskPhone, normalizeName, normalizePhone } from "../../../workers/provider/authorize/carrier";
+import { hmacSha256Hex } from "../../../workers/core/crypto";
+import { cspSourceFor, escapeHtml, hostCookie, html, raw } from "../../../workers/core/html";
+import { pickLang, t } from "../../../workers/provider/authorize/i18n";
+import { outboxSender, readOutbox, signWebhook, webhookSender } from "../../../workers/provider/authorize/sms";
+import { call, SMITH } from "../../support/helpers";
+import { alertText, Browser } from "../../support/signin";
+
+describe("core/html", () => {
+  it("escapes every interpolation, keeps SafeHtml, joins arrays and drops null/false", () => {
+    const evil = `<script>alert("x")</script>&'`;
+    expect(html`<p title="${evil}">${evil}</p>`.value).toBe(
+      "<p title=\"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;\">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;</p>",
+    );
+    expect(html`${raw("<b>")}${[html`<i>${"<"}</i>`, "&"]}${null}${false}${undefined}${0}`.value).toBe("<b><i>&lt;</i>&amp;0");
+    expect(escapeHtml(`"'<>&`)).toBe("&quot;&#39;&lt;&gt;&amp;");
+  });
+
+  it("form-action sources: the origin of http(s) redirects, the scheme of custom ones", () => {
+    expect(cspSourceFor("https://demo.example/callback?x=1")).toBe("https://demo.example");
+    expect(cspSourceFor("http://localhost:8787/auth/callback")).toBe("http://localhost:8787");
+    expect(cspSourceFor("demoapp://callback")).toBe("demoapp:");
+    expect(cspSourceFor("not a url")).toBeUndefined();
+  });
+
+  it("__Host- cookies are Secure, HttpOnly, Path=/ and carry no Domain", () => {
+    const c = hostCookie("x", "v", { maxAgeSeconds: 60 });
+    expect(c).toBe("__Host-x=v; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=60");
+    expect(c).not.toMatch(/Domain/i);
+  });
+});
+
+describe("core/i18n", () => {
+  it.each([
+    [null, undefined, "ko"],
+    ["", undefined, "ko"],
+    ["en-US,en;q=0.9", undefined, "en"],
+    ["ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7", undefined, "ko"],
+    ["fr-FR,en;q=0.5", undefined, "en"],
+    ["fr-FR,de", undefined, "ko"],
+    ["en;q=0.3,ko;q=0.4", undefined, "ko"],
+    ["en;q=0", undefined, "ko"],
+    ["en-US", "ko", "ko"],
+    ["ko", "en", "en"],
+  ] as const)("Accept-Language %j with lang=%s gives %s", (header, override, want) => {
+    expect(pickLang(header, override)).toBe(want);
+  });
+
+  it("the directory mismatch sentence is the spec's, with its Korean equivalent", () => {
+    expect(t("en", "errUnconfirmed")).toContain("cannot be confirmed with the three carriers");
+    expect(t("ko", "errUnconfirmed")).toContain("통신 3사");
+  });
+});
+
+describe("core/carrier", () => {
+  it.each([
+    ["010-1234-5678", "01012345678"],
+    ["01012345678", "01012345678"],
+    [" 010 1234 5678 ", "01012345678"],
+    ["+82 10-1234-5678", "01012345678"],
+    ["+82 010 1234 5678", "01012345678"],
+    ["011-234-5678", "0112345678"],
+  ])("normalizes the mobile number %j", (input, want) => {
+    expect(normalizePhone(input)).toBe(want);
+  });
+
+  it.each(["", "02-123-4567", "010-1234-567", "010-1234-56789", "0101234567a", "１０１２３４５６７８"])("refuses %j", (input) => {
+    expect(normalizePhone(input)).toBeUndefined();
+  });
+
+  it("names: NFC, trimmed, spaces collapsed, case ignored; numbers masked for display", () => {
+    expect(normalizeName(" john   smith ")).toBe(normalizeName("John Smith"));
+    expect(normalizeName("홍길동".normalize("NFD"))).toBe(normalizeName("홍길동"));
+    expect(maskPhone("01012345678")).toBe("010-****-5678");
+    expect(maskPhone("0112345678")).toBe("011-***-5678");
+  });
+
+  it("the D1 directory confirms only when carrier, name and number all match", async () => {
+    const dir = d1Directory(env);
+    const ok = await dir.confirm("L", "john smith", SMITH.phone);
+    expect(ok?.subscriber.phone).toBe(SMITH.phone);
+    expect(ok?.testOtpHash).toBeTruthy();
+    expect(await dir.confirm("S", "john smith", SMITH.phone)).toBeNull();
+    expect(await dir.confirm("L", "jane smith", SMITH.phone)).toBeNull();
+    expect(await dir.confirm("L", "john smith", "01000000000")).toBeNull();
+  });
+});
+
+describe("core/sms", () => {
+  it("the webhook sender POSTs JSON signed with HMAC-SHA256 over timestamp.body", async () => {
+    const seen: Request[] = [];
+    const sender = webhookSender({
+      url: "https://sms.example/hook",
+      secret: "whsec-test",
+      timeoutMs: 1000,
+      fetcher: async (input, init) => {
+        seen.push(new Request(input as string, init));
+        return new Response("ok");
+      },
+    });
+    await sender.send({ to: "01099990000", text: "hello 123456", code: "123456", lang: "ko" });
+    expect(seen).toHaveLength(1);
+    const req = seen[0]!;
+    expect(req.method).toBe("POST");
+    expect(req.url).toBe("https://sms.example/hook");
+    expect(req.headers.get("Content-Type")).toBe("application/json");
+    const body = await req.text();
+    const ts = req.headers.get("X-Signature-Timestamp")!;
+    expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(5);
+    expect(req.headers.get("X-Signature")).toBe("sha256=" + (await hmacSha256Hex("whsec-test", `${ts}.${body}`)));
+    expect(req.headers.get("X-Signature")).toBe(await signWebhook("whsec-test", Number(ts), body));
+    const msg = JSON.parse(body) as Record<string, string>;
+    expect(msg).toMatchObject({ to: "01099990000", text: "hello 123456", code: "123456", lang: "ko" });
+    expect(msg.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Date.parse(msg.sentAt!)).not.toBeNaN();
+  });
+
+  it("HMAC-SHA256 matches RFC 4231 test case 2", async () => {
+    expect(await hmacSha256Hex("Jefe", "what do ya want for nothing?")).toBe("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  });
+
+  it("a non-2xx webhook answer throws (the page then says the code could not be sent)", async () => {
+    const sender = webhookSender({ url: "https://sms.example/hook", secret: "s", timeoutMs: 1000, fetcher: async () => new Response("no", { status: 500 }) });
+    await expect(sender.send({ to: "01099990000", text: "x", code: "000000", lang: "en" })).rejects.toThrow(/500/);
+  });
+
+  it("a failing gateway answers 503 with the could-not-send message; the code is withdrawn and a resend is not held back by the cooldown", async () => {
+    await env.DB.prepare(
+      "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at) VALUES ('S', '01077770001', '실패', 'M', '1990-01-01', 'L', 'CI-fail', 0)",
+    ).run();
+    // The SMS gateway (not the platform) is stood in for: it answers 502 to the signed POST.
+    const urls: string[] = [];
+    const gateway = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      const url = new Request(input as RequestInfo).url;
+      urls.push(url);
+      if (url === "https://sms-gateway.example/hook") return new Response("down", { status: 502 });
+      throw new Error("unexpected outbound fetch");
+    });
+    const b = new Browser({ vars: { SMS_SENDER: "webhook", SMS_WEBHOOK_URL: "https://sms-gateway.example/hook", SMS_WEBHOOK_SECRET: "s" } });
+    let p, again;
+    try {
+      p = await b.submit(await b.authorize(), { telcoCd: "S", name: "실패", phoneNo: "01077770001" });
+      again = await b.submit(p, { resend: "Y" });
+    } finally {
+      gateway.mockRestore();
+    }
+    expect(urls).toEqual(["https://sms-gateway.example/hook", "https://sms-gateway.example/hook"]);
+    expect(p.status).toBe(503);
+    expect(p.form?.step).toBe("verify");
+    expect(alertText(p.html)).toBe("인증번호를 보내지 못했습니다. 잠시 뒤에 다시 시도하세요.");
+    // the resend tried the gateway again at once (no 30 s cooldown for a code never sent)
+    expect(again.status).toBe(503);
+    // nothing was sent, so no code can be right
+    const wrong = await b.submit(again, { otp: "000000" });
+    expect(alertText(wrong.html)).toBe("이 인증번호는 더 이상 쓸 수 없습니다. 인증번호를 다시 받으세요.");
+  });
+
+  it("webhook without its URL is a configuration error: 500 server_error with the fixed message", async () => {
+    await env.DB.prepare(
+      "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at) VALUES ('S', '01077770002', '설정', 'M', '1990-01-01', 'L', 'CI-conf', 0)",
+    ).run();
+    const b = new Browser({ vars: { SMS_SENDER: "webhook" } });
+    const res = await b.fetch("/oauth2/authorize", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ...(await b.authorize()).form!.hidden, telcoCd: "S", name: "설정", phoneNo: "01077770002" }),
+    });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: "server_error", message: "A temporary error occurred. Retry later." });
+  });
+
+  it("the outbox keeps messages newest first; GET /dev/outbox shows them escaped (HTML) or as JSON", async () => {
+    await outboxSender(env).send({ to: "01055550000", text: "<b>code</b> 654321", code: "654321", lang: "ko" });
+    const rows = await readOutbox(env, 5);
+    expect(rows[0]).toMatchObject({ phone: "01055550000", body: "<b>code</b> 654321" });
+    const page = await call("/dev/outbox");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    const text = await page.text();
+    expect(text).toContain("&lt;b&gt;code&lt;/b&gt; 654321");
+    const j = await call("/dev/outbox", { headers: { Accept: "application/json" } });
+    const body = (await j.json()) as { messages: { to: string; text: string }[] };
+    expect(body.messages[0]).toMatchObject({ to: "01055550000", text: "<b>code</b> 654321" });
+  });
+
+  it("GET /dev/outbox is 404 without DEV_MODE", async () => {
+    const b = new Browser({ vars: { DEV_MODE: "false" } });
+    const res = await b.fetch("/dev/outbox");
+    expect(res.status).toBe(404);
+  });
+});

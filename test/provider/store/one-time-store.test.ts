@@ -1,0 +1,96 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { randomToken, sha256 } from "../../../workers/core/crypto";
+import { shardOf, storeFor, storeForKey, type CodeGrant } from "../../../workers/provider/store/one-time-store";
+
+const GRANT: CodeGrant = { clientId: "c", subscriberId: 1, plid: "p", redirectUri: "https://x/cb", autoLogin: null, issuedAt: 0 };
+
+afterEach(() => vi.useRealTimers());
+
+describe("core/one-time-store", () => {
+  it("shardOf spreads random values by their first character and never leaves the shard range", () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 500; i++) {
+      const s = shardOf(randomToken(8), 16);
+      expect(s).toBeGreaterThanOrEqual(0);
+      expect(s).toBeLessThan(16);
+      seen.add(s);
+    }
+    expect(seen.size).toBe(16);
+    expect(shardOf("", 16)).toBe(0);
+    expect(shardOf("!", 16)).toBe(0);
+  });
+
+  it("readToken allows maxReads reads, then none", async () => {
+    const code = randomToken();
+    const store = storeFor(env, code, 16);
+    await store.putCode(await sha256(code), GRANT, null, 60_000);
+    const tokenHash = await sha256("t" + code);
+    const r = await store.redeemCode({ codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash, tokenTtlMs: 60_000, secretId: "s" });
+    expect(r.ok).toBe(true);
+    expect(await store.readToken(tokenHash, 2)).toMatchObject({ plid: "p", secretId: "s" });
+    expect(await store.readToken(tokenHash, 2)).not.toBeNull();
+    expect(await store.readToken(tokenHash, 2)).toBeNull();
+  });
+
+  it("hit counts within a window and starts over after it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const store = await storeForKey(env, "ip:1.2.3.4", 16);
+    expect((await store.hit("k", 1000)).count).toBe(1);
+    expect((await store.hit("k", 1000)).count).toBe(2);
+    expect((await store.peek("k")).count).toBe(2);
+    vi.setSystemTime(Date.now() + 1001);
+    expect((await store.peek("k")).count).toBe(0);
+    expect((await store.hit("k", 1000)).count).toBe(1);
+    await store.clear("k");
+    expect((await store.peek("k")).count).toBe(0);
+  });
+
+  it("an entry is readable until its time is up", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const store = storeFor(env, "Akey", 16);
+    await store.putEntry("e1", "v", 60_000);
+    expect(await store.getEntry("e1")).toBe("v");
+    vi.setSystemTime(Date.now() + 60_001);
+    expect(await store.getEntry("e1")).toBeNull();
+  });
+
+  it("the alarm sweeps expired rows", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const store = storeFor(env, "Bkey", 16);
+    await store.putEntry("old", "v", 10);
+    await store.putEntry("new", "v", 3_600_000);
+    vi.setSystemTime(Date.now() + 1000);
+    await runDurableObjectAlarm(store);
+    const rows = await (await import("cloudflare:test")).runInDurableObject(store, (_o, state) =>
+      state.storage.sql.exec<{ key: string }>("SELECT key FROM entries").toArray().map((r) => r.key),
+    );
+    expect(rows).toEqual(["new"]);
+  });
+});
+
+describe("core/one-time-store audit outbox", () => {
+  it("redemptions are audited through the outbox; a flush with nothing to move does not block later flushes", async () => {
+    const code = randomToken();
+    const store = storeFor(env, code, 16);
+    // A client id of this test's own: another test's redemptions may reach D1 (their 250 ms flush
+    // timer) while this one runs.
+    const clientId = `c-${randomToken(8)}`;
+    expect(await store.flushAudit()).toBe(0);
+    expect(await store.flushAudit()).toBe(0);
+    await store.putCode(await sha256(code), { ...GRANT, clientId }, null, 60_000);
+    const req = { codeHash: await sha256(code), clientId, verifierChallenge: null, redirectUri: null, tokenHash: await sha256("t"), tokenTtlMs: 60_000, secretId: "s" };
+    expect((await store.redeemCode(req)).ok).toBe(true);
+    expect((await store.redeemCode(req)).ok).toBe(false);
+    const moved = await store.flushAudit();
+    // the 250 ms timer may have moved them first; either way both are in D1 exactly once
+    expect(moved).toBeLessThanOrEqual(2);
+    const rows = (await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE client_id = ? ORDER BY id").bind(clientId).all()).results;
+    expect(rows).toEqual([
+      { type: "code.redeemed", outcome: "ok", detail: null },
+      { type: "code.refused", outcome: "refused", detail: '{"reason":"reused"}' },
+    ]);
+    expect(await store.flushAudit()).toBe(0);
+  });
+});

@@ -1,5 +1,0 @@
-// Vite's `?raw` imports (a file's text), used by test/deploy-bindings.test.ts to read wrangler.toml.
-declare module "*?raw" {
-  const text: string;
-  export default text;
-}

@@ -1,0 +1,80 @@
+// Shared test helpers: drive the all-in-one worker through HTTP, and obtain codes for a seed
+// subscriber through the one core minting function (as the sign-in pages do).
+
+import { env, exports } from "cloudflare:workers";
+import { mintCode } from "../../workers/provider/codes";
+import { providerConfig } from "../../workers/core/config";
+import type { CodeGrant } from "../../workers/provider/store/one-time-store";
+import { recordConsent, subscriberByPhone, IDENTITY_ITEMS, type IdentityItem } from "../../workers/provider/store/registry";
+import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
+
+export const BASE = "http://localhost:8787";
+export const DEMO = SEED_CLIENTS[0]!;
+export const LIMITED = SEED_CLIENTS[1]!;
+export const HONG = SEED_SUBSCRIBERS[0]!;
+export const KIM = SEED_SUBSCRIBERS[1]!;
+export const SMITH = SEED_SUBSCRIBERS[2]!;
+export const LEE = SEED_SUBSCRIBERS[3]!;
+
+/** Sends a request to the all-in-one worker. `path` may be relative to BASE. */
+export function call(path: string, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(new Request(new URL(path, BASE), init));
+}
+
+export function basic(id: string, secret: string): string {
+  return "Basic " + btoa(`${id}:${secret}`);
+}
+
+export function form(fields: Record<string, string>): string {
+  return new URLSearchParams(fields).toString();
+}
+
+export const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
+
+export interface MintOptions {
+  client?: { clientId: string; redirectUris: string[]; items: readonly IdentityItem[] };
+  autoLogin?: CodeGrant["autoLogin"];
+  codeChallenge?: string;
+  redirectUri?: string;
+}
+
+/** Consents the subscriber to the client (making the plid) and mints a code, as a finished sign-in does. */
+export async function mintFor(phone: string, opts: MintOptions = {}): Promise<{ code: string; plid: string; subscriberId: number }> {
+  const client = opts.client ?? DEMO;
+  const s = await subscriberByPhone(env, phone);
+  if (!s) throw new Error(`no subscriber ${phone}`);
+  const plid = await recordConsent(env, client.clientId, s.id, client.items.length ? client.items : IDENTITY_ITEMS);
+  const cfg = providerConfig(env);
+  const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
+    clientId: client.clientId,
+    subscriberId: s.id,
+    plid,
+    redirectUri: opts.redirectUri ?? client.redirectUris[0]!,
+    autoLogin: opts.autoLogin ?? null,
+    codeChallenge: opts.codeChallenge ?? null,
+  });
+  return { code, plid, subscriberId: s.id };
+}
+
+/** Exchanges a code at the token endpoint with Basic authentication. */
+export function exchange(code: string, client: { clientId: string; secret: string } = DEMO, extra: Record<string, string> = {}): Promise<Response> {
+  return call("/oauth2/token", {
+    method: "POST",
+    headers: { ...FORM, Authorization: basic(client.clientId, client.secret) },
+    body: form({ grant_type: "authorization_code", code, ...extra }),
+  });
+}
+
+/** Mints a code for `phone` and exchanges it: the access token. */
+export async function tokenFor(phone: string, opts: MintOptions & { secret?: string } = {}): Promise<{ token: string; plid: string }> {
+  const { code, plid } = await mintFor(phone, opts);
+  const client = opts.client ? { clientId: opts.client.clientId, secret: opts.secret ?? "" } : DEMO;
+  const res = await exchange(code, client);
+  if (res.status !== 200) throw new Error(`exchange failed ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { access_token: string };
+  return { token: body.access_token, plid };
+}
+
+export function userMe(token: string): Promise<Response> {
+  return call("/v1/user/me", { headers: { Authorization: `Bearer ${token}` } });
+}

@@ -1,0 +1,58 @@
+// The admin API's variables and secrets (docs/operations.md "Configuration"), parsed once per env
+// into a typed object that fails naming the variable (issue 5).
+
+import { ConfigError, intVar, sealKeyVar } from "../core/config";
+
+type Vars = Record<string, unknown>;
+
+export interface AdminConfig {
+  /** The bearer token, or null: ADMIN_TOKEN unset means the admin API does not exist (404). */
+  token: string | null;
+  /** SEAL_KEY, checked: new and rotated client secrets are sealed with it. */
+  sealKey: string;
+  /** How long a rotated-out client secret keeps working unless the rotation says otherwise. */
+  rotationGraceSeconds: number;
+  /** Largest accepted JSON body of the client endpoints. */
+  maxBodyBytes: number;
+  /** Largest accepted directory import file, and most rows in one import. */
+  maxImportBytes: number;
+  maxImportRows: number;
+}
+
+/** Longest grace a rotation may ask for: 30 days. */
+export const MAX_ROTATION_GRACE_SECONDS = 30 * 86400;
+/** Shortest accepted ADMIN_TOKEN: 32 characters (openssl rand -base64 32 gives 44). */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+const cache = new WeakMap<object, AdminConfig>();
+
+function adminToken(env: Vars): string | null {
+  const v = env.ADMIN_TOKEN;
+  if (v === undefined || v === null || v === "") return null;
+  if (typeof v !== "string") throw new ConfigError("ADMIN_TOKEN", "must be a string");
+  // RFC 6750 §2.1 b64token: what a Bearer header can carry.
+  if (!/^[A-Za-z0-9._~+/-]+=*$/.test(v)) throw new ConfigError("ADMIN_TOKEN", "may hold only letters, digits and -._~+/ (Base64 or hex)");
+  if (v.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError("ADMIN_TOKEN", `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (openssl rand -base64 32)`);
+  }
+  return v;
+}
+
+/** Parses the admin variables once per env object; throws ConfigError naming the variable. */
+export function adminConfig(env: Vars): AdminConfig {
+  let c = cache.get(env);
+  if (!c) {
+    const token = adminToken(env);
+    c = {
+      token,
+      // Only a live admin API needs the sealing key; an absent token keeps the worker a plain 404.
+      sealKey: token === null ? "" : sealKeyVar(env),
+      rotationGraceSeconds: intVar(env, "SECRET_ROTATION_GRACE_SECONDS", 86400, 0, MAX_ROTATION_GRACE_SECONDS),
+      maxBodyBytes: intVar(env, "MAX_BODY_BYTES", 64 * 1024, 1024, 1024 * 1024),
+      maxImportBytes: intVar(env, "ADMIN_MAX_IMPORT_BYTES", 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+      maxImportRows: intVar(env, "ADMIN_MAX_IMPORT_ROWS", 10_000, 1, 100_000),
+    };
+    cache.set(env, c);
+  }
+  return c;
+}

@@ -1,0 +1,203 @@
+// D1 access for the admin API (issue 5): client registration and secret rotation, the carrier
+// directory import, and audit paging. Tables are those of migrations/0001_init.sql (docs/storage.md).
+
+import { toClient, type Client, type ClientRow, type IdentityItem, type Subscriber } from "../provider/store/registry";
+
+type DbEnv = { DB: D1Database };
+
+/** A client as the operator sees it: never a secret, but when the rotated-out one stops working. */
+export interface AdminClient extends Client {
+  previousSecretUntil: number | null;
+}
+
+function toAdminClient(r: ClientRow, now: number): AdminClient {
+  const until = r.previous_secret_sealed && r.previous_secret_until && r.previous_secret_until > now ? r.previous_secret_until : null;
+  return { ...toClient(r), previousSecretUntil: until };
+}
+
+export async function listClients(env: DbEnv): Promise<AdminClient[]> {
+  const { results } = await env.DB.prepare("SELECT * FROM clients ORDER BY created_at, client_id").all<ClientRow>();
+  const now = Date.now();
+  return results.map((r) => toAdminClient(r, now));
+}
+
+export async function getClient(env: DbEnv, clientId: string): Promise<AdminClient | null> {
+  const r = await env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(clientId).first<ClientRow>();
+  return r ? toAdminClient(r, Date.now()) : null;
+}
+
+export interface NewClient {
+  clientId: string;
+  name: string;
+  secretSealed: string;
+  redirectUris: string[];
+  items: IdentityItem[];
+  autoLogin: boolean;
+}
+
+/** Inserts a client; false when the id is taken (the caller draws another). */
+export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
+  const now = Date.now();
+  const r = await env.DB.prepare(
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
+  )
+    .bind(c.clientId, c.name, c.secretSealed, JSON.stringify(c.redirectUris), JSON.stringify(c.items), c.autoLogin ? 1 : 0, now, now)
+    .run();
+  return r.meta.changes === 1;
+}
+
+export interface ClientPatch {
+  name?: string;
+  redirectUris?: string[];
+  items?: IdentityItem[];
+  autoLogin?: boolean;
+  status?: "active" | "disabled";
+}
+
+/** Applies the given fields; false when no such client. */
+export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch): Promise<boolean> {
+  const sets: string[] = [];
+  const values: (string | number)[] = [];
+  if (p.name !== undefined) sets.push("name = ?"), values.push(p.name);
+  if (p.redirectUris !== undefined) sets.push("redirect_uris = ?"), values.push(JSON.stringify(p.redirectUris));
+  if (p.items !== undefined) sets.push("items = ?"), values.push(JSON.stringify(p.items));
+  if (p.autoLogin !== undefined) sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0);
+  if (p.status !== undefined) sets.push("status = ?"), values.push(p.status);
+  sets.push("updated_at = ?");
+  values.push(Date.now());
+  const r = await env.DB.prepare(`UPDATE clients SET ${sets.join(", ")} WHERE client_id = ?`)
+    .bind(...values, clientId)
+    .run();
+  return r.meta.changes === 1;
+}
+
+/**
+ * Makes `newSealed` the current secret. With `graceUntil` the current one becomes the previous
+ * secret, accepted until then (registry.authenticateClient); with null it stops at once. A secret
+ * still in an earlier grace period is replaced: only one previous generation is kept.
+ * SQLite evaluates every SET expression against the old row, so the move is one statement.
+ */
+export async function rotateClientSecret(env: DbEnv, clientId: string, newSealed: string, graceUntil: number | null): Promise<boolean> {
+  const r = await env.DB.prepare(
+    `UPDATE clients SET
+       previous_secret_sealed = CASE WHEN ?2 IS NULL THEN NULL ELSE secret_sealed END,
+       previous_secret_until = ?2,
+       secret_sealed = ?1,
+       updated_at = ?3
+     WHERE client_id = ?4`,
+  )
+    .bind(newSealed, graceUntil, Date.now(), clientId)
+    .run();
+  return r.meta.changes === 1;
+}
+
+/** Deletes a client with its links and automatic-login grants (one transaction); false when absent. */
+export async function deleteClient(env: DbEnv, clientId: string): Promise<boolean> {
+  const results = await env.DB.batch([
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ?").bind(clientId),
+    env.DB.prepare("DELETE FROM links WHERE client_id = ?").bind(clientId),
+    env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId),
+  ]);
+  return (results[2]?.meta.changes ?? 0) === 1;
+}
+
+// ---- carrier directory ----
+
+/** One validated directory row, in the table's terms. */
+export type SubscriberInput = Omit<Subscriber, "id">;
+
+/** Rows per statement: the rows travel as one JSON parameter, so D1's 100-parameter cap does not bind. */
+const IMPORT_CHUNK = 500;
+
+/**
+ * Inserts or updates (by phone) the given rows; a subscriber's id, and so its links and plids,
+ * survive an update. Test-number codes are never set or changed here. With `dryRun` nothing is
+ * written. Returns how many phones were new and how many existed.
+ */
+export async function upsertSubscribers(env: DbEnv, rows: readonly SubscriberInput[], dryRun: boolean): Promise<{ inserted: number; updated: number }> {
+  let existing = 0;
+  const now = Date.now();
+  for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
+    const chunk = JSON.stringify(rows.slice(i, i + IMPORT_CHUNK));
+    const count = env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM subscribers WHERE phone IN (SELECT json_extract(value, '$.phone') FROM json_each(?1))",
+    ).bind(chunk);
+    if (dryRun) {
+      existing += (await count.first<{ n: number }>())?.n ?? 0;
+      continue;
+    }
+    const [counted] = await env.DB.batch([
+      count,
+      env.DB.prepare(
+        `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at)
+         SELECT json_extract(value, '$.telco'), json_extract(value, '$.phone'), json_extract(value, '$.name'),
+                json_extract(value, '$.gender'), json_extract(value, '$.birth'), json_extract(value, '$.foreign'),
+                json_extract(value, '$.ci'), ?2
+         FROM json_each(?1) WHERE true
+         ON CONFLICT (phone) DO UPDATE SET telco = excluded.telco, name = excluded.name, gender = excluded.gender,
+           birth = excluded.birth, foreign_cd = excluded.foreign_cd, ci = excluded.ci`,
+      ).bind(chunk, now),
+    ]);
+    existing += (counted?.results[0] as { n: number } | undefined)?.n ?? 0;
+  }
+  return { inserted: rows.length - existing, updated: existing };
+}
+
+/** Deletes one subscriber with its links and grants; the deleted id, or null when absent. */
+export async function deleteSubscriber(env: DbEnv, phone: string): Promise<number | null> {
+  const [, , deleted] = await env.DB.batch([
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)").bind(phone),
+    env.DB.prepare("DELETE FROM links WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)").bind(phone),
+    env.DB.prepare("DELETE FROM subscribers WHERE phone = ? RETURNING id").bind(phone),
+  ]);
+  const row = deleted?.results[0] as { id: number } | undefined;
+  return row ? row.id : null;
+}
+
+export async function countSubscribers(env: DbEnv): Promise<{ total: number; testNumbers: number }> {
+  const r = await env.DB.prepare("SELECT COUNT(*) AS total, COUNT(test_otp_hash) AS test FROM subscribers").first<{ total: number; test: number }>();
+  return { total: r?.total ?? 0, testNumbers: r?.test ?? 0 };
+}
+
+// ---- audit ----
+
+export interface AuditEvent {
+  id: number;
+  at: number;
+  type: string;
+  clientId: string | null;
+  outcome: string;
+  detail: Record<string, unknown> | null;
+}
+
+export interface AuditQuery {
+  limit: number;
+  /** Only events with a smaller id (the previous page's `next_before`). */
+  before?: number;
+  type?: string;
+  clientId?: string;
+}
+
+/** Newest first, `limit` at a time; `nextBefore` continues, null at the end. */
+export async function listAudit(env: DbEnv, q: AuditQuery): Promise<{ events: AuditEvent[]; nextBefore: number | null }> {
+  const where: string[] = [];
+  const values: (string | number)[] = [];
+  if (q.before !== undefined) where.push("id < ?"), values.push(q.before);
+  if (q.type !== undefined) where.push(q.type.endsWith(".") ? "type LIKE ? || '%'" : "type = ?"), values.push(q.type);
+  if (q.clientId !== undefined) where.push("client_id = ?"), values.push(q.clientId);
+  const sql = `SELECT id, at, type, client_id, outcome, detail FROM audit_events ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
+  const { results } = await env.DB.prepare(sql)
+    .bind(...values, q.limit + 1)
+    .all<{ id: number; at: number; type: string; client_id: string | null; outcome: string; detail: string | null }>();
+  const page = results.slice(0, q.limit);
+  const events = page.map((r) => ({
+    id: r.id,
+    at: r.at,
+    type: r.type,
+    clientId: r.client_id,
+    outcome: r.outcome,
+    detail: r.detail ? (JSON.parse(r.detail) as Record<string, unknown>) : null,
+  }));
+  return { events, nextBefore: results.length > q.limit ? page[page.length - 1]!.id : null };
+}

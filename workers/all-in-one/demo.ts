@@ -1,0 +1,72 @@
+// GET / in the dev worker: the kit's demo (DESIGN.md §5): "log in with phone number", then the
+// decrypted profile from the session, with logout and disconnect buttons. No script.
+
+import type { RpEnv } from "../kit/config";
+import { html, type SafeHtml } from "../core/html";
+import { kitPage } from "../kit/pages";
+import { currentSession, flatUser, type KitUser } from "../kit/sessions";
+import type { IdentityItem } from "../provider/store/registry";
+import type { Route } from "../core/router";
+
+const LABELS: Record<IdentityItem, [string, string]> = {
+  name: ["이름", "Name"],
+  phoneNo: ["휴대폰번호", "Phone number"],
+  birthdate: ["생년월일", "Date of birth"],
+  birthday: ["생일", "Birthday"],
+  gender: ["성별", "Gender"],
+  agegroup: ["연령대", "Age group"],
+  foreign: ["내외국인", "Nationality"],
+  telcoCd: ["통신사", "Carrier"],
+  ci: ["연계정보(CI)", "CI"],
+};
+
+const SHOWN: IdentityItem[] = ["name", "phoneNo", "birthdate", "birthday", "gender", "agegroup", "foreign", "telcoCd", "ci"];
+
+function display(item: IdentityItem, v: string): string {
+  if (v === "") return "—";
+  switch (item) {
+    case "gender":
+      return v === "M" ? "남성 (male)" : "여성 (female)";
+    case "foreign":
+      return v === "L" ? "내국인 (national)" : "외국인 (foreign)";
+    case "telcoCd":
+      return { S: "SKT", K: "KT", L: "LG U+" }[v] ?? v;
+    case "agegroup":
+      return `${v}대 (${v}s)`;
+    case "phoneNo":
+      return v.length === 11 ? `${v.slice(0, 3)}-${v.slice(3, 7)}-${v.slice(7)}` : v;
+    case "birthdate":
+      return `${v.slice(0, 2)}.${v.slice(2, 4)}.${v.slice(4, 6)}`;
+    case "ci":
+      return v.length > 16 ? `${v.slice(0, 12)}…` : v;
+    default:
+      return v;
+  }
+}
+
+function profile(u: KitUser): SafeHtml {
+  const rows = SHOWN.filter((i) => u[i] !== undefined).map(
+    (i) => html`<tr><th>${LABELS[i][0]} <span class="en">${LABELS[i][1]}</span></th><td data-item="${i}">${display(i, u[i]!)}</td></tr>`,
+  );
+  const auto = u.autoLoginYn === "Y" ? "사용 (on)" : "사용 안 함 (off)";
+  return html`<h1>${u.name || "회원"}님, 환영합니다 <span class="en">/ Welcome</span></h1>
+<p>휴대폰번호 로그인으로 받은 정보입니다. <span class="en">Your profile from the phone-number login.</span></p>
+<table>${rows}
+<tr><th>자동 로그인 <span class="en">Automatic login</span></th><td data-item="autoLoginYn">${auto}</td></tr>
+<tr><th>로그인 시각 <span class="en">Logged in at</span></th><td data-item="loginAt">${u.loginAt}</td></tr>
+<tr><th>plid</th><td data-item="plid"><code>${u.plid}</code></td></tr></table>
+<form method="post" action="/auth/logout"><button type="submit" class="secondary">로그아웃 <span lang="en">/ Log out</span></button></form>
+<form method="post" action="/auth/disconnect"><button type="submit" class="danger">연결 끊기 <span lang="en">/ Disconnect</span></button></form>`;
+}
+
+const WELCOME = html`<h1>데모 쇼핑몰 <span class="en">/ Demo Shop</span></h1>
+<p>휴대폰번호로 간편하게 로그인하세요. <span class="en">Log in with your phone number.</span></p>
+<p><a class="button" id="login" href="/auth/login?return_to=%2F">휴대폰번호로 로그인 <span lang="en">/ Log in with phone number</span></a></p>
+<p class="en">Test subscriber: SKT · 홍길동 · 01012345678 · code 123456</p>`;
+
+async function home(req: Request, env: RpEnv): Promise<Response> {
+  const s = await currentSession(req, env);
+  return kitPage("휴대폰번호 로그인 데모 / Phone login demo", s ? profile(flatUser(s.identity, s.record)) : WELCOME);
+}
+
+export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/", handler: home }];

@@ -1,0 +1,36 @@
+// The all-in-one worker for `npm start`, tests and small installs: every route table mounted on
+// one origin, plus /healthz and, with DEV_MODE on, the dev seed.
+
+import { providerConfig, type Env } from "../core/config";
+import { describe, errorResponse } from "../core/errors";
+import { json } from "../core/http";
+import { createWorker, type Route } from "../core/router";
+import { ensureDevSeed } from "./seed";
+import { routes as authorize } from "../provider/authorize/routes";
+import { devRoutes as smsOutbox } from "./outbox";
+import { routes as token } from "../provider/token/routes";
+import { routes as userMe } from "../provider/user-me/routes";
+import { routes as disconnect } from "../provider/disconnect/routes";
+import { routes as admin } from "../admin/routes";
+import { kitRoutes } from "./kit";
+
+export { OneTimeStore } from "../provider/store/one-time-store";
+
+const health: Route<Env>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
+
+// The relying-party kit (/, /auth/*) reaches this same route table in process (workers/all-in-one/kit.ts).
+const worker: ExportedHandler<Env> = createWorker<Env>("dev", [
+  ...health, ...authorize, ...smsOutbox, ...token, ...userMe, ...disconnect, ...admin, ...kitRoutes(() => worker),
+]);
+
+export default {
+  async fetch(req, env, ctx) {
+    try {
+      if (providerConfig(env).devMode) await ensureDevSeed(env);
+    } catch (err) {
+      console.error(JSON.stringify({ worker: "dev", event: "startup_failed", cause: describe(err) }));
+      return errorResponse(err);
+    }
+    return worker.fetch!(req as never, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;

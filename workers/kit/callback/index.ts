@@ -1,0 +1,4 @@
+import { createWorker } from "../../core/router";
+import { routes } from "./routes";
+
+export default createWorker("rp-callback", routes);

@@ -1,0 +1,161 @@
+// The relying-party kit's bindings and variables (docs/rp-kit.md "Configuration"), parsed once per
+// env into typed objects that fail naming the variable. Split in three so that each route worker
+// needs only what it uses: /auth/login holds no secret.
+
+import { ConfigError, boolVar, enumVar, intVar, requiredVar } from "../core/config";
+import { base64ToBytes, fieldKeyBytes, importSealKey } from "../core/crypto";
+import type { ProviderFetcher, RpClientConfig } from "./client";
+
+/** The kit's environment: a KV namespace, an optional service binding, and variables. */
+export interface RpEnv {
+  RP_KV: KVNamespace;
+  /** Service binding to the login service; without it the kit fetches PROVIDER_BASE_URL. */
+  PROVIDER?: ProviderFetcher;
+  [name: string]: unknown;
+}
+
+export interface RpConfig {
+  /** PROVIDER_BASE_URL: the service's `{base_url}` as browsers reach it. */
+  providerBaseUrl: string;
+  /** RP_CLIENT_ID */
+  clientId: string;
+  /** RP_REDIRECT_URI: this kit's /auth/callback, registered at the service. */
+  redirectUri: string;
+  /** RP_PUBLIC_ORIGIN: the app's origin (default: the redirect URI's). Cookies and Origin checks use it. */
+  publicOrigin: string;
+  /** RP_STATE_TTL_SECONDS (600): how long a login may take between /auth/login and /auth/callback. */
+  stateTtlSeconds: number;
+  /** RP_SESSION_TTL_SECONDS (3600): session lifetime. */
+  sessionTtlSeconds: number;
+  /** RP_IDENTITY_TTL_SECONDS (30 days): how long a sealed identity is kept for automatic logins. */
+  identityTtlSeconds: number;
+  /** RP_PKCE (true): send an S256 challenge with every browser login. */
+  pkce: boolean;
+  /** RP_CLIENT_AUTH (basic): token endpoint client authentication, `basic` or `params` (spec §5). */
+  clientAuth: "basic" | "params";
+  /** RP_TOKEN_RATE_LIMIT (20) requests per RP_TOKEN_RATE_WINDOW_SECONDS (60) per IP on /auth/token. */
+  tokenRateLimit: number;
+  tokenRateWindowSeconds: number;
+  /** RP_PROVIDER_TIMEOUT_MS (10000): back-channel call timeout. */
+  providerTimeoutMs: number;
+  /** RP_RELOGIN_PROMPT (login): prompt used to fetch the identity again when none is stored. */
+  reloginPrompt: string;
+}
+
+type Vars = Record<string, unknown>;
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** An absolute https URL (http only for loopback: spec §1 "HTTPS only", dev on localhost). */
+function urlVar(env: Vars, name: string, value?: string): URL {
+  const v = value ?? requiredVar(env, name);
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(name, "must be an absolute URL");
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK.has(url.hostname))) {
+    throw new ConfigError(name, "must be an https URL (http only for localhost)");
+  }
+  if (url.username || url.password) throw new ConfigError(name, "must not carry credentials");
+  return url;
+}
+
+const configs = new WeakMap<object, RpConfig>();
+
+/** Parses the kit's public variables once per env object; throws ConfigError naming the variable. */
+export function rpConfig(env: Vars): RpConfig {
+  let c = configs.get(env);
+  if (!c) {
+    const base = urlVar(env, "PROVIDER_BASE_URL");
+    if (base.search || base.hash) throw new ConfigError("PROVIDER_BASE_URL", "must not have a query or fragment");
+    const redirect = urlVar(env, "RP_REDIRECT_URI");
+    let origin = redirect.origin;
+    if (env.RP_PUBLIC_ORIGIN !== undefined && env.RP_PUBLIC_ORIGIN !== "") {
+      const o = urlVar(env, "RP_PUBLIC_ORIGIN");
+      if (o.pathname !== "/" || o.search || o.hash) {
+        throw new ConfigError("RP_PUBLIC_ORIGIN", "must be an origin (scheme, host, port) only");
+      }
+      origin = o.origin;
+    }
+    const clientId = requiredVar(env, "RP_CLIENT_ID");
+    if (!/^[\x21-\x7e]{1,256}$/.test(clientId)) throw new ConfigError("RP_CLIENT_ID", "must be printable ASCII");
+    const sessionTtlSeconds = intVar(env, "RP_SESSION_TTL_SECONDS", 3600, 60, 30 * 86400);
+    const identityTtlSeconds = intVar(env, "RP_IDENTITY_TTL_SECONDS", 30 * 86400, 60, 365 * 86400);
+    // A session reads the identity by plid: a shorter identity lifetime would end sessions early.
+    if (identityTtlSeconds < sessionTtlSeconds) {
+      throw new ConfigError("RP_IDENTITY_TTL_SECONDS", "must be at least RP_SESSION_TTL_SECONDS");
+    }
+    const reloginPrompt = (env.RP_RELOGIN_PROMPT as string | undefined) || "login";
+    if (!/^[A-Za-z0-9_ -]{1,32}$/.test(reloginPrompt)) throw new ConfigError("RP_RELOGIN_PROMPT", "must be a short word");
+    c = {
+      providerBaseUrl: base.toString().replace(/\/+$/, ""),
+      clientId,
+      redirectUri: redirect.toString(),
+      publicOrigin: origin,
+      // KV's shortest expiration is 60 s.
+      stateTtlSeconds: intVar(env, "RP_STATE_TTL_SECONDS", 600, 60, 3600),
+      sessionTtlSeconds,
+      identityTtlSeconds,
+      pkce: boolVar(env, "RP_PKCE", true),
+      clientAuth: enumVar(env, "RP_CLIENT_AUTH", ["basic", "params"] as const, "basic"),
+      tokenRateLimit: intVar(env, "RP_TOKEN_RATE_LIMIT", 20, 1, 100_000),
+      tokenRateWindowSeconds: intVar(env, "RP_TOKEN_RATE_WINDOW_SECONDS", 60, 60, 86400),
+      providerTimeoutMs: intVar(env, "RP_PROVIDER_TIMEOUT_MS", 10_000, 100, 60_000),
+      reloginPrompt,
+    };
+    configs.set(env, c);
+  }
+  return c;
+}
+
+const clients = new WeakMap<object, RpClientConfig>();
+
+/**
+ * The client module's configuration: the public variables plus RP_CLIENT_SECRET (a Workers
+ * secret) and the PROVIDER service binding when there is one.
+ */
+export function rpClientConfig(env: RpEnv): RpClientConfig {
+  let c = clients.get(env);
+  if (!c) {
+    const cfg = rpConfig(env);
+    const secret = requiredVar(env, "RP_CLIENT_SECRET");
+    try {
+      fieldKeyBytes(secret);
+    } catch {
+      throw new ConfigError("RP_CLIENT_SECRET", "must be at least 16 characters (spec §2.2 key)");
+    }
+    c = {
+      baseUrl: cfg.providerBaseUrl,
+      clientId: cfg.clientId,
+      clientSecret: secret,
+      redirectUri: cfg.redirectUri,
+      clientAuth: cfg.clientAuth,
+      timeoutMs: cfg.providerTimeoutMs,
+    };
+    if (env.PROVIDER) c.fetcher = env.PROVIDER;
+    clients.set(env, c);
+  }
+  return c;
+}
+
+const sealKeys = new WeakMap<object, Promise<CryptoKey>>();
+
+/** RP_SEAL_KEY (a Workers secret, Base64 of 32 bytes): seals identities at rest (AES-256-GCM). */
+export function rpSealKey(env: Vars): Promise<CryptoKey> {
+  let k = sealKeys.get(env);
+  if (!k) {
+    const v = requiredVar(env, "RP_SEAL_KEY");
+    let length = -1;
+    try {
+      length = base64ToBytes(v.trim()).length;
+    } catch {
+      /* reported below */
+    }
+    if (length !== 32) throw new ConfigError("RP_SEAL_KEY", "must be Base64 of 32 bytes (openssl rand -base64 32)");
+    k = importSealKey(v);
+    sealKeys.set(env, k);
+  }
+  return k;
+}

@@ -1,0 +1,70 @@
+// HTTP rules of the relying-party kit (DESIGN.md §4.6, §4.7): its cookies, the `return_to`
+// check, the Origin check on POSTs, the dev host redirect.
+
+import { E } from "../core/errors";
+import { hostCookie, readCookie } from "../core/html";
+
+/** Binds a state to the browser that started the login (sent as `__Host-rp_state`). */
+export const BINDING_COOKIE = "rp_state";
+/** The browser session (sent as `__Host-rp_session`). */
+export const SESSION_COOKIE = "rp_session";
+
+/** A kit cookie, `__Host-` prefixed: HttpOnly, Secure, SameSite=Lax, Path=/ (DESIGN.md §4.6). Max-Age 0 clears it. */
+export function kitCookie(name: string, value: string, maxAgeSeconds: number): string {
+  return hostCookie(name, value, { maxAgeSeconds });
+}
+
+/** The value of a kit cookie in the request, or undefined. */
+export function readKitCookie(req: Request, name: string): string | undefined {
+  return readCookie(req, `__Host-${name}`);
+}
+
+const MAX_RETURN_TO = 2048;
+
+/**
+ * A same-origin path to return to after login, normalised, or null when refused: anything not a
+ * single-slash path (`//evil`, `/\evil`, `https:...`, `javascript:`), control characters, spaces
+ * or backslashes anywhere, and anything whose normalised form would leave the origin
+ * (`/.//evil` normalises to `//evil`). Absent or empty means "/".
+ */
+export function safeReturnTo(value: string | undefined, origin: string): string | null {
+  if (value === undefined || value === "") return "/";
+  if (value.length > MAX_RETURN_TO) return null;
+  if (value[0] !== "/" || value[1] === "/") return null;
+  if (/[\x00-\x20\x7f\\]/.test(value)) return null;
+  let url: URL;
+  try {
+    url = new URL(value, origin);
+  } catch {
+    return null;
+  }
+  if (url.origin !== origin) return null;
+  const out = url.pathname + url.search + url.hash;
+  if (out[0] !== "/" || out[1] === "/" || out[1] === "\\") return null;
+  return out;
+}
+
+/**
+ * DESIGN.md §4.7: a cross-origin or `null` Origin is refused on every POST; a missing Origin only
+ * where the request is not cookie-authenticated (native apps send none).
+ */
+export function checkOrigin(req: Request, publicOrigin: string, missingAllowed: boolean): void {
+  const origin = req.headers.get("Origin");
+  if (origin === null) {
+    if (!missingAllowed) throw E.crossOrigin("no Origin on a cookie-authenticated POST");
+    return;
+  }
+  if (origin !== publicOrigin) throw E.crossOrigin(origin === "null" ? "Origin null" : "cross-origin POST");
+}
+
+/** True when the client asked for a page (a form post from a browser), not JSON. */
+export function wantsHtml(req: Request): boolean {
+  return (req.headers.get("Accept") ?? "").includes("text/html");
+}
+
+/** A redirect that is never cached (it may carry a state or set a cookie). */
+export function redirect(status: 302 | 303, location: string, cookies: string[] = []): Response {
+  const headers = new Headers({ Location: location, "Cache-Control": "no-store", "Referrer-Policy": "same-origin" });
+  for (const c of cookies) headers.append("Set-Cookie", c);
+  return new Response(null, { status, headers });
+}

@@ -1,0 +1,71 @@
+// GET /auth/login (DESIGN.md §4.6, §4.7): a 256-bit state in KV bound to a browser cookie, then
+// 302 to the service's authorization request (spec §4.1).
+
+import { randomToken, sha256 } from "../../core/crypto";
+import { E } from "../../core/errors";
+import { readParams, type Params } from "../../core/http";
+import { authorizationUrl, createPkce } from "../client";
+import { rpConfig, type RpConfig, type RpEnv } from "../config";
+import { BINDING_COOKIE, kitCookie, readKitCookie, redirect, safeReturnTo } from "../http";
+import { putState, RANDOM_SHAPE, type PendingLogin } from "../store";
+import type { RequestContext, Route } from "../../core/router";
+
+const PROMPT_SHAPE = /^[A-Za-z0-9_ -]{1,32}$/;
+
+/** The `__Host-` cookies belong to one host: a login started on another name moves there first. */
+function onPublicOrigin(cfg: RpConfig, url: URL): Response | undefined {
+  if (url.origin === cfg.publicOrigin) return undefined;
+  return redirect(302, cfg.publicOrigin + url.pathname + url.search);
+}
+
+interface LoginRequest {
+  returnTo: string;
+  prompt?: string;
+  isHybrid: boolean;
+  lang?: string;
+}
+
+function loginRequest(params: Params, cfg: RpConfig): LoginRequest {
+  const returnTo = safeReturnTo(params.get("return_to"), cfg.publicOrigin);
+  if (returnTo === null) throw E.invalid("return_to", "return_to is not a same-origin path");
+  const prompt = params.get("prompt");
+  if (prompt !== undefined && !PROMPT_SHAPE.test(prompt)) throw E.invalid("prompt");
+  const hybrid = params.get("isHybrid");
+  if (hybrid !== undefined && hybrid !== "Y" && hybrid !== "N") throw E.invalid("isHybrid");
+  const lang = params.get("lang");
+  if (lang !== undefined && lang !== "ko" && lang !== "en") throw E.invalid("lang");
+  const r: LoginRequest = { returnTo, isHybrid: hybrid === "Y" };
+  if (prompt !== undefined) r.prompt = prompt;
+  if (lang !== undefined) r.lang = lang;
+  return r;
+}
+
+async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+  const cfg = rpConfig(env);
+  const moved = onPublicOrigin(cfg, rc.url);
+  if (moved) return moved;
+  const lr = loginRequest(await readParams(req, rc.url, 8192), cfg);
+  // One binding per browser, reused while valid, so logins started in two tabs both complete.
+  const existing = readKitCookie(req, BINDING_COOKIE);
+  const binding = existing !== undefined && RANDOM_SHAPE.test(existing) ? existing : randomToken(32);
+  const state = randomToken(32);
+  const pkce = cfg.pkce ? await createPkce() : undefined;
+  const pending: PendingLogin = { bindingHash: await sha256(binding), returnTo: lr.returnTo, created: Date.now() };
+  if (pkce) pending.verifier = pkce.verifier;
+  if (lr.prompt !== undefined) pending.prompt = lr.prompt;
+  await putState(env, state, pending, cfg.stateTtlSeconds);
+  const location = authorizationUrl(
+    { baseUrl: cfg.providerBaseUrl, clientId: cfg.clientId, redirectUri: cfg.redirectUri },
+    {
+      state,
+      ...(pkce ? { codeChallenge: pkce.challenge } : {}),
+      ...(lr.prompt !== undefined ? { prompt: lr.prompt } : {}),
+      isHybrid: lr.isHybrid,
+      ...(lr.lang !== undefined ? { extra: { lang: lr.lang } } : {}),
+    },
+  );
+  rc.log.event = "rp.login";
+  return redirect(302, location, [kitCookie(BINDING_COOKIE, binding, cfg.stateTtlSeconds)]);
+}
+
+export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/auth/login", handler: login }];

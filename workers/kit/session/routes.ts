@@ -1,0 +1,127 @@
+// The kit's session API (DESIGN.md §4.6, §4.7): GET /auth/me, POST /auth/logout,
+// POST /auth/disconnect, and POST /auth/token, the token/user proxy for native and WebView apps
+// (the app never holds the client secret).
+
+import { clientNetwork, json, readBodyText, readParams } from "../../core/http";
+import { E } from "../../core/errors";
+import { disconnectUser, RpClientError } from "../client";
+import { rpClientConfig, rpConfig, type RpEnv } from "../config";
+import { checkOrigin, kitCookie, redirect, SESSION_COOKIE, wantsHtml } from "../http";
+import { currentSession, flatUser, loginWithCode, sessionClaim, type CurrentSession } from "../sessions";
+import { endSession, forgetIdentity, hitRateLimit } from "../store";
+import type { RequestContext, Route } from "../../core/router";
+
+const MAX_BODY_BYTES = 16 * 1024;
+const CODE_SHAPE = /^[\x21-\x7e]{1,512}$/;
+const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
+const CLEAR_SESSION = kitCookie(SESSION_COOKIE, "", 0);
+
+async function requireSession(req: Request, env: RpEnv): Promise<CurrentSession> {
+  const session = await currentSession(req, env);
+  if (!session) throw E.noSession(sessionClaim(req) ? "unknown, expired or ended session" : "no session");
+  return session;
+}
+
+/**
+ * DESIGN.md §4.7: every POST refuses a foreign or `null` Origin; a missing one is accepted only
+ * from a session-token (native) caller.
+ */
+function checkPostOrigin(req: Request, env: RpEnv): void {
+  checkOrigin(req, rpConfig(env).publicOrigin, sessionClaim(req)?.kind === "token");
+}
+
+/** A browser form post gets 303 to `/`; an API caller gets JSON. Both lose the session cookie. */
+function done(req: Request, body: Record<string, unknown>): Response {
+  if (wantsHtml(req)) return redirect(303, "/", [CLEAR_SESSION]);
+  return json(body, 200, { "Set-Cookie": CLEAR_SESSION });
+}
+
+async function me(req: Request, env: RpEnv): Promise<Response> {
+  const s = await requireSession(req, env);
+  return json(flatUser(s.identity, s.record));
+}
+
+async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+  checkPostOrigin(req, env);
+  const claim = sessionClaim(req);
+  if (claim) await endSession(env, claim.id);
+  rc.log.event = "rp.logout";
+  return done(req, { loggedOut: true });
+}
+
+/** Disconnects at the service, then forgets the identity: every session of the plid ends with it. */
+async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+  checkPostOrigin(req, env);
+  const s = await requireSession(req, env);
+  try {
+    await disconnectUser(rpClientConfig(env), s.record.plid);
+  } catch (err) {
+    if (err instanceof RpClientError) throw E.upstream(`${err.kind}: ${err.message}`);
+    throw err;
+  }
+  await forgetIdentity(env, s.record.plid);
+  await endSession(env, s.id);
+  rc.log.event = "rp.disconnect";
+  return done(req, { disconnected: true });
+}
+
+/** `{code, code_verifier?}` as a form or as JSON. */
+async function tokenRequest(req: Request, url: URL): Promise<{ code: string; codeVerifier?: string }> {
+  const type = (req.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
+  let code: unknown;
+  let verifier: unknown;
+  if (type === "application/json") {
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBodyText(req, MAX_BODY_BYTES));
+    } catch (err) {
+      if (err instanceof SyntaxError) throw E.invalid("body", "body is not JSON");
+      throw err;
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw E.invalid("body", "JSON body is not an object");
+    ({ code, code_verifier: verifier } = body as Record<string, unknown>);
+  } else {
+    const params = await readParams(req, url, MAX_BODY_BYTES);
+    code = params.get("code");
+    verifier = params.get("code_verifier");
+  }
+  if (code === undefined || code === null || code === "") throw E.missing("code");
+  if (typeof code !== "string" || !CODE_SHAPE.test(code)) throw E.invalid("code");
+  if (verifier === undefined || verifier === null || verifier === "") return { code };
+  if (typeof verifier !== "string" || !VERIFIER_SHAPE.test(verifier)) throw E.invalid("code_verifier");
+  return { code, codeVerifier: verifier };
+}
+
+async function rateLimit(req: Request, env: RpEnv): Promise<void> {
+  const cfg = rpConfig(env);
+  const r = await hitRateLimit(env, clientNetwork(req), cfg.tokenRateLimit, cfg.tokenRateWindowSeconds);
+  if (!r.ok) throw E.tooMany(r.retryAfterSeconds, "per-IP /auth/token limit");
+}
+
+async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+  checkOrigin(req, rpConfig(env).publicOrigin, true);
+  await rateLimit(req, env);
+  const tr = await tokenRequest(req, rc.url);
+  rc.log.event = "rp.token";
+  try {
+    const outcome = await loginWithCode(env, tr.code, {
+      ...(tr.codeVerifier !== undefined ? { codeVerifier: tr.codeVerifier } : {}),
+      kind: "token",
+      allowRelogin: false,
+    });
+    if (outcome.kind !== "session") throw E.server("relogin outcome without allowRelogin");
+    return json({ session_token: outcome.sessionId, expires_in: outcome.expiresIn, user: outcome.user });
+  } catch (err) {
+    if (!(err instanceof RpClientError)) throw err;
+    // The app's code was refused: its fault, 400 (RFC 6749 §5.2 style). Anything else is the service's: 502.
+    if (err.invalidCode) throw E.invalidCode("rfc6749", tr.code, `${err.kind}: ${err.message}`);
+    throw E.upstream(`${err.kind}: ${err.message}`);
+  }
+}
+
+export const routes: Route<RpEnv>[] = [
+  { method: "GET", path: "/auth/me", handler: me },
+  { method: "POST", path: "/auth/logout", handler: logout },
+  { method: "POST", path: "/auth/disconnect", handler: disconnect },
+  { method: "POST", path: "/auth/token", handler: token },
+];

@@ -1,0 +1,119 @@
+// Logins and sessions of the relying-party kit, shared by /auth/callback (browsers) and
+// /auth/token (native apps), and read by /auth/me, /auth/logout, /auth/disconnect and the demo.
+
+import { parseBearer } from "../core/http";
+import { exchangeCode, readUser, type ProviderUser, type YN } from "./client";
+import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "./config";
+import { readKitCookie, SESSION_COOKIE } from "./http";
+import {
+  createSession,
+  endSession,
+  getIdentity,
+  identityItems,
+  putIdentity,
+  readSession,
+  type SessionKind,
+  type SessionRecord,
+  type StoredIdentity,
+} from "./store";
+import { IDENTITY_ITEMS, type IdentityItem } from "../provider/store/registry";
+
+/** What /auth/me and /auth/token answer (DESIGN.md §4.7): flat, the spec's item names, decrypted. */
+export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; loginAt: string } & Partial<Record<IdentityItem, string>>;
+
+/**
+ * spec §2.1 mode 2 (automatic login, not the first): `autoLoginYn` Y, `autoStatusCheck` not Y, and
+ * every identity item present is empty. Only then is the stored identity used.
+ */
+export function isAutomaticRecord(user: ProviderUser): boolean {
+  if (user.autoLoginYn !== "Y" || user.autoStatusCheck === "Y") return false;
+  const present = IDENTITY_ITEMS.filter((i) => user[i] !== undefined);
+  return present.length > 0 && present.every((i) => user[i] === "");
+}
+
+export function flatUser(identity: StoredIdentity, session: SessionRecord): KitUser {
+  const user: Record<string, string> = { plid: identity.plid };
+  for (const item of IDENTITY_ITEMS) {
+    const v = identity.items[item];
+    if (v !== undefined) user[item] = v;
+  }
+  if (session.autoLoginYn) user.autoLoginYn = session.autoLoginYn;
+  if (session.autoStatusCheck) user.autoStatusCheck = session.autoStatusCheck;
+  user.loginAt = new Date(session.loginAt).toISOString();
+  return user as KitUser;
+}
+
+export type LoginOutcome =
+  | { kind: "session"; sessionId: string; user: KitUser; expiresIn: number }
+  /** A mode-2 record arrived and no identity is stored: log in again to receive it. */
+  | { kind: "relogin" };
+
+export interface LoginOptions {
+  codeVerifier?: string;
+  kind: SessionKind;
+  /** Whether a missing identity may be answered with `relogin` (browsers, once per login). */
+  allowRelogin: boolean;
+  /** The session this login replaces (rotation): ended before the new one is made. */
+  previousSessionId?: string;
+}
+
+/**
+ * Exchanges the code, reads the user once, decrypts, keeps the identity sealed by plid (a mode-2
+ * record takes the stored identity) and creates a new session. Throws RpClientError.
+ */
+export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions): Promise<LoginOutcome> {
+  const cfg = rpConfig(env);
+  const client = rpClientConfig(env);
+  const tokens = await exchangeCode(client, code, opts.codeVerifier !== undefined ? { codeVerifier: opts.codeVerifier } : {});
+  const user = await readUser(client, tokens.accessToken);
+  const key = await rpSealKey(env);
+  const now = Date.now();
+  let identity: StoredIdentity | null = null;
+  if (isAutomaticRecord(user)) {
+    identity = await getIdentity(env, key, user.plid);
+    if (!identity && opts.allowRelogin) return { kind: "relogin" };
+  }
+  identity ??= { plid: user.plid, items: identityItems(user), storedAt: now };
+  // Written on every login, so the lifetime counts from the last one.
+  await putIdentity(env, key, identity, cfg.identityTtlSeconds);
+  if (opts.previousSessionId !== undefined) await endSession(env, opts.previousSessionId);
+  const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
+  if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;
+  if (user.autoStatusCheck) record.autoStatusCheck = user.autoStatusCheck;
+  const sessionId = await createSession(env, record, cfg.sessionTtlSeconds);
+  return { kind: "session", sessionId, user: flatUser(identity, record), expiresIn: cfg.sessionTtlSeconds };
+}
+
+export interface CurrentSession {
+  id: string;
+  /** "token" when authenticated by `Authorization: Bearer`, "cookie" by the session cookie. */
+  kind: SessionKind;
+  record: SessionRecord;
+  identity: StoredIdentity;
+}
+
+/** How the request claims a session: a Bearer session token wins over the cookie. */
+export function sessionClaim(req: Request): { id: string; kind: SessionKind } | null {
+  const bearer = parseBearer(req.headers.get("Authorization"));
+  if (bearer !== undefined) return { id: bearer, kind: "token" };
+  const cookie = readKitCookie(req, SESSION_COOKIE);
+  return cookie !== undefined ? { id: cookie, kind: "cookie" } : null;
+}
+
+/**
+ * The request's live session, or null. A session whose identity is gone (disconnected) is ended
+ * here: that is how a disconnect ends every session of its plid.
+ */
+export async function currentSession(req: Request, env: RpEnv): Promise<CurrentSession | null> {
+  const claim = sessionClaim(req);
+  if (!claim) return null;
+  const cfg = rpConfig(env);
+  const record = await readSession(env, claim.id, claim.kind, cfg.sessionTtlSeconds);
+  if (!record) return null;
+  const identity = await getIdentity(env, await rpSealKey(env), record.plid);
+  if (!identity) {
+    await endSession(env, claim.id);
+    return null;
+  }
+  return { id: claim.id, kind: claim.kind, record, identity };
+}

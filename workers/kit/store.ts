@@ -1,0 +1,156 @@
+// The relying-party kit's KV storage (DESIGN.md §3, docs/rp-kit.md "Storage"). Every key is named
+// here. Keys hold hashes of the random values (state, session id) and of the plid, never the
+// values themselves; identities are sealed (AES-256-GCM, context bound to the plid).
+//
+// KV is eventually consistent and has no compare-and-set. That is acceptable here because a state
+// is also bound to a browser cookie and the service's code is single use (DESIGN.md §3); a
+// deleted session or identity may still be readable for up to 60 s in other locations.
+
+import { constantTimeEqual, randomToken, seal, sha256, unseal } from "../core/crypto";
+import type { ProviderUser, YN } from "./client";
+import { IDENTITY_ITEMS, type IdentityItem } from "../provider/store/registry";
+
+type KvEnv = { RP_KV: KVNamespace };
+
+const KEY = {
+  state: (hash: string) => `state:${hash}`,
+  session: (hash: string) => `session:${hash}`,
+  identity: (plidHash: string) => `identity:${plidHash}`,
+  rate: (ipHash: string, window: number) => `rate:token:${ipHash}:${window}`,
+} as const;
+
+/** 256-bit base64url values: states, binding cookies, session ids. */
+export const RANDOM_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+// ---- state nonces (/auth/login → /auth/callback) ----
+
+export interface PendingLogin {
+  /** SHA-256 of the browser's binding cookie. */
+  bindingHash: string;
+  /** Same-origin path to return to (validated by `safeReturnTo`). */
+  returnTo: string;
+  /** Epoch ms; the state is refused after RP_STATE_TTL_SECONDS even if KV still holds it. */
+  created: number;
+  /** The PKCE verifier, when a challenge was sent. */
+  verifier?: string;
+  /** The `prompt` sent, so a forced re-login is not repeated. */
+  prompt?: string;
+}
+
+export async function putState(env: KvEnv, state: string, pending: PendingLogin, ttlSeconds: number): Promise<void> {
+  await env.RP_KV.put(KEY.state(await sha256(state)), JSON.stringify(pending), { expirationTtl: ttlSeconds });
+}
+
+/** Reads and deletes a state at once (DESIGN.md §4.6): a state is good for one callback only. */
+export async function takeState(env: KvEnv, state: string): Promise<PendingLogin | null> {
+  if (!RANDOM_SHAPE.test(state)) return null;
+  const key = KEY.state(await sha256(state));
+  const v = await env.RP_KV.get<PendingLogin>(key, "json");
+  if (v) await env.RP_KV.delete(key);
+  return v;
+}
+
+/** True when the cookie is the one the state was bound to (compared in constant time). */
+export async function bindingMatches(pending: PendingLogin, cookie: string | undefined): Promise<boolean> {
+  if (cookie === undefined || !RANDOM_SHAPE.test(cookie)) return false;
+  return constantTimeEqual(await sha256(cookie), pending.bindingHash);
+}
+
+// ---- sessions ----
+
+/** "cookie": a browser session (HttpOnly cookie); "token": a native app's Bearer session token. */
+export type SessionKind = "cookie" | "token";
+
+export interface SessionRecord {
+  plid: string;
+  kind: SessionKind;
+  /** Epoch ms of the login. */
+  loginAt: number;
+  autoLoginYn?: YN;
+  autoStatusCheck?: YN;
+}
+
+/** Creates a session: a fresh 256-bit id; only its hash is stored. Returns the id. */
+export async function createSession(env: KvEnv, record: SessionRecord, ttlSeconds: number): Promise<string> {
+  const id = randomToken(32);
+  await env.RP_KV.put(KEY.session(await sha256(id)), JSON.stringify(record), { expirationTtl: ttlSeconds });
+  return id;
+}
+
+/** The session of `id` if it exists, is of `kind` and has not outlived `ttlSeconds`. */
+export async function readSession(env: KvEnv, id: string, kind: SessionKind, ttlSeconds: number, now = Date.now()): Promise<SessionRecord | null> {
+  if (!RANDOM_SHAPE.test(id)) return null;
+  const s = await env.RP_KV.get<SessionRecord>(KEY.session(await sha256(id)), "json");
+  if (!s || s.kind !== kind || now - s.loginAt > ttlSeconds * 1000) return null;
+  return s;
+}
+
+export async function endSession(env: KvEnv, id: string): Promise<void> {
+  if (!RANDOM_SHAPE.test(id)) return;
+  await env.RP_KV.delete(KEY.session(await sha256(id)));
+}
+
+// ---- identities by plid ----
+
+/** The identity kept for automatic logins (spec §2.1 mode 2 returns only the plid). */
+export interface StoredIdentity {
+  plid: string;
+  items: Partial<Record<IdentityItem, string>>;
+  /** Epoch ms of the login that reported it. */
+  storedAt: number;
+}
+
+const identityContext = (plid: string) => `rp-identity:${plid}`;
+
+/** Seals the identity with the plid as context (a value moved to another plid's key does not open). */
+export async function putIdentity(env: KvEnv, key: CryptoKey, identity: StoredIdentity, ttlSeconds: number): Promise<void> {
+  const sealed = await seal(key, JSON.stringify(identity), identityContext(identity.plid));
+  await env.RP_KV.put(KEY.identity(await sha256(identity.plid)), sealed, { expirationTtl: ttlSeconds });
+}
+
+/** The stored identity of `plid`, or null when absent or when it does not open. */
+export async function getIdentity(env: KvEnv, key: CryptoKey, plid: string): Promise<StoredIdentity | null> {
+  const sealed = await env.RP_KV.get(KEY.identity(await sha256(plid)));
+  if (sealed === null) return null;
+  try {
+    const v = JSON.parse(await unseal(key, sealed, identityContext(plid))) as StoredIdentity;
+    return v.plid === plid ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Forgets the identity: every session of this plid then ends (a session needs its identity). */
+export async function forgetIdentity(env: KvEnv, plid: string): Promise<void> {
+  await env.RP_KV.delete(KEY.identity(await sha256(plid)));
+}
+
+/** The identity items of a user record, as stored. */
+export function identityItems(user: ProviderUser): Partial<Record<IdentityItem, string>> {
+  const items: Partial<Record<IdentityItem, string>> = {};
+  for (const item of IDENTITY_ITEMS) if (user[item] !== undefined) items[item] = user[item];
+  return items;
+}
+
+// ---- soft per-IP rate limit ----
+
+/**
+ * A fixed-window counter in KV. KV has no atomic increment, so concurrent requests can each read
+ * the same count: the limit is soft (it may admit a few more than `limit` in a burst). It guards
+ * the kit's secret-bearing exchange from casual abuse; the service's own limits stay in force.
+ */
+export async function hitRateLimit(
+  env: KvEnv,
+  ip: string,
+  limit: number,
+  windowSeconds: number,
+  now = Date.now(),
+): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
+  const window = Math.floor(now / 1000 / windowSeconds);
+  const key = KEY.rate(await sha256(ip), window);
+  const count = Number((await env.RP_KV.get(key)) ?? "0") || 0;
+  if (count >= limit) return { ok: false, retryAfterSeconds: (window + 1) * windowSeconds - now / 1000 };
+  // Expires with its window (KV's shortest TTL is 60 s).
+  await env.RP_KV.put(key, String(count + 1), { expirationTtl: Math.max(60, windowSeconds * 2) });
+  return { ok: true };
+}

@@ -1,0 +1,100 @@
+// How a sign-in ends (spec §4.1, issue 3): the redirect back to the app with a code and the
+// state byte for byte, the access_denied / login_required redirects, and the automatic-login grant.
+
+import { providerConfig, type Env } from "../../core/config";
+import { mintCode } from "../codes";
+import { randomToken, sha256 } from "../../core/crypto";
+import { hostCookie, readCookie } from "../../core/html";
+import { audit, deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice, type Client } from "../store/registry";
+import type { RequestContext } from "../../core/router";
+import type { SigninConfig } from "./config";
+import { AUTO_COOKIE, isToken, type Transaction } from "./transaction";
+import type { Prompt } from "./validate";
+
+/**
+ * `redirect_uri` with the parameters appended. Values are encoded with encodeURIComponent (space
+ * as %20), so every URL decoder returns the state exactly as the app sent it.
+ */
+export function redirectLocation(redirectUri: string, params: readonly (readonly [string, string])[]): string {
+  const query = params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&");
+  const hash = redirectUri.indexOf("#");
+  const base = hash < 0 ? redirectUri : redirectUri.slice(0, hash);
+  return base + (base.includes("?") ? "&" : "?") + query;
+}
+
+/** A 302 back to the app. */
+export function redirect(location: string, cookies: readonly string[] = []): Response {
+  const headers = new Headers({
+    Location: location,
+    "Cache-Control": "no-store",
+    Pragma: "no-cache",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+  });
+  for (const c of cookies) headers.append("Set-Cookie", c);
+  return new Response(null, { status: 302, headers });
+}
+
+export const DENIED_MESSAGE = "The user cancelled the sign-in.";
+export const LOGIN_REQUIRED_MESSAGE = "Login is required: no automatic login is available.";
+
+/** `302 redirect_uri?error=...&message=...&state=...` (spec §4.1 style: message, not error_description). */
+export function errorRedirect(redirectUri: string, state: string, error: "access_denied" | "login_required", message: string): Response {
+  return redirect(redirectLocation(redirectUri, [["error", error], ["message", message], ["state", state]]));
+}
+
+/** The device id of the automatic-login cookie, when the request carries a well-formed one. */
+export function deviceIdOf(req: Request): string | undefined {
+  const v = readCookie(req, `__Host-${AUTO_COOKIE}`);
+  return isToken(v) ? v : undefined;
+}
+
+/** Automatic login is offered to SKT and KT subscribers of clients that allow it, unless prompt=N. */
+export function autoLoginEligible(client: Client, telco: string, prompt: Prompt): boolean {
+  return client.autoLogin && (telco === "S" || telco === "K") && prompt !== "N";
+}
+
+export interface Completion {
+  tx: Transaction;
+  client: Client;
+  subscriberId: number;
+  plid: string;
+  optIn: boolean;
+}
+
+/**
+ * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
+ * fresh device id and sets its cookie: a device id the browser already held (which someone may
+ * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the same subscriber is kept (the login reports Y/N) and a grant of another
+ * subscriber on this device ends.
+ */
+export async function complete(req: Request, env: Env, rc: RequestContext, cfg: SigninConfig, c: Completion): Promise<Response> {
+  const pcfg = providerConfig(env);
+  const cookies: string[] = [];
+  let autoLogin: { deviceHash: string; automatic: boolean } | null = null;
+  const existing = deviceIdOf(req);
+  if (c.optIn) {
+    const deviceId = randomToken(32);
+    const deviceHash = await sha256(deviceId);
+    if (existing) await replaceDevice(env, await sha256(existing), deviceHash, c.subscriberId, c.client.clientId);
+    await putAutoLoginGrant(env, { deviceHash, clientId: c.client.clientId, subscriberId: c.subscriberId, expiresAt: Date.now() + cfg.autoLoginTtlMs });
+    cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
+    autoLogin = { deviceHash, automatic: false };
+  } else if (existing && c.tx.prompt !== "N") {
+    const deviceHash = await sha256(existing);
+    const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
+    if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
+    else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
+  }
+  const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
+    clientId: c.client.clientId,
+    subscriberId: c.subscriberId,
+    plid: c.plid,
+    redirectUri: c.tx.redirectUri,
+    autoLogin,
+    codeChallenge: c.tx.codeChallenge,
+  });
+  rc.log.event = "signin.success";
+  rc.waitUntil(audit(env, "signin.success", c.client.clientId, "ok", { mode: "interactive", autoLogin: c.optIn }));
+  return redirect(redirectLocation(c.tx.redirectUri, [["code", code], ["state", c.tx.state]]), cookies);
+}

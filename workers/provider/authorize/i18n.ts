@@ -1,0 +1,197 @@
+// Page languages: Korean by default, English on request (DESIGN.md §4.7), and every text the
+// sign-in pages show. One catalogue, typed keys: a key missing in one language fails typecheck.
+
+import type { IdentityItem } from "../store/registry";
+
+export type Lang = "ko" | "en";
+
+/**
+ * The page language: an explicit `lang` wins; otherwise the Accept-Language entry with the
+ * highest q among Korean and English (Korean on a tie or when neither is listed).
+ */
+export function pickLang(acceptLanguage: string | null, override?: Lang): Lang {
+  if (override) return override;
+  if (!acceptLanguage) return "ko";
+  let best: { lang: Lang; q: number } | undefined;
+  for (const entry of acceptLanguage.split(",").slice(0, 20)) {
+    const [tag = "", ...params] = entry.trim().split(";");
+    const primary = tag.trim().toLowerCase().split("-")[0];
+    if (primary !== "ko" && primary !== "en") continue;
+    let q = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(p);
+      if (m) q = Number(m[1]);
+    }
+    if (!Number.isFinite(q) || q <= 0) continue;
+    if (!best || q > best.q) best = { lang: primary, q };
+  }
+  return best?.lang ?? "ko";
+}
+
+type Vars = Record<string, string | number>;
+type Text = string | ((v: Vars) => string);
+
+const ko = {
+  serviceName: "휴대폰번호 로그인",
+  identifyTitle: "본인 확인",
+  identifyLead: (v: Vars) => `${v.app}에 휴대폰번호로 로그인합니다. 가입한 통신사와 이름, 휴대폰번호를 입력하세요.`,
+  carrier: "통신사",
+  carrierS: "SKT",
+  carrierK: "KT",
+  carrierL: "LG U+",
+  name: "이름",
+  phoneNo: "휴대폰번호",
+  phonePlaceholder: "010-1234-5678",
+  sendCode: "인증번호 받기",
+  cancel: "취소",
+  verifyTitle: "인증번호 입력",
+  verifyLead: (v: Vars) => `${v.phone}(으)로 보낸 인증번호 6자리를 입력하세요. 인증번호는 ${v.minutes}분 동안 유효합니다.`,
+  verifyTestNumber: "테스트 번호입니다. 문자는 발송되지 않으니 정해진 인증번호를 입력하세요.",
+  otp: "인증번호",
+  confirm: "확인",
+  resend: "인증번호 다시 받기",
+  autoLogin: (v: Vars) => `자동 로그인: 이 기기에서 ${v.days}일 동안 ${v.app}에 바로 로그인합니다.`,
+  autoLoginHint: "SKT·KT 가입자만 이용할 수 있습니다. 공용 기기에서는 선택하지 마세요.",
+  consentTitle: "정보 제공 동의",
+  consentLead: (v: Vars) => `${v.app}에 아래 정보를 제공하는 데 동의하면 로그인이 완료됩니다.`,
+  consentNone: "이름이나 번호 같은 개인정보는 제공되지 않고, 이 앱에서만 쓰이는 식별자만 전달됩니다.",
+  consentIdentifier: "이 앱 전용 이용자 식별자",
+  agree: "동의하고 계속하기",
+  disagree: "동의하지 않음",
+  language: "언어",
+  switchTo: "English",
+  footer: "통신 3사 휴대폰번호 로그인",
+  // errors and notices
+  errTelco: "통신사를 선택하세요.",
+  errName: "이름을 입력하세요.",
+  errPhone: "휴대폰번호를 입력하세요.",
+  errPhoneFormat: "휴대폰번호를 010-1234-5678 형식으로 입력하세요.",
+  errUnconfirmed: "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
+  errOtp: "인증번호 6자리를 입력하세요.",
+  errOtpWrong: (v: Vars) => `인증번호가 맞지 않습니다. ${v.left}번 더 입력할 수 있습니다.`,
+  errOtpLast: "인증번호가 맞지 않습니다. 이 인증번호는 더 이상 쓸 수 없으니 인증번호를 다시 받으세요.",
+  errOtpExhausted: "이 인증번호는 입력 횟수를 모두 썼습니다. 인증번호를 다시 받으세요.",
+  errOtpExpired: "인증번호 유효시간이 지났습니다. 인증번호를 다시 받으세요.",
+  errOtpGone: "이 인증번호는 더 이상 쓸 수 없습니다. 인증번호를 다시 받으세요.",
+  errLocked: (v: Vars) => `인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
+  errCooldown: (v: Vars) => `인증번호는 ${v.seconds}초 뒤에 다시 받을 수 있습니다.`,
+  errSendLimit: (v: Vars) => `이 번호로 인증번호를 너무 많이 보냈습니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
+  errIpLimit: (v: Vars) => `이 네트워크에서 요청이 너무 많습니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
+  errSendFailed: "인증번호를 보내지 못했습니다. 잠시 뒤에 다시 시도하세요.",
+  errAgree: "동의 여부를 선택하세요.",
+  noticeResent: "인증번호를 다시 보냈습니다.",
+  noticeResentTest: "테스트 번호입니다. 정해진 인증번호를 그대로 입력하세요.",
+  // stop pages
+  expiredTitle: "로그인 시간이 지났습니다",
+  expiredText: (v: Vars) => `로그인은 ${v.minutes}분 안에 마쳐야 합니다. 처음부터 다시 시작하세요.`,
+  unknownTitle: "로그인을 계속할 수 없습니다",
+  unknownText: "이 로그인 요청은 유효하지 않거나 이미 끝났습니다. 앱으로 돌아가 다시 시작하세요.",
+  forbiddenTitle: "요청을 확인할 수 없습니다",
+  forbiddenText: "보안 확인에 실패했습니다. 브라우저의 쿠키가 켜져 있는지 확인하고 처음부터 다시 시작하세요.",
+  clientGoneTitle: "앱을 이용할 수 없습니다",
+  clientGoneText: "이 앱은 지금 휴대폰번호 로그인을 사용할 수 없습니다.",
+  startAgain: "처음부터 다시 시작",
+  // SMS
+  smsText: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code} (${v.minutes}분 안에 입력). 타인에게 알려주지 마세요.`,
+} satisfies Record<string, Text>;
+
+export type MessageKey = keyof typeof ko;
+
+const en: Record<MessageKey, Text> = {
+  serviceName: "Phone number login",
+  identifyTitle: "Confirm it is you",
+  identifyLead: (v) => `Log in to ${v.app} with your mobile number. Enter your carrier, name and mobile number.`,
+  carrier: "Carrier",
+  carrierS: "SKT",
+  carrierK: "KT",
+  carrierL: "LG U+",
+  name: "Name",
+  phoneNo: "Mobile number",
+  phonePlaceholder: "010-1234-5678",
+  sendCode: "Send code",
+  cancel: "Cancel",
+  verifyTitle: "Enter the code",
+  verifyLead: (v) => `Enter the 6-digit code sent to ${v.phone}. It is valid for ${v.minutes} minutes.`,
+  verifyTestNumber: "This is a test number: no text message is sent. Enter its fixed code.",
+  otp: "Code",
+  confirm: "Confirm",
+  resend: "Send a new code",
+  autoLogin: (v) => `Automatic login: log in to ${v.app} on this device without these steps for ${v.days} days.`,
+  autoLoginHint: "For SKT and KT subscribers. Do not choose this on a shared device.",
+  consentTitle: "Share your information",
+  consentLead: (v) => `Agree to share the information below with ${v.app} to finish logging in.`,
+  consentNone: "No personal information such as your name or number is shared; only an identifier used by this app alone.",
+  consentIdentifier: "A user identifier for this app only",
+  agree: "Agree and continue",
+  disagree: "Do not agree",
+  language: "Language",
+  switchTo: "한국어",
+  footer: "Phone number login of the three carriers",
+  errTelco: "Choose your carrier.",
+  errName: "Enter your name.",
+  errPhone: "Enter your mobile number.",
+  errPhoneFormat: "Enter your mobile number like 010-1234-5678.",
+  errUnconfirmed: "The entered name and phone number cannot be confirmed with the three carriers.",
+  errOtp: "Enter the 6-digit code.",
+  errOtpWrong: (v) => `The code is not correct. ${v.left} ${Number(v.left) === 1 ? "try" : "tries"} left.`,
+  errOtpLast: "The code is not correct. This code can no longer be used: send a new code.",
+  errOtpExhausted: "This code has no tries left. Send a new code.",
+  errOtpExpired: "The code has expired. Send a new code.",
+  errOtpGone: "This code can no longer be used. Send a new code.",
+  errLocked: (v) => `Too many failed attempts: this number is locked. Try again in ${v.minutes} minutes.`,
+  errCooldown: (v) => `You can ask for a new code in ${v.seconds} seconds.`,
+  errSendLimit: (v) => `Too many codes were sent to this number. Try again in ${v.minutes} minutes.`,
+  errIpLimit: (v) => `Too many requests from your network. Try again in ${v.minutes} minutes.`,
+  errSendFailed: "The code could not be sent. Try again in a moment.",
+  errAgree: "Choose whether you agree.",
+  noticeResent: "A new code was sent.",
+  noticeResentTest: "This is a test number: enter its fixed code.",
+  expiredTitle: "The login has timed out",
+  expiredText: (v) => `A login must be finished within ${v.minutes} minutes. Start again.`,
+  unknownTitle: "This login cannot continue",
+  unknownText: "This login request is not valid or has already ended. Go back to the app and start again.",
+  forbiddenTitle: "The request could not be verified",
+  forbiddenText: "The security check failed. Make sure cookies are allowed, then start again.",
+  clientGoneTitle: "The app is not available",
+  clientGoneText: "This app cannot use phone number login at the moment.",
+  startAgain: "Start again",
+  smsText: (v) => `[Phone login] Your code is ${v.code} (valid ${v.minutes} min). Do not share it.`,
+};
+
+const catalogue: Record<Lang, Record<MessageKey, Text>> = { ko, en };
+
+/** The text of `key` in `lang`, with `vars` filled in. */
+export function t(lang: Lang, key: MessageKey, vars: Vars = {}): string {
+  const entry = catalogue[lang][key];
+  return typeof entry === "function" ? entry(vars) : entry;
+}
+
+const ITEM_NAMES: Record<Lang, Record<IdentityItem, string>> = {
+  ko: {
+    ci: "연계정보(CI)",
+    phoneNo: "휴대폰번호",
+    name: "이름",
+    gender: "성별",
+    agegroup: "연령대",
+    birthday: "생일(월일)",
+    birthdate: "생년월일",
+    foreign: "내/외국인 구분",
+    telcoCd: "통신사",
+  },
+  en: {
+    ci: "Connecting information (CI), a code that identifies you across services",
+    phoneNo: "Mobile number",
+    name: "Name",
+    gender: "Gender",
+    agegroup: "Age group",
+    birthday: "Birthday (month and day)",
+    birthdate: "Date of birth",
+    foreign: "Whether you are a Korean national or a foreigner",
+    telcoCd: "Mobile carrier",
+  },
+};
+
+/** The plain-words name of an identity item (consent page). */
+export function itemName(lang: Lang, item: IdentityItem): string {
+  return ITEM_NAMES[lang][item];
+}

@@ -1,0 +1,44 @@
+// The sign-in limits (docs/signin.md "Limits"). The per-IP limit on step 1 is counted here; the
+// number's limits (lock, cooldown, sends) are decided inside the sign-in's own store calls
+// (workers/provider/store/signin-store.ts), in the same step as the code they concern. Keys hold hashes only.
+
+import { sha256 } from "../../core/crypto";
+import { clientNetwork } from "../../core/http";
+import { storeFor, type OneTimeStore } from "../store/one-time-store";
+import type { SigninConfig } from "./config";
+import type { NumberLimits, Refusal } from "../store/signin-store";
+
+export type { Refusal } from "../store/signin-store";
+
+type LimitEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+
+/** The store key of a phone number's counters: the SHA-256 of the number, never the number. */
+export function phoneKey(phone: string): Promise<string> {
+  return sha256(`phone:${phone}`);
+}
+
+/** The key of the request's network (IPv4 address, IPv6 /64) in the number's counters. */
+export function networkKey(req: Request): Promise<string> {
+  return sha256(`net:${clientNetwork(req)}`);
+}
+
+/** The number's limits as the store applies them. */
+export function numberLimits(cfg: SigninConfig): NumberLimits {
+  return {
+    otpMaxAttempts: cfg.otpMaxAttempts,
+    lockAfterFailures: cfg.lockAfterFailures,
+    numberLockAfterFailures: cfg.numberLockAfterFailures,
+    lockMs: cfg.lockMs,
+    failureMemoryMs: cfg.failureMemoryMs,
+    resendCooldownMs: cfg.resendCooldownMs,
+    sendsPerWindow: cfg.sendsPerWindow,
+    sendWindowMs: cfg.sendWindowMs,
+  };
+}
+
+/** Counts one step-1 submission from the request's network; a refusal when over SIGNIN_IP_LIMIT in the window. */
+export async function hitIp(env: LimitEnv, shards: number, cfg: SigninConfig, req: Request): Promise<Refusal | null> {
+  const key = await sha256(`ip:${clientNetwork(req)}`);
+  const r = await storeFor(env, key, shards).hit(`ip:${key}`, cfg.ipWindowMs);
+  return r.count > cfg.ipLimit ? { limit: "ip", until: r.windowEnd } : null;
+}

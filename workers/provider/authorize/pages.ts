@@ -1,0 +1,232 @@
+// The sign-in pages (issue 3; form contract in docs/signin.md). Plain HTML forms that work with
+// JavaScript off, mobile-first (readable at 320 px), labelled, errors announced with role=alert.
+// The step form is always the first <form> of a page; the language switch follows in the footer.
+
+import { html, htmlResponse, raw, type SafeHtml } from "../../core/html";
+import { itemName, t, type Lang, type MessageKey } from "./i18n";
+import type { IdentityItem } from "../store/registry";
+
+/** What every page of one transaction needs. */
+export interface PageContext {
+  lang: Lang;
+  hybrid: boolean;
+  appName: string;
+  /** Hidden fields posted back: the transaction id and CSRF token (absent on stop pages). */
+  txId?: string;
+  csrf?: string;
+  nonce: string;
+  /** `form-action` sources besides 'self' (the redirect target). */
+  formAction: readonly string[];
+  cookies?: readonly string[];
+}
+
+export interface Alert {
+  text: string;
+  /** Which field it is about (focus and aria-describedby). */
+  field?: "telcoCd" | "name" | "phoneNo" | "otp" | "agree";
+}
+
+export interface PageResult {
+  status?: number;
+  retryAfterSeconds?: number;
+}
+
+const CSS = raw(`
+*,*::before,*::after{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;font-family:-apple-system,BlinkMacSystemFont,"Apple SD Gothic Neo","Malgun Gothic","Nanum Gothic","NanumGothic","Noto Sans KR",system-ui,sans-serif;font-size:16px;line-height:1.5;color:#191f28;background:#f2f4f6;word-break:keep-all;overflow-wrap:anywhere}
+main{max-width:440px;margin:0 auto;padding:24px 20px 32px}
+.web main{margin:24px auto;background:#fff;border-radius:16px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
+.hybrid{background:#fff}
+.hybrid main{max-width:none;min-height:100vh;display:flex;flex-direction:column;padding:20px 20px 24px}
+.brand{display:flex;align-items:center;gap:8px;margin:0 0 20px;font-size:14px;font-weight:700;color:#3182f6}
+.brand b{display:inline-block;width:22px;height:22px;border-radius:6px;background:#3182f6;color:#fff;text-align:center;font-size:13px;line-height:22px}
+h1{margin:0 0 8px;font-size:24px;line-height:1.35;letter-spacing:-.02em}
+.lead{margin:0 0 20px;color:#4e5968}
+.lead strong{color:#191f28}
+form.step{display:flex;flex-direction:column;gap:16px;flex:1}
+fieldset{margin:0;padding:0;border:0}
+legend,label.field{display:block;margin:0 0 6px;font-size:14px;font-weight:600;color:#333d4b}
+.carriers{display:grid;grid-template-columns:repeat(3,1fr);gap:8px}
+.carriers input{position:absolute;opacity:0;width:1px;height:1px}
+.carriers label{display:block;padding:12px 4px;border:1.5px solid #d1d6db;border-radius:10px;text-align:center;font-weight:600;background:#fff;cursor:pointer}
+.carriers input:checked+label{border-color:#3182f6;background:#e8f3ff;color:#1b64da}
+.carriers input:focus-visible+label{outline:3px solid #90c2ff;outline-offset:2px}
+input[type=text],input[type=tel]{width:100%;padding:13px 14px;font-size:17px;border:1.5px solid #d1d6db;border-radius:10px;background:#fff;color:#191f28}
+input[type=text]:focus,input[type=tel]:focus{outline:none;border-color:#3182f6;box-shadow:0 0 0 3px #cfe4ff}
+input[aria-invalid=true]{border-color:#e5484d}
+input.otp{letter-spacing:.4em;font-size:22px;text-align:center;font-variant-numeric:tabular-nums}
+.alert{margin:0;padding:12px 14px;border-radius:10px;background:#fff0f0;color:#c0262d;font-weight:600}
+.notice{margin:0;padding:12px 14px;border-radius:10px;background:#e8f3ff;color:#1b64da}
+.hint{margin:6px 0 0;font-size:13px;color:#6b7684}
+.check{display:flex;gap:10px;align-items:flex-start;padding:12px 14px;border-radius:10px;background:#f9fafb}
+.check input{width:20px;height:20px;margin:2px 0 0;flex:none;accent-color:#3182f6}
+.check label{font-size:14px}
+.check .hint{display:block;margin-top:2px}
+.items{margin:0;padding:14px 14px 14px 34px;border-radius:10px;background:#f9fafb}
+.items li{margin:2px 0}
+.actions{display:flex;flex-direction:column;gap:8px;margin-top:8px}
+.hybrid .actions{margin-top:auto;padding-top:16px}
+button{width:100%;min-height:52px;padding:12px;font:inherit;font-size:17px;font-weight:700;border-radius:12px;border:0;cursor:pointer}
+button.primary{background:#3182f6;color:#fff}
+button.secondary{background:#f2f4f6;color:#4e5968}
+button.link{min-height:44px;background:none;color:#3182f6;font-size:15px;font-weight:600}
+button:focus-visible,a:focus-visible{outline:3px solid #90c2ff;outline-offset:2px}
+.hybrid .actions button{min-height:56px}
+footer{display:flex;justify-content:space-between;align-items:center;gap:12px;margin-top:24px;font-size:13px;color:#8b95a1}
+footer form{margin:0}
+footer button{width:auto;min-height:36px;padding:4px 12px;font-size:13px;font-weight:600;background:#f2f4f6;color:#4e5968;border-radius:8px}
+.stop p{color:#4e5968}
+a.button{display:block;padding:14px;border-radius:12px;background:#3182f6;color:#fff;text-align:center;font-weight:700;text-decoration:none}
+`);
+
+function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true): SafeHtml {
+  const other: Lang = ctx.lang === "ko" ? "en" : "ko";
+  return html`<html lang="${ctx.lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${title} · ${t(ctx.lang, "serviceName")}</title>
+<style nonce="${ctx.nonce}">${CSS}</style>
+</head>
+<body class="${ctx.hybrid ? "hybrid" : "web"}">
+<main>
+<p class="brand"><b aria-hidden="true">P</b>${t(ctx.lang, "serviceName")}</p>
+${body}
+${
+  footer && ctx.txId && ctx.csrf
+    ? html`<footer><span>${t(ctx.lang, "footer")}</span><form method="post" action="/oauth2/authorize" class="lang">
+<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">
+<button type="submit" name="lang" value="${other}" lang="${other}" aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}">${t(ctx.lang, "switchTo")}</button>
+</form></footer>`
+    : html`<footer><span>${t(ctx.lang, "footer")}</span></footer>`
+}
+</main>
+</body>
+</html>`;
+}
+
+function page(ctx: PageContext, title: string, body: SafeHtml, result: PageResult = {}): Response {
+  const headers: Record<string, string> = {};
+  if (result.retryAfterSeconds !== undefined) headers["Retry-After"] = String(Math.max(1, Math.ceil(result.retryAfterSeconds)));
+  return htmlResponse(layout(ctx, title, body), {
+    status: result.status ?? 200,
+    nonce: ctx.nonce,
+    formAction: ctx.formAction,
+    headers,
+    cookies: ctx.cookies,
+  });
+}
+
+function hidden(ctx: PageContext): SafeHtml {
+  return html`<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">`;
+}
+
+function alertBox(alert: Alert | undefined): SafeHtml | undefined {
+  return alert && html`<p id="form-alert" class="alert" role="alert">${alert.text}</p>`;
+}
+
+/** Attributes for a field the alert is about: invalid, described by the alert, focused. */
+function invalid(alert: Alert | undefined, field: Alert["field"], first: boolean): SafeHtml {
+  if (alert?.field === field) return raw(' aria-invalid="true" aria-describedby="form-alert" autofocus');
+  return first && !alert?.field ? raw(" autofocus") : raw("");
+}
+
+export interface IdentifyValues {
+  telcoCd?: string;
+  name?: string;
+  phoneNo?: string;
+}
+
+export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: Alert, result?: PageResult): Response {
+  const L = ctx.lang;
+  const carriers = (["S", "K", "L"] as const).map(
+    (c, i) => html`<input type="radio" id="telco-${c}" name="telcoCd" value="${c}" required${v.telcoCd === c ? raw(" checked") : ""}${
+      i === 0 && alert?.field === "telcoCd" ? raw(' aria-describedby="form-alert" autofocus') : ""
+    }><label for="telco-${c}">${t(L, `carrier${c}` as MessageKey)}</label>`,
+  );
+  const body = html`<h1>${t(L, "identifyTitle")}</h1>
+<p class="lead">${t(L, "identifyLead", { app: ctx.appName })}</p>
+<form class="step" method="post" action="/oauth2/authorize" data-step="identify">
+${hidden(ctx)}
+${alertBox(alert)}
+<fieldset><legend>${t(L, "carrier")}</legend><div class="carriers">${carriers}</div></fieldset>
+<div><label class="field" for="name">${t(L, "name")}</label>
+<input type="text" id="name" name="name" value="${v.name ?? ""}" autocomplete="name" maxlength="50" required${invalid(alert, "name", false)}></div>
+<div><label class="field" for="phoneNo">${t(L, "phoneNo")}</label>
+<input type="tel" id="phoneNo" name="phoneNo" value="${v.phoneNo ?? ""}" inputmode="numeric" autocomplete="tel-national" maxlength="20" placeholder="${t(L, "phonePlaceholder")}" required${invalid(alert, "phoneNo", false)}></div>
+<div class="actions">
+<button type="submit" class="primary">${t(L, "sendCode")}</button>
+<button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
+</div>
+</form>`;
+  return page(ctx, t(L, "identifyTitle"), body, result);
+}
+
+export interface VerifyInfo {
+  masked: string;
+  test: boolean;
+  minutes: number;
+  /** The opt-in box, when eligible; `checked` keeps the person's choice across a re-render. */
+  autoLogin: { days: number; checked: boolean } | null;
+  notice?: string;
+}
+
+export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, result?: PageResult): Response {
+  const L = ctx.lang;
+  const body = html`<h1>${t(L, "verifyTitle")}</h1>
+<p class="lead">${t(L, "verifyLead", { phone: info.masked, minutes: info.minutes })}</p>
+<form class="step" method="post" action="/oauth2/authorize" data-step="verify">
+${hidden(ctx)}
+${alertBox(alert)}
+${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
+<div><label class="field" for="otp">${t(L, "otp")}</label>
+<input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${invalid(alert, "otp", true)}>
+${info.test && html`<p class="hint">${t(L, "verifyTestNumber")}</p>`}</div>
+${
+  info.autoLogin &&
+  html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${info.autoLogin.checked ? raw(" checked") : ""}>
+<label for="autoLogin">${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
+}
+<div class="actions">
+<button type="submit" class="primary">${t(L, "confirm")}</button>
+<button type="submit" class="link" name="resend" value="Y" formnovalidate>${t(L, "resend")}</button>
+<button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
+</div>
+</form>`;
+  return page(ctx, t(L, "verifyTitle"), body, result);
+}
+
+export function consentPage(ctx: PageContext, items: readonly IdentityItem[], alert?: Alert, result?: PageResult): Response {
+  const L = ctx.lang;
+  const list =
+    items.length > 0
+      ? html`<ul class="items">${items.map((i) => html`<li>${itemName(L, i)}</li>`)}<li>${t(L, "consentIdentifier")}</li></ul>`
+      : html`<p class="notice">${t(L, "consentNone")}</p>`;
+  const body = html`<h1>${t(L, "consentTitle")}</h1>
+<p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
+<form class="step" method="post" action="/oauth2/authorize" data-step="consent">
+${hidden(ctx)}
+${alertBox(alert)}
+${list}
+<div class="actions">
+<button type="submit" class="primary" name="agree" value="Y"${alert ? raw(" autofocus") : ""}>${t(L, "agree")}</button>
+<button type="submit" class="secondary" name="agree" value="N">${t(L, "disagree")}</button>
+</div>
+</form>`;
+  return page(ctx, t(L, "consentTitle"), body, result);
+}
+
+/** A page that ends the flow (403): expired, unknown, forbidden; with a start-again link if known. */
+export function stopPage(ctx: PageContext, title: string, text: string, restart?: string, status = 403): Response {
+  const body = html`<div class="stop" role="alert"><h1>${title}</h1><p>${text}</p></div>
+${restart && html`<p><a class="button" href="${restart}">${t(ctx.lang, "startAgain")}</a></p>`}`;
+  return htmlResponse(layout({ ...ctx, txId: undefined, csrf: undefined }, title, body), {
+    status,
+    nonce: ctx.nonce,
+    formAction: ctx.formAction,
+    cookies: ctx.cookies,
+  });
+}

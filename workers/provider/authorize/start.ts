@@ -1,0 +1,77 @@
+// A validated authorization request (spec §4.1, DESIGN.md §4.4): automatic login when the
+// browser holds a grant and `prompt` allows it; `prompt=none` never shows a page; otherwise a new
+// sign-in transaction and its first page.
+
+import { providerConfig, type Env } from "../../core/config";
+import { mintCode } from "../codes";
+import { sha256 } from "../../core/crypto";
+import { cspNonce, cspSourceFor } from "../../core/html";
+import { pickLang } from "./i18n";
+import { audit, findAutoLoginGrant, findLink, subscriberById } from "../store/registry";
+import type { RequestContext } from "../../core/router";
+import { signinConfig } from "./config";
+import { autoLoginEligible, deviceIdOf, errorRedirect, LOGIN_REQUIRED_MESSAGE, redirect, redirectLocation } from "./finish";
+import { identifyPage, type PageContext } from "./pages";
+import { browserBinding, createTransaction } from "./transaction";
+import type { AuthorizeRequest } from "./validate";
+
+/** The code of an automatic login (no page), or null when the device has no usable grant. */
+async function automaticLogin(req: Request, env: Env, ar: AuthorizeRequest): Promise<string | null> {
+  if (!ar.client.autoLogin) return null;
+  const deviceId = deviceIdOf(req);
+  if (!deviceId) return null;
+  const deviceHash = await sha256(deviceId);
+  const grant = await findAutoLoginGrant(env, deviceHash, ar.client.clientId);
+  if (!grant) return null;
+  const [link, subscriber] = await Promise.all([
+    findLink(env, ar.client.clientId, grant.subscriberId),
+    subscriberById(env, grant.subscriberId),
+  ]);
+  // Gone after a disconnect; consent needed again when the agreed items grew; SKT/KT only.
+  if (!link || !subscriber || ar.client.items.some((i) => !link.items.includes(i))) return null;
+  if (!autoLoginEligible(ar.client, subscriber.telco, ar.prompt)) return null;
+  const cfg = providerConfig(env);
+  return mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
+    clientId: ar.client.clientId,
+    subscriberId: subscriber.id,
+    plid: link.plid,
+    redirectUri: ar.redirectUri,
+    autoLogin: { deviceHash, automatic: true },
+    codeChallenge: ar.codeChallenge,
+  });
+}
+
+/** Answers a validated authorization request: a 302 (automatic login, login_required) or step 1. */
+export async function startSignIn(req: Request, env: Env, rc: RequestContext, ar: AuthorizeRequest): Promise<Response> {
+  const cfg = signinConfig(env);
+  const usesGrant = ar.prompt !== "login" && ar.prompt !== "select_account" && ar.prompt !== "N";
+  if (usesGrant) {
+    const code = await automaticLogin(req, env, ar);
+    if (code) {
+      rc.log.event = "signin.automatic";
+      rc.waitUntil(audit(env, "signin.success", ar.client.clientId, "ok", { mode: "automatic" }));
+      return redirect(redirectLocation(ar.redirectUri, [["code", code], ["state", ar.state]]));
+    }
+  }
+  if (ar.prompt === "none") {
+    rc.log.event = "signin.login_required";
+    rc.waitUntil(audit(env, "signin.failure", ar.client.clientId, "refused", { reason: "login_required" }));
+    return errorRedirect(ar.redirectUri, ar.state, "login_required", LOGIN_REQUIRED_MESSAGE);
+  }
+  const lang = pickLang(req.headers.get("Accept-Language"), ar.lang);
+  const browser = browserBinding(req);
+  const { id, csrf } = await createTransaction(env, providerConfig(env).oneTimeShards, ar, lang, browser.value, cfg.txTtlMs);
+  rc.log.event = "signin.start";
+  const target = cspSourceFor(ar.redirectUri);
+  const ctx: PageContext = {
+    lang,
+    hybrid: ar.isHybrid,
+    appName: ar.client.name,
+    txId: id,
+    csrf,
+    nonce: cspNonce(),
+    formAction: target ? [target] : [],
+    cookies: browser.setCookie ? [browser.setCookie] : [],
+  };
+  return identifyPage(ctx);
+}

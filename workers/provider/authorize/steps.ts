@@ -1,0 +1,348 @@
+// The sign-in steps after the first page (form contract and state machine in docs/signin.md):
+// every POST carries the transaction id and CSRF token, and the browser cookie bound to the
+// transaction. Each step is one call on the store object holding the sign-in
+// (workers/provider/store/signin-store.ts); a submission that loses a race changes nothing and is answered
+// with the page of the state that won. A wrong entry re-renders the step (200), a limit answers
+// 429 with Retry-After, an unknown or expired transaction 403; only the last step redirects.
+
+import { carrierDirectory, isTelco, maskPhone, normalizePhone } from "./carrier";
+import { ConfigError, providerConfig, type Env } from "../../core/config";
+import { randomDigits, sha256 } from "../../core/crypto";
+import type { Params } from "../../core/http";
+import { cspNonce, cspSourceFor } from "../../core/html";
+import { pickLang, t, type Lang } from "./i18n";
+import { storeFor } from "../store/one-time-store";
+import { audit, findClient, findLink, recordConsent, subscriberById, type Client } from "../store/registry";
+import type { RequestContext } from "../../core/router";
+import { signinConfig, type SigninConfig } from "./config";
+import { smsSender } from "./sms";
+import { autoLoginEligible, complete, DENIED_MESSAGE, errorRedirect } from "./finish";
+import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
+import { consentPage, identifyPage, stopPage, verifyPage, type Alert, type IdentifyValues, type PageContext, type PageResult } from "./pages";
+import {
+  bindingHolds,
+  challengeHash,
+  handleOf,
+  loadTransaction,
+  maskMove,
+  nextTxId,
+  restartUrl,
+  txKey,
+  type Transaction,
+  type TxHandle,
+} from "./transaction";
+
+/** One step submission: the transaction, its client and what rendering needs. */
+interface Flow {
+  req: Request;
+  env: Env;
+  rc: RequestContext;
+  cfg: SigninConfig;
+  shards: number;
+  params: Params;
+  client: Client;
+  h: TxHandle;
+  ctx: PageContext;
+}
+
+function pageContext(tx: Transaction, appName: string, txId?: string, csrf?: string): PageContext {
+  const target = cspSourceFor(tx.redirectUri);
+  return { lang: tx.lang, hybrid: tx.isHybrid, appName, txId, csrf, nonce: cspNonce(), formAction: target ? [target] : [] };
+}
+
+/** The flow continuing on another handle (the record the store returned, or a moved-to one). */
+function at(f: Flow, h: TxHandle): Flow {
+  return { ...f, h, ctx: { ...f.ctx, txId: h.id, lang: h.tx.lang } };
+}
+
+function minutes(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 60_000));
+}
+
+function refusalAlert(lang: Lang, r: Refusal, field?: Alert["field"]): Alert {
+  const left = r.until - Date.now();
+  switch (r.limit) {
+    case "ip":
+      return { text: t(lang, "errIpLimit", { minutes: minutes(left) }) };
+    case "locked":
+      return { text: t(lang, "errLocked", { minutes: minutes(left) }), field };
+    case "cooldown":
+      return { text: t(lang, "errCooldown", { seconds: Math.max(1, Math.ceil(left / 1000)) }), field };
+    case "sends":
+      return { text: t(lang, "errSendLimit", { minutes: minutes(left) }), field };
+  }
+}
+
+function limited(r: Refusal): PageResult {
+  return { status: 429, retryAfterSeconds: Math.max(0, r.until - Date.now()) / 1000 };
+}
+
+function failure(f: Flow, reason: string): void {
+  f.rc.waitUntil(audit(f.env, "signin.failure", f.client.clientId, "refused", { reason, step: f.h.tx.step }));
+}
+
+/** The page of the transaction's current step. */
+function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: string } = {}): Response {
+  const tx = f.h.tx;
+  switch (tx.step) {
+    case "identify":
+    case "moved":
+      return identifyPage(f.ctx, {}, alert, result);
+    case "verify":
+      return verifyPage(
+        f.ctx,
+        {
+          masked: tx.subscriber!.masked,
+          test: tx.subscriber!.testOtpHash !== null,
+          minutes: Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000)),
+          autoLogin: tx.autoLoginEligible
+            ? { days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000), checked: f.params.get("autoLogin") === "Y" }
+            : null,
+          notice: extra.notice,
+        },
+        alert,
+        result,
+      );
+    case "consent":
+      return consentPage(f.ctx, f.client.items, alert, result);
+  }
+}
+
+/** Another submission changed the transaction first: show where it is now (following a move). */
+async function conflict(f: Flow, now: Transaction | null): Promise<Response> {
+  const h = now === null ? null : now.step === "moved" ? await loadTransaction(f.env, f.shards, f.h.id) : handleOf(f.h, now);
+  if (!h) return stopPage(f.ctx, t(f.ctx.lang, "unknownTitle"), t(f.ctx.lang, "unknownText"));
+  return render(at(f, h));
+}
+
+/** Sends a code by SMS; false when the gateway failed (a configuration error still throws). */
+async function sendCode(f: Flow, phone: string, code: string): Promise<boolean> {
+  try {
+    const lang = f.h.tx.lang;
+    await smsSender(f.env).send({ to: phone, code, lang, text: t(lang, "smsText", { code, minutes: Math.round(f.cfg.otpTtlMs / 60_000) }) });
+    return true;
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    f.rc.log.cause = "sms delivery failed";
+    return false;
+  }
+}
+
+/** A one-time code and its digest: test numbers have their fixed code (nothing is sent). */
+async function newCode(testOtpHash: string | null): Promise<{ code: string | null; digest: string }> {
+  if (testOtpHash !== null) return { code: null, digest: testOtpHash };
+  const code = randomDigits(6);
+  return { code, digest: await sha256(code) };
+}
+
+/** A code that could not be sent: withdrawn (its send given back) and the verify page says so. */
+async function sendFailed(f: Flow): Promise<Response> {
+  const tx = await f.h.stub.signinUnsend(f.h.key, f.h.tx.subscriber!.phoneKey, numberLimits(f.cfg));
+  if (tx === null || tx.step !== "verify") return conflict(f, tx);
+  return render(at(f, handleOf(f.h, tx)), { text: t(f.ctx.lang, "errSendFailed") }, { status: 503 });
+}
+
+/**
+ * Step 1: the number is confirmed, then the sign-in moves to the number's store object in one
+ * call there (lock, send limits, the new record with its code), and the previous record is marked
+ * moved unless another submission moved it first; then the loser's record is withdrawn, and only
+ * the winner sends its code.
+ */
+async function identify(f: Flow): Promise<Response> {
+  const L = f.ctx.lang;
+  const values: IdentifyValues = { telcoCd: f.params.get("telcoCd"), name: f.params.get("name"), phoneNo: f.params.get("phoneNo") };
+  const ip = await hitIp(f.env, f.shards, f.cfg, f.req);
+  if (ip) {
+    failure(f, "ip_limited");
+    return identifyPage(f.ctx, values, refusalAlert(L, ip), limited(ip));
+  }
+  const telco = values.telcoCd;
+  if (!isTelco(telco)) return identifyPage(f.ctx, values, { text: t(L, "errTelco"), field: "telcoCd" }, {});
+  const name = values.name?.trim();
+  if (!name || name.length > 50) return identifyPage(f.ctx, values, { text: t(L, "errName"), field: "name" }, {});
+  if (!values.phoneNo) return identifyPage(f.ctx, values, { text: t(L, "errPhone"), field: "phoneNo" }, {});
+  const phone = normalizePhone(values.phoneNo);
+  if (!phone) return identifyPage(f.ctx, values, { text: t(L, "errPhoneFormat"), field: "phoneNo" }, {});
+
+  const confirmed = await carrierDirectory(f.env).confirm(telco, name, phone);
+  if (!confirmed) {
+    failure(f, "unconfirmed");
+    return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});
+  }
+  const key = await phoneKey(phone);
+  const nextId = await nextTxId(f.h.id, key, f.shards);
+  const { code, digest } = await newCode(confirmed.testOtpHash);
+  const record: Transaction = {
+    ...f.h.tx,
+    v: 0,
+    step: "verify",
+    movedTo: undefined,
+    subscriber: { id: confirmed.subscriber.id, telco, phoneKey: key, masked: maskPhone(phone), testOtpHash: confirmed.testOtpHash },
+    challenge: { hash: await challengeHash(nextId, key, digest), attempts: 0, expiresAt: Date.now() + f.cfg.otpTtlMs },
+    autoLoginEligible: autoLoginEligible(f.client, telco, f.h.tx.prompt),
+    autoLoginOptIn: false,
+  };
+  const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };
+  const limits = numberLimits(f.cfg);
+  const opened = await next.stub.signinOpen({ key: next.key, record, netKey: await networkKey(f.req), send: code !== null, limits });
+  if (opened.result === "refused") {
+    if (opened.refusal.limit === "locked") failure(f, "locked");
+    return identifyPage(f.ctx, values, refusalAlert(L, opened.refusal), limited(opened.refusal));
+  }
+  const movedTo = await maskMove(f.h.id, nextId);
+  const moved = await f.h.stub.signinSupersede(f.h.key, f.h.tx.v, movedTo);
+  const won = moved.moved || (moved.record?.step === "moved" && moved.record.movedTo === movedTo);
+  if (!won) {
+    if (opened.result === "opened") await next.stub.signinAbandon(next.key, key, code !== null, limits);
+    return conflict(f, moved.record);
+  }
+  const g = at(f, opened.result === "opened" ? next : handleOf(next, (await next.stub.signinGet(next.key)) ?? record));
+  if (opened.result === "opened" && code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
+  f.rc.log.event = "signin.code_sent";
+  return render(g);
+}
+
+async function resend(f: Flow): Promise<Response> {
+  const L = f.ctx.lang;
+  const sub = f.h.tx.subscriber!;
+  let phone = "";
+  if (sub.testOtpHash === null) {
+    const s = await subscriberById(f.env, sub.id);
+    if (!s) return stopPage(f.ctx, t(L, "unknownTitle"), t(L, "unknownText"), restartUrl(f.h.tx));
+    phone = s.phone;
+  }
+  const { code, digest } = await newCode(sub.testOtpHash);
+  const r = await f.h.stub.signinResend({
+    key: f.h.key,
+    phoneKey: sub.phoneKey,
+    netKey: await networkKey(f.req),
+    hash: await challengeHash(f.h.id, sub.phoneKey, digest),
+    otpTtlMs: f.cfg.otpTtlMs,
+    send: code !== null,
+    limits: numberLimits(f.cfg),
+  });
+  if (r.result === "conflict") return conflict(f, r.record);
+  const g = at(f, handleOf(f.h, r.record));
+  if (r.result === "refused") return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal));
+  if (code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
+  f.rc.log.event = "signin.code_resent";
+  return render(g, undefined, undefined, { notice: t(L, code !== null ? "noticeResent" : "noticeResentTest") });
+}
+
+async function verify(f: Flow): Promise<Response> {
+  if (f.params.get("resend") === "Y") return resend(f);
+  const L = f.ctx.lang;
+  const tx = f.h.tx;
+  const sub = tx.subscriber!;
+  const otp = f.params.get("otp")?.replace(/\s/g, "");
+  if (!otp || !/^\d{6}$/.test(otp)) return render(f, { text: t(L, "errOtp"), field: "otp" });
+  const optIn = tx.autoLoginEligible === true && f.params.get("autoLogin") === "Y";
+  const link = await findLink(f.env, f.client.clientId, sub.id);
+  const needsConsent = !link || f.client.items.some((i) => !link.items.includes(i));
+  const r = await f.h.stub.signinVerify({
+    key: f.h.key,
+    phoneKey: sub.phoneKey,
+    netKey: await networkKey(f.req),
+    presented: await challengeHash(f.h.id, sub.phoneKey, await sha256(otp)),
+    limits: numberLimits(f.cfg),
+    next: needsConsent ? "consent" : "done",
+    autoLoginOptIn: optIn,
+  });
+  if (r.result === "conflict") return conflict(f, r.record);
+  const g = at(f, handleOf(f.h, r.record));
+  switch (r.result) {
+    case "refused":
+      failure(g, "locked");
+      return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal));
+    case "absent":
+      return render(g, { text: t(L, "errOtpGone"), field: "otp" });
+    case "expired":
+      failure(g, "otp_expired");
+      return render(g, { text: t(L, "errOtpExpired"), field: "otp" });
+    case "exhausted":
+      return render(g, { text: t(L, "errOtpExhausted"), field: "otp" }, { status: 429, retryAfterSeconds: 1 });
+    case "wrong": {
+      failure(g, "otp_wrong");
+      if (r.refusal) return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal));
+      return render(g, { text: r.left > 0 ? t(L, "errOtpWrong", { left: r.left }) : t(L, "errOtpLast"), field: "otp" });
+    }
+    case "ok":
+      break;
+  }
+  if (needsConsent) {
+    f.rc.log.event = "signin.consent";
+    return render(g);
+  }
+  return complete(f.req, f.env, f.rc, f.cfg, { tx: r.record, client: f.client, subscriberId: sub.id, plid: link!.plid, optIn });
+}
+
+async function consent(f: Flow): Promise<Response> {
+  const agree = f.params.get("agree");
+  if (agree === "N") return cancel(f);
+  if (agree !== "Y") return render(f, { text: t(f.ctx.lang, "errAgree"), field: "agree" });
+  const done = await f.h.stub.signinFinish(f.h.key, ["consent"]);
+  if (!done.ended) return conflict(f, done.record);
+  const tx = done.record!;
+  const sub = tx.subscriber!;
+  const plid = await recordConsent(f.env, f.client.clientId, sub.id, f.client.items);
+  f.rc.waitUntil(audit(f.env, "consent", f.client.clientId, "ok", { items: f.client.items.length }));
+  const optIn = tx.autoLoginEligible === true && (tx.autoLoginOptIn === true || f.params.get("autoLogin") === "Y");
+  return complete(f.req, f.env, f.rc, f.cfg, { tx, client: f.client, subscriberId: sub.id, plid, optIn });
+}
+
+async function cancel(f: Flow): Promise<Response> {
+  const done = await f.h.stub.signinFinish(f.h.key, ["identify", "verify", "consent"]);
+  if (!done.ended) return conflict(f, done.record);
+  failure(f, "cancelled");
+  f.rc.log.event = "signin.cancelled";
+  return errorRedirect(done.record!.redirectUri, done.record!.state, "access_denied", DENIED_MESSAGE);
+}
+
+async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
+  const tx = await f.h.stub.signinSetLang(f.h.key, lang);
+  if (tx === null || tx.step === "moved") return conflict(f, tx);
+  return render(at(f, handleOf(f.h, tx)));
+}
+
+/** A step submission: a POST to /oauth2/authorize carrying `tx` (and no `client_id`). */
+export async function continueSignIn(req: Request, env: Env, rc: RequestContext, params: Params): Promise<Response> {
+  const cfg = signinConfig(env);
+  const shards = providerConfig(env).oneTimeShards;
+  const h = await loadTransaction(env, shards, params.get("tx"));
+  if (!h) {
+    rc.log.event = "signin.unknown_tx";
+    const lang = pickLang(req.headers.get("Accept-Language"));
+    const ctx: PageContext = { lang, hybrid: false, appName: "", nonce: cspNonce(), formAction: [] };
+    return stopPage(ctx, t(lang, "unknownTitle"), t(lang, "unknownText"));
+  }
+  const tx = h.tx;
+  rc.log.clientId = tx.clientId;
+  const client = await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
+  const stopCtx = pageContext(tx, client?.name ?? "");
+  if (Date.now() >= tx.expiresAt) {
+    rc.log.event = "signin.expired";
+    return stopPage(stopCtx, t(tx.lang, "expiredTitle"), t(tx.lang, "expiredText", { minutes: minutes(cfg.txTtlMs) }), restartUrl(tx));
+  }
+  const csrf = params.get("csrf");
+  if (!(await bindingHolds(req, tx, csrf))) {
+    rc.log.event = "signin.csrf_refused";
+    return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartUrl(tx));
+  }
+  if (!client) return stopPage(stopCtx, t(tx.lang, "clientGoneTitle"), t(tx.lang, "clientGoneText"));
+  const f: Flow = { req, env, rc, cfg, shards, params, client, h, ctx: pageContext(tx, client.name, h.id, csrf) };
+
+  const lang = params.get("lang");
+  if (lang === "ko" || lang === "en") return switchLanguage(f, lang);
+  if (params.get("cancel") === "Y" && tx.step !== "consent") return cancel(f);
+  // The identify form posted again (back button, a corrected number): step 1 starts over.
+  if (params.has("phoneNo") && tx.step !== "identify") return identify(f);
+  switch (tx.step) {
+    case "identify":
+    case "moved":
+      return identify(f);
+    case "verify":
+      return verify(f);
+    case "consent":
+      return params.get("cancel") === "Y" ? cancel(f) : consent(f);
+  }
+}

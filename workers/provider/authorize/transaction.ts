@@ -1,0 +1,160 @@
+// The sign-in transaction (docs/signin.md "State machine"): what one person's sign-in has proven
+// so far, kept in the one-time store under the hash of its random id. Each step is one call on
+// the object that holds it (workers/provider/store/signin-store.ts). At the identify step the sign-in moves
+// to the object of the phone number's counters under a new id, derived from the previous id and
+// the number; the previous record points there ("moved"), masked with its own id.
+
+import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, constantTimeEqual, randomToken, sha256 } from "../../core/crypto";
+import { hostCookie, readCookie } from "../../core/html";
+import type { Lang } from "./i18n";
+import { shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
+import type { SigninRecord } from "../store/signin-store";
+import type { AuthorizeRequest } from "./validate";
+
+export type { SigninRecord as Transaction, Step } from "../store/signin-store";
+
+type TxEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+
+/** A loaded transaction: its id, where it lives and what it holds. */
+export interface TxHandle {
+  id: string;
+  key: string;
+  stub: DurableObjectStub<OneTimeStore>;
+  tx: SigninRecord;
+}
+
+export const TX_COOKIE = "pl_tx";
+export const AUTO_COOKIE = "pl_auto";
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** A moved record is followed at most this far (a person re-entering the number a few times). */
+const MAX_HOPS = 8;
+
+export function isToken(v: string | undefined): v is string {
+  return v !== undefined && TOKEN_SHAPE.test(v);
+}
+
+/** The browser-binding cookie value: the request's when well-formed, else a new one to set. */
+export function browserBinding(req: Request): { value: string; setCookie: string | null } {
+  const have = readCookie(req, `__Host-${TX_COOKIE}`);
+  if (isToken(have)) return { value: have, setCookie: null };
+  const value = randomToken(32);
+  return { value, setCookie: hostCookie(TX_COOKIE, value) };
+}
+
+export async function txKey(id: string): Promise<string> {
+  return `tx:${await sha256(id)}`;
+}
+
+/** Creates the transaction of a new authorization request; returns its id and CSRF token. */
+export async function createTransaction(
+  env: TxEnv,
+  shards: number,
+  ar: AuthorizeRequest,
+  lang: Lang,
+  browser: string,
+  ttlMs: number,
+): Promise<{ id: string; csrf: string; tx: SigninRecord }> {
+  const id = randomToken(32);
+  const csrf = randomToken(32);
+  const now = Date.now();
+  const tx: SigninRecord = {
+    v: 0,
+    clientId: ar.client.clientId,
+    redirectUri: ar.redirectUri,
+    state: ar.state,
+    prompt: ar.prompt,
+    isHybrid: ar.isHybrid,
+    lang,
+    langGiven: ar.lang !== undefined,
+    codeChallenge: ar.codeChallenge,
+    csrfHash: await sha256(csrf),
+    browserHash: await sha256(browser),
+    createdAt: now,
+    expiresAt: now + ttlMs,
+    step: "identify",
+  };
+  await storeFor(env, id, shards).signinCreate(await txKey(id), tx);
+  return { id, csrf, tx };
+}
+
+/** `a XOR b` of two 32-byte base64url values. */
+function xor32(a: string, b: string): string {
+  const x = base64ToBytes(a);
+  const y = base64ToBytes(b);
+  return bytesToBase64url(x.map((v, i) => v ^ y[i]!));
+}
+
+/** The mask of a "moved" pointer: only a holder of the previous id can read where it leads. */
+function moveMask(fromId: string): Promise<string> {
+  return sha256(`signin-moved:${fromId}`);
+}
+
+export async function maskMove(fromId: string, toId: string): Promise<string> {
+  return xor32(toId, await moveMask(fromId));
+}
+
+/**
+ * The id that continues sign-in `fromId` for the number `phoneKey`: derived from both (a repeated
+ * submission of the same number finds the same record and sends nothing twice), its first
+ * character chosen so it lives in the number's store object (`shardOf`).
+ */
+export async function nextTxId(fromId: string, phoneKey: string, shards: number): Promise<string> {
+  const id = await sha256(`signin-next:${fromId}:${phoneKey}`);
+  const i = B64URL_ALPHABET.indexOf(id.charAt(0));
+  const first = B64URL_ALPHABET.charAt((i & ~(shards - 1)) | shardOf(phoneKey, shards));
+  return first + id.slice(1);
+}
+
+/**
+ * The stored transaction for a posted id, or null (unknown, malformed or long gone). A moved
+ * record is followed to the one that continues the sign-in.
+ */
+export async function loadTransaction(env: TxEnv, shards: number, id: string | undefined): Promise<TxHandle | null> {
+  if (!isToken(id)) return null;
+  for (let hop = 0; hop < MAX_HOPS; hop++) {
+    const key = await txKey(id);
+    const stub = storeFor(env, id, shards);
+    const tx = await stub.signinGet(key);
+    if (tx === null) return null;
+    if (tx.step !== "moved") return { id, key, stub, tx };
+    id = xor32(tx.movedTo!, await moveMask(id));
+  }
+  return null;
+}
+
+/** The handle of a record the store just returned (no second read). */
+export function handleOf(h: TxHandle, tx: SigninRecord): TxHandle {
+  return { ...h, tx };
+}
+
+/** True when the posted CSRF token and the browser cookie both belong to this transaction. */
+export async function bindingHolds(req: Request, tx: SigninRecord, csrf: string | undefined): Promise<boolean> {
+  const browser = readCookie(req, `__Host-${TX_COOKIE}`);
+  const [csrfOk, browserOk] = await Promise.all([
+    constantTimeEqual(await sha256(csrf ?? ""), tx.csrfHash),
+    constantTimeEqual(await sha256(browser ?? ""), tx.browserHash),
+  ]);
+  return csrf !== undefined && browser !== undefined && csrfOk && browserOk;
+}
+
+/**
+ * The stored hash of a one-time code: bound to the transaction id (a secret the store never
+ * holds) and the number, so a code verifies only in the sign-in and for the number it was sent
+ * to. `codeDigest` is SHA-256 of the code (a test number's directory entry holds just that).
+ */
+export function challengeHash(txId: string, phoneKey: string, codeDigest: string): Promise<string> {
+  return sha256(`otp:${txId}:${phoneKey}:${codeDigest}`);
+}
+
+/** The authorize URL that starts this sign-in again (the "start again" link). */
+export function restartUrl(tx: SigninRecord): string {
+  const q = new URLSearchParams({ response_type: "code", client_id: tx.clientId, redirect_uri: tx.redirectUri, state: tx.state });
+  if (tx.prompt) q.set("prompt", tx.prompt);
+  if (tx.isHybrid) q.set("isHybrid", "Y");
+  if (tx.langGiven) q.set("lang", tx.lang);
+  if (tx.codeChallenge) {
+    q.set("code_challenge", tx.codeChallenge);
+    q.set("code_challenge_method", "S256");
+  }
+  return `/oauth2/authorize?${q}`;
+}

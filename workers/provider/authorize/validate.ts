@@ -1,0 +1,81 @@
+// Every check of an authorization request before any page is shown (spec §4.1, §7; DESIGN.md
+// §4.4). The order matters: nothing redirects until client_id and redirect_uri are proven, so an
+// unregistered address is never redirected to.
+
+import { providerConfig, type Env } from "../../core/config";
+import { E } from "../../core/errors";
+import type { Params } from "../../core/http";
+import { findClient, type Client } from "../store/registry";
+import type { Prompt } from "../store/signin-store";
+
+export type { Prompt } from "../store/signin-store";
+
+export interface AuthorizeRequest {
+  client: Client;
+  redirectUri: string;
+  /** Echoed byte for byte in the redirect. */
+  state: string;
+  prompt: Prompt;
+  isHybrid: boolean;
+  lang: "ko" | "en" | undefined;
+  codeChallenge: string | null;
+}
+
+const MAX_STATE = 2048;
+const CHALLENGE_SHAPE = /^[A-Za-z0-9_-]{43}$/; // base64url of a SHA-256 digest
+
+/** The registered address equal to the given one (compared decoded; a doubly encoded one too). */
+function registeredRedirect(client: Client, given: string): string | undefined {
+  if (client.redirectUris.includes(given)) return given;
+  try {
+    const once = decodeURIComponent(given);
+    if (client.redirectUris.includes(once)) return once;
+  } catch {
+    /* not decodable: no match */
+  }
+  return undefined;
+}
+
+function parsePrompt(v: string | undefined): Prompt {
+  // reference-notes: unknown prompt values are never rejected; they mean the default.
+  return v === "login" || v === "select_account" || v === "none" || v === "N" ? v : undefined;
+}
+
+/** Validates the authorization request parameters; throws the spec's JSON errors. */
+export async function validateAuthorizeParams(env: Env, params: Params): Promise<AuthorizeRequest> {
+  const cfg = providerConfig(env);
+  const clientId = params.get("client_id");
+  if (clientId === undefined) throw E.clientMissing("authorize");
+  const client = await findClient(env, clientId, cfg.clientCacheMs);
+  if (!client) throw E.badClient("authorize", "unknown or disabled client");
+
+  const given = params.get("redirect_uri");
+  if (given === undefined) throw E.missing("redirect_uri");
+  const redirectUri = registeredRedirect(client, given);
+  if (redirectUri === undefined) throw E.redirectMismatch(given.slice(0, 512));
+
+  const responseType = params.require("response_type");
+  if (responseType !== "code") throw E.invalid("response_type");
+  const state = params.require("state");
+  if (state.length > MAX_STATE) throw E.invalid("state", "state too long");
+
+  const challenge = params.get("code_challenge") ?? null;
+  const method = params.get("code_challenge_method");
+  if (challenge !== null) {
+    if (method !== "S256") throw E.invalid("code_challenge_method", "PKCE is S256 only");
+    if (!CHALLENGE_SHAPE.test(challenge)) throw E.invalid("code_challenge");
+  } else if (method !== undefined) {
+    throw E.missing("code_challenge");
+  }
+
+  const lang = params.get("lang");
+  return {
+    client,
+    redirectUri,
+    state,
+    prompt: parsePrompt(params.get("prompt")),
+    isHybrid: params.get("isHybrid") === "Y",
+    lang: lang === "ko" || lang === "en" ? lang : undefined,
+    codeChallenge: challenge,
+  };
+}

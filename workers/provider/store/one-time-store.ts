@@ -1,0 +1,419 @@
+// The one-time store: a SQLite-backed Durable Object holding authorization codes, access tokens,
+// sign-in transactions and counters (DESIGN.md §3). Every method body is synchronous SQL with no
+// await, so each call is atomic: two concurrent redemptions of one code cannot both succeed.
+// Callers hash before calling (WebCrypto is async and would open the input gate).
+//
+// Keys are spread over ONE_TIME_SHARDS objects by the first character of the random value
+// (`shardOf`), so one object is never the whole service's bottleneck.
+
+import { DurableObject } from "cloudflare:workers";
+import { B64URL_ALPHABET, sha256 } from "../../core/crypto";
+import type { Lang } from "../authorize/i18n";
+import {
+  SigninMachine,
+  type NumberLimits,
+  type OpenRequest,
+  type OpenResult,
+  type ResendRequest,
+  type ResendResult,
+  type SigninRecord,
+  type Step,
+  type VerifyRequest,
+  type VerifyResult,
+} from "./signin-store";
+
+/** What an authorization code stands for; carried on to the access token issued from it. */
+export interface CodeGrant {
+  clientId: string;
+  subscriberId: number;
+  plid: string;
+  redirectUri: string;
+  /** The automatic-login grant this login was made under, if any (spec §2.1 modes). */
+  autoLogin: { deviceHash: string; automatic: boolean } | null;
+  issuedAt: number;
+}
+
+/** An access token's record: the code's grant plus which client secret authenticated the exchange. */
+export interface TokenGrant extends CodeGrant {
+  /** `secretFingerprint` of that secret: user/me encrypts with it, whatever rotations came since. */
+  secretId: string;
+}
+
+export type RedeemFailure =
+  | "unknown"
+  | "expired"
+  | "reused"
+  | "foreign_client"
+  | "redirect_mismatch"
+  | "pkce_missing"
+  | "pkce_mismatch"
+  | "pkce_unexpected";
+export type RedeemResult = { ok: true; grant: CodeGrant } | { ok: false; reason: RedeemFailure };
+
+export interface RedeemRequest {
+  codeHash: string;
+  clientId: string;
+  /** S256 of the presented code_verifier, or null when none was sent. */
+  verifierChallenge: string | null;
+  /** When set, must equal the code's redirect_uri (TOKEN_ERROR_STYLE=rfc6749, RFC 6749 §4.1.3). */
+  redirectUri: string | null;
+  tokenHash: string;
+  tokenTtlMs: number;
+  secretId: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS codes (
+  hash TEXT PRIMARY KEY, client_id TEXT NOT NULL, grant_json TEXT NOT NULL, challenge TEXT,
+  expires_at INTEGER NOT NULL, used_at INTEGER, token_hash TEXT, purge_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+  hash TEXT PRIMARY KEY, grant_json TEXT NOT NULL, expires_at INTEGER NOT NULL,
+  reads INTEGER NOT NULL DEFAULT 0, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS entries (
+  key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (
+  key TEXT PRIMARY KEY, count INTEGER NOT NULL, window_end INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS audit_outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, type TEXT NOT NULL,
+  client_id TEXT, outcome TEXT NOT NULL, detail TEXT);
+`;
+
+const SWEEP_MS = 60_000;
+/** How long redemption audit events wait in the object before one batched D1 write. */
+const AUDIT_FLUSH_MS = 250;
+/** D1 allows 100 bound parameters per statement: 20 rows of 5. */
+const AUDIT_ROWS_PER_INSERT = 20;
+
+export class OneTimeStore extends DurableObject {
+  private readonly sql: SqlStorage;
+  private readonly db: D1Database | undefined;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private flushing: Promise<number> | null = null;
+
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env as never);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(SCHEMA);
+    this.db = (env as { DB?: D1Database }).DB;
+  }
+
+  /** Stores a new authorization code (by hash) for `ttlMs`. */
+  putCode(codeHash: string, grant: CodeGrant, challenge: string | null, ttlMs: number): void {
+    const now = Date.now();
+    this.sql.exec(
+      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?)",
+      codeHash,
+      grant.clientId,
+      JSON.stringify(grant),
+      challenge,
+      now + ttlMs,
+      now + ttlMs,
+    );
+    this.scheduleSweep();
+  }
+
+  /**
+   * Redeems a code atomically and stores the access token issued from it. A foreign client or a
+   * PKCE failure does not consume the code (DESIGN.md §4.7); a reused code revokes the token
+   * issued from it (RFC 6749 §4.1.2).
+   */
+  redeemCode(r: RedeemRequest): RedeemResult {
+    const result = this.redeem(r);
+    // The audit event is written in the same synchronous step as the redemption, into this
+    // object's outbox; D1 receives it batched (flushAudit), off the token endpoint's hot path.
+    this.sql.exec(
+      "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+      Date.now(),
+      result.ok ? "code.redeemed" : "code.refused",
+      r.clientId,
+      result.ok ? "ok" : "refused",
+      result.ok ? null : JSON.stringify({ reason: result.reason }),
+    );
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = null;
+      // Kept in the outbox on failure; the sweep alarm retries it, so make sure one is set (a shard
+      // that only saw refused redemptions has none).
+      void this.flushAudit().catch(() => this.scheduleSweep());
+    }, AUDIT_FLUSH_MS);
+    return result;
+  }
+
+  /**
+   * Moves the audit outbox to D1's audit_events in batched inserts; returns how many rows moved.
+   * One flush at a time; rows leave the outbox only after D1 accepted them.
+   */
+  async flushAudit(): Promise<number> {
+    if (!this.db) return 0;
+    if (this.flushing) return this.flushing;
+    const db = this.db;
+    const run = async () => {
+      let moved = 0;
+      for (;;) {
+        const rows = this.sql
+          .exec<{ id: number; at: number; type: string; client_id: string | null; outcome: string; detail: string | null }>(
+            "SELECT id, at, type, client_id, outcome, detail FROM audit_outbox ORDER BY id LIMIT 200",
+          )
+          .toArray();
+        if (rows.length === 0) return moved;
+        const stmts: D1PreparedStatement[] = [];
+        for (let i = 0; i < rows.length; i += AUDIT_ROWS_PER_INSERT) {
+          const chunk = rows.slice(i, i + AUDIT_ROWS_PER_INSERT);
+          stmts.push(
+            db
+              .prepare(`INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?)").join(", ")}`)
+              .bind(...chunk.flatMap((r) => [r.at, r.type, r.client_id, r.outcome, r.detail])),
+          );
+        }
+        await db.batch(stmts);
+        this.sql.exec("DELETE FROM audit_outbox WHERE id <= ?", rows[rows.length - 1]!.id);
+        moved += rows.length;
+      }
+    };
+    // cleared after the assignment (a flush with nothing to move settles synchronously)
+    const flushing = run().finally(() => {
+      if (this.flushing === flushing) this.flushing = null;
+    });
+    this.flushing = flushing;
+    return this.flushing;
+  }
+
+  private redeem(r: RedeemRequest): RedeemResult {
+    const now = Date.now();
+    const row = this.sql
+      .exec<{ client_id: string; grant_json: string; challenge: string | null; expires_at: number; used_at: number | null; token_hash: string | null }>(
+        "SELECT client_id, grant_json, challenge, expires_at, used_at, token_hash FROM codes WHERE hash = ?",
+        r.codeHash,
+      )
+      .toArray()[0];
+    if (!row) return { ok: false, reason: "unknown" };
+    // Who may present this code is checked before anything else, used or not: a replay by another
+    // client or without the verifier revokes nothing (RFC 9700 §4.5: the revocation of RFC 6749
+    // §4.1.2 is for the rightful client's replay) and a foreign request burns no good code.
+    const grant = JSON.parse(row.grant_json) as CodeGrant;
+    const refused = presenterRefusal(row, grant, r);
+    if (refused) return { ok: false, reason: refused };
+    if (row.used_at !== null) {
+      if (row.token_hash) this.sql.exec("UPDATE tokens SET revoked = 1 WHERE hash = ?", row.token_hash);
+      return { ok: false, reason: "reused" };
+    }
+    if (row.expires_at <= now) {
+      this.sql.exec("DELETE FROM codes WHERE hash = ?", r.codeHash);
+      return { ok: false, reason: "expired" };
+    }
+
+    const tokenExpires = now + r.tokenTtlMs;
+    // Keep the used code until its token expires, so a replay can still revoke that token.
+    this.sql.exec(
+      "UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ? WHERE hash = ?",
+      now,
+      r.tokenHash,
+      tokenExpires,
+      r.codeHash,
+    );
+    const tokenGrant: TokenGrant = { ...grant, secretId: r.secretId };
+    this.sql.exec(
+      "INSERT INTO tokens (hash, grant_json, expires_at) VALUES (?, ?, ?)",
+      r.tokenHash,
+      JSON.stringify(tokenGrant),
+      tokenExpires,
+    );
+    return { ok: true, grant };
+  }
+
+  /**
+   * One read of an access token: null when unknown, expired, revoked or already read
+   * `maxReads` times (the reference allows one `/v1/user/me` read per token).
+   */
+  readToken(tokenHash: string, maxReads: number): TokenGrant | null {
+    const now = Date.now();
+    const row = this.sql
+      .exec<{ grant_json: string }>(
+        "UPDATE tokens SET reads = reads + 1 WHERE hash = ? AND revoked = 0 AND expires_at > ? AND reads < ? RETURNING grant_json",
+        tokenHash,
+        now,
+        maxReads,
+      )
+      .toArray()[0];
+    return row ? (JSON.parse(row.grant_json) as TokenGrant) : null;
+  }
+
+  // ---- generic entries and counters (sign-in transactions, OTP challenges, rate limits) ----
+
+  /** Stores a value under `key` for `ttlMs`, replacing any earlier value. */
+  putEntry(key: string, value: string, ttlMs: number): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO entries (key, value, expires_at) VALUES (?, ?, ?)",
+      key,
+      value,
+      Date.now() + ttlMs,
+    );
+    this.scheduleSweep();
+  }
+
+  /** The live value under `key`, or null. */
+  getEntry(key: string): string | null {
+    const row = this.sql
+      .exec<{ value: string }>("SELECT value FROM entries WHERE key = ? AND expires_at > ?", key, Date.now())
+      .toArray()[0];
+    return row ? row.value : null;
+  }
+
+  /**
+   * Fixed-window counter: adds `by` to `key` and returns the new count and when the window ends.
+   * The window starts at the first hit and lasts `windowMs`.
+   */
+  hit(key: string, windowMs: number, by = 1): { count: number; windowEnd: number } {
+    const now = Date.now();
+    const row = this.sql
+      .exec<{ count: number; window_end: number }>(
+        `INSERT INTO counters (key, count, window_end) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET
+           count = CASE WHEN window_end <= ? THEN excluded.count ELSE count + excluded.count END,
+           window_end = CASE WHEN window_end <= ? THEN excluded.window_end ELSE window_end END
+         RETURNING count, window_end`,
+        key,
+        by,
+        now + windowMs,
+        now,
+        now,
+      )
+      .toArray()[0]!;
+    this.scheduleSweep();
+    return { count: row.count, windowEnd: row.window_end };
+  }
+
+  /** The live count of `key` (0 when absent or its window ended). */
+  peek(key: string): { count: number; windowEnd: number } {
+    const row = this.sql
+      .exec<{ count: number; window_end: number }>(
+        "SELECT count, window_end FROM counters WHERE key = ? AND window_end > ?",
+        key,
+        Date.now(),
+      )
+      .toArray()[0];
+    return row ? { count: row.count, windowEnd: row.window_end } : { count: 0, windowEnd: 0 };
+  }
+
+  /** Removes a counter (a success resets a consecutive-failure count). */
+  clear(key: string): void {
+    this.sql.exec("DELETE FROM counters WHERE key = ?", key);
+  }
+
+  // ---- sign-in transactions (docs/signin.md "State machine"): one synchronous call per step ----
+
+  private readonly signin = new SigninMachine(
+    {
+      get: (key) => this.getEntry(key),
+      put: (key, value, ttlMs) => this.putEntry(key, value, ttlMs),
+      delete: (key) => void this.sql.exec("DELETE FROM entries WHERE key = ?", key),
+    },
+    { hit: (k, w, by) => this.hit(k, w, by), peek: (k) => this.peek(k), clear: (k) => this.clear(k) },
+  );
+
+  signinCreate(key: string, record: SigninRecord): void {
+    this.signin.create(key, record);
+  }
+
+  signinGet(key: string): SigninRecord | null {
+    return this.signin.get(key);
+  }
+
+  signinOpen(o: OpenRequest): OpenResult {
+    return this.signin.open(o);
+  }
+
+  signinAbandon(key: string, phoneKey: string, refundSend: boolean, limits: NumberLimits): void {
+    this.signin.abandon(key, phoneKey, refundSend, limits);
+  }
+
+  signinUnsend(key: string, phoneKey: string, limits: NumberLimits): SigninRecord | null {
+    return this.signin.unsend(key, phoneKey, limits);
+  }
+
+  signinSupersede(key: string, v: number, movedTo: string): { moved: boolean; record: SigninRecord | null } {
+    return this.signin.supersede(key, v, movedTo);
+  }
+
+  signinVerify(o: VerifyRequest): VerifyResult {
+    return this.signin.verify(o);
+  }
+
+  signinResend(o: ResendRequest): ResendResult {
+    return this.signin.resend(o);
+  }
+
+  signinFinish(key: string, from: readonly Step[]): { ended: boolean; record: SigninRecord | null } {
+    return this.signin.finish(key, from);
+  }
+
+  signinSetLang(key: string, lang: Lang): SigninRecord | null {
+    return this.signin.setLang(key, lang);
+  }
+
+  private scheduleSweep(): void {
+    // Fire-and-forget: storage writes are ordered, and an alarm already set is kept.
+    // A failure here is not the caller's: the next write schedules again.
+    void this.ctx.storage
+      .getAlarm()
+      .then((at) => {
+        if (at === null) return this.ctx.storage.setAlarm(Date.now() + SWEEP_MS);
+      })
+      .catch(() => {});
+  }
+
+  /** Deletes what has expired and retries any audit rows left; reschedules while anything is left. */
+  override async alarm(): Promise<void> {
+    await this.flushAudit().catch(() => {});
+    const now = Date.now();
+    this.sql.exec("DELETE FROM codes WHERE purge_at <= ?", now);
+    this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now);
+    this.sql.exec("DELETE FROM entries WHERE expires_at <= ?", now);
+    this.sql.exec("DELETE FROM counters WHERE window_end <= ?", now);
+    const left = this.sql
+      .exec<{ n: number }>(
+        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM audit_outbox) AS n",
+      )
+      .one().n;
+    if (left > 0) void this.ctx.storage.setAlarm(now + SWEEP_MS);
+  }
+}
+
+/** Why a request may not present this code at all (client, redirect, PKCE), or null. */
+function presenterRefusal(row: { client_id: string; challenge: string | null }, grant: CodeGrant, r: RedeemRequest): RedeemFailure | null {
+  if (row.client_id !== r.clientId) return "foreign_client";
+  if (r.redirectUri !== null && r.redirectUri !== grant.redirectUri) return "redirect_mismatch";
+  if (row.challenge !== null && r.verifierChallenge === null) return "pkce_missing";
+  if (row.challenge !== null && row.challenge !== r.verifierChallenge) return "pkce_mismatch";
+  if (row.challenge === null && r.verifierChallenge !== null) return "pkce_unexpected";
+  return null;
+}
+
+type OneTimeEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+
+const idCache = new Map<string, DurableObjectId>();
+
+function stubAt(env: OneTimeEnv, shard: number): DurableObjectStub<OneTimeStore> {
+  const name = `shard-${shard}`;
+  let id = idCache.get(name);
+  if (!id) {
+    id = env.ONE_TIME.idFromName(name);
+    idCache.set(name, id);
+  }
+  return env.ONE_TIME.get(id);
+}
+
+/** The shard of a random base64url value: its first character (uniform), masked to the shard count. */
+export function shardOf(value: string, shards: number): number {
+  const i = B64URL_ALPHABET.indexOf(value.charAt(0));
+  return i < 0 ? 0 : i & (shards - 1);
+}
+
+/** The object holding a random base64url value (code, token, transaction id). */
+export function storeFor(env: OneTimeEnv, value: string, shards: number): DurableObjectStub<OneTimeStore> {
+  return stubAt(env, shardOf(value, shards));
+}
+
+/** The object holding a non-random key (a phone number, an IP): spread by its hash. */
+export async function storeForKey(env: OneTimeEnv, key: string, shards: number): Promise<DurableObjectStub<OneTimeStore>> {
+  return stubAt(env, shardOf(await sha256(key), shards));
+}

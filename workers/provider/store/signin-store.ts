@@ -1,0 +1,327 @@
+// The sign-in state machine, storage side (docs/signin.md "State machine", docs/security.md).
+// A sign-in lives in one one-time-store object; from the identify step on, that is the object of
+// the phone number's counters. Every step is one synchronous call here, so the transaction, the
+// number it is for, the code's hash and attempts, and the number's counters change together or
+// not at all, and a request that loses a race changes nothing and learns the state that won.
+//
+// Invariants (tested in test/provider/authorize/race.test.ts and test/provider/store/signin-store.test.ts):
+// - a record at "verify" or "consent" names one number forever; its code's hash binds the
+//   transaction id and that number, so a code proves only the number it was sent to;
+// - each transition checks the step it starts from; two submissions of one step: one winner;
+// - a number's lock is decided in the same call that checks a code: once the limit of failures
+//   is reached nothing more is checked and nothing is accepted.
+
+import type { Telco } from "../authorize/carrier";
+import type { Lang } from "../authorize/i18n";
+
+export type Step = "identify" | "verify" | "consent" | "moved";
+export type Prompt = "login" | "select_account" | "none" | "N" | undefined;
+
+/** A sign-in transaction as stored (hashes only: no code, number or id in clear). */
+export interface SigninRecord {
+  /** Bumped by every change: the compare-and-set version of `supersede`. */
+  v: number;
+  clientId: string;
+  redirectUri: string;
+  state: string;
+  prompt: Prompt;
+  isHybrid: boolean;
+  lang: Lang;
+  /** Whether the authorize URL fixed the language (kept in a "start again" link). */
+  langGiven: boolean;
+  codeChallenge: string | null;
+  csrfHash: string;
+  browserHash: string;
+  createdAt: number;
+  expiresAt: number;
+  step: Step;
+  /** step "moved": the id of the record that continues this sign-in, masked with this one's id. */
+  movedTo?: string;
+  /** Set by the identify step; never changes afterwards. */
+  subscriber?: {
+    id: number;
+    telco: Telco;
+    /** SHA-256 of the number: the key of its counters and of the object holding the sign-in. */
+    phoneKey: string;
+    /** `010-****-5678`, shown on the verify page. */
+    masked: string;
+    /** Test numbers: SHA-256 of the fixed code (nothing is sent); null for real numbers. */
+    testOtpHash: string | null;
+  };
+  /** The one-time code: its hash (bound to this transaction and the number), tries, expiry. */
+  challenge?: { hash: string; attempts: number; expiresAt: number } | null;
+  autoLoginEligible?: boolean;
+  autoLoginOptIn?: boolean;
+}
+
+/** The number's limits, as configured (docs/signin.md "Limits"). */
+export interface NumberLimits {
+  otpMaxAttempts: number;
+  /** Consecutive failures from one network that lock that network out of the number. */
+  lockAfterFailures: number;
+  /** Consecutive failures from all networks that lock the number (NIST SP 800-63B-4: ≤ 100). */
+  numberLockAfterFailures: number;
+  lockMs: number;
+  failureMemoryMs: number;
+  resendCooldownMs: number;
+  sendsPerWindow: number;
+  sendWindowMs: number;
+}
+
+/** A refusal by a limit: which one, and when it lifts (epoch ms). */
+export interface Refusal {
+  limit: "ip" | "locked" | "cooldown" | "sends";
+  until: number;
+}
+
+/** Fixed-window counters of the object (OneTimeStore's `counters` table). */
+export interface Counters {
+  hit(key: string, windowMs: number, by?: number): { count: number; windowEnd: number };
+  peek(key: string): { count: number; windowEnd: number };
+  clear(key: string): void;
+}
+
+/** Where records are kept (OneTimeStore's `entries` table). */
+export interface Entries {
+  get(key: string): string | null;
+  put(key: string, value: string, ttlMs: number): void;
+  delete(key: string): void;
+}
+
+/** How long a record outlives its transaction, to show "expired" with a start-again link. */
+export const RETAIN_MS = 3600_000;
+
+const K = {
+  lock: (phone: string) => `lock:${phone}`,
+  fail: (phone: string) => `fail:${phone}`,
+  netLock: (phone: string, net: string) => `lock:${phone}:${net}`,
+  netFail: (phone: string, net: string) => `fail:${phone}:${net}`,
+  cool: (phone: string) => `cool:${phone}`,
+  sends: (phone: string) => `sends:${phone}`,
+} as const;
+
+export interface OpenRequest {
+  key: string;
+  /** The new record: step "verify", subscriber and challenge set. */
+  record: SigninRecord;
+  netKey: string;
+  /** A real number: takes a send (cooldown, sends per window). */
+  send: boolean;
+  limits: NumberLimits;
+}
+
+export type OpenResult = { result: "opened" | "exists" } | { result: "refused"; refusal: Refusal };
+
+export interface VerifyRequest {
+  key: string;
+  phoneKey: string;
+  netKey: string;
+  presented: string;
+  limits: NumberLimits;
+  /** Where a right code leads: the consent step, or the end (the record is deleted). */
+  next: "consent" | "done";
+  autoLoginOptIn: boolean;
+}
+
+export type VerifyResult =
+  | { result: "ok"; record: SigninRecord }
+  | { result: "wrong"; left: number; refusal: Refusal | null; record: SigninRecord }
+  | { result: "exhausted" | "expired" | "absent"; record: SigninRecord }
+  | { result: "refused"; refusal: Refusal; record: SigninRecord }
+  | { result: "conflict"; record: SigninRecord | null };
+
+export interface ResendRequest {
+  key: string;
+  phoneKey: string;
+  netKey: string;
+  hash: string;
+  otpTtlMs: number;
+  send: boolean;
+  limits: NumberLimits;
+}
+
+export type ResendResult =
+  | { result: "ok"; record: SigninRecord }
+  | { result: "refused"; refusal: Refusal; record: SigninRecord }
+  | { result: "conflict"; record: SigninRecord | null };
+
+/** The sign-in transitions over one object's entries and counters. Each method is synchronous. */
+export class SigninMachine {
+  constructor(
+    private readonly entries: Entries,
+    private readonly counters: Counters,
+  ) {}
+
+  get(key: string): SigninRecord | null {
+    const raw = this.entries.get(key);
+    return raw === null ? null : (JSON.parse(raw) as SigninRecord);
+  }
+
+  private save(key: string, r: SigninRecord): void {
+    this.entries.put(key, JSON.stringify(r), Math.max(1, r.expiresAt - Date.now()) + RETAIN_MS);
+  }
+
+  /** A new transaction at its first step. */
+  create(key: string, record: SigninRecord): void {
+    this.save(key, record);
+  }
+
+  /** The lock of a number as seen from one network: the number's own, else the network's. */
+  private lockOf(phoneKey: string, netKey: string): Refusal | null {
+    for (const k of [K.lock(phoneKey), K.netLock(phoneKey, netKey)]) {
+      const l = this.counters.peek(k);
+      if (l.count > 0) return { limit: "locked", until: l.windowEnd };
+    }
+    return null;
+  }
+
+  /** Refuses inside the cooldown or past the sends of the window; takes a send otherwise. */
+  private takeSend(phoneKey: string, limits: NumberLimits): Refusal | null {
+    const cool = this.counters.peek(K.cool(phoneKey));
+    if (limits.resendCooldownMs > 0 && cool.count > 0) return { limit: "cooldown", until: cool.windowEnd };
+    const sends = this.counters.peek(K.sends(phoneKey));
+    if (sends.count >= limits.sendsPerWindow) return { limit: "sends", until: sends.windowEnd };
+    if (limits.resendCooldownMs > 0) this.counters.hit(K.cool(phoneKey), limits.resendCooldownMs);
+    this.counters.hit(K.sends(phoneKey), limits.sendWindowMs);
+    return null;
+  }
+
+  /**
+   * The identify step's half in the number's object: the continuing record, opened unless the
+   * number is locked for this network or a send is refused. Its key derives from the previous
+   * record's id and the number, so a repeated submission finds it ("exists") and sends nothing.
+   */
+  open(o: OpenRequest): OpenResult {
+    const phoneKey = o.record.subscriber!.phoneKey;
+    const have = this.get(o.key);
+    if (have && have.step !== "moved" && have.subscriber?.phoneKey === phoneKey) return { result: "exists" };
+    const locked = this.lockOf(phoneKey, o.netKey);
+    if (locked) return { result: "refused", refusal: locked };
+    if (o.send) {
+      const refused = this.takeSend(phoneKey, o.limits);
+      if (refused) return { result: "refused", refusal: refused };
+    }
+    this.save(o.key, o.record);
+    return { result: "opened" };
+  }
+
+  /** Undoes `open` for a request that lost the race to move the previous record: nothing stays. */
+  abandon(key: string, phoneKey: string, refundSend: boolean, limits: NumberLimits): void {
+    const have = this.get(key);
+    if (!have || have.subscriber?.phoneKey !== phoneKey) return;
+    this.entries.delete(key);
+    if (refundSend) this.refundSend(phoneKey, limits);
+  }
+
+  /** A code that could not be sent: withdrawn, and its send given back so a resend works at once. */
+  unsend(key: string, phoneKey: string, limits: NumberLimits): SigninRecord | null {
+    const r = this.get(key);
+    if (!r || r.step !== "verify" || r.subscriber?.phoneKey !== phoneKey) return r;
+    const next: SigninRecord = { ...r, v: r.v + 1, challenge: null };
+    this.save(key, next);
+    this.refundSend(phoneKey, limits);
+    return next;
+  }
+
+  private refundSend(phoneKey: string, limits: NumberLimits): void {
+    if (this.counters.peek(K.sends(phoneKey)).count > 0) this.counters.hit(K.sends(phoneKey), limits.sendWindowMs, -1);
+    this.counters.clear(K.cool(phoneKey));
+  }
+
+  /**
+   * The identify step's half in the previous record's object: marks it moved to the record that
+   * continues the sign-in, if nobody changed it since version `v`. Returns the record as it is now.
+   */
+  supersede(key: string, v: number, movedTo: string): { moved: boolean; record: SigninRecord | null } {
+    const r = this.get(key);
+    if (!r || r.v !== v || r.step === "moved" || r.expiresAt <= Date.now()) return { moved: false, record: r };
+    const next: SigninRecord = { ...r, v: r.v + 1, step: "moved", movedTo, challenge: null };
+    this.save(key, next);
+    return { moved: true, record: next };
+  }
+
+  /**
+   * One code entry. Refused unlocked-first: a locked number (or network) checks nothing. A wrong
+   * code counts against the code's tries, the network's and the number's consecutive failures,
+   * and locks when a limit is reached; a right one is used once and moves the sign-in on.
+   */
+  verify(o: VerifyRequest): VerifyResult {
+    const r = this.get(o.key);
+    const now = Date.now();
+    if (!r || r.step !== "verify" || r.subscriber?.phoneKey !== o.phoneKey || r.expiresAt <= now) {
+      return { result: "conflict", record: r };
+    }
+    const locked = this.lockOf(o.phoneKey, o.netKey);
+    if (locked) return { result: "refused", refusal: locked, record: r };
+    const c = r.challenge;
+    if (!c) return { result: "absent", record: r };
+    if (c.expiresAt <= now) return { result: "expired", record: r };
+    if (c.attempts >= o.limits.otpMaxAttempts) return { result: "exhausted", record: r };
+    if (c.hash !== o.presented) {
+      const next: SigninRecord = { ...r, v: r.v + 1, challenge: { ...c, attempts: c.attempts + 1 } };
+      this.save(o.key, next);
+      return { result: "wrong", left: o.limits.otpMaxAttempts - c.attempts - 1, refusal: this.countFailure(o), record: next };
+    }
+    this.counters.clear(K.netFail(o.phoneKey, o.netKey));
+    this.counters.clear(K.fail(o.phoneKey));
+    if (o.next === "done") {
+      this.entries.delete(o.key);
+      return { result: "ok", record: { ...r, challenge: null } };
+    }
+    const next: SigninRecord = { ...r, v: r.v + 1, step: "consent", challenge: null, autoLoginOptIn: o.autoLoginOptIn };
+    this.save(o.key, next);
+    return { result: "ok", record: next };
+  }
+
+  private countFailure(o: VerifyRequest): Refusal | null {
+    const { limits } = o;
+    const net = this.counters.hit(K.netFail(o.phoneKey, o.netKey), limits.failureMemoryMs);
+    const all = this.counters.hit(K.fail(o.phoneKey), limits.failureMemoryMs);
+    let refusal: Refusal | null = null;
+    if (all.count >= limits.numberLockAfterFailures) {
+      const l = this.counters.hit(K.lock(o.phoneKey), limits.lockMs);
+      this.counters.clear(K.fail(o.phoneKey));
+      refusal = { limit: "locked", until: l.windowEnd };
+    }
+    if (net.count >= limits.lockAfterFailures) {
+      const l = this.counters.hit(K.netLock(o.phoneKey, o.netKey), limits.lockMs);
+      this.counters.clear(K.netFail(o.phoneKey, o.netKey));
+      refusal ??= { limit: "locked", until: l.windowEnd };
+    }
+    return refusal;
+  }
+
+  /** A new code for the same number: lock and send limits apply; the tries start again. */
+  resend(o: ResendRequest): ResendResult {
+    const r = this.get(o.key);
+    const now = Date.now();
+    if (!r || r.step !== "verify" || r.subscriber?.phoneKey !== o.phoneKey || r.expiresAt <= now) {
+      return { result: "conflict", record: r };
+    }
+    const refusal = this.lockOf(o.phoneKey, o.netKey) ?? (o.send ? this.takeSend(o.phoneKey, o.limits) : null);
+    if (refusal) return { result: "refused", refusal, record: r };
+    const next: SigninRecord = { ...r, v: r.v + 1, challenge: { hash: o.hash, attempts: 0, expiresAt: now + o.otpTtlMs } };
+    this.save(o.key, next);
+    return { result: "ok", record: next };
+  }
+
+  /**
+   * Ends the sign-in from one of `from` (consent agreed, cancelled): the record is deleted and
+   * returned; null with the current record when it is elsewhere or gone.
+   */
+  finish(key: string, from: readonly Step[]): { ended: boolean; record: SigninRecord | null } {
+    const r = this.get(key);
+    if (!r || !from.includes(r.step) || r.expiresAt <= Date.now()) return { ended: false, record: r };
+    this.entries.delete(key);
+    return { ended: true, record: r };
+  }
+
+  /** The page language, whatever the step (it changes nothing a step depends on). */
+  setLang(key: string, lang: Lang): SigninRecord | null {
+    const r = this.get(key);
+    if (!r || r.step === "moved") return r;
+    const next: SigninRecord = { ...r, lang };
+    this.save(key, next);
+    return next;
+  }
+}

@@ -1,0 +1,87 @@
+// POST /oauth2/token (spec §4.2, §5; DESIGN.md §4.1-4.3, §4.7).
+
+import { providerConfig, type Env, type ProviderConfig } from "../../core/config";
+import { pkceS256, sha256 } from "../../core/crypto";
+import { tokenForCode } from "../codes";
+import { E } from "../../core/errors";
+import { json, parseBasic, readParams, type Params } from "../../core/http";
+import { storeFor } from "../store/one-time-store";
+import { authenticateClient, type AuthenticatedClient } from "../store/registry";
+import type { RequestContext, Route } from "../../core/router";
+
+const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
+
+/**
+ * Client authentication (spec §5): Basic wins; parameters are the fallback. A parameter client_id
+ * that differs from the Basic one is refused (DESIGN.md §4.7).
+ */
+async function authenticate(req: Request, env: Env, cfg: ProviderConfig, params: Params): Promise<AuthenticatedClient> {
+  const basic = parseBasic(req.headers.get("Authorization"));
+  if (basic.kind === "malformed") throw E.badClient("token", basic.reason);
+  const paramId = params.get("client_id");
+  let id: string | undefined;
+  let secret: string | undefined;
+  if (basic.kind === "basic") {
+    if (paramId !== undefined && paramId !== basic.id) throw E.badClient("token", "client_id differs from Basic");
+    id = basic.id || undefined;
+    secret = basic.secret;
+  } else {
+    id = paramId;
+    secret = params.get("client_secret");
+  }
+  if (id === undefined) throw E.clientMissing("token");
+  if (!secret) throw E.badClient("token", "no secret");
+  return authenticateClient(env, id, secret, "token", cfg.clientCacheMs);
+}
+
+function requireGrantType(params: Params): void {
+  if (params.require("grant_type") !== "authorization_code") throw E.invalid("grant_type");
+}
+
+async function verifierChallenge(params: Params): Promise<string | null> {
+  const v = params.get("code_verifier");
+  if (v === undefined) return null;
+  if (!VERIFIER_SHAPE.test(v)) throw E.invalid("code_verifier");
+  return pkceS256(v);
+}
+
+async function token(req: Request, env: Env, rc: RequestContext): Promise<Response> {
+  const cfg = providerConfig(env);
+  const params = await readParams(req, rc.url, cfg.maxBodyBytes);
+  const auth = await authenticate(req, env, cfg, params);
+  const clientId = auth.client.clientId;
+  rc.log.clientId = clientId;
+  requireGrantType(params);
+  const code = params.require("code");
+  const challenge = await verifierChallenge(params);
+  const redirectUri = cfg.tokenErrorStyle === "rfc6749" ? (params.get("redirect_uri") ?? null) : null;
+  if (!CODE_SHAPE.test(code)) throw E.invalidCode(cfg.tokenErrorStyle, code, "malformed code");
+
+  const accessToken = tokenForCode(code);
+  const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(accessToken)]);
+  const result = await storeFor(env, code, cfg.oneTimeShards).redeemCode({
+    codeHash,
+    clientId,
+    verifierChallenge: challenge,
+    redirectUri,
+    tokenHash,
+    tokenTtlMs: cfg.accessTokenTtlSeconds * 1000,
+    secretId: auth.secretId,
+  });
+  // The store audits the redemption itself (code.redeemed / code.refused), batched into D1.
+  if (!result.ok) throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);
+
+  // spec §2.3 / reference-notes: number expires_in, lower-case bearer, no `error` key on success;
+  // state echoes the token request's own state when sent (never validated here).
+  const body: Record<string, string | number> = {
+    access_token: accessToken,
+    token_type: "bearer",
+    expires_in: cfg.accessTokenTtlSeconds,
+  };
+  const state = params.get("state");
+  if (state !== undefined) body.state = state;
+  return json(body);
+}
+
+export const routes: Route<Env>[] = [{ method: "POST", path: "/oauth2/token", handler: token }];

@@ -1,4 +1,0 @@
-import { createWorker } from "../core/router";
-import { routes } from "./routes";
-
-export default createWorker("token", routes);
