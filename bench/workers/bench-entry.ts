@@ -14,11 +14,12 @@ import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import { providerConfig, type Env } from "../../workers/core/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/provider/store/one-time-store";
-import { clientSecrets, recordConsent, subscriberByPhone, IDENTITY_ITEMS } from "../../workers/provider/store/registry";
+import { clientSecrets, recordConsent, subscriberByPhone } from "../../workers/provider/store/registry";
 import { createPkce } from "../../workers/kit/client";
 import { rpConfig } from "../../workers/kit/config";
 import { putState } from "../../workers/kit/store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
+import { IDENTITY_ITEMS } from "../../workers/core/spec";
 
 export { OneTimeStore };
 

@@ -4,6 +4,7 @@
 
 import type { SubscriberInput } from "./store";
 import { E } from "../core/errors";
+import { MOBILE_NUMBER } from "../core/spec";
 
 export const COLUMNS = ["telcoCd", "phoneNo", "name", "gender", "birth", "foreign", "ci"] as const;
 type Column = (typeof COLUMNS)[number];
@@ -110,7 +111,7 @@ export function validateRow(raw: Partial<Record<Column, unknown>>, today: string
   const telco = text.telcoCd!.toUpperCase();
   if (telco !== "S" && telco !== "K" && telco !== "L") return "telcoCd must be S, K or L";
   const phone = text.phoneNo!.replace(/[-\s]/g, "");
-  if (!/^01[016789]\d{7,8}$/.test(phone)) return "phoneNo must be a mobile number: 01X then 7 or 8 digits";
+  if (!MOBILE_NUMBER.test(phone)) return "phoneNo must be a mobile number: 01X then 7 or 8 digits";
   const name = text.name!.normalize("NFC");
   if (name.length > 100) return "name must be at most 100 characters";
   if (/[\x00-\x1f\x7f]/.test(name)) return "name must not contain control characters";

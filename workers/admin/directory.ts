@@ -5,7 +5,7 @@ import type { AdminConfig } from "./config";
 import { countSubscribers, deleteSubscriber, upsertSubscribers } from "./store";
 import type { Env } from "../core/config";
 import { E } from "../core/errors";
-import { json, readBodyText } from "../core/http";
+import { json, mediaType, readBodyText } from "../core/http";
 import { audit } from "../provider/store/registry";
 import type { RequestContext } from "../core/router";
 import { parseImport } from "./directory-input";
@@ -14,7 +14,7 @@ import { parseImport } from "./directory-input";
 const MAX_REPORTED_REJECTIONS = 1000;
 
 function importFormat(req: Request): "csv" | "json" {
-  const type = (req.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const type = mediaType(req);
   if (type === "text/csv") return "csv";
   if (type === "application/json") return "json";
   throw E.invalidBecause("Content-Type", "send text/csv or application/json");

@@ -5,7 +5,7 @@ import { adminConfig, type AdminConfig } from "./config";
 import type { Env } from "../core/config";
 import { constantTimeEqual } from "../core/crypto";
 import { E } from "../core/errors";
-import { parseBearer, readBodyText } from "../core/http";
+import { mediaType, parseBearer, readBodyText } from "../core/http";
 import type { Handler, RequestContext, Route } from "../core/router";
 
 /**
@@ -20,10 +20,6 @@ export async function requireAdmin(req: Request, env: Env): Promise<AdminConfig>
   if (given === undefined) throw E.authFailed("admin: no bearer token");
   if (!(await constantTimeEqual(given, cfg.token))) throw E.authFailed("admin: wrong token");
   return cfg;
-}
-
-function mediaType(req: Request): string {
-  return (req.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
 /** The request body as a JSON object; an empty body is `{}`. Other media types are refused. */

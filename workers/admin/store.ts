@@ -1,7 +1,8 @@
 // D1 access for the admin API (issue 5): client registration and secret rotation, the carrier
 // directory import, and audit paging. Tables are those of migrations/0001_init.sql (docs/storage.md).
 
-import { toClient, type Client, type ClientRow, type IdentityItem, type Subscriber } from "../provider/store/registry";
+import { toClient, type Client, type ClientRow, type Subscriber } from "../provider/store/registry";
+import { type IdentityItem } from "../core/spec";
 
 type DbEnv = { DB: D1Database };
 

@@ -3,12 +3,11 @@
 
 import type { ClientPatch } from "./store";
 import { E } from "../core/errors";
-import { IDENTITY_ITEMS, isIdentityItem, type IdentityItem } from "../provider/store/registry";
+import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "../core/spec";
 
 export const MAX_REDIRECT_URIS = 20;
 const MAX_URI_LENGTH = 2048;
 const MAX_NAME_LENGTH = 100;
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 /** Schemes that are never an app's callback (script, local files, other protocols). */
 const REFUSED_SCHEMES = new Set(["javascript", "data", "file", "blob", "vbscript", "about", "filesystem", "ftp", "ws", "wss", "mailto", "tel", "sms"]);
 

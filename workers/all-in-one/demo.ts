@@ -5,8 +5,8 @@ import type { RpEnv } from "../kit/config";
 import { html, type SafeHtml } from "../core/html";
 import { kitPage } from "../kit/pages";
 import { currentSession, flatUser, type KitUser } from "../kit/sessions";
-import type { IdentityItem } from "../provider/store/registry";
 import type { Route } from "../core/router";
+import { type IdentityItem } from "../core/spec";
 
 const LABELS: Record<IdentityItem, [string, string]> = {
   name: ["이름", "Name"],

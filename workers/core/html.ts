@@ -100,27 +100,3 @@ export function pageHeaders(opts: PageOptions): Headers {
 export function htmlResponse(body: SafeHtml, opts: PageOptions): Response {
   return new Response("<!doctype html>\n" + body.value, { status: opts.status ?? 200, headers: pageHeaders(opts) });
 }
-
-export interface CookieOptions {
-  maxAgeSeconds?: number;
-  sameSite?: "Lax" | "Strict";
-}
-
-/** A `__Host-` cookie: Secure, Path=/, no Domain, HttpOnly (RFC 6265bis §4.1.3.2). */
-export function hostCookie(name: string, value: string, opts: CookieOptions = {}): string {
-  const parts = [`__Host-${name}=${value}`, "Path=/", "Secure", "HttpOnly", `SameSite=${opts.sameSite ?? "Lax"}`];
-  if (opts.maxAgeSeconds !== undefined) parts.push(`Max-Age=${opts.maxAgeSeconds}`);
-  return parts.join("; ");
-}
-
-/** The value of a cookie in the request's Cookie header, or undefined. */
-export function readCookie(req: Request, name: string): string | undefined {
-  const header = req.headers.get("Cookie");
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const i = part.indexOf("=");
-    if (i < 0) continue;
-    if (part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
-  }
-  return undefined;
-}

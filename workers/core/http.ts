@@ -98,9 +98,9 @@ function utf8Text(bytes: Uint8Array): string {
   }
 }
 
-/** True for `application/x-www-form-urlencoded` with any parameters (charset etc.). */
-function isForm(contentType: string | null): boolean {
-  return contentType !== null && contentType.split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
+/** The request's media type: `Content-Type` without its parameters, lower case; "" when absent. */
+export function mediaType(req: Request): string {
+  return (req.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
 /**
@@ -113,8 +113,8 @@ export async function readParams(req: Request, url: URL, maxBytes: number): Prom
   if (req.method !== "GET" && req.method !== "HEAD") {
     const text = await readBodyText(req, maxBytes);
     if (text.length > 0) {
-      const ct = req.headers.get("Content-Type");
-      if (ct !== null && !isForm(ct)) throw E.invalid("Content-Type", "body is not a form");
+      const type = mediaType(req);
+      if (req.headers.has("Content-Type") && type !== "application/x-www-form-urlencoded") throw E.invalid("Content-Type", "body is not a form");
       collect(values, new URLSearchParams(text));
     }
   }
@@ -199,4 +199,25 @@ export function rateLimitNetwork(ip: string): string {
  */
 export function clientNetwork(req: Request): string {
   return rateLimitNetwork(req.headers.get("CF-Connecting-IP") ?? "127.0.0.1");
+}
+
+/**
+ * A redirect that is never cached (it may carry a code, a state or set a cookie). The provider's
+ * redirects to apps send no Referer at all; the kit's stay same-origin (a `no-referrer` page makes
+ * Chromium post `Origin: null`, which the kit's POST check refuses).
+ */
+export function redirect(
+  status: 302 | 303 | 308,
+  location: string,
+  opts: { cookies?: readonly string[]; referrer?: "no-referrer" | "same-origin" } = {},
+): Response {
+  const headers = new Headers({
+    Location: location,
+    "Cache-Control": "no-store",
+    Pragma: "no-cache",
+    "Referrer-Policy": opts.referrer ?? "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+  });
+  for (const c of opts.cookies ?? []) headers.append("Set-Cookie", c);
+  return new Response(null, { status, headers });
 }

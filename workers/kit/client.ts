@@ -11,7 +11,7 @@
 
 import { bytesToBase64, decryptField, pkceS256, randomToken, utf8 } from "../core/crypto";
 import { readStreamCapped } from "../core/http";
-import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem } from "../provider/store/registry";
+import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem, type YN } from "../core/spec";
 
 /** Anything with a Fetcher's `fetch`: a service binding, or an in-process stand-in. */
 export interface ProviderFetcher {
@@ -64,7 +64,6 @@ export class RpClientError extends Error {
   }
 }
 
-export type YN = "Y" | "N";
 
 /** A user record (spec §2.1) with every encrypted item decrypted. Absent items were not agreed. */
 export type ProviderUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN } & Partial<Record<IdentityItem, string>>;

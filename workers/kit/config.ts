@@ -4,6 +4,7 @@
 
 import { ConfigError, boolVar, enumVar, intVar, requiredVar } from "../core/config";
 import { base64ToBytes, fieldKeyBytes, importSealKey } from "../core/crypto";
+import { LOOPBACK_HOSTS } from "../core/spec";
 import type { ProviderFetcher, RpClientConfig } from "./client";
 
 /** The kit's environment: a KV namespace, an optional service binding, and variables. */
@@ -44,7 +45,6 @@ export interface RpConfig {
 
 type Vars = Record<string, unknown>;
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** An absolute https URL (http only for loopback: spec §1 "HTTPS only", dev on localhost). */
 function urlVar(env: Vars, name: string, value?: string): URL {
@@ -55,7 +55,7 @@ function urlVar(env: Vars, name: string, value?: string): URL {
   } catch {
     throw new ConfigError(name, "must be an absolute URL");
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK.has(url.hostname))) {
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) {
     throw new ConfigError(name, "must be an https URL (http only for localhost)");
   }
   if (url.username || url.password) throw new ConfigError(name, "must not carry credentials");

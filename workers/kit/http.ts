@@ -2,22 +2,12 @@
 // check, the Origin check on POSTs, the dev host redirect.
 
 import { E } from "../core/errors";
-import { hostCookie, readCookie } from "../core/html";
+import { redirect } from "../core/http";
 
 /** Binds a state to the browser that started the login (sent as `__Host-rp_state`). */
 export const BINDING_COOKIE = "rp_state";
 /** The browser session (sent as `__Host-rp_session`). */
 export const SESSION_COOKIE = "rp_session";
-
-/** A kit cookie, `__Host-` prefixed: HttpOnly, Secure, SameSite=Lax, Path=/ (DESIGN.md §4.6). Max-Age 0 clears it. */
-export function kitCookie(name: string, value: string, maxAgeSeconds: number): string {
-  return hostCookie(name, value, { maxAgeSeconds });
-}
-
-/** The value of a kit cookie in the request, or undefined. */
-export function readKitCookie(req: Request, name: string): string | undefined {
-  return readCookie(req, `__Host-${name}`);
-}
 
 const MAX_RETURN_TO = 2048;
 
@@ -62,9 +52,7 @@ export function wantsHtml(req: Request): boolean {
   return (req.headers.get("Accept") ?? "").includes("text/html");
 }
 
-/** A redirect that is never cached (it may carry a state or set a cookie). */
-export function redirect(status: 302 | 303, location: string, cookies: string[] = []): Response {
-  const headers = new Headers({ Location: location, "Cache-Control": "no-store", "Referrer-Policy": "same-origin" });
-  for (const c of cookies) headers.append("Set-Cookie", c);
-  return new Response(null, { status, headers });
+/** The kit's redirects: never cached, Referer kept same-origin (core/http.ts `redirect`). */
+export function kitRedirect(status: 302 | 303, location: string, cookies: readonly string[] = []): Response {
+  return redirect(status, location, { cookies, referrer: "same-origin" });
 }

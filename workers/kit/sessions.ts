@@ -1,10 +1,11 @@
 // Logins and sessions of the relying-party kit, shared by /auth/callback (browsers) and
 // /auth/token (native apps), and read by /auth/me, /auth/logout, /auth/disconnect and the demo.
 
+import { readHostCookie } from "../core/cookies";
 import { parseBearer } from "../core/http";
-import { exchangeCode, readUser, type ProviderUser, type YN } from "./client";
+import { exchangeCode, readUser, type ProviderUser } from "./client";
 import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "./config";
-import { readKitCookie, SESSION_COOKIE } from "./http";
+import { SESSION_COOKIE } from "./http";
 import {
   createSession,
   endSession,
@@ -16,7 +17,7 @@ import {
   type SessionRecord,
   type StoredIdentity,
 } from "./store";
-import { IDENTITY_ITEMS, type IdentityItem } from "../provider/store/registry";
+import { IDENTITY_ITEMS, type IdentityItem, type YN } from "../core/spec";
 
 /** What /auth/me and /auth/token answer (DESIGN.md §4.7): flat, the spec's item names, decrypted. */
 export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; loginAt: string } & Partial<Record<IdentityItem, string>>;
@@ -96,7 +97,7 @@ export interface CurrentSession {
 export function sessionClaim(req: Request): { id: string; kind: SessionKind } | null {
   const bearer = parseBearer(req.headers.get("Authorization"));
   if (bearer !== undefined) return { id: bearer, kind: "token" };
-  const cookie = readKitCookie(req, SESSION_COOKIE);
+  const cookie = readHostCookie(req, SESSION_COOKIE);
   return cookie !== undefined ? { id: cookie, kind: "cookie" } : null;
 }
 

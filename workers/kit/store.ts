@@ -7,8 +7,8 @@
 // deleted session or identity may still be readable for up to 60 s in other locations.
 
 import { constantTimeEqual, randomToken, seal, sha256, unseal } from "../core/crypto";
-import type { ProviderUser, YN } from "./client";
-import { IDENTITY_ITEMS, type IdentityItem } from "../provider/store/registry";
+import { IDENTITY_ITEMS, isRandomValue, type IdentityItem, type YN } from "../core/spec";
+import type { ProviderUser } from "./client";
 
 type KvEnv = { RP_KV: KVNamespace };
 
@@ -19,8 +19,6 @@ const KEY = {
   rate: (ipHash: string, window: number) => `rate:token:${ipHash}:${window}`,
 } as const;
 
-/** 256-bit base64url values: states, binding cookies, session ids. */
-export const RANDOM_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 // ---- state nonces (/auth/login → /auth/callback) ----
 
@@ -43,7 +41,7 @@ export async function putState(env: KvEnv, state: string, pending: PendingLogin,
 
 /** Reads and deletes a state at once (DESIGN.md §4.6): a state is good for one callback only. */
 export async function takeState(env: KvEnv, state: string): Promise<PendingLogin | null> {
-  if (!RANDOM_SHAPE.test(state)) return null;
+  if (!isRandomValue(state)) return null;
   const key = KEY.state(await sha256(state));
   const v = await env.RP_KV.get<PendingLogin>(key, "json");
   if (v) await env.RP_KV.delete(key);
@@ -52,7 +50,7 @@ export async function takeState(env: KvEnv, state: string): Promise<PendingLogin
 
 /** True when the cookie is the one the state was bound to (compared in constant time). */
 export async function bindingMatches(pending: PendingLogin, cookie: string | undefined): Promise<boolean> {
-  if (cookie === undefined || !RANDOM_SHAPE.test(cookie)) return false;
+  if (cookie === undefined || !isRandomValue(cookie)) return false;
   return constantTimeEqual(await sha256(cookie), pending.bindingHash);
 }
 
@@ -79,14 +77,14 @@ export async function createSession(env: KvEnv, record: SessionRecord, ttlSecond
 
 /** The session of `id` if it exists, is of `kind` and has not outlived `ttlSeconds`. */
 export async function readSession(env: KvEnv, id: string, kind: SessionKind, ttlSeconds: number, now = Date.now()): Promise<SessionRecord | null> {
-  if (!RANDOM_SHAPE.test(id)) return null;
+  if (!isRandomValue(id)) return null;
   const s = await env.RP_KV.get<SessionRecord>(KEY.session(await sha256(id)), "json");
   if (!s || s.kind !== kind || now - s.loginAt > ttlSeconds * 1000) return null;
   return s;
 }
 
 export async function endSession(env: KvEnv, id: string): Promise<void> {
-  if (!RANDOM_SHAPE.test(id)) return;
+  if (!isRandomValue(id)) return;
   await env.RP_KV.delete(KEY.session(await sha256(id)));
 }
 

@@ -2,13 +2,15 @@
 // normalisation, the SMS senders (signed webhook, dev outbox and its page).
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { d1Directory, maskPhone, normalizeName, normalizePhone } from "../../../workers/provider/authorize/carrier";
+import { d1Directory, maskPhone, normalizeName } from "../../../workers/provider/authorize/carrier";
 import { hmacSha256Hex } from "../../../workers/core/crypto";
-import { cspSourceFor, escapeHtml, hostCookie, html, raw } from "../../../workers/core/html";
+import { hostCookie } from "../../../workers/core/cookies";
+import { cspSourceFor, escapeHtml, html, raw } from "../../../workers/core/html";
 import { pickLang, t } from "../../../workers/provider/authorize/i18n";
 import { outboxSender, readOutbox, signWebhook, webhookSender } from "../../../workers/provider/authorize/sms";
 import { call, SMITH } from "../../support/helpers";
 import { alertText, Browser } from "../../support/signin";
+import { normalizePhone } from "../../../workers/core/spec";
 
 describe("core/html", () => {
   it("escapes every interpolation, keeps SafeHtml, joins arrays and drops null/false", () => {

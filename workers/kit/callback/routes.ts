@@ -2,12 +2,13 @@
 // cookie and is deleted at once; only then is the code exchanged. Failures are pages: 400 for the
 // request (bad state, `error` callback), 502 when the service fails.
 
+import { hostCookie, readHostCookie } from "../../core/cookies";
 import { ApiError } from "../../core/errors";
 import { readParams, type Params } from "../../core/http";
 import { RpClientError } from "../client";
 import { rpConfig, type RpEnv } from "../config";
 import { callbackFailurePage, type CallbackFailure } from "../pages";
-import { BINDING_COOKIE, kitCookie, readKitCookie, redirect, SESSION_COOKIE } from "../http";
+import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http";
 import { loginWithCode } from "../sessions";
 import { bindingMatches, takeState, type PendingLogin } from "../store";
 import type { RequestContext, Route } from "../../core/router";
@@ -35,7 +36,7 @@ async function takePendingLogin(req: Request, env: RpEnv, params: Params, ttlSec
   const pending = await takeState(env, state);
   if (!pending) throw new CallbackRefused("state", "unknown, replayed or expired state");
   if (Date.now() - pending.created > ttlSeconds * 1000) throw new CallbackRefused("state", "expired state");
-  if (!(await bindingMatches(pending, readKitCookie(req, BINDING_COOKIE)))) {
+  if (!(await bindingMatches(pending, readHostCookie(req, BINDING_COOKIE)))) {
     throw new CallbackRefused("state", "state bound to another browser (cookie mismatch)");
   }
   return pending;
@@ -60,13 +61,13 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
       kind: "cookie",
       // An automatic login with no stored identity: ask once more, interactively, to receive it.
       allowRelogin: pending.prompt !== cfg.reloginPrompt,
-      ...(readKitCookie(req, SESSION_COOKIE) !== undefined ? { previousSessionId: readKitCookie(req, SESSION_COOKIE)! } : {}),
+      ...(readHostCookie(req, SESSION_COOKIE) !== undefined ? { previousSessionId: readHostCookie(req, SESSION_COOKIE)! } : {}),
     });
     if (outcome.kind === "relogin") {
       rc.log.cause = "automatic login without a stored identity: relogin";
-      return redirect(303, `/auth/login?${new URLSearchParams({ return_to: pending.returnTo, prompt: cfg.reloginPrompt })}`);
+      return kitRedirect(303, `/auth/login?${new URLSearchParams({ return_to: pending.returnTo, prompt: cfg.reloginPrompt })}`);
     }
-    return redirect(303, pending.returnTo, [kitCookie(SESSION_COOKIE, outcome.sessionId, cfg.sessionTtlSeconds)]);
+    return kitRedirect(303, pending.returnTo, [hostCookie(SESSION_COOKIE, outcome.sessionId, { maxAgeSeconds: cfg.sessionTtlSeconds })]);
   } catch (err) {
     if (err instanceof CallbackRefused) {
       rc.log.cause = err.reason;

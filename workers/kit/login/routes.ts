@@ -1,13 +1,15 @@
 // GET /auth/login (DESIGN.md §4.6, §4.7): a 256-bit state in KV bound to a browser cookie, then
 // 302 to the service's authorization request (spec §4.1).
 
+import { hostCookie, readHostCookie } from "../../core/cookies";
 import { randomToken, sha256 } from "../../core/crypto";
 import { E } from "../../core/errors";
 import { readParams, type Params } from "../../core/http";
 import { authorizationUrl, createPkce } from "../client";
 import { rpConfig, type RpConfig, type RpEnv } from "../config";
-import { BINDING_COOKIE, kitCookie, readKitCookie, redirect, safeReturnTo } from "../http";
-import { putState, RANDOM_SHAPE, type PendingLogin } from "../store";
+import { BINDING_COOKIE, kitRedirect, safeReturnTo } from "../http";
+import { isRandomValue } from "../../core/spec";
+import { putState, type PendingLogin } from "../store";
 import type { RequestContext, Route } from "../../core/router";
 
 const PROMPT_SHAPE = /^[A-Za-z0-9_ -]{1,32}$/;
@@ -15,7 +17,7 @@ const PROMPT_SHAPE = /^[A-Za-z0-9_ -]{1,32}$/;
 /** The `__Host-` cookies belong to one host: a login started on another name moves there first. */
 function onPublicOrigin(cfg: RpConfig, url: URL): Response | undefined {
   if (url.origin === cfg.publicOrigin) return undefined;
-  return redirect(302, cfg.publicOrigin + url.pathname + url.search);
+  return kitRedirect(302, cfg.publicOrigin + url.pathname + url.search);
 }
 
 interface LoginRequest {
@@ -46,8 +48,8 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   if (moved) return moved;
   const lr = loginRequest(await readParams(req, rc.url, 8192), cfg);
   // One binding per browser, reused while valid, so logins started in two tabs both complete.
-  const existing = readKitCookie(req, BINDING_COOKIE);
-  const binding = existing !== undefined && RANDOM_SHAPE.test(existing) ? existing : randomToken(32);
+  const existing = readHostCookie(req, BINDING_COOKIE);
+  const binding = isRandomValue(existing) ? existing : randomToken(32);
   const state = randomToken(32);
   const pkce = cfg.pkce ? await createPkce() : undefined;
   const pending: PendingLogin = { bindingHash: await sha256(binding), returnTo: lr.returnTo, created: Date.now() };
@@ -65,7 +67,7 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
     },
   );
   rc.log.event = "rp.login";
-  return redirect(302, location, [kitCookie(BINDING_COOKIE, binding, cfg.stateTtlSeconds)]);
+  return kitRedirect(302, location, [hostCookie(BINDING_COOKIE, binding, { maxAgeSeconds: cfg.stateTtlSeconds })]);
 }
 
 export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/auth/login", handler: login }];

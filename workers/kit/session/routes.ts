@@ -2,11 +2,12 @@
 // POST /auth/disconnect, and POST /auth/token, the token/user proxy for native and WebView apps
 // (the app never holds the client secret).
 
-import { clientNetwork, json, readBodyText, readParams } from "../../core/http";
+import { hostCookie } from "../../core/cookies";
+import { clientNetwork, json, mediaType, readBodyText, readParams } from "../../core/http";
 import { E } from "../../core/errors";
 import { disconnectUser, RpClientError } from "../client";
 import { rpClientConfig, rpConfig, type RpEnv } from "../config";
-import { checkOrigin, kitCookie, redirect, SESSION_COOKIE, wantsHtml } from "../http";
+import { checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http";
 import { currentSession, flatUser, loginWithCode, sessionClaim, type CurrentSession } from "../sessions";
 import { endSession, forgetIdentity, hitRateLimit } from "../store";
 import type { RequestContext, Route } from "../../core/router";
@@ -14,7 +15,7 @@ import type { RequestContext, Route } from "../../core/router";
 const MAX_BODY_BYTES = 16 * 1024;
 const CODE_SHAPE = /^[\x21-\x7e]{1,512}$/;
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
-const CLEAR_SESSION = kitCookie(SESSION_COOKIE, "", 0);
+const CLEAR_SESSION = hostCookie(SESSION_COOKIE, "", { maxAgeSeconds: 0 });
 
 async function requireSession(req: Request, env: RpEnv): Promise<CurrentSession> {
   const session = await currentSession(req, env);
@@ -32,7 +33,7 @@ function checkPostOrigin(req: Request, env: RpEnv): void {
 
 /** A browser form post gets 303 to `/`; an API caller gets JSON. Both lose the session cookie. */
 function done(req: Request, body: Record<string, unknown>): Response {
-  if (wantsHtml(req)) return redirect(303, "/", [CLEAR_SESSION]);
+  if (wantsHtml(req)) return kitRedirect(303, "/", [CLEAR_SESSION]);
   return json(body, 200, { "Set-Cookie": CLEAR_SESSION });
 }
 
@@ -67,7 +68,7 @@ async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise
 
 /** `{code, code_verifier?}` as a form or as JSON. */
 async function tokenRequest(req: Request, url: URL): Promise<{ code: string; codeVerifier?: string }> {
-  const type = (req.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const type = mediaType(req);
   let code: unknown;
   let verifier: unknown;
   if (type === "application/json") {

@@ -3,9 +3,9 @@
 // docs/signin.md explains how a deployment plugs in a carrier's verification API.
 
 import { signinConfig } from "./config";
+import type { Telco } from "../../core/spec";
 import { subscriberByPhone, type Subscriber } from "../store/registry";
 
-export type Telco = "S" | "K" | "L";
 
 /** A confirmed subscriber; `testOtpHash` is set for test numbers (fixed code, no SMS). */
 export interface ConfirmedSubscriber {
@@ -16,21 +16,6 @@ export interface ConfirmedSubscriber {
 export interface CarrierDirectory {
   /** The subscriber when carrier, name and number all match; null otherwise, never saying which. */
   confirm(telco: Telco, name: string, phone: string): Promise<ConfirmedSubscriber | null>;
-}
-
-export function isTelco(v: string | undefined): v is Telco {
-  return v === "S" || v === "K" || v === "L";
-}
-
-/**
- * A Korean mobile number as digits (`01012345678`), accepting hyphens, spaces, dots and a +82
- * prefix; undefined when it is not a mobile number.
- */
-export function normalizePhone(input: string): string | undefined {
-  let d = input.replace(/[\s\-.()]/g, "");
-  if (d.startsWith("+82")) d = "0" + d.slice(3).replace(/^0/, "");
-  else if (d.startsWith("0082")) d = "0" + d.slice(4).replace(/^0/, "");
-  return /^010\d{8}$|^01[16789]\d{7,8}$/.test(d) ? d : undefined;
 }
 
 /** A name for comparison: NFC, trimmed, inner whitespace collapsed, letter case ignored. */

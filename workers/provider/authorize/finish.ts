@@ -1,14 +1,16 @@
 // How a sign-in ends (spec §4.1, issue 3): the redirect back to the app with a code and the
 // state byte for byte, the access_denied / login_required redirects, and the automatic-login grant.
 
+import { redirect } from "../../core/http";
 import { providerConfig, type Env } from "../../core/config";
 import { mintCode } from "../codes";
 import { randomToken, sha256 } from "../../core/crypto";
-import { hostCookie, readCookie } from "../../core/html";
+import { hostCookie, readHostCookie } from "../../core/cookies";
 import { audit, deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice, type Client } from "../store/registry";
 import type { RequestContext } from "../../core/router";
 import type { SigninConfig } from "./config";
-import { AUTO_COOKIE, isToken, type Transaction } from "./transaction";
+import { isRandomValue } from "../../core/spec";
+import { AUTO_COOKIE, type Transaction } from "./transaction";
 import type { Prompt } from "./validate";
 
 /**
@@ -22,31 +24,18 @@ export function redirectLocation(redirectUri: string, params: readonly (readonly
   return base + (base.includes("?") ? "&" : "?") + query;
 }
 
-/** A 302 back to the app. */
-export function redirect(location: string, cookies: readonly string[] = []): Response {
-  const headers = new Headers({
-    Location: location,
-    "Cache-Control": "no-store",
-    Pragma: "no-cache",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-  });
-  for (const c of cookies) headers.append("Set-Cookie", c);
-  return new Response(null, { status: 302, headers });
-}
-
 export const DENIED_MESSAGE = "The user cancelled the sign-in.";
 export const LOGIN_REQUIRED_MESSAGE = "Login is required: no automatic login is available.";
 
 /** `302 redirect_uri?error=...&message=...&state=...` (spec §4.1 style: message, not error_description). */
 export function errorRedirect(redirectUri: string, state: string, error: "access_denied" | "login_required", message: string): Response {
-  return redirect(redirectLocation(redirectUri, [["error", error], ["message", message], ["state", state]]));
+  return redirect(302, redirectLocation(redirectUri, [["error", error], ["message", message], ["state", state]]));
 }
 
 /** The device id of the automatic-login cookie, when the request carries a well-formed one. */
 export function deviceIdOf(req: Request): string | undefined {
-  const v = readCookie(req, `__Host-${AUTO_COOKIE}`);
-  return isToken(v) ? v : undefined;
+  const v = readHostCookie(req, AUTO_COOKIE);
+  return isRandomValue(v) ? v : undefined;
 }
 
 /** Automatic login is offered to SKT and KT subscribers of clients that allow it, unless prompt=N. */
@@ -96,5 +85,5 @@ export async function complete(req: Request, env: Env, rc: RequestContext, cfg: 
   });
   rc.log.event = "signin.success";
   rc.waitUntil(audit(env, "signin.success", c.client.clientId, "ok", { mode: "interactive", autoLogin: c.optIn }));
-  return redirect(redirectLocation(c.tx.redirectUri, [["code", code], ["state", c.tx.state]]), cookies);
+  return redirect(302, redirectLocation(c.tx.redirectUri, [["code", code], ["state", c.tx.state]]), { cookies });
 }

@@ -1,7 +1,7 @@
 // Page languages: Korean by default, English on request (DESIGN.md §4.7), and every text the
 // sign-in pages show. One catalogue, typed keys: a key missing in one language fails typecheck.
+import { type IdentityItem } from "../../core/spec";
 
-import type { IdentityItem } from "../store/registry";
 
 export type Lang = "ko" | "en";
 

@@ -4,7 +4,7 @@
 
 import { html, htmlResponse, raw, type SafeHtml } from "../../core/html";
 import { itemName, t, type Lang, type MessageKey } from "./i18n";
-import type { IdentityItem } from "../store/registry";
+import { type IdentityItem } from "../../core/spec";
 
 /** What every page of one transaction needs. */
 export interface PageContext {

@@ -10,7 +10,8 @@ import { pickLang } from "./i18n";
 import { audit, findAutoLoginGrant, findLink, subscriberById } from "../store/registry";
 import type { RequestContext } from "../../core/router";
 import { signinConfig } from "./config";
-import { autoLoginEligible, deviceIdOf, errorRedirect, LOGIN_REQUIRED_MESSAGE, redirect, redirectLocation } from "./finish";
+import { autoLoginEligible, deviceIdOf, errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./finish";
+import { redirect } from "../../core/http";
 import { identifyPage, type PageContext } from "./pages";
 import { browserBinding, createTransaction } from "./transaction";
 import type { AuthorizeRequest } from "./validate";
@@ -50,7 +51,7 @@ export async function startSignIn(req: Request, env: Env, rc: RequestContext, ar
     if (code) {
       rc.log.event = "signin.automatic";
       rc.waitUntil(audit(env, "signin.success", ar.client.clientId, "ok", { mode: "automatic" }));
-      return redirect(redirectLocation(ar.redirectUri, [["code", code], ["state", ar.state]]));
+      return redirect(302, redirectLocation(ar.redirectUri, [["code", code], ["state", ar.state]]));
     }
   }
   if (ar.prompt === "none") {

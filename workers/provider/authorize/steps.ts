@@ -5,7 +5,8 @@
 // with the page of the state that won. A wrong entry re-renders the step (200), a limit answers
 // 429 with Retry-After, an unknown or expired transaction 403; only the last step redirects.
 
-import { carrierDirectory, isTelco, maskPhone, normalizePhone } from "./carrier";
+import { isTelco, normalizePhone } from "../../core/spec";
+import { carrierDirectory, maskPhone } from "./carrier";
 import { ConfigError, providerConfig, type Env } from "../../core/config";
 import { randomDigits, sha256 } from "../../core/crypto";
 import type { Params } from "../../core/http";

@@ -5,7 +5,8 @@
 // the number; the previous record points there ("moved"), masked with its own id.
 
 import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, constantTimeEqual, randomToken, sha256 } from "../../core/crypto";
-import { hostCookie, readCookie } from "../../core/html";
+import { hostCookie, readHostCookie } from "../../core/cookies";
+import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
 import { shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
 import type { SigninRecord } from "../store/signin-store";
@@ -25,18 +26,13 @@ export interface TxHandle {
 
 export const TX_COOKIE = "pl_tx";
 export const AUTO_COOKIE = "pl_auto";
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** A moved record is followed at most this far (a person re-entering the number a few times). */
 const MAX_HOPS = 8;
 
-export function isToken(v: string | undefined): v is string {
-  return v !== undefined && TOKEN_SHAPE.test(v);
-}
-
 /** The browser-binding cookie value: the request's when well-formed, else a new one to set. */
 export function browserBinding(req: Request): { value: string; setCookie: string | null } {
-  const have = readCookie(req, `__Host-${TX_COOKIE}`);
-  if (isToken(have)) return { value: have, setCookie: null };
+  const have = readHostCookie(req, TX_COOKIE);
+  if (isRandomValue(have)) return { value: have, setCookie: null };
   const value = randomToken(32);
   return { value, setCookie: hostCookie(TX_COOKIE, value) };
 }
@@ -110,7 +106,7 @@ export async function nextTxId(fromId: string, phoneKey: string, shards: number)
  * record is followed to the one that continues the sign-in.
  */
 export async function loadTransaction(env: TxEnv, shards: number, id: string | undefined): Promise<TxHandle | null> {
-  if (!isToken(id)) return null;
+  if (!isRandomValue(id)) return null;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     const key = await txKey(id);
     const stub = storeFor(env, id, shards);
@@ -129,7 +125,7 @@ export function handleOf(h: TxHandle, tx: SigninRecord): TxHandle {
 
 /** True when the posted CSRF token and the browser cookie both belong to this transaction. */
 export async function bindingHolds(req: Request, tx: SigninRecord, csrf: string | undefined): Promise<boolean> {
-  const browser = readCookie(req, `__Host-${TX_COOKIE}`);
+  const browser = readHostCookie(req, TX_COOKIE);
   const [csrfOk, browserOk] = await Promise.all([
     constantTimeEqual(await sha256(csrf ?? ""), tx.csrfHash),
     constantTimeEqual(await sha256(browser ?? ""), tx.browserHash),

@@ -5,6 +5,7 @@
 import { providerConfig, type Env } from "../../core/config";
 import { E } from "../../core/errors";
 import type { Params } from "../../core/http";
+import { isRandomValue } from "../../core/spec";
 import { findClient, type Client } from "../store/registry";
 import type { Prompt } from "../store/signin-store";
 
@@ -22,7 +23,6 @@ export interface AuthorizeRequest {
 }
 
 const MAX_STATE = 2048;
-const CHALLENGE_SHAPE = /^[A-Za-z0-9_-]{43}$/; // base64url of a SHA-256 digest
 
 /** The registered address equal to the given one (compared decoded; a doubly encoded one too). */
 function registeredRedirect(client: Client, given: string): string | undefined {
@@ -63,7 +63,8 @@ export async function validateAuthorizeParams(env: Env, params: Params): Promise
   const method = params.get("code_challenge_method");
   if (challenge !== null) {
     if (method !== "S256") throw E.invalid("code_challenge_method", "PKCE is S256 only");
-    if (!CHALLENGE_SHAPE.test(challenge)) throw E.invalid("code_challenge");
+    if (!isRandomValue(challenge)) // base64url of a SHA-256 digest: 43 characters
+      throw E.invalid("code_challenge");
   } else if (method !== undefined) {
     throw E.missing("code_challenge");
   }

@@ -4,16 +4,7 @@
 import { sealKeyVar } from "../../core/config";
 import { constantTimeEqual, importSealKey, randomUuid, seal, sha256, unseal } from "../../core/crypto";
 import { E, type ClientAuthSite } from "../../core/errors";
-
-/** The nine identity items of spec §2.1, in the order records list them. */
-export const IDENTITY_ITEMS = ["ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd"] as const;
-export type IdentityItem = (typeof IDENTITY_ITEMS)[number];
-/** Items sent encrypted (spec §2.1 "encrypted string"). */
-export const ENCRYPTED_ITEMS: ReadonlySet<IdentityItem> = new Set(["ci", "phoneNo", "name", "birthday", "birthdate"]);
-
-export function isIdentityItem(s: string): s is IdentityItem {
-  return (IDENTITY_ITEMS as readonly string[]).includes(s);
-}
+import { isIdentityItem, type IdentityItem, type Telco } from "../../core/spec";
 
 export interface Client {
   clientId: string;
@@ -43,7 +34,7 @@ export interface ClientRow {
 
 export interface Subscriber {
   id: number;
-  telco: "S" | "K" | "L";
+  telco: Telco;
   phone: string;
   name: string;
   gender: "M" | "F";

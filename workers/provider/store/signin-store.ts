@@ -11,7 +11,7 @@
 // - a number's lock is decided in the same call that checks a code: once the limit of failures
 //   is reached nothing more is checked and nothing is accepted.
 
-import type { Telco } from "../authorize/carrier";
+import type { Telco } from "../../core/spec";
 import type { Lang } from "../authorize/i18n";
 
 export type Step = "identify" | "verify" | "consent" | "moved";

@@ -5,11 +5,11 @@ import { pkceS256, sha256 } from "../../core/crypto";
 import { tokenForCode } from "../codes";
 import { E } from "../../core/errors";
 import { json, parseBasic, readParams, type Params } from "../../core/http";
+import { isRandomValue } from "../../core/spec";
 import { storeFor } from "../store/one-time-store";
 import { authenticateClient, type AuthenticatedClient } from "../store/registry";
 import type { RequestContext, Route } from "../../core/router";
 
-const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
 
 /**
@@ -56,7 +56,7 @@ async function token(req: Request, env: Env, rc: RequestContext): Promise<Respon
   const code = params.require("code");
   const challenge = await verifierChallenge(params);
   const redirectUri = cfg.tokenErrorStyle === "rfc6749" ? (params.get("redirect_uri") ?? null) : null;
-  if (!CODE_SHAPE.test(code)) throw E.invalidCode(cfg.tokenErrorStyle, code, "malformed code");
+  if (!isRandomValue(code)) throw E.invalidCode(cfg.tokenErrorStyle, code, "malformed code");
 
   const accessToken = tokenForCode(code);
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(accessToken)]);

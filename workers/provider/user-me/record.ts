@@ -2,9 +2,9 @@
 // the spec §2.2 cipher keyed by the client's secret, agegroup computed at request time.
 
 import { encryptField } from "../../core/crypto";
-import { ENCRYPTED_ITEMS, type IdentityItem, type Subscriber } from "../store/registry";
+import { ENCRYPTED_ITEMS, type IdentityItem, type YN } from "../../core/spec";
+import type { Subscriber } from "../store/registry";
 
-export type YN = "Y" | "N";
 export type UserRecord = Record<string, string>;
 
 const KST_OFFSET_MS = 9 * 3600 * 1000; // Korea has no daylight saving time

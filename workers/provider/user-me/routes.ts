@@ -4,18 +4,18 @@ import { providerConfig, type Env } from "../../core/config";
 import { sha256 } from "../../core/crypto";
 import { E } from "../../core/errors";
 import { json, parseBearer } from "../../core/http";
+import { isRandomValue, type YN } from "../../core/spec";
 import { storeFor, type TokenGrant } from "../store/one-time-store";
 import { clientSecrets, findClient, linkedSubscriber, secretForToken, takeFirstReport } from "../store/registry";
 import type { RequestContext, Route } from "../../core/router";
-import { buildUserRecord, type YN } from "./record";
+import { buildUserRecord } from "./record";
 
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** The one read this token allows (atomic in the store), or authentication_failed. */
 async function readToken(req: Request, env: Env, shards: number, maxReads: number): Promise<TokenGrant> {
   const token = parseBearer(req.headers.get("Authorization"));
   if (token === undefined) throw E.authFailed("no bearer token");
-  if (!TOKEN_SHAPE.test(token)) throw E.authFailed("malformed token");
+  if (!isRandomValue(token)) throw E.authFailed("malformed token");
   const grant = await storeFor(env, token, shards).readToken(await sha256(token), maxReads);
   if (!grant) throw E.authFailed("unknown, expired, revoked or already read token");
   return grant;
