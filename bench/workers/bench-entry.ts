@@ -14,12 +14,14 @@ import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import { providerConfig, type Env } from "../../workers/core/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/provider/store/one-time-store";
-import { clientSecrets, recordConsent, subscriberByPhone } from "../../workers/provider/store/registry";
 import { createPkce } from "../../workers/kit/client";
 import { rpConfig } from "../../workers/kit/config";
 import { putState } from "../../workers/kit/store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
+import { clientSecrets } from "../../workers/provider/store/clients";
+import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { recordConsent } from "../../workers/provider/store/links";
 
 export { OneTimeStore };
 

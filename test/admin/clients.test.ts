@@ -111,7 +111,7 @@ describe("admin authentication (bearer token from the ADMIN_TOKEN secret, consta
 
   it("a missing SEAL_KEY at the token endpoint is a configuration error naming SEAL_KEY", async () => {
     const { default: tokenWorker } = await import("../../workers/provider/token/index");
-    const { forgetClient } = await import("../../workers/provider/store/registry");
+    const { forgetClient } = await import("../../workers/provider/store/clients");
     const { code } = await mintFor(HONG.phone);
     forgetClient(DEMO.clientId);
     const log = vi.spyOn(console, "log").mockImplementation(() => {});

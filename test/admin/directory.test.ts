@@ -3,10 +3,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../workers/admin/directory-input";
-import { subscriberByPhone } from "../../workers/provider/store/registry";
 import { admin } from "../support/admin";
 import { DEMO, exchange, HONG, mintFor, tokenFor, userMe } from "../support/helpers";
 import { decryptField } from "../../workers/core/crypto";
+import { subscriberByPhone } from "../../workers/provider/store/directory";
 
 interface Report {
   format: string;

@@ -8,7 +8,6 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import toml from "../../wrangler.toml?raw";
 import adminWorker from "../../workers/admin/index";
 import authorizeWorker from "../../workers/provider/authorize/index";
-import { forgetClient } from "../../workers/provider/store/registry";
 import disconnectWorker from "../../workers/provider/disconnect/index";
 import rpCallbackWorker from "../../workers/kit/callback/index";
 import rpLoginWorker from "../../workers/kit/login/index";
@@ -18,6 +17,7 @@ import userMeWorker from "../../workers/provider/user-me/index";
 import { ADMIN_TOKEN } from "../support/admin";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
 import { setCookies } from "../support/kit";
+import { forgetClient } from "../../workers/provider/store/clients";
 
 type Bindings = Record<string, unknown>;
 type Worker = { fetch?: (req: never, env: never, ctx: ExecutionContext) => Response | Promise<Response> };

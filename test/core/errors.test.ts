@@ -3,8 +3,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import tokenWorker from "../../workers/provider/token/index";
-import { forgetClient } from "../../workers/provider/store/registry";
 import { basic, DEMO, FORM, form, HONG, mintFor } from "../support/helpers";
+import { forgetClient } from "../../workers/provider/store/clients";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 

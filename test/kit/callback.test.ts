@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256, unseal } from "../../workers/core/crypto";
 import { rpSealKey } from "../../workers/kit/config";
 import type { ProviderFetcher } from "../../workers/kit/client";
-import { putAutoLoginGrant } from "../../workers/provider/store/registry";
 import { DEMO, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
 import { Browser, kit, ORIGIN, setCookies } from "../support/kit";
+import { putAutoLoginGrant } from "../../workers/provider/store/grants";
 
 const EXCHANGE = ["POST /oauth2/token", "GET /v1/user/me"];
 

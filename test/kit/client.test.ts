@@ -290,7 +290,7 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
 
   it("decrypts our provider's mode-2 record (automatic login after the first report)", async () => {
     const { env } = await import("cloudflare:workers");
-    const { putAutoLoginGrant } = await import("../../workers/provider/store/registry");
+    const { putAutoLoginGrant } = await import("../../workers/provider/store/grants");
     const device = "device-" + crypto.randomUUID();
     const first = await mintFor(KIM.phone);
     await putAutoLoginGrant(env, { deviceHash: device, clientId: DEMO.clientId, subscriberId: first.subscriberId, expiresAt: Date.now() + 86400_000 });

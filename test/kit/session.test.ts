@@ -4,9 +4,9 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../workers/core/crypto";
 import { createPkce, type ProviderFetcher } from "../../workers/kit/client";
-import { findLink } from "../../workers/provider/store/registry";
 import { basic, call, DEMO, FORM, form, HONG, KIM, LEE, mintFor, SMITH } from "../support/helpers";
 import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
+import { findLink } from "../../workers/provider/store/links";
 
 const HTML = { Accept: "text/html,application/xhtml+xml" };
 const FLAT_KEYS = ["plid", "ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd", "autoLoginYn", "autoStatusCheck", "loginAt"];
@@ -137,7 +137,7 @@ describe("POST /auth/disconnect", () => {
     expect(res.headers.get("Location")).toBe("/");
     expect(k.calls.at(-1)).toBe("POST /v1/user/disconnect");
     // the service forgot the link: its plid is gone and the next login gets a new one
-    const { subscriberByPhone } = await import("../../workers/provider/store/registry");
+    const { subscriberByPhone } = await import("../../workers/provider/store/directory");
     expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, LEE.phone))!.id)).toBeNull();
     expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();
     for (const gone of [b, other]) expect((await gone.get("/auth/me")).status).toBe(401);
@@ -281,7 +281,7 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
     expect(res.status).toBe(303);
     const after = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{ n: number }>())!.n;
     expect(after).toBe(before + 1);
-    const { subscriberByPhone } = await import("../../workers/provider/store/registry");
+    const { subscriberByPhone } = await import("../../workers/provider/store/directory");
     expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).toBeNull();
     expect((await b.get("/auth/me")).status).toBe(401);
   });

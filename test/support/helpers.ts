@@ -5,9 +5,10 @@ import { env, exports } from "cloudflare:workers";
 import { mintCode } from "../../workers/provider/codes";
 import { providerConfig } from "../../workers/core/config";
 import type { CodeGrant } from "../../workers/provider/store/one-time-store";
-import { recordConsent, subscriberByPhone } from "../../workers/provider/store/registry";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
+import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { recordConsent } from "../../workers/provider/store/links";
 
 export const BASE = "http://localhost:8787";
 export const DEMO = SEED_CLIENTS[0]!;

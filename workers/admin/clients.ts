@@ -16,10 +16,11 @@ import type { Env } from "../core/config";
 import { randomAlphanumeric } from "../core/crypto";
 import { E } from "../core/errors";
 import { json } from "../core/http";
-import { audit, forgetClient, sealSecret } from "../provider/store/registry";
 import type { RequestContext } from "../core/router";
 import { onlyFields, readJsonObject } from "./steps";
 import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";
+import { forgetClient, sealSecret } from "../provider/store/clients";
+import { audit } from "../provider/store/audit";
 
 /** reference-notes: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */
 const CLIENT_ID_LENGTH = 20;

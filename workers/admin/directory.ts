@@ -6,9 +6,9 @@ import { countSubscribers, deleteSubscriber, upsertSubscribers } from "./store";
 import type { Env } from "../core/config";
 import { E } from "../core/errors";
 import { json, mediaType, readBodyText } from "../core/http";
-import { audit } from "../provider/store/registry";
 import type { RequestContext } from "../core/router";
 import { parseImport } from "./directory-input";
+import { audit } from "../provider/store/audit";
 
 /** At most this many rejected rows are listed; `rejected_count` always has the total. */
 const MAX_REPORTED_REJECTIONS = 1000;

@@ -1,8 +1,9 @@
 // D1 access for the admin API (issue 5): client registration and secret rotation, the carrier
 // directory import, and audit paging. Tables are those of migrations/0001_init.sql (docs/storage.md).
 
-import { toClient, type Client, type ClientRow, type Subscriber } from "../provider/store/registry";
 import { type IdentityItem } from "../core/spec";
+import { type Client, type ClientRow, toClient } from "../provider/store/clients";
+import { type Subscriber } from "../provider/store/directory";
 
 type DbEnv = { DB: D1Database };
 

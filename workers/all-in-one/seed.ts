@@ -2,8 +2,8 @@
 // codes. Loaded only where DEV_MODE is on; tests and tools rely on these exact values.
 
 import { sha256 } from "../core/crypto";
-import { sealSecret } from "../provider/store/registry";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
+import { sealSecret } from "../provider/store/clients";
 
 export interface SeedClient {
   clientId: string;

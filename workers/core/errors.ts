@@ -37,11 +37,14 @@ export class ApiError extends Error {
   }
 }
 
-/** Where a client-authentication failure happens decides its status (DESIGN.md §4.1). */
-export type ClientAuthSite = "authorize" | "token" | "disconnect";
+/**
+ * How a client-authentication failure is answered: "basic" where the client authenticates with
+ * HTTP Basic (401 and a challenge), "request" where it is only named in the request (400).
+ */
+export type ClientAuthAnswer = "basic" | "request";
 
-function clientAuthStatus(site: ClientAuthSite): ApiErrorOptions {
-  return site === "authorize"
+function clientAuthStatus(answer: ClientAuthAnswer): ApiErrorOptions {
+  return answer === "request"
     ? { status: 400 }
     : { status: 401, headers: { "WWW-Authenticate": 'Basic realm="phone-login", charset="UTF-8"' } };
 }
@@ -71,13 +74,13 @@ export const E = {
     style === "rfc6749"
       ? new ApiError("invalid_grant", "Invalid authorization code.", { status: 400, cause })
       : new ApiError("server_error", `Invalid authorization code: ${printable(code)}`, { status: 500, cause }),
-  clientMissing: (site: ClientAuthSite) =>
+  clientMissing: (answer: ClientAuthAnswer) =>
     new ApiError("invalid_client", "A client id must be provided.", {
-      ...clientAuthStatus(site),
+      ...clientAuthStatus(answer),
       cause: "no client id",
     }),
-  badClient: (site: ClientAuthSite, cause: string) =>
-    new ApiError("invalid_client", "Bad client credentials.", { ...clientAuthStatus(site), cause }),
+  badClient: (answer: ClientAuthAnswer, cause: string) =>
+    new ApiError("invalid_client", "Bad client credentials.", { ...clientAuthStatus(answer), cause }),
   authFailed: (cause: string) =>
     new ApiError("authentication_failed", "Authentication failed.", {
       status: 401,

@@ -4,11 +4,12 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decryptField, sha256 } from "../../../workers/core/crypto";
-import { findAutoLoginGrant, forgetClient } from "../../../workers/provider/store/registry";
 import { createClient } from "../../support/admin";
 import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
 import { Browser, DEMO_CB, signInAll, throughCode, type Who } from "../../support/signin";
 import { IDENTITY_ITEMS } from "../../../workers/core/spec";
+import { forgetClient } from "../../../workers/provider/store/clients";
+import { findAutoLoginGrant } from "../../../workers/provider/store/grants";
 
 afterEach(() => {
   vi.useRealTimers();

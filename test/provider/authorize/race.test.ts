@@ -14,9 +14,9 @@ import { sha256 } from "../../../workers/core/crypto";
 import { providerConfig } from "../../../workers/core/config";
 import { storeFor } from "../../../workers/provider/store/one-time-store";
 import { loadTransaction } from "../../../workers/provider/authorize/transaction";
-import { recordConsent } from "../../../workers/provider/store/registry";
 import { DEMO } from "../../support/helpers";
 import { alertText, Browser, type Page, type Who } from "../../support/signin";
+import { recordConsent } from "../../../workers/provider/store/links";
 
 /** Trials per race property: 1,000 by default (RACE_TRIALS overrides, e.g. for a quick run). */
 const TRIALS = Number((env as unknown as Record<string, string>).RACE_TRIALS ?? "1000");

@@ -2,9 +2,11 @@
 // docs/signin.md): every step, every message, headers, CSRF, languages, WebView, state round trip.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { findLink, forgetClient, subscriberByPhone } from "../../../workers/provider/store/registry";
 import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
 import { alertText, Browser, DEMO_CB, parseForms, signInAll, throughCode, type Page } from "../../support/signin";
+import { forgetClient } from "../../../workers/provider/store/clients";
+import { subscriberByPhone } from "../../../workers/provider/store/directory";
+import { findLink } from "../../../workers/provider/store/links";
 
 const UNCONFIRMED_KO = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";
 const UNCONFIRMED_EN = "The entered name and phone number cannot be confirmed with the three carriers.";

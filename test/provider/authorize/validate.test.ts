@@ -1,8 +1,8 @@
 // Authorization-request validation before any page (spec §4.1, §7; DESIGN.md §4.4, §4.7).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { forgetClient } from "../../../workers/provider/store/registry";
 import { call, DEMO, FORM, form } from "../../support/helpers";
+import { forgetClient } from "../../../workers/provider/store/clients";
 
 const VALID = {
   response_type: "code",

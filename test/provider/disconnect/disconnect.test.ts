@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { randomToken } from "../../../workers/core/crypto";
-import { findAutoLoginGrant, findLink, putAutoLoginGrant } from "../../../workers/provider/store/registry";
 import { basic, call, DEMO, FORM, form, HONG, KIM, LIMITED, mintFor, tokenFor, userMe } from "../../support/helpers";
+import { findLink } from "../../../workers/provider/store/links";
+import { findAutoLoginGrant, putAutoLoginGrant } from "../../../workers/provider/store/grants";
 
 function disconnect(plid: string | null, authorization?: string, body?: string): Promise<Response> {
   return call("/v1/user/disconnect", {

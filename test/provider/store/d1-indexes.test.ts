@@ -44,7 +44,7 @@ describe("D1 keyed statements use an index", () => {
 
 describe("automatic-login grants do not pile up", () => {
   it("an opt-in purges expired grants (nothing else deletes a grant whose device never comes back); live grants stay", async () => {
-    const { putAutoLoginGrant } = await import("../../../workers/provider/store/registry");
+    const { putAutoLoginGrant } = await import("../../../workers/provider/store/grants");
     const sub = (await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?").bind("01012345678").first<{ id: number }>())!.id;
     const now = Date.now();
     await env.DB.prepare(

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decryptField, randomToken } from "../../../workers/core/crypto";
-import { putAutoLoginGrant } from "../../../workers/provider/store/registry";
 import userMeWorker from "../../../workers/provider/user-me/index";
 import { call, DEMO, HONG, KIM, LEE, LIMITED, mintFor, SMITH, tokenFor, userMe } from "../../support/helpers";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem } from "../../../workers/core/spec";
+import { putAutoLoginGrant } from "../../../workers/provider/store/grants";
 
 type Envelope = { code: string; error: string; message: string; user: Record<string, string> };
 

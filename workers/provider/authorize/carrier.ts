@@ -4,7 +4,7 @@
 
 import { signinConfig } from "./config";
 import type { Telco } from "../../core/spec";
-import { subscriberByPhone, type Subscriber } from "../store/registry";
+import { type Subscriber, subscriberByPhone } from "../store/directory";
 
 
 /** A confirmed subscriber; `testOtpHash` is set for test numbers (fixed code, no SMS). */

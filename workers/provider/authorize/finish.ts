@@ -6,12 +6,14 @@ import { providerConfig, type Env } from "../../core/config";
 import { mintCode } from "../codes";
 import { randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
-import { audit, deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice, type Client } from "../store/registry";
 import type { RequestContext } from "../../core/router";
 import type { SigninConfig } from "./config";
 import { isRandomValue } from "../../core/spec";
 import { AUTO_COOKIE, type Transaction } from "./transaction";
 import type { Prompt } from "./validate";
+import { type Client } from "../store/clients";
+import { deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice } from "../store/grants";
+import { audit } from "../store/audit";
 
 /**
  * `redirect_uri` with the parameters appended. Values are encoded with encodeURIComponent (space

@@ -7,7 +7,6 @@ import { mintCode } from "../codes";
 import { sha256 } from "../../core/crypto";
 import { cspNonce, cspSourceFor } from "../../core/html";
 import { pickLang } from "./i18n";
-import { audit, findAutoLoginGrant, findLink, subscriberById } from "../store/registry";
 import type { RequestContext } from "../../core/router";
 import { signinConfig } from "./config";
 import { autoLoginEligible, deviceIdOf, errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./finish";
@@ -15,6 +14,10 @@ import { redirect } from "../../core/http";
 import { identifyPage, type PageContext } from "./pages";
 import { browserBinding, createTransaction } from "./transaction";
 import type { AuthorizeRequest } from "./validate";
+import { subscriberById } from "../store/directory";
+import { findLink } from "../store/links";
+import { findAutoLoginGrant } from "../store/grants";
+import { audit } from "../store/audit";
 
 /** The code of an automatic login (no page), or null when the device has no usable grant. */
 async function automaticLogin(req: Request, env: Env, ar: AuthorizeRequest): Promise<string | null> {

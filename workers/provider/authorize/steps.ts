@@ -13,7 +13,6 @@ import type { Params } from "../../core/http";
 import { cspNonce, cspSourceFor } from "../../core/html";
 import { pickLang, t, type Lang } from "./i18n";
 import { storeFor } from "../store/one-time-store";
-import { audit, findClient, findLink, recordConsent, subscriberById, type Client } from "../store/registry";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
@@ -32,6 +31,10 @@ import {
   type Transaction,
   type TxHandle,
 } from "./transaction";
+import { type Client, findClient } from "../store/clients";
+import { subscriberById } from "../store/directory";
+import { findLink, recordConsent } from "../store/links";
+import { audit } from "../store/audit";
 
 /** One step submission: the transaction, its client and what rendering needs. */
 interface Flow {

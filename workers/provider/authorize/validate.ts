@@ -6,8 +6,8 @@ import { providerConfig, type Env } from "../../core/config";
 import { E } from "../../core/errors";
 import type { Params } from "../../core/http";
 import { isRandomValue } from "../../core/spec";
-import { findClient, type Client } from "../store/registry";
 import type { Prompt } from "../store/signin-store";
+import { type Client, findClient } from "../store/clients";
 
 export type { Prompt } from "../store/signin-store";
 
@@ -45,9 +45,9 @@ function parsePrompt(v: string | undefined): Prompt {
 export async function validateAuthorizeParams(env: Env, params: Params): Promise<AuthorizeRequest> {
   const cfg = providerConfig(env);
   const clientId = params.get("client_id");
-  if (clientId === undefined) throw E.clientMissing("authorize");
+  if (clientId === undefined) throw E.clientMissing("request");
   const client = await findClient(env, clientId, cfg.clientCacheMs);
-  if (!client) throw E.badClient("authorize", "unknown or disabled client");
+  if (!client) throw E.badClient("request", "unknown or disabled client");
 
   const given = params.get("redirect_uri");
   if (given === undefined) throw E.missing("redirect_uri");

@@ -2,18 +2,16 @@
 
 import { providerConfig, type Env } from "../../core/config";
 import { E } from "../../core/errors";
-import { json, parseBasic, readParams } from "../../core/http";
-import { audit, authenticateClient, disconnectLink } from "../store/registry";
+import { json, readParams } from "../../core/http";
+import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
+import { disconnectLink } from "../store/links";
+import { audit } from "../store/audit";
 
 async function disconnect(req: Request, env: Env, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
   const params = await readParams(req, rc.url, cfg.maxBodyBytes);
-  const basic = parseBasic(req.headers.get("Authorization"));
-  if (basic.kind === "absent") throw E.clientMissing("disconnect");
-  if (basic.kind === "malformed") throw E.badClient("disconnect", basic.reason);
-  if (basic.id === "") throw E.clientMissing("disconnect");
-  const { client } = await authenticateClient(env, basic.id, basic.secret, "disconnect", cfg.clientCacheMs);
+  const { client } = await authenticateClient(req, env, cfg.clientCacheMs);
   rc.log.clientId = client.clientId;
   const plid = params.require("plid");
   if (!(await disconnectLink(env, client.clientId, plid))) throw E.invalid("plid", "no such link");

@@ -1,39 +1,16 @@
 // POST /oauth2/token (spec §4.2, §5; DESIGN.md §4.1-4.3, §4.7).
 
-import { providerConfig, type Env, type ProviderConfig } from "../../core/config";
+import { providerConfig, type Env } from "../../core/config";
 import { pkceS256, sha256 } from "../../core/crypto";
 import { tokenForCode } from "../codes";
 import { E } from "../../core/errors";
-import { json, parseBasic, readParams, type Params } from "../../core/http";
+import { json, readParams, type Params } from "../../core/http";
 import { isRandomValue } from "../../core/spec";
 import { storeFor } from "../store/one-time-store";
-import { authenticateClient, type AuthenticatedClient } from "../store/registry";
+import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
 
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
-
-/**
- * Client authentication (spec §5): Basic wins; parameters are the fallback. A parameter client_id
- * that differs from the Basic one is refused (DESIGN.md §4.7).
- */
-async function authenticate(req: Request, env: Env, cfg: ProviderConfig, params: Params): Promise<AuthenticatedClient> {
-  const basic = parseBasic(req.headers.get("Authorization"));
-  if (basic.kind === "malformed") throw E.badClient("token", basic.reason);
-  const paramId = params.get("client_id");
-  let id: string | undefined;
-  let secret: string | undefined;
-  if (basic.kind === "basic") {
-    if (paramId !== undefined && paramId !== basic.id) throw E.badClient("token", "client_id differs from Basic");
-    id = basic.id || undefined;
-    secret = basic.secret;
-  } else {
-    id = paramId;
-    secret = params.get("client_secret");
-  }
-  if (id === undefined) throw E.clientMissing("token");
-  if (!secret) throw E.badClient("token", "no secret");
-  return authenticateClient(env, id, secret, "token", cfg.clientCacheMs);
-}
 
 function requireGrantType(params: Params): void {
   if (params.require("grant_type") !== "authorization_code") throw E.invalid("grant_type");
@@ -49,7 +26,7 @@ async function verifierChallenge(params: Params): Promise<string | null> {
 async function token(req: Request, env: Env, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
   const params = await readParams(req, rc.url, cfg.maxBodyBytes);
-  const auth = await authenticate(req, env, cfg, params);
+  const auth = await authenticateClient(req, env, cfg.clientCacheMs, params);
   const clientId = auth.client.clientId;
   rc.log.clientId = clientId;
   requireGrantType(params);

@@ -3,7 +3,7 @@
 
 import { encryptField } from "../../core/crypto";
 import { ENCRYPTED_ITEMS, type IdentityItem, type YN } from "../../core/spec";
-import type { Subscriber } from "../store/registry";
+import { type Subscriber } from "../store/directory";
 
 export type UserRecord = Record<string, string>;
 

@@ -6,9 +6,11 @@ import { E } from "../../core/errors";
 import { json, parseBearer } from "../../core/http";
 import { isRandomValue, type YN } from "../../core/spec";
 import { storeFor, type TokenGrant } from "../store/one-time-store";
-import { clientSecrets, findClient, linkedSubscriber, secretForToken, takeFirstReport } from "../store/registry";
 import type { RequestContext, Route } from "../../core/router";
 import { buildUserRecord } from "./record";
+import { clientSecrets, findClient, secretForToken } from "../store/clients";
+import { linkedSubscriber } from "../store/links";
+import { takeFirstReport } from "../store/grants";
 
 
 /** The one read this token allows (atomic in the store), or authentication_failed. */

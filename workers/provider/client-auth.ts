@@ -1,0 +1,57 @@
+// Client authentication (spec §5, DESIGN rules in docs/architecture.md): HTTP Basic with the
+// client id and secret, each half form-url-decoded (RFC 6749 §2.3.1); at the token endpoint the
+// `client_id`/`client_secret` parameters are the fallback. Secrets are compared in constant time,
+// and an unknown id, a disabled client and a wrong secret give the same answer.
+
+import { constantTimeEqual } from "../core/crypto";
+import { E } from "../core/errors";
+import { parseBasic, type Params } from "../core/http";
+import { clientSecrets, findClient, type Client } from "./store/clients";
+
+type AuthEnv = { DB: D1Database; SEAL_KEY: string };
+
+export interface AuthenticatedClient {
+  client: Client;
+  /** The secret that matched, and its fingerprint (what a token records). */
+  secret: string;
+  secretId: string;
+}
+
+/** Checks a client id and secret in constant time; the reason of a refusal goes only to the log. */
+export async function checkClientSecret(env: AuthEnv, clientId: string, secret: string, cacheMs: number): Promise<AuthenticatedClient> {
+  const client = await findClient(env, clientId, cacheMs);
+  if (!client) {
+    await constantTimeEqual(secret, "x".repeat(32)); // same work as a known client
+    throw E.badClient("basic", "unknown or disabled client");
+  }
+  const s = await clientSecrets(env, clientId, cacheMs);
+  if (await constantTimeEqual(secret, s.current.secret)) return { client, secret: s.current.secret, secretId: s.current.id };
+  if (s.previous && s.previous.until > Date.now() && (await constantTimeEqual(secret, s.previous.secret))) {
+    return { client, secret: s.previous.secret, secretId: s.previous.id };
+  }
+  throw E.badClient("basic", "wrong secret");
+}
+
+/**
+ * The request's client. Basic wins; with `params` (the token endpoint) the `client_id` and
+ * `client_secret` parameters are the fallback, and a parameter `client_id` that differs from the
+ * Basic one is refused. Without `params` (disconnect) Basic is the only way.
+ */
+export async function authenticateClient(req: Request, env: AuthEnv, cacheMs: number, params?: Params): Promise<AuthenticatedClient> {
+  const basic = parseBasic(req.headers.get("Authorization"));
+  if (basic.kind === "malformed") throw E.badClient("basic", basic.reason);
+  let id: string | undefined;
+  let secret: string | undefined;
+  if (basic.kind === "basic") {
+    const paramId = params?.get("client_id");
+    if (paramId !== undefined && paramId !== basic.id) throw E.badClient("basic", "client_id differs from Basic");
+    id = basic.id || undefined;
+    secret = basic.secret;
+  } else if (params) {
+    id = params.get("client_id");
+    secret = params.get("client_secret");
+  }
+  if (id === undefined) throw E.clientMissing("basic");
+  if (!secret) throw E.badClient("basic", "no secret");
+  return checkClientSecret(env, id, secret, cacheMs);
+}

@@ -1,0 +1,144 @@
+// The client registry in D1 (docs/storage.md): registered apps, their redirect URIs and agreed
+// items, and their secrets sealed with AES-256-GCM under SEAL_KEY (recoverable: the field cipher of
+// spec §2.2 is keyed by them). Read-mostly, cached per isolate for CLIENT_CACHE_SECONDS.
+
+import { sealKeyVar } from "../../core/config";
+import { importSealKey, seal, sha256, unseal } from "../../core/crypto";
+import { isIdentityItem, type IdentityItem } from "../../core/spec";
+
+export interface Client {
+  clientId: string;
+  name: string;
+  redirectUris: string[];
+  items: IdentityItem[];
+  autoLogin: boolean;
+  status: "active" | "disabled";
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A clients row as D1 returns it (also read by the admin store). */
+export interface ClientRow {
+  client_id: string;
+  name: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_until: number | null;
+  redirect_uris: string;
+  items: string;
+  auto_login: number;
+  status: "active" | "disabled";
+  created_at: number;
+  updated_at: number;
+}
+
+type DbEnv = { DB: D1Database };
+type SealEnv = { SEAL_KEY: string };
+
+export function toClient(r: ClientRow): Client {
+  return {
+    clientId: r.client_id,
+    name: r.name,
+    redirectUris: JSON.parse(r.redirect_uris) as string[],
+    items: (JSON.parse(r.items) as string[]).filter(isIdentityItem),
+    autoLogin: r.auto_login === 1,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+interface CachedClient {
+  at: number;
+  row: ClientRow | null;
+  client: Client | null;
+  secrets?: Promise<ClientSecrets>;
+}
+
+/** A client secret with its fingerprint (`secretFingerprint`), computed once per cache fill. */
+export interface ClientSecret {
+  secret: string;
+  id: string;
+}
+
+export interface ClientSecrets {
+  current: ClientSecret;
+  /** The rotated-out secret; it authenticates until `until` (the grace period). */
+  previous: (ClientSecret & { until: number }) | null;
+}
+
+const clientCache = new Map<string, CachedClient>();
+
+/** Drops a client from this isolate's cache (after an admin change). */
+export function forgetClient(clientId: string): void {
+  clientCache.delete(clientId);
+}
+
+async function loadClient(env: DbEnv, clientId: string, cacheMs: number): Promise<CachedClient> {
+  const hit = clientCache.get(clientId);
+  const now = Date.now();
+  if (hit && now - hit.at < cacheMs) return hit;
+  const row = await env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(clientId).first<ClientRow>();
+  const entry: CachedClient = { at: now, row, client: row ? toClient(row) : null };
+  if (clientCache.size > 5000) clientCache.clear();
+  if (cacheMs > 0) clientCache.set(clientId, entry);
+  return entry;
+}
+
+/** The active client with this id, or null (unknown or disabled). */
+export async function findClient(env: DbEnv, clientId: string, cacheMs: number): Promise<Client | null> {
+  const c = (await loadClient(env, clientId, cacheMs)).client;
+  return c && c.status === "active" ? c : null;
+}
+
+/** The client's secrets, unsealed (cached with the client). */
+export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cacheMs: number): Promise<ClientSecrets> {
+  const entry = await loadClient(env, clientId, cacheMs);
+  const row = entry.row;
+  if (!row) throw new Error("client vanished");
+  entry.secrets ??= (async () => {
+    const key = await importSealKey(sealKeyVar(env));
+    const open = async (sealed: string): Promise<ClientSecret> => {
+      const secret = await unseal(key, sealed, secretContext(row.client_id));
+      return { secret, id: await secretFingerprint(secret) };
+    };
+    const current = await open(row.secret_sealed);
+    const previous =
+      row.previous_secret_sealed && row.previous_secret_until
+        ? { ...(await open(row.previous_secret_sealed)), until: row.previous_secret_until }
+        : null;
+    return { current, previous };
+  })();
+  entry.secrets.catch(() => {
+    entry.secrets = undefined;
+  });
+  return entry.secrets;
+}
+
+export function secretContext(clientId: string): string {
+  return `client-secret:${clientId}`;
+}
+
+/** Seals a client secret for the clients table. */
+export async function sealSecret(env: SealEnv, clientId: string, secret: string): Promise<string> {
+  return seal(await importSealKey(sealKeyVar(env)), secret, secretContext(clientId));
+}
+
+/**
+ * A short id of a client secret (SHA-256 prefix, 128 bits): a token records which secret
+ * authenticated its exchange, so user/me encrypts with that one whatever rotations happened since.
+ */
+export async function secretFingerprint(secret: string): Promise<string> {
+  return (await sha256(`client-secret-id:${secret}`)).slice(0, 22);
+}
+
+/**
+ * The secret a token's record must be encrypted with (spec §2.2): the one whose fingerprint the
+ * token carries, while the client still holds it (a token lives at most 10 minutes, so a grace
+ * period that ended since the exchange does not matter); null once it was rotated out and dropped.
+ */
+export function secretForToken(secrets: ClientSecrets, secretId: string): string | null {
+  if (secrets.current.id === secretId) return secrets.current.secret;
+  if (secrets.previous && secrets.previous.id === secretId) return secrets.previous.secret;
+  return null;
+}
