@@ -11,7 +11,11 @@
 
 import dev, { OneTimeStore } from "../../workers/all-in-one/index";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
-import { providerConfig, type Env } from "../../workers/core/config";
+import type { AllInOneEnv } from "../../workers/all-in-one/env";
+
+/** The bench worker's env: the all-in-one's, plus the variant switch (bench/lib/profile.mjs). */
+type Env = AllInOneEnv & { BENCH_VARIANT?: string };
+import { providerConfig } from "../../workers/provider/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/provider/store/one-time-store";
 import { createPkce } from "../../workers/kit/client";

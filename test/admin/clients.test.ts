@@ -1,5 +1,5 @@
 // The admin API (issue 5): bearer-token gate, client registration and changes, audit paging.
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import adminWorker from "../../workers/admin/index";
 import devWorker from "../../workers/all-in-one/index";

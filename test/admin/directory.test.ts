@@ -1,6 +1,6 @@
 // Carrier directory import and delete (issue 5; docs/operations.md "Import formats"): every row is
 // validated, rejected rows are reported by number and reason without echoing personal data.
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../workers/admin/directory-input";
 import { admin } from "../support/admin";

@@ -3,7 +3,8 @@
 // declares (the others removed), and fails when any one of those is taken away, so the lists
 // are neither short (a production 500) nor long (a binding the worker never touches).
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
+import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import toml from "../../wrangler.toml?raw";
 import adminWorker from "../../workers/admin/index";

@@ -8,7 +8,7 @@
 //   page, and no header carries it (or a line break).
 // FUZZ_RUNS cases per endpoint (2,000 by default; more from the shell: FUZZ_RUNS=20000 npm test).
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN } from "../support/admin";

@@ -2,7 +2,7 @@
 // phone numbers, names, ci or plids in any log line. The leak scan captures every console line of
 // full runs with logging on (the sign-in pages through their form contract, docs/signin.md; the
 // API: token, user/me, disconnect; the admin API) and fails if any seed or generated value appears.
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import devWorker from "../../workers/all-in-one/index";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";

@@ -1,7 +1,7 @@
 // The dev seed (issue 2: "tests and tools rely on these exact values"). The other tests take the
 // seed from workers/all-in-one/seed.ts, so they would not notice a changed value; this file writes the
 // issue's values out literally and checks them through HTTP, and that D1 holds no secret in clear.
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import { sha256 } from "../../workers/core/crypto";
 import { basic, call, FORM, form, HONG, mintFor, userMe } from "../support/helpers";

@@ -1,6 +1,6 @@
 // One error renderer (DESIGN.md §4.1): unexpected failures and bad configuration become the fixed
 // server_error body; the precise reason goes only to the log line.
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import tokenWorker from "../../workers/provider/token/index";
 import { basic, DEMO, FORM, form, HONG, mintFor } from "../support/helpers";

@@ -1,7 +1,8 @@
 // GET /auth/callback of the relying-party kit (DESIGN.md §4.6, §4.7): state checks before any
 // token call, the exchange, the identity kept sealed by plid and merged into automatic logins,
 // session rotation.
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
+import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256, unseal } from "../../workers/core/crypto";
 import { rpSealKey } from "../../workers/kit/config";

@@ -16,6 +16,7 @@ import {
   type RpClientConfig,
 } from "../../workers/kit/client";
 import { DEMO, HONG, KIM, mintFor } from "../support/helpers";
+import { env } from "../support/env";
 import { denyOutbound } from "../support/kit";
 
 const SECRET = DEMO.secret;
@@ -289,7 +290,6 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
   });
 
   it("decrypts our provider's mode-2 record (automatic login after the first report)", async () => {
-    const { env } = await import("cloudflare:workers");
     const { putAutoLoginGrant } = await import("../../workers/provider/store/grants");
     const device = "device-" + crypto.randomUUID();
     const first = await mintFor(KIM.phone);

@@ -1,6 +1,6 @@
 // The kit's session API (DESIGN.md §4.6, §4.7): GET /auth/me, POST /auth/logout,
 // POST /auth/disconnect, POST /auth/token; the Origin rule; and the demo page at / in the dev worker.
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../workers/core/crypto";
 import { createPkce, type ProviderFetcher } from "../../workers/kit/client";

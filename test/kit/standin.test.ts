@@ -3,7 +3,7 @@
 // reference's 500 for an invalid code) and sharing no code with our provider. The kit must work
 // against it unchanged, through the service binding and through global fetch to PROVIDER_BASE_URL,
 // including the variants the spec allows (spec §2.1-§2.4).
-import { env } from "cloudflare:workers";
+import { env } from "../support/env";
 import { afterEach, beforeEach, describe, expect, it, type MockInstance } from "vitest";
 import { decryptUser, exchangeCode, readUser, type ProviderFetcher, type RpClientConfig } from "../../workers/kit/client";
 import type { RpEnv } from "../../workers/kit/config";

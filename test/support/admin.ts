@@ -1,6 +1,6 @@
 // Helpers for the admin API tests: authenticated calls through the all-in-one worker.
 
-import { env } from "cloudflare:workers";
+import { env } from "./env";
 import { call } from "./helpers";
 
 export const ADMIN_TOKEN = env.ADMIN_TOKEN as string;

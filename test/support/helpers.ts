@@ -1,14 +1,15 @@
 // Shared test helpers: drive the all-in-one worker through HTTP, and obtain codes for a seed
 // subscriber through the one core minting function (as the sign-in pages do).
 
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
+import { env } from "./env";
 import { mintCode } from "../../workers/provider/codes";
-import { providerConfig } from "../../workers/core/config";
 import type { CodeGrant } from "../../workers/provider/store/one-time-store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { recordConsent } from "../../workers/provider/store/links";
+import { providerConfig } from "../../workers/provider/config";
 
 export const BASE = "http://localhost:8787";
 export const DEMO = SEED_CLIENTS[0]!;

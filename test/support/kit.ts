@@ -3,7 +3,8 @@
 // and a small browser (cookie jar) that routes /auth/* paths to those workers.
 
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
+import { env } from "./env";
 import { expect, vi } from "vitest";
 import type { ProviderFetcher } from "../../workers/kit/client";
 import type { RpEnv } from "../../workers/kit/config";

@@ -1,5 +1,5 @@
 import { applyD1Migrations } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env } from "./env";
 import { applyDevSeed } from "../../workers/all-in-one/seed";
 
 // Storage is isolated per test file: every file starts from the migrated schema and the dev seed.

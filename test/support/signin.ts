@@ -3,7 +3,8 @@
 // With `vars`, requests go to the dev worker with those variables added (short windows, limits).
 
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
+import { env } from "./env";
 import worker from "../../workers/all-in-one/index";
 import { BASE, form } from "./helpers";
 

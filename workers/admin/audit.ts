@@ -1,7 +1,7 @@
 // GET /admin/audit: audit events newest first, paged by id (issue 5; docs/operations.md).
 
 import { listAudit } from "./store";
-import type { Env } from "../core/config";
+import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
@@ -27,7 +27,7 @@ function textParam(url: URL, name: string, shape: RegExp): string | undefined {
  * `limit` (1-500, default 50), `before` (the previous page's `next_before`), `type` (exact, or a
  * prefix ending in "." such as `client.`), `client_id`.
  */
-export async function listEvents(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const url = rc.url;
   const page = await listAudit(env, {
     limit: intParam(url, "limit", 1, MAX_LIMIT) ?? DEFAULT_LIMIT,

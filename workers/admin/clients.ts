@@ -2,7 +2,7 @@
 // (issue 5; docs/operations.md "Admin API"). Every change is audited and dropped from this
 // isolate's client cache; other isolates follow within CLIENT_CACHE_SECONDS.
 
-import { MAX_ROTATION_GRACE_SECONDS, type AdminConfig } from "./config";
+import { adminConfig, MAX_ROTATION_GRACE_SECONDS } from "./config";
 import {
   deleteClient,
   getClient,
@@ -12,7 +12,7 @@ import {
   updateClient,
   type AdminClient,
 } from "./store";
-import type { Env } from "../core/config";
+import type { AdminEnv } from "./config";
 import { randomAlphanumeric } from "../core/crypto";
 import { E } from "../core/errors";
 import { json } from "../core/http";
@@ -43,7 +43,7 @@ export function clientView(c: AdminClient): Record<string, unknown> {
   };
 }
 
-async function existing(env: Env, rc: RequestContext): Promise<AdminClient> {
+async function existing(env: AdminEnv, rc: RequestContext): Promise<AdminClient> {
   const id = rc.params.id!;
   rc.log.clientId = id;
   const c = await getClient(env, id);
@@ -52,22 +52,23 @@ async function existing(env: Env, rc: RequestContext): Promise<AdminClient> {
 }
 
 /** Re-reads the client after a change, drops it from the cache and answers its view. */
-async function changed(env: Env, clientId: string, extra: Record<string, unknown> = {}, status = 200): Promise<Response> {
+async function changed(env: AdminEnv, clientId: string, extra: Record<string, unknown> = {}, status = 200): Promise<Response> {
   forgetClient(clientId);
   const c = await getClient(env, clientId);
   if (!c) throw E.noSuch("client");
   return json({ ...clientView(c), ...extra }, status);
 }
 
-export async function list(_req: Request, env: Env): Promise<Response> {
+export async function list(_req: Request, env: AdminEnv): Promise<Response> {
   return json({ clients: (await listClients(env)).map(clientView) });
 }
 
-export async function read(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+export async function read(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   return json(clientView(await existing(env, rc)));
 }
 
-export async function create(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+export async function create(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const cfg = adminConfig(env);
   const body = await readJsonObject(req, cfg.maxBodyBytes);
   onlyFields(body, CLIENT_FIELDS);
   const fields = newClientFields(body);
@@ -85,7 +86,8 @@ export async function create(req: Request, env: Env, rc: RequestContext, cfg: Ad
   throw E.server("three client id collisions in a row");
 }
 
-export async function update(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+export async function update(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const cfg = adminConfig(env);
   const body = await readJsonObject(req, cfg.maxBodyBytes);
   onlyFields(body, CLIENT_FIELDS);
   const patch = clientPatch(body);
@@ -109,7 +111,8 @@ function graceSeconds(body: Record<string, unknown>, dflt: number): number {
  * new one meanwhile; tokens issued under the old one are encrypted with it, spec §2.2); a grace
  * of 0 ends it at once (a leaked secret).
  */
-export async function rotate(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+export async function rotate(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const cfg = adminConfig(env);
   const body = await readJsonObject(req, cfg.maxBodyBytes);
   onlyFields(body, ["grace_seconds"]);
   const grace = graceSeconds(body, cfg.rotationGraceSeconds);
@@ -121,7 +124,7 @@ export async function rotate(req: Request, env: Env, rc: RequestContext, cfg: Ad
   return changed(env, c.clientId, { client_secret: secret });
 }
 
-async function setStatus(env: Env, rc: RequestContext, status: "active" | "disabled"): Promise<Response> {
+async function setStatus(env: AdminEnv, rc: RequestContext, status: "active" | "disabled"): Promise<Response> {
   const c = await existing(env, rc);
   if (!(await updateClient(env, c.clientId, { status }))) throw E.noSuch("client");
   if (status === "disabled") await audit(env, "client.disabled", c.clientId);
@@ -130,16 +133,16 @@ async function setStatus(env: Env, rc: RequestContext, status: "active" | "disab
 }
 
 /** A disabled client is refused everywhere (authorize, token, user/me, disconnect) but kept. */
-export function disable(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+export function disable(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   return setStatus(env, rc, "disabled");
 }
 
-export function enable(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+export function enable(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   return setStatus(env, rc, "active");
 }
 
 /** Deletes the client, its plid links and automatic-login grants. */
-export async function remove(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+export async function remove(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const c = await existing(env, rc);
   if (!(await deleteClient(env, c.clientId))) throw E.noSuch("client");
   forgetClient(c.clientId);

@@ -1,9 +1,18 @@
 // The admin API's variables and secrets (docs/operations.md "Configuration"), parsed once per env
 // into a typed object that fails naming the variable (issue 5).
 
-import { ConfigError, intVar, sealKeyVar } from "../core/config";
+import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
+import { sealKeyVar } from "../provider/config";
 
-type Vars = Record<string, unknown>;
+/** The admin worker's optional variables (docs/operations.md "Configuration"). */
+export interface AdminVars extends CommonVars {
+  SECRET_ROTATION_GRACE_SECONDS?: string;
+  ADMIN_MAX_IMPORT_BYTES?: string;
+  ADMIN_MAX_IMPORT_ROWS?: string;
+}
+
+/** The admin worker's bindings and secrets (`wrangler types`) and variables. ADMIN_TOKEN unset means no admin API. */
+export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN"> & AdminVars & { ADMIN_TOKEN?: string };
 
 export interface AdminConfig {
   /** The bearer token, or null: ADMIN_TOKEN unset means the admin API does not exist (404). */
@@ -24,12 +33,9 @@ export const MAX_ROTATION_GRACE_SECONDS = 30 * 86400;
 /** Shortest accepted ADMIN_TOKEN: 32 characters (openssl rand -base64 32 gives 44). */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
-const cache = new WeakMap<object, AdminConfig>();
-
-function adminToken(env: Vars): string | null {
+function adminToken(env: AdminEnv): string | null {
   const v = env.ADMIN_TOKEN;
-  if (v === undefined || v === null || v === "") return null;
-  if (typeof v !== "string") throw new ConfigError("ADMIN_TOKEN", "must be a string");
+  if (v === undefined || v === "") return null;
   // RFC 6750 §2.1 b64token: what a Bearer header can carry.
   if (!/^[A-Za-z0-9._~+/-]+=*$/.test(v)) throw new ConfigError("ADMIN_TOKEN", "may hold only letters, digits and -._~+/ (Base64 or hex)");
   if (v.length < MIN_ADMIN_TOKEN_LENGTH) {
@@ -38,21 +44,20 @@ function adminToken(env: Vars): string | null {
   return v;
 }
 
-/** Parses the admin variables once per env object; throws ConfigError naming the variable. */
-export function adminConfig(env: Vars): AdminConfig {
-  let c = cache.get(env);
-  if (!c) {
-    const token = adminToken(env);
-    c = {
-      token,
-      // Only a live admin API needs the sealing key; an absent token keeps the worker a plain 404.
-      sealKey: token === null ? "" : sealKeyVar(env),
-      rotationGraceSeconds: intVar(env, "SECRET_ROTATION_GRACE_SECONDS", 86400, 0, MAX_ROTATION_GRACE_SECONDS),
-      maxBodyBytes: intVar(env, "MAX_BODY_BYTES", 64 * 1024, 1024, 1024 * 1024),
-      maxImportBytes: intVar(env, "ADMIN_MAX_IMPORT_BYTES", 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
-      maxImportRows: intVar(env, "ADMIN_MAX_IMPORT_ROWS", 10_000, 1, 100_000),
-    };
-    cache.set(env, c);
-  }
-  return c;
+function parse(env: AdminEnv): AdminConfig {
+  const token = adminToken(env);
+  return {
+    token,
+    // Only a live admin API needs the sealing key; an absent token keeps the worker a plain 404.
+    sealKey: token === null ? "" : sealKeyVar(env),
+    rotationGraceSeconds: intVar(env, "SECRET_ROTATION_GRACE_SECONDS", 86400, 0, MAX_ROTATION_GRACE_SECONDS),
+    maxBodyBytes: commonConfig(env).maxBodyBytes,
+    maxImportBytes: intVar(env, "ADMIN_MAX_IMPORT_BYTES", 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    maxImportRows: intVar(env, "ADMIN_MAX_IMPORT_ROWS", 10_000, 1, 100_000),
+  };
+}
+
+/** The admin variables, parsed once; throws ConfigError naming a malformed one. */
+export function adminConfig(env: AdminEnv): AdminConfig {
+  return configOf(env, parse);
 }

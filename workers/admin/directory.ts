@@ -1,9 +1,9 @@
 // /admin/directory: the embedded carrier directory (issue 5; docs/operations.md "Import formats").
 // Import validates every row and reports rejected ones by row number and reason only.
 
-import type { AdminConfig } from "./config";
+import { adminConfig } from "./config";
 import { countSubscribers, deleteSubscriber, upsertSubscribers } from "./store";
-import type { Env } from "../core/config";
+import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { json, mediaType, readBodyText } from "../core/http";
 import type { RequestContext } from "../core/router";
@@ -28,12 +28,13 @@ function dryRunParam(url: URL): boolean {
 }
 
 /** Counts only: the directory's content is personal data and is not listed. */
-export async function summary(_req: Request, env: Env): Promise<Response> {
+export async function summary(_req: Request, env: AdminEnv): Promise<Response> {
   const c = await countSubscribers(env);
   return json({ subscribers: c.total, test_numbers: c.testNumbers });
 }
 
-export async function importSubscribers(req: Request, env: Env, rc: RequestContext, cfg: AdminConfig): Promise<Response> {
+export async function importSubscribers(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const cfg = adminConfig(env);
   const format = importFormat(req);
   const dryRun = dryRunParam(rc.url);
   const text = await readBodyText(req, cfg.maxImportBytes);
@@ -62,7 +63,7 @@ export async function importSubscribers(req: Request, env: Env, rc: RequestConte
 }
 
 /** Deletes one subscriber (with their links and grants). The phone number is not audited. */
-export async function removeSubscriber(_req: Request, env: Env, rc: RequestContext): Promise<Response> {
+export async function removeSubscriber(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const phone = rc.params.phone!.replace(/[-\s]/g, "");
   if (!/^01\d{8,9}$/.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
   const id = await deleteSubscriber(env, phone);

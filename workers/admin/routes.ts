@@ -1,21 +1,26 @@
-// /admin/* (issue 5; docs/operations.md "Admin API"): the operator's API, behind the bearer
-// token of the ADMIN_TOKEN secret; it does not exist (404) when that secret is unset.
+// /admin/* (docs/operations.md "Admin API"): the operator's API. The gate runs first for every
+// method and path under /admin/: without the ADMIN_TOKEN secret the API does not exist (404);
+// with it, `Authorization: Bearer <ADMIN_TOKEN>` or 401, before any 404 or 405 can answer.
 
-import type { Env } from "../core/config";
 import type { Route } from "../core/router";
 import { listEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
+import type { AdminEnv } from "./config";
 import { importSubscribers, removeSubscriber, summary } from "./directory";
-import { adminRoutes } from "./steps";
+import { requireAdmin } from "./steps";
 
-export const routes: Route<Env>[] = adminRoutes({
-  "/admin/clients": { GET: list, POST: create },
-  "/admin/clients/:id": { GET: read, PATCH: update, DELETE: remove },
-  "/admin/clients/:id/rotate-secret": { POST: rotate },
-  "/admin/clients/:id/disable": { POST: disable },
-  "/admin/clients/:id/enable": { POST: enable },
-  "/admin/directory": { GET: summary },
-  "/admin/directory/import": { POST: importSubscribers },
-  "/admin/directory/:phone": { DELETE: removeSubscriber },
-  "/admin/audit": { GET: listEvents },
-});
+export const routes: Route<AdminEnv>[] = [
+  { method: "ALL", path: "/admin/*", handler: requireAdmin },
+  { method: "GET", path: "/admin/clients", handler: list },
+  { method: "POST", path: "/admin/clients", handler: create },
+  { method: "GET", path: "/admin/clients/:id", handler: read },
+  { method: "PATCH", path: "/admin/clients/:id", handler: update },
+  { method: "DELETE", path: "/admin/clients/:id", handler: remove },
+  { method: "POST", path: "/admin/clients/:id/rotate-secret", handler: rotate },
+  { method: "POST", path: "/admin/clients/:id/disable", handler: disable },
+  { method: "POST", path: "/admin/clients/:id/enable", handler: enable },
+  { method: "GET", path: "/admin/directory", handler: summary },
+  { method: "POST", path: "/admin/directory/import", handler: importSubscribers },
+  { method: "DELETE", path: "/admin/directory/:phone", handler: removeSubscriber },
+  { method: "GET", path: "/admin/audit", handler: listEvents },
+];

@@ -1,7 +1,8 @@
 // The all-in-one worker for `npm start`, tests and small installs: every route table mounted on
 // one origin, plus /healthz and, with DEV_MODE on, the dev seed.
 
-import { providerConfig, type Env } from "../core/config";
+import { providerConfig } from "../provider/config";
+import type { AllInOneEnv } from "./env";
 import { describe, errorResponse } from "../core/errors";
 import { json } from "../core/http";
 import { createWorker, type Route } from "../core/router";
@@ -16,10 +17,10 @@ import { kitRoutes } from "./kit";
 
 export { OneTimeStore } from "../provider/store/one-time-store";
 
-const health: Route<Env>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
+const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
 
 // The relying-party kit (/, /auth/*) reaches this same route table in process (workers/all-in-one/kit.ts).
-const worker: ExportedHandler<Env> = createWorker<Env>("dev", [
+const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...health, ...authorize, ...smsOutbox, ...token, ...userMe, ...disconnect, ...admin, ...kitRoutes(() => worker),
 ]);
 
@@ -33,4 +34,4 @@ export default {
     }
     return worker.fetch!(req as never, env, ctx);
   },
-} satisfies ExportedHandler<Env>;
+} satisfies ExportedHandler<AllInOneEnv>;

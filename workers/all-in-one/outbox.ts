@@ -1,14 +1,14 @@
 // GET /dev/outbox: the development SMS outbox (issue 3). Mounted only by the all-in-one dev worker
 // and answering only with DEV_MODE=true, so codes sent to numbers added by hand can be read.
 
-import { providerConfig, type Env } from "../core/config";
+import { providerConfig, type ProviderEnv } from "../provider/config";
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import { cspNonce, html, htmlResponse, raw } from "../core/html";
 import type { Route } from "../core/router";
 import { readOutbox } from "../provider/authorize/sms";
 
-async function outbox(req: Request, env: Env): Promise<Response> {
+async function outbox(req: Request, env: ProviderEnv): Promise<Response> {
   if (!providerConfig(env).devMode) throw E.notFound();
   const rows = await readOutbox(env, 50);
   if ((req.headers.get("Accept") ?? "").includes("application/json")) {
@@ -31,4 +31,4 @@ ${
   return htmlResponse(body, { nonce });
 }
 
-export const devRoutes: Route<Env>[] = [{ method: "GET", path: "/dev/outbox", handler: outbox }];
+export const devRoutes: Route<ProviderEnv>[] = [{ method: "GET", path: "/dev/outbox", handler: outbox }];

@@ -1,32 +1,68 @@
-// The environment, typed once (STYLE.md §8), and the variables parsed once into a typed config
-// that fails loudly naming the variable (issue 5). Every TTL and limit has a documented default
-// (DESIGN.md §4.7) so that tests can shorten windows.
+// One way to read configuration (docs/architecture.md "Configuration"): bindings and secrets are
+// typed by `wrangler types` (worker-configuration.d.ts); each worker's optional variables are
+// declared next to the parser that reads them. Every parser runs once per env object (`configOf`),
+// which an isolate keeps across requests, and fails loudly naming the variable.
 
 import { base64ToBytes } from "./crypto";
-import type { OneTimeStore } from "../provider/store/one-time-store";
-
-/** Every binding any worker of this project may have. A worker gets only those it uses. */
-export interface Env {
-  DB: D1Database;
-  ONE_TIME: DurableObjectNamespace<OneTimeStore>;
-  /** AES-256-GCM key (Base64 of 32 bytes) sealing client secrets at rest. A Workers secret. */
-  SEAL_KEY: string;
-  [name: string]: unknown;
-}
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, detail: string) {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
     super(`configuration: ${variable} ${detail}`);
     this.name = "ConfigError";
   }
 }
 
-type Vars = Record<string, unknown>;
+type Vars = object;
+
+/** Where a derived env (the same bindings plus request-scoped ones) keeps its configuration. */
+const bases = new WeakMap<object, object>();
+const caches = new WeakMap<object, Map<unknown, unknown>>();
+
+/**
+ * `parse(env)`, run once per env object: the one configuration cache. A parser must read only
+ * variables and bindings that do not change between requests.
+ */
+export function configOf<E extends object, T>(env: E, parse: (env: E) => T): T {
+  const key = bases.get(env) ?? env;
+  let cache = caches.get(key);
+  if (!cache) {
+    cache = new Map();
+    caches.set(key, cache);
+  }
+  if (cache.has(parse)) return cache.get(parse) as T;
+  const value = parse(env);
+  cache.set(parse, value);
+  return value;
+}
+
+/**
+ * `env` with request-scoped bindings added (an in-process service), sharing `env`'s configuration
+ * cache, so building it per request costs no parsing.
+ */
+export function withBindings<E extends object, X extends object>(env: E, extra: X): E & X {
+  const derived = Object.assign(Object.create(env) as object, extra) as E & X;
+  bases.set(derived, bases.get(env) ?? env);
+  return derived;
+}
 
 function str(env: Vars, name: string): string | undefined {
-  const v = env[name];
+  const v = (env as Record<string, unknown>)[name];
   if (v === undefined || v === null || v === "") return undefined;
   if (typeof v !== "string") throw new ConfigError(name, "must be a string");
+  return v;
+}
+
+/** An optional string variable. */
+export function optionalVar(env: Vars, name: string): string | undefined {
+  return str(env, name);
+}
+
+export function requiredVar(env: Vars, name: string): string {
+  const v = str(env, name);
+  if (v === undefined) throw new ConfigError(name, "is required but not set");
   return v;
 }
 
@@ -50,71 +86,51 @@ export function boolVar(env: Vars, name: string, dflt: boolean): boolean {
 export function enumVar<T extends string>(env: Vars, name: string, values: readonly T[], dflt: T): T {
   const v = str(env, name);
   if (v === undefined) return dflt;
-  if (!(values as readonly string[]).includes(v)) {
-    throw new ConfigError(name, `must be one of ${values.join(", ")}`);
-  }
+  if (!(values as readonly string[]).includes(v)) throw new ConfigError(name, `must be one of ${values.join(", ")}`);
   return v as T;
 }
 
-export function requiredVar(env: Vars, name: string): string {
-  const v = str(env, name);
-  if (v === undefined) throw new ConfigError(name, "is required but not set");
-  return v;
-}
-
-const sealKeys = new WeakMap<object, string>();
-
 /**
- * The SEAL_KEY secret, checked to be Base64 of 32 bytes (AES-256-GCM); throws ConfigError naming
- * it when missing or malformed, instead of a bare crypto failure at first use.
+ * A required key secret, checked to be Base64 of 32 bytes (AES-256-GCM), instead of a bare crypto
+ * failure at first use. Returns the Base64 text.
  */
-export function sealKeyVar(env: Vars): string {
-  let v = sealKeys.get(env);
-  if (v === undefined) {
-    v = requiredVar(env, "SEAL_KEY");
-    let length = -1;
-    try {
-      length = base64ToBytes(v.trim()).length;
-    } catch {
-      /* not Base64: reported below */
-    }
-    if (length !== 32) throw new ConfigError("SEAL_KEY", "must be Base64 of 32 bytes (openssl rand -base64 32)");
-    sealKeys.set(env, v);
+export function keyVar(env: Vars, name: string): string {
+  const v = requiredVar(env, name);
+  let length = -1;
+  try {
+    length = base64ToBytes(v.trim()).length;
+  } catch {
+    /* not Base64: reported below */
   }
+  if (length !== 32) throw new ConfigError(name, "must be Base64 of 32 bytes (openssl rand -base64 32)");
   return v;
 }
 
-/** The provider's variables (README "Configuration" lists each with its default). */
-export interface ProviderConfig {
-  devMode: boolean;
-  tokenErrorStyle: "reference" | "rfc6749";
-  codeTtlMs: number;
-  accessTokenTtlSeconds: number;
-  userMeMaxReads: number;
-  oneTimeShards: number;
-  clientCacheMs: number;
-  maxBodyBytes: number;
+/** Variables every worker reads. */
+export interface CommonVars {
+  /** "true" loads the dev seed and the dev-only pages (the all-in-one dev worker). */
+  DEV_MODE?: string;
+  /** Request bodies above this many bytes get 413. */
+  MAX_BODY_BYTES?: string;
+  /** "false" silences the per-request log line. */
+  LOG_REQUESTS?: string;
 }
 
-const cache = new WeakMap<object, ProviderConfig>();
+export interface CommonConfig {
+  devMode: boolean;
+  maxBodyBytes: number;
+  logRequests: boolean;
+}
 
-/** Parses the provider variables once per env object; throws ConfigError naming the variable. */
-export function providerConfig(env: Vars): ProviderConfig {
-  let c = cache.get(env);
-  if (!c) {
-    const shards = intVar(env, "ONE_TIME_SHARDS", 16, 1, 64);
-    if ((shards & (shards - 1)) !== 0) throw new ConfigError("ONE_TIME_SHARDS", "must be a power of two");
-    c = {
-      devMode: boolVar(env, "DEV_MODE", false),
-      tokenErrorStyle: enumVar(env, "TOKEN_ERROR_STYLE", ["reference", "rfc6749"] as const, "reference"),
-      codeTtlMs: intVar(env, "CODE_TTL_SECONDS", 60, 1, 600) * 1000,
-      accessTokenTtlSeconds: intVar(env, "ACCESS_TOKEN_TTL_SECONDS", 600, 1, 86400),
-      userMeMaxReads: intVar(env, "USER_ME_MAX_READS", 1, 1, 1000),
-      oneTimeShards: shards,
-      clientCacheMs: intVar(env, "CLIENT_CACHE_SECONDS", 10, 0, 3600) * 1000,
-      maxBodyBytes: intVar(env, "MAX_BODY_BYTES", 64 * 1024, 1024, 1024 * 1024),
-    };
-    cache.set(env, c);
-  }
-  return c;
+function parseCommon(env: CommonVars): CommonConfig {
+  return {
+    devMode: boolVar(env, "DEV_MODE", false),
+    maxBodyBytes: intVar(env, "MAX_BODY_BYTES", 64 * 1024, 1024, 1024 * 1024),
+    logRequests: boolVar(env, "LOG_REQUESTS", true),
+  };
+}
+
+/** DEV_MODE, MAX_BODY_BYTES and LOG_REQUESTS, parsed once. */
+export function commonConfig(env: CommonVars): CommonConfig {
+  return configOf(env, parseCommon);
 }

@@ -1,14 +1,16 @@
-// The router factory: a worker is a route table over core/ (DESIGN.md §2). It owns what every
-// request shares: matching with 404/405 + Allow, the request id, the one error renderer, and one
-// structured log line per request carrying the route template, never the raw path or query.
+// The router factory: a worker is a route table over core/ (docs/architecture.md), routed by
+// itty-router. Its `before` starts the request context (request id, clock), its `catch` is the one
+// error renderer, and its `finally` answers an unmatched request (404, or 405 with Allow) and
+// writes the one JSON log line, which names the route template, never the raw path or query.
 
-import { describe, errorResponse, E, ApiError } from "./errors";
-import { ConfigError } from "./config";
+import { Router, type IRequest } from "itty-router";
+import { commonConfig, ConfigError, type CommonVars } from "./config";
+import { ApiError, describe, E, errorResponse } from "./errors";
 
 export interface RequestContext {
   readonly url: URL;
   readonly requestId: string;
-  /** Path parameters of the matched template (`/admin/clients/:id` → `{ id }`). */
+  /** Path parameters of the matched template (`/admin/clients/:id` → `{ id }`), decoded. */
   readonly params: Record<string, string>;
   readonly worker: string;
   /** Fields a handler adds to its log line. Never secrets or personal data. */
@@ -16,114 +18,116 @@ export interface RequestContext {
   waitUntil(p: Promise<unknown>): void;
 }
 
-export type Handler<E> = (req: Request, env: E, rc: RequestContext) => Promise<Response> | Response;
+/** A route's handler: a Response finishes the request; nothing lets the next matching route run. */
+export type Handler<E> = (req: Request, env: E, rc: RequestContext) => Promise<Response | void> | Response | void;
 
 export interface Route<E> {
+  /** An HTTP method, or "ALL" for a step that runs before the routes it precedes (a gate). */
   method: string;
   path: string;
   handler: Handler<E>;
 }
 
-interface Compiled<E> {
-  template: string;
-  segments: string[] | null; // null: static path, matched by the map
-  methods: Map<string, Handler<E>>;
-}
-
-function compile<E>(routes: readonly Route<E>[]) {
-  const statics = new Map<string, Compiled<E>>();
-  const patterns: Compiled<E>[] = [];
-  for (const r of routes) {
-    const dynamic = r.path.includes(":") || r.path.endsWith("*");
-    const list = dynamic ? patterns : null;
-    let entry = dynamic ? patterns.find((p) => p.template === r.path) : statics.get(r.path);
-    if (!entry) {
-      entry = { template: r.path, segments: dynamic ? r.path.split("/") : null, methods: new Map() };
-      if (list) list.push(entry);
-      else statics.set(r.path, entry);
-    }
-    entry.methods.set(r.method, r.handler);
-  }
-  return { statics, patterns };
-}
-
-function matchPattern(segments: string[], path: string): Record<string, string> | null {
-  const parts = path.split("/");
-  const params: Record<string, string> = {};
-  for (let i = 0; i < segments.length; i++) {
-    const s = segments[i]!;
-    if (s === "*") return params;
-    const p = parts[i];
-    if (p === undefined) return null;
-    if (s.startsWith(":")) {
-      if (p === "") return null;
-      try {
-        params[s.slice(1)] = decodeURIComponent(p);
-      } catch {
-        return null;
-      }
-    } else if (s !== p) return null;
-  }
-  return parts.length === segments.length ? params : null;
-}
+/** What itty hands our steps: the request with the matched route, its params and our context. */
+type Routed = IRequest & { rc: Context; started: number };
+type Context = RequestContext & { params: Record<string, string> };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** Builds a worker's fetch handler from its route table. */
-export function createWorker<E extends object>(worker: string, routes: readonly Route<E>[]): ExportedHandler<E> {
-  const { statics, patterns } = compile(routes);
-  return {
-    async fetch(req: Request, env: E, ctx: ExecutionContext): Promise<Response> {
-      const started = Date.now();
-      const url = new URL(req.url);
-      const given = req.headers.get("X-Request-Id");
-      const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-      let entry = statics.get(url.pathname);
-      let params: Record<string, string> = {};
-      if (!entry) {
-        for (const p of patterns) {
-          const m = matchPattern(p.segments!, url.pathname);
-          if (m) {
-            entry = p;
-            params = m;
-            break;
-          }
-        }
-      }
-      const rc: RequestContext = {
-        url,
-        requestId,
-        params,
-        worker,
-        log: {},
-        waitUntil: (p) => ctx.waitUntil(p),
-      };
-      let res: Response;
-      try {
-        if (!entry) throw E.notFound();
-        const handler = entry.methods.get(req.method) ?? (req.method === "HEAD" ? entry.methods.get("GET") : undefined);
-        if (!handler) throw E.methodNotAllowed([...entry.methods.keys()]);
-        res = await handler(req, env, rc);
-      } catch (err) {
-        if (!(err instanceof ApiError) || err.status >= 500) rc.log.cause = describe(err);
-        else if (err.reason) rc.log.cause = err.reason;
-        if (err instanceof ConfigError) rc.log.cause = err.message;
-        res = errorResponse(err);
-      }
-      res = withHeader(res, "X-Request-Id", requestId);
-      logLine(env, {
-        time: new Date(started).toISOString(),
-        worker,
-        route: entry?.template ?? "(unmatched)",
-        method: req.method,
-        status: res.status,
-        durationMs: Date.now() - started,
-        requestId,
-        ...rc.log,
-      });
-      return res;
-    },
+/** `before`: the request id (an acceptable `X-Request-Id`, else a new one) and the context. */
+function start(worker: string) {
+  return (req: Routed, _env: unknown, ctx: ExecutionContext): Response | undefined => {
+    const given = req.headers.get("X-Request-Id");
+    req.started = Date.now();
+    req.rc = {
+      url: new URL(req.url),
+      requestId: given && REQUEST_ID.test(given) ? given : crypto.randomUUID(),
+      params: {},
+      worker,
+      log: {},
+      waitUntil: (p) => ctx.waitUntil(p),
+    };
+    // itty would let "/oauth2/token/" match "/oauth2/token": a path is matched exactly.
+    const path = req.rc.url.pathname;
+    if (path.length > 1 && path.endsWith("/")) return renderError(E.notFound(), req);
   };
+}
+
+/** `catch`: the one error renderer. The wire gets the catalogue's message; the log the cause. */
+function renderError(err: unknown, req: Routed): Response {
+  const log = req.rc?.log;
+  if (log) {
+    if (!(err instanceof ApiError) || err.status >= 500) log.cause = describe(err);
+    else if (err.reason) log.cause = err.reason;
+    if (err instanceof ConfigError) log.cause = err.message;
+  }
+  return errorResponse(err);
+}
+
+/** A matched route's step: decodes the path parameters (undecodable: 404), then the handler. */
+function step<E>(handler: Handler<E>) {
+  return (req: Routed, env: E): Promise<Response | void> | Response | void => {
+    for (const [k, v] of Object.entries(req.params ?? {})) {
+      try {
+        req.rc.params[k] = decodeURIComponent(v);
+      } catch {
+        throw E.notFound();
+      }
+    }
+    return handler(req as unknown as Request, env, req.rc);
+  };
+}
+
+/** Builds a worker's fetch handler from its route table. GET routes also answer HEAD. */
+export function createWorker<E extends CommonVars>(worker: string, routes: readonly Route<E>[]): ExportedHandler<E> {
+  const table = new Map<string, Set<string>>();
+  for (const r of routes) {
+    if (r.method === "ALL") continue; // a gate: it allows no method of its own
+    const methods = table.get(r.path) ?? new Set<string>();
+    methods.add(r.method);
+    table.set(r.path, methods);
+  }
+  const router = Router<Routed, [E, ExecutionContext]>({
+    before: [start(worker)],
+    catch: renderError,
+    finally: [
+      (res: Response | undefined, req: Routed) => res ?? renderError(unmatched(req.rc.url.pathname), req),
+      (res: Response, req: Routed, env: E) => finish(res, req, env),
+    ],
+  });
+  const paths: { path: string; regex: RegExp }[] = [];
+  for (const r of routes) {
+    router[r.method.toLowerCase()](r.path, step(r.handler));
+    if (r.method === "GET" && !table.get(r.path)!.has("HEAD")) router.head(r.path, step(r.handler));
+  }
+  // itty keeps [method, regex, handlers, path] per registered route: the same regexes decide 405.
+  for (const [, regex, , path] of router.routes) {
+    if (path !== undefined && table.has(path) && !paths.some((p) => p.path === path)) paths.push({ path, regex });
+  }
+
+  /** No route for this method: 405 with Allow when the path exists, else 404. */
+  function unmatched(pathname: string): ApiError {
+    const hit = paths.find((p) => p.regex.test(pathname));
+    return hit ? E.methodNotAllowed([...table.get(hit.path)!]) : E.notFound();
+  }
+
+  return { fetch: (req, env, ctx) => router.fetch(req as unknown as Routed, env, ctx) as Promise<Response> };
+}
+
+/** `finally`: the request id on the answer, then the request's one log line. */
+function finish<E extends CommonVars>(res: Response, req: Routed, env: E): Response {
+  const out = withHeader(res, "X-Request-Id", req.rc.requestId);
+  logLine(env, {
+    time: new Date(req.started).toISOString(),
+    worker: req.rc.worker,
+    route: typeof req.route === "string" ? req.route : "(unmatched)",
+    method: req.method,
+    status: out.status,
+    durationMs: Date.now() - req.started,
+    requestId: req.rc.requestId,
+    ...req.rc.log,
+  });
+  return out;
 }
 
 function withHeader(res: Response, name: string, value: string): Response {
@@ -139,7 +143,12 @@ function withHeader(res: Response, name: string, value: string): Response {
 }
 
 /** One structured JSON log line. Callers pass only route templates, ids and causes: no personal data. */
-export function logLine(env: object, fields: Record<string, unknown>): void {
-  if ((env as Record<string, unknown>).LOG_REQUESTS === "false") return;
-  console.log(JSON.stringify(fields));
+export function logLine(env: CommonVars, fields: Record<string, unknown>): void {
+  let on = true;
+  try {
+    on = commonConfig(env).logRequests;
+  } catch {
+    /* a malformed variable was already answered; the line is still written */
+  }
+  if (on) console.log(JSON.stringify(fields));
 }

@@ -2,18 +2,36 @@
 // env into typed objects that fail naming the variable. Split in three so that each route worker
 // needs only what it uses: /auth/login holds no secret.
 
-import { ConfigError, boolVar, enumVar, intVar, requiredVar } from "../core/config";
-import { base64ToBytes, fieldKeyBytes, importSealKey } from "../core/crypto";
+import { boolVar, configOf, ConfigError, enumVar, intVar, keyVar, optionalVar, requiredVar, type CommonVars } from "../core/config";
+import { fieldKeyBytes, importSealKey } from "../core/crypto";
 import { LOOPBACK_HOSTS } from "../core/spec";
 import type { ProviderFetcher, RpClientConfig } from "./client";
 
-/** The kit's environment: a KV namespace, an optional service binding, and variables. */
-export interface RpEnv {
-  RP_KV: KVNamespace;
-  /** Service binding to the login service; without it the kit fetches PROVIDER_BASE_URL. */
-  PROVIDER?: ProviderFetcher;
-  [name: string]: unknown;
+/** The kit's optional variables (docs/rp-kit.md "Configuration"). */
+export interface KitVars extends CommonVars {
+  RP_PUBLIC_ORIGIN?: string;
+  RP_STATE_TTL_SECONDS?: string;
+  RP_SESSION_TTL_SECONDS?: string;
+  RP_IDENTITY_TTL_SECONDS?: string;
+  RP_PKCE?: string;
+  RP_CLIENT_AUTH?: string;
+  RP_TOKEN_RATE_LIMIT?: string;
+  RP_TOKEN_RATE_WINDOW_SECONDS?: string;
+  RP_PROVIDER_TIMEOUT_MS?: string;
+  RP_RELOGIN_PROMPT?: string;
 }
+
+/**
+ * The kit's environment: what `wrangler types` generates for its session worker (KV, the public
+ * variables, the secrets), the optional variables, and an optional service binding to the login
+ * service (without it the kit fetches PROVIDER_BASE_URL). /auth/login needs no secret.
+ */
+export type RpEnv = Omit<Cloudflare.RpSessionEnv, "RP_CLIENT_SECRET" | "RP_SEAL_KEY"> &
+  KitVars & {
+    RP_CLIENT_SECRET?: string;
+    RP_SEAL_KEY?: string;
+    PROVIDER?: ProviderFetcher;
+  };
 
 export interface RpConfig {
   /** PROVIDER_BASE_URL: the service's `{base_url}` as browsers reach it. */
@@ -43,11 +61,11 @@ export interface RpConfig {
   reloginPrompt: string;
 }
 
-type Vars = Record<string, unknown>;
-
+/** What `rpConfig` reads: the public variables (checked there to be present) and the optional ones. */
+export type RpVars = Partial<Pick<RpEnv, "PROVIDER_BASE_URL" | "RP_CLIENT_ID" | "RP_REDIRECT_URI">> & KitVars;
 
 /** An absolute https URL (http only for loopback: spec §1 "HTTPS only", dev on localhost). */
-function urlVar(env: Vars, name: string, value?: string): URL {
+function urlVar(env: RpVars, name: string, value?: string): URL {
   const v = value ?? requiredVar(env, name);
   let url: URL;
   try {
@@ -62,17 +80,13 @@ function urlVar(env: Vars, name: string, value?: string): URL {
   return url;
 }
 
-const configs = new WeakMap<object, RpConfig>();
-
-/** Parses the kit's public variables once per env object; throws ConfigError naming the variable. */
-export function rpConfig(env: Vars): RpConfig {
-  let c = configs.get(env);
-  if (!c) {
+function parseConfig(env: RpVars): RpConfig {
+  {
     const base = urlVar(env, "PROVIDER_BASE_URL");
     if (base.search || base.hash) throw new ConfigError("PROVIDER_BASE_URL", "must not have a query or fragment");
     const redirect = urlVar(env, "RP_REDIRECT_URI");
     let origin = redirect.origin;
-    if (env.RP_PUBLIC_ORIGIN !== undefined && env.RP_PUBLIC_ORIGIN !== "") {
+    if (optionalVar(env, "RP_PUBLIC_ORIGIN") !== undefined) {
       const o = urlVar(env, "RP_PUBLIC_ORIGIN");
       if (o.pathname !== "/" || o.search || o.hash) {
         throw new ConfigError("RP_PUBLIC_ORIGIN", "must be an origin (scheme, host, port) only");
@@ -87,9 +101,9 @@ export function rpConfig(env: Vars): RpConfig {
     if (identityTtlSeconds < sessionTtlSeconds) {
       throw new ConfigError("RP_IDENTITY_TTL_SECONDS", "must be at least RP_SESSION_TTL_SECONDS");
     }
-    const reloginPrompt = (env.RP_RELOGIN_PROMPT as string | undefined) || "login";
+    const reloginPrompt = optionalVar(env, "RP_RELOGIN_PROMPT") ?? "login";
     if (!/^[A-Za-z0-9_ -]{1,32}$/.test(reloginPrompt)) throw new ConfigError("RP_RELOGIN_PROMPT", "must be a short word");
-    c = {
+    return {
       providerBaseUrl: base.toString().replace(/\/+$/, ""),
       clientId,
       redirectUri: redirect.toString(),
@@ -105,57 +119,47 @@ export function rpConfig(env: Vars): RpConfig {
       providerTimeoutMs: intVar(env, "RP_PROVIDER_TIMEOUT_MS", 10_000, 100, 60_000),
       reloginPrompt,
     };
-    configs.set(env, c);
   }
-  return c;
 }
 
-const clients = new WeakMap<object, RpClientConfig>();
+/** The kit's public variables, parsed once; throws ConfigError naming a malformed one. */
+export function rpConfig(env: RpVars): RpConfig {
+  return configOf(env, parseConfig);
+}
+
+function parseClientConfig(env: RpEnv): RpClientConfig {
+  const cfg = rpConfig(env);
+  const secret = requiredVar(env, "RP_CLIENT_SECRET");
+  try {
+    fieldKeyBytes(secret);
+  } catch {
+    throw new ConfigError("RP_CLIENT_SECRET", "must be at least 16 characters (spec §2.2 key)");
+  }
+  return {
+    baseUrl: cfg.providerBaseUrl,
+    clientId: cfg.clientId,
+    clientSecret: secret,
+    redirectUri: cfg.redirectUri,
+    clientAuth: cfg.clientAuth,
+    timeoutMs: cfg.providerTimeoutMs,
+  };
+}
 
 /**
  * The client module's configuration: the public variables plus RP_CLIENT_SECRET (a Workers
- * secret) and the PROVIDER service binding when there is one.
+ * secret), parsed once, and the PROVIDER service binding when there is one (per request: in the
+ * all-in-one worker it is an in-process call bound to the request).
  */
 export function rpClientConfig(env: RpEnv): RpClientConfig {
-  let c = clients.get(env);
-  if (!c) {
-    const cfg = rpConfig(env);
-    const secret = requiredVar(env, "RP_CLIENT_SECRET");
-    try {
-      fieldKeyBytes(secret);
-    } catch {
-      throw new ConfigError("RP_CLIENT_SECRET", "must be at least 16 characters (spec §2.2 key)");
-    }
-    c = {
-      baseUrl: cfg.providerBaseUrl,
-      clientId: cfg.clientId,
-      clientSecret: secret,
-      redirectUri: cfg.redirectUri,
-      clientAuth: cfg.clientAuth,
-      timeoutMs: cfg.providerTimeoutMs,
-    };
-    if (env.PROVIDER) c.fetcher = env.PROVIDER;
-    clients.set(env, c);
-  }
-  return c;
+  const c = configOf(env, parseClientConfig);
+  return env.PROVIDER ? { ...c, fetcher: env.PROVIDER } : c;
 }
 
-const sealKeys = new WeakMap<object, Promise<CryptoKey>>();
+function parseSealKey(env: RpEnv): Promise<CryptoKey> {
+  return importSealKey(keyVar(env, "RP_SEAL_KEY"));
+}
 
 /** RP_SEAL_KEY (a Workers secret, Base64 of 32 bytes): seals identities at rest (AES-256-GCM). */
-export function rpSealKey(env: Vars): Promise<CryptoKey> {
-  let k = sealKeys.get(env);
-  if (!k) {
-    const v = requiredVar(env, "RP_SEAL_KEY");
-    let length = -1;
-    try {
-      length = base64ToBytes(v.trim()).length;
-    } catch {
-      /* reported below */
-    }
-    if (length !== 32) throw new ConfigError("RP_SEAL_KEY", "must be Base64 of 32 bytes (openssl rand -base64 32)");
-    k = importSealKey(v);
-    sealKeys.set(env, k);
-  }
-  return k;
+export function rpSealKey(env: RpEnv): Promise<CryptoKey> {
+  return configOf(env, parseSealKey);
 }

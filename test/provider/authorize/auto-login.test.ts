@@ -1,7 +1,7 @@
 // Automatic login (issue 3; spec §2.1 modes; DESIGN.md §4.4, §4.5, §4.7; reference-notes): the
 // opt-in on the code step, the __Host- cookie, the code at once on a later authorize, the
 // /v1/user/me modes, prompt semantics, and the ends of a grant (disconnect, expiry, another user).
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decryptField, sha256 } from "../../../workers/core/crypto";
 import { createClient } from "../../support/admin";

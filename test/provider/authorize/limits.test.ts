@@ -2,14 +2,14 @@
 // resends, the resend cooldown, sends per number per hour, the per-IP limit on step 1, code and
 // transaction expiry, and single use of a code under concurrent submissions.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sha256 } from "../../../workers/core/crypto";
-import { providerConfig } from "../../../workers/core/config";
 import { storeFor } from "../../../workers/provider/store/one-time-store";
 import { signinConfig } from "../../../workers/provider/authorize/config";
 import { exchange, HONG } from "../../support/helpers";
 import { alertText, Browser, signInAll, type Page, type Who } from "../../support/signin";
+import { providerConfig } from "../../../workers/provider/config";
 
 afterEach(() => {
   vi.useRealTimers();

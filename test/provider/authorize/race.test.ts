@@ -7,16 +7,16 @@
 // - the lock counts and decides with the code check: never more wrong codes checked than the
 //   limit, nothing accepted once it is reached.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "../../../workers/core/crypto";
-import { providerConfig } from "../../../workers/core/config";
 import { storeFor } from "../../../workers/provider/store/one-time-store";
 import { loadTransaction } from "../../../workers/provider/authorize/transaction";
 import { DEMO } from "../../support/helpers";
 import { alertText, Browser, type Page, type Who } from "../../support/signin";
 import { recordConsent } from "../../../workers/provider/store/links";
+import { providerConfig } from "../../../workers/provider/config";
 
 /** Trials per race property: 1,000 by default (RACE_TRIALS overrides, e.g. for a quick run). */
 const TRIALS = Number((env as unknown as Record<string, string>).RACE_TRIALS ?? "1000");

@@ -1,6 +1,6 @@
 // Core pieces of the sign-in (issue 3): safe HTML, languages, the carrier directory's input
 // normalisation, the SMS senders (signed webhook, dev outbox and its page).
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { describe, expect, it, vi } from "vitest";
 import { d1Directory, maskPhone, normalizeName } from "../../../workers/provider/authorize/carrier";
 import { hmacSha256Hex } from "../../../workers/core/crypto";

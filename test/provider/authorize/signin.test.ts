@@ -1,6 +1,6 @@
 // The sign-in pages at /oauth2/authorize (issue 3; spec §4.1; DESIGN.md §4.4, §4.7;
 // docs/signin.md): every step, every message, headers, CSRF, languages, WebView, state round trip.
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
 import { alertText, Browser, DEMO_CB, parseForms, signInAll, throughCode, type Page } from "../../support/signin";

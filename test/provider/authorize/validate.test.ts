@@ -1,5 +1,5 @@
 // Authorization-request validation before any page (spec §4.1, §7; DESIGN.md §4.4, §4.7).
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { call, DEMO, FORM, form } from "../../support/helpers";
 import { forgetClient } from "../../../workers/provider/store/clients";

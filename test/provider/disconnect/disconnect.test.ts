@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { randomToken } from "../../../workers/core/crypto";
 import { basic, call, DEMO, FORM, form, HONG, KIM, LIMITED, mintFor, tokenFor, userMe } from "../../support/helpers";

@@ -1,7 +1,7 @@
 // D1 query plans (docs/storage.md): the statements of core/registry.ts and core/admin-store.ts that
 // find rows by a key must use an index, not scan a table that grows with users (links, grants).
 // D1 bills and waits for every row a scan reads.
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 
 /** The query plan's detail lines of `sql`. */

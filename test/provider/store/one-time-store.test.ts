@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../../workers/core/crypto";

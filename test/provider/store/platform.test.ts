@@ -2,7 +2,7 @@
 // object and is shipped to D1 by a short timer; when that write fails, the sweep alarm must exist
 // to retry it, or the row waits for an unrelated write on the same shard (maybe forever).
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { expect, it } from "vitest";
 
 it("a failed audit flush after a redemption leaves a sweep alarm to retry it, even on a shard with nothing else stored", async () => {

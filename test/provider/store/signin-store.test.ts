@@ -2,7 +2,7 @@
 // real Durable Object. A model-based property: random sequences of code entries and resends on
 // several sign-ins of one number from several networks must give exactly the answers of a small
 // model of the rules (docs/signin.md "Limits"); and the compare-and-set steps have one winner.
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { storeFor } from "../../../workers/provider/store/one-time-store";

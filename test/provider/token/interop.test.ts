@@ -1,7 +1,7 @@
 // A maintained third-party OAuth client (panva's oauth4webapi) completes the code exchange against
 // our token endpoint with client_secret_basic, and reads the user with the token (issue 2).
 import * as oauth from "oauth4webapi";
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { decryptField } from "../../../workers/core/crypto";
 import tokenWorker from "../../../workers/provider/token/index";

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { describe, expect, it, vi, afterEach } from "vitest";
 import { pkceS256, randomToken } from "../../../workers/core/crypto";
 import tokenWorker from "../../../workers/provider/token/index";

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decryptField, randomToken } from "../../../workers/core/crypto";
 import userMeWorker from "../../../workers/provider/user-me/index";

@@ -2,7 +2,7 @@
 // `confirm(telco, name, phone) → subscriber | none`. The default reads the embedded D1 directory;
 // docs/signin.md explains how a deployment plugs in a carrier's verification API.
 
-import { signinConfig } from "./config";
+import { signinConfig, type SigninVars } from "./config";
 import type { Telco } from "../../core/spec";
 import { type Subscriber, subscriberByPhone } from "../store/directory";
 
@@ -45,7 +45,7 @@ export function d1Directory(env: { DB: D1Database }): CarrierDirectory {
 }
 
 /** The configured directory (`CARRIER_DIRECTORY`; `d1` is the only built-in). */
-export function carrierDirectory(env: { DB: D1Database } & Record<string, unknown>): CarrierDirectory {
+export function carrierDirectory(env: { DB: D1Database } & SigninVars): CarrierDirectory {
   switch (signinConfig(env).carrierDirectory) {
     case "d1":
       return d1Directory(env);

@@ -1,8 +1,7 @@
-// The sign-in pages' variables (docs/signin.md "Configuration"), parsed once per env object. Every
-// TTL and limit has the default the issue names, so tests can shorten windows (DESIGN.md §4.7).
+// The sign-in pages' variables (docs/signin.md "Configuration"), parsed once per env. Every TTL
+// and limit has its documented default, so tests can shorten windows.
 
-import { boolVar, ConfigError, enumVar, intVar } from "../../core/config";
-
+import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
 export interface SigninConfig {
   txTtlMs: number;
   otpTtlMs: number;
@@ -24,29 +23,37 @@ export interface SigninConfig {
   smsWebhookTimeoutMs: number;
 }
 
-type Vars = Record<string, unknown>;
-
-const cache = new WeakMap<object, SigninConfig>();
-
-function optional(env: Vars, name: string): string | undefined {
-  const v = env[name];
-  if (v === undefined || v === null || v === "") return undefined;
-  if (typeof v !== "string") throw new ConfigError(name, "must be a string");
-  return v;
+/** The sign-in pages' optional variables (docs/signin.md "Configuration"). */
+export interface SigninVars extends CommonVars {
+  SIGNIN_TX_TTL_SECONDS?: string;
+  SIGNIN_OTP_TTL_SECONDS?: string;
+  SIGNIN_OTP_MAX_ATTEMPTS?: string;
+  SIGNIN_LOCK_AFTER_FAILURES?: string;
+  SIGNIN_NUMBER_LOCK_AFTER_FAILURES?: string;
+  SIGNIN_LOCK_SECONDS?: string;
+  SIGNIN_FAILURE_MEMORY_SECONDS?: string;
+  SIGNIN_RESEND_COOLDOWN_SECONDS?: string;
+  SIGNIN_SENDS_PER_WINDOW?: string;
+  SIGNIN_SEND_WINDOW_SECONDS?: string;
+  SIGNIN_IP_LIMIT?: string;
+  SIGNIN_IP_WINDOW_SECONDS?: string;
+  AUTO_LOGIN_TTL_SECONDS?: string;
+  CARRIER_DIRECTORY?: string;
+  SMS_SENDER?: string;
+  SMS_WEBHOOK_URL?: string;
+  SMS_WEBHOOK_SECRET?: string;
+  SMS_WEBHOOK_TIMEOUT_MS?: string;
 }
 
-/** Parses the sign-in variables once per env; throws ConfigError naming a malformed variable. */
-export function signinConfig(env: Vars): SigninConfig {
-  let c = cache.get(env);
-  if (c) return c;
-  const devMode = boolVar(env, "DEV_MODE", false);
+function parse(env: SigninVars): SigninConfig {
+  const devMode = commonConfig(env).devMode;
   const smsSender = enumVar(env, "SMS_SENDER", ["outbox", "webhook"] as const, devMode ? "outbox" : "webhook");
   if (smsSender === "outbox" && !devMode) throw new ConfigError("SMS_SENDER", "outbox is for DEV_MODE only");
-  const smsWebhookUrl = optional(env, "SMS_WEBHOOK_URL");
+  const smsWebhookUrl = optionalVar(env, "SMS_WEBHOOK_URL");
   if (smsWebhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsWebhookUrl)) {
     throw new ConfigError("SMS_WEBHOOK_URL", "must be an http(s) URL");
   }
-  c = {
+  return {
     txTtlMs: intVar(env, "SIGNIN_TX_TTL_SECONDS", 600, 10, 3600) * 1000,
     otpTtlMs: intVar(env, "SIGNIN_OTP_TTL_SECONDS", 180, 10, 1800) * 1000,
     otpMaxAttempts: intVar(env, "SIGNIN_OTP_MAX_ATTEMPTS", 5, 1, 100),
@@ -63,9 +70,12 @@ export function signinConfig(env: Vars): SigninConfig {
     carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1"] as const, "d1"),
     smsSender,
     smsWebhookUrl,
-    smsWebhookSecret: optional(env, "SMS_WEBHOOK_SECRET"),
+    smsWebhookSecret: optionalVar(env, "SMS_WEBHOOK_SECRET"),
     smsWebhookTimeoutMs: intVar(env, "SMS_WEBHOOK_TIMEOUT_MS", 5000, 100, 60_000),
   };
-  cache.set(env, c);
-  return c;
+}
+
+/** The sign-in variables, parsed once; throws ConfigError naming a malformed one. */
+export function signinConfig(env: SigninVars): SigninConfig {
+  return configOf(env, parse);
 }

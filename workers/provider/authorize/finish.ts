@@ -2,7 +2,7 @@
 // state byte for byte, the access_denied / login_required redirects, and the automatic-login grant.
 
 import { redirect } from "../../core/http";
-import { providerConfig, type Env } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
 import { randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
@@ -59,7 +59,7 @@ export interface Completion {
  * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the same subscriber is kept (the login reports Y/N) and a grant of another
  * subscriber on this device ends.
  */
-export async function complete(req: Request, env: Env, rc: RequestContext, cfg: SigninConfig, c: Completion): Promise<Response> {
+export async function complete(req: Request, env: ProviderEnv, rc: RequestContext, cfg: SigninConfig, c: Completion): Promise<Response> {
   const pcfg = providerConfig(env);
   const cookies: string[] = [];
   let autoLogin: { deviceHash: string; automatic: boolean } | null = null;

@@ -2,14 +2,14 @@
 // A POST carrying `tx` and no `client_id` is a sign-in step (docs/signin.md); anything else is an
 // authorization request, validated before any page.
 
-import { providerConfig, type Env } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { readParams } from "../../core/http";
 import type { RequestContext, Route } from "../../core/router";
 import { startSignIn } from "./start";
 import { continueSignIn } from "./steps";
 import { validateAuthorizeParams } from "./validate";
 
-async function authorize(req: Request, env: Env, rc: RequestContext): Promise<Response> {
+async function authorize(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const params = await readParams(req, rc.url, providerConfig(env).maxBodyBytes);
   if (req.method === "POST" && params.has("tx") && !params.has("client_id")) return continueSignIn(req, env, rc, params);
   const ar = await validateAuthorizeParams(env, params);
@@ -17,7 +17,7 @@ async function authorize(req: Request, env: Env, rc: RequestContext): Promise<Re
   return startSignIn(req, env, rc, ar);
 }
 
-export const routes: Route<Env>[] = [
+export const routes: Route<ProviderEnv>[] = [
   { method: "GET", path: "/oauth2/authorize", handler: authorize },
   { method: "POST", path: "/oauth2/authorize", handler: authorize },
 ];

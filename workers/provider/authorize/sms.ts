@@ -4,7 +4,7 @@
 
 import { hmacSha256Hex, randomUuid } from "../../core/crypto";
 import { ConfigError } from "../../core/config";
-import { signinConfig } from "./config";
+import { signinConfig, type SigninVars } from "./config";
 import type { Lang } from "./i18n";
 
 export interface SmsMessage {
@@ -94,7 +94,7 @@ export function webhookSender(opts: WebhookOptions): SmsSender {
 }
 
 /** The configured sender (`SMS_SENDER`); throws ConfigError naming a missing webhook variable. */
-export function smsSender(env: { DB: D1Database } & Record<string, unknown>): SmsSender {
+export function smsSender(env: { DB: D1Database } & SigninVars): SmsSender {
   const cfg = signinConfig(env);
   if (cfg.smsSender === "outbox") return outboxSender(env);
   if (!cfg.smsWebhookUrl) throw new ConfigError("SMS_WEBHOOK_URL", "is required for SMS_SENDER=webhook");

@@ -2,7 +2,7 @@
 // browser holds a grant and `prompt` allows it; `prompt=none` never shows a page; otherwise a new
 // sign-in transaction and its first page.
 
-import { providerConfig, type Env } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
 import { sha256 } from "../../core/crypto";
 import { cspNonce, cspSourceFor } from "../../core/html";
@@ -20,7 +20,7 @@ import { findAutoLoginGrant } from "../store/grants";
 import { audit } from "../store/audit";
 
 /** The code of an automatic login (no page), or null when the device has no usable grant. */
-async function automaticLogin(req: Request, env: Env, ar: AuthorizeRequest): Promise<string | null> {
+async function automaticLogin(req: Request, env: ProviderEnv, ar: AuthorizeRequest): Promise<string | null> {
   if (!ar.client.autoLogin) return null;
   const deviceId = deviceIdOf(req);
   if (!deviceId) return null;
@@ -46,7 +46,7 @@ async function automaticLogin(req: Request, env: Env, ar: AuthorizeRequest): Pro
 }
 
 /** Answers a validated authorization request: a 302 (automatic login, login_required) or step 1. */
-export async function startSignIn(req: Request, env: Env, rc: RequestContext, ar: AuthorizeRequest): Promise<Response> {
+export async function startSignIn(req: Request, env: ProviderEnv, rc: RequestContext, ar: AuthorizeRequest): Promise<Response> {
   const cfg = signinConfig(env);
   const usesGrant = ar.prompt !== "login" && ar.prompt !== "select_account" && ar.prompt !== "N";
   if (usesGrant) {

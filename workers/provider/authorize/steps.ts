@@ -7,7 +7,8 @@
 
 import { isTelco, normalizePhone } from "../../core/spec";
 import { carrierDirectory, maskPhone } from "./carrier";
-import { ConfigError, providerConfig, type Env } from "../../core/config";
+import { ConfigError } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
 import type { Params } from "../../core/http";
 import { cspNonce, cspSourceFor } from "../../core/html";
@@ -39,7 +40,7 @@ import { audit } from "../store/audit";
 /** One step submission: the transaction, its client and what rendering needs. */
 interface Flow {
   req: Request;
-  env: Env;
+  env: ProviderEnv;
   rc: RequestContext;
   cfg: SigninConfig;
   shards: number;
@@ -309,7 +310,7 @@ async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
 }
 
 /** A step submission: a POST to /oauth2/authorize carrying `tx` (and no `client_id`). */
-export async function continueSignIn(req: Request, env: Env, rc: RequestContext, params: Params): Promise<Response> {
+export async function continueSignIn(req: Request, env: ProviderEnv, rc: RequestContext, params: Params): Promise<Response> {
   const cfg = signinConfig(env);
   const shards = providerConfig(env).oneTimeShards;
   const h = await loadTransaction(env, shards, params.get("tx"));

@@ -2,7 +2,7 @@
 // §4.4). The order matters: nothing redirects until client_id and redirect_uri are proven, so an
 // unregistered address is never redirected to.
 
-import { providerConfig, type Env } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { E } from "../../core/errors";
 import type { Params } from "../../core/http";
 import { isRandomValue } from "../../core/spec";
@@ -42,7 +42,7 @@ function parsePrompt(v: string | undefined): Prompt {
 }
 
 /** Validates the authorization request parameters; throws the spec's JSON errors. */
-export async function validateAuthorizeParams(env: Env, params: Params): Promise<AuthorizeRequest> {
+export async function validateAuthorizeParams(env: ProviderEnv, params: Params): Promise<AuthorizeRequest> {
   const cfg = providerConfig(env);
   const clientId = params.get("client_id");
   if (clientId === undefined) throw E.clientMissing("request");

@@ -1,6 +1,6 @@
 // POST /v1/user/disconnect (spec §4.4, §5; DESIGN.md §4.7): Basic client authentication only.
 
-import { providerConfig, type Env } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { E } from "../../core/errors";
 import { json, readParams } from "../../core/http";
 import { authenticateClient } from "../client-auth";
@@ -8,7 +8,7 @@ import type { RequestContext, Route } from "../../core/router";
 import { disconnectLink } from "../store/links";
 import { audit } from "../store/audit";
 
-async function disconnect(req: Request, env: Env, rc: RequestContext): Promise<Response> {
+async function disconnect(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
   const params = await readParams(req, rc.url, cfg.maxBodyBytes);
   const { client } = await authenticateClient(req, env, cfg.clientCacheMs);
@@ -19,4 +19,4 @@ async function disconnect(req: Request, env: Env, rc: RequestContext): Promise<R
   return json({ code: "0000", error: "success", message: "The user was disconnected." });
 }
 
-export const routes: Route<Env>[] = [{ method: "POST", path: "/v1/user/disconnect", handler: disconnect }];
+export const routes: Route<ProviderEnv>[] = [{ method: "POST", path: "/v1/user/disconnect", handler: disconnect }];

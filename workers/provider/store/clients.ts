@@ -2,7 +2,7 @@
 // items, and their secrets sealed with AES-256-GCM under SEAL_KEY (recoverable: the field cipher of
 // spec §2.2 is keyed by them). Read-mostly, cached per isolate for CLIENT_CACHE_SECONDS.
 
-import { sealKeyVar } from "../../core/config";
+import { sealKeyVar } from "../config";
 import { importSealKey, seal, sha256, unseal } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
 

@@ -1,6 +1,6 @@
 // POST /oauth2/token (spec §4.2, §5; DESIGN.md §4.1-4.3, §4.7).
 
-import { providerConfig, type Env } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { pkceS256, sha256 } from "../../core/crypto";
 import { tokenForCode } from "../codes";
 import { E } from "../../core/errors";
@@ -23,7 +23,7 @@ async function verifierChallenge(params: Params): Promise<string | null> {
   return pkceS256(v);
 }
 
-async function token(req: Request, env: Env, rc: RequestContext): Promise<Response> {
+async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
   const params = await readParams(req, rc.url, cfg.maxBodyBytes);
   const auth = await authenticateClient(req, env, cfg.clientCacheMs, params);
@@ -61,4 +61,4 @@ async function token(req: Request, env: Env, rc: RequestContext): Promise<Respon
   return json(body);
 }
 
-export const routes: Route<Env>[] = [{ method: "POST", path: "/oauth2/token", handler: token }];
+export const routes: Route<ProviderEnv>[] = [{ method: "POST", path: "/oauth2/token", handler: token }];

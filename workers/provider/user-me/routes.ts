@@ -1,6 +1,6 @@
 // GET /v1/user/me (spec §4.3, §2.1, §2.2; DESIGN.md §4.5, §4.7).
 
-import { providerConfig, type Env } from "../../core/config";
+import { providerConfig, type ProviderEnv } from "../config";
 import { sha256 } from "../../core/crypto";
 import { E } from "../../core/errors";
 import { json, parseBearer } from "../../core/http";
@@ -14,7 +14,7 @@ import { takeFirstReport } from "../store/grants";
 
 
 /** The one read this token allows (atomic in the store), or authentication_failed. */
-async function readToken(req: Request, env: Env, shards: number, maxReads: number): Promise<TokenGrant> {
+async function readToken(req: Request, env: ProviderEnv, shards: number, maxReads: number): Promise<TokenGrant> {
   const token = parseBearer(req.headers.get("Authorization"));
   if (token === undefined) throw E.authFailed("no bearer token");
   if (!isRandomValue(token)) throw E.authFailed("malformed token");
@@ -28,7 +28,7 @@ async function readToken(req: Request, env: Env, shards: number, maxReads: numbe
  * grant is full with Y/Y; a later automatic login is mode 2 (Y/N, empty); an interactive login
  * under a grant is full with Y/N; no grant is full with N/N.
  */
-async function loginMode(env: Env, grant: TokenGrant): Promise<{ full: boolean; autoLoginYn: YN; autoStatusCheck: YN }> {
+async function loginMode(env: ProviderEnv, grant: TokenGrant): Promise<{ full: boolean; autoLoginYn: YN; autoStatusCheck: YN }> {
   const a = grant.autoLogin;
   if (!a) return { full: true, autoLoginYn: "N", autoStatusCheck: "N" };
   const report = await takeFirstReport(env, a.deviceHash, grant.clientId);
@@ -37,7 +37,7 @@ async function loginMode(env: Env, grant: TokenGrant): Promise<{ full: boolean; 
   return { full: true, autoLoginYn: report.exists ? "Y" : "N", autoStatusCheck: "N" };
 }
 
-async function userMe(req: Request, env: Env, rc: RequestContext): Promise<Response> {
+async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
   const grant = await readToken(req, env, cfg.oneTimeShards, cfg.userMeMaxReads);
   rc.log.clientId = grant.clientId;
@@ -68,4 +68,4 @@ async function userMe(req: Request, env: Env, rc: RequestContext): Promise<Respo
   return json({ code: "0000", error: "success", message: "success", user });
 }
 
-export const routes: Route<Env>[] = [{ method: "GET", path: "/v1/user/me", handler: userMe }];
+export const routes: Route<ProviderEnv>[] = [{ method: "GET", path: "/v1/user/me", handler: userMe }];
