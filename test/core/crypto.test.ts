@@ -4,6 +4,7 @@ import {
   constantTimeEqual,
   decryptField,
   encryptField,
+  hmacSha256Hex,
   fieldKeyBytes,
   importSealKey,
   randomAlphanumeric,
@@ -82,5 +83,9 @@ describe("core/crypto", () => {
   it("importSealKey refuses a key that is not Base64 of 32 bytes", async () => {
     expect(() => importSealKey(btoa("short"))).toThrow();
     expect(() => importSealKey("!!!")).toThrow();
+  });
+
+  it("HMAC-SHA256 matches RFC 4231 test case 2", async () => {
+    expect(await hmacSha256Hex("Jefe", "what do ya want for nothing?")).toBe("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   });
 });

@@ -2,7 +2,7 @@ import { env } from "../../support/env";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
-import { shardOf, storeFor, storeForKey, type CodeGrant } from "../../../workers/provider/store/one-time-store";
+import { shardOf, storeFor, type CodeGrant } from "../../../workers/provider/store/one-time-store";
 
 const GRANT: CodeGrant = { clientId: "c", subscriberId: 1, plid: "p", redirectUri: "https://x/cb", autoLogin: null, issuedAt: 0 };
 
@@ -36,7 +36,7 @@ describe("core/one-time-store", () => {
 
   it("hit counts within a window and starts over after it", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
-    const store = await storeForKey(env, "ip:1.2.3.4", 16);
+    const store = storeFor(env, await sha256("ip:1.2.3.4"), 16);
     expect((await store.hit("k", 1000)).count).toBe(1);
     expect((await store.hit("k", 1000)).count).toBe(2);
     expect((await store.peek("k")).count).toBe(2);

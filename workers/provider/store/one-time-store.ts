@@ -7,7 +7,7 @@
 // (`shardOf`), so one object is never the whole service's bottleneck.
 
 import { DurableObject } from "cloudflare:workers";
-import { B64URL_ALPHABET, sha256 } from "../../core/crypto";
+import { B64URL_ALPHABET } from "../../core/crypto";
 import type { Lang } from "../authorize/i18n";
 import {
   SigninMachine,
@@ -411,9 +411,4 @@ export function shardOf(value: string, shards: number): number {
 /** The object holding a random base64url value (code, token, transaction id). */
 export function storeFor(env: OneTimeEnv, value: string, shards: number): DurableObjectStub<OneTimeStore> {
   return stubAt(env, shardOf(value, shards));
-}
-
-/** The object holding a non-random key (a phone number, an IP): spread by its hash. */
-export async function storeForKey(env: OneTimeEnv, key: string, shards: number): Promise<DurableObjectStub<OneTimeStore>> {
-  return stubAt(env, shardOf(await sha256(key), shards));
 }

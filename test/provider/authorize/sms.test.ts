@@ -1,98 +1,12 @@
-// Core pieces of the sign-in (issue 3): safe HTML, languages, the carrier directory's input
-// normalisation, the SMS senders (signed webhook, dev outbox and its page).
-import { env } from "../../support/env";
+// The SMS senders (docs/signin.md "SMS interface"): the signed webhook, the dev outbox and its page.
 import { describe, expect, it, vi } from "vitest";
-import { d1Directory, maskPhone, normalizeName } from "../../../workers/provider/authorize/carrier";
 import { hmacSha256Hex } from "../../../workers/core/crypto";
-import { hostCookie } from "../../../workers/core/cookies";
-import { cspSourceFor, escapeHtml, html, raw } from "../../../workers/core/html";
-import { pickLang, t } from "../../../workers/provider/authorize/i18n";
 import { outboxSender, readOutbox, signWebhook, webhookSender } from "../../../workers/provider/authorize/sms";
-import { call, SMITH } from "../../support/helpers";
+import { env } from "../../support/env";
+import { call } from "../../support/helpers";
 import { alertText, Browser } from "../../support/signin";
-import { normalizePhone } from "../../../workers/core/spec";
 
-describe("core/html", () => {
-  it("escapes every interpolation, keeps SafeHtml, joins arrays and drops null/false", () => {
-    const evil = `<script>alert("x")</script>&'`;
-    expect(html`<p title="${evil}">${evil}</p>`.value).toBe(
-      "<p title=\"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;\">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;</p>",
-    );
-    expect(html`${raw("<b>")}${[html`<i>${"<"}</i>`, "&"]}${null}${false}${undefined}${0}`.value).toBe("<b><i>&lt;</i>&amp;0");
-    expect(escapeHtml(`"'<>&`)).toBe("&quot;&#39;&lt;&gt;&amp;");
-  });
-
-  it("form-action sources: the origin of http(s) redirects, the scheme of custom ones", () => {
-    expect(cspSourceFor("https://demo.example/callback?x=1")).toBe("https://demo.example");
-    expect(cspSourceFor("http://localhost:8787/auth/callback")).toBe("http://localhost:8787");
-    expect(cspSourceFor("demoapp://callback")).toBe("demoapp:");
-    expect(cspSourceFor("not a url")).toBeUndefined();
-  });
-
-  it("__Host- cookies are Secure, HttpOnly, Path=/ and carry no Domain", () => {
-    const c = hostCookie("x", "v", { maxAgeSeconds: 60 });
-    expect(c).toBe("__Host-x=v; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=60");
-    expect(c).not.toMatch(/Domain/i);
-  });
-});
-
-describe("core/i18n", () => {
-  it.each([
-    [null, undefined, "ko"],
-    ["", undefined, "ko"],
-    ["en-US,en;q=0.9", undefined, "en"],
-    ["ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7", undefined, "ko"],
-    ["fr-FR,en;q=0.5", undefined, "en"],
-    ["fr-FR,de", undefined, "ko"],
-    ["en;q=0.3,ko;q=0.4", undefined, "ko"],
-    ["en;q=0", undefined, "ko"],
-    ["en-US", "ko", "ko"],
-    ["ko", "en", "en"],
-  ] as const)("Accept-Language %j with lang=%s gives %s", (header, override, want) => {
-    expect(pickLang(header, override)).toBe(want);
-  });
-
-  it("the directory mismatch sentence is the spec's, with its Korean equivalent", () => {
-    expect(t("en", "errUnconfirmed")).toContain("cannot be confirmed with the three carriers");
-    expect(t("ko", "errUnconfirmed")).toContain("통신 3사");
-  });
-});
-
-describe("core/carrier", () => {
-  it.each([
-    ["010-1234-5678", "01012345678"],
-    ["01012345678", "01012345678"],
-    [" 010 1234 5678 ", "01012345678"],
-    ["+82 10-1234-5678", "01012345678"],
-    ["+82 010 1234 5678", "01012345678"],
-    ["011-234-5678", "0112345678"],
-  ])("normalizes the mobile number %j", (input, want) => {
-    expect(normalizePhone(input)).toBe(want);
-  });
-
-  it.each(["", "02-123-4567", "010-1234-567", "010-1234-56789", "0101234567a", "１０１２３４５６７８"])("refuses %j", (input) => {
-    expect(normalizePhone(input)).toBeUndefined();
-  });
-
-  it("names: NFC, trimmed, spaces collapsed, case ignored; numbers masked for display", () => {
-    expect(normalizeName(" john   smith ")).toBe(normalizeName("John Smith"));
-    expect(normalizeName("홍길동".normalize("NFD"))).toBe(normalizeName("홍길동"));
-    expect(maskPhone("01012345678")).toBe("010-****-5678");
-    expect(maskPhone("0112345678")).toBe("011-***-5678");
-  });
-
-  it("the D1 directory confirms only when carrier, name and number all match", async () => {
-    const dir = d1Directory(env);
-    const ok = await dir.confirm("L", "john smith", SMITH.phone);
-    expect(ok?.subscriber.phone).toBe(SMITH.phone);
-    expect(ok?.testOtpHash).toBeTruthy();
-    expect(await dir.confirm("S", "john smith", SMITH.phone)).toBeNull();
-    expect(await dir.confirm("L", "jane smith", SMITH.phone)).toBeNull();
-    expect(await dir.confirm("L", "john smith", "01000000000")).toBeNull();
-  });
-});
-
-describe("core/sms", () => {
+describe("SMS senders", () => {
   it("the webhook sender POSTs JSON signed with HMAC-SHA256 over timestamp.body", async () => {
     const seen: Request[] = [];
     const sender = webhookSender({
@@ -119,10 +33,6 @@ describe("core/sms", () => {
     expect(msg).toMatchObject({ to: "01099990000", text: "hello 123456", code: "123456", lang: "ko" });
     expect(msg.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(Date.parse(msg.sentAt!)).not.toBeNaN();
-  });
-
-  it("HMAC-SHA256 matches RFC 4231 test case 2", async () => {
-    expect(await hmacSha256Hex("Jefe", "what do ya want for nothing?")).toBe("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   });
 
   it("a non-2xx webhook answer throws (the page then says the code could not be sent)", async () => {
