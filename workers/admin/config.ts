@@ -2,7 +2,7 @@
 // into a typed object that fails naming the variable (issue 5).
 
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
-import { sealKeyVar } from "../provider/config";
+import { sealKeyVar } from "../provider/store/clients";
 
 /** The admin worker's optional variables (docs/operations.md "Configuration"). */
 export interface AdminVars extends CommonVars {

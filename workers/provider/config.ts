@@ -2,7 +2,7 @@
 // generates it for the authorize worker (the one with every provider binding), the optional
 // variables it reads, and their parser. Each worker of the service uses a slice of it.
 
-import { commonConfig, configOf, ConfigError, enumVar, intVar, keyVar, type CommonVars } from "../core/config";
+import { commonConfig, configOf, ConfigError, enumVar, intVar, type CommonVars } from "../core/config";
 import type { SigninVars } from "./authorize/config";
 import type { OneTimeStore } from "./store/one-time-store";
 
@@ -54,13 +54,4 @@ function parse(env: ProviderVars): ProviderConfig {
 /** The provider variables, parsed once; throws ConfigError naming a malformed one. */
 export function providerConfig(env: ProviderVars): ProviderConfig {
   return configOf(env, parse);
-}
-
-function parseSealKey(env: { SEAL_KEY: string }): string {
-  return keyVar(env, "SEAL_KEY");
-}
-
-/** SEAL_KEY (a Workers secret): the AES-256-GCM key sealing client secrets at rest, checked once. */
-export function sealKeyVar(env: { SEAL_KEY: string }): string {
-  return configOf(env, parseSealKey);
 }

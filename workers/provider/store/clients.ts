@@ -2,7 +2,7 @@
 // items, and their secrets sealed with AES-256-GCM under SEAL_KEY (recoverable: the field cipher of
 // spec §2.2 is keyed by them). Read-mostly, cached per isolate for CLIENT_CACHE_SECONDS.
 
-import { sealKeyVar } from "../config";
+import { configOf, keyVar } from "../../core/config";
 import { importSealKey, seal, sha256, unseal } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
 
@@ -34,6 +34,16 @@ export interface ClientRow {
 
 type DbEnv = { DB: D1Database };
 type SealEnv = { SEAL_KEY: string };
+
+function parseSealKey(env: SealEnv): string {
+  return keyVar(env, "SEAL_KEY");
+}
+
+/** SEAL_KEY (a Workers secret): the AES-256-GCM key sealing client secrets at rest, checked once. */
+export function sealKeyVar(env: SealEnv): string {
+  return configOf(env, parseSealKey);
+}
+
 
 export function toClient(r: ClientRow): Client {
   return {
