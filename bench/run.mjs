@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: throughput, latency, CPU and size of the project's workers on plain workerd
 // (Miniflare's API, no `wrangler dev` proxy), each figure a ratio to a hello-world Worker served
-// the same way in the same run (issue 6; docs/benchmarks.md explains the method).
+// the same way in the same run (docs/benchmarks.md explains the method).
 //
 //   npm run bench                 full run; writes docs/benchmarks.md figures, docs/bench/latest.json,
 //                                 docs/bench/ratio.svg (commit them) and bench/results/<date>.json

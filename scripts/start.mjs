@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start`: the local world of DESIGN.md §5. Creates .dev.vars from the committed example on a
+// `npm start`: the local world of README "Quick start". Creates .dev.vars from the committed example on a
 // fresh checkout, applies the D1 migrations locally, then serves the all-in-one worker with
 // `wrangler dev` on http://localhost:8787 (PORT overrides). The dev seed is applied by the worker
 // itself on its first request (DEV_MODE=true).

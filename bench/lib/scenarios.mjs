@@ -1,4 +1,4 @@
-// The benchmark's scenarios (issue 6). Each names the worker it loads, how one request looks, and
+// The benchmark's scenarios. Each names the worker it loads, how one request looks, and
 // how to prepare single-use values (codes, tokens) so that every request spends a distinct one.
 
 import { Pool } from "./load.mjs";
@@ -254,7 +254,7 @@ export const SCENARIOS = [
     async available(ctx) {
       const res = await control(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
       const html = await res.text();
-      return res.status === 200 && html.includes('data-step="identify"') ? null : "the sign-in pages (issue 3) are not in the dev worker";
+      return res.status === 200 && html.includes('data-step="identify"') ? null : "the sign-in pages are not in the dev worker";
     },
     guess: 300,
     prepare: prepareSubscribers,
@@ -269,7 +269,7 @@ export const SCENARIOS = [
     guess: 200,
     pool: callbackPool.pool,
     async available(ctx) {
-      return (await routeExists(ctx, "/auth/callback")) ? null : "the RP kit (issue 4) is not in the dev worker";
+      return (await routeExists(ctx, "/auth/callback")) ? null : "the RP kit is not in the dev worker";
     },
     prepare: callbackPool.prepare,
     request: {
@@ -291,7 +291,7 @@ export const SCENARIOS = [
     worker: "app",
     optional: true,
     async available(ctx) {
-      return (await routeExists(ctx, "/auth/me")) ? null : "the RP kit (issue 4) is not in the dev worker";
+      return (await routeExists(ctx, "/auth/me")) ? null : "the RP kit is not in the dev worker";
     },
     prepare: (ctx) => prepareSessions(ctx),
     request: {

@@ -1,4 +1,4 @@
-// Bench-only entry (issue 6): the all-in-one dev worker plus `/__bench/*` routes that mint codes
+// Bench-only entry: the all-in-one dev worker plus `/__bench/*` routes that mint codes
 // and tokens through the core functions, so each load request can spend a distinct one. Compiled
 // into the benchmark bundle only (bench/run.mjs builds it with esbuild); never deployed.
 //

@@ -1,4 +1,4 @@
-// The admin API (issue 5): bearer-token gate, client registration and changes, audit paging.
+// The admin API: bearer-token gate, client registration and changes, audit paging.
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import adminWorker from "../../workers/admin/index";
@@ -264,7 +264,7 @@ describe("clients: update, disable, enable, delete", () => {
     expect(user).not.toHaveProperty("name");
   });
 
-  it("update validates like create: a bad redirect URI, item or flag is 400 and changes nothing (issue 5: redirect URIs validated on entry)", async () => {
+  it("update validates like create: a bad redirect URI, item or flag is 400 and changes nothing (redirect URIs validated on entry)", async () => {
     const c = await createClient();
     for (const json of [
       { redirect_uris: ["https://shop.example/cb#frag"] },

@@ -1,4 +1,4 @@
-// Carrier directory import and delete (issue 5; docs/operations.md "Import formats"): every row is
+// Carrier directory import and delete (docs/operations.md "Import formats"): every row is
 // validated, rejected rows are reported by number and reason without echoing personal data.
 import { env } from "../support/env";
 import { describe, expect, it } from "vitest";

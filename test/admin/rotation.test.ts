@@ -1,4 +1,4 @@
-// Client secret rotation (issue 5; docs/operations.md "Rotating a client secret"): the old secret
+// Client secret rotation (docs/operations.md "Rotating a client secret"): the old secret
 // keeps working for the grace period, because apps redeploy with the new one meanwhile and the
 // field cipher of spec §2.2 is keyed by the secret that authenticated the exchange.
 import { afterEach, describe, expect, it, vi } from "vitest";

@@ -1,4 +1,4 @@
-// Least-privilege deployment (issue 5: "a worker gets only the bindings it uses"): each route
+// Least-privilege deployment ("a worker gets only the bindings it uses"): each route
 // worker of wrangler.toml runs its success path with exactly the bindings its [env.<route>]
 // declares (the others removed), and fails when any one of those is taken away, so the lists
 // are neither short (a production 500) nor long (a binding the worker never touches).

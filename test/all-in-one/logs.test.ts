@@ -1,4 +1,4 @@
-// Observability (issue 5): one structured JSON log line per request, and no secrets, tokens, codes,
+// Observability: one structured JSON log line per request, and no secrets, tokens, codes,
 // phone numbers, names, ci or plids in any log line. The leak scan captures every console line of
 // full runs with logging on (the sign-in pages through their form contract, docs/signin.md; the
 // API: token, user/me, disconnect; the admin API) and fails if any seed or generated value appears.

@@ -1,4 +1,4 @@
-// Hostile and malformed input never yields an unhandled 500 (issue 2; DESIGN.md §4.1): every
+// Hostile and malformed input never yields an unhandled 500 (docs/architecture.md §4.1): every
 // answer is either a success or a catalogue error with {error, message}. The only 500 allowed is
 // the reference's invalid-code answer at the token endpoint (spec §4.2).
 import fc from "fast-check";

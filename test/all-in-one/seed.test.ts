@@ -1,4 +1,4 @@
-// The dev seed (issue 2: "tests and tools rely on these exact values"). The other tests take the
+// The dev seed ("tests and tools rely on these exact values"). The other tests take the
 // seed from workers/all-in-one/seed.ts, so they would not notice a changed value; this file writes the
 // issue's values out literally and checks them through HTTP, and that D1 holds no secret in clear.
 import { env } from "../support/env";
@@ -32,7 +32,7 @@ const SUBSCRIBERS = [
   { telco: "S", phone: "01045678901", code: "456789", name: "이민수", gender: "M", birth: "2012-05-20", foreign: "L", ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==" },
 ] as const;
 
-describe("the dev seed (issue 2, README)", () => {
+describe("the dev seed (README)", () => {
   it.each(CLIENTS)("$clientId: every listed redirect URI is accepted, its name is shown, its literal secret exchanges a code", async (c) => {
     for (const uri of c.redirectUris) {
       const q = form({ response_type: "code", client_id: c.clientId, redirect_uri: uri, state: "seed" });

@@ -1,4 +1,4 @@
-// One error renderer (DESIGN.md §4.1): unexpected failures and bad configuration become the fixed
+// One error renderer (docs/architecture.md §4.1): unexpected failures and bad configuration become the fixed
 // server_error body; the precise reason goes only to the log line.
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";

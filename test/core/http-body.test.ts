@@ -1,4 +1,4 @@
-// readBodyText has two paths since issue 6: one read when the request declares its length, the
+// readBodyText has two paths: one read when the request declares its length, the
 // chunk loop when it does not (a streamed body). Both must keep the same limit and UTF-8 rules.
 
 import { describe, expect, it } from "vitest";
@@ -15,7 +15,7 @@ function streamed(parts: Uint8Array[]): ReadableStream<Uint8Array> {
   });
 }
 
-describe("core/http readBodyText (DESIGN.md §4.7 body limit)", () => {
+describe("core/http readBodyText (docs/architecture.md §4.7 body limit)", () => {
   it("reads a body with a declared length in one piece, UTF-8 included", async () => {
     const body = utf8("name=%ED%99%8D&note=홍길동");
     const req = new Request("http://x/", { method: "POST", headers: { "Content-Length": String(body.byteLength) }, body });

@@ -39,7 +39,7 @@ describe("core/http parseBearer", () => {
   });
 });
 
-describe("core/http readParams (DESIGN.md §4.7)", () => {
+describe("core/http readParams (docs/architecture.md §4.7)", () => {
   const bytes = (s: string) => new TextEncoder().encode(s);
   const read = (url: string, init?: RequestInit) => {
     const req = new Request(url, init);

@@ -1,4 +1,4 @@
-// GET /auth/callback of the relying-party kit (DESIGN.md §4.6, §4.7): state checks before any
+// GET /auth/callback of the relying-party kit (docs/architecture.md §4.6, §4.7): state checks before any
 // token call, the exchange, the identity kept sealed by plid and merged into automatic logins,
 // session rotation.
 import { exports } from "cloudflare:workers";
@@ -38,7 +38,7 @@ async function grantWithFirstReportTaken(phone: string, device: string): Promise
 }
 
 describe("GET /auth/callback: success", () => {
-  it("exchanges the code, reads the user once and 303s to return_to with a __Host- session cookie (DESIGN.md §4.6)", async () => {
+  it("exchanges the code, reads the user once and 303s to return_to with a __Host- session cookie (docs/architecture.md §4.6)", async () => {
     const k = kit();
     const b = new Browser(k);
     const { res, plid } = await b.login(HONG.phone, { query: "?return_to=%2Forders%3Fpage%3D2" });
@@ -198,7 +198,7 @@ describe("GET /auth/callback: the service fails", () => {
 });
 
 describe("GET /auth/callback: sessions and automatic login", () => {
-  it("rotates the session id at every login: the previous session ends (DESIGN.md §4.6)", async () => {
+  it("rotates the session id at every login: the previous session ends (docs/architecture.md §4.6)", async () => {
     const k = kit();
     const b = new Browser(k);
     await b.login(HONG.phone);
@@ -213,7 +213,7 @@ describe("GET /auth/callback: sessions and automatic login", () => {
     expect(await k.env.RP_KV.get(`session:${await sha256(first)}`)).toBeNull();
   });
 
-  it("a mode-2 record (automatic login: plid only) takes the identity stored at the opt-in login (spec §2.1, reference-notes)", async () => {
+  it("a mode-2 record (automatic login: plid only) takes the identity stored at the opt-in login (spec §2.1, reference behaviour)", async () => {
     const k = kit();
     const b = new Browser(k);
     const device = randomToken(32);

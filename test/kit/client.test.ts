@@ -242,7 +242,7 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
     });
     expect(user.agegroup).toMatch(/^\d0$/);
     expect(captured.at(-1)!.headers.get("Authorization")).toBe(`Bearer ${set.accessToken}`);
-    // one read per token (reference-notes): a second read is a status error
+    // one read per token (reference behaviour): a second read is a status error
     expect((await failure(readUser(config(), set.accessToken))).status).toBe(401);
   });
 

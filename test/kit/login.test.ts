@@ -1,4 +1,4 @@
-// GET /auth/login of the relying-party kit (DESIGN.md §4.6, §4.7) and its return_to rule.
+// GET /auth/login of the relying-party kit (docs/architecture.md §4.6, §4.7) and its return_to rule.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sha256 } from "../../workers/core/crypto";
@@ -25,7 +25,7 @@ describe("GET /auth/login", () => {
     expect(res.headers.get("Cache-Control")).toBe("no-store");
   });
 
-  it("keeps the state in KV under its hash only, for at most 600 s (DESIGN.md §3)", async () => {
+  it("keeps the state in KV under its hash only, for at most 600 s (docs/architecture.md §6)", async () => {
     const k = kit();
     const before = Date.now();
     const { state } = await new Browser(k).startLogin();
@@ -39,7 +39,7 @@ describe("GET /auth/login", () => {
     expect(entry.expiration! * 1000 - before).toBeGreaterThan(590_000);
   });
 
-  it("sets a __Host- binding cookie: HttpOnly, Secure, SameSite=Lax, Path=/, no Domain (DESIGN.md §4.6)", async () => {
+  it("sets a __Host- binding cookie: HttpOnly, Secure, SameSite=Lax, Path=/, no Domain (docs/architecture.md §4.6)", async () => {
     const { res } = await new Browser(kit()).startLogin();
     const [c] = setCookies(res);
     expect(c!.name).toBe("__Host-rp_state");
@@ -84,7 +84,7 @@ describe("GET /auth/login", () => {
     expect(start.challenge).toBeUndefined();
   });
 
-  it("first moves a login started on another host name to the public origin (DESIGN.md §4.7: __Host- cookies are per host)", async () => {
+  it("first moves a login started on another host name to the public origin (docs/architecture.md §4.7: __Host- cookies are per host)", async () => {
     const k = kit();
     const before = (await stateKeys(k)).length;
     const res = await send(k, "http://127.0.0.1:8787/auth/login?return_to=%2Fcart&prompt=N");
@@ -125,7 +125,7 @@ const ATTACKS = [
   "/" + "a".repeat(2048),
 ];
 
-describe("return_to (DESIGN.md §4.6: same-origin paths only)", () => {
+describe("return_to (docs/architecture.md §4.6: same-origin paths only)", () => {
   it("refuses each known open-redirect form with 400 and stores no state", async () => {
     const k = kit();
     const before = (await stateKeys(k)).length;

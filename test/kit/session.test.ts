@@ -1,4 +1,4 @@
-// The kit's session API (DESIGN.md §4.6, §4.7): GET /auth/me, POST /auth/logout,
+// The kit's session API (docs/architecture.md §4.6, §4.7): GET /auth/me, POST /auth/logout,
 // POST /auth/disconnect, POST /auth/token; the Origin rule; and the demo page at / in the dev worker.
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -37,7 +37,7 @@ async function sessionToken(k: Kit, phone: string): Promise<{ token: string; pli
 }
 
 describe("GET /auth/me", () => {
-  it("answers the session's user flat, keyed by the spec's item names, decrypted, with the flags and loginAt (DESIGN.md §4.7)", async () => {
+  it("answers the session's user flat, keyed by the spec's item names, decrypted, with the flags and loginAt (docs/architecture.md §4.7)", async () => {
     const b = new Browser(kit());
     const before = Date.now();
     const { plid } = await b.login(HONG.phone);
@@ -65,7 +65,7 @@ describe("GET /auth/me", () => {
   });
 });
 
-describe("the Origin rule on POSTs (DESIGN.md §4.7)", () => {
+describe("the Origin rule on POSTs (docs/architecture.md §4.7)", () => {
   it("refuses a cross-origin or null Origin on every POST with 403, and a missing one on cookie-authenticated POSTs", async () => {
     const k = kit();
     const b = new Browser(k);
@@ -123,7 +123,7 @@ describe("POST /auth/logout", () => {
 });
 
 describe("POST /auth/disconnect", () => {
-  it("disconnects at the service, forgets the identity and ends every session of that plid (DESIGN.md §4.7)", async () => {
+  it("disconnects at the service, forgets the identity and ends every session of that plid (docs/architecture.md §4.7)", async () => {
     const k = kit();
     const b = new Browser(k);
     const other = new Browser(k);

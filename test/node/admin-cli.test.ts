@@ -1,5 +1,5 @@
 // The admin CLI (`npm run admin -- ...`, scripts/admin.mjs) against the real `npm start` server,
-// with no options: it must find the local server and its dev admin token by itself (issue 5).
+// with no options: it must find the local server and its dev admin token by itself.
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// The encrypted fields of /v1/user/me decrypt with the openssl command line (spec §2.2; issue 2):
+// The encrypted fields of /v1/user/me decrypt with the openssl command line (spec §2.2):
 // AES-128-CBC, key = IV = hex of the secret's first 16 characters, Base64 input. Runs against the
 // real `npm start` server and a sign-in driven through the pages' form contract.
 import { execFileSync } from "node:child_process";

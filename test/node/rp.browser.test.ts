@@ -1,4 +1,4 @@
-// The relying-party kit end to end in a real browser (issue 4): Debian Chromium through
+// The relying-party kit end to end in a real browser: Debian Chromium through
 // playwright-core against the real `npm start` server, where the demo page at / uses the kit
 // against the local provider. / → login → sign-in pages → callback → profile in Korean → logout →
 // a second login by automatic login shows the same profile → disconnect → the next login asks

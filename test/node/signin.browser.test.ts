@@ -1,4 +1,4 @@
-// The sign-in pages in a real browser (issue 3): Debian Chromium through playwright-core against
+// The sign-in pages in a real browser: Debian Chromium through playwright-core against
 // the real `npm start` server. Every seed subscriber signs in through the pages, consents, opts in
 // to automatic login where eligible, and is logged in at once by a second authorize. Korean and
 // English screenshots at 390×844 go to test-results/signin/ (docs/screenshots/ holds one of each).

@@ -1,4 +1,4 @@
-// `npm start` (issue 2): on a fresh state directory it applies the migrations and the dev seed and
+// `npm start`: on a fresh state directory it applies the migrations and the dev seed and
 // serves; `PORT` moves it off 8787. The other node tests start it on 8787 (the seed's localhost
 // redirect URIs name that port), so the override is asserted here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

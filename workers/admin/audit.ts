@@ -1,4 +1,4 @@
-// GET /admin/audit: audit events newest first, paged by id (issue 5; docs/operations.md).
+// GET /admin/audit: audit events newest first, paged by id (docs/operations.md).
 
 import { listAudit } from "./store";
 import type { AdminEnv } from "./config";

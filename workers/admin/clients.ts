@@ -1,5 +1,5 @@
 // /admin/clients: register, read, list, update, rotate the secret, disable/enable, delete
-// (issue 5; docs/operations.md "Admin API"). Every change is audited and dropped from this
+// (docs/operations.md "Admin API"). Every change is audited and dropped from this
 // isolate's client cache; other isolates follow within CLIENT_CACHE_SECONDS.
 
 import { adminConfig, MAX_ROTATION_GRACE_SECONDS } from "./config";
@@ -22,7 +22,7 @@ import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";
 import { forgetClient, sealSecret } from "../provider/store/clients";
 import { audit } from "../provider/store/audit";
 
-/** reference-notes: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */
+/** reference behaviour: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */
 const CLIENT_ID_LENGTH = 20;
 const CLIENT_SECRET_LENGTH = 64;
 

@@ -1,5 +1,5 @@
 // The admin API's variables and secrets (docs/operations.md "Configuration"), parsed once per env
-// into a typed object that fails naming the variable (issue 5).
+// into a typed object that fails naming the variable.
 
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";

@@ -1,4 +1,4 @@
-// /admin/directory: the embedded carrier directory (issue 5; docs/operations.md "Import formats").
+// /admin/directory: the embedded carrier directory (docs/operations.md "Import formats").
 // Import validates every row and reports rejected ones by row number and reason only.
 
 import { adminConfig } from "./config";

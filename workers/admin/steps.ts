@@ -7,7 +7,7 @@ import { E } from "../core/errors";
 import { mediaType, parseBearer, readBodyText } from "../core/http";
 
 /**
- * The admin gate (issue 5). ADMIN_TOKEN unset: the admin API does not exist (404, for every path
+ * The admin gate. ADMIN_TOKEN unset: the admin API does not exist (404, for every path
  * and method, so not even its route table shows). Set: `Authorization: Bearer <ADMIN_TOKEN>`,
  * compared in constant time, or 401.
  */

@@ -1,4 +1,4 @@
-// D1 access for the admin API (issue 5): client registration and secret rotation, the carrier
+// D1 access for the admin API: client registration and secret rotation, the carrier
 // directory import, and audit paging. Tables are those of migrations/0001_init.sql (docs/storage.md).
 
 import { type IdentityItem } from "../core/spec";

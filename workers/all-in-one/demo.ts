@@ -1,4 +1,4 @@
-// GET / in the dev worker: the kit's demo (DESIGN.md §5): "log in with phone number", then the
+// GET / in the dev worker: the kit's demo (README "Quick start"): "log in with phone number", then the
 // decrypted profile from the session, with logout and disconnect buttons. No script.
 
 import type { RpEnv } from "../kit/config";

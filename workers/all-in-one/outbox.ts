@@ -1,4 +1,4 @@
-// GET /dev/outbox: the development SMS outbox (issue 3). Mounted only by the all-in-one dev worker
+// GET /dev/outbox: the development SMS outbox. Mounted only by the all-in-one dev worker
 // and answering only with DEV_MODE=true, so codes sent to numbers added by hand can be read.
 
 import { providerConfig, type ProviderEnv } from "../provider/config";

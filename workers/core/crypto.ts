@@ -1,4 +1,4 @@
-// All randomness, hashing, comparison and ciphers, named by intent (STYLE.md §5). WebCrypto only.
+// All randomness, hashing, comparison and ciphers, named by intent (docs/architecture.md §7). WebCrypto only.
 
 const enc = new TextEncoder();
 const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

@@ -1,7 +1,7 @@
-// The one error catalogue (spec §7, DESIGN.md §4.1). Handlers throw an ApiError made by one of the
+// The one error catalogue (spec §7, docs/architecture.md §4.1). Handlers throw an ApiError made by one of the
 // factories below; `errorResponse` is the only place that writes an error body on the wire.
 
-/** Wire error codes: spec §7 plus the rate-limit code of DESIGN.md §4.1. */
+/** Wire error codes: spec §7 plus the rate-limit code of docs/architecture.md §4.1. */
 export type ErrorCode =
   | "invalid_request"
   | "invalid_grant"
@@ -104,7 +104,7 @@ export const E = {
       headers: { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) },
       cause,
     }),
-  /** RP kit (DESIGN.md §4.7): a POST from another origin, `Origin: null`, or none where one is required. */
+  /** RP kit (docs/architecture.md §4.7): a POST from another origin, `Origin: null`, or none where one is required. */
   crossOrigin: (cause: string) =>
     new ApiError("access_denied", "The request must come from this site.", { status: 403, cause }),
   /** RP kit: no valid session cookie or session token. */
@@ -114,7 +114,7 @@ export const E = {
       headers: { "WWW-Authenticate": 'Bearer error="invalid_token"' },
       cause,
     }),
-  /** RP kit: the login service refused or failed (DESIGN.md §4.7: 502). */
+  /** RP kit: the login service refused or failed (docs/architecture.md §4.7: 502). */
   upstream: (cause: string) =>
     new ApiError("server_error", "The login service did not answer as expected. Retry later.", { status: 502, cause }),
   server: (cause: string) =>

@@ -1,6 +1,6 @@
 // Safe HTML rendering for server pages (sign-in, dev pages, the kit's demo page): a tagged template
 // that escapes every interpolation unless it is already SafeHtml, per-response CSP nonces, and
-// the strict page headers of DESIGN.md §4.4 / issue 3.
+// the strict page headers of docs/signin.md "Security".
 
 import { randomToken } from "./crypto";
 

@@ -1,4 +1,4 @@
-// Request parsing that trusts nothing (STYLE.md §10) and the tolerance rules of DESIGN.md §4.2/§4.7.
+// Request parsing that trusts nothing (docs/architecture.md §7) and the tolerance rules of docs/architecture.md §4.2/§4.7.
 
 import { E, JSON_HEADERS } from "./errors";
 import { fromUtf8 } from "./crypto";
@@ -104,7 +104,7 @@ export function mediaType(req: Request): string {
 }
 
 /**
- * Query string and form body merged (DESIGN.md §4.7): form bodies only (urlencoded or no content
+ * Query string and form body merged (docs/architecture.md §4.7): form bodies only (urlencoded or no content
  * type); any other content type with a non-empty body is invalid_request; over `maxBytes` is 413.
  */
 export async function readParams(req: Request, url: URL, maxBytes: number): Promise<Params> {

@@ -1,4 +1,4 @@
-// The relying-party client of a phone-number login service (spec/interface.md): the one module an
+// The relying-party client of a phone-number login service (docs/interface.md): the one module an
 // app's Worker imports to talk to the service, ours or the reference. It builds the authorization
 // URL (§4.1), exchanges a code (§4.2, §5), reads and decrypts the user (§4.3, §2.1, §2.2) and
 // disconnects a user (§4.4). It tolerates what the spec allows: `expires_in` as a JSON string,
@@ -45,7 +45,7 @@ export class RpClientError extends Error {
   readonly status: number | undefined;
   /** The service's `error` word (spec §7), when it sent one of a sane shape. */
   readonly providerError: string | undefined;
-  /** True when the token endpoint said the code is invalid (spec §4.2, reference-notes). */
+  /** True when the token endpoint said the code is invalid (spec §4.2, reference behaviour). */
   readonly invalidCode: boolean;
 
   constructor(
@@ -92,7 +92,7 @@ export interface AuthorizationUrlOptions {
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-/** Value shapes of spec §2.1 and reference-notes "Value formats". "" (mode 2) is always allowed. */
+/** Value shapes of spec §2.1 and reference behaviour "Value formats". "" (mode 2) is always allowed. */
 const FORMATS: Record<IdentityItem, RegExp> = {
   ci: /^[\x21-\x7e]{1,256}$/,
   phoneNo: /^01\d{8,9}$/,
@@ -165,7 +165,7 @@ export async function exchangeCode(
   const res = await call(cfg, "token", "/oauth2/token", { method: "POST", headers, body: form.toString() });
   const body = await readJson(res, "token");
   if (res.status !== 200) throw statusError("token", res.status, body);
-  // reference-notes: integrations treat any non-empty `error` key as a failure.
+  // reference behaviour: integrations treat any non-empty `error` key as a failure.
   if (typeof body.error === "string" && body.error !== "") {
     throw new RpClientError("envelope", "token", "error key in a 200 answer", { status: 200, providerError: errorWord(body) });
   }

@@ -1,4 +1,4 @@
-// HTTP rules of the relying-party kit (DESIGN.md §4.6, §4.7): its cookies, the `return_to`
+// HTTP rules of the relying-party kit (docs/architecture.md §4.6, §4.7): its cookies, the `return_to`
 // check, the Origin check on POSTs, the dev host redirect.
 
 import { E } from "../core/errors";
@@ -35,7 +35,7 @@ export function safeReturnTo(value: string | undefined, origin: string): string 
 }
 
 /**
- * DESIGN.md §4.7: a cross-origin or `null` Origin is refused on every POST; a missing Origin only
+ * docs/architecture.md §4.7: a cross-origin or `null` Origin is refused on every POST; a missing Origin only
  * where the request is not cookie-authenticated (native apps send none).
  */
 export function checkOrigin(req: Request, publicOrigin: string, missingAllowed: boolean): void {

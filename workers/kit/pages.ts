@@ -1,7 +1,7 @@
 // Pages of the relying-party kit (the callback's failure pages, the dev demo): Korean first with
 // English, no script, built with core/html.ts. They carry `Referrer-Policy: same-origin`, not
 // core's `no-referrer`: with `no-referrer` Chromium posts `Origin: null` from the kit's own forms,
-// which the kit's Origin check must refuse (DESIGN.md §4.7).
+// which the kit's Origin check must refuse (docs/architecture.md §4.7).
 
 import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "../core/html";
 
@@ -20,7 +20,7 @@ export function kitPage(title: string, body: SafeHtml, status = 200): Response {
   );
 }
 
-/** Why a callback could not complete (DESIGN.md §4.7: 400 for the request, 502 for the service). */
+/** Why a callback could not complete (docs/architecture.md §4.7: 400 for the request, 502 for the service). */
 export type CallbackFailure = "request" | "state" | "denied" | "upstream";
 
 const FAILURES: Record<CallbackFailure, { status: number; ko: string; en: string }> = {

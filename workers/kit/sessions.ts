@@ -19,7 +19,7 @@ import {
 } from "./store";
 import { IDENTITY_ITEMS, type IdentityItem, type YN } from "../core/spec";
 
-/** What /auth/me and /auth/token answer (DESIGN.md §4.7): flat, the spec's item names, decrypted. */
+/** What /auth/me and /auth/token answer (docs/architecture.md §4.7): flat, the spec's item names, decrypted. */
 export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; loginAt: string } & Partial<Record<IdentityItem, string>>;
 
 /**

@@ -1,9 +1,9 @@
-// The relying-party kit's KV storage (DESIGN.md §3, docs/rp-kit.md "Storage"). Every key is named
+// The relying-party kit's KV storage (docs/architecture.md §6, docs/rp-kit.md "Storage"). Every key is named
 // here. Keys hold hashes of the random values (state, session id) and of the plid, never the
 // values themselves; identities are sealed (AES-256-GCM, context bound to the plid).
 //
 // KV is eventually consistent and has no compare-and-set. That is acceptable here because a state
-// is also bound to a browser cookie and the service's code is single use (DESIGN.md §3); a
+// is also bound to a browser cookie and the service's code is single use (docs/architecture.md §6); a
 // deleted session or identity may still be readable for up to 60 s in other locations.
 
 import { constantTimeEqual, randomToken, seal, sha256, unseal } from "../core/crypto";
@@ -39,7 +39,7 @@ export async function putState(env: KvEnv, state: string, pending: PendingLogin,
   await env.RP_KV.put(KEY.state(await sha256(state)), JSON.stringify(pending), { expirationTtl: ttlSeconds });
 }
 
-/** Reads and deletes a state at once (DESIGN.md §4.6): a state is good for one callback only. */
+/** Reads and deletes a state at once (docs/architecture.md §4.6): a state is good for one callback only. */
 export async function takeState(env: KvEnv, state: string): Promise<PendingLogin | null> {
   if (!isRandomValue(state)) return null;
   const key = KEY.state(await sha256(state));

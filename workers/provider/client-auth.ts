@@ -1,4 +1,4 @@
-// Client authentication (spec §5, DESIGN rules in docs/architecture.md): HTTP Basic with the
+// Client authentication (spec §5, docs/architecture.md §4.7): HTTP Basic with the
 // client id and secret, each half form-url-decoded (RFC 6749 §2.3.1); at the token endpoint the
 // `client_id`/`client_secret` parameters are the fallback. Secrets are compared in constant time,
 // and an unknown id, a disabled client and a wrong secret give the same answer.

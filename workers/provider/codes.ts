@@ -17,7 +17,7 @@ type MintEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
 /**
  * Mints a single-use authorization code (256 random bits, base64url) valid for `ttlMs`, bound to
- * the client. Only its hash is stored (DESIGN.md §4.3).
+ * the client. Only its hash is stored (docs/architecture.md §4.3).
  */
 export async function mintCode(env: MintEnv, shards: number, ttlMs: number, input: MintCodeInput): Promise<string> {
   const code = randomToken(32);

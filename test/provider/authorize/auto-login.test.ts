@@ -1,4 +1,4 @@
-// Automatic login (issue 3; spec §2.1 modes; DESIGN.md §4.4, §4.5, §4.7; reference-notes): the
+// Automatic login (spec §2.1 modes; docs/architecture.md §4.4, §4.5, §4.7; reference behaviour): the
 // opt-in on the code step, the __Host- cookie, the code at once on a later authorize, the
 // /v1/user/me modes, prompt semantics, and the ends of a grant (disconnect, expiry, another user).
 import { env } from "../../support/env";
@@ -47,7 +47,7 @@ async function deviceHash(b: Browser): Promise<string> {
   return sha256(b.cookies.get("__Host-pl_auto")!);
 }
 
-describe("the opt-in (DESIGN.md §4.7: on the code step, whenever eligible)", () => {
+describe("the opt-in (docs/architecture.md §4.7: on the code step, whenever eligible)", () => {
   it("shown to SKT and KT subscribers of a client that allows it, on every interactive sign-in", async () => {
     for (const who of [HONG, KIM]) {
       const b = new Browser();
@@ -144,7 +144,7 @@ describe("automatic login through /v1/user/me (spec §2.1 modes)", () => {
   });
 });
 
-describe("prompt (DESIGN.md §4.4)", () => {
+describe("prompt (docs/architecture.md §4.4)", () => {
   it.each(["login", "select_account"])("prompt=%s shows the pages even with a grant", async (prompt) => {
     const b = new Browser();
     await optIn(b, HONG);

@@ -1,4 +1,4 @@
-// Sign-in limits (issue 3; docs/signin.md): a code's attempts, the per-number lock that survives
+// Sign-in limits (docs/signin.md): a code's attempts, the per-number lock that survives
 // resends, the resend cooldown, sends per number per hour, the per-IP limit on step 1, code and
 // transaction expiry, and single use of a code under concurrent submissions.
 import { runInDurableObject } from "cloudflare:test";
@@ -45,7 +45,7 @@ function retryAfter(p: Page): number {
   return Number(p.res.headers.get("Retry-After"));
 }
 
-describe("defaults (issue 3)", () => {
+describe("defaults", () => {
   it("3 min codes, 5 tries per code, lock after 20 failures for 1 h, 30 s cooldown, 5 sends per hour, 100 per IP per 10 min, 10 min transactions, 14-day automatic login", () => {
     expect(signinConfig({ DEV_MODE: "true" })).toMatchObject({
       otpTtlMs: 180_000,

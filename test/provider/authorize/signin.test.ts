@@ -1,4 +1,4 @@
-// The sign-in pages at /oauth2/authorize (issue 3; spec §4.1; DESIGN.md §4.4, §4.7;
+// The sign-in pages at /oauth2/authorize (spec §4.1; docs/architecture.md §4.4, §4.7;
 // docs/signin.md): every step, every message, headers, CSRF, languages, WebView, state round trip.
 import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -297,7 +297,7 @@ describe("step 3, consent, and the redirect (spec §4.1)", () => {
     expect(loc.origin).toBe("https://limited.example");
   });
 
-  it("consent is asked again, keeping the plid, when the client's agreed items grew (DESIGN.md §4.7)", async () => {
+  it("consent is asked again, keeping the plid, when the client's agreed items grew (docs/architecture.md §4.7)", async () => {
     const lim = { clientId: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! };
     const first = await signInAll(new Browser(), HONG, { client_id: lim.clientId, redirect_uri: lim.redirect_uri });
     const before = await readUser(first.searchParams.get("code")!, LIMITED);
@@ -364,7 +364,7 @@ describe("cancel (spec §4.1: access_denied)", () => {
   });
 });
 
-describe("state is echoed byte for byte (spec §4.1, DESIGN.md §4.2)", () => {
+describe("state is echoed byte for byte (spec §4.1, docs/architecture.md §4.2)", () => {
   it(`the hostile state ${HOSTILE_STATE} comes back exactly, percent-encoded with %20 for space`, async () => {
     const loc = await signInAll(new Browser(), HONG, { state: HOSTILE_STATE });
     expect(loc.searchParams.get("state")).toBe(HOSTILE_STATE);
@@ -387,7 +387,7 @@ describe("state is echoed byte for byte (spec §4.1, DESIGN.md §4.2)", () => {
   });
 });
 
-describe("CSRF and the transaction (DESIGN.md §4.7)", () => {
+describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
   it("a wrong CSRF token is refused 403 and changes nothing; the right one then works", async () => {
     const b = new Browser();
     const p = await b.authorize();
@@ -479,7 +479,7 @@ describe("CSRF and the transaction (DESIGN.md §4.7)", () => {
   });
 });
 
-describe("languages (DESIGN.md §4.7)", () => {
+describe("languages (docs/architecture.md §4.7)", () => {
   it("Korean by default and for ko Accept-Language; English when Accept-Language prefers en", async () => {
     const ko = await new Browser({ lang: "" }).authorize();
     expect(ko.html).toContain('<html lang="ko">');

@@ -1,4 +1,4 @@
-// Authorization-request validation before any page (spec §4.1, §7; DESIGN.md §4.4, §4.7).
+// Authorization-request validation before any page (spec §4.1, §7; docs/architecture.md §4.4, §4.7).
 import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { call, DEMO, FORM, form } from "../../support/helpers";
@@ -76,7 +76,7 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
     expect(((await res.json()) as { error: string }).error).toBe("invalid_grant");
   });
 
-  it("redirect_uri is compared decoded: raw, encoded and doubly encoded forms match (reference-notes)", async () => {
+  it("redirect_uri is compared decoded: raw, encoded and doubly encoded forms match (reference behaviour)", async () => {
     const raw = "/oauth2/authorize?response_type=code&client_id=demo-client&state=s&redirect_uri=https://demo.example/callback";
     expect((await call(raw)).status).toBe(200);
     const enc = `/oauth2/authorize?response_type=code&client_id=demo-client&state=s&redirect_uri=${encodeURIComponent("https://demo.example/callback")}`;
@@ -123,7 +123,7 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
     expect(((await res.json()) as { error: string }).error).toBe("invalid_request");
   });
 
-  it("unknown prompt values are accepted, never rejected (reference-notes)", async () => {
+  it("unknown prompt values are accepted, never rejected (reference behaviour)", async () => {
     for (const prompt of ["select_account", "N", "consent", "weird value"]) {
       expect((await authorize({ ...VALID, prompt })).status).toBe(200);
     }
@@ -153,7 +153,7 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
   });
 });
 
-describe("POST /oauth2/authorize (reference-notes: POST answered exactly like GET)", () => {
+describe("POST /oauth2/authorize (reference behaviour: POST answered exactly like GET)", () => {
   it("parameters in the query with an empty body", async () => {
     const res = await call("/oauth2/authorize?" + form(VALID), { method: "POST" });
     expect(res.status).toBe(200);

@@ -13,7 +13,7 @@ function disconnect(plid: string | null, authorization?: string, body?: string):
   });
 }
 
-describe("POST /v1/user/disconnect (spec §4.4, §5; DESIGN.md §4.7)", () => {
+describe("POST /v1/user/disconnect (spec §4.4, §5; docs/architecture.md §4.7)", () => {
   it("answers exactly {code, error, message} and removes the link", async () => {
     const { plid, subscriberId } = await mintFor(HONG.phone);
     const res = await disconnect(plid, basic(DEMO.clientId, DEMO.secret));

@@ -1,5 +1,5 @@
 // A maintained third-party OAuth client (panva's oauth4webapi) completes the code exchange against
-// our token endpoint with client_secret_basic, and reads the user with the token (issue 2).
+// our token endpoint with client_secret_basic, and reads the user with the token.
 import * as oauth from "oauth4webapi";
 import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";

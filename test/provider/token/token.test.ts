@@ -39,7 +39,7 @@ describe("POST /oauth2/token: success (spec §2.3, §4.2)", () => {
     expect(body.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
-  it("echoes the token request's own state, which need not equal the authorize state (reference-notes)", async () => {
+  it("echoes the token request's own state, which need not equal the authorize state (reference behaviour)", async () => {
     const { code } = await mintFor(HONG.phone);
     const body = (await (await exchange(code, DEMO, { state: "different-é" })).json()) as Body;
     expect(body.state).toBe("different-é");
@@ -92,7 +92,7 @@ describe("POST /oauth2/token: success (spec §2.3, §4.2)", () => {
   });
 });
 
-describe("POST /oauth2/token: codes (DESIGN.md §4.3)", () => {
+describe("POST /oauth2/token: codes (docs/architecture.md §4.3)", () => {
   it("a reused code is refused with the reference's invalid-code answer and its access token revoked (RFC 6749 §4.1.2)", async () => {
     const { code } = await mintFor(HONG.phone);
     const first = (await (await exchange(code)).json()) as { access_token: string };
@@ -146,7 +146,7 @@ describe("POST /oauth2/token: codes (DESIGN.md §4.3)", () => {
     expect((await exchange(code)).status).toBe(200);
   });
 
-  it("a code is bound to its client: another client's attempt fails and does not burn the code (DESIGN.md §4.7)", async () => {
+  it("a code is bound to its client: another client's attempt fails and does not burn the code (docs/architecture.md §4.7)", async () => {
     const { code } = await mintFor(HONG.phone);
     await expectError(await exchange(code, LIMITED), 500, "server_error", /Invalid authorization code/);
     expect((await exchange(code)).status).toBe(200);
@@ -205,7 +205,7 @@ describe("POST /oauth2/token: PKCE (RFC 7636, S256 only)", () => {
   });
 });
 
-describe("POST /oauth2/token: client authentication (spec §5, §7; DESIGN.md §4.7)", () => {
+describe("POST /oauth2/token: client authentication (spec §5, §7; docs/architecture.md §4.7)", () => {
   it("no credentials at all: 401 invalid_client 'A client id must be provided' with WWW-Authenticate: Basic", async () => {
     const { code } = await mintFor(HONG.phone);
     const res = await post(form({ grant_type: "authorization_code", code }));
@@ -258,7 +258,7 @@ describe("POST /oauth2/token: client authentication (spec §5, §7; DESIGN.md §
   });
 });
 
-describe("POST /oauth2/token: request validation (spec §7; DESIGN.md §4.7)", () => {
+describe("POST /oauth2/token: request validation (spec §7; docs/architecture.md §4.7)", () => {
   const auth = { Authorization: basic(DEMO.clientId, DEMO.secret) };
 
   it("missing grant_type: invalid_request naming the item", async () => {
@@ -309,7 +309,7 @@ describe("POST /oauth2/token: request validation (spec §7; DESIGN.md §4.7)", (
   });
 });
 
-describe("POST /oauth2/token: audit (issue 5)", () => {
+describe("POST /oauth2/token: audit", () => {
   it("every redemption is audited in D1 (code.redeemed / code.refused with its reason), batched by the store within a second", async () => {
     // events of earlier tests may still be on their way: wait until the table is quiet
     let last = -1;

@@ -83,7 +83,7 @@ describe("GET /v1/user/me: the record (spec §2.1, §2.2, §2.4, §4.3)", () => 
     expect((await readUser((await tokenFor(KIM.phone)).token)).user.agegroup).toBe("20");
   });
 
-  it("computes agegroup when /v1/user/me is read, not when the code or token was issued (DESIGN.md §4.5)", async () => {
+  it("computes agegroup when /v1/user/me is read, not when the code or token was issued (docs/architecture.md §4.5)", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     // 김영희 turns 20 at 2021-11-30T15:00Z (KST midnight); the token is issued 5 minutes before
     vi.setSystemTime(new Date("2021-11-30T14:55:00Z"));
@@ -101,7 +101,7 @@ describe("GET /v1/user/me: the record (spec §2.1, §2.2, §2.4, §4.3)", () => 
   });
 });
 
-describe("GET /v1/user/me: automatic-login modes (spec §2.1, DESIGN.md §4.5, §4.7)", () => {
+describe("GET /v1/user/me: automatic-login modes (spec §2.1, docs/architecture.md §4.5, §4.7)", () => {
   async function grant(subscriberPhone: string) {
     const deviceHash = randomToken(32);
     const { subscriberId } = await mintFor(subscriberPhone);
@@ -154,7 +154,7 @@ describe("GET /v1/user/me: automatic-login modes (spec §2.1, DESIGN.md §4.5, �
   });
 });
 
-describe("GET /v1/user/me: refusals (spec §5, §7; DESIGN.md §4.7)", () => {
+describe("GET /v1/user/me: refusals (spec §5, §7; docs/architecture.md §4.7)", () => {
   async function expectAuthFailed(res: Response) {
     expect(res.status).toBe(401);
     expect(res.headers.get("WWW-Authenticate")).toBe('Bearer error="invalid_token"');
@@ -186,7 +186,7 @@ describe("GET /v1/user/me: refusals (spec §5, §7; DESIGN.md §4.7)", () => {
     await expectAuthFailed(await userMe(token));
   });
 
-  it("a second read of one token is refused (one read per token, reference-notes)", async () => {
+  it("a second read of one token is refused (one read per token, reference behaviour)", async () => {
     const { token } = await tokenFor(HONG.phone);
     await readUser(token);
     await expectAuthFailed(await userMe(token));

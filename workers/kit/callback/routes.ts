@@ -1,4 +1,4 @@
-// GET /auth/callback (DESIGN.md §4.6, §4.7): the state must exist, match the browser's binding
+// GET /auth/callback (docs/architecture.md §4.6, §4.7): the state must exist, match the browser's binding
 // cookie and is deleted at once; only then is the code exchanged. Failures are pages: 400 for the
 // request (bad state, `error` callback), 502 when the service fails.
 
@@ -42,7 +42,7 @@ async function takePendingLogin(req: Request, env: RpEnv, params: Params, ttlSec
   return pending;
 }
 
-/** spec §4.1 / DESIGN.md §4.4: the service reports cancel and other failures as `error=...`. */
+/** spec §4.1 / docs/architecture.md §4.4: the service reports cancel and other failures as `error=...`. */
 function refuseErrorCallback(params: Params): void {
   if (params.has("error")) throw new CallbackRefused("denied", "error callback");
 }

@@ -1,4 +1,4 @@
-// GET /auth/login (DESIGN.md §4.6, §4.7): a 256-bit state in KV bound to a browser cookie, then
+// GET /auth/login (docs/architecture.md §4.6, §4.7): a 256-bit state in KV bound to a browser cookie, then
 // 302 to the service's authorization request (spec §4.1).
 
 import { hostCookie, readHostCookie } from "../../core/cookies";

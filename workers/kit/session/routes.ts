@@ -1,4 +1,4 @@
-// The kit's session API (DESIGN.md §4.6, §4.7): GET /auth/me, POST /auth/logout,
+// The kit's session API (docs/architecture.md §4.6, §4.7): GET /auth/me, POST /auth/logout,
 // POST /auth/disconnect, and POST /auth/token, the token/user proxy for native and WebView apps
 // (the app never holds the client secret).
 
@@ -24,7 +24,7 @@ async function requireSession(req: Request, env: RpEnv): Promise<CurrentSession>
 }
 
 /**
- * DESIGN.md §4.7: every POST refuses a foreign or `null` Origin; a missing one is accepted only
+ * docs/architecture.md §4.7: every POST refuses a foreign or `null` Origin; a missing one is accepted only
  * from a session-token (native) caller.
  */
 function checkPostOrigin(req: Request, env: RpEnv): void {

@@ -1,4 +1,4 @@
-// The carrier directory behind step 1 of the sign-in (issue 3, DESIGN.md §4.4): one interface,
+// The carrier directory behind step 1 of the sign-in (docs/architecture.md §4.4): one interface,
 // `confirm(telco, name, phone) → subscriber | none`. The default reads the embedded D1 directory;
 // docs/signin.md explains how a deployment plugs in a carrier's verification API.
 

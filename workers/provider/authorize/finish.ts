@@ -1,4 +1,4 @@
-// How a sign-in ends (spec §4.1, issue 3): the redirect back to the app with a code and the
+// How a sign-in ends (spec §4.1): the redirect back to the app with a code and the
 // state byte for byte, the access_denied / login_required redirects, and the automatic-login grant.
 
 import { redirect } from "../../core/http";

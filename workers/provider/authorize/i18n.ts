@@ -1,4 +1,4 @@
-// Page languages: Korean by default, English on request (DESIGN.md §4.7), and every text the
+// Page languages: Korean by default, English on request (docs/architecture.md §4.7), and every text the
 // sign-in pages show. One catalogue, typed keys: a key missing in one language fails typecheck.
 import { type IdentityItem } from "../../core/spec";
 

@@ -1,4 +1,4 @@
-// The sign-in pages (issue 3; form contract in docs/signin.md). Plain HTML forms that work with
+// The sign-in pages (form contract in docs/signin.md). Plain HTML forms that work with
 // JavaScript off, mobile-first (readable at 320 px), labelled, errors announced with role=alert.
 // The step form is always the first <form> of a page; the language switch follows in the footer.
 

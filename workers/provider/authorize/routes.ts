@@ -1,4 +1,4 @@
-// GET|POST /oauth2/authorize (spec §4.1; reference-notes: POST is answered exactly like GET).
+// GET|POST /oauth2/authorize (spec §4.1; reference behaviour: POST is answered exactly like GET).
 // A POST carrying `tx` and no `client_id` is a sign-in step (docs/signin.md); anything else is an
 // authorization request, validated before any page.
 

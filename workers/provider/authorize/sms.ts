@@ -1,4 +1,4 @@
-// Delivery of one-time codes (issue 3): one `SmsSender` interface, two implementations. `outbox`
+// Delivery of one-time codes: one `SmsSender` interface, two implementations. `outbox`
 // (DEV_MODE only) keeps messages in D1 for the dev page `/dev/outbox`; `webhook` POSTs a signed
 // JSON message to the deployment's SMS gateway. docs/signin.md documents the wire format.
 

@@ -1,4 +1,4 @@
-// A validated authorization request (spec §4.1, DESIGN.md §4.4): automatic login when the
+// A validated authorization request (spec §4.1, docs/architecture.md §4.4): automatic login when the
 // browser holds a grant and `prompt` allows it; `prompt=none` never shows a page; otherwise a new
 // sign-in transaction and its first page.
 

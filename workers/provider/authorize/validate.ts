@@ -1,4 +1,4 @@
-// Every check of an authorization request before any page is shown (spec §4.1, §7; DESIGN.md
+// Every check of an authorization request before any page is shown (spec §4.1, §7; docs/architecture.md
 // §4.4). The order matters: nothing redirects until client_id and redirect_uri are proven, so an
 // unregistered address is never redirected to.
 
@@ -37,7 +37,7 @@ function registeredRedirect(client: Client, given: string): string | undefined {
 }
 
 function parsePrompt(v: string | undefined): Prompt {
-  // reference-notes: unknown prompt values are never rejected; they mean the default.
+  // reference behaviour: unknown prompt values are never rejected; they mean the default.
   return v === "login" || v === "select_account" || v === "none" || v === "N" ? v : undefined;
 }
 

@@ -1,4 +1,4 @@
-// POST /v1/user/disconnect (spec §4.4, §5; DESIGN.md §4.7): Basic client authentication only.
+// POST /v1/user/disconnect (spec §4.4, §5; docs/architecture.md §4.7): Basic client authentication only.
 
 import { providerConfig, type ProviderEnv } from "../config";
 import { E } from "../../core/errors";

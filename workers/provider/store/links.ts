@@ -21,7 +21,7 @@ export async function findLink(env: DbEnv, clientId: string, subscriberId: numbe
 
 /**
  * Records consent to `items`: keeps the existing plid (consent asked again when items grew,
- * DESIGN.md §4.7), or makes a new UUID v4 plid for a first login or after a disconnect.
+ * docs/architecture.md §4.7), or makes a new UUID v4 plid for a first login or after a disconnect.
  */
 export async function recordConsent(env: DbEnv, clientId: string, subscriberId: number, items: readonly IdentityItem[]): Promise<string> {
   const r = await env.DB.prepare(

@@ -1,5 +1,5 @@
 // The one-time store: a SQLite-backed Durable Object holding authorization codes, access tokens,
-// sign-in transactions and counters (DESIGN.md §3). Every method body is synchronous SQL with no
+// sign-in transactions and counters (docs/architecture.md §6). Every method body is synchronous SQL with no
 // await, so each call is atomic: two concurrent redemptions of one code cannot both succeed.
 // Callers hash before calling (WebCrypto is async and would open the input gate).
 //
@@ -114,7 +114,7 @@ export class OneTimeStore extends DurableObject {
 
   /**
    * Redeems a code atomically and stores the access token issued from it. A foreign client or a
-   * PKCE failure does not consume the code (DESIGN.md §4.7); a reused code revokes the token
+   * PKCE failure does not consume the code (docs/architecture.md §4.7); a reused code revokes the token
    * issued from it (RFC 6749 §4.1.2).
    */
   redeemCode(r: RedeemRequest): RedeemResult {

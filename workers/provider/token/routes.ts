@@ -1,4 +1,4 @@
-// POST /oauth2/token (spec §4.2, §5; DESIGN.md §4.1-4.3, §4.7).
+// POST /oauth2/token (spec §4.2, §5; docs/architecture.md §4.1-4.3, §4.7).
 
 import { providerConfig, type ProviderEnv } from "../config";
 import { pkceS256, sha256 } from "../../core/crypto";
@@ -49,7 +49,7 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   // The store audits the redemption itself (code.redeemed / code.refused), batched into D1.
   if (!result.ok) throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);
 
-  // spec §2.3 / reference-notes: number expires_in, lower-case bearer, no `error` key on success;
+  // spec §2.3 / reference behaviour: number expires_in, lower-case bearer, no `error` key on success;
   // state echoes the token request's own state when sent (never validated here).
   const body: Record<string, string | number> = {
     access_token: accessToken,

@@ -24,7 +24,7 @@ export function ageGroup(birth: string, now: number): string {
   return String(Math.max(0, Math.floor(ageOn(birth, now) / 10) * 10));
 }
 
-/** The plain value of one identity item for a subscriber (formats of reference-notes.md). */
+/** The plain value of one identity item for a subscriber (formats of reference behaviour.md). */
 export function itemValue(item: IdentityItem, s: Subscriber, now: number): string {
   switch (item) {
     case "ci":

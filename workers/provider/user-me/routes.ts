@@ -1,4 +1,4 @@
-// GET /v1/user/me (spec §4.3, §2.1, §2.2; DESIGN.md §4.5, §4.7).
+// GET /v1/user/me (spec §4.3, §2.1, §2.2; docs/architecture.md §4.5, §4.7).
 
 import { providerConfig, type ProviderEnv } from "../config";
 import { sha256 } from "../../core/crypto";
@@ -24,7 +24,7 @@ async function readToken(req: Request, env: ProviderEnv, shards: number, maxRead
 }
 
 /**
- * The automatic-login flags and record mode (spec §2.1, DESIGN.md §4.7): the first report under a
+ * The automatic-login flags and record mode (spec §2.1, docs/architecture.md §4.7): the first report under a
  * grant is full with Y/Y; a later automatic login is mode 2 (Y/N, empty); an interactive login
  * under a grant is full with Y/N; no grant is full with N/N.
  */
@@ -54,7 +54,7 @@ async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promi
   // revoked at once as leaked): its tokens read nothing.
   const secret = secretForToken(secrets, grant.secretId);
   if (secret === null) throw E.authFailed("the exchanging client secret was rotated out");
-  // Only items agreed by the client now and consented to by the subscriber (spec §2.1, reference-notes).
+  // Only items agreed by the client now and consented to by the subscriber (spec §2.1, reference behaviour).
   const items = client.items.filter((i) => linked.items.includes(i));
   const user = await buildUserRecord({
     plid: grant.plid,
