@@ -15,6 +15,7 @@ import rpLoginWorker from "../../workers/kit/login/index";
 import rpSessionWorker from "../../workers/kit/session/index";
 import tokenWorker from "../../workers/provider/token/index";
 import userMeWorker from "../../workers/provider/user-me/index";
+import { createPkce } from "../../workers/kit/client";
 import { ADMIN_TOKEN } from "../support/admin";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
 import { setCookies } from "../support/kit";
@@ -117,8 +118,9 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
   },
   "rp-session": async (b) => {
     providerByFetch();
-    const { code } = await mintFor(KIM.phone);
-    const token = await run(rpSessionWorker, b, "/auth/token", { method: "POST", headers: FORM, body: form({ code }) });
+    const pkce = await createPkce();
+    const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
+    const token = await run(rpSessionWorker, b, "/auth/token", { method: "POST", headers: FORM, body: form({ code, code_verifier: pkce.verifier }) });
     if (token.status !== 200) return false;
     const { session_token } = (await token.json()) as { session_token: string };
     return (await run(rpSessionWorker, b, "/auth/me", { headers: { Authorization: `Bearer ${session_token}` } })).status === 200;

@@ -88,19 +88,26 @@ describe("GET /auth/callback: success", () => {
 });
 
 describe("GET /auth/callback: the state is checked before any token call", () => {
-  it("a replayed state is refused with a 400 page and the token endpoint is not called again", async () => {
+  it("a replayed callback never exchanges again: its browser gets its login's session while it lives, then a 400 page; another browser a 400 page", async () => {
     const k = kit();
     const b = new Browser(k);
     const start = await b.startLogin();
     const { code } = await mintFor(HONG.phone, { codeChallenge: start.challenge! });
     const url = `/auth/callback?code=${code}&state=${start.state}`;
-    expect((await b.get(url)).status).toBe(303);
+    const first = await b.get(url);
+    expect(first.status).toBe(303);
+    const session = setCookies(first).find((c) => c.name === "__Host-rp_session")!.value;
     const calls = k.calls.length;
-    await expectFailurePage(await b.get(url), 400, /already used/);
+    const again = await b.get(url);
+    expect(again.status).toBe(303);
+    expect(setCookies(again).find((c) => c.name === "__Host-rp_session")!.value).toBe(session);
+    await expectFailurePage(await new Browser(k).get(url), 400, /expired/);
+    expect((await b.post("/auth/logout")).status).toBeLessThan(400);
+    await expectFailurePage(await b.get(url), 400, /expired/);
     expect(k.calls.length).toBe(calls);
   });
 
-  it("a state started in another browser (cookie mismatch) is refused and consumed; no token call", async () => {
+  it("a state presented by another browser (cookie mismatch) is refused and spends nothing: its own browser then completes the login", async () => {
     const k = kit();
     const victim = new Browser(k);
     const attacker = new Browser(k);
@@ -111,9 +118,8 @@ describe("GET /auth/callback: the state is checked before any token call", () =>
     await expectFailurePage(await victim.get(url), 400, /not started in this browser/);
     await expectFailurePage(await new Browser(k).get(url), 400, /expired/); // no cookie at all
     expect(k.calls).toEqual([]);
-    // deleted at once: not even the right browser can use it now
-    await expectFailurePage(await attacker.get(url), 400, /expired/);
-    expect(k.calls).toEqual([]);
+    // the refusals changed nothing: the browser that started the login completes it
+    expect((await attacker.get(url)).status).toBe(303);
   });
 
   it("an expired state (older than RP_STATE_TTL_SECONDS) is refused; no token call", async () => {
@@ -167,8 +173,8 @@ describe("GET /auth/callback: the service fails", () => {
     const url = `/auth/callback?code=${randomToken(32)}&state=${start.state}`;
     await expectFailurePage(await b.get(url), 502, /did not answer as expected/);
     expect(k.calls).toEqual(["POST /oauth2/token"]);
-    // the state was deleted before the exchange: the same callback again is a 400, no second token call
-    await expectFailurePage(await b.get(url), 400, /expired/);
+    // the state was spent by the exchange: the same callback again follows that outcome, no second token call
+    await expectFailurePage(await b.get(url), 502, /did not answer as expected/);
     expect(k.calls).toEqual(["POST /oauth2/token"]);
   });
 

@@ -39,6 +39,7 @@ describe("rpConfig", () => {
       tokenRateWindowSeconds: 60,
       providerTimeoutMs: 10_000,
       reloginPrompt: "login",
+      tokenPkce: "required",
     });
   });
 

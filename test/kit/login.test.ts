@@ -94,6 +94,18 @@ describe("GET /auth/login", () => {
     expect((await stateKeys(k)).length).toBe(before);
   });
 
+  it("copies at most 2,048 characters of query into that redirect: longer is 414 invalid_request, no Location", async () => {
+    const k = kit();
+    const at = (n: number) => `http://127.0.0.1:8787/auth/login?return_to=%2F&x=${"a".repeat(n - "?return_to=%2F&x=".length)}`;
+    const ok = await send(k, at(2048));
+    expect(ok.status).toBe(302);
+    expect(new URL(ok.headers.get("Location")!).search.length).toBe(2048);
+    const long = await send(k, at(2049));
+    expect(long.status).toBe(414);
+    expect(long.headers.get("Location")).toBeNull();
+    expect(((await long.json()) as { error: string }).error).toBe("invalid_request");
+  });
+
   it("answers 405 to POST and 404 elsewhere (router)", async () => {
     const k = kit();
     expect((await send(k, "/auth/login", { method: "POST", headers: { Origin: ORIGIN } })).status).toBe(405);

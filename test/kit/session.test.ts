@@ -29,8 +29,9 @@ function nativeToken(k: Kit, body: string, headers: Record<string, string> = FOR
 }
 
 async function sessionToken(k: Kit, phone: string): Promise<{ token: string; plid: string; user: Record<string, string> }> {
-  const { code, plid } = await mintFor(phone);
-  const res = await nativeToken(k, form({ code }));
+  const pkce = await createPkce();
+  const { code, plid } = await mintFor(phone, { codeChallenge: pkce.challenge });
+  const res = await nativeToken(k, form({ code, code_verifier: pkce.verifier }));
   expect(res.status).toBe(200);
   const body = (await res.json()) as { session_token: string; user: Record<string, string> };
   return { token: body.session_token, plid, user: body.user };
@@ -174,8 +175,9 @@ describe("POST /auth/disconnect", () => {
 describe("POST /auth/token (the token/user proxy for native and WebView apps)", () => {
   it("exchanges the app's code with the kit's secret and answers {session_token, expires_in, user}; the token works on /auth/me", async () => {
     const k = kit();
-    const { code, plid } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback" });
-    const res = await nativeToken(k, form({ code }));
+    const pkce = await createPkce();
+    const { code, plid } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback", codeChallenge: pkce.challenge });
+    const res = await nativeToken(k, form({ code, code_verifier: pkce.verifier }));
     expect(res.status).toBe(200);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
     expect(setCookies(res)).toEqual([]);
@@ -197,11 +199,29 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
     expect(res.status).toBe(200);
   });
 
-  it("answers 400 invalid_grant for a refused code (reused, or a wrong verifier) and 400 invalid_request for a malformed request", async () => {
+  it("a code without code_verifier is refused 400 invalid_request before any service call (RFC 8252 §8.1: an intercepted app-link code is not enough)", async () => {
     const k = kit();
-    const { code } = await mintFor(HONG.phone);
+    const { code } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback" });
+    const res = await nativeToken(k, form({ code }));
+    await expectError(res, 400, "invalid_request");
+    expect(k.calls).toEqual([]);
+  });
+
+  it("RP_TOKEN_PKCE=optional (legacy apps) accepts a code without code_verifier; any other value is a configuration error", async () => {
+    const k = kit({ RP_TOKEN_PKCE: "optional" });
+    const { code } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback" });
     expect((await nativeToken(k, form({ code }))).status).toBe(200);
-    await expectError(await nativeToken(k, form({ code })), 400, "invalid_grant");
+    const bad = kit({ RP_TOKEN_PKCE: "sometimes" });
+    expect((await nativeToken(bad, form({ code: "x", code_verifier: "v".repeat(43) }))).status).toBe(500);
+  });
+
+  it("answers 400 invalid_grant for a refused code (another verifier, or redeemed by another caller) and 400 invalid_request for a malformed request", async () => {
+    const k = kit();
+    const first = await createPkce();
+    const { code } = await mintFor(HONG.phone, { codeChallenge: first.challenge });
+    expect((await nativeToken(k, form({ code, code_verifier: first.verifier }))).status).toBe(200);
+    // the same code with another verifier: not the app that redeemed it
+    await expectError(await nativeToken(k, form({ code, code_verifier: (await createPkce()).verifier })), 400, "invalid_grant");
     const pkce = await createPkce();
     const other = await mintFor(HONG.phone, { codeChallenge: pkce.challenge });
     await expectError(await nativeToken(k, form({ code: other.code, code_verifier: (await createPkce()).verifier })), 400, "invalid_grant");
@@ -230,7 +250,7 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
 
   it("is rate-limited per IP: 429 with Retry-After past RP_TOKEN_RATE_LIMIT, other addresses unaffected", async () => {
     const k = kit({ RP_TOKEN_RATE_LIMIT: "3" });
-    const from = (ip: string) => nativeToken(k, form({ code: "x" }), { ...FORM, "CF-Connecting-IP": ip });
+    const from = (ip: string) => nativeToken(k, form({ code: "x", code_verifier: "v".repeat(43) }), { ...FORM, "CF-Connecting-IP": ip });
     for (let i = 0; i < 3; i++) expect((await from("203.0.113.9")).status).not.toBe(429);
     const limited = await from("203.0.113.9");
     await expectError(limited.clone(), 429, "too_many_requests");
@@ -242,7 +262,7 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
   it("answers 502 when the service is unreachable", async () => {
     const down: ProviderFetcher = { fetch: async () => Promise.reject(new TypeError("connection refused")) };
     const k = kit({}, down);
-    await expectError(await nativeToken(k, form({ code: "abc" })), 502, "server_error");
+    await expectError(await nativeToken(k, form({ code: "abc", code_verifier: "v".repeat(43) })), 502, "server_error");
   });
 });
 

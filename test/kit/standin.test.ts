@@ -110,9 +110,9 @@ describe("the kit against a stand-in service built from the spec's examples", ()
   it("turns the stand-in's invalid-code 500 into 400 invalid_grant at /auth/token and a 502 page at the callback", async () => {
     const k = kit(VARS, binding);
     const { code } = (await standin("/_standin/issue", {})) as { code: string };
-    const token = (c: string) => send(k, "/auth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: `code=${c}` });
+    const token = (c: string) => send(k, "/auth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: `code=${c}&code_verifier=${"v".repeat(43)}` });
     expect((await token(code)).status).toBe(200);
-    expect(await (await token(code)).json()).toMatchObject({ error: "invalid_grant" });
+    expect(await (await token("ZZZZZZ")).json()).toMatchObject({ error: "invalid_grant" });
     const b = new Browser(k);
     const start = await b.startLogin();
     const res = await b.get(`/auth/callback?code=ZZZZZZ&state=${start.state}`);

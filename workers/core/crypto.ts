@@ -183,3 +183,33 @@ export async function unseal(key: CryptoKey, sealed: string, context: string): P
   );
   return fromUtf8(new Uint8Array(pt));
 }
+
+// ---- values derived from a secret key (HKDF-SHA256 per purpose, then HMAC-SHA256) ----
+
+const derivedKeys = new Map<string, Promise<CryptoKey>>();
+
+/**
+ * A 256-bit base64url value derived from `input` under the secret key `base64Key` (Base64 of 32
+ * bytes) for one `purpose`: the same input always gives the same value, nobody without the key
+ * can compute it, and a value for one purpose says nothing about another.
+ */
+export async function derivedToken(base64Key: string, purpose: string, input: string): Promise<string> {
+  const id = `${purpose}\u0000${base64Key}`;
+  let key = derivedKeys.get(id);
+  if (!key) {
+    key = crypto.subtle
+      .importKey("raw", base64ToBytes(base64Key.trim()), "HKDF", false, ["deriveKey"])
+      .then((ikm) =>
+        crypto.subtle.deriveKey(
+          { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: utf8(purpose) },
+          ikm,
+          { name: "HMAC", hash: "SHA-256", length: 256 },
+          false,
+          ["sign"],
+        ),
+      );
+    if (derivedKeys.size > 100) derivedKeys.clear();
+    derivedKeys.set(id, key);
+  }
+  return bytesToBase64url(new Uint8Array(await crypto.subtle.sign("HMAC", await key, utf8(input))));
+}

@@ -19,6 +19,7 @@ export interface KitVars extends CommonVars {
   RP_TOKEN_RATE_WINDOW_SECONDS?: string;
   RP_PROVIDER_TIMEOUT_MS?: string;
   RP_RELOGIN_PROMPT?: string;
+  RP_TOKEN_PKCE?: string;
 }
 
 /**
@@ -59,6 +60,11 @@ export interface RpConfig {
   providerTimeoutMs: number;
   /** RP_RELOGIN_PROMPT (login): prompt used to fetch the identity again when none is stored. */
   reloginPrompt: string;
+  /**
+   * RP_TOKEN_PKCE (required): /auth/token refuses a code without `code_verifier`, so an app-link
+   * code intercepted on its way to the app is not enough (RFC 8252 §8.1); `optional` for legacy apps.
+   */
+  tokenPkce: "required" | "optional";
 }
 
 /** What `rpConfig` reads: the public variables (checked there to be present) and the optional ones. */
@@ -118,6 +124,7 @@ function parseConfig(env: RpVars): RpConfig {
       tokenRateWindowSeconds: intVar(env, "RP_TOKEN_RATE_WINDOW_SECONDS", 60, 60, 86400),
       providerTimeoutMs: intVar(env, "RP_PROVIDER_TIMEOUT_MS", 10_000, 100, 60_000),
       reloginPrompt,
+      tokenPkce: enumVar(env, "RP_TOKEN_PKCE", ["required", "optional"] as const, "required"),
     };
   }
 }
@@ -155,8 +162,17 @@ export function rpClientConfig(env: RpEnv): RpClientConfig {
   return env.PROVIDER ? { ...c, fetcher: env.PROVIDER } : c;
 }
 
+function parseSealKeyText(env: RpEnv): string {
+  return keyVar(env, "RP_SEAL_KEY");
+}
+
+/** RP_SEAL_KEY's Base64 text, checked once (it also keys the derived session ids). */
+export function rpSealKeyText(env: RpEnv): string {
+  return configOf(env, parseSealKeyText);
+}
+
 function parseSealKey(env: RpEnv): Promise<CryptoKey> {
-  return importSealKey(keyVar(env, "RP_SEAL_KEY"));
+  return importSealKey(rpSealKeyText(env));
 }
 
 /** RP_SEAL_KEY (a Workers secret, Base64 of 32 bytes): seals identities at rest (AES-256-GCM). */

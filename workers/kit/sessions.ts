@@ -4,7 +4,8 @@
 import { readHostCookie } from "../core/cookies";
 import { parseBearer } from "../core/http";
 import { exchangeCode, readUser, type ProviderUser } from "./client";
-import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "./config";
+import { derivedToken } from "../core/crypto";
+import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config";
 import { SESSION_COOKIE } from "./http";
 import {
   createSession,
@@ -56,6 +57,8 @@ export interface LoginOptions {
   allowRelogin: boolean;
   /** The session this login replaces (rotation): ended before the new one is made. */
   previousSessionId?: string;
+  /** The new session's id, derived so that a duplicate of this login can answer with it (`sessionIdFor`). */
+  sessionId: string;
 }
 
 /**
@@ -81,7 +84,7 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
   if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;
   if (user.autoStatusCheck) record.autoStatusCheck = user.autoStatusCheck;
-  const sessionId = await createSession(env, record, cfg.sessionTtlSeconds);
+  const sessionId = await createSession(env, record, cfg.sessionTtlSeconds, opts.sessionId);
   return { kind: "session", sessionId, user: flatUser(identity, record), expiresIn: cfg.sessionTtlSeconds };
 }
 
@@ -117,4 +120,21 @@ export async function currentSession(req: Request, env: RpEnv): Promise<CurrentS
     return null;
   }
   return { id: claim.id, kind: claim.kind, record, identity };
+}
+
+/**
+ * The session id of one login: derived (HKDF/HMAC under RP_SEAL_KEY) from what only its requester
+ * holds (the state and the browser's binding cookie; the code and its verifier), so the login's
+ * duplicate requests answer with the same session and nothing of it is stored in clear.
+ */
+export function sessionIdFor(env: RpEnv, purpose: "callback" | "token", proof: string): Promise<string> {
+  return derivedToken(rpSealKeyText(env), `rp-session-id:${purpose}`, proof);
+}
+
+/** A live session by id with its identity (a duplicate following a login), or null. */
+export async function sessionById(env: RpEnv, id: string, kind: SessionKind): Promise<{ record: SessionRecord; identity: StoredIdentity } | null> {
+  const record = await readSession(env, id, kind, rpConfig(env).sessionTtlSeconds);
+  if (!record) return null;
+  const identity = await getIdentity(env, await rpSealKey(env), record.plid);
+  return identity ? { record, identity } : null;
 }

@@ -17,6 +17,7 @@ const KEY = {
   session: (hash: string) => `session:${hash}`,
   identity: (plidHash: string) => `identity:${plidHash}`,
   rate: (ipHash: string, window: number) => `rate:token:${ipHash}:${window}`,
+  redemption: (hash: string) => `redeem:${hash}`,
 } as const;
 
 
@@ -39,17 +40,50 @@ export async function putState(env: KvEnv, state: string, pending: PendingLogin,
   await env.RP_KV.put(KEY.state(await sha256(state)), JSON.stringify(pending), { expirationTtl: ttlSeconds });
 }
 
-/** Reads and deletes a state at once (docs/architecture.md §4.6): a state is good for one callback only. */
-export async function takeState(env: KvEnv, state: string): Promise<PendingLogin | null> {
+/**
+ * The pending login of a state, or null. Reading changes nothing: a callback that fails the
+ * browser check must not spend its owner's state; the state ends when its login is redeemed
+ * (`endState`), which `redemption` records for the duplicates.
+ */
+export async function readState(env: KvEnv, state: string): Promise<PendingLogin | null> {
   if (!isRandomValue(state)) return null;
-  const key = KEY.state(await sha256(state));
-  const v = await env.RP_KV.get<PendingLogin>(key, "json");
-  if (v) await env.RP_KV.delete(key);
-  return v;
+  return env.RP_KV.get<PendingLogin>(KEY.state(await sha256(state)), "json");
+}
+
+/** Ends a state: its login was redeemed, refused by the service, or cancelled. */
+export async function endState(env: KvEnv, state: string): Promise<void> {
+  if (!isRandomValue(state)) return;
+  await env.RP_KV.delete(KEY.state(await sha256(state)));
+}
+
+// ---- redemptions: one code exchange per login (docs/rp-kit.md "Duplicated callbacks") ----
+
+/** How a redemption ended, for the duplicate requests that follow it. Holds no secret. */
+export type RedeemOutcome = { kind: "session" } | { kind: "relogin" } | { kind: "failed"; failure: "upstream" | "invalid_code" };
+
+export interface Redemption {
+  /** A random tag of the request that claimed it. */
+  owner: string;
+  /** What a duplicate must prove it shares with the claimer (SHA-256 of the binding cookie, of the verifier). */
+  proofHash: string;
+  /** The callback's destination (a duplicate may arrive after the state ended). */
+  returnTo?: string;
+  outcome?: RedeemOutcome;
+}
+
+/** KV keeps a value at least 60 s: duplicates and replays of that minute find the outcome. */
+const REDEMPTION_TTL_SECONDS = 60;
+
+export async function getRedemption(env: KvEnv, keyHash: string): Promise<Redemption | null> {
+  return env.RP_KV.get<Redemption>(KEY.redemption(keyHash), "json");
+}
+
+export async function putRedemption(env: KvEnv, keyHash: string, r: Redemption): Promise<void> {
+  await env.RP_KV.put(KEY.redemption(keyHash), JSON.stringify(r), { expirationTtl: REDEMPTION_TTL_SECONDS });
 }
 
 /** True when the cookie is the one the state was bound to (compared in constant time). */
-export async function bindingMatches(pending: PendingLogin, cookie: string | undefined): Promise<boolean> {
+export async function bindingMatches(pending: Pick<PendingLogin, "bindingHash">, cookie: string | undefined): Promise<boolean> {
   if (cookie === undefined || !isRandomValue(cookie)) return false;
   return constantTimeEqual(await sha256(cookie), pending.bindingHash);
 }
@@ -68,9 +102,11 @@ export interface SessionRecord {
   autoStatusCheck?: YN;
 }
 
-/** Creates a session: a fresh 256-bit id; only its hash is stored. Returns the id. */
-export async function createSession(env: KvEnv, record: SessionRecord, ttlSeconds: number): Promise<string> {
-  const id = randomToken(32);
+/**
+ * Creates a session under `id` (a fresh 256-bit value by default; a login that duplicates may
+ * share must derive it) ; only its hash is stored. Returns the id.
+ */
+export async function createSession(env: KvEnv, record: SessionRecord, ttlSeconds: number, id = randomToken(32)): Promise<string> {
   await env.RP_KV.put(KEY.session(await sha256(id)), JSON.stringify(record), { expirationTtl: ttlSeconds });
   return id;
 }

@@ -1,21 +1,28 @@
-// GET /auth/callback (docs/architecture.md §4.6, §4.7): the state must exist, match the browser's binding
-// cookie and is deleted at once; only then is the code exchanged. Failures are pages: 400 for the
-// request (bad state, `error` callback), 502 when the service fails.
+// GET /auth/callback (docs/architecture.md §4.6, §4.7): the state must exist, be fresh and match
+// the browser's binding cookie before anything changes (a callback from another browser spends
+// nothing); then the code is exchanged once per login, a duplicate of the callback following the
+// first request's outcome (workers/kit/redeem.ts). Failures are pages: 400 for the request (bad
+// state, `error` callback), 502 when the service fails.
 
 import { hostCookie, readHostCookie } from "../../core/cookies";
+import { sha256 } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { readParams, type Params } from "../../core/http";
-import { RpClientError } from "../client";
-import { rpConfig, type RpEnv } from "../config";
-import { callbackFailurePage, type CallbackFailure } from "../pages";
-import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http";
-import { loginWithCode } from "../sessions";
-import { bindingMatches, takeState, type PendingLogin } from "../store";
 import type { RequestContext, Route } from "../../core/router";
+import { RpClientError } from "../client";
+import { rpConfig, type RpConfig, type RpEnv } from "../config";
+import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http";
+import { callbackFailurePage, type CallbackFailure } from "../pages";
+import { redeemOnce } from "../redeem";
+import { loginWithCode, sessionById, sessionIdFor } from "../sessions";
+import { bindingMatches, endState, getRedemption, readState, type PendingLogin, type RedeemOutcome } from "../store";
 
 /** A failure page; the precise reason goes to the log line only. */
 class CallbackRefused extends Error {
-  constructor(readonly failure: CallbackFailure, readonly reason: string) {
+  constructor(
+    readonly failure: CallbackFailure,
+    readonly reason: string,
+  ) {
     super(reason);
   }
 }
@@ -29,22 +36,76 @@ async function callbackParams(req: Request, url: URL): Promise<Params> {
   }
 }
 
-/** The pending login of this state, consumed; refused unless fresh and bound to this browser. */
-async function takePendingLogin(req: Request, env: RpEnv, params: Params, ttlSeconds: number): Promise<PendingLogin> {
-  const state = params.get("state");
-  if (state === undefined) throw new CallbackRefused("state", "no state (unsolicited callback)");
-  const pending = await takeState(env, state);
-  if (!pending) throw new CallbackRefused("state", "unknown, replayed or expired state");
-  if (Date.now() - pending.created > ttlSeconds * 1000) throw new CallbackRefused("state", "expired state");
-  if (!(await bindingMatches(pending, readHostCookie(req, BINDING_COOKIE)))) {
-    throw new CallbackRefused("state", "state bound to another browser (cookie mismatch)");
-  }
-  return pending;
+/** What this callback is for: its state and the login it continues. */
+interface Login {
+  state: string;
+  stateHash: string;
+  binding: string;
+  /** The pending login; null for a duplicate arriving after the first request ended the state. */
+  pending: PendingLogin | null;
+  returnTo: string;
 }
 
-/** spec §4.1 / docs/architecture.md §4.4: the service reports cancel and other failures as `error=...`. */
-function refuseErrorCallback(params: Params): void {
-  if (params.has("error")) throw new CallbackRefused("denied", "error callback");
+/**
+ * The login of this state, checked before anything changes: it exists (pending, or redeemed a
+ * moment ago by the same browser), is fresh, and this browser holds its binding cookie.
+ */
+async function loginOf(req: Request, env: RpEnv, params: Params, cfg: RpConfig): Promise<Login> {
+  const state = params.get("state");
+  if (state === undefined) throw new CallbackRefused("state", "no state (unsolicited callback)");
+  const binding = readHostCookie(req, BINDING_COOKIE);
+  const stateHash = await sha256(`callback:${state}`);
+  const pending = await readState(env, state);
+  if (pending) {
+    if (Date.now() - pending.created > cfg.stateTtlSeconds * 1000) throw new CallbackRefused("state", "expired state");
+    if (!(await bindingMatches(pending, binding))) throw new CallbackRefused("state", "state bound to another browser (cookie mismatch)");
+    return { state, stateHash, binding: binding!, pending, returnTo: pending.returnTo };
+  }
+  const redeemed = await getRedemption(env, stateHash);
+  if (!redeemed?.returnTo || !(await bindingMatches({ bindingHash: redeemed.proofHash }, binding))) {
+    throw new CallbackRefused("state", "unknown, replayed or expired state");
+  }
+  return { state, stateHash, binding: binding!, pending: null, returnTo: redeemed.returnTo };
+}
+
+/** The first request's work: the code exchange, the user read and the new session. */
+async function redeem(req: Request, env: RpEnv, rc: RequestContext, login: Login, code: string, cfg: RpConfig): Promise<RedeemOutcome> {
+  const pending = login.pending!;
+  // The state is spent by this attempt whatever its outcome: a second callback must not exchange again.
+  await endState(env, login.state);
+  const previous = readHostCookie(req, SESSION_COOKIE);
+  try {
+    const outcome = await loginWithCode(env, code, {
+      ...(pending.verifier !== undefined ? { codeVerifier: pending.verifier } : {}),
+      kind: "cookie",
+      // An automatic login with no stored identity: ask once more, interactively, to receive it.
+      allowRelogin: pending.prompt !== cfg.reloginPrompt,
+      ...(previous !== undefined ? { previousSessionId: previous } : {}),
+      sessionId: await sessionIdFor(env, "callback", `${login.state}.${login.binding}`),
+    });
+    if (outcome.kind === "relogin") rc.log.cause = "automatic login without a stored identity: relogin";
+    return { kind: outcome.kind };
+  } catch (err) {
+    if (!(err instanceof RpClientError)) throw err;
+    rc.log.cause = `${err.kind}: ${err.message}`;
+    return { kind: "failed", failure: "upstream" };
+  }
+}
+
+/** The answer to a login's outcome: the first request's and its duplicates' alike. */
+async function answer(env: RpEnv, login: Login, outcome: RedeemOutcome, cfg: RpConfig): Promise<Response> {
+  switch (outcome.kind) {
+    case "relogin":
+      return kitRedirect(303, `/auth/login?${new URLSearchParams({ return_to: login.returnTo, prompt: cfg.reloginPrompt })}`);
+    case "failed":
+      return callbackFailurePage("upstream");
+    case "session": {
+      const id = await sessionIdFor(env, "callback", `${login.state}.${login.binding}`);
+      // A duplicate arriving after a logout finds no session: it is a replay, not a login.
+      if (!(await sessionById(env, id, "cookie"))) throw new CallbackRefused("state", "replayed state: its session has ended");
+      return kitRedirect(303, login.returnTo, [hostCookie(SESSION_COOKIE, id, { maxAgeSeconds: cfg.sessionTtlSeconds })]);
+    }
+  }
 }
 
 async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
@@ -52,30 +113,23 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
   rc.log.event = "rp.callback";
   try {
     const params = await callbackParams(req, rc.url);
-    const pending = await takePendingLogin(req, env, params, cfg.stateTtlSeconds);
-    refuseErrorCallback(params);
-    const code = params.get("code");
-    if (code === undefined) throw new CallbackRefused("request", "no code");
-    const outcome = await loginWithCode(env, code, {
-      ...(pending.verifier !== undefined ? { codeVerifier: pending.verifier } : {}),
-      kind: "cookie",
-      // An automatic login with no stored identity: ask once more, interactively, to receive it.
-      allowRelogin: pending.prompt !== cfg.reloginPrompt,
-      ...(readHostCookie(req, SESSION_COOKIE) !== undefined ? { previousSessionId: readHostCookie(req, SESSION_COOKIE)! } : {}),
-    });
-    if (outcome.kind === "relogin") {
-      rc.log.cause = "automatic login without a stored identity: relogin";
-      return kitRedirect(303, `/auth/login?${new URLSearchParams({ return_to: pending.returnTo, prompt: cfg.reloginPrompt })}`);
+    const login = await loginOf(req, env, params, cfg);
+    // spec §4.1, docs/architecture.md §4.4: the service reports cancel and other failures as `error=...`.
+    if (params.has("error") || !params.has("code")) {
+      if (login.pending) await endState(env, login.state);
+      throw new CallbackRefused(params.has("error") ? "denied" : "request", params.has("error") ? "error callback" : "no code");
     }
-    return kitRedirect(303, pending.returnTo, [hostCookie(SESSION_COOKIE, outcome.sessionId, { maxAgeSeconds: cfg.sessionTtlSeconds })]);
+    const code = params.get("code")!;
+    const claim = { proofHash: await sha256(login.binding), returnTo: login.returnTo };
+    const { outcome, first } = await redeemOnce(env, login.stateHash, claim, 2 * cfg.providerTimeoutMs + 1000, () =>
+      login.pending ? redeem(req, env, rc, login, code, cfg) : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
+    );
+    if (!first) rc.log.event = "rp.callback_duplicate";
+    return await answer(env, login, outcome, cfg);
   } catch (err) {
     if (err instanceof CallbackRefused) {
       rc.log.cause = err.reason;
       return callbackFailurePage(err.failure);
-    }
-    if (err instanceof RpClientError) {
-      rc.log.cause = `${err.kind}: ${err.message}`;
-      return callbackFailurePage("upstream");
     }
     throw err;
   }

@@ -14,9 +14,13 @@ import type { RequestContext, Route } from "../../core/router";
 
 const PROMPT_SHAPE = /^[A-Za-z0-9_ -]{1,32}$/;
 
+/** The longest query a redirect copies (docs/rp-kit.md "Limits"): a login's parameters are short. */
+export const MAX_COPIED_QUERY = 2048;
+
 /** The `__Host-` cookies belong to one host: a login started on another name moves there first. */
 function onPublicOrigin(cfg: RpConfig, url: URL): Response | undefined {
   if (url.origin === cfg.publicOrigin) return undefined;
+  if (url.search.length > MAX_COPIED_QUERY) throw E.uriTooLong("query too long to copy into a redirect");
   return kitRedirect(302, cfg.publicOrigin + url.pathname + url.search);
 }
 

@@ -3,13 +3,15 @@
 // (the app never holds the client secret).
 
 import { hostCookie } from "../../core/cookies";
+import { sha256 } from "../../core/crypto";
 import { clientNetwork, json, mediaType, readBodyText, readParams } from "../../core/http";
 import { E } from "../../core/errors";
 import { disconnectUser, RpClientError } from "../client";
 import { rpClientConfig, rpConfig, type RpEnv } from "../config";
 import { checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http";
-import { currentSession, flatUser, loginWithCode, sessionClaim, type CurrentSession } from "../sessions";
-import { endSession, forgetIdentity, hitRateLimit } from "../store";
+import { redeemOnce } from "../redeem";
+import { currentSession, flatUser, loginWithCode, sessionById, sessionClaim, sessionIdFor, type CurrentSession } from "../sessions";
+import { endSession, forgetIdentity, hitRateLimit, type RedeemOutcome } from "../store";
 import type { RequestContext, Route } from "../../core/router";
 
 const MAX_BODY_BYTES = 16 * 1024;
@@ -66,8 +68,13 @@ async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise
   return done(req, { disconnected: true });
 }
 
+interface TokenRequest {
+  code: string;
+  codeVerifier?: string;
+}
+
 /** `{code, code_verifier?}` as a form or as JSON. */
-async function tokenRequest(req: Request, url: URL): Promise<{ code: string; codeVerifier?: string }> {
+async function tokenRequest(req: Request, url: URL): Promise<TokenRequest> {
   const type = mediaType(req);
   let code: unknown;
   let verifier: unknown;
@@ -99,25 +106,50 @@ async function rateLimit(req: Request, env: RpEnv): Promise<void> {
   if (!r.ok) throw E.tooMany(r.retryAfterSeconds, "per-IP /auth/token limit");
 }
 
-async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
-  checkOrigin(req, rpConfig(env).publicOrigin, true);
-  await rateLimit(req, env);
-  const tr = await tokenRequest(req, rc.url);
-  rc.log.event = "rp.token";
+/** The first request's work: the exchange, the user read and the session; refusals as outcomes. */
+async function redeem(env: RpEnv, rc: RequestContext, tr: TokenRequest, sessionId: string): Promise<RedeemOutcome> {
   try {
     const outcome = await loginWithCode(env, tr.code, {
       ...(tr.codeVerifier !== undefined ? { codeVerifier: tr.codeVerifier } : {}),
       kind: "token",
       allowRelogin: false,
+      sessionId,
     });
-    if (outcome.kind !== "session") throw E.server("relogin outcome without allowRelogin");
-    return json({ session_token: outcome.sessionId, expires_in: outcome.expiresIn, user: outcome.user });
+    return { kind: outcome.kind };
   } catch (err) {
     if (!(err instanceof RpClientError)) throw err;
+    rc.log.cause = `${err.kind}: ${err.message}`;
     // The app's code was refused: its fault, 400 (RFC 6749 §5.2 style). Anything else is the service's: 502.
-    if (err.invalidCode) throw E.invalidCode("rfc6749", tr.code, `${err.kind}: ${err.message}`);
-    throw E.upstream(`${err.kind}: ${err.message}`);
+    return { kind: "failed", failure: err.invalidCode ? "invalid_code" : "upstream" };
   }
+}
+
+/**
+ * The token/user proxy for native and WebView apps. PKCE is required (RFC 8252 §8.1) unless
+ * RP_TOKEN_PKCE=optional; concurrent calls with one code and verifier get one session.
+ */
+async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+  const cfg = rpConfig(env);
+  checkOrigin(req, cfg.publicOrigin, true);
+  await rateLimit(req, env);
+  const tr = await tokenRequest(req, rc.url);
+  if (tr.codeVerifier === undefined && cfg.tokenPkce === "required") throw E.missing("code_verifier", "PKCE required at /auth/token");
+  rc.log.event = "rp.token";
+  const proof = `${tr.code}.${tr.codeVerifier ?? ""}`;
+  const sessionId = await sessionIdFor(env, "token", proof);
+  const claim = { proofHash: await sha256(proof) };
+  const { outcome, first } = await redeemOnce(env, await sha256(`token:${tr.code}`), claim, 2 * cfg.providerTimeoutMs + 1000, () =>
+    redeem(env, rc, tr, sessionId),
+  );
+  if (!first) rc.log.event = "rp.token_duplicate";
+  if (outcome.kind === "failed") {
+    if (outcome.failure === "invalid_code") throw E.invalidCode("rfc6749", tr.code, rc.log.cause ?? "code already redeemed");
+    throw E.upstream(rc.log.cause ?? "the first request's exchange failed");
+  }
+  const s = await sessionById(env, sessionId, "token");
+  if (outcome.kind !== "session" || !s) throw E.invalidCode("rfc6749", tr.code, "no session for this code (relogin or ended)");
+  const expiresIn = Math.max(0, cfg.sessionTtlSeconds - Math.floor((Date.now() - s.record.loginAt) / 1000));
+  return json({ session_token: sessionId, expires_in: expiresIn, user: flatUser(s.identity, s.record) });
 }
 
 export const routes: Route<RpEnv>[] = [

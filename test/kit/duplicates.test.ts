@@ -1,0 +1,109 @@
+// Duplicated callbacks and token calls (docs/rp-kit.md "Duplicated callbacks"): a double click, a
+// prefetch or a retried request must end in exactly one login. Invariants, over randomized
+// concurrent trials: the service sees one code exchange per login; every duplicate is answered
+// with that login's outcome (the same session), never an error page.
+import { describe, expect, it, vi } from "vitest";
+import { createPkce } from "../../workers/kit/client";
+import { HONG, KIM, mintFor } from "../support/helpers";
+import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
+import { env } from "../support/env";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const TRIALS = 50;
+
+function exchanges(k: Kit): number {
+  return k.calls.filter((c) => c === "POST /oauth2/token").length;
+}
+
+describe("a duplicated callback (double click, prefetch): exactly one login", () => {
+  it(`two concurrent callbacks, 0-4 ms apart: both 303 with the same session, one code exchange (${TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const k = kit();
+      const b = new Browser(k);
+      const start = await b.startLogin("?return_to=%2Faccount");
+      const { code } = await mintFor(trial % 2 ? HONG.phone : KIM.phone, { codeChallenge: start.challenge! });
+      const url = `/auth/callback?code=${code}&state=${start.state}`;
+      const delay = trial % 5;
+      const [x, y] = await Promise.all([b.get(url), sleep(delay).then(() => b.get(url))]);
+      for (const r of [x, y]) {
+        expect(r.status, `trial ${trial}: ${r.status}`).toBe(303);
+        expect(r.headers.get("Location")).toBe("/account");
+      }
+      const sx = setCookies(x).find((c) => c.name === "__Host-rp_session")?.value;
+      const sy = setCookies(y).find((c) => c.name === "__Host-rp_session")?.value;
+      expect(sx).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(sy).toBe(sx);
+      expect(exchanges(k)).toBe(1);
+      expect((await b.get("/auth/me")).status).toBe(200);
+    }
+  });
+
+  it("a duplicate of a callback the service refused shows the same failure, and no second exchange happens", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    const start = await b.startLogin();
+    const url = `/auth/callback?code=${"x".repeat(43)}&state=${start.state}`;
+    const [x, y] = await Promise.all([b.get(url), b.get(url)]);
+    expect([x.status, y.status]).toEqual([502, 502]);
+    expect(exchanges(k)).toBe(1);
+  });
+});
+
+describe("concurrent /auth/token calls with one code: one session", () => {
+  it("50 concurrent calls with the same code and verifier: all 200 with one session token; one code exchange", async () => {
+    const k = kit({ RP_TOKEN_RATE_LIMIT: "1000" });
+    const pkce = await createPkce();
+    const { code } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback", codeChallenge: pkce.challenge });
+    const body = new URLSearchParams({ code, code_verifier: pkce.verifier }).toString();
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        sleep(i % 4).then(() => send(k, "/auth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body })),
+      ),
+    );
+    const bodies = (await Promise.all(results.map((r) => r.json()))) as { session_token?: string; error?: string }[];
+    expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
+    expect(new Set(bodies.map((b) => b.session_token)).size).toBe(1);
+    expect(exchanges(k)).toBe(1);
+  });
+
+  it("a concurrent call with the same code and another verifier gets invalid_grant and shares nothing", async () => {
+    const k = kit({ RP_TOKEN_RATE_LIMIT: "1000" });
+    const pkce = await createPkce();
+    const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
+    const post = (verifier: string) =>
+      send(k, "/auth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ code, code_verifier: verifier }).toString() });
+    const [mine, theirs] = await Promise.all([post(pkce.verifier), post((await createPkce()).verifier)]);
+    expect(mine.status).toBe(200);
+    expect(theirs.status).toBe(400);
+    expect(((await theirs.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+});
+
+describe("across isolates (the KV claim)", () => {
+  it("two isolates redeeming one key at once run the work once and both get its outcome (20 trials)", async () => {
+    // Two module instances of the redemption code: two isolates with their own in-flight maps.
+    const a = await import("../../workers/kit/redeem");
+    vi.resetModules();
+    const b = await import("../../workers/kit/redeem");
+    vi.resetModules();
+    expect(a.redeemOnce).not.toBe(b.redeemOnce);
+    for (let trial = 0; trial < 20; trial++) {
+      let runs = 0;
+      const work = async () => {
+        runs++;
+        await sleep(5);
+        return { kind: "session" } as const;
+      };
+      const key = `isolates-${trial}-${crypto.randomUUID()}`;
+      const kenv = kit().env;
+      const [x, y] = await Promise.all([
+        a.redeemOnce(kenv, key, { proofHash: "p" }, 5000, work),
+        sleep(trial % 3).then(() => b.redeemOnce(kenv, key, { proofHash: "p" }, 5000, work)),
+      ]);
+      expect(runs).toBe(1);
+      expect([x.outcome, y.outcome]).toEqual([{ kind: "session" }, { kind: "session" }]);
+      expect([x.first, y.first].filter(Boolean)).toHaveLength(1);
+    }
+    expect(env.RP_KV).toBeDefined();
+  });
+});
