@@ -29,7 +29,12 @@ export default defineConfig(async () => {
                 },
                 // An independent service built from the spec's examples (test/kit/standin.test.ts).
                 workers: [
-                  { name: "standin-provider", modules: true, scriptPath: "./test/support/fixtures/standin-provider.js", compatibilityDate: "2026-04-20" },
+                  {
+                    name: "standin-provider",
+                    modules: true,
+                    scriptPath: "./test/support/fixtures/standin-provider.js",
+                    compatibilityDate: "2026-04-20",
+                  },
                 ],
                 serviceBindings: { STANDIN: "standin-provider" },
               },

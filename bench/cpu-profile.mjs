@@ -36,7 +36,9 @@ const PORT = 9339;
 const s = SCENARIOS.find((x) => x.id === id && !x.flow);
 if (!s) throw new Error(`no autocannon scenario ${id}`);
 const buildDir = join(root, "bench", "results", "build");
-const srv = await startServers(root, buildDir, [{ name: "app", vars: variant ? { BENCH_VARIANT: variant } : {} }], { inspectorPort: PORT });
+const srv = await startServers(root, buildDir, [{ name: "app", vars: variant ? { BENCH_VARIANT: variant } : {} }], {
+  inspectorPort: PORT,
+});
 
 /** Module of each line of the unminified bundle, from esbuild's `// path` section comments. */
 function moduleLines(file) {
@@ -81,7 +83,9 @@ try {
   if (s.prepare) await s.prepare(ctx, 2000);
   const warm = await drive({ url: ctx.url, request: s.request, connections, seconds: 1, pid: srv.pid });
 
-  const targets = (await (await fetch(`http://127.0.0.1:${PORT}/json/list`)).json()).filter((t) => (args.includes("--all-isolates") ? /^(core:user:app|d1:db:|kv:ns:)/ : /^core:user:app$/).test(t.id));
+  const targets = (await (await fetch(`http://127.0.0.1:${PORT}/json/list`)).json()).filter((t) =>
+    (args.includes("--all-isolates") ? /^(core:user:app|d1:db:|kv:ns:)/ : /^core:user:app$/).test(t.id),
+  );
   const sessions = [];
   for (const t of targets) {
     const c = new Cdp(t.webSocketDebuggerUrl);
@@ -95,7 +99,9 @@ try {
   const r = await drive({ url: ctx.url, request: s.request, connections, seconds, pid: srv.pid });
   const profiles = [];
   for (const { t, c } of sessions) profiles.push({ t, profile: (await c.send("Profiler.stop")).profile });
-  console.log(`${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs)} µs CPU per request, ${r.failed} failed`);
+  console.log(
+    `${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs ?? 0)} µs CPU per request, ${r.failed} failed`,
+  );
 
   mkdirSync(join(root, "bench", "results"), { recursive: true });
   const lines = moduleLines(join(buildDir, "bench-entry.js"));
@@ -115,19 +121,31 @@ try {
         idle += us;
         continue;
       }
-      const mod = f.url.endsWith("bench-entry.js") ? lines[f.lineNumber] ?? "(bundle)" : f.url ? f.url.replace(/^.*\//, "") : f.functionName;
+      const mod = f.url.endsWith("bench-entry.js")
+        ? (lines[f.lineNumber] ?? "(bundle)")
+        : f.url
+          ? f.url.replace(/^.*\//, "")
+          : f.functionName;
       byModule.set(mod, (byModule.get(mod) ?? 0) + us);
       const fn = `${f.functionName || "(anonymous)"} ${mod}:${f.lineNumber + 1}`;
       byFn.set(fn, (byFn.get(fn) ?? 0) + us);
     }
     const busy = total - idle;
     const perReq = (us) => (us / Math.max(1, r.responses)).toFixed(1);
-    console.log(`\n== ${t.id}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled (${perReq(busy)} µs per request)`);
+    console.log(
+      `\n== ${t.id}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled (${perReq(busy)} µs per request)`,
+    );
     const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
-    for (const [k, v] of top(byModule, 14)) console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
+    for (const [k, v] of top(byModule, 14))
+      console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
     console.log("  -- functions");
-    for (const [k, v] of top(byFn, 18)) console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
-    if (t.id === "core:user:app") writeFileSync(join(root, "bench", "results", `${id}${variant ? "-" + variant : ""}.cpuprofile`), JSON.stringify(profile));
+    for (const [k, v] of top(byFn, 18))
+      console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
+    if (t.id === "core:user:app")
+      writeFileSync(
+        join(root, "bench", "results", `${id}${variant ? "-" + variant : ""}.cpuprofile`),
+        JSON.stringify(profile),
+      );
   }
   for (const { c } of sessions) c.ws.close();
 } catch (err) {

@@ -42,6 +42,7 @@ function parseArgs(argv) {
     // the short run exercises one profile (CI: the variants must keep working), the full run both
     profileScenarios: short ? ["token"] : ["token", "user-me"],
     connections: 32,
+    /** @type {string[] | null} */
     only: null,
     profile: true,
     sizes: true,
@@ -78,7 +79,13 @@ function machine() {
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
     // uncommitted changes to what is measured
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "workers", "bench", "migrations", "wrangler.toml"], { cwd: root }).toString().trim();
+    const dirty = execFileSync(
+      "git",
+      ["status", "--porcelain", "--", "workers", "bench", "migrations", "wrangler.toml"],
+      { cwd: root },
+    )
+      .toString()
+      .trim();
     if (dirty) commit += " with uncommitted changes";
   } catch {
     /* not a checkout */
@@ -113,12 +120,20 @@ async function measure(s, ctx, seconds, connections, { retries = 2 } = {}) {
     if (s.prepare) await s.prepare(ctx, need(ctx.rateGuess[s.key] ?? s.guess ?? 3000, seconds, connections));
     const r = s.flow
       ? await loop({ flow: () => s.flow(ctx), concurrency: s.concurrency ?? connections, seconds, pid: ctx.pid })
-      : await drive({ url: s.worker === "hello" ? ctx.helloUrl : ctx.url, request: s.request, connections, seconds, pid: ctx.pid });
+      : await drive({
+          url: s.worker === "hello" ? ctx.helloUrl : ctx.url,
+          request: s.request,
+          connections,
+          seconds,
+          pid: ctx.pid,
+        });
     r.exhausted = s.pool?.exhausted ?? 0;
     // failed requests are cheap: the response rate bounds what a full pool needs
     ctx.rateGuess[s.key] = Math.max(ctx.rateGuess[s.key] ?? 0, r.exhausted ? (r.responses / seconds) * 1.5 : r.rps);
     if (!r.exhausted || attempt >= retries) return r;
-    log(`    ${s.key}: pool ran dry (${r.exhausted} requests), repeating with ${need(ctx.rateGuess[s.key], seconds, connections)}`);
+    log(
+      `    ${s.key}: pool ran dry (${r.exhausted} requests), repeating with ${need(ctx.rateGuess[s.key], seconds, connections)}`,
+    );
   }
 }
 
@@ -144,11 +159,16 @@ async function main() {
   const started = Date.now();
   const m = machine();
   mkdirSync(resultsDir, { recursive: true });
-  log(`bench (${o.mode}): ${o.rounds} round(s) × ${o.seconds} s, ${o.connections} connections; load average ${m.loadStart}`);
+  log(
+    `bench (${o.mode}): ${o.rounds} round(s) × ${o.seconds} s, ${o.connections} connections; load average ${m.loadStart}`,
+  );
 
-  const workers = [{ name: "app", vars: {} }, ...(o.profile ? PROFILE_WORKERS : [])];
+  /** @type {{ name: string; vars: Record<string, string> }[]} */
+  const workers = [{ name: "app", vars: {} }, ...(o.profile ? /** @type {any[]} */ (PROFILE_WORKERS) : [])];
   const srv = await startServers(root, join(resultsDir, "build"), workers, { disk: o.disk });
-  log(`workerd ${m.workerd} (pid ${srv.pid ?? "?"}) serving ${Object.keys(srv.urls).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(
+    `workerd ${m.workerd} (pid ${srv.pid ?? "?"}) serving ${Object.keys(srv.urls).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   const base = { helloUrl: srv.urls.hello, pid: srv.pid, rateGuess: {}, urls: srv.urls, settings: o };
   const ctxFor = (worker) => ({ ...base, url: srv.urls[worker], worker });
 
@@ -156,10 +176,13 @@ async function main() {
   try {
     // ---- main scenarios: check, warm up, then rounds interleaved with the hello ceiling ----
     const hello = SCENARIOS.find((s) => s.id === "hello");
+    if (!hello) throw new Error("no hello scenario");
     const chosen = SCENARIOS.filter((s) => s.id !== "hello" && (!o.only || o.only.includes(s.id)));
+    /** @type {{ s: any; ctx: any; available: boolean; reason: string | null; rounds: any[] }[]} */
     const entries = [];
     for (const s of [hello, ...chosen]) {
       const ctx = ctxFor("app");
+      /** @type {{ s: any; ctx: any; available: boolean; reason: string | null; rounds: any[] }} */
       const e = { s: { ...s, key: s.id }, ctx, available: true, reason: null, rounds: [] };
       const reason = s.available ? await s.available(ctx) : null;
       if (reason) {
@@ -169,7 +192,10 @@ async function main() {
           await checkOnce(ctx, s);
         } catch (err) {
           if (!s.optional) throw err;
-          Object.assign(e, { available: false, reason: String(err.message ?? err).slice(0, 120) });
+          Object.assign(e, {
+            available: false,
+            reason: String(/** @type {Error} */ (err).message ?? err).slice(0, 120),
+          });
         }
       }
       if (!e.available) log(`  ${s.id}: not available (${e.reason})`);
@@ -184,12 +210,22 @@ async function main() {
       for (const e of live) {
         const res = await measure(e.s, e.ctx, o.seconds, o.connections);
         e.rounds.push(res);
-        log(`  round ${r + 1}/${o.rounds} ${e.s.id.padEnd(12)} ${Math.round(res.rps)}/s cpu ${res.cpuUs === null ? "-" : Math.round(res.cpuUs)} µs${res.failed ? ` failed ${res.failed}` : ""}${res.exhausted ? ` exhausted ${res.exhausted}` : ""}`);
+        log(
+          `  round ${r + 1}/${o.rounds} ${e.s.id.padEnd(12)} ${Math.round(res.rps)}/s cpu ${res.cpuUs === null ? "-" : Math.round(res.cpuUs)} µs${res.failed ? ` failed ${res.failed}` : ""}${res.exhausted ? ` exhausted ${res.exhausted}` : ""}`,
+        );
       }
     }
     const helloRounds = entries[0].rounds;
     const scenarios = entries.map((e) => {
-      const base = { id: e.s.id, title: e.s.title, label: e.s.label ?? e.s.title, unit: e.s.unit ?? "req/s", goal: e.s.goal ?? null, available: e.available, reason: e.reason };
+      const base = {
+        id: e.s.id,
+        title: e.s.title,
+        label: e.s.label ?? e.s.title,
+        unit: e.s.unit ?? "req/s",
+        goal: e.s.goal ?? null,
+        available: e.available,
+        reason: e.reason,
+      };
       if (!e.available) return base;
       const sum = summarise(e.s, e.rounds, helloRounds);
       return { ...base, ...sum, meetsGoal: e.s.goal ? (sum.ratio?.median ?? 0) >= e.s.goal : null };
@@ -198,14 +234,22 @@ async function main() {
     // ---- profile: which part of the hot path costs what ----
     const profiles = [];
     if (o.profile) {
-      for (const p of PROFILES.filter((p) => o.profileScenarios.includes(p.scenario) && (!o.only || o.only.includes(p.scenario)))) {
+      for (const p of PROFILES.filter(
+        (p) => o.profileScenarios.includes(p.scenario) && (!o.only || o.only.includes(p.scenario)),
+      )) {
         log(`  profile ${p.scenario}`);
-        const rows = p.rows.map((row) => ({ ...row, s: { ...row.s, key: `${p.scenario}/${row.id}` }, ctx: ctxFor(row.worker), rounds: [] }));
-        for (const row of rows) if (o.profileWarmup > 0) await measure(row.s, row.ctx, o.profileWarmup, o.connections, { retries: 0 });
+        const rows = p.rows.map((row) => ({
+          ...row,
+          s: { ...row.s, key: `${p.scenario}/${row.id}` },
+          ctx: ctxFor(row.worker),
+          rounds: /** @type {any[]} */ ([]),
+        }));
+        for (const row of rows)
+          if (o.profileWarmup > 0) await measure(row.s, row.ctx, o.profileWarmup, o.connections, { retries: 0 });
         for (let r = 0; r < o.profileRounds; r++) {
           for (const row of rows) row.rounds.push(await measure(row.s, row.ctx, o.profileSeconds, o.connections));
         }
-        const helloR = rows.find((row) => row.id === "hello").rounds;
+        const helloR = rows.find((row) => row.id === "hello")?.rounds ?? [];
         const summed = rows.map((row) => ({ id: row.id, title: row.title, ...summarise(row.s, row.rounds, helloR) }));
         const crypto = await cryptoMicros(ctxFor("app"), p.scenario);
         const shares = p.shares(summed, crypto);
@@ -218,8 +262,13 @@ async function main() {
     let sizes = [];
     if (o.sizes) {
       log("  sizes: npm run build (wrangler deploy --dry-run --minify per [env.*])");
-      sizes = (await routeSizes(root, { reuse: o.mode === "short" })).map((z) => ({ ...z, goalBytes: GOAL_GZIP_BYTES, meetsGoal: z.gzip !== null && z.gzip <= GOAL_GZIP_BYTES }));
-      if (sizes.some((z) => z.reused)) log("  (dist/ was newer than every source: its builds were measured as they are)");
+      sizes = (await routeSizes(root, { reuse: o.mode === "short" })).map((z) => ({
+        ...z,
+        goalBytes: GOAL_GZIP_BYTES,
+        meetsGoal: z.gzip !== null && z.gzip <= GOAL_GZIP_BYTES,
+      }));
+      if (sizes.some((z) => z.reused))
+        log("  (dist/ was newer than every source: its builds were measured as they are)");
       for (const z of sizes.filter((z) => z.error)) {
         log(`FAILED: build of ${z.env}: ${z.error}`);
         exitCode = 1;
@@ -233,7 +282,14 @@ async function main() {
       mode: o.mode,
       durationSeconds: Math.round((Date.now() - started) / 1000),
       machine: m,
-      settings: { rounds: o.rounds, seconds: o.seconds, warmupSeconds: o.warmup, connections: o.connections, profileRounds: o.profileRounds, profileSeconds: o.profileSeconds },
+      settings: {
+        rounds: o.rounds,
+        seconds: o.seconds,
+        warmupSeconds: o.warmup,
+        connections: o.connections,
+        profileRounds: o.profileRounds,
+        profileSeconds: o.profileSeconds,
+      },
       scenarios,
       profiles,
       sizes,
@@ -255,7 +311,9 @@ async function main() {
     for (const s of scenarios.filter((s) => s.available)) {
       const responses = s.rounds.reduce((a, r) => a + r.responses, 0);
       if (!s.rate?.median || s.failedTotal - s.exhaustedTotal > responses * 0.01) {
-        log(`FAILED: ${s.id}: ${s.failedTotal} of ${responses} responses failed${s.firstError ? ` (${s.firstError})` : ""}`);
+        log(
+          `FAILED: ${s.id}: ${s.failedTotal} of ${responses} responses failed${s.firstError ? ` (${s.firstError})` : ""}`,
+        );
         exitCode = 1;
       }
     }

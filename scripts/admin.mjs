@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_BASE = "http://localhost:8787";
@@ -31,7 +32,11 @@ const COMMANDS = {
     options: {},
     run: async (api) => {
       const { clients } = await api("GET", "/admin/clients");
-      return { data: { clients }, table: () => table(clients.map(clientRow), ["client_id", "name", "status", "auto_login", "items", "redirect_uris"]) };
+      return {
+        data: { clients },
+        table: () =>
+          table(clients.map(clientRow), ["client_id", "name", "status", "auto_login", "items", "redirect_uris"]),
+      };
     },
   },
   "clients get": {
@@ -49,20 +54,30 @@ const COMMANDS = {
     about: "Register a client. Prints client_id and client_secret: the secret is shown only this once.",
     options: {
       name: { value: true, help: "the app's name shown on the consent page" },
-      "redirect-uri": { value: true, repeat: true, help: "a callback address (https, http on loopback, or an app scheme); repeat for more" },
+      "redirect-uri": {
+        value: true,
+        repeat: true,
+        help: "a callback address (https, http on loopback, or an app scheme); repeat for more",
+      },
       items: { value: true, help: `agreed items, comma-separated: ${ITEMS.join(",")} (default none)` },
       "auto-login": { help: "allow automatic login" },
     },
     run: async (api, { opts }) => {
       if (opts.name === undefined) throw new UsageError("--name is required");
       if (!opts["redirect-uri"]?.length) throw new UsageError("--redirect-uri is required");
-      const body = { name: opts.name, redirect_uris: opts["redirect-uri"], items: opts.items === undefined ? [] : list(opts.items), auto_login: Boolean(opts["auto-login"]) };
+      const body = {
+        name: opts.name,
+        redirect_uris: opts["redirect-uri"],
+        items: opts.items === undefined ? [] : list(opts.items),
+        auto_login: Boolean(opts["auto-login"]),
+      };
       const c = await api("POST", "/admin/clients", body);
       return { data: c, table: () => keyValues(c) + "\nSave the client_secret now: it is not shown again." };
     },
   },
   "clients update": {
-    usage: "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login]",
+    usage:
+      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login]",
     about: "Change a client. --redirect-uri and --items replace the whole list.",
     args: ["client_id"],
     options: {
@@ -77,10 +92,12 @@ const COMMANDS = {
       if (opts.name !== undefined) body.name = opts.name;
       if (opts["redirect-uri"]) body.redirect_uris = opts["redirect-uri"];
       if (opts.items !== undefined) body.items = list(opts.items);
-      if (opts["auto-login"] && opts["no-auto-login"]) throw new UsageError("--auto-login and --no-auto-login exclude each other");
+      if (opts["auto-login"] && opts["no-auto-login"])
+        throw new UsageError("--auto-login and --no-auto-login exclude each other");
       if (opts["auto-login"]) body.auto_login = true;
       if (opts["no-auto-login"]) body.auto_login = false;
-      if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --name, --redirect-uri, --items or --[no-]auto-login");
+      if (Object.keys(body).length === 0)
+        throw new UsageError("nothing to change: give --name, --redirect-uri, --items or --[no-]auto-login");
       const c = await api("PATCH", `/admin/clients/${enc(args.client_id)}`, body);
       return { data: c, table: () => keyValues(c) };
     },
@@ -100,7 +117,9 @@ const COMMANDS = {
         body.grace_seconds = Number(opts.grace);
       }
       const c = await api("POST", `/admin/clients/${enc(args.client_id)}/rotate-secret`, body);
-      const note = c.previous_secret_valid_until ? `The old secret works until ${c.previous_secret_valid_until}.` : "The old secret no longer works.";
+      const note = c.previous_secret_valid_until
+        ? `The old secret works until ${c.previous_secret_valid_until}.`
+        : "The old secret no longer works.";
       return { data: c, table: () => keyValues(c) + `\nSave the client_secret now: it is not shown again. ${note}` };
     },
   },
@@ -148,12 +167,14 @@ const COMMANDS = {
     },
     run: async (api, { args, opts }) => {
       const format = opts.format ?? extname(args.file).slice(1).toLowerCase();
-      if (format !== "csv" && format !== "json") throw new UsageError("cannot tell the format from the file name: add --format csv|json");
+      if (format !== "csv" && format !== "json")
+        throw new UsageError("cannot tell the format from the file name: add --format csv|json");
       let text;
       try {
         text = readFileSync(args.file, "utf8");
       } catch (e) {
-        throw new UsageError(`cannot read ${args.file}: ${e.code ?? e.message}`);
+        const err = /** @type {NodeJS.ErrnoException} */ (e);
+        throw new UsageError(`cannot read ${args.file}: ${err.code ?? err.message}`);
       }
       const path = "/admin/directory/import" + (opts["dry-run"] ? "?dry_run=true" : "");
       const r = await api("POST", path, text, format === "csv" ? "text/csv; charset=utf-8" : "application/json");
@@ -163,7 +184,8 @@ const COMMANDS = {
           let out = `${r.dry_run ? "dry run (nothing written): " : ""}${r.received} rows received, ${r.inserted} new, ${r.updated} updated, ${r.rejected_count} rejected`;
           if (r.ignored_columns.length) out += `\nignored columns: ${r.ignored_columns.join(", ")}`;
           if (r.rejected.length) out += "\n\n" + table(r.rejected, ["row", "reason"]);
-          if (r.rejected_count > r.rejected.length) out += `\n(${r.rejected_count - r.rejected.length} more rejected rows not listed)`;
+          if (r.rejected_count > r.rejected.length)
+            out += `\n(${r.rejected_count - r.rejected.length} more rejected rows not listed)`;
           return out;
         },
       };
@@ -200,14 +222,27 @@ const COMMANDS = {
     },
     run: async (api, { opts }) => {
       const q = new URLSearchParams();
-      for (const [opt, param] of [["limit", "limit"], ["before", "before"], ["type", "type"], ["client-id", "client_id"]]) {
+      for (const [opt, param] of [
+        ["limit", "limit"],
+        ["before", "before"],
+        ["type", "type"],
+        ["client-id", "client_id"],
+      ]) {
         if (opts[opt] !== undefined) q.set(param, opts[opt]);
       }
       const r = await api("GET", "/admin/audit" + (q.size ? `?${q}` : ""));
       return {
         data: r,
         table: () => {
-          const rows = r.events.map((e) => ({ ...e, client_id: e.client_id ?? "", detail: e.detail ? Object.entries(e.detail).map(([k, v]) => `${k}=${v}`).join(" ") : "" }));
+          const rows = r.events.map((e) => ({
+            ...e,
+            client_id: e.client_id ?? "",
+            detail: e.detail
+              ? Object.entries(e.detail)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(" ")
+              : "",
+          }));
           let out = table(rows, ["id", "at", "type", "client_id", "outcome", "detail"]);
           if (r.next_before !== null) out += `\nnext page: --before ${r.next_before}`;
           return out;
@@ -220,10 +255,19 @@ const COMMANDS = {
 // ---------------------------------------------------------------- output
 
 const enc = encodeURIComponent;
-const list = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
+const list = (s) =>
+  s
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 function clientRow(c) {
-  return { ...c, auto_login: c.auto_login ? "yes" : "no", items: c.items.join(","), redirect_uris: c.redirect_uris.join(" ") };
+  return {
+    ...c,
+    auto_login: c.auto_login ? "yes" : "no",
+    items: c.items.join(","),
+    redirect_uris: c.redirect_uris.join(" "),
+  };
 }
 
 function cell(v) {
@@ -237,7 +281,11 @@ function table(rows, columns) {
   if (rows.length === 0) return "(none)";
   const cells = rows.map((r) => columns.map((c) => cell(r[c])));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i].length)));
-  const line = (r) => r.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
+  const line = (r) =>
+    r
+      .map((v, i) => v.padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
   return [line(columns), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
 }
 
@@ -250,31 +298,39 @@ function keyValues(obj) {
 // ---------------------------------------------------------------- arguments and help
 
 /** Options that take a value, across every command (so `--name Shop` is read the same anywhere). */
-const VALUE_OPTIONS = new Set(["base-url", ...Object.values(COMMANDS).flatMap((c) => Object.entries(c.options).filter(([, o]) => o.value).map(([n]) => n))]);
+const VALUE_OPTIONS = new Set([
+  "base-url",
+  ...Object.values(COMMANDS).flatMap((c) =>
+    Object.entries(c.options)
+      .filter(([, o]) => o.value)
+      .map(([n]) => n),
+  ),
+]);
 
+/**
+ * The command words and the options in order (`node:util` parseArgs, tokens kept so that a
+ * repeated option stays repeated). Options that take a value take the next argument, but never
+ * one that is itself an option (`--name --json` is a usage error, not a name).
+ * @param {string[]} argv
+ * @returns {{ words: string[]; flags: { name: string; value: string | undefined }[] }}
+ */
 function parse(argv) {
+  /** @type {Record<string, { type: "string" | "boolean"; multiple?: boolean }>} */
+  const options = {};
+  for (const name of VALUE_OPTIONS) options[name] = { type: "string", multiple: true };
+  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
   const words = [];
   const flags = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--") {
-      words.push(...argv.slice(i + 1));
-      break;
+  for (const t of tokens ?? []) {
+    if (t.kind === "positional") words.push(t.value);
+    else if (t.kind === "option" && !t.rawName.startsWith("--"))
+      words.push(t.rawName); // only long options exist
+    else if (t.kind === "option") {
+      if (VALUE_OPTIONS.has(t.name) && (t.value === undefined || (!t.inlineValue && t.value.startsWith("--")))) {
+        throw new UsageError(`--${t.name} needs a value`);
+      }
+      flags.push({ name: t.name, value: t.value });
     }
-    if (!a.startsWith("--")) {
-      words.push(a);
-      continue;
-    }
-    const eq = a.indexOf("=");
-    const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
-    let value = eq > 0 ? a.slice(eq + 1) : undefined;
-    if (value === undefined && VALUE_OPTIONS.has(name)) {
-      const next = argv[i + 1];
-      if (next === undefined || next.startsWith("--")) throw new UsageError(`--${name} needs a value`);
-      value = next;
-      i++;
-    }
-    flags.push({ name, value });
   }
   return { words, flags };
 }
@@ -310,12 +366,15 @@ function isLoopback(url) {
  * Runs one CLI invocation. `io` carries the environment, output streams and fetch, so the
  * command line can be driven in tests; the exit code is returned.
  */
-export async function main(argv, io = { env: process.env, out: process.stdout, err: process.stderr, fetch: globalThis.fetch }) {
+export async function main(
+  argv,
+  io = { env: process.env, out: process.stdout, err: process.stderr, fetch: globalThis.fetch },
+) {
   let parsed;
   try {
     parsed = parse(argv);
   } catch (e) {
-    io.err.write(`error: ${e.message}\n`);
+    io.err.write(`error: ${/** @type {Error} */ (e).message}\n`);
     return 2;
   }
   const { words, flags } = parsed;
@@ -349,7 +408,10 @@ export async function main(argv, io = { env: process.env, out: process.stdout, e
     }
     const rest = words.slice(2);
     const argNames = spec.args ?? [];
-    if (rest.length !== argNames.length) throw new UsageError(argNames.length ? `expected ${argNames.map((a) => `<${a}>`).join(" ")}` : "this command takes no arguments");
+    if (rest.length !== argNames.length)
+      throw new UsageError(
+        argNames.length ? `expected ${argNames.map((a) => `<${a}>`).join(" ")}` : "this command takes no arguments",
+      );
     const args = Object.fromEntries(argNames.map((a, i) => [a, rest[i]]));
 
     let base;
@@ -366,10 +428,15 @@ export async function main(argv, io = { env: process.env, out: process.stdout, e
       if (body !== undefined) headers["Content-Type"] = type;
       let res;
       try {
-        res = await io.fetch(new URL(path, base), { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+        res = await io.fetch(new URL(path, base), {
+          method,
+          headers,
+          body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+        });
       } catch (e) {
+        const err = /** @type {Error & { cause?: { code?: string } }} */ (e);
         const hint = isLoopback(base) ? " (is `npm start` running?)" : "";
-        throw new ServiceError(`cannot reach ${base.origin}${hint}: ${e.cause?.code ?? e.message}`);
+        throw new ServiceError(`cannot reach ${base.origin}${hint}: ${err.cause?.code ?? err.message}`);
       }
       const text = await res.text();
       let parsed;
@@ -379,7 +446,10 @@ export async function main(argv, io = { env: process.env, out: process.stdout, e
         parsed = undefined;
       }
       if (!res.ok) {
-        const hint = res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API") ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)" : "";
+        const hint =
+          res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API")
+            ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)"
+            : "";
         throw new ServiceError(`${parsed?.message ?? `HTTP ${res.status}`}${hint}`, res.status, parsed);
       }
       if (parsed === undefined) throw new ServiceError(`unexpected answer (HTTP ${res.status}, not JSON)`, res.status);

@@ -92,7 +92,9 @@ async function main() {
   const fmt = (r) => r.map((c, i) => (i === 0 || i === 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   console.log("\n" + fmt(head) + "\n" + widths.map((w) => "-".repeat(w)).join("  "));
   for (const r of rows) console.log(fmt(r));
-  console.log("\n(wrangler deploy --dry-run --minify; output in dist/<worker>; the free plan's limit is 3 MiB gzip per worker)");
+  console.log(
+    "\n(wrangler deploy --dry-run --minify; output in dist/<worker>; the free plan's limit is 3 MiB gzip per worker)",
+  );
 
   const failed = results.filter((r) => !r.ok);
   for (const f of failed) console.error(`\n---- ${f.target} failed ----\n${f.output.trim()}`);

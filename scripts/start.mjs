@@ -20,10 +20,19 @@ if (!existsSync(join(root, ".dev.vars"))) {
   console.log("created .dev.vars from .dev.vars.example (local development keys only)");
 } else {
   // A checkout from before a new dev secret was added (e.g. ADMIN_TOKEN): append the missing names.
-  const have = new Set(readFileSync(join(root, ".dev.vars"), "utf8").split(/\r?\n/).map((l) => l.split("=")[0].trim()));
-  const missing = readFileSync(join(root, ".dev.vars.example"), "utf8").split(/\r?\n/).filter((l) => /^[A-Z_]+=/.test(l) && !have.has(l.split("=")[0]));
+  const have = new Set(
+    readFileSync(join(root, ".dev.vars"), "utf8")
+      .split(/\r?\n/)
+      .map((l) => l.split("=")[0].trim()),
+  );
+  const missing = readFileSync(join(root, ".dev.vars.example"), "utf8")
+    .split(/\r?\n/)
+    .filter((l) => /^[A-Z_]+=/.test(l) && !have.has(l.split("=")[0]));
   if (missing.length) {
-    appendFileSync(join(root, ".dev.vars"), (readFileSync(join(root, ".dev.vars"), "utf8").endsWith("\n") ? "" : "\n") + missing.join("\n") + "\n");
+    appendFileSync(
+      join(root, ".dev.vars"),
+      (readFileSync(join(root, ".dev.vars"), "utf8").endsWith("\n") ? "" : "\n") + missing.join("\n") + "\n",
+    );
     console.log(`added ${missing.map((l) => l.split("=")[0]).join(", ")} to .dev.vars from .dev.vars.example`);
   }
 }
@@ -43,5 +52,5 @@ const dev = spawn(
   ["dev", "--port", port, "--persist-to", persist, "--show-interactive-dev-session=false", ...process.argv.slice(2)],
   { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] },
 );
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => dev.kill(sig));
+for (const sig of /** @type {const} */ (["SIGINT", "SIGTERM"])) process.on(sig, () => dev.kill(sig));
 dev.on("exit", (code, signal) => process.exit(code ?? (signal ? 0 : 1)));

@@ -67,6 +67,7 @@ export async function loop({ flow, concurrency, seconds, pid }) {
   const latencies = [];
   let ok = 0;
   let failed = 0;
+  /** @type {any} */
   let firstError = null;
   let requests = 0;
   const user = async () => {
@@ -87,7 +88,8 @@ export async function loop({ flow, concurrency, seconds, pid }) {
   const wallS = (performance.now() - t0) / 1000;
   const cpu1 = cpuMicros(pid);
   latencies.sort((a, b) => a - b);
-  const q = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] : null);
+  const q = (p) =>
+    latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] : null;
   return {
     rps: ok / wallS,
     responses: ok + failed,

@@ -13,8 +13,18 @@ export const PROFILE_WORKERS = [
   { name: "app-logs", vars: { LOG_REQUESTS: "true" } },
 ];
 
-const byId = (id) => SCENARIOS.find((s) => s.id === id);
-const HEALTHZ = { id: "healthz", title: "router floor (/healthz)", worker: "app", request: { method: "GET", path: "/healthz" } };
+/** @param {string} id */
+const byId = (id) => {
+  const s = SCENARIOS.find((x) => x.id === id);
+  if (!s) throw new Error(`no scenario ${id}`);
+  return s;
+};
+const HEALTHZ = {
+  id: "healthz",
+  title: "router floor (/healthz)",
+  worker: "app",
+  request: { method: "GET", path: "/healthz" },
+};
 
 function rowsFor(id) {
   const s = byId(id);
@@ -48,7 +58,7 @@ function shares(rows, cryptoUs) {
     "workerd HTTP (hello world)": hello,
     "router, request id, dev-seed check": Math.max(0, diff("router", "hello")),
     "Durable Object (one-time store, with what it writes to D1)": Math.max(0, diff("full", "no-do")),
-    "D1": Math.max(0, diff("full", "no-d1")),
+    D1: Math.max(0, diff("full", "no-d1")),
     crypto: cryptoUs,
   };
   const known = Object.values(parts).reduce((a, b) => a + (b ?? 0), 0);
@@ -66,11 +76,11 @@ export const PROFILES = ["token", "user-me"].map((scenario) => ({ scenario, rows
 export async function cryptoMicros(ctx, route) {
   if (ctx.pid === null) return null;
   const run = async (n) => {
-    const c0 = cpuMicros(ctx.pid);
+    const c0 = cpuMicros(ctx.pid) ?? 0;
     const res = await control(`${ctx.url}/__bench/crypto?route=${route}&n=${n}`);
     if (res.status !== 200) throw new Error(`crypto ${route}: ${res.status}`);
     await res.text();
-    return (cpuMicros(ctx.pid) - c0) / n;
+    return ((cpuMicros(ctx.pid) ?? c0) - c0) / n;
   };
   const probe = await run(500);
   const n = Math.max(500, Math.min(200_000, Math.round(1e6 / Math.max(probe, 1)))); // about 1 s

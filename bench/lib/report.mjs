@@ -20,13 +20,24 @@ const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : "-")
 
 function pad(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ")).join("\n");
+  return rows
+    .map((r) => r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  "))
+    .join("\n");
 }
 
 /** The terminal table: one line per scenario, then the profile and the sizes. */
 export function formatTable(result) {
   const lines = [];
-  const head = ["scenario", "ratio to hello (min–max)", "per second", "CPU µs/req", "CPU ratio", "p50 ms", "p99 ms", "goal"];
+  const head = [
+    "scenario",
+    "ratio to hello (min–max)",
+    "per second",
+    "CPU µs/req",
+    "CPU ratio",
+    "p50 ms",
+    "p99 ms",
+    "goal",
+  ];
   const rows = [head];
   for (const s of result.scenarios) {
     if (!s.available) {
@@ -46,7 +57,10 @@ export function formatTable(result) {
   }
   lines.push(pad(rows));
   const bad = result.scenarios.filter((s) => s.available && (s.failedTotal > 0 || s.exhaustedTotal > 0));
-  for (const s of bad) lines.push(`  ! ${s.id}: ${s.failedTotal} failed responses, ${s.exhaustedTotal} requests without a fresh code/token`);
+  for (const s of bad)
+    lines.push(
+      `  ! ${s.id}: ${s.failedTotal} failed responses, ${s.exhaustedTotal} requests without a fresh code/token`,
+    );
 
   for (const p of result.profiles ?? []) {
     lines.push("", `What costs the most in ${p.scenario} (workerd CPU per request; crypto alone ${int(p.crypto)} µs):`);
@@ -62,7 +76,13 @@ export function formatTable(result) {
   if (result.sizes?.length) {
     lines.push("", "Route worker sizes (npm run build: wrangler deploy --dry-run --minify):");
     const srow = [["worker", "minified KiB", "gzip KiB", "goal ≤ 50 KiB gzip"]];
-    for (const z of result.sizes) srow.push([z.env, kib(z.minified), kib(z.gzip), z.error ? `build failed: ${z.error.slice(0, 80)}` : z.meetsGoal ? "ok" : "MISSED"]);
+    for (const z of result.sizes)
+      srow.push([
+        z.env,
+        kib(z.minified),
+        kib(z.gzip),
+        z.error ? `build failed: ${z.error.slice(0, 80)}` : z.meetsGoal ? "ok" : "MISSED",
+      ]);
     lines.push(pad(srow));
   }
   return lines.join("\n");
@@ -83,16 +103,24 @@ export function ratioSvg(result) {
   const max = Math.max(1, ...rows.map((s) => s.ratio?.max ?? 0));
   const x = (r) => left + (r / max) * plotW;
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="13">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="13">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
-  out.push(`<text x="16" y="24" font-size="15" font-weight="600">Throughput as a share of a hello-world Worker on the same workerd</text>`);
+  out.push(
+    `<text x="16" y="24" font-size="15" font-weight="600">Throughput as a share of a hello-world Worker on the same workerd</text>`,
+  );
   for (const t of [0, 0.25, 0.5, 0.75, 1].filter((t) => t <= max)) {
     out.push(`<line x1="${x(t)}" y1="${top - 6}" x2="${x(t)}" y2="${top + rows.length * rowH}" stroke="#e5e5e5"/>`);
-    out.push(`<text x="${x(t)}" y="${top + rows.length * rowH + 16}" text-anchor="middle" fill="#666">${pct(t)}</text>`);
+    out.push(
+      `<text x="${x(t)}" y="${top + rows.length * rowH + 16}" text-anchor="middle" fill="#666">${pct(t)}</text>`,
+    );
   }
   const goal = rows.find((s) => s.goal)?.goal;
   if (goal) {
-    out.push(`<line x1="${x(goal)}" y1="${top - 10}" x2="${x(goal)}" y2="${top + rows.length * rowH}" stroke="#c0392b" stroke-dasharray="4 3"/>`);
+    out.push(
+      `<line x1="${x(goal)}" y1="${top - 10}" x2="${x(goal)}" y2="${top + rows.length * rowH}" stroke="#c0392b" stroke-dasharray="4 3"/>`,
+    );
     out.push(`<text x="${x(goal) + 4}" y="${top - 12}" fill="#c0392b">goal ${pct(goal)}</text>`);
   }
   rows.forEach((s, i) => {
@@ -100,20 +128,29 @@ export function ratioSvg(result) {
     const cy = y + rowH / 2;
     out.push(`<text x="${left - 10}" y="${cy + 4}" text-anchor="end">${esc(s.label ?? s.title)}</text>`);
     if (!s.available || !s.ratio) {
-      out.push(`<text x="${left + 6}" y="${cy + 4}" fill="#999" font-style="italic">not available${s.reason ? ": " + esc(s.reason) : ""}</text>`);
+      out.push(
+        `<text x="${left + 6}" y="${cy + 4}" fill="#999" font-style="italic">not available${s.reason ? ": " + esc(s.reason) : ""}</text>`,
+      );
       return;
     }
     const fill = s.id === "hello" ? "#9aa5b1" : s.goal && !s.meetsGoal ? "#e67e22" : "#2e86c1";
-    out.push(`<rect x="${left}" y="${y + 7}" width="${Math.max(1, x(s.ratio.median) - left)}" height="${rowH - 14}" fill="${fill}" rx="2"/>`);
+    out.push(
+      `<rect x="${left}" y="${y + 7}" width="${Math.max(1, x(s.ratio.median) - left)}" height="${rowH - 14}" fill="${fill}" rx="2"/>`,
+    );
     out.push(`<line x1="${x(s.ratio.min)}" y1="${cy}" x2="${x(s.ratio.max)}" y2="${cy}" stroke="#222"/>`);
     out.push(`<line x1="${x(s.ratio.min)}" y1="${cy - 5}" x2="${x(s.ratio.min)}" y2="${cy + 5}" stroke="#222"/>`);
     out.push(`<line x1="${x(s.ratio.max)}" y1="${cy - 5}" x2="${x(s.ratio.max)}" y2="${cy + 5}" stroke="#222"/>`);
-    if (s.cpuRatio) out.push(`<path d="M${x(s.cpuRatio.median)} ${cy - 6} l5 6 l-5 6 l-5 -6 z" fill="#fff" stroke="#222"/>`);
-    out.push(`<text x="${Math.max(x(s.ratio.max), x(s.ratio.median), s.cpuRatio ? x(s.cpuRatio.median) + 5 : 0) + 8}" y="${cy + 4}">${pct(s.ratio.median)} · ${int(s.rate.median)} ${esc(s.unit)}</text>`);
+    if (s.cpuRatio)
+      out.push(`<path d="M${x(s.cpuRatio.median)} ${cy - 6} l5 6 l-5 6 l-5 -6 z" fill="#fff" stroke="#222"/>`);
+    out.push(
+      `<text x="${Math.max(x(s.ratio.max), x(s.ratio.median), s.cpuRatio ? x(s.cpuRatio.median) + 5 : 0) + 8}" y="${cy + 4}">${pct(s.ratio.median)} · ${int(s.rate.median)} ${esc(s.unit)}</text>`,
+    );
   });
   const m = result.machine;
   const foot = `${result.date.slice(0, 10)} · ${m.cpus} × ${esc(m.cpuModel)} · ${m.memoryGiB} GiB · Node ${esc(m.node)} · workerd ${esc(m.workerd)} · ${result.settings.connections} connections, ${result.settings.rounds} × ${result.settings.seconds} s, median with min–max`;
-  out.push(`<text x="16" y="${H - 30}" fill="#444" font-size="11">bar: throughput ÷ hello world's, median; whisker: min–max over rounds; ◇: workerd CPU per request, hello world's ÷ the scenario's</text>`);
+  out.push(
+    `<text x="16" y="${H - 30}" fill="#444" font-size="11">bar: throughput ÷ hello world's, median; whisker: min–max over rounds; ◇: workerd CPU per request, hello world's ÷ the scenario's</text>`,
+  );
   out.push(`<text x="16" y="${H - 12}" fill="#666" font-size="11">${foot}</text>`);
   out.push(`</svg>`);
   return out.join("\n") + "\n";
@@ -123,11 +160,19 @@ export function ratioSvg(result) {
 export function markdownFigures(result) {
   const m = result.machine;
   const L = [];
-  L.push(`Run of ${result.date} (${result.mode} mode, commit \`${m.commit}\`): ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB,`);
-  L.push(`Node ${m.node}, workerd ${m.workerd} (miniflare ${m.miniflare}), autocannon ${m.autocannon}, load average ${m.loadStart} before and ${m.loadEnd} after.`);
-  L.push(`${result.settings.connections} connections, ${result.settings.rounds} rounds × ${result.settings.seconds} s per scenario after a ${result.settings.warmupSeconds} s warm-up; median (min–max) over rounds.`);
+  L.push(
+    `Run of ${result.date} (${result.mode} mode, commit \`${m.commit}\`): ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB,`,
+  );
+  L.push(
+    `Node ${m.node}, workerd ${m.workerd} (miniflare ${m.miniflare}), autocannon ${m.autocannon}, load average ${m.loadStart} before and ${m.loadEnd} after.`,
+  );
+  L.push(
+    `${result.settings.connections} connections, ${result.settings.rounds} rounds × ${result.settings.seconds} s per scenario after a ${result.settings.warmupSeconds} s warm-up; median (min–max) over rounds.`,
+  );
   L.push("");
-  L.push("| scenario | ratio to hello world | per second | workerd CPU µs/request | CPU ratio | p50 ms | p99 ms | goal |");
+  L.push(
+    "| scenario | ratio to hello world | per second | workerd CPU µs/request | CPU ratio | p50 ms | p99 ms | goal |",
+  );
   L.push("|---|---|---|---|---|---|---|---|");
   for (const s of result.scenarios) {
     if (!s.available) {
@@ -140,23 +185,30 @@ export function markdownFigures(result) {
   }
   for (const p of result.profiles ?? []) {
     L.push("");
-    L.push(`Profile of ${p.scenario}: variants of the same bundle with one part replaced by an in-memory stand-in (${result.settings.profileRounds} × ${result.settings.profileSeconds} s each):`);
+    L.push(
+      `Profile of ${p.scenario}: variants of the same bundle with one part replaced by an in-memory stand-in (${result.settings.profileRounds} × ${result.settings.profileSeconds} s each):`,
+    );
     L.push("");
     L.push("| variant | workerd CPU µs/request | ratio to hello world | per second |");
     L.push("|---|---|---|---|");
-    for (const r of p.rows) L.push(`| ${r.title} | ${int(r.cpuUs?.median)} | ${pct(r.ratio?.median)} | ${int(r.rate?.median)} |`);
+    for (const r of p.rows)
+      L.push(`| ${r.title} | ${int(r.cpuUs?.median)} | ${pct(r.ratio?.median)} | ${int(r.rate?.median)} |`);
     if (p.shares) {
       L.push("");
       L.push(`| part of ${p.scenario} | CPU µs/request | share |`);
       L.push("|---|---|---|");
-      for (const [k, v] of Object.entries(p.shares)) L.push(`| ${k} | ${partUs(v.us)} | ${v.us < 0 ? "" : pct(v.share)} |`);
+      for (const [k, v] of Object.entries(p.shares))
+        L.push(`| ${k} | ${partUs(v.us)} | ${v.us < 0 ? "" : pct(v.share)} |`);
     }
   }
   if (result.sizes?.length) {
     L.push("");
     L.push("| route worker | minified KiB | gzip KiB | ≤ 50 KiB gzip |");
     L.push("|---|---|---|---|");
-    for (const z of result.sizes) L.push(`| ${z.env} | ${kib(z.minified)} | ${kib(z.gzip)} | ${z.error ? "build failed" : z.meetsGoal ? "met" : "**missed**"} |`);
+    for (const z of result.sizes)
+      L.push(
+        `| ${z.env} | ${kib(z.minified)} | ${kib(z.gzip)} | ${z.error ? "build failed" : z.meetsGoal ? "met" : "**missed**"} |`,
+      );
   }
   return L.join("\n");
 }

@@ -3,13 +3,23 @@
 
 import { Pool } from "./load.mjs";
 
-export const DEMO = { clientId: "demo-client", secret: "demoSecret0123456789abcdefABCDEF", redirectUri: "https://demo.example/callback" };
+export const DEMO = {
+  clientId: "demo-client",
+  secret: "demoSecret0123456789abcdefABCDEF",
+  redirectUri: "https://demo.example/callback",
+};
 const BASIC = "Basic " + Buffer.from(`${DEMO.clientId}:${DEMO.secret}`).toString("base64");
 const FORM = "application/x-www-form-urlencoded";
 
 export const AUTHORIZE_PATH =
   "/oauth2/authorize?" +
-  new URLSearchParams({ response_type: "code", client_id: DEMO.clientId, redirect_uri: DEMO.redirectUri, state: "bench-state-0123456789", lang: "ko" });
+  new URLSearchParams({
+    response_type: "code",
+    client_id: DEMO.clientId,
+    redirect_uri: DEMO.redirectUri,
+    state: "bench-state-0123456789",
+    lang: "ko",
+  });
 
 /**
  * fetch for the harness's own calls, retried (twice) when a pooled keep-alive connection turns out
@@ -21,7 +31,7 @@ export async function control(url, init) {
     try {
       return await fetch(url, init);
     } catch (err) {
-      const code = err?.cause?.code;
+      const code = /** @type {{ cause?: { code?: string } }} */ (err)?.cause?.code;
       if (attempt >= 2 || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET")) throw err;
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -81,7 +91,13 @@ function firstForm(html) {
     const name = attr(m[0], "name");
     if (!name) continue;
     names.add(name);
-    if ((attr(m[0], "type") ?? "").toLowerCase() === "hidden") fields.set(name, (attr(m[0], "value") ?? "").replace(/&amp;/g, "&").replace(/&#(\d+);/g, (_, d) => String.fromCharCode(Number(d))));
+    if ((attr(m[0], "type") ?? "").toLowerCase() === "hidden")
+      fields.set(
+        name,
+        (attr(m[0], "value") ?? "")
+          .replace(/&amp;/g, "&")
+          .replace(/&#(\d+);/g, (_, d) => String.fromCharCode(Number(d))),
+      );
   }
   return { action: attr(open[0], "action") ?? "/oauth2/authorize", fields, names };
 }
@@ -122,7 +138,7 @@ async function signIn(ctx) {
     requests++;
   }
   if (res.status !== 302) throw new Error(`sign-in ended with ${res.status}: ${(await res.text()).slice(0, 200)}`);
-  const code = new URL(res.headers.get("Location")).searchParams.get("code");
+  const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
   if (!code) throw new Error(`no code in ${res.headers.get("Location")}`);
   res = await fetch(ctx.url + "/oauth2/token", {
     method: "POST",
@@ -153,6 +169,7 @@ async function prepareSubscribers(ctx, expected) {
 
 const SESSION_COOKIE = "__Host-rp_session";
 const BINDING_COOKIE = "__Host-rp_state";
+/** @type {{ list: string[]; i: number }} */
 const sessions = { list: [], i: 0 };
 
 function callbackRequest(entry) {
@@ -187,14 +204,27 @@ async function routeExists(ctx, path, init) {
 }
 
 /**
- * Scenario shape:
- *   id, title, worker ("hello" | "app"), unit
- *   request  { method, path, headers, body, setup, okStatus }  driven by autocannon, or
- *   flow(ctx) → number of HTTP requests made                    driven by a closed loop
- *   prepare(ctx, expectedRequests)                               fills single-use pools
- *   available(ctx) → null or the reason it cannot run
- *   check(ctx)                                                   one request, throws if wrong
+ * A benchmark scenario: driven by autocannon (`request`) or by a closed loop (`flow`, returning the
+ * number of HTTP requests it made); `prepare` fills single-use pools before a run, `available`
+ * says why it cannot run (or null), `optional` lets a failing check skip it instead of failing.
+ * @typedef {object} Scenario
+ * @property {string} id
+ * @property {string} title
+ * @property {string} worker  "hello" or "app"
+ * @property {string} [label]
+ * @property {string} [unit]
+ * @property {number} [goal]
+ * @property {boolean} [optional]
+ * @property {number} [concurrency]
+ * @property {any} [pool]
+ * @property {number} [guess]  requests per second expected, to size the first pool
+ * @property {{ method: string; path: string; headers?: Record<string, string>; body?: string; setup?: any; okStatus?: number }} [request]
+ * @property {(ctx: any) => Promise<number>} [flow]
+ * @property {(ctx: any, expectedRequests: number) => Promise<void>} [prepare]
+ * @property {(ctx: any) => Promise<string | null>} [available]
  */
+
+/** @type {Scenario[]} */
 export const SCENARIOS = [
   {
     id: "hello",
@@ -254,7 +284,9 @@ export const SCENARIOS = [
     async available(ctx) {
       const res = await control(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
       const html = await res.text();
-      return res.status === 200 && html.includes('data-step="identify"') ? null : "the sign-in pages are not in the dev worker";
+      return res.status === 200 && html.includes('data-step="identify"')
+        ? null
+        : "the sign-in pages are not in the dev worker";
     },
     guess: 300,
     prepare: prepareSubscribers,
@@ -312,7 +344,12 @@ export async function checkOnce(ctx, s) {
     return s.flow(ctx);
   }
   if (s.prepare) await s.prepare(ctx, 1);
-  const r = { method: s.request.method, path: s.request.path, headers: { ...(s.request.headers ?? {}) }, body: s.request.body };
+  const r = {
+    method: s.request.method,
+    path: s.request.path,
+    headers: { ...(s.request.headers ?? {}) },
+    body: s.request.body,
+  };
   if (s.request.setup) s.request.setup(r);
   const base = s.worker === "hello" ? ctx.helloUrl : ctx.url;
   const res = await control(base + r.path, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });

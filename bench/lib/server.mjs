@@ -78,12 +78,19 @@ export const BENCH_VARS = {
  * Starts one workerd with the hello worker and one app worker per variant
  * (`{ name, vars, scriptPath? }`). Returns URLs per worker, the workerd pid and a dispose function.
  */
+/**
+ * @param {string} root
+ * @param {string} buildDir
+ * @param {{ name: string; vars: Record<string, string>; scriptPath?: string }[]} variants
+ * @param {{ disk?: boolean; inspectorPort?: number }} [options]
+ */
 export async function startServers(root, buildDir, variants, { disk = false, inspectorPort } = {}) {
   mkdirSync(buildDir, { recursive: true });
   const appPath = await bundle(root, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry.js"));
   const helloPath = join(root, "bench/workers/hello.js");
   const base = appOptions(root, appPath, "app", {});
-  const workers = [
+  /** @type {import("miniflare").WorkerOptions[]} */
+  const workers = /** @type {any[]} */ ([
     {
       name: "hello",
       modules: [{ type: "ESModule", path: helloPath, contents: readFileSync(helloPath, "utf8") }],
@@ -92,7 +99,7 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
     },
     // a variant may bring its own bundle (an A/B comparison of two builds)
     ...variants.map((v) => appOptions(root, v.scriptPath ?? appPath, v.name, { ...BENCH_VARS, ...v.vars })),
-  ];
+  ]);
   const stderr = [];
   // Local D1, DO and KV are SQLite files; on a disk, every commit waits for fsync, which blocks
   // workerd and measures this machine's disk, not the Worker. In memory (tmpfs) unless --disk.
@@ -132,7 +139,9 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
 async function migrate(root, mf, workerName) {
   const db = await mf.getD1Database("DB", workerName);
   const dir = join(root, "migrations");
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort()) {
     const queries = unstable_splitSqlQuery(readFileSync(join(dir, file), "utf8"));
     await db.batch(queries.map((q) => db.prepare(q)));
   }

@@ -10,7 +10,10 @@ import { gzipSync } from "node:zlib";
 function build(root, envs) {
   return new Promise((resolve) => {
     let output = "";
-    const child = spawn(process.execPath, [join(root, "scripts", "build.mjs"), ...envs], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(root, "scripts", "build.mjs"), ...envs], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
     child.on("close", (code) => resolve({ ok: code === 0, output }));
@@ -41,7 +44,8 @@ function newestSource(root) {
     }
   };
   walk(join(root, "workers"));
-  for (const f of ["wrangler.toml", "package-lock.json"]) if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
+  for (const f of ["wrangler.toml", "package-lock.json"])
+    if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
   return newest;
 }
 
@@ -66,7 +70,15 @@ export async function routeSizes(root, { reuse = false } = {}) {
   return envs.map((env) => {
     const dir = join(root, "dist", env);
     const failed = new RegExp(`^FAILED\\s+${env}$`, "m").test(output) || !existsSync(dir);
-    if (failed) return { env, minified: null, gzip: null, error: (new RegExp(`---- ${env} failed ----\\n([^]*?)(\\n----|$)`).exec(output)?.[1] ?? "build failed").trim().slice(-300) };
+    if (failed)
+      return {
+        env,
+        minified: null,
+        gzip: null,
+        error: (new RegExp(`---- ${env} failed ----\\n([^]*?)(\\n----|$)`).exec(output)?.[1] ?? "build failed")
+          .trim()
+          .slice(-300),
+      };
     return { env, ...measure(dir), error: null, reused };
   });
 }

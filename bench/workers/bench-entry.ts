@@ -17,7 +17,13 @@ import type { AllInOneEnv } from "../../workers/all-in-one/env";
 type Env = AllInOneEnv & { BENCH_VARIANT?: string };
 import { providerConfig } from "../../workers/provider/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
-import { storeFor, type CodeGrant, type RedeemRequest, type RedeemResult, type TokenGrant } from "../../workers/provider/store/one-time-store";
+import {
+  storeFor,
+  type CodeGrant,
+  type RedeemRequest,
+  type RedeemResult,
+  type TokenGrant,
+} from "../../workers/provider/store/one-time-store";
 import { createPkce } from "../../workers/kit/client";
 import { rpConfig } from "../../workers/kit/config";
 import { putState } from "../../workers/kit/store";
@@ -90,8 +96,17 @@ async function rpCallbacks(env: Env, n: number): Promise<Response> {
     const binding = randomToken(32);
     const state = randomToken(32);
     const pkce = await createPkce();
-    await putState(kv, state, { bindingHash: await sha256(binding), returnTo: "/", created: Date.now(), verifier: pkce.verifier }, rp.stateTtlSeconds);
-    const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, { ...subject, autoLogin: null, codeChallenge: pkce.challenge });
+    await putState(
+      kv,
+      state,
+      { bindingHash: await sha256(binding), returnTo: "/", created: Date.now(), verifier: pkce.verifier },
+      rp.stateTtlSeconds,
+    );
+    const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
+      ...subject,
+      autoLogin: null,
+      codeChallenge: pkce.challenge,
+    });
     return `${state} ${code} ${binding}`;
   };
   return Response.json(await Promise.all(Array.from({ length: n }, one)));
@@ -109,7 +124,11 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const subject = await subjectFor(env, clientId, phone);
   const secretId = (await clientSecrets(env, clientId, cfg.clientCacheMs)).current.id;
   const one = async (): Promise<string> => {
-    const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, { ...subject, autoLogin: null, codeChallenge: null });
+    const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
+      ...subject,
+      autoLogin: null,
+      codeChallenge: null,
+    });
     if (kind === "code") return code;
     const token = tokenForCode(code);
     const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
@@ -184,10 +203,34 @@ function memoStatement(real: D1Database, sql: string, memo: Map<string, Promise<
       args = a;
       return s;
     },
-    first: (col?: string) => once(() => real.prepare(sql).bind(...args).first(col as never)),
-    run: () => once(() => real.prepare(sql).bind(...args).run()),
-    all: () => once(() => real.prepare(sql).bind(...args).all()),
-    raw: () => once(() => real.prepare(sql).bind(...args).raw()),
+    first: (col?: string) =>
+      once(() =>
+        real
+          .prepare(sql)
+          .bind(...args)
+          .first(col as never),
+      ),
+    run: () =>
+      once(() =>
+        real
+          .prepare(sql)
+          .bind(...args)
+          .run(),
+      ),
+    all: () =>
+      once(() =>
+        real
+          .prepare(sql)
+          .bind(...args)
+          .all(),
+      ),
+    raw: () =>
+      once(() =>
+        real
+          .prepare(sql)
+          .bind(...args)
+          .raw(),
+      ),
   };
   return s as unknown as D1PreparedStatement;
 }

@@ -27,7 +27,9 @@ async function expectError(res: Response, status: number, error: string, message
 }
 
 function authorizeFor(clientId: string, redirectUri: string): Promise<Response> {
-  return call("/oauth2/authorize?" + form({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s" }));
+  return call(
+    "/oauth2/authorize?" + form({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s" }),
+  );
 }
 
 describe("admin authentication (bearer token from the ADMIN_TOKEN secret, constant-time compare)", () => {
@@ -45,9 +47,17 @@ describe("admin authentication (bearer token from the ADMIN_TOKEN secret, consta
   });
 
   it("an empty Authorization header, or the token under the Basic scheme: 401", async () => {
-    await expectError(await admin("GET", "/admin/clients", { token: null, headers: { Authorization: "" } }), 401, "authentication_failed");
+    await expectError(
+      await admin("GET", "/admin/clients", { token: null, headers: { Authorization: "" } }),
+      401,
+      "authentication_failed",
+    );
     const basic = "Basic " + btoa(`admin:${ADMIN_TOKEN}`);
-    await expectError(await admin("GET", "/admin/clients", { token: null, headers: { Authorization: basic } }), 401, "authentication_failed");
+    await expectError(
+      await admin("GET", "/admin/clients", { token: null, headers: { Authorization: basic } }),
+      401,
+      "authentication_failed",
+    );
   });
 
   it("the gate answers before method dispatch: an unauthenticated PUT is 401, an authenticated one 405 with Allow", async () => {
@@ -58,12 +68,18 @@ describe("admin authentication (bearer token from the ADMIN_TOKEN secret, consta
   });
 
   it("the right token, with the scheme in any case, is accepted", async () => {
-    const res = await admin("GET", "/admin/clients", { token: null, headers: { Authorization: `bEaReR ${ADMIN_TOKEN}` } });
+    const res = await admin("GET", "/admin/clients", {
+      token: null,
+      headers: { Authorization: `bEaReR ${ADMIN_TOKEN}` },
+    });
     expect(res.status).toBe(200);
   });
 
   it("ADMIN_TOKEN unset: every admin path and method is 404, even with a token (never enabled without the secret)", async () => {
-    for (const unset of [{ ...env, ADMIN_TOKEN: undefined }, { ...env, ADMIN_TOKEN: "" }]) {
+    for (const unset of [
+      { ...env, ADMIN_TOKEN: undefined },
+      { ...env, ADMIN_TOKEN: "" },
+    ]) {
       for (const [method, path] of [
         ["GET", "/admin/clients"],
         ["POST", "/admin/clients"],
@@ -103,7 +119,11 @@ describe("admin authentication (bearer token from the ADMIN_TOKEN secret, consta
   it("a malformed SEAL_KEY is a configuration error naming SEAL_KEY", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const bad = { ...env, SEAL_KEY: btoa("sixteen-bytes!!!"), LOG_REQUESTS: "true" };
-    const res = await adminWorker.fetch!(new Request("http://localhost/admin/clients", { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } }) as never, bad, ctx);
+    const res = await adminWorker.fetch!(
+      new Request("http://localhost/admin/clients", { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } }) as never,
+      bad,
+      ctx,
+    );
     await expectError(res, 500, "server_error", "A temporary error occurred. Retry later.");
     const line = JSON.parse(log.mock.calls.at(-1)![0] as string) as Record<string, unknown>;
     expect(line.cause).toBe("configuration: SEAL_KEY must be Base64 of 32 bytes (openssl rand -base64 32)");
@@ -118,7 +138,10 @@ describe("admin authentication (bearer token from the ADMIN_TOKEN secret, consta
     const res = await tokenWorker.fetch!(
       new Request("http://localhost/oauth2/token", {
         method: "POST",
-        headers: { "Content-Type": "application/x-www-form-urlencoded", Authorization: "Basic " + btoa(`${DEMO.clientId}:${DEMO.secret}`) },
+        headers: {
+          "Content-Type": "application/x-www-form-urlencoded",
+          Authorization: "Basic " + btoa(`${DEMO.clientId}:${DEMO.secret}`),
+        },
         body: form({ grant_type: "authorization_code", code }),
       }) as never,
       { ...env, SEAL_KEY: undefined as never, LOG_REQUESTS: "true" },
@@ -133,14 +156,26 @@ describe("admin authentication (bearer token from the ADMIN_TOKEN secret, consta
 describe("clients: create, read, list", () => {
   it("create answers 201 with a 20-alphanumeric client_id and a 64-alphanumeric secret, shown once", async () => {
     const res = await admin("POST", "/admin/clients", {
-      json: { name: "Shop", redirect_uris: ["https://shop.example/cb"], items: ["name", "phoneNo", "birthdate"], auto_login: true },
+      json: {
+        name: "Shop",
+        redirect_uris: ["https://shop.example/cb"],
+        items: ["name", "phoneNo", "birthdate"],
+        auto_login: true,
+      },
     });
     expect(res.status).toBe(201);
     expect(res.headers.get("Cache-Control")).toContain("no-store");
     const c = (await res.json()) as Record<string, unknown>;
     expect(c.client_id).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(c.client_secret).toMatch(/^[A-Za-z0-9]{64}$/);
-    expect(c).toMatchObject({ name: "Shop", redirect_uris: ["https://shop.example/cb"], items: ["phoneNo", "name", "birthdate"], auto_login: true, status: "active", previous_secret_valid_until: null });
+    expect(c).toMatchObject({
+      name: "Shop",
+      redirect_uris: ["https://shop.example/cb"],
+      items: ["phoneNo", "name", "birthdate"],
+      auto_login: true,
+      status: "active",
+      previous_secret_valid_until: null,
+    });
 
     const read = await admin("GET", `/admin/clients/${c.client_id}`);
     expect(read.status).toBe(200);
@@ -150,7 +185,9 @@ describe("clients: create, read, list", () => {
     expect(JSON.parse(text)).toMatchObject({ client_id: c.client_id, name: "Shop" });
 
     const list = (await (await admin("GET", "/admin/clients")).json()) as { clients: Record<string, unknown>[] };
-    expect(list.clients.map((x) => x.client_id)).toEqual(expect.arrayContaining(["demo-client", "limited-client", c.client_id]));
+    expect(list.clients.map((x) => x.client_id)).toEqual(
+      expect.arrayContaining(["demo-client", "limited-client", c.client_id]),
+    );
     expect(JSON.stringify(list)).not.toContain(c.client_secret as string);
     for (const x of list.clients) expect(x).not.toHaveProperty("client_secret");
   });
@@ -171,7 +208,9 @@ describe("clients: create, read, list", () => {
   });
 
   it("items default to none and are stored once each, in spec §2.1 order; auto_login defaults to false", async () => {
-    const plain = await admin("POST", "/admin/clients", { json: { name: "Plain", redirect_uris: ["https://p.example/cb"] } });
+    const plain = await admin("POST", "/admin/clients", {
+      json: { name: "Plain", redirect_uris: ["https://p.example/cb"] },
+    });
     expect(await plain.json()).toMatchObject({ items: [], auto_login: false });
     const c = await createClient({ items: ["telcoCd", "ci", "telcoCd", "agegroup"] });
     expect(c.items).toEqual(["ci", "agegroup", "telcoCd"]);
@@ -185,7 +224,12 @@ describe("clients: create, read, list", () => {
       ["POST", "/admin/clients/nope/disable"],
       ["DELETE", "/admin/clients/nope"],
     ] as const) {
-      await expectError(await admin(method, path, method === "PATCH" ? { json: { name: "x" } } : {}), 404, "not_found", "No such client.");
+      await expectError(
+        await admin(method, path, method === "PATCH" ? { json: { name: "x" } } : {}),
+        404,
+        "not_found",
+        "No such client.",
+      );
     }
   });
 });
@@ -220,7 +264,9 @@ describe("clients: input validation (nothing is echoed back)", () => {
     ["", /1 to 2048/],
   ])("refuses %s", async (uri, reason) => {
     expect(redirectUriProblem(uri)).toMatch(reason);
-    const res = await admin("POST", "/admin/clients", { json: { name: "Bad", redirect_uris: ["https://ok.example/cb", uri] } });
+    const res = await admin("POST", "/admin/clients", {
+      json: { name: "Bad", redirect_uris: ["https://ok.example/cb", uri] },
+    });
     const body = await expectError(res, 400, "invalid_request", /^The value of redirect_uris\[1\] is not valid: /);
     if (uri.length > 3) expect(body.message).not.toContain(uri);
   });
@@ -231,17 +277,44 @@ describe("clients: input validation (nothing is echoed back)", () => {
     ["empty redirect_uris", { name: "X", redirect_uris: [] }, /redirect_uris is not valid/],
     ["redirect_uris not an array", { name: "X", redirect_uris: "https://x.example/cb" }, /redirect_uris is not valid/],
     ["blank name", { name: "  ", redirect_uris: ["https://x.example/cb"] }, /name is not valid/],
-    ["unknown item", { name: "X", redirect_uris: ["https://x.example/cb"], items: ["name", "email"] }, /items\[1\] is not valid: unknown item/],
-    ["auto_login not a boolean", { name: "X", redirect_uris: ["https://x.example/cb"], auto_login: "yes" }, /auto_login is not valid/],
-    ["an unknown field (a typo)", { name: "X", redirect_uri: ["https://x.example/cb"] }, /redirect_uri is not valid: unknown field/],
+    [
+      "unknown item",
+      { name: "X", redirect_uris: ["https://x.example/cb"], items: ["name", "email"] },
+      /items\[1\] is not valid: unknown item/,
+    ],
+    [
+      "auto_login not a boolean",
+      { name: "X", redirect_uris: ["https://x.example/cb"], auto_login: "yes" },
+      /auto_login is not valid/,
+    ],
+    [
+      "an unknown field (a typo)",
+      { name: "X", redirect_uri: ["https://x.example/cb"] },
+      /redirect_uri is not valid: unknown field/,
+    ],
   ])("create with %s: 400 invalid_request", async (_t, json, message) => {
     await expectError(await admin("POST", "/admin/clients", { json }), 400, "invalid_request", message);
   });
 
   it("a body that is not JSON, not an object, or not sent as application/json is refused", async () => {
-    await expectError(await admin("POST", "/admin/clients", { body: "{nope", type: "application/json" }), 400, "invalid_request", /body is not valid: not JSON/);
-    await expectError(await admin("POST", "/admin/clients", { body: "[1]", type: "application/json" }), 400, "invalid_request", /must be a JSON object/);
-    await expectError(await admin("POST", "/admin/clients", { body: form({ name: "x" }), type: "application/x-www-form-urlencoded" }), 400, "invalid_request", /Content-Type/);
+    await expectError(
+      await admin("POST", "/admin/clients", { body: "{nope", type: "application/json" }),
+      400,
+      "invalid_request",
+      /body is not valid: not JSON/,
+    );
+    await expectError(
+      await admin("POST", "/admin/clients", { body: "[1]", type: "application/json" }),
+      400,
+      "invalid_request",
+      /must be a JSON object/,
+    );
+    await expectError(
+      await admin("POST", "/admin/clients", { body: form({ name: "x" }), type: "application/x-www-form-urlencoded" }),
+      400,
+      "invalid_request",
+      /Content-Type/,
+    );
   });
 });
 
@@ -250,15 +323,28 @@ describe("clients: update, disable, enable, delete", () => {
     const c = await createClient();
     expect((await authorizeFor(c.client_id, "https://shop.example/cb")).status).toBe(200); // cached now
     const res = await admin("PATCH", `/admin/clients/${c.client_id}`, {
-      json: { name: "Shop 2", redirect_uris: ["https://shop.example/new-cb", "shopapp://cb"], items: ["gender"], auto_login: false },
+      json: {
+        name: "Shop 2",
+        redirect_uris: ["https://shop.example/new-cb", "shopapp://cb"],
+        items: ["gender"],
+        auto_login: false,
+      },
     });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ name: "Shop 2", redirect_uris: ["https://shop.example/new-cb", "shopapp://cb"], items: ["gender"], auto_login: false });
+    expect(await res.json()).toMatchObject({
+      name: "Shop 2",
+      redirect_uris: ["https://shop.example/new-cb", "shopapp://cb"],
+      items: ["gender"],
+      auto_login: false,
+    });
     expect((await authorizeFor(c.client_id, "https://shop.example/new-cb")).status).toBe(200);
     const old = await authorizeFor(c.client_id, "https://shop.example/cb");
     await expectError(old, 400, "invalid_grant");
 
-    const { token } = await tokenFor(KIM.phone, { client: { ...asClient(c), redirectUris: ["https://shop.example/new-cb"], items: ["gender"] }, secret: c.client_secret });
+    const { token } = await tokenFor(KIM.phone, {
+      client: { ...asClient(c), redirectUris: ["https://shop.example/new-cb"], items: ["gender"] },
+      secret: c.client_secret,
+    });
     const { user } = (await (await userMe(token)).json()) as { user: Record<string, string> };
     expect(user).toMatchObject({ gender: "F", autoLoginYn: "N", autoStatusCheck: "N" });
     expect(user).not.toHaveProperty("name");
@@ -278,7 +364,12 @@ describe("clients: update, disable, enable, delete", () => {
       await expectError(await admin("PATCH", `/admin/clients/${c.client_id}`, { json }), 400, "invalid_request");
     }
     const read = (await (await admin("GET", `/admin/clients/${c.client_id}`)).json()) as Record<string, unknown>;
-    expect(read).toMatchObject({ name: "Test Shop", redirect_uris: ["https://shop.example/cb"], items: ["phoneNo", "name", "birthdate"], auto_login: true });
+    expect(read).toMatchObject({
+      name: "Test Shop",
+      redirect_uris: ["https://shop.example/cb"],
+      items: ["phoneNo", "name", "birthdate"],
+      auto_login: true,
+    });
     expect((await authorizeFor(c.client_id, "https://shop.example/cb")).status).toBe(200);
   });
 
@@ -286,7 +377,11 @@ describe("clients: update, disable, enable, delete", () => {
     const c = await createClient();
     await expectError(await admin("PATCH", `/admin/clients/${c.client_id}`, { json: {} }), 400, "invalid_request");
     const res = await admin("PATCH", `/admin/clients/${c.client_id}`, { json: { auto_login: false } });
-    expect(await res.json()).toMatchObject({ name: "Test Shop", redirect_uris: ["https://shop.example/cb"], auto_login: false });
+    expect(await res.json()).toMatchObject({
+      name: "Test Shop",
+      redirect_uris: ["https://shop.example/cb"],
+      auto_login: false,
+    });
   });
 
   it("disable refuses the client everywhere (authorize, token, user/me) until enabled again", async () => {
@@ -311,7 +406,9 @@ describe("clients: update, disable, enable, delete", () => {
     expect(await res.json()).toEqual({ client_id: c.client_id, deleted: true });
     await expectError(await admin("GET", `/admin/clients/${c.client_id}`), 404, "not_found");
     await expectError(await exchange(code, { clientId: c.client_id, secret: c.client_secret }), 401, "invalid_client");
-    const link = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE plid = ?").bind(plid).first<{ n: number }>();
+    const link = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE plid = ?")
+      .bind(plid)
+      .first<{ n: number }>();
     expect(link?.n).toBe(0);
   });
 });
@@ -320,16 +417,30 @@ describe("audit events (D1) and their paging", () => {
   it("client changes are audited with the client id, without secrets, newest first", async () => {
     const c = await createClient();
     await admin("PATCH", `/admin/clients/${c.client_id}`, { json: { name: "Renamed" } });
-    const rotated = (await (await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`)).json()) as { client_secret: string };
+    const rotated = (await (await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`)).json()) as {
+      client_secret: string;
+    };
     await admin("POST", `/admin/clients/${c.client_id}/disable`);
     await admin("POST", `/admin/clients/${c.client_id}/enable`);
     await admin("DELETE", `/admin/clients/${c.client_id}`);
     const res = await admin("GET", `/admin/audit?client_id=${c.client_id}`);
     expect(res.status).toBe(200);
     const text = await res.text();
-    const { events, next_before } = JSON.parse(text) as { events: { type: string; client_id: string; at: string; outcome: string; detail: unknown }[]; next_before: number | null };
-    expect(events.map((e) => e.type)).toEqual(["client.deleted", "client.updated", "client.disabled", "client.secret_rotated", "client.updated", "client.created"]);
-    expect(events.every((e) => e.client_id === c.client_id && e.outcome === "ok" && !Number.isNaN(Date.parse(e.at)))).toBe(true);
+    const { events, next_before } = JSON.parse(text) as {
+      events: { type: string; client_id: string; at: string; outcome: string; detail: unknown }[];
+      next_before: number | null;
+    };
+    expect(events.map((e) => e.type)).toEqual([
+      "client.deleted",
+      "client.updated",
+      "client.disabled",
+      "client.secret_rotated",
+      "client.updated",
+      "client.created",
+    ]);
+    expect(
+      events.every((e) => e.client_id === c.client_id && e.outcome === "ok" && !Number.isNaN(Date.parse(e.at))),
+    ).toBe(true);
     expect(events[1]!.detail).toEqual({ fields: "status", status: "active" }); // enable
     expect(events[4]!.detail).toEqual({ fields: "name" });
     expect(next_before).toBeNull();
@@ -339,26 +450,36 @@ describe("audit events (D1) and their paging", () => {
 
   it("token and disconnect events from the provider are listed too (disconnect: client id, no plid)", async () => {
     // the store batches redemption events into D1: first move what earlier tests left in any shard
-    const flushAll = () => Promise.all(Array.from({ length: 16 }, (_, i) => storeFor(env, B64URL_ALPHABET[i]!, 16).flushAudit()));
+    const flushAll = () =>
+      Promise.all(Array.from({ length: 16 }, (_, i) => storeFor(env, B64URL_ALPHABET[i]!, 16).flushAudit()));
     await flushAll();
     const { code } = await mintFor(HONG.phone);
     expect((await exchange(code)).status).toBe(200);
     await exchange(code); // replay: refused
     await flushAll();
-    const { events } = (await (await admin("GET", "/admin/audit?type=code.")).json()) as { events: { type: string; outcome: string }[] };
+    const { events } = (await (await admin("GET", "/admin/audit?type=code.")).json()) as {
+      events: { type: string; outcome: string }[];
+    };
     expect(events.slice(0, 2).map((e) => [e.type, e.outcome])).toEqual([
       ["code.refused", "refused"],
       ["code.redeemed", "ok"],
     ]);
 
     const { plid } = await mintFor(KIM.phone);
-    const before = ((await (await admin("GET", "/admin/audit?type=disconnect&limit=1")).json()) as { events: { id: number }[] }).events[0]?.id ?? 0;
-    const disconnected = await call("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid }) });
+    const before =
+      ((await (await admin("GET", "/admin/audit?type=disconnect&limit=1")).json()) as { events: { id: number }[] })
+        .events[0]?.id ?? 0;
+    const disconnected = await call("/v1/user/disconnect", {
+      method: "POST",
+      headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+      body: form({ plid }),
+    });
     expect(disconnected.status).toBe(200);
     // written after the answer (waitUntil): wait for it
     const text = await vi.waitFor(async () => {
       const t = await (await admin("GET", "/admin/audit?type=disconnect&limit=1")).text();
-      const [e] = (JSON.parse(t) as { events: { id: number; type: string; client_id: string; outcome: string }[] }).events;
+      const [e] = (JSON.parse(t) as { events: { id: number; type: string; client_id: string; outcome: string }[] })
+        .events;
       expect(e).toMatchObject({ type: "disconnect", client_id: DEMO.clientId, outcome: "ok" });
       expect(e!.id).toBeGreaterThan(before);
       return t;
@@ -373,7 +494,10 @@ describe("audit events (D1) and their paging", () => {
     let before: number | null = null;
     for (let guard = 0; guard < 100; guard++) {
       const q: string = before === null ? "" : `&before=${before}`;
-      const page = (await (await admin("GET", `/admin/audit?limit=2${q}`)).json()) as { events: { id: number }[]; next_before: number | null };
+      const page = (await (await admin("GET", `/admin/audit?limit=2${q}`)).json()) as {
+        events: { id: number }[];
+        next_before: number | null;
+      };
       expect(page.events.length).toBeLessThanOrEqual(2);
       seen.push(...page.events.map((e) => e.id));
       before = page.next_before;

@@ -61,10 +61,32 @@ describe("POST /admin/directory/import", () => {
       `l,01155550003,Lee Test,f,2000-01-01,f,${CI(3)}`,
     ].join("\r\n");
     const r = await report(await importCsv(csv));
-    expect(r).toEqual({ format: "csv", dry_run: false, received: 3, inserted: 3, updated: 0, rejected_count: 0, rejected: [], ignored_columns: [] });
+    expect(r).toEqual({
+      format: "csv",
+      dry_run: false,
+      received: 3,
+      inserted: 3,
+      updated: 0,
+      rejected_count: 0,
+      rejected: [],
+      ignored_columns: [],
+    });
     const park = await subscriberByPhone(env, "01055550001");
-    expect(park).toMatchObject({ telco: "S", name: "박지성", gender: "M", birth: "1981-02-25", foreign: "L", ci: CI(1), testOtpHash: null });
-    expect(await subscriberByPhone(env, "01155550003")).toMatchObject({ telco: "L", gender: "F", foreign: "F", name: "Lee Test" });
+    expect(park).toMatchObject({
+      telco: "S",
+      name: "박지성",
+      gender: "M",
+      birth: "1981-02-25",
+      foreign: "L",
+      ci: CI(1),
+      testOtpHash: null,
+    });
+    expect(await subscriberByPhone(env, "01155550003")).toMatchObject({
+      telco: "L",
+      gender: "F",
+      foreign: "F",
+      name: "Lee Test",
+    });
     const { token } = await tokenFor("01055550002");
     const { user } = (await (await userMe(token)).json()) as { user: Record<string, string> };
     expect(await decryptField(DEMO.secret, user.name!)).toBe("Kim, Yuna");
@@ -72,9 +94,27 @@ describe("POST /admin/directory/import", () => {
   });
 
   it("imports JSON (an array, or {subscribers: [...]}) with the spec's names or the short aliases", async () => {
-    const a = await report(await importJson([{ telcoCd: "K", phoneNo: "01055560001", name: "A", gender: "F", birth: "1970-01-01", foreign: "L", ci: CI(11) }]));
+    const a = await report(
+      await importJson([
+        { telcoCd: "K", phoneNo: "01055560001", name: "A", gender: "F", birth: "1970-01-01", foreign: "L", ci: CI(11) },
+      ]),
+    );
     expect(a).toMatchObject({ format: "json", received: 1, inserted: 1, rejected_count: 0 });
-    const b = await report(await importJson({ subscribers: [{ telco: "S", phone: "01055560002", name: "B", gender: "M", birth: "1970-01-02", foreign_cd: "F", ci: CI(12) }] }));
+    const b = await report(
+      await importJson({
+        subscribers: [
+          {
+            telco: "S",
+            phone: "01055560002",
+            name: "B",
+            gender: "M",
+            birth: "1970-01-02",
+            foreign_cd: "F",
+            ci: CI(12),
+          },
+        ],
+      }),
+    );
     expect(b).toMatchObject({ inserted: 1, rejected_count: 0 });
     expect(await subscriberByPhone(env, "01055560002")).toMatchObject({ telco: "S", foreign: "F" });
   });
@@ -82,7 +122,19 @@ describe("POST /admin/directory/import", () => {
   it("re-importing a phone number updates that subscriber in place: the id, plid links and test code are kept", async () => {
     const before = (await subscriberByPhone(env, HONG.phone))!;
     const { plid } = await mintFor(HONG.phone);
-    const r = await report(await importJson([{ telcoCd: "K", phoneNo: HONG.phone, name: "홍길동", gender: "M", birth: "1990-03-16", foreign: "L", ci: HONG.ci }]));
+    const r = await report(
+      await importJson([
+        {
+          telcoCd: "K",
+          phoneNo: HONG.phone,
+          name: "홍길동",
+          gender: "M",
+          birth: "1990-03-16",
+          foreign: "L",
+          ci: HONG.ci,
+        },
+      ]),
+    );
     expect(r).toMatchObject({ inserted: 0, updated: 1 });
     const after = (await subscriberByPhone(env, HONG.phone))!;
     expect(after).toMatchObject({ id: before.id, telco: "K", birth: "1990-03-16", testOtpHash: before.testOtpHash });
@@ -106,7 +158,10 @@ describe("POST /admin/directory/import", () => {
       `S,01066660011,${secretName}`, // 11 short row
       `K,01066660012,Good Two,F,1999-12-31,L,${CI(32)}`, // 12 ok
     ];
-    const csv = ["telcoCd,phoneNo,name,gender,birth,foreign,ci,note", ...rows.map((r, i) => (i === 10 ? r : `${r},x`))].join("\n");
+    const csv = [
+      "telcoCd,phoneNo,name,gender,birth,foreign,ci,note",
+      ...rows.map((r, i) => (i === 10 ? r : `${r},x`)),
+    ].join("\n");
     const res = await importCsv(csv);
     const text = await res.clone().text();
     const r = await report(res);
@@ -123,7 +178,8 @@ describe("POST /admin/directory/import", () => {
       { row: 10, reason: "phoneNo repeats row 1" },
       { row: 11, reason: "row has 3 fields; the header has 8" },
     ]);
-    for (const leak of [secretName, "01066660002", "02-123-4567", "not base64!", CI(22), "Good One"]) expect(text).not.toContain(leak);
+    for (const leak of [secretName, "01066660002", "02-123-4567", "not base64!", CI(22), "Good One"])
+      expect(text).not.toContain(leak);
     expect(await subscriberByPhone(env, "01066660012")).not.toBeNull();
     expect(await subscriberByPhone(env, "01066660002")).toBeNull();
   });
@@ -133,7 +189,17 @@ describe("POST /admin/directory/import", () => {
       await importJson([
         "01077770001",
         { telcoCd: "S", phoneNo: 1077770002, name: "N", gender: "M", birth: "1980-01-01", foreign: "L", ci: CI(41) },
-        { telcoCd: "S", phoneNo: "01077770003", name: "N", gender: "M", birth: "1980-01-01", foreign: "L", ci: CI(42), "01077770003": "x", constructor: "y" },
+        {
+          telcoCd: "S",
+          phoneNo: "01077770003",
+          name: "N",
+          gender: "M",
+          birth: "1980-01-01",
+          foreign: "L",
+          ci: CI(42),
+          "01077770003": "x",
+          constructor: "y",
+        },
       ]),
     );
     expect(r.rejected).toEqual([
@@ -154,12 +220,27 @@ describe("POST /admin/directory/import", () => {
 
   it.each([
     ["no header row", "text/csv", "", /file is not valid: it has no header row/],
-    ["a header without the ci column", "text/csv", "telcoCd,phoneNo,name,gender,birth,foreign\nS,01012345678,a,M,1980-01-01,L", /no ci column/],
+    [
+      "a header without the ci column",
+      "text/csv",
+      "telcoCd,phoneNo,name,gender,birth,foreign\nS,01012345678,a,M,1980-01-01,L",
+      /no ci column/,
+    ],
     ["a header and no rows", "text/csv", "telcoCd,phoneNo,name,gender,birth,foreign,ci\n", /it has no rows/],
-    ["an unclosed quote", "text/csv", 'telcoCd,phoneNo,name,gender,birth,foreign,ci\n"S,', /quoted CSV field is not closed/],
+    [
+      "an unclosed quote",
+      "text/csv",
+      'telcoCd,phoneNo,name,gender,birth,foreign,ci\n"S,',
+      /quoted CSV field is not closed/,
+    ],
     ["JSON that is not a list", "application/json", '{"rows": []}', /must be a JSON array/],
     ["malformed JSON", "application/json", "[{", /not JSON/],
-    ["another media type", "application/x-www-form-urlencoded", "a=b", /Content-Type is not valid: send text\/csv or application\/json/],
+    [
+      "another media type",
+      "application/x-www-form-urlencoded",
+      "a=b",
+      /Content-Type is not valid: send text\/csv or application\/json/,
+    ],
   ])("a whole-file problem (%s) is 400 invalid_request and writes nothing", async (_t, type, body, message) => {
     const res = await admin("POST", "/admin/directory/import", { body, type });
     expect(res.status).toBe(400);
@@ -170,9 +251,21 @@ describe("POST /admin/directory/import", () => {
     const { default: adminWorker } = await import("../../workers/admin/index");
     const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
     const small = { ...env, ADMIN_MAX_IMPORT_ROWS: "2", ADMIN_MAX_IMPORT_BYTES: "2048" };
-    const row = (i: number) => ({ telcoCd: "S", phoneNo: `0109999000${i}`, name: "N", gender: "M", birth: "1980-01-01", foreign: "L", ci: CI(60 + i) });
+    const row = (i: number) => ({
+      telcoCd: "S",
+      phoneNo: `0109999000${i}`,
+      name: "N",
+      gender: "M",
+      birth: "1980-01-01",
+      foreign: "L",
+      ci: CI(60 + i),
+    });
     const req = (body: string) =>
-      new Request("http://localhost/admin/directory/import", { method: "POST", headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" }, body });
+      new Request("http://localhost/admin/directory/import", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" },
+        body,
+      });
     const three = await adminWorker.fetch!(req(JSON.stringify([row(1), row(2), row(3)])) as never, small, ctx);
     expect(three.status).toBe(400);
     expect(await three.json()).toMatchObject({ message: expect.stringMatching(/more than 2 rows/) });
@@ -182,11 +275,25 @@ describe("POST /admin/directory/import", () => {
   });
 
   it("an import is audited with counts only", async () => {
-    await importJson([{ telcoCd: "S", phoneNo: "01012120001", name: "감사", gender: "M", birth: "1980-01-01", foreign: "L", ci: CI(71) }, { telcoCd: "Q" }]);
+    await importJson([
+      {
+        telcoCd: "S",
+        phoneNo: "01012120001",
+        name: "감사",
+        gender: "M",
+        birth: "1980-01-01",
+        foreign: "L",
+        ci: CI(71),
+      },
+      { telcoCd: "Q" },
+    ]);
     const res = await admin("GET", "/admin/audit?type=directory.imported&limit=1");
     const text = await res.text();
     const { events } = JSON.parse(text) as { events: { outcome: string; detail: Record<string, unknown> }[] };
-    expect(events[0]).toMatchObject({ outcome: "refused", detail: { format: "json", received: 2, inserted: 1, updated: 0, rejected: 1 } });
+    expect(events[0]).toMatchObject({
+      outcome: "refused",
+      detail: { format: "json", received: 2, inserted: 1, updated: 0, rejected: 1 },
+    });
     expect(text).not.toContain("01012120001");
     expect(text).not.toContain("감사");
   });
@@ -194,14 +301,21 @@ describe("POST /admin/directory/import", () => {
 
 describe("DELETE /admin/directory/:phone and GET /admin/directory", () => {
   it("deletes one subscriber with their links; sign-in data for them is gone; the audit holds no phone number", async () => {
-    await importJson([{ telcoCd: "K", phoneNo: "01034340001", name: "Del", gender: "F", birth: "1980-01-01", foreign: "L", ci: CI(81) }]);
+    await importJson([
+      { telcoCd: "K", phoneNo: "01034340001", name: "Del", gender: "F", birth: "1980-01-01", foreign: "L", ci: CI(81) },
+    ]);
     const { code, plid } = await mintFor("01034340001");
-    const before = (await (await admin("GET", "/admin/directory")).json()) as { subscribers: number; test_numbers: number };
+    const before = (await (await admin("GET", "/admin/directory")).json()) as {
+      subscribers: number;
+      test_numbers: number;
+    };
     const res = await admin("DELETE", "/admin/directory/010-3434-0001");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ deleted: true });
     expect(await subscriberByPhone(env, "01034340001")).toBeNull();
-    const links = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE plid = ?").bind(plid).first<{ n: number }>();
+    const links = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE plid = ?")
+      .bind(plid)
+      .first<{ n: number }>();
     expect(links?.n).toBe(0);
     const tokenRes = await exchange(code);
     if (tokenRes.status === 200) {

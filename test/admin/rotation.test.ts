@@ -10,7 +10,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-async function rotate(c: CreatedClient, json?: unknown): Promise<{ client_secret: string; previous_secret_valid_until: string | null }> {
+async function rotate(
+  c: CreatedClient,
+  json?: unknown,
+): Promise<{ client_secret: string; previous_secret_valid_until: string | null }> {
   const res = await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, json === undefined ? {} : { json });
   expect(res.status).toBe(200);
   return (await res.json()) as { client_secret: string; previous_secret_valid_until: string | null };
@@ -99,11 +102,19 @@ describe("rotate-secret", () => {
     expect((await exchangeWith(c, r2.client_secret)).status).toBe(200);
   });
 
-  it.each([[-1], [1.5], ["60"], [30 * 86400 + 1]])("grace_seconds %s is refused (whole seconds, 0 to 30 days)", async (grace) => {
-    const c = await createClient();
-    const res = await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, { json: { grace_seconds: grace } });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: "invalid_request", message: expect.stringMatching(/grace_seconds/) });
-    expect((await exchangeWith(c, c.client_secret)).status).toBe(200);
-  });
+  it.each([[-1], [1.5], ["60"], [30 * 86400 + 1]])(
+    "grace_seconds %s is refused (whole seconds, 0 to 30 days)",
+    async (grace) => {
+      const c = await createClient();
+      const res = await admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, {
+        json: { grace_seconds: grace },
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: "invalid_request",
+        message: expect.stringMatching(/grace_seconds/),
+      });
+      expect((await exchangeWith(c, c.client_secret)).status).toBe(200);
+    },
+  );
 });

@@ -53,7 +53,11 @@ function envWith(keep: string[]): Bindings {
 
 async function run(worker: Worker, bindings: Bindings, url: string, init?: RequestInit): Promise<Response> {
   const ctx = createExecutionContext();
-  const res = await worker.fetch!(new Request(new URL(url, BASE), { redirect: "manual", ...init }) as never, bindings as never, ctx);
+  const res = await worker.fetch!(
+    new Request(new URL(url, BASE), { redirect: "manual", ...init }) as never,
+    bindings as never,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   return res;
 }
@@ -75,7 +79,12 @@ afterEach(() => {
 const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
   authorize: async (b) => {
     forgetClient(DEMO.clientId);
-    const q = form({ response_type: "code", client_id: DEMO.clientId, redirect_uri: DEMO.redirectUris[0]!, state: "s" });
+    const q = form({
+      response_type: "code",
+      client_id: DEMO.clientId,
+      redirect_uri: DEMO.redirectUris[0]!,
+      state: "s",
+    });
     return (await run(authorizeWorker, b, `/oauth2/authorize?${q}`)).status === 200;
   },
   token: async (b) => {
@@ -91,17 +100,27 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
   "user-me": async (b) => {
     const { token } = await tokenFor(KIM.phone);
     forgetClient(DEMO.clientId);
-    return (await run(userMeWorker, b, "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } })).status === 200;
+    return (
+      (await run(userMeWorker, b, "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } })).status === 200
+    );
   },
   disconnect: async (b) => {
     const { plid } = await mintFor(LEE.phone);
     forgetClient(DEMO.clientId);
-    const res = await run(disconnectWorker, b, "/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid }) });
+    const res = await run(disconnectWorker, b, "/v1/user/disconnect", {
+      method: "POST",
+      headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+      body: form({ plid }),
+    });
     return res.status === 200;
   },
   admin: async (b) => {
     const auth = { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" };
-    const created = await run(adminWorker, b, "/admin/clients", { method: "POST", headers: auth, body: JSON.stringify({ name: "Least", redirect_uris: ["https://least.example/cb"] }) });
+    const created = await run(adminWorker, b, "/admin/clients", {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ name: "Least", redirect_uris: ["https://least.example/cb"] }),
+    });
     const audit = await run(adminWorker, b, "/admin/audit?limit=1", { headers: auth });
     return created.status === 201 && audit.status === 200;
   },
@@ -112,18 +131,32 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
     const login = await run(rpLoginWorker, envWith(declaredBindings("rp-login")), "/auth/login");
     const location = new URL(login.headers.get("Location")!);
     const { code } = await mintFor(HONG.phone, { codeChallenge: location.searchParams.get("code_challenge")! });
-    const cookie = setCookies(login).map((c) => `${c.name}=${c.value}`).join("; ");
-    const res = await run(rpCallbackWorker, b, `/auth/callback?code=${code}&state=${location.searchParams.get("state")}`, { headers: { Cookie: cookie } });
+    const cookie = setCookies(login)
+      .map((c) => `${c.name}=${c.value}`)
+      .join("; ");
+    const res = await run(
+      rpCallbackWorker,
+      b,
+      `/auth/callback?code=${code}&state=${location.searchParams.get("state")}`,
+      { headers: { Cookie: cookie } },
+    );
     return res.status === 303 && setCookies(res).some((c) => c.name === "__Host-rp_session");
   },
   "rp-session": async (b) => {
     providerByFetch();
     const pkce = await createPkce();
     const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
-    const token = await run(rpSessionWorker, b, "/auth/token", { method: "POST", headers: FORM, body: form({ code, code_verifier: pkce.verifier }) });
+    const token = await run(rpSessionWorker, b, "/auth/token", {
+      method: "POST",
+      headers: FORM,
+      body: form({ code, code_verifier: pkce.verifier }),
+    });
     if (token.status !== 200) return false;
     const { session_token } = (await token.json()) as { session_token: string };
-    return (await run(rpSessionWorker, b, "/auth/me", { headers: { Authorization: `Bearer ${session_token}` } })).status === 200;
+    return (
+      (await run(rpSessionWorker, b, "/auth/me", { headers: { Authorization: `Bearer ${session_token}` } })).status ===
+      200
+    );
   },
 };
 

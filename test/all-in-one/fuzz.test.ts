@@ -32,9 +32,34 @@ interface Endpoint {
 }
 
 const ENDPOINTS: readonly Endpoint[] = [
-  { method: "GET", path: "/oauth2/authorize", kind: "either", names: ["client_id", "redirect_uri", "response_type", "state", "prompt", "isHybrid", "lang", "code_challenge", "code_challenge_method"] },
-  { method: "POST", path: "/oauth2/authorize", kind: "either", names: ["client_id", "redirect_uri", "response_type", "state", "tx", "csrf"] },
-  { method: "POST", path: "/oauth2/token", kind: "json", names: ["grant_type", "code", "client_id", "client_secret", "code_verifier", "redirect_uri", "state"] },
+  {
+    method: "GET",
+    path: "/oauth2/authorize",
+    kind: "either",
+    names: [
+      "client_id",
+      "redirect_uri",
+      "response_type",
+      "state",
+      "prompt",
+      "isHybrid",
+      "lang",
+      "code_challenge",
+      "code_challenge_method",
+    ],
+  },
+  {
+    method: "POST",
+    path: "/oauth2/authorize",
+    kind: "either",
+    names: ["client_id", "redirect_uri", "response_type", "state", "tx", "csrf"],
+  },
+  {
+    method: "POST",
+    path: "/oauth2/token",
+    kind: "json",
+    names: ["grant_type", "code", "client_id", "client_secret", "code_verifier", "redirect_uri", "state"],
+  },
   { method: "GET", path: "/v1/user/me", kind: "json", names: ["x"] },
   { method: "POST", path: "/v1/user/disconnect", kind: "json", names: ["plid", "client_id"] },
   { method: "GET", path: "/auth/login", kind: "either", names: ["return_to", "prompt", "isHybrid", "lang"] },
@@ -68,28 +93,50 @@ const hostile = fc.constantFrom(
   "a".repeat(3000),
   "../../etc/passwd",
   "' OR 1=1 --",
-  "{\"a\":",
+  '{"a":',
   "demo-client",
   "https://demo.example/callback",
   "code",
   "Y",
 );
-const value = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: "binary", maxLength: 40 }), hostile, hostile.map((h) => h + MARK));
-const headerValue = fc.oneof(fc.string({ unit: "binary-ascii", maxLength: 80 }).map((s) => s.replace(/[^\x20-\x7e]/g, "")), hostile.map((h) => h.replace(/[^\x20-\x7e]/g, "")));
+const value = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: "binary", maxLength: 40 }),
+  hostile,
+  hostile.map((h) => h + MARK),
+);
+const headerValue = fc.oneof(
+  fc.string({ unit: "binary-ascii", maxLength: 80 }).map((s) => s.replace(/[^\x20-\x7e]/g, "")),
+  hostile.map((h) => h.replace(/[^\x20-\x7e]/g, "")),
+);
 
 function pairsOf(names: readonly string[]) {
   return fc.array(fc.tuple(fc.oneof(fc.constantFrom(...names), value), value, fc.boolean()), { maxLength: 6 });
 }
 
 function encode(pairs: [string, string, boolean][]): string {
-  return pairs.map(([k, v, raw]) => (raw ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)).join("&");
+  return pairs
+    .map(([k, v, raw]) => (raw ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`))
+    .join("&");
 }
 
 const caseOf = (ep: Endpoint) =>
   fc.record({
     query: pairsOf(ep.names),
-    body: fc.oneof(pairsOf(ep.names).map(encode), fc.dictionary(fc.constantFrom(...ep.names), value).map((d) => JSON.stringify(d)), value),
-    contentType: fc.option(fc.constantFrom("application/x-www-form-urlencoded", "application/json", "text/plain", "multipart/form-data; boundary=x", "text/html")),
+    body: fc.oneof(
+      pairsOf(ep.names).map(encode),
+      fc.dictionary(fc.constantFrom(...ep.names), value).map((d) => JSON.stringify(d)),
+      value,
+    ),
+    contentType: fc.option(
+      fc.constantFrom(
+        "application/x-www-form-urlencoded",
+        "application/json",
+        "text/plain",
+        "multipart/form-data; boundary=x",
+        "text/html",
+      ),
+    ),
     auth: fc.option(
       fc.oneof(
         headerValue,
@@ -135,7 +182,10 @@ function checkAnswer(ep: Endpoint, res: Response, text: string): void {
 describe("the fuzz checks themselves", () => {
   const ep: Endpoint = { method: "GET", path: "/", kind: "json", names: [] };
   const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
-    new Response(body, { status, headers: { "Content-Type": "text/html; charset=utf-8", "X-Content-Type-Options": "nosniff", ...headers } });
+    new Response(body, {
+      status,
+      headers: { "Content-Type": "text/html; charset=utf-8", "X-Content-Type-Options": "nosniff", ...headers },
+    });
   it("fail on a raw marker in a page, an uncatalogued 500, a non-JSON API error and a header line break", () => {
     expect(() => checkAnswer(ep, page(`<p>${MARK}</p>`), `<p>${MARK}</p>`)).toThrow();
     const fixed = JSON.stringify({ error: "server_error", message: "A temporary error occurred. Retry later." });
@@ -158,53 +208,73 @@ describe(`fuzzing every endpoint (${RUNS} cases each)`, () => {
   });
 
   for (const ep of ENDPOINTS) {
-    it(`${ep.method} ${ep.path}: no 5xx outside the catalogue, JSON errors on JSON APIs, nothing reflected unescaped`, { timeout: 600_000 }, async () => {
-      await fc.assert(
-        fc.asyncProperty(caseOf(ep), async (c) => {
-          const param = encodeURIComponent(c.param).slice(0, 100) || "x";
-          const path = ep.path.replace(":id", c.ownClient ? clientId : param).replace(":phone", param);
-          let url: URL;
-          try {
-            url = new URL(`${path}?${encode(c.query)}`, "http://localhost:8787");
-          } catch {
-            return; // not a URL a client could send
-          }
-          const headers: Record<string, string> = { "CF-Connecting-IP": "198.51.100.99" };
-          if (c.contentType !== null) headers["Content-Type"] = c.contentType;
-          if (c.auth !== null) headers.Authorization = c.auth;
-          if (c.origin !== null) headers.Origin = c.origin;
-          if (c.accept !== null) headers.Accept = c.accept;
-          if (c.cookie !== null) headers.Cookie = c.cookie;
-          const init: RequestInit = { method: ep.method, headers, redirect: "manual" };
-          if (ep.method !== "GET") init.body = c.body;
-          const ctx = createExecutionContext();
-          const res = await devWorker.fetch!(new Request(url, init) as never, fuzzEnv, ctx);
-          await waitOnExecutionContext(ctx);
-          checkAnswer(ep, res, await res.text());
-        }),
-        { numRuns: RUNS },
-      );
-    });
+    it(
+      `${ep.method} ${ep.path}: no 5xx outside the catalogue, JSON errors on JSON APIs, nothing reflected unescaped`,
+      { timeout: 600_000 },
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(caseOf(ep), async (c) => {
+            const param = encodeURIComponent(c.param).slice(0, 100) || "x";
+            const path = ep.path.replace(":id", c.ownClient ? clientId : param).replace(":phone", param);
+            let url: URL;
+            try {
+              url = new URL(`${path}?${encode(c.query)}`, "http://localhost:8787");
+            } catch {
+              return; // not a URL a client could send
+            }
+            const headers: Record<string, string> = { "CF-Connecting-IP": "198.51.100.99" };
+            if (c.contentType !== null) headers["Content-Type"] = c.contentType;
+            if (c.auth !== null) headers.Authorization = c.auth;
+            if (c.origin !== null) headers.Origin = c.origin;
+            if (c.accept !== null) headers.Accept = c.accept;
+            if (c.cookie !== null) headers.Cookie = c.cookie;
+            const init: RequestInit = { method: ep.method, headers, redirect: "manual" };
+            if (ep.method !== "GET") init.body = c.body;
+            const ctx = createExecutionContext();
+            const res = await devWorker.fetch!(new Request(url, init) as never, fuzzEnv, ctx);
+            await waitOnExecutionContext(ctx);
+            checkAnswer(ep, res, await res.text());
+          }),
+          { numRuns: RUNS },
+        );
+      },
+    );
   }
 
-  it(`sign-in steps with a live transaction: hostile fields in every step (${Math.max(50, Math.floor(RUNS / 10))} cases)`, { timeout: 600_000 }, async () => {
-    const names = ["telcoCd", "name", "phoneNo", "otp", "resend", "cancel", "agree", "autoLogin", "lang", "tx", "csrf"];
-    await fc.assert(
-      fc.asyncProperty(pairsOf(names), fc.boolean(), async (pairs, keepBinding) => {
-        const b = new Browser({ vars: VARS });
-        const p1 = await b.authorize({ client_id: DEMO.clientId, redirect_uri: "https://demo.example/callback" });
-        const fields = Object.fromEntries(pairs.map(([k, v]) => [k, v]));
-        if (!keepBinding) b.cookies.clear();
-        const res = await b.fetch("/oauth2/authorize", {
-          method: "POST",
-          headers: { "Content-Type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ ...p1.form!.hidden, ...fields }).toString(),
-        });
-        const text = res.status >= 300 && res.status < 400 ? "" : await res.text();
-        checkAnswer({ method: "POST", path: "/oauth2/authorize", kind: "page", names }, res, text);
-        expect([200, 302, 400, 403, 413, 429, 503]).toContain(res.status);
-      }),
-      { numRuns: Math.max(50, Math.floor(RUNS / 10)) },
-    );
-  });
+  it(
+    `sign-in steps with a live transaction: hostile fields in every step (${Math.max(50, Math.floor(RUNS / 10))} cases)`,
+    { timeout: 600_000 },
+    async () => {
+      const names = [
+        "telcoCd",
+        "name",
+        "phoneNo",
+        "otp",
+        "resend",
+        "cancel",
+        "agree",
+        "autoLogin",
+        "lang",
+        "tx",
+        "csrf",
+      ];
+      await fc.assert(
+        fc.asyncProperty(pairsOf(names), fc.boolean(), async (pairs, keepBinding) => {
+          const b = new Browser({ vars: VARS });
+          const p1 = await b.authorize({ client_id: DEMO.clientId, redirect_uri: "https://demo.example/callback" });
+          const fields = Object.fromEntries(pairs.map(([k, v]) => [k, v]));
+          if (!keepBinding) b.cookies.clear();
+          const res = await b.fetch("/oauth2/authorize", {
+            method: "POST",
+            headers: { "Content-Type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams({ ...p1.form!.hidden, ...fields }).toString(),
+          });
+          const text = res.status >= 300 && res.status < 400 ? "" : await res.text();
+          checkAnswer({ method: "POST", path: "/oauth2/authorize", kind: "page", names }, res, text);
+          expect([200, 302, 400, 403, 413, 429, 503]).toContain(res.status);
+        }),
+        { numRuns: Math.max(50, Math.floor(RUNS / 10)) },
+      );
+    },
+  );
 });

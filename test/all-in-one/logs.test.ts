@@ -29,7 +29,7 @@ beforeEach(() => {
   sent = 0;
   for (const level of ["log", "info", "warn", "error", "debug"] as const) {
     vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
-      lines.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a) ?? String(a))).join(" "));
+      lines.push(args.map((a) => (typeof a === "string" ? a : (JSON.stringify(a) ?? String(a)))).join(" "));
     });
   }
 });
@@ -77,7 +77,8 @@ function forbiddenValues(extra: Record<string, string>): Map<string, string> {
 function leaks(captured: string[], forbidden: Map<string, string>): string[] {
   const found: string[] = [];
   for (const line of captured) {
-    for (const [value, label] of forbidden) if (value.length >= 4 && line.includes(value)) found.push(`${label} in: ${line.slice(0, 200)}`);
+    for (const [value, label] of forbidden)
+      if (value.length >= 4 && line.includes(value)) found.push(`${label} in: ${line.slice(0, 200)}`);
   }
   return found;
 }
@@ -105,19 +106,41 @@ describe("request log lines", () => {
     expect(res.headers.get("X-Request-Id")).toBe("req-test-123");
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(line).toMatchObject({ worker: "dev", route: "/oauth2/token", method: "POST", status: 200, requestId: "req-test-123", clientId: DEMO.clientId });
+    expect(line).toMatchObject({
+      worker: "dev",
+      route: "/oauth2/token",
+      method: "POST",
+      status: 200,
+      requestId: "req-test-123",
+      clientId: DEMO.clientId,
+    });
     expect(Date.parse(line.time as string)).not.toBeNaN();
     expect(typeof line.durationMs).toBe("number");
 
     lines = [];
-    const gen = await send("/v1/user/me", { headers: { Authorization: "Bearer nope", "X-Request-Id": "bad id with spaces" } });
+    const gen = await send("/v1/user/me", {
+      headers: { Authorization: "Bearer nope", "X-Request-Id": "bad id with spaces" },
+    });
     const generated = gen.headers.get("X-Request-Id")!;
     expect(generated).toMatch(/^[0-9a-f-]{36}$/);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ route: "/v1/user/me", status: 401, requestId: generated, cause: "malformed token" });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      route: "/v1/user/me",
+      status: 401,
+      requestId: generated,
+      cause: "malformed token",
+    });
   });
 
   it("path parameters and query strings are logged as the route template only", async () => {
-    const gone = { telcoCd: "S", phoneNo: "01011112222", name: "지울사람", gender: "M", birth: "1980-01-01", foreign: "L", ci: "CIgone" + "G".repeat(80) + "==" };
+    const gone = {
+      telcoCd: "S",
+      phoneNo: "01011112222",
+      name: "지울사람",
+      gender: "M",
+      birth: "1980-01-01",
+      foreign: "L",
+      ci: "CIgone" + "G".repeat(80) + "==",
+    };
     expect((await adminSend("POST", "/admin/directory/import", [gone])).status).toBe(200);
     lines = [];
     await adminSend("DELETE", `/admin/directory/${gone.phoneNo}?note=${encodeURIComponent(gone.name)}`);
@@ -144,7 +167,12 @@ describe("a client that goes away mid-upload", () => {
   it("is answered 400 invalid_request and logged as a client abort, never 500 server_error", async () => {
     for (const path of ["/oauth2/token", "/v1/user/disconnect", "/oauth2/authorize"]) {
       lines = [];
-      const res = await send(path, { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: abortedBody(), duplex: "half" } as RequestInit);
+      const res = await send(path, {
+        method: "POST",
+        headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+        body: abortedBody(),
+        duplex: "half",
+      } as RequestInit);
       expect(res.status, path).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe("invalid_request");
       const line = JSON.parse(lines.find((l) => l.startsWith("{"))!) as Record<string, unknown>;
@@ -156,11 +184,30 @@ describe("a client that goes away mid-upload", () => {
 describe("no secrets, tokens, codes, phone numbers, names, ci or plids in any log line", () => {
   it("over a full run: client registration, import, code exchange, user/me, refusals, rotation, disconnect, deletes", async () => {
     const extra: Record<string, string> = {};
-    const imported = { telcoCd: "K", phoneNo: "01090901234", name: "로그검사", gender: "F", birth: "1995-06-07", foreign: "L", ci: "CIlogscan" + "Z".repeat(78) + "==" };
-    Object.assign(extra, { "imported phone": imported.phoneNo, "imported name": imported.name, "imported ci": imported.ci });
+    const imported = {
+      telcoCd: "K",
+      phoneNo: "01090901234",
+      name: "로그검사",
+      gender: "F",
+      birth: "1995-06-07",
+      foreign: "L",
+      ci: "CIlogscan" + "Z".repeat(78) + "==",
+    };
+    Object.assign(extra, {
+      "imported phone": imported.phoneNo,
+      "imported name": imported.name,
+      "imported ci": imported.ci,
+    });
 
     // operator: register a client, import a subscriber (JSON and CSV, with rejected rows)
-    const created = (await (await adminSend("POST", "/admin/clients", { name: "Log Shop", redirect_uris: ["https://log.example/cb"], items: ["ci", "phoneNo", "name", "birthdate"], auto_login: true })).json()) as { client_id: string; client_secret: string };
+    const created = (await (
+      await adminSend("POST", "/admin/clients", {
+        name: "Log Shop",
+        redirect_uris: ["https://log.example/cb"],
+        items: ["ci", "phoneNo", "name", "birthdate"],
+        auto_login: true,
+      })
+    ).json()) as { client_id: string; client_secret: string };
     extra["new client secret"] = created.client_secret;
     expect((await adminSend("POST", "/admin/directory/import", [imported])).status).toBe(200);
     const csv = `telcoCd,phoneNo,name,gender,birth,foreign,ci\nX,01090905678,거절될이름,M,1980-01-01,L,${"R".repeat(40)}\n`;
@@ -169,33 +216,101 @@ describe("no secrets, tokens, codes, phone numbers, names, ci or plids in any lo
     expect((await adminSend("POST", "/admin/directory/import", csv, "text/csv")).status).toBe(200);
 
     // app: codes exchanged (Basic, and secret in the query), user/me read twice, refusals
-    const client = { clientId: created.client_id, redirectUris: ["https://log.example/cb"], items: ["ci", "phoneNo", "name", "birthdate"] as never[] };
-    for (const [who, secretVia] of [[imported.phoneNo, "basic"], [HONG.phone, "query"]] as const) {
+    const client = {
+      clientId: created.client_id,
+      redirectUris: ["https://log.example/cb"],
+      items: ["ci", "phoneNo", "name", "birthdate"] as never[],
+    };
+    for (const [who, secretVia] of [
+      [imported.phoneNo, "basic"],
+      [HONG.phone, "query"],
+    ] as const) {
       const { code, plid } = await mintFor(who, { client });
       extra[`code for ${who}`] = code;
       extra[`plid for ${who}`] = plid;
       const res =
         secretVia === "basic"
-          ? await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ grant_type: "authorization_code", code, state: "log-state-xyz" }) })
-          : await send(`/oauth2/token?${form({ client_id: created.client_id, client_secret: created.client_secret, grant_type: "authorization_code", code })}`, { method: "POST" });
+          ? await send("/oauth2/token", {
+              method: "POST",
+              headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) },
+              body: form({ grant_type: "authorization_code", code, state: "log-state-xyz" }),
+            })
+          : await send(
+              `/oauth2/token?${form({ client_id: created.client_id, client_secret: created.client_secret, grant_type: "authorization_code", code })}`,
+              { method: "POST" },
+            );
       expect(res.status).toBe(200);
       const { access_token } = (await res.json()) as { access_token: string };
       extra[`access token for ${who}`] = access_token;
       const me = await send("/v1/user/me", { headers: { Authorization: `Bearer ${access_token}` } });
       expect(me.status).toBe(200);
       expect((await send("/v1/user/me", { headers: { Authorization: `Bearer ${access_token}` } })).status).toBe(401);
-      expect((await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ grant_type: "authorization_code", code }) })).status).toBe(500); // replay: refused, token revoked
-      expect((await send("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ plid }) })).status).toBe(200);
-      expect((await send("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) }, body: form({ plid }) })).status).toBe(400);
+      expect(
+        (
+          await send("/oauth2/token", {
+            method: "POST",
+            headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) },
+            body: form({ grant_type: "authorization_code", code }),
+          })
+        ).status,
+      ).toBe(500); // replay: refused, token revoked
+      expect(
+        (
+          await send("/v1/user/disconnect", {
+            method: "POST",
+            headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) },
+            body: form({ plid }),
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await send("/v1/user/disconnect", {
+            method: "POST",
+            headers: { ...FORM, Authorization: basic(created.client_id, created.client_secret) },
+            body: form({ plid }),
+          })
+        ).status,
+      ).toBe(400);
     }
     const wrong = "wrongSecretwrongSecretwrongSecret";
     extra["a wrong secret"] = wrong;
-    expect((await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(created.client_id, wrong) }, body: form({ grant_type: "authorization_code", code: "x".repeat(43) }) })).status).toBe(401);
-    expect((await send("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid: "not-a-plid" }) })).status).toBe(400);
-    expect((await send("/oauth2/authorize?" + form({ response_type: "code", client_id: created.client_id, redirect_uri: "https://log.example/cb", state: "s" }))).status).toBe(200);
+    expect(
+      (
+        await send("/oauth2/token", {
+          method: "POST",
+          headers: { ...FORM, Authorization: basic(created.client_id, wrong) },
+          body: form({ grant_type: "authorization_code", code: "x".repeat(43) }),
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await send("/v1/user/disconnect", {
+          method: "POST",
+          headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+          body: form({ plid: "not-a-plid" }),
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await send(
+          "/oauth2/authorize?" +
+            form({
+              response_type: "code",
+              client_id: created.client_id,
+              redirect_uri: "https://log.example/cb",
+              state: "s",
+            }),
+        )
+      ).status,
+    ).toBe(200);
 
     // operator: rotate, read, audit, delete subscriber and client
-    const rotated = (await (await adminSend("POST", `/admin/clients/${created.client_id}/rotate-secret`, { grace_seconds: 60 })).json()) as { client_secret: string };
+    const rotated = (await (
+      await adminSend("POST", `/admin/clients/${created.client_id}/rotate-secret`, { grace_seconds: 60 })
+    ).json()) as { client_secret: string };
     extra["rotated secret"] = rotated.client_secret;
     expect((await adminSend("GET", `/admin/clients/${created.client_id}`)).status).toBe(200);
     expect((await adminSend("GET", "/admin/audit?limit=100")).status).toBe(200);
@@ -213,7 +328,8 @@ describe("no secrets, codes or personal data in the log lines of the sign-in pag
   /** Every hidden field value and cookie value the pages handed out: transaction ids, CSRF tokens, device ids. */
   function pageSecrets(b: Browser, pages: Page[], into: Record<string, string>): void {
     for (const [k, v] of b.cookies) into[`cookie ${k}`] = v;
-    for (const p of pages) for (const [k, v] of Object.entries(p.form?.hidden ?? {})) if (v.length >= 8) into[`hidden ${k}`] = v;
+    for (const p of pages)
+      for (const [k, v] of Object.entries(p.form?.hidden ?? {})) if (v.length >= 8) into[`hidden ${k}`] = v;
   }
 
   it("over sign-ins (test numbers, a real number by SMS, automatic login, wrong entries, cancel) and the code exchange", async () => {
@@ -225,10 +341,16 @@ describe("no secrets, codes or personal data in the log lines of the sign-in pag
     const first = await signInAll(b, HONG, { prompt: "login", state: "state-secret-1" }, { autoLogin: "Y" });
     const code = first.searchParams.get("code")!;
     extra["code from the pages"] = code;
-    const tokenRes = await send("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ grant_type: "authorization_code", code }) });
+    const tokenRes = await send("/oauth2/token", {
+      method: "POST",
+      headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+      body: form({ grant_type: "authorization_code", code }),
+    });
     const { access_token } = (await tokenRes.json()) as { access_token: string };
     extra["access token"] = access_token;
-    const me = (await (await send("/v1/user/me", { headers: { Authorization: `Bearer ${access_token}` } })).json()) as { user: { plid: string } };
+    const me = (await (await send("/v1/user/me", { headers: { Authorization: `Bearer ${access_token}` } })).json()) as {
+      user: { plid: string };
+    };
     extra.plid = me.user.plid;
 
     // 2. automatic login: no page, a code at once
@@ -254,14 +376,24 @@ describe("no secrets, codes or personal data in the log lines of the sign-in pag
     pageSecrets(w, pages, extra);
 
     // 4. a real (non-test) number: the code goes by SMS (the dev outbox), never to the log
-    const real = { telcoCd: "S", phoneNo: "01098761234", name: "실제번호", gender: "M", birth: "1988-08-08", foreign: "L", ci: "CIrealnumber" + "Y".repeat(76) + "==" };
+    const real = {
+      telcoCd: "S",
+      phoneNo: "01098761234",
+      name: "실제번호",
+      gender: "M",
+      birth: "1988-08-08",
+      foreign: "L",
+      ci: "CIrealnumber" + "Y".repeat(76) + "==",
+    };
     Object.assign(extra, { "real number": real.phoneNo, "real name": real.name, "real ci": real.ci });
     expect((await adminSend("POST", "/admin/directory/import", [real])).status).toBe(200);
     const r = new Browser({ vars: { LOG_REQUESTS: "true" } });
     const p1 = await r.authorize({ prompt: "login" });
     const p2 = await r.submit(p1, { telcoCd: real.telcoCd, name: real.name, phoneNo: "010-9876-1234" });
     expect(p2.form?.step).toBe("verify");
-    const sms = await env.DB.prepare("SELECT body FROM sms_outbox WHERE phone = ? ORDER BY id DESC LIMIT 1").bind(real.phoneNo).first<{ body: string }>();
+    const sms = await env.DB.prepare("SELECT body FROM sms_outbox WHERE phone = ? ORDER BY id DESC LIMIT 1")
+      .bind(real.phoneNo)
+      .first<{ body: string }>();
     const otp = /\d{6}/.exec(sms!.body)![0];
     extra["the SMS code"] = otp;
     const done = await r.submit(p2, { otp });
@@ -273,9 +405,13 @@ describe("no secrets, codes or personal data in the log lines of the sign-in pag
     // 5. the other seed numbers through the pages too (their names, numbers and codes are scanned)
     for (const who of [SMITH, LEE]) {
       const x = new Browser({ vars: { LOG_REQUESTS: "true" } });
-      expect((await signInAll(x, who, { prompt: "login", redirect_uri: DEMO_CB })).searchParams.get("code")).toBeTruthy();
+      expect(
+        (await signInAll(x, who, { prompt: "login", redirect_uri: DEMO_CB })).searchParams.get("code"),
+      ).toBeTruthy();
     }
-    expect((await throughCode(new Browser({ vars: { LOG_REQUESTS: "true" } }), KIM, { prompt: "login" })).status).toBeLessThan(400);
+    expect(
+      (await throughCode(new Browser({ vars: { LOG_REQUESTS: "true" } }), KIM, { prompt: "login" })).status,
+    ).toBeLessThan(400);
 
     const routes = new Set(lines.map((l) => (JSON.parse(l) as { route?: string }).route));
     expect(routes.has("/oauth2/authorize")).toBe(true);
@@ -314,7 +450,9 @@ describe("no secrets, session ids, codes or personal data in the relying-party k
     };
 
     // a browser login whose return_to carries personal data in its query
-    const start = await counted(b.startLogin(`?return_to=${encodeURIComponent(`/orders?phone=${HONG.phone}&name=${HONG.name}`)}`));
+    const start = await counted(
+      b.startLogin(`?return_to=${encodeURIComponent(`/orders?phone=${HONG.phone}&name=${HONG.name}`)}`),
+    );
     extra["state 1"] = start.state;
     const first = await mintFor(HONG.phone, { codeChallenge: start.challenge! });
     Object.assign(extra, { "code 1": first.code, "plid 1": first.plid });
@@ -326,7 +464,13 @@ describe("no secrets, session ids, codes or personal data in the relying-party k
     expect((await counted(new KitBrowser(k).get(callback))).status).toBe(400); // replayed elsewhere
     const cancelled = await counted(b.startLogin());
     extra["state 2"] = cancelled.state;
-    expect((await counted(b.get(`/auth/callback?error=access_denied&message=${encodeURIComponent(HONG.name)}&state=${cancelled.state}`))).status).toBe(400);
+    expect(
+      (
+        await counted(
+          b.get(`/auth/callback?error=access_denied&message=${encodeURIComponent(HONG.name)}&state=${cancelled.state}`),
+        )
+      ).status,
+    ).toBe(400);
     expect((await counted(b.post("/auth/logout", { origin: "https://evil.example" }))).status).toBe(403);
     expect((await counted(b.post("/auth/logout"))).status).toBe(200);
 
@@ -334,12 +478,30 @@ describe("no secrets, session ids, codes or personal data in the relying-party k
     const pkce = await createPkce();
     const native = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
     Object.assign(extra, { "native code": native.code, "native plid": native.plid, "native verifier": pkce.verifier });
-    const tokenRes = await counted(kitSend(k, "/auth/token", { method: "POST", headers: FORM, body: form({ code: native.code, code_verifier: pkce.verifier }) }));
+    const tokenRes = await counted(
+      kitSend(k, "/auth/token", {
+        method: "POST",
+        headers: FORM,
+        body: form({ code: native.code, code_verifier: pkce.verifier }),
+      }),
+    );
     expect(tokenRes.status).toBe(200);
     const { session_token } = (await tokenRes.json()) as { session_token: string };
     extra["session token"] = session_token;
-    expect((await counted(kitSend(k, "/auth/me", { headers: { Authorization: `Bearer ${session_token}` } }))).status).toBe(200);
-    expect((await counted(kitSend(k, "/auth/token", { method: "POST", headers: FORM, body: form({ code: native.code, code_verifier: (await createPkce()).verifier }) }))).status).toBe(400);
+    expect(
+      (await counted(kitSend(k, "/auth/me", { headers: { Authorization: `Bearer ${session_token}` } }))).status,
+    ).toBe(200);
+    expect(
+      (
+        await counted(
+          kitSend(k, "/auth/token", {
+            method: "POST",
+            headers: FORM,
+            body: form({ code: native.code, code_verifier: (await createPkce()).verifier }),
+          }),
+        )
+      ).status,
+    ).toBe(400);
 
     // a second login, then disconnect
     const again = await counted(b.startLogin());

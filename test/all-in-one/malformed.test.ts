@@ -13,15 +13,38 @@ const ENDPOINTS = [
   { method: "POST", path: "/v1/user/disconnect" },
 ] as const;
 
-const PARAM_NAMES = ["client_id", "client_secret", "redirect_uri", "response_type", "state", "grant_type", "code", "code_verifier", "plid", "prompt", "isHybrid", "code_challenge", "code_challenge_method", "x"];
+const PARAM_NAMES = [
+  "client_id",
+  "client_secret",
+  "redirect_uri",
+  "response_type",
+  "state",
+  "grant_type",
+  "code",
+  "code_verifier",
+  "plid",
+  "prompt",
+  "isHybrid",
+  "code_challenge",
+  "code_challenge_method",
+  "x",
+];
 
 const headerText = fc.string({ unit: "binary-ascii", maxLength: 200 }).map((s) => s.replace(/[^\x20-\x7e]/g, ""));
-const anyText = fc.oneof(fc.string({ maxLength: 100 }), fc.string({ unit: "binary", maxLength: 100 }), fc.constantFrom("%", "%ZZ", "%E0%A4%A", "a b&c=d/%ZZ한글\"<>", "\u0000", "=", "&&&", "+"));
+const anyText = fc.oneof(
+  fc.string({ maxLength: 100 }),
+  fc.string({ unit: "binary", maxLength: 100 }),
+  fc.constantFrom("%", "%ZZ", "%E0%A4%A", 'a b&c=d/%ZZ한글"<>', "\u0000", "=", "&&&", "+"),
+);
 
 // A raw query/body: name=value pairs with arbitrary, partly unescaped text and possible duplicates.
 const rawParams = fc
   .array(fc.tuple(fc.oneof(fc.constantFrom(...PARAM_NAMES), anyText), anyText, fc.boolean()), { maxLength: 8 })
-  .map((pairs) => pairs.map(([k, v, escape]) => (escape ? `${encodeURIComponent(k)}=${encodeURIComponent(v)}` : `${k}=${v}`)).join("&"));
+  .map((pairs) =>
+    pairs
+      .map(([k, v, escape]) => (escape ? `${encodeURIComponent(k)}=${encodeURIComponent(v)}` : `${k}=${v}`))
+      .join("&"),
+  );
 
 const authorization = fc.oneof(
   fc.constant(undefined),
@@ -34,7 +57,13 @@ const authorization = fc.oneof(
 
 const contentType = fc.oneof(
   fc.constant(undefined),
-  fc.constantFrom("application/x-www-form-urlencoded", "application/json", "text/plain", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded; charset=EUC-KR"),
+  fc.constantFrom(
+    "application/x-www-form-urlencoded",
+    "application/json",
+    "text/plain",
+    "multipart/form-data; boundary=x",
+    "application/x-www-form-urlencoded; charset=EUC-KR",
+  ),
   headerText,
 );
 
@@ -54,19 +83,26 @@ async function expectHandled(res: Response, path: string): Promise<void> {
 describe("malformed input", () => {
   it("property: random queries, bodies, content types and Authorization headers never give an unhandled 500", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...ENDPOINTS), rawParams, rawParams, authorization, contentType, async (ep, query, body, auth, ct) => {
-        const headers: Record<string, string> = {};
-        if (auth !== undefined) headers.Authorization = auth;
-        if (ct !== undefined) headers["Content-Type"] = ct;
-        let url: string;
-        try {
-          url = new URL(`${ep.path}?${query}`, "http://localhost:8787").toString();
-        } catch {
-          return; // not a URL any client could send
-        }
-        const res = await call(url, { method: ep.method, headers, body: ep.method === "POST" ? body : undefined });
-        await expectHandled(res, ep.path);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...ENDPOINTS),
+        rawParams,
+        rawParams,
+        authorization,
+        contentType,
+        async (ep, query, body, auth, ct) => {
+          const headers: Record<string, string> = {};
+          if (auth !== undefined) headers.Authorization = auth;
+          if (ct !== undefined) headers["Content-Type"] = ct;
+          let url: string;
+          try {
+            url = new URL(`${ep.path}?${query}`, "http://localhost:8787").toString();
+          } catch {
+            return; // not a URL any client could send
+          }
+          const res = await call(url, { method: ep.method, headers, body: ep.method === "POST" ? body : undefined });
+          await expectHandled(res, ep.path);
+        },
+      ),
       { numRuns: 300 },
     );
   }, 120_000);
@@ -74,7 +110,11 @@ describe("malformed input", () => {
   it("bodies over the limit are 413 at every POST endpoint, with or without Content-Length", async () => {
     for (const path of ["/oauth2/authorize", "/oauth2/token", "/v1/user/disconnect"]) {
       const big = "x=" + "a".repeat(65 * 1024);
-      const res = await call(path, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: big });
+      const res = await call(path, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: big,
+      });
       expect(res.status).toBe(413);
       // a streamed body has no Content-Length: the limit still holds
       const stream = new ReadableStream<Uint8Array>({
@@ -83,7 +123,12 @@ describe("malformed input", () => {
           c.close();
         },
       });
-      const res2 = await call(path, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: stream, duplex: "half" } as RequestInit);
+      const res2 = await call(path, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: stream,
+        duplex: "half",
+      } as RequestInit);
       expect(res2.status).toBe(413);
       expect(((await res2.json()) as { error: string }).error).toBe("invalid_request");
     }
@@ -92,7 +137,10 @@ describe("malformed input", () => {
   it("a body that is not UTF-8 is invalid_request", async () => {
     const res = await call("/oauth2/token", {
       method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Authorization: basic(DEMO.clientId, DEMO.secret) },
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        Authorization: basic(DEMO.clientId, DEMO.secret),
+      },
       body: new Uint8Array([0x63, 0x6f, 0x64, 0x65, 0x3d, 0xff, 0xfe]),
     });
     expect(res.status).toBe(400);

@@ -21,7 +21,8 @@ describe("per-IP limits count an IPv6 client by its /64 network", () => {
   }
 
   it("step 1: SIGNIN_IP_LIMIT=3 refuses the 4th submission from another address of the same /64, in any spelling", async () => {
-    for (const ip of ["2001:db8:aa:bb::1", "2001:db8:aa:bb:ffff::2", "2001:0DB8:00aa:00bb:0:0:0:3"]) expect(await step1From(ip, 3), ip).toBe(200);
+    for (const ip of ["2001:db8:aa:bb::1", "2001:db8:aa:bb:ffff::2", "2001:0DB8:00aa:00bb:0:0:0:3"])
+      expect(await step1From(ip, 3), ip).toBe(200);
     expect(await step1From("2001:db8:aa:bb:1234:5678:9abc:def0", 3)).toBe(429);
     expect(await step1From("2001:db8:aa:bc::1", 3)).toBe(200);
   });
@@ -34,7 +35,12 @@ describe("per-IP limits count an IPv6 client by its /64 network", () => {
 
   it("kit /auth/token: RP_TOKEN_RATE_LIMIT=3 refuses the 4th request from another address of the same /64", async () => {
     const k = kit({ RP_TOKEN_RATE_LIMIT: "3" });
-    const from = (ip: string) => send(k, "/auth/token", { method: "POST", headers: { ...FORM, "CF-Connecting-IP": ip }, body: form({ code: "x" }) });
+    const from = (ip: string) =>
+      send(k, "/auth/token", {
+        method: "POST",
+        headers: { ...FORM, "CF-Connecting-IP": ip },
+        body: form({ code: "x" }),
+      });
     for (let i = 1; i <= 3; i++) expect((await from(`2001:db8:77:1::${i}`)).status).not.toBe(429);
     expect((await from("2001:db8:77:1::99")).status).toBe(429);
     expect((await from("2001:db8:77:2::1")).status).not.toBe(429);

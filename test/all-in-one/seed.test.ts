@@ -11,7 +11,12 @@ const CLIENTS = [
     clientId: "demo-client",
     secret: "demoSecret0123456789abcdefABCDEF",
     name: "Demo Shop",
-    redirectUris: ["http://localhost:8787/auth/callback", "http://127.0.0.1:8787/auth/callback", "https://demo.example/callback", "demoapp://callback"],
+    redirectUris: [
+      "http://localhost:8787/auth/callback",
+      "http://127.0.0.1:8787/auth/callback",
+      "https://demo.example/callback",
+      "demoapp://callback",
+    ],
     items: ["ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd"],
     autoLogin: true,
   },
@@ -26,32 +31,95 @@ const CLIENTS = [
 ] as const;
 
 const SUBSCRIBERS = [
-  { telco: "S", phone: "01012345678", code: "123456", name: "홍길동", gender: "M", birth: "1990-03-15", foreign: "L", ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==" },
-  { telco: "K", phone: "01023456789", code: "234567", name: "김영희", gender: "F", birth: "2001-12-01", foreign: "L", ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==" },
-  { telco: "L", phone: "01034567890", code: "345678", name: "John Smith", gender: "M", birth: "1985-07-04", foreign: "F", ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC==" },
-  { telco: "S", phone: "01045678901", code: "456789", name: "이민수", gender: "M", birth: "2012-05-20", foreign: "L", ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==" },
+  {
+    telco: "S",
+    phone: "01012345678",
+    code: "123456",
+    name: "홍길동",
+    gender: "M",
+    birth: "1990-03-15",
+    foreign: "L",
+    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+  },
+  {
+    telco: "K",
+    phone: "01023456789",
+    code: "234567",
+    name: "김영희",
+    gender: "F",
+    birth: "2001-12-01",
+    foreign: "L",
+    ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==",
+  },
+  {
+    telco: "L",
+    phone: "01034567890",
+    code: "345678",
+    name: "John Smith",
+    gender: "M",
+    birth: "1985-07-04",
+    foreign: "F",
+    ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC==",
+  },
+  {
+    telco: "S",
+    phone: "01045678901",
+    code: "456789",
+    name: "이민수",
+    gender: "M",
+    birth: "2012-05-20",
+    foreign: "L",
+    ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==",
+  },
 ] as const;
 
 describe("the dev seed (README)", () => {
-  it.each(CLIENTS)("$clientId: every listed redirect URI is accepted, its name is shown, its literal secret exchanges a code", async (c) => {
-    for (const uri of c.redirectUris) {
-      const q = form({ response_type: "code", client_id: c.clientId, redirect_uri: uri, state: "seed" });
-      const res = await call(`/oauth2/authorize?${q}`, { headers: { "Accept-Language": "en" } });
-      expect(res.status, uri).toBe(200);
-      expect(await res.text()).toContain(`Log in to ${c.name} with your mobile number.`);
-    }
-    const { code } = await mintFor(HONG.phone, { client: { clientId: c.clientId, redirectUris: [...c.redirectUris], items: c.items } });
-    const res = await call("/oauth2/token", { method: "POST", headers: { ...FORM, Authorization: basic(c.clientId, c.secret) }, body: form({ grant_type: "authorization_code", code }) });
-    expect(res.status).toBe(200);
-    const { access_token } = (await res.json()) as { access_token: string };
-    const { user } = (await (await userMe(access_token)).json()) as { user: Record<string, string> };
-    expect(Object.keys(user)).toEqual(["plid", ...c.items, "autoLoginYn", "autoStatusCheck"]);
-  });
+  it.each(CLIENTS)(
+    "$clientId: every listed redirect URI is accepted, its name is shown, its literal secret exchanges a code",
+    async (c) => {
+      for (const uri of c.redirectUris) {
+        const q = form({ response_type: "code", client_id: c.clientId, redirect_uri: uri, state: "seed" });
+        const res = await call(`/oauth2/authorize?${q}`, { headers: { "Accept-Language": "en" } });
+        expect(res.status, uri).toBe(200);
+        expect(await res.text()).toContain(`Log in to ${c.name} with your mobile number.`);
+      }
+      const { code } = await mintFor(HONG.phone, {
+        client: { clientId: c.clientId, redirectUris: [...c.redirectUris], items: c.items },
+      });
+      const res = await call("/oauth2/token", {
+        method: "POST",
+        headers: { ...FORM, Authorization: basic(c.clientId, c.secret) },
+        body: form({ grant_type: "authorization_code", code }),
+      });
+      expect(res.status).toBe(200);
+      const { access_token } = (await res.json()) as { access_token: string };
+      const { user } = (await (await userMe(access_token)).json()) as { user: Record<string, string> };
+      expect(Object.keys(user)).toEqual(["plid", ...c.items, "autoLoginYn", "autoStatusCheck"]);
+    },
+  );
 
   it("the clients' rows: items and automatic login as listed; the secret sealed, never stored in clear", async () => {
-    const rows = (await env.DB.prepare("SELECT client_id, name, redirect_uris, items, auto_login, secret_sealed FROM clients WHERE client_id IN ('demo-client', 'limited-client') ORDER BY client_id").all<Record<string, string | number>>()).results;
-    expect(rows.map((r) => ({ clientId: r.client_id, name: r.name, redirectUris: JSON.parse(String(r.redirect_uris)), items: JSON.parse(String(r.items)), autoLogin: r.auto_login === 1 }))).toEqual(
-      CLIENTS.map((c) => ({ clientId: c.clientId, name: c.name, redirectUris: c.redirectUris, items: c.items, autoLogin: c.autoLogin })),
+    const rows = (
+      await env.DB.prepare(
+        "SELECT client_id, name, redirect_uris, items, auto_login, secret_sealed FROM clients WHERE client_id IN ('demo-client', 'limited-client') ORDER BY client_id",
+      ).all<Record<string, string | number>>()
+    ).results;
+    expect(
+      rows.map((r) => ({
+        clientId: r.client_id,
+        name: r.name,
+        redirectUris: JSON.parse(String(r.redirect_uris)),
+        items: JSON.parse(String(r.items)),
+        autoLogin: r.auto_login === 1,
+      })),
+    ).toEqual(
+      CLIENTS.map((c) => ({
+        clientId: c.clientId,
+        name: c.name,
+        redirectUris: c.redirectUris,
+        items: c.items,
+        autoLogin: c.autoLogin,
+      })),
     );
     const all = JSON.stringify((await env.DB.prepare("SELECT * FROM clients").all()).results);
     for (const c of CLIENTS) {
@@ -62,7 +130,15 @@ describe("the dev seed (README)", () => {
   });
 
   it("the four test subscribers, as listed, with their fixed codes (stored hashed)", async () => {
-    const rows = (await env.DB.prepare("SELECT telco, phone, name, gender, birth, foreign_cd AS \"foreign\", ci, test_otp_hash FROM subscribers WHERE phone IN (?, ?, ?, ?) ORDER BY phone").bind(...SUBSCRIBERS.map((s) => s.phone)).all()).results;
-    expect(rows).toEqual(await Promise.all(SUBSCRIBERS.map(async ({ code, ...s }) => ({ ...s, test_otp_hash: await sha256(code) }))));
+    const rows = (
+      await env.DB.prepare(
+        'SELECT telco, phone, name, gender, birth, foreign_cd AS "foreign", ci, test_otp_hash FROM subscribers WHERE phone IN (?, ?, ?, ?) ORDER BY phone',
+      )
+        .bind(...SUBSCRIBERS.map((s) => s.phone))
+        .all()
+    ).results;
+    expect(rows).toEqual(
+      await Promise.all(SUBSCRIBERS.map(async ({ code, ...s }) => ({ ...s, test_otp_hash: await sha256(code) }))),
+    );
   });
 });

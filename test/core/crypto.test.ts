@@ -26,7 +26,7 @@ describe("core/crypto", () => {
       for (const c of d) counts[Number(c)]!++;
     }
     // 12,000 digits: each expected 1,200; a biased or broken generator falls far outside this band
-    for (const c of counts) expect(c).toBeGreaterThan(1000), expect(c).toBeLessThan(1400);
+    for (const c of counts) (expect(c).toBeGreaterThan(1000), expect(c).toBeLessThan(1400));
   });
 
   it("randomToken is base64url of the requested bytes; randomAlphanumeric is alphanumeric", () => {
@@ -86,6 +86,8 @@ describe("core/crypto", () => {
   });
 
   it("HMAC-SHA256 matches RFC 4231 test case 2", async () => {
-    expect(await hmacSha256Hex("Jefe", "what do ya want for nothing?")).toBe("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    expect(await hmacSha256Hex("Jefe", "what do ya want for nothing?")).toBe(
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+    );
   });
 });

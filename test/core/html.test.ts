@@ -6,9 +6,11 @@ describe("core/html", () => {
   it("escapes every interpolation, keeps SafeHtml, joins arrays and drops null/false", () => {
     const evil = `<script>alert("x")</script>&'`;
     expect(html`<p title="${evil}">${evil}</p>`.value).toBe(
-      "<p title=\"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;\">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;</p>",
+      '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;</p>',
     );
-    expect(html`${raw("<b>")}${[html`<i>${"<"}</i>`, "&"]}${null}${false}${undefined}${0}`.value).toBe("<b><i>&lt;</i>&amp;0");
+    expect(html`${raw("<b>")}${[html`<i>${"<"}</i>`, "&"]}${null}${false}${undefined}${0}`.value).toBe(
+      "<b><i>&lt;</i>&amp;0",
+    );
     expect(escapeHtml(`"'<>&`)).toBe("&quot;&#39;&lt;&gt;&amp;");
   });
 

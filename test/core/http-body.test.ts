@@ -18,7 +18,11 @@ function streamed(parts: Uint8Array[]): ReadableStream<Uint8Array> {
 describe("core/http readBodyText (docs/architecture.md §4.7 body limit)", () => {
   it("reads a body with a declared length in one piece, UTF-8 included", async () => {
     const body = utf8("name=%ED%99%8D&note=홍길동");
-    const req = new Request("http://x/", { method: "POST", headers: { "Content-Length": String(body.byteLength) }, body });
+    const req = new Request("http://x/", {
+      method: "POST",
+      headers: { "Content-Length": String(body.byteLength) },
+      body,
+    });
     expect(req.headers.get("Content-Length")).toBe(String(body.byteLength));
     expect(await readBodyText(req, 1024)).toBe("name=%ED%99%8D&note=홍길동");
   });
@@ -31,19 +35,29 @@ describe("core/http readBodyText (docs/architecture.md §4.7 body limit)", () =>
 
   it("refuses more than the limit on both paths: by the declared length, and by the bytes actually read", async () => {
     const big = utf8("a=" + "x".repeat(2000));
-    const post = (length: string) => new Request("http://x/", { method: "POST", headers: { "Content-Length": length }, body: big });
+    const post = (length: string) =>
+      new Request("http://x/", { method: "POST", headers: { "Content-Length": length }, body: big });
     await expect(readBodyText(post(String(big.byteLength)), 1024)).rejects.toMatchObject({ status: 413 });
     // a request made in process can claim less than it carries: the bytes read still count
     await expect(readBodyText(post("10"), 1024)).rejects.toMatchObject({ status: 413 });
-    await expect(readBodyText(new Request("http://x/", { method: "POST", body: big }), 1024)).rejects.toMatchObject({ status: 413 });
-    const stream = new Request("http://x/", { method: "POST", body: streamed([big.subarray(0, 1000), big.subarray(1000)]) });
+    await expect(readBodyText(new Request("http://x/", { method: "POST", body: big }), 1024)).rejects.toMatchObject({
+      status: 413,
+    });
+    const stream = new Request("http://x/", {
+      method: "POST",
+      body: streamed([big.subarray(0, 1000), big.subarray(1000)]),
+    });
     await expect(readBodyText(stream, 1024)).rejects.toMatchObject({ status: 413 });
   });
 
   it("a body that is not UTF-8 is invalid_request on both paths", async () => {
     const bad = new Uint8Array([0x61, 0x3d, 0xff, 0xfe]);
-    await expect(readBodyText(new Request("http://x/", { method: "POST", body: bad }), 1024)).rejects.toMatchObject({ status: 400 });
-    await expect(readBodyText(new Request("http://x/", { method: "POST", body: streamed([bad]) }), 1024)).rejects.toMatchObject({ status: 400 });
+    await expect(readBodyText(new Request("http://x/", { method: "POST", body: bad }), 1024)).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(
+      readBodyText(new Request("http://x/", { method: "POST", body: streamed([bad]) }), 1024),
+    ).rejects.toMatchObject({ status: 400 });
   });
 
   it("no body is the empty string", async () => {

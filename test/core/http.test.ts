@@ -47,7 +47,11 @@ describe("core/http readParams (docs/architecture.md §4.7)", () => {
   };
 
   it("merges query and form body; an empty value counts as missing", async () => {
-    const p = await read("http://x/?a=1&e=", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "b=2" });
+    const p = await read("http://x/?a=1&e=", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: "b=2",
+    });
     expect(p.get("a")).toBe("1");
     expect(p.get("b")).toBe("2");
     expect(p.get("e")).toBeUndefined();
@@ -62,19 +66,26 @@ describe("core/http readParams (docs/architecture.md §4.7)", () => {
   it("a body without content type is read as a form; another type with a body is refused; an empty body with any type is fine", async () => {
     // a string body gets text/plain from fetch itself; bytes carry no content type
     expect((await read("http://x/", { method: "POST", body: bytes("a=1") })).get("a")).toBe("1");
-    await expect(read("http://x/", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "a=1" })).rejects.toThrow(/Content-Type/);
-    expect((await read("http://x/?a=1", { method: "POST", headers: { "Content-Type": "application/json" } })).get("a")).toBe("1");
+    await expect(
+      read("http://x/", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "a=1" }),
+    ).rejects.toThrow(/Content-Type/);
+    expect(
+      (await read("http://x/?a=1", { method: "POST", headers: { "Content-Type": "application/json" } })).get("a"),
+    ).toBe("1");
   });
 
   it("refuses a body over the limit, by Content-Length or by its actual size", async () => {
-    await expect(read("http://x/", { method: "POST", body: "a=" + "x".repeat(2000) })).rejects.toMatchObject({ status: 413 });
+    await expect(read("http://x/", { method: "POST", body: "a=" + "x".repeat(2000) })).rejects.toMatchObject({
+      status: 413,
+    });
   });
 });
 
 describe("core/http rateLimitNetwork (what a per-IP limit counts)", () => {
   it("keeps IPv4 as is, maps ::ffff:a.b.c.d to IPv4, and reduces IPv6 to its /64 in one spelling", () => {
     expect(rateLimitNetwork("192.0.2.7")).toBe("192.0.2.7");
-    for (const v of ["::ffff:192.0.2.7", "::FFFF:c000:0207", "0:0:0:0:0:ffff:192.0.2.7"]) expect(rateLimitNetwork(v), v).toBe("192.0.2.7");
+    for (const v of ["::ffff:192.0.2.7", "::FFFF:c000:0207", "0:0:0:0:0:ffff:192.0.2.7"])
+      expect(rateLimitNetwork(v), v).toBe("192.0.2.7");
     for (const v of ["2001:db8:aa:bb::1", "2001:0DB8:00aa:00bb:ffff:ffff:ffff:ffff", "2001:db8:aa:bb:0:0:0:0"]) {
       expect(rateLimitNetwork(v), v).toBe("2001:db8:aa:bb::/64");
     }

@@ -14,9 +14,12 @@ describe("core/spec", () => {
     expect(normalizePhone(input)).toBe(want);
   });
 
-  it.each(["", "02-123-4567", "010-1234-567", "010-1234-56789", "0101234567a", "１０１２３４５６７８"])("refuses %j", (input) => {
-    expect(normalizePhone(input)).toBeUndefined();
-  });
+  it.each(["", "02-123-4567", "010-1234-567", "010-1234-56789", "0101234567a", "１０１２３４５６７８"])(
+    "refuses %j",
+    (input) => {
+      expect(normalizePhone(input)).toBeUndefined();
+    },
+  );
 
   it("random values are 43 base64url characters (256 bits)", () => {
     expect(isRandomValue("A".repeat(43))).toBe(true);

@@ -32,9 +32,16 @@ async function expectFailurePage(res: Response, status: number, text: RegExp): P
 /** An automatic-login grant for (device, demo-client) whose first report has been taken. */
 async function grantWithFirstReportTaken(phone: string, device: string): Promise<void> {
   const { subscriberId } = await mintFor(phone);
-  await putAutoLoginGrant(env, { deviceHash: device, clientId: DEMO.clientId, subscriberId, expiresAt: Date.now() + 86400_000 });
+  await putAutoLoginGrant(env, {
+    deviceHash: device,
+    clientId: DEMO.clientId,
+    subscriberId,
+    expiresAt: Date.now() + 86400_000,
+  });
   const { token } = await tokenFor(phone, { autoLogin: { deviceHash: device, automatic: false } });
-  expect(((await (await userMe(token)).json()) as { user: { autoStatusCheck: string } }).user.autoStatusCheck).toBe("Y");
+  expect(((await (await userMe(token)).json()) as { user: { autoStatusCheck: string } }).user.autoStatusCheck).toBe(
+    "Y",
+  );
 }
 
 describe("GET /auth/callback: success", () => {
@@ -47,10 +54,18 @@ describe("GET /auth/callback: success", () => {
     expect(k.calls).toEqual(EXCHANGE);
     const session = setCookies(res).find((c) => c.name === "__Host-rp_session")!;
     expect(session.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(session.attrs).toEqual(expect.arrayContaining(["Path=/", "Max-Age=3600", "HttpOnly", "Secure", "SameSite=Lax"]));
+    expect(session.attrs).toEqual(
+      expect.arrayContaining(["Path=/", "Max-Age=3600", "HttpOnly", "Secure", "SameSite=Lax"]),
+    );
     expect(session.attrs.some((a) => /^domain=/i.test(a))).toBe(false); // a __Host- cookie has no Domain
     const me = await b.get("/auth/me");
-    expect(await me.json()).toMatchObject({ plid, name: "홍길동", phoneNo: "01012345678", birthdate: "900315", telcoCd: "S" });
+    expect(await me.json()).toMatchObject({
+      plid,
+      name: "홍길동",
+      phoneNo: "01012345678",
+      birthdate: "900315",
+      telcoCd: "S",
+    });
   });
 
   it("stores only the session id's hash, and the identity sealed: no name or phone number in KV", async () => {
@@ -68,7 +83,10 @@ describe("GET /auth/callback: success", () => {
     expect(sealed).not.toContain(SMITH.phone);
     // AES-256-GCM under RP_SEAL_KEY, bound to the plid: it opens to the identity, and one altered
     // byte no longer opens, which ends the session
-    const opened = JSON.parse(await unseal(await rpSealKey(k.env), sealed, `rp-identity:${plid}`)) as { plid: string; items: Record<string, string> };
+    const opened = JSON.parse(await unseal(await rpSealKey(k.env), sealed, `rp-identity:${plid}`)) as {
+      plid: string;
+      items: Record<string, string>;
+    };
     expect(opened).toMatchObject({ plid, items: { name: "John Smith", phoneNo: SMITH.phone } });
     const [v, iv, ct] = sealed.split(".");
     const flipped = ct!.slice(0, 5) + (ct![5] === "A" ? "B" : "A") + ct!.slice(6);
@@ -224,17 +242,37 @@ describe("GET /auth/callback: sessions and automatic login", () => {
     const b = new Browser(k);
     const device = randomToken(32);
     const { subscriberId } = await mintFor(KIM.phone);
-    await putAutoLoginGrant(env, { deviceHash: device, clientId: DEMO.clientId, subscriberId, expiresAt: Date.now() + 86400_000 });
+    await putAutoLoginGrant(env, {
+      deviceHash: device,
+      clientId: DEMO.clientId,
+      subscriberId,
+      expiresAt: Date.now() + 86400_000,
+    });
     // the opt-in login: full identity, Y/Y
     await b.login(KIM.phone, { mint: { autoLogin: { deviceHash: device, automatic: false } } });
-    expect(await (await b.get("/auth/me")).json()).toMatchObject({ name: "김영희", autoLoginYn: "Y", autoStatusCheck: "Y" });
+    expect(await (await b.get("/auth/me")).json()).toMatchObject({
+      name: "김영희",
+      autoLoginYn: "Y",
+      autoStatusCheck: "Y",
+    });
     // later: an automatic login in a fresh browser; the service sends empty identity fields
     const later = new Browser(k);
-    const { res, plid } = await later.login(KIM.phone, { mint: { autoLogin: { deviceHash: device, automatic: true } } });
+    const { res, plid } = await later.login(KIM.phone, {
+      mint: { autoLogin: { deviceHash: device, automatic: true } },
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get("Location")).toBe("/");
     const me = (await (await later.get("/auth/me")).json()) as Record<string, string>;
-    expect(me).toMatchObject({ plid, name: "김영희", phoneNo: "01023456789", birthdate: "011201", gender: "F", telcoCd: "K", autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(me).toMatchObject({
+      plid,
+      name: "김영희",
+      phoneNo: "01023456789",
+      birthdate: "011201",
+      gender: "F",
+      telcoCd: "K",
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
   });
 
   it("an automatic login with no stored identity asks once more with prompt=login, then stores what it gets", async () => {
@@ -242,16 +280,26 @@ describe("GET /auth/callback: sessions and automatic login", () => {
     const b = new Browser(k);
     const device = randomToken(32);
     await grantWithFirstReportTaken(LEE.phone, device);
-    const first = await b.login(LEE.phone, { query: "?return_to=%2Fme", mint: { autoLogin: { deviceHash: device, automatic: true } } });
+    const first = await b.login(LEE.phone, {
+      query: "?return_to=%2Fme",
+      mint: { autoLogin: { deviceHash: device, automatic: true } },
+    });
     expect(first.res.status).toBe(303);
     const again = new URL(first.res.headers.get("Location")!, ORIGIN);
     expect(again.pathname).toBe("/auth/login");
     expect(Object.fromEntries(again.searchParams)).toEqual({ return_to: "/me", prompt: "login" });
     expect(b.jar.has("__Host-rp_session")).toBe(false);
     // the forced interactive login under the grant gives the full identity (Y/N)
-    const second = await b.login(LEE.phone, { query: again.search, mint: { autoLogin: { deviceHash: device, automatic: false } } });
+    const second = await b.login(LEE.phone, {
+      query: again.search,
+      mint: { autoLogin: { deviceHash: device, automatic: false } },
+    });
     expect(second.res.headers.get("Location")).toBe("/me");
-    expect(await (await b.get("/auth/me")).json()).toMatchObject({ name: "이민수", autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(await (await b.get("/auth/me")).json()).toMatchObject({
+      name: "이민수",
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
   });
 
   it("does not loop: after a forced login, a second empty record still makes a session (with empty items)", async () => {
@@ -261,8 +309,16 @@ describe("GET /auth/callback: sessions and automatic login", () => {
     await grantWithFirstReportTaken(SMITH.phone, device);
     const kv = k.env.RP_KV;
     for (const key of (await kv.list({ prefix: "identity:" })).keys) await kv.delete(key.name);
-    const { res, plid } = await b.login(SMITH.phone, { query: "?prompt=login", mint: { autoLogin: { deviceHash: device, automatic: true } } });
+    const { res, plid } = await b.login(SMITH.phone, {
+      query: "?prompt=login",
+      mint: { autoLogin: { deviceHash: device, automatic: true } },
+    });
     expect(res.headers.get("Location")).toBe("/");
-    expect(await (await b.get("/auth/me")).json()).toMatchObject({ plid, name: "", autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(await (await b.get("/auth/me")).json()).toMatchObject({
+      plid,
+      name: "",
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
   });
 });

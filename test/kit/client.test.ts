@@ -46,7 +46,10 @@ function config(over: Partial<RpClientConfig> = {}): RpClientConfig {
 function answering(status: number, body: unknown): ProviderFetcher {
   return {
     fetch: async () =>
-      new Response(typeof body === "string" ? body : JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } }),
+      new Response(typeof body === "string" ? body : JSON.stringify(body), {
+        status,
+        headers: { "Content-Type": "application/json" },
+      }),
   };
 }
 
@@ -66,7 +69,12 @@ afterEach(() => {
 describe("authorizationUrl (spec §4.1)", () => {
   it("carries response_type=code, client_id, redirect_uri and state, plus PKCE S256, prompt and isHybrid=Y when asked", () => {
     const url = new URL(
-      authorizationUrl(config({ baseUrl: "https://login.example/" }), { state: "s t", codeChallenge: "abc", prompt: "select_account", isHybrid: true }),
+      authorizationUrl(config({ baseUrl: "https://login.example/" }), {
+        state: "s t",
+        codeChallenge: "abc",
+        prompt: "select_account",
+        isHybrid: true,
+      }),
     );
     expect(url.origin + url.pathname).toBe("https://login.example/oauth2/authorize");
     expect(Object.fromEntries(url.searchParams)).toEqual({
@@ -101,7 +109,10 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
     const sent = captured[0]!;
     expect(sent.headers.get("Authorization")).toBe(basicAuthorization(DEMO.clientId, SECRET));
     expect(sent.headers.get("Content-Type")).toBe("application/x-www-form-urlencoded");
-    expect(Object.fromEntries(new URLSearchParams(await sent.text()))).toEqual({ grant_type: "authorization_code", code });
+    expect(Object.fromEntries(new URLSearchParams(await sent.text()))).toEqual({
+      grant_type: "authorization_code",
+      code,
+    });
   });
 
   it("uses the parameter fallback when configured: no Authorization header, client_id and client_secret in the form", async () => {
@@ -126,10 +137,16 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
 
   it("accepts expires_in as a JSON string and token_type in any case (spec §2.3)", async () => {
     for (const tokenType of ["bearer", "Bearer", "BEARER"]) {
-      const set = await exchangeCode(config({ fetcher: answering(200, { access_token: "T0k3n+/=", token_type: tokenType, expires_in: "600" }) }), "c");
+      const set = await exchangeCode(
+        config({ fetcher: answering(200, { access_token: "T0k3n+/=", token_type: tokenType, expires_in: "600" }) }),
+        "c",
+      );
       expect(set).toEqual({ accessToken: "T0k3n+/=", tokenType: "bearer", expiresIn: 600 });
     }
-    const state = await exchangeCode(config({ fetcher: answering(200, { access_token: "t", token_type: "bearer", expires_in: 60, state: "st" }) }), "c");
+    const state = await exchangeCode(
+      config({ fetcher: answering(200, { access_token: "t", token_type: "bearer", expires_in: 60, state: "st" }) }),
+      "c",
+    );
     expect(state.state).toBe("st");
   });
 
@@ -158,7 +175,8 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
           new ReadableStream<Uint8Array>({
             pull(c) {
               pulled += 1;
-              if (pulled > 100) c.close(); // 1.6 MiB at the most, should it never be cancelled
+              if (pulled > 100)
+                c.close(); // 1.6 MiB at the most, should it never be cancelled
               else c.enqueue(chunk);
             },
             cancel() {
@@ -169,14 +187,22 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
         ),
     };
     const err = await failure(exchangeCode(config({ fetcher: streaming }), "c"));
-    expect(err).toMatchObject({ kind: "envelope", endpoint: "token", message: "token endpoint: unreadable or oversized body" });
+    expect(err).toMatchObject({
+      kind: "envelope",
+      endpoint: "token",
+      message: "token endpoint: unreadable or oversized body",
+    });
     expect(cancelled).toBe(true);
     expect(pulled).toBeLessThan(10);
 
     const declared: ProviderFetcher = {
       fetch: async () => new Response("{}", { status: 502, headers: { "Content-Length": String(65 * 1024) } }),
     };
-    expect(await failure(readUser(config({ fetcher: declared }), "t"))).toMatchObject({ kind: "status", status: 502, endpoint: "user" });
+    expect(await failure(readUser(config({ fetcher: declared }), "t"))).toMatchObject({
+      kind: "status",
+      status: 502,
+      endpoint: "user",
+    });
   });
 
   it("reports the reference's invalid-code answer (500 server_error) as a status error flagged invalidCode (spec §4.2)", async () => {
@@ -184,7 +210,9 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
     await exchangeCode(config(), code);
     const err = await failure(exchangeCode(config(), code));
     expect(err).toMatchObject({ kind: "status", status: 500, providerError: "server_error", invalidCode: true });
-    const rfc = await failure(exchangeCode(config({ fetcher: answering(400, { error: "invalid_grant", message: "x" }) }), "c"));
+    const rfc = await failure(
+      exchangeCode(config({ fetcher: answering(400, { error: "invalid_grant", message: "x" }) }), "c"),
+    );
     expect(rfc.invalidCode).toBe(true);
   });
 
@@ -246,10 +274,13 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
     expect((await failure(readUser(config(), set.accessToken))).status).toBe(401);
   });
 
-  it("accepts error \"success\", \"\" or absent on success, and refuses another code or error word (spec §2.4)", async () => {
+  it('accepts error "success", "" or absent on success, and refuses another code or error word (spec §2.4)', async () => {
     const user = { plid: "p-1", gender: "F" };
     for (const error of ["success", "", undefined]) {
-      const got = await readUser(config({ fetcher: answering(200, { code: "0000", error, message: "ok", user }) }), "t");
+      const got = await readUser(
+        config({ fetcher: answering(200, { code: "0000", error, message: "ok", user }) }),
+        "t",
+      );
       expect(got).toEqual({ plid: "p-1", gender: "F" });
     }
     for (const body of [
@@ -261,10 +292,16 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
     ]) {
       expect((await failure(readUser(config({ fetcher: answering(200, body) }), "t"))).kind).toBe("envelope");
     }
-    expect((await failure(readUser(config({ fetcher: answering(401, { error: "authentication_failed", message: "x" }) }), "t"))).kind).toBe("status");
+    expect(
+      (
+        await failure(
+          readUser(config({ fetcher: answering(401, { error: "authentication_failed", message: "x" }) }), "t"),
+        )
+      ).kind,
+    ).toBe("status");
   });
 
-  it("decrypts both empty-value forms of an automatic login: encryptions of \"\" and plain \"\" (spec §2.1 mode 2)", async () => {
+  it('decrypts both empty-value forms of an automatic login: encryptions of "" and plain "" (spec §2.1 mode 2)', async () => {
     const encrypted = await raw({
       ci: await encryptField(SECRET, ""),
       phoneNo: await encryptField(SECRET, ""),
@@ -278,10 +315,30 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
       autoLoginYn: "Y",
       autoStatusCheck: "N",
     });
-    const plain = await raw({ ci: "", phoneNo: "", name: "", birthday: "", birthdate: "", gender: "", agegroup: "", foreign: "", telcoCd: "", autoLoginYn: "Y", autoStatusCheck: "N" });
+    const plain = await raw({
+      ci: "",
+      phoneNo: "",
+      name: "",
+      birthday: "",
+      birthdate: "",
+      gender: "",
+      agegroup: "",
+      foreign: "",
+      telcoCd: "",
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
     const expected = {
       plid: "5f0c3c1e-6a8e-4c53-9d6b-1f4f3a2b7c10",
-      ci: "", phoneNo: "", name: "", birthday: "", birthdate: "", gender: "", agegroup: "", foreign: "", telcoCd: "",
+      ci: "",
+      phoneNo: "",
+      name: "",
+      birthday: "",
+      birthdate: "",
+      gender: "",
+      agegroup: "",
+      foreign: "",
+      telcoCd: "",
       autoLoginYn: "Y",
       autoStatusCheck: "N",
     };
@@ -293,18 +350,33 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
     const { putAutoLoginGrant } = await import("../../workers/provider/store/grants");
     const device = "device-" + crypto.randomUUID();
     const first = await mintFor(KIM.phone);
-    await putAutoLoginGrant(env, { deviceHash: device, clientId: DEMO.clientId, subscriberId: first.subscriberId, expiresAt: Date.now() + 86400_000 });
+    await putAutoLoginGrant(env, {
+      deviceHash: device,
+      clientId: DEMO.clientId,
+      subscriberId: first.subscriberId,
+      expiresAt: Date.now() + 86400_000,
+    });
     const opt = await mintFor(KIM.phone, { autoLogin: { deviceHash: device, automatic: false } });
     const full = await readUser(config(), (await exchangeCode(config(), opt.code)).accessToken);
     expect(full).toMatchObject({ name: "김영희", autoLoginYn: "Y", autoStatusCheck: "Y" });
     const auto = await mintFor(KIM.phone, { autoLogin: { deviceHash: device, automatic: true } });
     const empty = await readUser(config(), (await exchangeCode(config(), auto.code)).accessToken);
-    expect(empty).toMatchObject({ plid: auto.plid, name: "", phoneNo: "", gender: "", agegroup: "", autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(empty).toMatchObject({
+      plid: auto.plid,
+      name: "",
+      phoneNo: "",
+      gender: "",
+      agegroup: "",
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
   });
 
   it("refuses a ciphertext that does not open with the secret (decryption) and values of the wrong shape (envelope)", async () => {
     const other = "anotherSecret0123456789abcdef";
-    expect((await failure(decryptUser(SECRET, await raw({ name: await encryptField(other, "홍길동") })))).kind).toBe("decryption");
+    expect((await failure(decryptUser(SECRET, await raw({ name: await encryptField(other, "홍길동") })))).kind).toBe(
+      "decryption",
+    );
     expect((await failure(decryptUser(SECRET, await raw({ name: "not-base64-!!" })))).kind).toBe("decryption");
     const bads: Record<string, string>[] = [
       { phoneNo: await encryptField(SECRET, "010-1234-5678") },
@@ -324,7 +396,10 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
   });
 
   it("keeps only the spec's items: unknown keys are dropped, absent items stay absent", async () => {
-    expect(await decryptUser(SECRET, await raw({ gender: "M", extra: "<script>" }))).toEqual({ plid: "5f0c3c1e-6a8e-4c53-9d6b-1f4f3a2b7c10", gender: "M" });
+    expect(await decryptUser(SECRET, await raw({ gender: "M", extra: "<script>" }))).toEqual({
+      plid: "5f0c3c1e-6a8e-4c53-9d6b-1f4f3a2b7c10",
+      gender: "M",
+    });
   });
 });
 
@@ -335,11 +410,21 @@ describe("disconnectUser (spec §4.4)", () => {
     const sent = captured.at(-1)!;
     expect(sent.headers.get("Authorization")).toBe(basicAuthorization(DEMO.clientId, SECRET));
     expect(await sent.text()).toBe(new URLSearchParams({ plid }).toString());
-    expect(await failure(disconnectUser(config(), plid))).toMatchObject({ kind: "status", status: 400, providerError: "invalid_request" });
+    expect(await failure(disconnectUser(config(), plid))).toMatchObject({
+      kind: "status",
+      status: 400,
+      providerError: "invalid_request",
+    });
   });
 
   it("refuses a 200 whose code is not 0000 (spec §2.4)", async () => {
-    expect((await failure(disconnectUser(config({ fetcher: answering(200, { code: "9999", error: "", message: "" }) }), "p"))).kind).toBe("envelope");
+    expect(
+      (
+        await failure(
+          disconnectUser(config({ fetcher: answering(200, { code: "9999", error: "", message: "" }) }), "p"),
+        )
+      ).kind,
+    ).toBe("envelope");
   });
 });
 
@@ -348,9 +433,19 @@ describe("errors never carry the secret", () => {
     const token = "AccessTokenValue0123456789";
     const wrongKeyName = await encryptField("anotherSecret0123456789abcdef", "x");
     const cases: (() => Promise<unknown>)[] = [
-      () => exchangeCode(config({ fetcher: answering(500, { error: "server_error", message: `Invalid authorization code: c ${SECRET}` }) }), "c"),
+      () =>
+        exchangeCode(
+          config({
+            fetcher: answering(500, { error: "server_error", message: `Invalid authorization code: c ${SECRET}` }),
+          }),
+          "c",
+        ),
       () => exchangeCode(config({ fetcher: answering(200, { access_token: SECRET, token_type: "mac" }) }), "c"),
-      () => exchangeCode(config({ clientAuth: "params", fetcher: { fetch: async () => Promise.reject(new Error(SECRET)) } }), "c"),
+      () =>
+        exchangeCode(
+          config({ clientAuth: "params", fetcher: { fetch: async () => Promise.reject(new Error(SECRET)) } }),
+          "c",
+        ),
       () => readUser(config({ fetcher: answering(401, { error: "authentication_failed", message: token }) }), token),
       () => decryptUser(SECRET, { plid: "p", name: wrongKeyName }),
       () => disconnectUser(config({ fetcher: answering(401, { error: "invalid_client", message: SECRET }) }), "p"),

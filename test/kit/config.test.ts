@@ -45,16 +45,26 @@ describe("rpConfig", () => {
 
   it("names the variable that is missing or malformed", () => {
     expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: undefined }))).toBe("PROVIDER_BASE_URL");
-    expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "http://login.example" }))).toBe("PROVIDER_BASE_URL"); // https only
-    expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "https://login.example/?x=1" }))).toBe("PROVIDER_BASE_URL");
+    expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "http://login.example" }))).toBe(
+      "PROVIDER_BASE_URL",
+    ); // https only
+    expect(configError(() => rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "https://login.example/?x=1" }))).toBe(
+      "PROVIDER_BASE_URL",
+    );
     expect(configError(() => rpConfig({ ...BASE_VARS, RP_REDIRECT_URI: "/auth/callback" }))).toBe("RP_REDIRECT_URI");
-    expect(configError(() => rpConfig({ ...BASE_VARS, RP_PUBLIC_ORIGIN: "https://app.example/path" }))).toBe("RP_PUBLIC_ORIGIN");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_PUBLIC_ORIGIN: "https://app.example/path" }))).toBe(
+      "RP_PUBLIC_ORIGIN",
+    );
     expect(configError(() => rpConfig({ ...BASE_VARS, RP_CLIENT_ID: undefined }))).toBe("RP_CLIENT_ID");
     expect(configError(() => rpConfig({ ...BASE_VARS, RP_STATE_TTL_SECONDS: "30" }))).toBe("RP_STATE_TTL_SECONDS"); // KV's minimum is 60
-    expect(configError(() => rpConfig({ ...BASE_VARS, RP_SESSION_TTL_SECONDS: "7200", RP_IDENTITY_TTL_SECONDS: "3600" }))).toBe("RP_IDENTITY_TTL_SECONDS");
+    expect(
+      configError(() => rpConfig({ ...BASE_VARS, RP_SESSION_TTL_SECONDS: "7200", RP_IDENTITY_TTL_SECONDS: "3600" })),
+    ).toBe("RP_IDENTITY_TTL_SECONDS");
     expect(configError(() => rpConfig({ ...BASE_VARS, RP_CLIENT_AUTH: "post" }))).toBe("RP_CLIENT_AUTH");
     expect(configError(() => rpConfig({ ...BASE_VARS, RP_PKCE: "yes" }))).toBe("RP_PKCE");
-    expect(rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "http://localhost:8787" }).providerBaseUrl).toBe("http://localhost:8787"); // loopback may be http
+    expect(rpConfig({ ...BASE_VARS, PROVIDER_BASE_URL: "http://localhost:8787" }).providerBaseUrl).toBe(
+      "http://localhost:8787",
+    ); // loopback may be http
   });
 
   it("checks the secrets only where they are used", () => {
@@ -69,7 +79,9 @@ describe("rpConfig", () => {
     const k = kit({ RP_CLIENT_SECRET: undefined, RP_SEAL_KEY: undefined });
     const login = await send(k, "/auth/login");
     expect(login.status).toBe(302);
-    const cb = await send(k, "/auth/callback?code=x&state=y", { headers: { Cookie: login.headers.get("Set-Cookie")!.split(";")[0]! } });
+    const cb = await send(k, "/auth/callback?code=x&state=y", {
+      headers: { Cookie: login.headers.get("Set-Cookie")!.split(";")[0]! },
+    });
     // the unknown state is refused before any secret is needed
     expect(cb.status).toBe(400);
     // a good state and code: the exchange needs RP_CLIENT_SECRET, so the fixed 500 and no token call

@@ -57,7 +57,13 @@ describe("concurrent /auth/token calls with one code: one session", () => {
     const body = new URLSearchParams({ code, code_verifier: pkce.verifier }).toString();
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        sleep(i % 4).then(() => send(k, "/auth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body })),
+        sleep(i % 4).then(() =>
+          send(k, "/auth/token", {
+            method: "POST",
+            headers: { "Content-Type": "application/x-www-form-urlencoded" },
+            body,
+          }),
+        ),
       ),
     );
     const bodies = (await Promise.all(results.map((r) => r.json()))) as { session_token?: string; error?: string }[];
@@ -71,7 +77,11 @@ describe("concurrent /auth/token calls with one code: one session", () => {
     const pkce = await createPkce();
     const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
     const post = (verifier: string) =>
-      send(k, "/auth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ code, code_verifier: verifier }).toString() });
+      send(k, "/auth/token", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ code, code_verifier: verifier }).toString(),
+      });
     const [mine, theirs] = await Promise.all([post(pkce.verifier), post((await createPkce()).verifier)]);
     expect(mine.status).toBe(200);
     expect(theirs.status).toBe(400);

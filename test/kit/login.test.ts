@@ -54,7 +54,10 @@ describe("GET /auth/login", () => {
     const binding = b.jar.get("__Host-rp_state");
     const second = await b.startLogin("?return_to=%2Ftwo");
     expect(b.jar.get("__Host-rp_state")).toBe(binding);
-    for (const [start, to] of [[second, "/two"], [first, "/one"]] as const) {
+    for (const [start, to] of [
+      [second, "/two"],
+      [first, "/one"],
+    ] as const) {
       const { code } = await mintFor(HONG.phone, { codeChallenge: start.challenge! });
       const res = await b.get(`/auth/callback?code=${code}&state=${start.state}`);
       expect(res.status).toBe(303);
@@ -96,7 +99,8 @@ describe("GET /auth/login", () => {
 
   it("copies at most 2,048 characters of query into that redirect: longer is 414 invalid_request, no Location", async () => {
     const k = kit();
-    const at = (n: number) => `http://127.0.0.1:8787/auth/login?return_to=%2F&x=${"a".repeat(n - "?return_to=%2F&x=".length)}`;
+    const at = (n: number) =>
+      `http://127.0.0.1:8787/auth/login?return_to=%2F&x=${"a".repeat(n - "?return_to=%2F&x=".length)}`;
     const ok = await send(k, at(2048));
     expect(ok.status).toBe(302);
     expect(new URL(ok.headers.get("Location")!).search.length).toBe(2048);
@@ -159,10 +163,47 @@ describe("return_to (docs/architecture.md §4.6: same-origin paths only)", () =>
   });
 
   it("property: whatever the input, an accepted return_to resolves on the same origin and is a single-slash path (fast-check)", () => {
-    const prefix = fc.constantFrom("", "/", "//", "/\\", "\\", "/.", "/./", "/..", "http:", "https://", "javascript:", "/%2F", "/%5C", "%2F", "/\t", "/ ");
+    const prefix = fc.constantFrom(
+      "",
+      "/",
+      "//",
+      "/\\",
+      "\\",
+      "/.",
+      "/./",
+      "/..",
+      "http:",
+      "https://",
+      "javascript:",
+      "/%2F",
+      "/%5C",
+      "%2F",
+      "/\t",
+      "/ ",
+    );
     const piece = fc.oneof(
       fc.string({ unit: "binary", maxLength: 12 }),
-      fc.constantFrom("/", "//", "\\", ".", "..", ":", "@", "?", "#", "%2e", "%2f", "%5c", "evil.example", "\u3000", "\uff0f", "\u2215", "\r", "\n", "\t"),
+      fc.constantFrom(
+        "/",
+        "//",
+        "\\",
+        ".",
+        "..",
+        ":",
+        "@",
+        "?",
+        "#",
+        "%2e",
+        "%2f",
+        "%5c",
+        "evil.example",
+        "\u3000",
+        "\uff0f",
+        "\u2215",
+        "\r",
+        "\n",
+        "\t",
+      ),
     );
     fc.assert(
       fc.property(prefix, fc.array(piece, { maxLength: 6 }), (p, parts) => {
@@ -186,7 +227,11 @@ describe("return_to (docs/architecture.md §4.6: same-origin paths only)", () =>
     const b = new Browser(k);
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(fc.constantFrom(...ATTACKS), fc.string({ unit: "grapheme-ascii", maxLength: 20 }).map((s) => "/" + s), fc.webPath()),
+        fc.oneof(
+          fc.constantFrom(...ATTACKS),
+          fc.string({ unit: "grapheme-ascii", maxLength: 20 }).map((s) => "/" + s),
+          fc.webPath(),
+        ),
         async (returnTo) => {
           const res = await b.get(`/auth/login?${new URLSearchParams({ return_to: returnTo })}`);
           if (res.status === 400) return;

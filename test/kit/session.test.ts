@@ -9,7 +9,21 @@ import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
 import { findLink } from "../../workers/provider/store/links";
 
 const HTML = { Accept: "text/html,application/xhtml+xml" };
-const FLAT_KEYS = ["plid", "ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd", "autoLoginYn", "autoStatusCheck", "loginAt"];
+const FLAT_KEYS = [
+  "plid",
+  "ci",
+  "phoneNo",
+  "name",
+  "gender",
+  "agegroup",
+  "birthday",
+  "birthdate",
+  "foreign",
+  "telcoCd",
+  "autoLoginYn",
+  "autoStatusCheck",
+  "loginAt",
+];
 
 afterEach(() => {
   vi.useRealTimers();
@@ -28,7 +42,10 @@ function nativeToken(k: Kit, body: string, headers: Record<string, string> = FOR
   return send(k, "/auth/token", { method: "POST", headers, body });
 }
 
-async function sessionToken(k: Kit, phone: string): Promise<{ token: string; plid: string; user: Record<string, string> }> {
+async function sessionToken(
+  k: Kit,
+  phone: string,
+): Promise<{ token: string; plid: string; user: Record<string, string> }> {
   const pkce = await createPkce();
   const { code, plid } = await mintFor(phone, { codeChallenge: pkce.challenge });
   const res = await nativeToken(k, form({ code, code_verifier: pkce.verifier }));
@@ -47,7 +64,19 @@ describe("GET /auth/me", () => {
     expect(res.headers.get("Cache-Control")).toBe("no-store");
     const me = (await res.json()) as Record<string, string>;
     expect(Object.keys(me)).toEqual(FLAT_KEYS);
-    expect(me).toMatchObject({ plid, ci: HONG.ci, phoneNo: "01012345678", name: "홍길동", gender: "M", birthday: "0315", birthdate: "900315", foreign: "L", telcoCd: "S", autoLoginYn: "N", autoStatusCheck: "N" });
+    expect(me).toMatchObject({
+      plid,
+      ci: HONG.ci,
+      phoneNo: "01012345678",
+      name: "홍길동",
+      gender: "M",
+      birthday: "0315",
+      birthdate: "900315",
+      foreign: "L",
+      telcoCd: "S",
+      autoLoginYn: "N",
+      autoStatusCheck: "N",
+    });
     expect(Date.parse(me.loginAt!)).toBeGreaterThanOrEqual(before - 1000);
     expect(me.loginAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
@@ -55,8 +84,16 @@ describe("GET /auth/me", () => {
   it("answers 401 {error, message} without a session, with an unknown one, and after the session's TTL", async () => {
     const k = kit();
     await expectError(await send(k, "/auth/me"), 401, "authentication_failed");
-    await expectError(await send(k, "/auth/me", { headers: { Cookie: `__Host-rp_session=${randomToken(32)}` } }), 401, "authentication_failed");
-    await expectError(await send(k, "/auth/me", { headers: { Authorization: "Bearer x" } }), 401, "authentication_failed");
+    await expectError(
+      await send(k, "/auth/me", { headers: { Cookie: `__Host-rp_session=${randomToken(32)}` } }),
+      401,
+      "authentication_failed",
+    );
+    await expectError(
+      await send(k, "/auth/me", { headers: { Authorization: "Bearer x" } }),
+      401,
+      "authentication_failed",
+    );
     const b = new Browser(k);
     await b.login(KIM.phone);
     expect((await b.get("/auth/me")).status).toBe(200);
@@ -165,7 +202,11 @@ describe("POST /auth/disconnect", () => {
     const b = new Browser(k);
     const { plid } = await b.login(KIM.phone);
     // the user already disconnected elsewhere: the service no longer knows the plid
-    const direct = await call("/v1/user/disconnect", { method: "POST", headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) }, body: form({ plid }) });
+    const direct = await call("/v1/user/disconnect", {
+      method: "POST",
+      headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+      body: form({ plid }),
+    });
     expect(direct.status).toBe(200);
     await expectError(await b.post("/auth/disconnect"), 502, "server_error");
     expect((await b.get("/auth/me")).status).toBe(200);
@@ -176,7 +217,10 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
   it("exchanges the app's code with the kit's secret and answers {session_token, expires_in, user}; the token works on /auth/me", async () => {
     const k = kit();
     const pkce = await createPkce();
-    const { code, plid } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback", codeChallenge: pkce.challenge });
+    const { code, plid } = await mintFor(HONG.phone, {
+      redirectUri: "demoapp://callback",
+      codeChallenge: pkce.challenge,
+    });
     const res = await nativeToken(k, form({ code, code_verifier: pkce.verifier }));
     expect(res.status).toBe(200);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
@@ -195,7 +239,9 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
     const k = kit();
     const pkce = await createPkce();
     const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
-    const res = await nativeToken(k, JSON.stringify({ code, code_verifier: pkce.verifier }), { "Content-Type": "application/json" });
+    const res = await nativeToken(k, JSON.stringify({ code, code_verifier: pkce.verifier }), {
+      "Content-Type": "application/json",
+    });
     expect(res.status).toBe(200);
   });
 
@@ -221,10 +267,18 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
     const { code } = await mintFor(HONG.phone, { codeChallenge: first.challenge });
     expect((await nativeToken(k, form({ code, code_verifier: first.verifier }))).status).toBe(200);
     // the same code with another verifier: not the app that redeemed it
-    await expectError(await nativeToken(k, form({ code, code_verifier: (await createPkce()).verifier })), 400, "invalid_grant");
+    await expectError(
+      await nativeToken(k, form({ code, code_verifier: (await createPkce()).verifier })),
+      400,
+      "invalid_grant",
+    );
     const pkce = await createPkce();
     const other = await mintFor(HONG.phone, { codeChallenge: pkce.challenge });
-    await expectError(await nativeToken(k, form({ code: other.code, code_verifier: (await createPkce()).verifier })), 400, "invalid_grant");
+    await expectError(
+      await nativeToken(k, form({ code: other.code, code_verifier: (await createPkce()).verifier })),
+      400,
+      "invalid_grant",
+    );
     for (const [body, type] of [
       ["", FORM["Content-Type"]],
       [form({ code_verifier: pkce.verifier }), FORM["Content-Type"]],
@@ -250,7 +304,8 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
 
   it("is rate-limited per IP: 429 with Retry-After past RP_TOKEN_RATE_LIMIT, other addresses unaffected", async () => {
     const k = kit({ RP_TOKEN_RATE_LIMIT: "3" });
-    const from = (ip: string) => nativeToken(k, form({ code: "x", code_verifier: "v".repeat(43) }), { ...FORM, "CF-Connecting-IP": ip });
+    const from = (ip: string) =>
+      nativeToken(k, form({ code: "x", code_verifier: "v".repeat(43) }), { ...FORM, "CF-Connecting-IP": ip });
     for (let i = 0; i < 3; i++) expect((await from("203.0.113.9")).status).not.toBe(429);
     const limited = await from("203.0.113.9");
     await expectError(limited.clone(), 429, "too_many_requests");
@@ -296,10 +351,14 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
     const b = new Browser(null);
     const { res: login } = await b.login(KIM.phone);
     expect(login.status).toBe(303);
-    const before = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{ n: number }>())!.n;
+    const before = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{
+      n: number;
+    }>())!.n;
     const res = await b.post("/auth/disconnect", { headers: HTML });
     expect(res.status).toBe(303);
-    const after = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{ n: number }>())!.n;
+    const after = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{
+      n: number;
+    }>())!.n;
     expect(after).toBe(before + 1);
     const { subscriberByPhone } = await import("../../workers/provider/store/directory");
     expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).toBeNull();
@@ -311,11 +370,15 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
     const { rpSealKey } = await import("../../workers/kit/config");
     const plid = crypto.randomUUID();
     const kv = env as unknown as { RP_KV: KVNamespace };
-    await putIdentity(kv, await rpSealKey(env), { plid, items: { name: `<img src=x onerror="a">` }, storedAt: Date.now() }, 3600);
+    await putIdentity(
+      kv,
+      await rpSealKey(env),
+      { plid, items: { name: `<img src=x onerror="a">` }, storedAt: Date.now() },
+      3600,
+    );
     const id = await createSession(kv, { plid, kind: "cookie", loginAt: Date.now() }, 3600);
     const page = await (await send(null, "/", { headers: { Cookie: `__Host-rp_session=${id}` } })).text();
     expect(page).toContain("&lt;img src=x onerror=&quot;a&quot;&gt;님, 환영합니다");
     expect(page).not.toContain("<img");
   });
 });
-

@@ -5,7 +5,13 @@
 // including the variants the spec allows (spec §2.1-§2.4).
 import { env } from "../support/env";
 import { afterEach, beforeEach, describe, expect, it, type MockInstance } from "vitest";
-import { decryptUser, exchangeCode, readUser, type ProviderFetcher, type RpClientConfig } from "../../workers/kit/client";
+import {
+  decryptUser,
+  exchangeCode,
+  readUser,
+  type ProviderFetcher,
+  type RpClientConfig,
+} from "../../workers/kit/client";
 import type { RpEnv } from "../../workers/kit/config";
 import { Browser, denyOutbound, kit, send, type Kit } from "../support/kit";
 
@@ -18,7 +24,17 @@ const VARS = {
   RP_REDIRECT_URI: "https://rp.example/auth/callback",
   RP_PUBLIC_ORIGIN: "https://rp.example",
 };
-const PERSON = { plid: "5f0c3c1e-6a8e-4c53-9d6b-1f4f3a2b7c10", name: "박지민", phoneNo: "01098765432", birthdate: "950823", birthday: "0823", gender: "F", agegroup: "20", foreign: "L", telcoCd: "K" };
+const PERSON = {
+  plid: "5f0c3c1e-6a8e-4c53-9d6b-1f4f3a2b7c10",
+  name: "박지민",
+  phoneNo: "01098765432",
+  birthdate: "950823",
+  birthday: "0823",
+  gender: "F",
+  agegroup: "20",
+  foreign: "L",
+  telcoCd: "K",
+};
 
 /** The service binding: requests go to the auxiliary worker, whatever their host. */
 const binding: ProviderFetcher = { fetch: (input, init) => STANDIN.fetch(new Request(input, init)) };
@@ -31,7 +47,10 @@ interface Variant {
 }
 
 async function standin(path: string, body?: unknown): Promise<unknown> {
-  const res = await STANDIN.fetch(`${BASE}${path}`, body === undefined ? {} : { method: "POST", body: JSON.stringify(body) });
+  const res = await STANDIN.fetch(
+    `${BASE}${path}`,
+    body === undefined ? {} : { method: "POST", body: JSON.stringify(body) },
+  );
   return res.json();
 }
 
@@ -87,12 +106,20 @@ describe("the kit against a stand-in service built from the spec's examples", ()
     const k = kit(VARS, binding);
     const first = new Browser(k);
     expect((await loginThroughStandin(first, { mode: "first-auto" })).status).toBe(303);
-    expect(await (await first.get("/auth/me")).json()).toMatchObject({ ...PERSON, autoLoginYn: "Y", autoStatusCheck: "Y" });
+    expect(await (await first.get("/auth/me")).json()).toMatchObject({
+      ...PERSON,
+      autoLoginYn: "Y",
+      autoStatusCheck: "Y",
+    });
     for (const mode of ["auto-encrypted", "auto-plain"] as const) {
       const later = new Browser(k);
       const res = await loginThroughStandin(later, { mode });
       expect(res.headers.get("Location"), mode).toBe("/");
-      expect(await (await later.get("/auth/me")).json()).toMatchObject({ ...PERSON, autoLoginYn: "Y", autoStatusCheck: "N" });
+      expect(await (await later.get("/auth/me")).json()).toMatchObject({
+        ...PERSON,
+        autoLoginYn: "Y",
+        autoStatusCheck: "N",
+      });
     }
   });
 
@@ -110,7 +137,12 @@ describe("the kit against a stand-in service built from the spec's examples", ()
   it("turns the stand-in's invalid-code 500 into 400 invalid_grant at /auth/token and a 502 page at the callback", async () => {
     const k = kit(VARS, binding);
     const { code } = (await standin("/_standin/issue", {})) as { code: string };
-    const token = (c: string) => send(k, "/auth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: `code=${c}&code_verifier=${"v".repeat(43)}` });
+    const token = (c: string) =>
+      send(k, "/auth/token", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: `code=${c}&code_verifier=${"v".repeat(43)}`,
+      });
     expect((await token(code)).status).toBe(200);
     expect(await (await token("ZZZZZZ")).json()).toMatchObject({ error: "invalid_grant" });
     const b = new Browser(k);
@@ -130,7 +162,10 @@ describe("the kit against a stand-in service built from the spec's examples", ()
     const b = new Browser(unbound);
     expect((await loginThroughStandin(b, { expiresIn: "string" })).status).toBe(303);
     expect(await (await b.get("/auth/me")).json()).toMatchObject(PERSON);
-    expect(outbound.mock.calls.map(([r]) => (r as Request).url)).toEqual([`${BASE}/oauth2/token`, `${BASE}/v1/user/me`]);
+    expect(outbound.mock.calls.map(([r]) => (r as Request).url)).toEqual([
+      `${BASE}/oauth2/token`,
+      `${BASE}/v1/user/me`,
+    ]);
     expect(k.calls).toEqual([]);
   });
 });
@@ -149,7 +184,12 @@ describe("the client module against the stand-in", () => {
     const set = await exchangeCode({ ...cfg, clientAuth: "params" }, code);
     expect(set.expiresIn).toBe(600);
     expect(set.accessToken).toHaveLength(88);
-    expect(await readUser(cfg, set.accessToken)).toEqual({ ...PERSON, ci: expect.any(String), autoLoginYn: "N", autoStatusCheck: "N" });
+    expect(await readUser(cfg, set.accessToken)).toEqual({
+      ...PERSON,
+      ci: expect.any(String),
+      autoLoginYn: "N",
+      autoStatusCheck: "N",
+    });
     const seen = (await standin("/_standin/log")) as { path: string; basic: boolean }[];
     expect(seen.find((c) => c.path === "/oauth2/token")!.basic).toBe(false);
   });
@@ -162,6 +202,13 @@ describe("the client module against the stand-in", () => {
     expect(raw.agegroup!.length).toBeGreaterThan(20); // an encryption of ""
     expect(raw.gender).toBe("");
     const user = await decryptUser(VARS.RP_CLIENT_SECRET, raw);
-    expect(user).toMatchObject({ name: "", phoneNo: "", agegroup: "", gender: "", autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(user).toMatchObject({
+      name: "",
+      phoneNo: "",
+      agegroup: "",
+      gender: "",
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
   });
 });

@@ -22,9 +22,14 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   delete base.ADMIN_TOKEN;
   delete base.BASE_URL;
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -38,7 +43,10 @@ async function cliJson<T>(args: string[]): Promise<T> {
 async function secretAccepted(base: string, id: string, secret: string): Promise<boolean> {
   const res = await fetch(`${base}/v1/user/disconnect`, {
     method: "POST",
-    headers: { Authorization: "Basic " + Buffer.from(`${id}:${secret}`).toString("base64"), "Content-Type": "application/x-www-form-urlencoded" },
+    headers: {
+      Authorization: "Basic " + Buffer.from(`${id}:${secret}`).toString("base64"),
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
     body: "plid=00000000-0000-4000-8000-000000000000",
   });
   if (res.status !== 400 && res.status !== 401) throw new Error(`unexpected ${res.status}`);
@@ -58,8 +66,18 @@ afterAll(async () => {
 
 describe("help", () => {
   const commands = [
-    "clients list", "clients get", "clients create", "clients update", "clients rotate-secret", "clients disable",
-    "clients enable", "clients delete", "directory import", "directory delete", "directory stats", "audit list",
+    "clients list",
+    "clients get",
+    "clients create",
+    "clients update",
+    "clients rotate-secret",
+    "clients disable",
+    "clients enable",
+    "clients delete",
+    "directory import",
+    "directory delete",
+    "directory stats",
+    "audit list",
   ];
   it("--help lists every command", async () => {
     const r = await cli(["--help"]);
@@ -84,10 +102,26 @@ describe("help", () => {
 
 describe("against the npm start server with no options", () => {
   it("clients create --json prints the new client with client_id and client_secret; get/list never show the secret", async () => {
-    const c = await cliJson<Record<string, unknown>>(["clients", "create", "--name", "Shop", "--redirect-uri", "https://shop.example/cb", "--items", "name,phoneNo,birthdate", "--auto-login"]);
+    const c = await cliJson<Record<string, unknown>>([
+      "clients",
+      "create",
+      "--name",
+      "Shop",
+      "--redirect-uri",
+      "https://shop.example/cb",
+      "--items",
+      "name,phoneNo,birthdate",
+      "--auto-login",
+    ]);
     expect(c.client_id).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(c.client_secret).toMatch(/^[A-Za-z0-9]{64}$/);
-    expect(c).toMatchObject({ name: "Shop", redirect_uris: ["https://shop.example/cb"], items: ["phoneNo", "name", "birthdate"], auto_login: true, status: "active" });
+    expect(c).toMatchObject({
+      name: "Shop",
+      redirect_uris: ["https://shop.example/cb"],
+      items: ["phoneNo", "name", "birthdate"],
+      auto_login: true,
+      status: "active",
+    });
     expect(await secretAccepted(server.base, c.client_id as string, c.client_secret as string)).toBe(true);
 
     const get = await cli(["clients", "get", c.client_id as string]);
@@ -106,22 +140,66 @@ describe("against the npm start server with no options", () => {
   });
 
   it("the table form of create shows the secret once with a warning", async () => {
-    const r = await cli(["clients", "create", "--name", "Table Shop", "--redirect-uri", "https://t.example/cb", "--redirect-uri", "tapp://cb"]);
+    const r = await cli([
+      "clients",
+      "create",
+      "--name",
+      "Table Shop",
+      "--redirect-uri",
+      "https://t.example/cb",
+      "--redirect-uri",
+      "tapp://cb",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/client_secret\s+[A-Za-z0-9]{64}/);
     expect(r.stdout).toContain("not shown again");
   });
 
   it("update, rotate-secret (grace 0 ends the old secret), disable, enable, delete", async () => {
-    const c = await cliJson<{ client_id: string; client_secret: string }>(["clients", "create", "--name", "Ops", "--redirect-uri", "https://ops.example/cb"]);
-    const u = await cliJson<Record<string, unknown>>(["clients", "update", c.client_id, "--name", "Ops 2", "--items", "gender,agegroup", "--auto-login", "--redirect-uri", "https://ops.example/v2"]);
-    expect(u).toMatchObject({ name: "Ops 2", items: ["gender", "agegroup"], auto_login: true, redirect_uris: ["https://ops.example/v2"] });
+    const c = await cliJson<{ client_id: string; client_secret: string }>([
+      "clients",
+      "create",
+      "--name",
+      "Ops",
+      "--redirect-uri",
+      "https://ops.example/cb",
+    ]);
+    const u = await cliJson<Record<string, unknown>>([
+      "clients",
+      "update",
+      c.client_id,
+      "--name",
+      "Ops 2",
+      "--items",
+      "gender,agegroup",
+      "--auto-login",
+      "--redirect-uri",
+      "https://ops.example/v2",
+    ]);
+    expect(u).toMatchObject({
+      name: "Ops 2",
+      items: ["gender", "agegroup"],
+      auto_login: true,
+      redirect_uris: ["https://ops.example/v2"],
+    });
 
-    const graced = await cliJson<{ client_secret: string; previous_secret_valid_until: string }>(["clients", "rotate-secret", c.client_id, "--grace", "600"]);
+    const graced = await cliJson<{ client_secret: string; previous_secret_valid_until: string }>([
+      "clients",
+      "rotate-secret",
+      c.client_id,
+      "--grace",
+      "600",
+    ]);
     expect(Date.parse(graced.previous_secret_valid_until)).toBeGreaterThan(Date.now() + 590_000);
     expect(await secretAccepted(server.base, c.client_id, c.client_secret)).toBe(true);
     expect(await secretAccepted(server.base, c.client_id, graced.client_secret)).toBe(true);
-    const r = await cliJson<{ client_secret: string; previous_secret_valid_until: null }>(["clients", "rotate-secret", c.client_id, "--grace", "0"]);
+    const r = await cliJson<{ client_secret: string; previous_secret_valid_until: null }>([
+      "clients",
+      "rotate-secret",
+      c.client_id,
+      "--grace",
+      "0",
+    ]);
     expect(r.previous_secret_valid_until).toBeNull();
     expect(await secretAccepted(server.base, c.client_id, graced.client_secret)).toBe(false);
     expect(await secretAccepted(server.base, c.client_id, r.client_secret)).toBe(true);
@@ -147,7 +225,10 @@ describe("against the npm start server with no options", () => {
 
   it("directory import (CSV and JSON, dry run) reports rejected rows by number; directory delete removes one", async () => {
     const csv = join(dir, "subs.csv");
-    writeFileSync(csv, "telcoCd,phoneNo,name,gender,birth,foreign,ci\nS,01070700001,가나다,M,1980-01-01,L,CIcli0001AAAAAAAAAAAAAAAA==\nQ,01070700002,라마바,F,1980-01-01,L,CIcli0002AAAAAAAAAAAAAAAA==\n");
+    writeFileSync(
+      csv,
+      "telcoCd,phoneNo,name,gender,birth,foreign,ci\nS,01070700001,가나다,M,1980-01-01,L,CIcli0001AAAAAAAAAAAAAAAA==\nQ,01070700002,라마바,F,1980-01-01,L,CIcli0002AAAAAAAAAAAAAAAA==\n",
+    );
     const dry = await cli(["directory", "import", csv, "--dry-run"]);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain("dry run (nothing written): 2 rows received, 1 new, 0 updated, 1 rejected");
@@ -158,8 +239,25 @@ describe("against the npm start server with no options", () => {
     expect(table.stdout).not.toContain("라마바");
 
     const json = join(dir, "subs.json");
-    writeFileSync(json, JSON.stringify([{ telcoCd: "K", phoneNo: "01070700003", name: "J", gender: "F", birth: "1990-01-01", foreign: "L", ci: "CIcli0003AAAAAAAAAAAAAAAA==" }]));
-    expect(await cliJson(["directory", "import", json])).toMatchObject({ format: "json", inserted: 1, rejected_count: 0 });
+    writeFileSync(
+      json,
+      JSON.stringify([
+        {
+          telcoCd: "K",
+          phoneNo: "01070700003",
+          name: "J",
+          gender: "F",
+          birth: "1990-01-01",
+          foreign: "L",
+          ci: "CIcli0003AAAAAAAAAAAAAAAA==",
+        },
+      ]),
+    );
+    expect(await cliJson(["directory", "import", json])).toMatchObject({
+      format: "json",
+      inserted: 1,
+      rejected_count: 0,
+    });
 
     const before = await cliJson<{ subscribers: number }>(["directory", "stats"]);
     expect((await cli(["directory", "delete", "010-7070-0003", "--yes"])).code).toBe(0);
@@ -173,7 +271,16 @@ describe("against the npm start server with no options", () => {
     expect(r.stdout).toMatch(/^id\s+at\s+type\s+client_id\s+outcome\s+detail/);
     const next = /next page: --before (\d+)/.exec(r.stdout);
     expect(next).not.toBeNull();
-    const page2 = await cliJson<{ events: { id: number; type: string }[] }>(["audit", "list", "--limit", "2", "--type", "client.", "--before", next![1]!]);
+    const page2 = await cliJson<{ events: { id: number; type: string }[] }>([
+      "audit",
+      "list",
+      "--limit",
+      "2",
+      "--type",
+      "client.",
+      "--before",
+      next![1]!,
+    ]);
     expect(page2.events.length).toBeGreaterThan(0);
     expect(page2.events.every((e) => e.id < Number(next![1]) && e.type.startsWith("client."))).toBe(true);
   });
@@ -194,10 +301,18 @@ describe("against the npm start server with no options", () => {
     // the service's admin token, which npm start took from .dev.vars (or .dev.vars.example)
     const file = [".dev.vars", ".dev.vars.example"].map((f) => join(ROOT, f)).find((p) => existsSync(p))!;
     const token = /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(file, "utf8"))![1]!;
-    const viaToken = await cli(["clients", "list", "--json", "--base-url", server.base], { ADMIN_TOKEN: token, BASE_URL: "http://127.0.0.1:9" });
+    const viaToken = await cli(["clients", "list", "--json", "--base-url", server.base], {
+      ADMIN_TOKEN: token,
+      BASE_URL: "http://127.0.0.1:9",
+    });
     expect(viaToken.code, viaToken.stderr).toBe(0);
-    expect((JSON.parse(viaToken.stdout) as { clients: { client_id: string }[] }).clients.map((c) => c.client_id)).toContain("demo-client");
-    const viaEnv = await cli(["directory", "stats", "--json"], { ADMIN_TOKEN: token, BASE_URL: server.base.replace("localhost", "127.0.0.1") });
+    expect(
+      (JSON.parse(viaToken.stdout) as { clients: { client_id: string }[] }).clients.map((c) => c.client_id),
+    ).toContain("demo-client");
+    const viaEnv = await cli(["directory", "stats", "--json"], {
+      ADMIN_TOKEN: token,
+      BASE_URL: server.base.replace("localhost", "127.0.0.1"),
+    });
     expect(viaEnv.code, viaEnv.stderr).toBe(0);
     expect(JSON.parse(viaEnv.stdout)).toMatchObject({ test_numbers: 4 });
   });

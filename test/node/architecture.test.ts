@@ -53,7 +53,10 @@ describe("the layout's import rules", () => {
 
   it("the admin API uses core/ and the provider's store only", () => {
     const bad = all.filter(
-      (i) => top(i.file) === "admin" && !["admin", "core"].includes(top(i.target)) && !i.target.startsWith("provider/store/"),
+      (i) =>
+        top(i.file) === "admin" &&
+        !["admin", "core"].includes(top(i.target)) &&
+        !i.target.startsWith("provider/store/"),
     );
     expect(bad).toEqual([]);
   });

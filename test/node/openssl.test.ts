@@ -10,14 +10,48 @@ const SECRET = "demoSecret0123456789abcdefABCDEF";
 const KEY_HEX = Buffer.from(SECRET.slice(0, 16), "ascii").toString("hex");
 
 const SUBSCRIBERS = [
-  { telco: "S", name: "홍길동", phone: "01012345678", code: "123456", ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==", birthday: "0315", birthdate: "900315" },
-  { telco: "K", name: "김영희", phone: "01023456789", code: "234567", ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==", birthday: "1201", birthdate: "011201" },
-  { telco: "L", name: "John Smith", phone: "01034567890", code: "345678", ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC==", birthday: "0704", birthdate: "850704" },
-  { telco: "S", name: "이민수", phone: "01045678901", code: "456789", ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==", birthday: "0520", birthdate: "120520" },
+  {
+    telco: "S",
+    name: "홍길동",
+    phone: "01012345678",
+    code: "123456",
+    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+    birthday: "0315",
+    birthdate: "900315",
+  },
+  {
+    telco: "K",
+    name: "김영희",
+    phone: "01023456789",
+    code: "234567",
+    ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==",
+    birthday: "1201",
+    birthdate: "011201",
+  },
+  {
+    telco: "L",
+    name: "John Smith",
+    phone: "01034567890",
+    code: "345678",
+    ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC==",
+    birthday: "0704",
+    birthdate: "850704",
+  },
+  {
+    telco: "S",
+    name: "이민수",
+    phone: "01045678901",
+    code: "456789",
+    ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==",
+    birthday: "0520",
+    birthdate: "120520",
+  },
 ];
 
 function opensslDecrypt(b64: string): string {
-  return execFileSync("openssl", ["enc", "-d", "-aes-128-cbc", "-K", KEY_HEX, "-iv", KEY_HEX, "-base64", "-A"], { input: b64 }).toString("utf8");
+  return execFileSync("openssl", ["enc", "-d", "-aes-128-cbc", "-K", KEY_HEX, "-iv", KEY_HEX, "-base64", "-A"], {
+    input: b64,
+  }).toString("utf8");
 }
 
 let server: Server;
@@ -44,7 +78,10 @@ describe("openssl enc -d -aes-128-cbc decrypts every encrypted item", () => {
 
     const tokenRes = await fetch(`${server.base}/oauth2/token`, {
       method: "POST",
-      headers: { Authorization: "Basic " + Buffer.from(`demo-client:${SECRET}`).toString("base64"), "Content-Type": "application/x-www-form-urlencoded" },
+      headers: {
+        Authorization: "Basic " + Buffer.from(`demo-client:${SECRET}`).toString("base64"),
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
       body: new URLSearchParams({ grant_type: "authorization_code", code: code! }),
     });
     expect(tokenRes.status).toBe(200);

@@ -32,9 +32,12 @@ describe("wrangler.toml deploy path", () => {
     expect(ENVS.sort()).toEqual([...PROVIDER_ENVS, ...KIT_ENVS].sort());
   });
 
-  it.each(ENVS)("[env.%s] is not also published on *.workers.dev (it would bypass the zone's Access, WAF and rate rules; workers_dev is inherited from the top level)", (env) => {
-    expect(onWorkersDev(env)).toBe(false);
-  });
+  it.each(ENVS)(
+    "[env.%s] is not also published on *.workers.dev (it would bypass the zone's Access, WAF and rate rules; workers_dev is inherited from the top level)",
+    (env) => {
+      expect(onWorkersDev(env)).toBe(false);
+    },
+  );
 
   it("the top-level dev worker (DEV_MODE=true, dev seed with public test secrets) has no deploy target, so a `wrangler deploy` without --env cannot publish it", () => {
     const c = read();

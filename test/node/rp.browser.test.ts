@@ -15,7 +15,14 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
   });
 });
 
@@ -34,12 +41,15 @@ interface Ctx {
 
 async function open(): Promise<Ctx> {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "ko-KR" });
-  await context.route("**/*", (route) => (new URL(route.request().url()).host === "localhost:8787" ? route.continue() : route.abort()));
+  await context.route("**/*", (route) =>
+    new URL(route.request().url()).host === "localhost:8787" ? route.continue() : route.abort(),
+  );
   const page = await context.newPage();
   const trail: string[] = [];
   const problems: string[] = [];
   page.on("response", (r) => {
-    if (r.frame() === page.mainFrame() && r.request().isNavigationRequest()) trail.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    if (r.frame() === page.mainFrame() && r.request().isNavigationRequest())
+      trail.push(`${r.status()} ${new URL(r.url()).pathname}`);
   });
   page.on("console", (m) => {
     if (m.type() === "error") problems.push(m.text());
@@ -71,7 +81,9 @@ async function signIn(page: Page, opts: { autoLogin: boolean; expectConsent: boo
 
 async function profileOf(page: Page): Promise<Record<string, string>> {
   await heading(page, /님, 환영합니다/);
-  const cells = await page.locator("td[data-item]").evaluateAll((tds) => tds.map((td) => [td.getAttribute("data-item")!, (td as HTMLElement).innerText.trim()]));
+  const cells = await page
+    .locator("td[data-item]")
+    .evaluateAll((tds) => tds.map((td) => [td.getAttribute("data-item")!, (td as HTMLElement).innerText.trim()]));
   return Object.fromEntries(cells);
 }
 
@@ -109,7 +121,12 @@ describe("relying-party kit in Chromium (390×844)", () => {
       const firstMe = await me(c);
       expect(firstMe).toMatchObject({ name: "홍길동", autoLoginYn: "Y", autoStatusCheck: "Y" });
       const cookies = await c.context.cookies(server.base);
-      expect(cookies.find((k) => k.name === "__Host-rp_session")).toMatchObject({ httpOnly: true, secure: true, sameSite: "Lax", path: "/" });
+      expect(cookies.find((k) => k.name === "__Host-rp_session")).toMatchObject({
+        httpOnly: true,
+        secure: true,
+        sameSite: "Lax",
+        path: "/",
+      });
 
       // 3. logout: the kit page's form posts with a same-origin Origin (Referrer-Policy same-origin)
       await page.getByRole("button", { name: /로그아웃/ }).click();
@@ -121,7 +138,12 @@ describe("relying-party kit in Chromium (390×844)", () => {
       await page.getByRole("link", { name: /휴대폰번호로 로그인/ }).click();
       const second = await profileOf(page);
       expect(c.trail).toEqual(["302 /auth/login", "302 /oauth2/authorize", "303 /auth/callback", "200 /"]);
-      expect(second).toMatchObject({ name: "홍길동", phoneNo: "010-1234-5678", birthdate: "90.03.15", plid: first.plid! });
+      expect(second).toMatchObject({
+        name: "홍길동",
+        phoneNo: "010-1234-5678",
+        birthdate: "90.03.15",
+        plid: first.plid!,
+      });
       expect(await me(c)).toMatchObject({ plid: firstMe.plid, name: "홍길동", autoLoginYn: "Y", autoStatusCheck: "N" });
 
       // 5. disconnect: back to the login; the session is gone

@@ -18,7 +18,9 @@ export interface Server {
  * Starts the dev server on `port` (default 8787: the seed's redirect URIs name it) and waits for
  * /healthz. Extra wrangler dev arguments (for example `--var NAME:value`) go in `args`.
  */
-export async function startServer(opts: { port?: number; args?: string[]; env?: Record<string, string> } = {}): Promise<Server> {
+export async function startServer(
+  opts: { port?: number; args?: string[]; env?: Record<string, string> } = {},
+): Promise<Server> {
   const port = opts.port ?? 8787;
   const persist = mkdtempSync(join(tmpdir(), "phone-login-e2e-"));
   let out = "";

@@ -16,9 +16,14 @@ interface Form {
 }
 
 const decodeEntities = (s: string) =>
-  s.replace(/&#(\d+);/g, (_m, d: string) => String.fromCharCode(Number(d)))
+  s
+    .replace(/&#(\d+);/g, (_m, d: string) => String.fromCharCode(Number(d)))
     .replace(/&#x([0-9a-f]+);/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
-    .replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 function attr(tag: string, name: string): string | undefined {
   const m = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, "i").exec(tag);
@@ -70,7 +75,11 @@ export interface SignInResult {
  * Runs a whole sign-in from an authorize URL: identify, verify, consent (agree), optionally opting
  * in to automatic login. Returns at the redirect back to the app.
  */
-export async function signIn(authorizeUrl: string, who: Subscriber, opts: { autoLogin?: boolean; jar?: CookieJar; lang?: string } = {}): Promise<SignInResult> {
+export async function signIn(
+  authorizeUrl: string,
+  who: Subscriber,
+  opts: { autoLogin?: boolean; jar?: CookieJar; lang?: string } = {},
+): Promise<SignInResult> {
   const jar = opts.jar ?? new CookieJar();
   const steps: string[] = [];
   const headers = () => ({ Cookie: jar.header(), "Accept-Language": opts.lang ?? "ko-KR" });
@@ -104,7 +113,11 @@ export async function signIn(authorizeUrl: string, who: Subscriber, opts: { auto
     res = await fetch(form.action, {
       method: "POST",
       redirect: "manual",
-      headers: { ...headers(), "Content-Type": "application/x-www-form-urlencoded", Origin: new URL(form.action).origin },
+      headers: {
+        ...headers(),
+        "Content-Type": "application/x-www-form-urlencoded",
+        Origin: new URL(form.action).origin,
+      },
       body,
     });
     jar.take(res);

@@ -32,10 +32,42 @@ interface Seed {
 }
 
 const SEED: Seed[] = [
-  { telco: "S", carrier: "SKT", name: "홍길동", phone: "01012345678", typed: "010-1234-5678", code: "123456", eligible: true },
-  { telco: "K", carrier: "KT", name: "김영희", phone: "01023456789", typed: "010 2345 6789", code: "234567", eligible: true },
-  { telco: "L", carrier: "LG U+", name: "John Smith", phone: "01034567890", typed: "01034567890", code: "345678", eligible: false },
-  { telco: "S", carrier: "SKT", name: "이민수", phone: "01045678901", typed: "010-4567-8901", code: "456789", eligible: true },
+  {
+    telco: "S",
+    carrier: "SKT",
+    name: "홍길동",
+    phone: "01012345678",
+    typed: "010-1234-5678",
+    code: "123456",
+    eligible: true,
+  },
+  {
+    telco: "K",
+    carrier: "KT",
+    name: "김영희",
+    phone: "01023456789",
+    typed: "010 2345 6789",
+    code: "234567",
+    eligible: true,
+  },
+  {
+    telco: "L",
+    carrier: "LG U+",
+    name: "John Smith",
+    phone: "01034567890",
+    typed: "01034567890",
+    code: "345678",
+    eligible: false,
+  },
+  {
+    telco: "S",
+    carrier: "SKT",
+    name: "이민수",
+    phone: "01045678901",
+    typed: "010-4567-8901",
+    code: "456789",
+    eligible: true,
+  },
 ];
 
 let server: Server;
@@ -51,11 +83,32 @@ function decrypt(b64: string): string {
 beforeAll(async () => {
   mkdirSync(OUT, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), "signin-tls-"));
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "k.pem"), "-out", join(dir, "c.pem"), "-days", "1", "-subj", "/CN=demo.example"], { stdio: "ignore" });
-  callbackServer = createServer({ key: readFileSync(join(dir, "k.pem")), cert: readFileSync(join(dir, "c.pem")) }, (req, res) => {
-    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-    res.end(`<!doctype html><title>Demo callback</title><p id="cb">callback received</p>`);
-  });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      join(dir, "k.pem"),
+      "-out",
+      join(dir, "c.pem"),
+      "-days",
+      "1",
+      "-subj",
+      "/CN=demo.example",
+    ],
+    { stdio: "ignore" },
+  );
+  callbackServer = createServer(
+    { key: readFileSync(join(dir, "k.pem")), cert: readFileSync(join(dir, "c.pem")) },
+    (req, res) => {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+      res.end(`<!doctype html><title>Demo callback</title><p id="cb">callback received</p>`);
+    },
+  );
   await new Promise<void>((r) => callbackServer.listen(0, "127.0.0.1", r));
   const port = (callbackServer.address() as AddressInfo).port;
   server = await startServer();
@@ -118,14 +171,23 @@ async function open(opts: { locale: "ko-KR" | "en-US"; javaScriptEnabled?: boole
 }
 
 function authorizeUrl(state: string, extra: Record<string, string> = {}): string {
-  const q = new URLSearchParams({ response_type: "code", client_id: "demo-client", redirect_uri: CALLBACK, state, ...extra });
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: "demo-client",
+    redirect_uri: CALLBACK,
+    state,
+    ...extra,
+  });
   return `${server.base}/oauth2/authorize?${q}`;
 }
 
 async function userOf(code: string): Promise<Record<string, string>> {
   const tok = await fetch(`${server.base}/oauth2/token`, {
     method: "POST",
-    headers: { Authorization: "Basic " + Buffer.from(`demo-client:${SECRET}`).toString("base64"), "Content-Type": "application/x-www-form-urlencoded" },
+    headers: {
+      Authorization: "Basic " + Buffer.from(`demo-client:${SECRET}`).toString("base64"),
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
     body: new URLSearchParams({ grant_type: "authorization_code", code }),
   });
   expect(tok.status).toBe(200);
@@ -146,7 +208,9 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   const { page } = c;
   await page.goto(authorizeUrl(state));
   await heading(page, "본인 확인");
-  expect(await textOf(page.locator(".lead"))).toBe("Demo Shop에 휴대폰번호로 로그인합니다. 가입한 통신사와 이름, 휴대폰번호를 입력하세요.");
+  expect(await textOf(page.locator(".lead"))).toBe(
+    "Demo Shop에 휴대폰번호로 로그인합니다. 가입한 통신사와 이름, 휴대폰번호를 입력하세요.",
+  );
   await page.getByText(s.carrier, { exact: true }).click();
   await page.getByLabel("이름").fill(s.name);
   await page.getByLabel("휴대폰번호").fill(s.typed);
@@ -154,7 +218,9 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   await page.getByRole("button", { name: "인증번호 받기" }).click();
 
   await heading(page, "인증번호 입력");
-  expect(await textOf(page.locator(".lead"))).toContain(`${s.phone.slice(0, 3)}-****-${s.phone.slice(-4)}(으)로 보낸 인증번호 6자리`);
+  expect(await textOf(page.locator(".lead"))).toContain(
+    `${s.phone.slice(0, 3)}-****-${s.phone.slice(-4)}(으)로 보낸 인증번호 6자리`,
+  );
   const otp = page.getByLabel("인증번호", { exact: true });
   expect(await otp.getAttribute("autocomplete")).toBe("one-time-code");
   expect(await otp.getAttribute("inputmode")).toBe("numeric");
@@ -166,7 +232,18 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   await page.getByRole("button", { name: "확인", exact: true }).click();
 
   await heading(page, "정보 제공 동의");
-  expect(await page.locator(".items li").allInnerTexts()).toEqual(["연계정보(CI)", "휴대폰번호", "이름", "성별", "연령대", "생일(월일)", "생년월일", "내/외국인 구분", "통신사", "이 앱 전용 이용자 식별자"]);
+  expect(await page.locator(".items li").allInnerTexts()).toEqual([
+    "연계정보(CI)",
+    "휴대폰번호",
+    "이름",
+    "성별",
+    "연령대",
+    "생일(월일)",
+    "생년월일",
+    "내/외국인 구분",
+    "통신사",
+    "이 앱 전용 이용자 식별자",
+  ]);
   if (shoot) await page.screenshot({ path: join(OUT, "signin-ko-consent.png") });
   await page.getByRole("button", { name: "동의하고 계속하기" }).click();
   return callbackParams(page);
@@ -221,7 +298,9 @@ describe("sign-in in Chromium (390×844)", () => {
       for (const t of ["SKT", "KT", "LG U+"]) expect(await c.page.getByText(t, { exact: true }).isVisible()).toBe(true);
       expect(await c.page.getByRole("button", { name: "인증번호 받기" }).isVisible()).toBe(true);
       expect(await c.page.getByRole("button", { name: "English" }).isVisible()).toBe(true);
-      const bg = await c.page.getByRole("button", { name: "인증번호 받기" }).evaluate((el) => getComputedStyle(el).backgroundColor);
+      const bg = await c.page
+        .getByRole("button", { name: "인증번호 받기" })
+        .evaluate((el) => getComputedStyle(el).backgroundColor);
       expect(bg).toBe("rgb(49, 130, 246)");
       await c.page.screenshot({ path: join(OUT, "signin-ko-empty.png") });
       await c.page.setViewportSize({ width: 320, height: 640 });
@@ -238,7 +317,9 @@ describe("sign-in in Chromium (390×844)", () => {
       const { page } = c;
       await page.goto(authorizeUrl("shot-en", { prompt: "login" }));
       await heading(page, "Confirm it is you");
-      expect(await textOf(page.locator(".lead"))).toBe("Log in to Demo Shop with your mobile number. Enter your carrier, name and mobile number.");
+      expect(await textOf(page.locator(".lead"))).toBe(
+        "Log in to Demo Shop with your mobile number. Enter your carrier, name and mobile number.",
+      );
       await page.getByText("KT", { exact: true }).click();
       await page.getByLabel("Name").fill("김영희");
       await page.getByLabel("Mobile number").fill("010-2345-6789");
@@ -272,7 +353,9 @@ describe("sign-in in Chromium (390×844)", () => {
       await page.getByLabel("이름").fill("홍길순");
       await page.getByLabel("휴대폰번호").fill("010-1234-5678");
       await page.getByRole("button", { name: "인증번호 받기" }).click();
-      expect(await textOf(page.getByRole("alert"))).toBe("입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.");
+      expect(await textOf(page.getByRole("alert"))).toBe(
+        "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
+      );
       await page.screenshot({ path: join(OUT, "signin-ko-hybrid-mismatch.png") });
       await page.getByRole("button", { name: "English" }).click();
       await heading(page, "Confirm it is you");

@@ -18,7 +18,12 @@ describe("npm start", () => {
   it(`PORT=${PORT} serves there: /healthz 200, the seed's client is known, unknown paths are 404 not_found`, async () => {
     expect(server.base).toBe(`http://localhost:${PORT}`);
     expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
-    const q = new URLSearchParams({ response_type: "code", client_id: "demo-client", redirect_uri: "https://demo.example/callback", state: "s" });
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: "demo-client",
+      redirect_uri: "https://demo.example/callback",
+      state: "s",
+    });
     const page = await fetch(`${server.base}/oauth2/authorize?${q}`, { headers: { "Accept-Language": "en" } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Log in to Demo Shop with your mobile number.");

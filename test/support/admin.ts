@@ -6,7 +6,11 @@ import { call } from "./helpers";
 export const ADMIN_TOKEN = env.ADMIN_TOKEN as string;
 
 /** An admin API call with the token (or `token: null` for none) and an optional JSON body. */
-export function admin(method: string, path: string, opts: { json?: unknown; body?: string; type?: string; token?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+export function admin(
+  method: string,
+  path: string,
+  opts: { json?: unknown; body?: string; type?: string; token?: string | null; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const headers: Record<string, string> = { ...opts.headers };
   const token = opts.token === undefined ? ADMIN_TOKEN : opts.token;
   if (token !== null) headers.Authorization = `Bearer ${token}`;
@@ -33,7 +37,13 @@ export interface CreatedClient {
 /** Registers a client through the admin API; the answer includes the one-time secret. */
 export async function createClient(fields: Record<string, unknown> = {}): Promise<CreatedClient> {
   const res = await admin("POST", "/admin/clients", {
-    json: { name: "Test Shop", redirect_uris: ["https://shop.example/cb"], items: ["name", "phoneNo", "birthdate"], auto_login: true, ...fields },
+    json: {
+      name: "Test Shop",
+      redirect_uris: ["https://shop.example/cb"],
+      items: ["name", "phoneNo", "birthdate"],
+      auto_login: true,
+      ...fields,
+    },
   });
   if (res.status !== 201) throw new Error(`create failed ${res.status} ${await res.text()}`);
   return (await res.json()) as CreatedClient;

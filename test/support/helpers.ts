@@ -42,7 +42,10 @@ export interface MintOptions {
 }
 
 /** Consents the subscriber to the client (making the plid) and mints a code, as a finished sign-in does. */
-export async function mintFor(phone: string, opts: MintOptions = {}): Promise<{ code: string; plid: string; subscriberId: number }> {
+export async function mintFor(
+  phone: string,
+  opts: MintOptions = {},
+): Promise<{ code: string; plid: string; subscriberId: number }> {
   const client = opts.client ?? DEMO;
   const s = await subscriberByPhone(env, phone);
   if (!s) throw new Error(`no subscriber ${phone}`);
@@ -60,7 +63,11 @@ export async function mintFor(phone: string, opts: MintOptions = {}): Promise<{ 
 }
 
 /** Exchanges a code at the token endpoint with Basic authentication. */
-export function exchange(code: string, client: { clientId: string; secret: string } = DEMO, extra: Record<string, string> = {}): Promise<Response> {
+export function exchange(
+  code: string,
+  client: { clientId: string; secret: string } = DEMO,
+  extra: Record<string, string> = {},
+): Promise<Response> {
   return call("/oauth2/token", {
     method: "POST",
     headers: { ...FORM, Authorization: basic(client.clientId, client.secret) },
@@ -69,7 +76,10 @@ export function exchange(code: string, client: { clientId: string; secret: strin
 }
 
 /** Mints a code for `phone` and exchanges it: the access token. */
-export async function tokenFor(phone: string, opts: MintOptions & { secret?: string } = {}): Promise<{ token: string; plid: string }> {
+export async function tokenFor(
+  phone: string,
+  opts: MintOptions & { secret?: string } = {},
+): Promise<{ token: string; plid: string }> {
   const { code, plid } = await mintFor(phone, opts);
   const client = opts.client ? { clientId: opts.client.clientId, secret: opts.secret ?? "" } : DEMO;
   const res = await exchange(code, client);

@@ -26,7 +26,9 @@ export interface Kit {
 /** The kit's env against our provider (in process), plus `vars` overrides. */
 export function kit(vars: Record<string, unknown> = {}, provider?: ProviderFetcher): Kit {
   const calls: string[] = [];
-  const target: ProviderFetcher = provider ?? { fetch: (input, init) => exports.default.fetch(new Request(input, init)) };
+  const target: ProviderFetcher = provider ?? {
+    fetch: (input, init) => exports.default.fetch(new Request(input, init)),
+  };
   const recording: ProviderFetcher = {
     fetch: (input, init) => {
       const req = new Request(input, init);
@@ -108,20 +110,33 @@ export class Browser {
   }
 
   /** GET /auth/login: the state and PKCE challenge the kit sent to the service. */
-  async startLogin(query = ""): Promise<{ res: Response; location: URL; state: string; challenge: string | undefined }> {
+  async startLogin(
+    query = "",
+  ): Promise<{ res: Response; location: URL; state: string; challenge: string | undefined }> {
     const res = await this.get(`/auth/login${query}`);
     expect(res.status).toBe(302);
     const location = new URL(res.headers.get("Location")!);
-    return { res, location, state: location.searchParams.get("state")!, challenge: location.searchParams.get("code_challenge") ?? undefined };
+    return {
+      res,
+      location,
+      state: location.searchParams.get("state")!,
+      challenge: location.searchParams.get("code_challenge") ?? undefined,
+    };
   }
 
   /**
    * A whole login against our provider: /auth/login, a code minted for `phone` as the sign-in
    * pages would (with the kit's PKCE challenge), then /auth/callback. Returns the callback answer.
    */
-  async login(phone: string, opts: { query?: string; mint?: MintOptions } = {}): Promise<{ res: Response; plid: string; state: string }> {
+  async login(
+    phone: string,
+    opts: { query?: string; mint?: MintOptions } = {},
+  ): Promise<{ res: Response; plid: string; state: string }> {
     const start = await this.startLogin(opts.query ?? "");
-    const { code, plid } = await mintFor(phone, { ...(start.challenge ? { codeChallenge: start.challenge } : {}), ...opts.mint });
+    const { code, plid } = await mintFor(phone, {
+      ...(start.challenge ? { codeChallenge: start.challenge } : {}),
+      ...opts.mint,
+    });
     const res = await this.get(`/auth/callback?${new URLSearchParams({ code, state: start.state })}`);
     return { res, plid, state: start.state };
   }

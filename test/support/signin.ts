@@ -25,7 +25,12 @@ export interface Page {
 }
 
 const decode = (s: string) =>
-  s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 function attr(tag: string, name: string): string | undefined {
   const m = new RegExp(`\\s${name}="([^"]*)"`, "i").exec(tag);
@@ -108,7 +113,11 @@ export class Browser {
     if (!p.form) throw new Error(`no form on page (status ${p.status}): ${p.html.slice(0, 300)}`);
     const body = form({ ...p.form.hidden, ...fields, ...override });
     return this.page(
-      await this.fetch(p.form.action, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body }),
+      await this.fetch(p.form.action, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body,
+      }),
     );
   }
 }
@@ -121,7 +130,12 @@ export interface Who {
 }
 
 /** Identify and verify; returns the page after the code step (consent page or redirect). */
-export async function throughCode(b: Browser, who: Who, params: Record<string, string> = {}, verifyFields: Record<string, string> = {}): Promise<Page> {
+export async function throughCode(
+  b: Browser,
+  who: Who,
+  params: Record<string, string> = {},
+  verifyFields: Record<string, string> = {},
+): Promise<Page> {
   const p1 = await b.authorize(params);
   if (p1.form?.step !== "identify") throw new Error(`expected identify, got ${p1.status} ${p1.html.slice(0, 200)}`);
   const p2 = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
@@ -130,7 +144,12 @@ export async function throughCode(b: Browser, who: Who, params: Record<string, s
 }
 
 /** A whole sign-in, agreeing to consent when asked; returns the final redirect's Location. */
-export async function signInAll(b: Browser, who: Who, params: Record<string, string> = {}, verifyFields: Record<string, string> = {}): Promise<URL> {
+export async function signInAll(
+  b: Browser,
+  who: Who,
+  params: Record<string, string> = {},
+  verifyFields: Record<string, string> = {},
+): Promise<URL> {
   let p = await throughCode(b, who, params, verifyFields);
   if (p.form?.step === "consent") p = await b.submit(p, { agree: "Y" });
   if (p.status !== 302) throw new Error(`expected 302, got ${p.status} ${alertText(p.html)}`);

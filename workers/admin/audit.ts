@@ -12,7 +12,8 @@ const MAX_LIMIT = 500;
 function intParam(url: URL, name: string, min: number, max: number): number | undefined {
   const v = url.searchParams.get(name);
   if (v === null || v === "") return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw E.invalidBecause(name, `must be a whole number from ${min} to ${max}`);
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+    throw E.invalidBecause(name, `must be a whole number from ${min} to ${max}`);
   return Number(v);
 }
 

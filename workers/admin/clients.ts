@@ -52,7 +52,12 @@ async function existing(env: AdminEnv, rc: RequestContext): Promise<AdminClient>
 }
 
 /** Re-reads the client after a change, drops it from the cache and answers its view. */
-async function changed(env: AdminEnv, clientId: string, extra: Record<string, unknown> = {}, status = 200): Promise<Response> {
+async function changed(
+  env: AdminEnv,
+  clientId: string,
+  extra: Record<string, unknown> = {},
+  status = 200,
+): Promise<Response> {
   forgetClient(clientId);
   const c = await getClient(env, clientId);
   if (!c) throw E.noSuch("client");
@@ -78,7 +83,10 @@ export async function create(req: Request, env: AdminEnv, rc: RequestContext): P
     const secretSealed = await sealSecret(env, clientId, secret);
     if (await insertClient(env, { clientId, secretSealed, ...fields })) {
       rc.log.clientId = clientId;
-      await audit(env, "client.created", clientId, "ok", { items: fields.items.join(","), auto_login: fields.autoLogin });
+      await audit(env, "client.created", clientId, "ok", {
+        items: fields.items.join(","),
+        auto_login: fields.autoLogin,
+      });
       // The secret is shown here once; it is stored only sealed.
       return changed(env, clientId, { client_secret: secret }, 201);
     }
@@ -119,7 +127,8 @@ export async function rotate(req: Request, env: AdminEnv, rc: RequestContext): P
   const c = await existing(env, rc);
   const secret = randomAlphanumeric(CLIENT_SECRET_LENGTH);
   const until = grace > 0 ? Date.now() + grace * 1000 : null;
-  if (!(await rotateClientSecret(env, c.clientId, await sealSecret(env, c.clientId, secret), until))) throw E.noSuch("client");
+  if (!(await rotateClientSecret(env, c.clientId, await sealSecret(env, c.clientId, secret), until)))
+    throw E.noSuch("client");
   await audit(env, "client.secret_rotated", c.clientId, "ok", { grace_seconds: grace });
   return changed(env, c.clientId, { client_secret: secret });
 }

@@ -37,9 +37,13 @@ function adminToken(env: AdminEnv): string | null {
   const v = env.ADMIN_TOKEN;
   if (v === undefined || v === "") return null;
   // RFC 6750 §2.1 b64token: what a Bearer header can carry.
-  if (!/^[A-Za-z0-9._~+/-]+=*$/.test(v)) throw new ConfigError("ADMIN_TOKEN", "may hold only letters, digits and -._~+/ (Base64 or hex)");
+  if (!/^[A-Za-z0-9._~+/-]+=*$/.test(v))
+    throw new ConfigError("ADMIN_TOKEN", "may hold only letters, digits and -._~+/ (Base64 or hex)");
   if (v.length < MIN_ADMIN_TOKEN_LENGTH) {
-    throw new ConfigError("ADMIN_TOKEN", `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (openssl rand -base64 32)`);
+    throw new ConfigError(
+      "ADMIN_TOKEN",
+      `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (openssl rand -base64 32)`,
+    );
   }
   return v;
 }

@@ -132,7 +132,10 @@ export function validateRow(raw: Partial<Record<Column, unknown>>, today: string
 
 /** A CSV record whose field count differs from the header's. */
 class BadShape {
-  constructor(readonly fields: number, readonly expected: number) {}
+  constructor(
+    readonly fields: number,
+    readonly expected: number,
+  ) {}
 }
 
 /** CSV records as objects keyed by the header's names (aliases are resolved with JSON keys). */
@@ -142,10 +145,13 @@ function rowsFromCsv(text: string): unknown[] {
   if (!header) throw E.invalidBecause("file", "it has no header row");
   const known = new Set(header.map((h) => ALIASES.get(h.toLowerCase())));
   for (const col of COLUMNS) {
-    if (!known.has(col)) throw E.invalidBecause("file", `the header has no ${col} column (columns: ${COLUMNS.join(", ")})`);
+    if (!known.has(col))
+      throw E.invalidBecause("file", `the header has no ${col} column (columns: ${COLUMNS.join(", ")})`);
   }
   return records.map((rec) =>
-    rec.length === header.length ? Object.fromEntries(header.map((h, i) => [h, rec[i]])) : new BadShape(rec.length, header.length),
+    rec.length === header.length
+      ? Object.fromEntries(header.map((h, i) => [h, rec[i]]))
+      : new BadShape(rec.length, header.length),
   );
 }
 
@@ -157,7 +163,8 @@ function rowsFromJson(text: string): unknown[] {
     throw E.invalidBecause("file", "not JSON");
   }
   const list = Array.isArray(doc) ? doc : (doc as { subscribers?: unknown } | null)?.subscribers;
-  if (!Array.isArray(list)) throw E.invalidBecause("file", 'must be a JSON array of subscribers, or {"subscribers": [...]}');
+  if (!Array.isArray(list))
+    throw E.invalidBecause("file", 'must be a JSON array of subscribers, or {"subscribers": [...]}');
   return list;
 }
 
@@ -166,7 +173,8 @@ export function parseImport(format: "csv" | "json", text: string, maxRows: numbe
   const ignored = new Set<string>();
   const rows = format === "csv" ? rowsFromCsv(text) : rowsFromJson(text);
   if (rows.length === 0) throw E.invalidBecause("file", "it has no rows");
-  if (rows.length > maxRows) throw E.invalidBecause("file", `it has more than ${maxRows} rows (ADMIN_MAX_IMPORT_ROWS); split it`);
+  if (rows.length > maxRows)
+    throw E.invalidBecause("file", `it has more than ${maxRows} rows (ADMIN_MAX_IMPORT_ROWS); split it`);
 
   const valid: SubscriberInput[] = [];
   const rejected: Rejected[] = [];

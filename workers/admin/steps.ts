@@ -30,7 +30,8 @@ export async function readJsonObject(req: Request, maxBytes: number): Promise<Re
   } catch {
     throw E.invalidBecause("body", "not JSON");
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw E.invalidBecause("body", "must be a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw E.invalidBecause("body", "must be a JSON object");
   return body as Record<string, unknown>;
 }
 

@@ -13,7 +13,10 @@ export interface AdminClient extends Client {
 }
 
 function toAdminClient(r: ClientRow, now: number): AdminClient {
-  const until = r.previous_secret_sealed && r.previous_secret_until && r.previous_secret_until > now ? r.previous_secret_until : null;
+  const until =
+    r.previous_secret_sealed && r.previous_secret_until && r.previous_secret_until > now
+      ? r.previous_secret_until
+      : null;
   return { ...toClient(r), previousSecretUntil: until };
 }
 
@@ -44,7 +47,16 @@ export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
     `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, status, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
   )
-    .bind(c.clientId, c.name, c.secretSealed, JSON.stringify(c.redirectUris), JSON.stringify(c.items), c.autoLogin ? 1 : 0, now, now)
+    .bind(
+      c.clientId,
+      c.name,
+      c.secretSealed,
+      JSON.stringify(c.redirectUris),
+      JSON.stringify(c.items),
+      c.autoLogin ? 1 : 0,
+      now,
+      now,
+    )
     .run();
   return r.meta.changes === 1;
 }
@@ -61,11 +73,11 @@ export interface ClientPatch {
 export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch): Promise<boolean> {
   const sets: string[] = [];
   const values: (string | number)[] = [];
-  if (p.name !== undefined) sets.push("name = ?"), values.push(p.name);
-  if (p.redirectUris !== undefined) sets.push("redirect_uris = ?"), values.push(JSON.stringify(p.redirectUris));
-  if (p.items !== undefined) sets.push("items = ?"), values.push(JSON.stringify(p.items));
-  if (p.autoLogin !== undefined) sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0);
-  if (p.status !== undefined) sets.push("status = ?"), values.push(p.status);
+  if (p.name !== undefined) (sets.push("name = ?"), values.push(p.name));
+  if (p.redirectUris !== undefined) (sets.push("redirect_uris = ?"), values.push(JSON.stringify(p.redirectUris)));
+  if (p.items !== undefined) (sets.push("items = ?"), values.push(JSON.stringify(p.items)));
+  if (p.autoLogin !== undefined) (sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0));
+  if (p.status !== undefined) (sets.push("status = ?"), values.push(p.status));
   sets.push("updated_at = ?");
   values.push(Date.now());
   const r = await env.DB.prepare(`UPDATE clients SET ${sets.join(", ")} WHERE client_id = ?`)
@@ -80,7 +92,12 @@ export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch)
  * still in an earlier grace period is replaced: only one previous generation is kept.
  * SQLite evaluates every SET expression against the old row, so the move is one statement.
  */
-export async function rotateClientSecret(env: DbEnv, clientId: string, newSealed: string, graceUntil: number | null): Promise<boolean> {
+export async function rotateClientSecret(
+  env: DbEnv,
+  clientId: string,
+  newSealed: string,
+  graceUntil: number | null,
+): Promise<boolean> {
   const r = await env.DB.prepare(
     `UPDATE clients SET
        previous_secret_sealed = CASE WHEN ?2 IS NULL THEN NULL ELSE secret_sealed END,
@@ -117,7 +134,11 @@ const IMPORT_CHUNK = 500;
  * survive an update. Test-number codes are never set or changed here. With `dryRun` nothing is
  * written. Returns how many phones were new and how many existed.
  */
-export async function upsertSubscribers(env: DbEnv, rows: readonly SubscriberInput[], dryRun: boolean): Promise<{ inserted: number; updated: number }> {
+export async function upsertSubscribers(
+  env: DbEnv,
+  rows: readonly SubscriberInput[],
+  dryRun: boolean,
+): Promise<{ inserted: number; updated: number }> {
   let existing = 0;
   const now = Date.now();
   for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
@@ -149,7 +170,9 @@ export async function upsertSubscribers(env: DbEnv, rows: readonly SubscriberInp
 /** Deletes one subscriber with its links and grants; the deleted id, or null when absent. */
 export async function deleteSubscriber(env: DbEnv, phone: string): Promise<number | null> {
   const [, , deleted] = await env.DB.batch([
-    env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)").bind(phone),
+    env.DB.prepare(
+      "DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",
+    ).bind(phone),
     env.DB.prepare("DELETE FROM links WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)").bind(phone),
     env.DB.prepare("DELETE FROM subscribers WHERE phone = ? RETURNING id").bind(phone),
   ]);
@@ -158,7 +181,10 @@ export async function deleteSubscriber(env: DbEnv, phone: string): Promise<numbe
 }
 
 export async function countSubscribers(env: DbEnv): Promise<{ total: number; testNumbers: number }> {
-  const r = await env.DB.prepare("SELECT COUNT(*) AS total, COUNT(test_otp_hash) AS test FROM subscribers").first<{ total: number; test: number }>();
+  const r = await env.DB.prepare("SELECT COUNT(*) AS total, COUNT(test_otp_hash) AS test FROM subscribers").first<{
+    total: number;
+    test: number;
+  }>();
   return { total: r?.total ?? 0, testNumbers: r?.test ?? 0 };
 }
 
@@ -182,12 +208,15 @@ export interface AuditQuery {
 }
 
 /** Newest first, `limit` at a time; `nextBefore` continues, null at the end. */
-export async function listAudit(env: DbEnv, q: AuditQuery): Promise<{ events: AuditEvent[]; nextBefore: number | null }> {
+export async function listAudit(
+  env: DbEnv,
+  q: AuditQuery,
+): Promise<{ events: AuditEvent[]; nextBefore: number | null }> {
   const where: string[] = [];
   const values: (string | number)[] = [];
-  if (q.before !== undefined) where.push("id < ?"), values.push(q.before);
-  if (q.type !== undefined) where.push(q.type.endsWith(".") ? "type LIKE ? || '%'" : "type = ?"), values.push(q.type);
-  if (q.clientId !== undefined) where.push("client_id = ?"), values.push(q.clientId);
+  if (q.before !== undefined) (where.push("id < ?"), values.push(q.before));
+  if (q.type !== undefined) (where.push(q.type.endsWith(".") ? "type LIKE ? || '%'" : "type = ?"), values.push(q.type));
+  if (q.clientId !== undefined) (where.push("client_id = ?"), values.push(q.clientId));
   const sql = `SELECT id, at, type, client_id, outcome, detail FROM audit_events ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
   const { results } = await env.DB.prepare(sql)
     .bind(...values, q.limit + 1)

@@ -9,7 +9,21 @@ export const MAX_REDIRECT_URIS = 20;
 const MAX_URI_LENGTH = 2048;
 const MAX_NAME_LENGTH = 100;
 /** Schemes that are never an app's callback (script, local files, other protocols). */
-const REFUSED_SCHEMES = new Set(["javascript", "data", "file", "blob", "vbscript", "about", "filesystem", "ftp", "ws", "wss", "mailto", "tel", "sms"]);
+const REFUSED_SCHEMES = new Set([
+  "javascript",
+  "data",
+  "file",
+  "blob",
+  "vbscript",
+  "about",
+  "filesystem",
+  "ftp",
+  "ws",
+  "wss",
+  "mailto",
+  "tel",
+  "sms",
+]);
 
 /**
  * Why a redirect URI cannot be registered, or null when it can (RFC 6749 §3.1.2, RFC 8252 §7):
@@ -42,7 +56,8 @@ export function redirectUriProblem(uri: string): string | null {
 
 function redirectUris(v: unknown): string[] {
   if (!Array.isArray(v) || v.length === 0) throw E.invalidBecause("redirect_uris", "must be a non-empty array of URIs");
-  if (v.length > MAX_REDIRECT_URIS) throw E.invalidBecause("redirect_uris", `at most ${MAX_REDIRECT_URIS} may be registered`);
+  if (v.length > MAX_REDIRECT_URIS)
+    throw E.invalidBecause("redirect_uris", `at most ${MAX_REDIRECT_URIS} may be registered`);
   const out: string[] = [];
   v.forEach((u, i) => {
     if (typeof u !== "string") throw E.invalidBecause(`redirect_uris[${i}]`, "must be a string");
@@ -67,7 +82,8 @@ function items(v: unknown): IdentityItem[] {
 function name(v: unknown): string {
   if (typeof v !== "string") throw E.invalidBecause("name", "must be a string");
   const t = v.trim();
-  if (t.length === 0 || t.length > MAX_NAME_LENGTH) throw E.invalidBecause("name", `must be 1 to ${MAX_NAME_LENGTH} characters`);
+  if (t.length === 0 || t.length > MAX_NAME_LENGTH)
+    throw E.invalidBecause("name", `must be 1 to ${MAX_NAME_LENGTH} characters`);
   if (/[\x00-\x1f\x7f]/.test(t)) throw E.invalidBecause("name", "must not contain control characters");
   return t.normalize("NFC");
 }
@@ -80,7 +96,9 @@ function flag(field: string, v: unknown): boolean {
 export const CLIENT_FIELDS = ["name", "redirect_uris", "items", "auto_login"] as const;
 
 /** The fields of a create request: name and redirect_uris required; items default to none. */
-export function newClientFields(body: Record<string, unknown>): Required<Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin">> {
+export function newClientFields(
+  body: Record<string, unknown>,
+): Required<Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin">> {
   if (body.name === undefined) throw E.missing("name");
   if (body.redirect_uris === undefined) throw E.missing("redirect_uris");
   return {

@@ -21,7 +21,14 @@ const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler
 
 // The relying-party kit (/, /auth/*) reaches this same route table in process (workers/all-in-one/kit.ts).
 const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
-  ...health, ...authorize, ...smsOutbox, ...token, ...userMe, ...disconnect, ...admin, ...kitRoutes(() => worker),
+  ...health,
+  ...authorize,
+  ...smsOutbox,
+  ...token,
+  ...userMe,
+  ...disconnect,
+  ...admin,
+  ...kitRoutes(() => worker),
 ]);
 
 export default {

@@ -13,8 +13,16 @@ import { routes as rpSession } from "../kit/session/routes";
 import type { AllInOneEnv } from "./env";
 import { routes as rpDemo } from "./demo";
 
-function inProcess(provider: () => ExportedHandler<AllInOneEnv>, env: AllInOneEnv, rc: RequestContext): ProviderFetcher {
-  const ctx = { waitUntil: (p: Promise<unknown>) => rc.waitUntil(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+function inProcess(
+  provider: () => ExportedHandler<AllInOneEnv>,
+  env: AllInOneEnv,
+  rc: RequestContext,
+): ProviderFetcher {
+  const ctx = {
+    waitUntil: (p: Promise<unknown>) => rc.waitUntil(p),
+    passThroughOnException() {},
+    props: {},
+  } as unknown as ExecutionContext;
   return {
     fetch: async (input, init) => provider().fetch!(new Request(input, init) as never, env, ctx),
   };
@@ -25,6 +33,7 @@ export function kitRoutes(provider: () => ExportedHandler<AllInOneEnv>): Route<A
   return [...rpDemo, ...rpLogin, ...rpCallback, ...rpSession].map((r) => ({
     method: r.method,
     path: r.path,
-    handler: (req: Request, env: AllInOneEnv, rc: RequestContext) => r.handler(req, withBindings(env, { PROVIDER: inProcess(provider, env, rc) }), rc),
+    handler: (req: Request, env: AllInOneEnv, rc: RequestContext) =>
+      r.handler(req, withBindings(env, { PROVIDER: inProcess(provider, env, rc) }), rc),
   }));
 }

@@ -50,10 +50,46 @@ export const SEED_CLIENTS: readonly SeedClient[] = [
 ];
 
 export const SEED_SUBSCRIBERS: readonly SeedSubscriber[] = [
-  { telco: "S", phone: "01012345678", name: "홍길동", gender: "M", birth: "1990-03-15", foreign: "L", ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==", code: "123456" },
-  { telco: "K", phone: "01023456789", name: "김영희", gender: "F", birth: "2001-12-01", foreign: "L", ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==", code: "234567" },
-  { telco: "L", phone: "01034567890", name: "John Smith", gender: "M", birth: "1985-07-04", foreign: "F", ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC==", code: "345678" },
-  { telco: "S", phone: "01045678901", name: "이민수", gender: "M", birth: "2012-05-20", foreign: "L", ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==", code: "456789" },
+  {
+    telco: "S",
+    phone: "01012345678",
+    name: "홍길동",
+    gender: "M",
+    birth: "1990-03-15",
+    foreign: "L",
+    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+    code: "123456",
+  },
+  {
+    telco: "K",
+    phone: "01023456789",
+    name: "김영희",
+    gender: "F",
+    birth: "2001-12-01",
+    foreign: "L",
+    ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==",
+    code: "234567",
+  },
+  {
+    telco: "L",
+    phone: "01034567890",
+    name: "John Smith",
+    gender: "M",
+    birth: "1985-07-04",
+    foreign: "F",
+    ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC==",
+    code: "345678",
+  },
+  {
+    telco: "S",
+    phone: "01045678901",
+    name: "이민수",
+    gender: "M",
+    birth: "2012-05-20",
+    foreign: "L",
+    ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==",
+    code: "456789",
+  },
 ];
 
 type SeedEnv = { DB: D1Database; SEAL_KEY: string };
@@ -67,7 +103,16 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
       env.DB.prepare(
         `INSERT OR IGNORE INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, status, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
-      ).bind(c.clientId, c.name, await sealSecret(env, c.clientId, c.secret), JSON.stringify(c.redirectUris), JSON.stringify(c.items), c.autoLogin ? 1 : 0, now, now),
+      ).bind(
+        c.clientId,
+        c.name,
+        await sealSecret(env, c.clientId, c.secret),
+        JSON.stringify(c.redirectUris),
+        JSON.stringify(c.items),
+        c.autoLogin ? 1 : 0,
+        now,
+        now,
+      ),
     );
   }
   for (const s of SEED_SUBSCRIBERS) {

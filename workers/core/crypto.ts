@@ -164,11 +164,7 @@ export function importSealKey(base64Key: string): Promise<CryptoKey> {
  */
 export async function seal(key: CryptoKey, plaintext: string, context: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const ct = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv, additionalData: utf8(context) },
-    key,
-    utf8(plaintext),
-  );
+  const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(context) }, key, utf8(plaintext));
   return `v1.${bytesToBase64url(iv)}.${bytesToBase64url(new Uint8Array(ct))}`;
 }
 

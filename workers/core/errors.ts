@@ -63,10 +63,14 @@ export const E = {
   tooLarge: () =>
     new ApiError("invalid_request", "The request body is too large.", { status: 413, cause: "body over limit" }),
   /** A URI whose query is longer than a redirect may copy. */
-  uriTooLong: (cause: string) => new ApiError("invalid_request", "The request URI is too long.", { status: 414, cause }),
+  uriTooLong: (cause: string) =>
+    new ApiError("invalid_request", "The request URI is too long.", { status: 414, cause }),
   /** The client went away while sending its body: logged as a client abort, not a server error. */
   aborted: () =>
-    new ApiError("invalid_request", "The request body could not be read.", { status: 400, cause: "client abort: body not received" }),
+    new ApiError("invalid_request", "The request body could not be read.", {
+      status: 400,
+      cause: "client abort: body not received",
+    }),
   redirectMismatch: (url: string) =>
     new ApiError("invalid_grant", `The redirect address ${url} matches none of the registered values.`, {
       status: 400,

@@ -1,4 +1,5 @@
-// Request parsing that trusts nothing (docs/architecture.md §7) and the tolerance rules of docs/architecture.md §4.2/§4.7.
+// Request parsing that trusts nothing (docs/architecture.md §7) and the tolerance rules of
+// docs/architecture.md §4.2 and §4.7.
 
 import { E, JSON_HEADERS } from "./errors";
 import { fromUtf8 } from "./crypto";
@@ -114,7 +115,8 @@ export async function readParams(req: Request, url: URL, maxBytes: number): Prom
     const text = await readBodyText(req, maxBytes);
     if (text.length > 0) {
       const type = mediaType(req);
-      if (req.headers.has("Content-Type") && type !== "application/x-www-form-urlencoded") throw E.invalid("Content-Type", "body is not a form");
+      if (req.headers.has("Content-Type") && type !== "application/x-www-form-urlencoded")
+        throw E.invalid("Content-Type", "body is not a form");
       collect(values, new URLSearchParams(text));
     }
   }
@@ -131,9 +133,7 @@ function formDecode(s: string): string {
 }
 
 export type BasicCredentials =
-  | { kind: "absent" }
-  | { kind: "malformed"; reason: string }
-  | { kind: "basic"; id: string; secret: string };
+  { kind: "absent" } | { kind: "malformed"; reason: string } | { kind: "basic"; id: string; secret: string };
 
 /** Parses `Authorization: Basic`. An empty header, or another scheme, counts as absent. */
 export function parseBasic(header: string | null): BasicCredentials {

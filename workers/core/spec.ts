@@ -3,7 +3,17 @@
 // the 256-bit random values, and the loopback hosts that may use plain http.
 
 /** The nine identity items of spec §2.1, in the order records list them. */
-export const IDENTITY_ITEMS = ["ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd"] as const;
+export const IDENTITY_ITEMS = [
+  "ci",
+  "phoneNo",
+  "name",
+  "gender",
+  "agegroup",
+  "birthday",
+  "birthdate",
+  "foreign",
+  "telcoCd",
+] as const;
 export type IdentityItem = (typeof IDENTITY_ITEMS)[number];
 
 /** Items sent encrypted (spec §2.1 "encrypted string", §2.2). */

@@ -64,9 +64,10 @@ export class RpClientError extends Error {
   }
 }
 
-
 /** A user record (spec §2.1) with every encrypted item decrypted. Absent items were not agreed. */
-export type ProviderUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN } & Partial<Record<IdentityItem, string>>;
+export type ProviderUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN } & Partial<
+  Record<IdentityItem, string>
+>;
 
 export interface TokenSet {
   accessToken: string;
@@ -155,7 +156,10 @@ export async function exchangeCode(
   const form = new URLSearchParams({ grant_type: "authorization_code", code });
   if (opts.codeVerifier !== undefined) form.set("code_verifier", opts.codeVerifier);
   if (opts.state !== undefined) form.set("state", opts.state);
-  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" };
+  const headers: Record<string, string> = {
+    "Content-Type": "application/x-www-form-urlencoded",
+    Accept: "application/json",
+  };
   if (cfg.clientAuth === "params") {
     form.set("client_id", cfg.clientId);
     form.set("client_secret", cfg.clientSecret);
@@ -167,7 +171,10 @@ export async function exchangeCode(
   if (res.status !== 200) throw statusError("token", res.status, body);
   // reference behaviour: integrations treat any non-empty `error` key as a failure.
   if (typeof body.error === "string" && body.error !== "") {
-    throw new RpClientError("envelope", "token", "error key in a 200 answer", { status: 200, providerError: errorWord(body) });
+    throw new RpClientError("envelope", "token", "error key in a 200 answer", {
+      status: 200,
+      providerError: errorWord(body),
+    });
   }
   const accessToken = body.access_token;
   if (typeof accessToken !== "string" || !/^[\x21-\x7e]{1,4096}$/.test(accessToken)) {
@@ -223,7 +230,8 @@ export async function decryptUser(clientSecret: string, raw: Record<string, unkn
     IDENTITY_ITEMS.map(async (item) => {
       const v = raw[item];
       if (v === undefined || v === null) return;
-      if (typeof v !== "string") throw new RpClientError("envelope", "user", `${item} is not a string`, { status: 200 });
+      if (typeof v !== "string")
+        throw new RpClientError("envelope", "user", `${item} is not a string`, { status: 200 });
       user[item] = await itemValue(clientSecret, item, v);
     }),
   );
@@ -248,7 +256,9 @@ async function itemValue(secret: string, item: IdentityItem, v: string): Promise
   try {
     plain = await decryptField(secret, v);
   } catch {
-    throw new RpClientError("decryption", "user", `${item} does not decrypt with the client secret (spec §2.2)`, { status: 200 });
+    throw new RpClientError("decryption", "user", `${item} does not decrypt with the client secret (spec §2.2)`, {
+      status: 200,
+    });
   }
   if (plain !== "" && !format.test(plain)) {
     throw new RpClientError("envelope", "user", `${item} has an invalid value`, { status: 200 });
@@ -290,7 +300,8 @@ async function call(cfg: RpClientConfig, endpoint: RpEndpoint, path: string, ini
     return await Promise.race([cfg.fetcher ? cfg.fetcher.fetch(request) : fetch(request), timeout]);
   } catch (err) {
     if (err instanceof RpClientError) throw err;
-    const what = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError") ? "timed out" : "unreachable";
+    const what =
+      err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError") ? "timed out" : "unreachable";
     throw new RpClientError("network", endpoint, `service ${what}`);
   } finally {
     if (timer !== null) clearTimeout(timer);
@@ -303,7 +314,9 @@ async function readJson(res: Response, endpoint: RpEndpoint): Promise<Record<str
   try {
     text = await readCapped(res);
   } catch {
-    throw new RpClientError(res.ok ? "envelope" : "status", endpoint, "unreadable or oversized body", { status: res.status });
+    throw new RpClientError(res.ok ? "envelope" : "status", endpoint, "unreadable or oversized body", {
+      status: res.status,
+    });
   }
   try {
     const v: unknown = JSON.parse(text);
@@ -333,7 +346,8 @@ function statusError(endpoint: RpEndpoint, status: number, body: Record<string, 
   // spec §4.2: the reference answers 500 server_error "Invalid authorization code..."; RFC 6749 says invalid_grant.
   const invalidCode =
     endpoint === "token" &&
-    (providerError === "invalid_grant" || (typeof body.message === "string" && body.message.includes("Invalid authorization code")));
+    (providerError === "invalid_grant" ||
+      (typeof body.message === "string" && body.message.includes("Invalid authorization code")));
   return new RpClientError("status", endpoint, `answered ${status}${providerError ? ` ${providerError}` : ""}`, {
     status,
     providerError,
@@ -344,10 +358,16 @@ function statusError(endpoint: RpEndpoint, status: number, body: Record<string, 
 /** spec §2.4: `code` "0000"; `error` "success" or empty (or absent). */
 function checkEnvelope(endpoint: RpEndpoint, body: Record<string, unknown>): void {
   if (body.code !== "0000") {
-    throw new RpClientError("envelope", endpoint, "result code is not 0000", { status: 200, providerError: errorWord(body) });
+    throw new RpClientError("envelope", endpoint, "result code is not 0000", {
+      status: 200,
+      providerError: errorWord(body),
+    });
   }
   const e = body.error;
   if (e !== undefined && e !== null && e !== "" && !(typeof e === "string" && e.toLowerCase() === "success")) {
-    throw new RpClientError("envelope", endpoint, "error word is not success", { status: 200, providerError: errorWord(body) });
+    throw new RpClientError("envelope", endpoint, "error word is not success", {
+      status: 200,
+      providerError: errorWord(body),
+    });
   }
 }

@@ -2,7 +2,17 @@
 // env into typed objects that fail naming the variable. Split in three so that each route worker
 // needs only what it uses: /auth/login holds no secret.
 
-import { boolVar, configOf, ConfigError, enumVar, intVar, keyVar, optionalVar, requiredVar, type CommonVars } from "../core/config";
+import {
+  boolVar,
+  configOf,
+  ConfigError,
+  enumVar,
+  intVar,
+  keyVar,
+  optionalVar,
+  requiredVar,
+  type CommonVars,
+} from "../core/config";
 import { fieldKeyBytes, importSealKey } from "../core/crypto";
 import { LOOPBACK_HOSTS } from "../core/spec";
 import type { ProviderFetcher, RpClientConfig } from "./client";
@@ -108,7 +118,8 @@ function parseConfig(env: RpVars): RpConfig {
       throw new ConfigError("RP_IDENTITY_TTL_SECONDS", "must be at least RP_SESSION_TTL_SECONDS");
     }
     const reloginPrompt = optionalVar(env, "RP_RELOGIN_PROMPT") ?? "login";
-    if (!/^[A-Za-z0-9_ -]{1,32}$/.test(reloginPrompt)) throw new ConfigError("RP_RELOGIN_PROMPT", "must be a short word");
+    if (!/^[A-Za-z0-9_ -]{1,32}$/.test(reloginPrompt))
+      throw new ConfigError("RP_RELOGIN_PROMPT", "must be a short word");
     return {
       providerBaseUrl: base.toString().replace(/\/+$/, ""),
       clientId,

@@ -5,7 +5,8 @@
 
 import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "../core/html";
 
-const STYLE = raw(`body{font-family:"Nanum Gothic","Apple SD Gothic Neo","Malgun Gothic",sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.5}
+const STYLE =
+  raw(`body{font-family:"Nanum Gothic","Apple SD Gothic Neo","Malgun Gothic",sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.5}
 h1{font-size:1.4rem}.en{color:#666;font-size:.9em}a.button,button{display:inline-block;padding:.6rem 1.1rem;border-radius:.4rem;border:1px solid #2a5bd7;background:#2a5bd7;color:#fff;font-size:1rem;text-decoration:none;cursor:pointer}
 button.secondary{background:#fff;color:#2a5bd7}button.danger{background:#fff;color:#c0392b;border-color:#c0392b}
 table{border-collapse:collapse;margin:1rem 0;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd}th{width:40%;font-weight:normal;color:#555}
@@ -15,7 +16,19 @@ form{display:inline-block;margin:.3rem .5rem .3rem 0}`);
 export function kitPage(title: string, body: SafeHtml, status = 200): Response {
   const nonce = cspNonce();
   return htmlResponse(
-    html`<html lang="ko"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style nonce="${nonce}">${STYLE}</style></head><body>${body}</body></html>`,
+    html`<html lang="ko">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width,initial-scale=1" />
+        <title>${title}</title>
+        <style nonce="${nonce}">
+          ${STYLE}
+        </style>
+      </head>
+      <body>
+        ${body}
+      </body>
+    </html>`,
     { status, nonce, headers: { "Referrer-Policy": "same-origin" } },
   );
 }
@@ -44,8 +57,11 @@ export function callbackFailurePage(kind: CallbackFailure): Response {
   return kitPage(
     "로그인 실패 / Login failed",
     html`<h1>로그인을 완료할 수 없습니다 <span class="en">/ Login could not be completed</span></h1>
-<p>${f.ko}<br><span class="en">${f.en}</span></p>
-<p><a class="button" href="/auth/login">다시 로그인 <span lang="en">/ Log in again</span></a> <a href="/">처음으로 / Home</a></p>`,
+      <p>${f.ko}<br /><span class="en">${f.en}</span></p>
+      <p>
+        <a class="button" href="/auth/login">다시 로그인 <span lang="en">/ Log in again</span></a>
+        <a href="/">처음으로 / Home</a>
+      </p>`,
     f.status,
   );
 }

@@ -21,7 +21,9 @@ import {
 import { IDENTITY_ITEMS, type IdentityItem, type YN } from "../core/spec";
 
 /** What /auth/me and /auth/token answer (docs/architecture.md §4.7): flat, the spec's item names, decrypted. */
-export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; loginAt: string } & Partial<Record<IdentityItem, string>>;
+export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; loginAt: string } & Partial<
+  Record<IdentityItem, string>
+>;
 
 /**
  * spec §2.1 mode 2 (automatic login, not the first): `autoLoginYn` Y, `autoStatusCheck` not Y, and
@@ -68,7 +70,11 @@ export interface LoginOptions {
 export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions): Promise<LoginOutcome> {
   const cfg = rpConfig(env);
   const client = rpClientConfig(env);
-  const tokens = await exchangeCode(client, code, opts.codeVerifier !== undefined ? { codeVerifier: opts.codeVerifier } : {});
+  const tokens = await exchangeCode(
+    client,
+    code,
+    opts.codeVerifier !== undefined ? { codeVerifier: opts.codeVerifier } : {},
+  );
   const user = await readUser(client, tokens.accessToken);
   const key = await rpSealKey(env);
   const now = Date.now();
@@ -132,7 +138,11 @@ export function sessionIdFor(env: RpEnv, purpose: "callback" | "token", proof: s
 }
 
 /** A live session by id with its identity (a duplicate following a login), or null. */
-export async function sessionById(env: RpEnv, id: string, kind: SessionKind): Promise<{ record: SessionRecord; identity: StoredIdentity } | null> {
+export async function sessionById(
+  env: RpEnv,
+  id: string,
+  kind: SessionKind,
+): Promise<{ record: SessionRecord; identity: StoredIdentity } | null> {
   const record = await readSession(env, id, kind, rpConfig(env).sessionTtlSeconds);
   if (!record) return null;
   const identity = await getIdentity(env, await rpSealKey(env), record.plid);

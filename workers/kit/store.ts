@@ -20,7 +20,6 @@ const KEY = {
   redemption: (hash: string) => `redeem:${hash}`,
 } as const;
 
-
 // ---- state nonces (/auth/login → /auth/callback) ----
 
 export interface PendingLogin {
@@ -59,7 +58,8 @@ export async function endState(env: KvEnv, state: string): Promise<void> {
 // ---- redemptions: one code exchange per login (docs/rp-kit.md "Duplicated callbacks") ----
 
 /** How a redemption ended, for the duplicate requests that follow it. Holds no secret. */
-export type RedeemOutcome = { kind: "session" } | { kind: "relogin" } | { kind: "failed"; failure: "upstream" | "invalid_code" };
+export type RedeemOutcome =
+  { kind: "session" } | { kind: "relogin" } | { kind: "failed"; failure: "upstream" | "invalid_code" };
 
 export interface Redemption {
   /** A random tag of the request that claimed it. */
@@ -83,7 +83,10 @@ export async function putRedemption(env: KvEnv, keyHash: string, r: Redemption):
 }
 
 /** True when the cookie is the one the state was bound to (compared in constant time). */
-export async function bindingMatches(pending: Pick<PendingLogin, "bindingHash">, cookie: string | undefined): Promise<boolean> {
+export async function bindingMatches(
+  pending: Pick<PendingLogin, "bindingHash">,
+  cookie: string | undefined,
+): Promise<boolean> {
   if (cookie === undefined || !isRandomValue(cookie)) return false;
   return constantTimeEqual(await sha256(cookie), pending.bindingHash);
 }
@@ -106,13 +109,24 @@ export interface SessionRecord {
  * Creates a session under `id` (a fresh 256-bit value by default; a login that duplicates may
  * share must derive it) ; only its hash is stored. Returns the id.
  */
-export async function createSession(env: KvEnv, record: SessionRecord, ttlSeconds: number, id = randomToken(32)): Promise<string> {
+export async function createSession(
+  env: KvEnv,
+  record: SessionRecord,
+  ttlSeconds: number,
+  id = randomToken(32),
+): Promise<string> {
   await env.RP_KV.put(KEY.session(await sha256(id)), JSON.stringify(record), { expirationTtl: ttlSeconds });
   return id;
 }
 
 /** The session of `id` if it exists, is of `kind` and has not outlived `ttlSeconds`. */
-export async function readSession(env: KvEnv, id: string, kind: SessionKind, ttlSeconds: number, now = Date.now()): Promise<SessionRecord | null> {
+export async function readSession(
+  env: KvEnv,
+  id: string,
+  kind: SessionKind,
+  ttlSeconds: number,
+  now = Date.now(),
+): Promise<SessionRecord | null> {
   if (!isRandomValue(id)) return null;
   const s = await env.RP_KV.get<SessionRecord>(KEY.session(await sha256(id)), "json");
   if (!s || s.kind !== kind || now - s.loginAt > ttlSeconds * 1000) return null;
@@ -137,7 +151,12 @@ export interface StoredIdentity {
 const identityContext = (plid: string) => `rp-identity:${plid}`;
 
 /** Seals the identity with the plid as context (a value moved to another plid's key does not open). */
-export async function putIdentity(env: KvEnv, key: CryptoKey, identity: StoredIdentity, ttlSeconds: number): Promise<void> {
+export async function putIdentity(
+  env: KvEnv,
+  key: CryptoKey,
+  identity: StoredIdentity,
+  ttlSeconds: number,
+): Promise<void> {
   const sealed = await seal(key, JSON.stringify(identity), identityContext(identity.plid));
   await env.RP_KV.put(KEY.identity(await sha256(identity.plid)), sealed, { expirationTtl: ttlSeconds });
 }

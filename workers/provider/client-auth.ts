@@ -18,14 +18,20 @@ export interface AuthenticatedClient {
 }
 
 /** Checks a client id and secret in constant time; the reason of a refusal goes only to the log. */
-export async function checkClientSecret(env: AuthEnv, clientId: string, secret: string, cacheMs: number): Promise<AuthenticatedClient> {
+export async function checkClientSecret(
+  env: AuthEnv,
+  clientId: string,
+  secret: string,
+  cacheMs: number,
+): Promise<AuthenticatedClient> {
   const client = await findClient(env, clientId, cacheMs);
   if (!client) {
     await constantTimeEqual(secret, "x".repeat(32)); // same work as a known client
     throw E.badClient("basic", "unknown or disabled client");
   }
   const s = await clientSecrets(env, clientId, cacheMs);
-  if (await constantTimeEqual(secret, s.current.secret)) return { client, secret: s.current.secret, secretId: s.current.id };
+  if (await constantTimeEqual(secret, s.current.secret))
+    return { client, secret: s.current.secret, secretId: s.current.id };
   if (s.previous && s.previous.until > Date.now() && (await constantTimeEqual(secret, s.previous.secret))) {
     return { client, secret: s.previous.secret, secretId: s.previous.id };
   }
@@ -37,7 +43,12 @@ export async function checkClientSecret(env: AuthEnv, clientId: string, secret: 
  * `client_secret` parameters are the fallback, and a parameter `client_id` that differs from the
  * Basic one is refused. Without `params` (disconnect) Basic is the only way.
  */
-export async function authenticateClient(req: Request, env: AuthEnv, cacheMs: number, params?: Params): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  req: Request,
+  env: AuthEnv,
+  cacheMs: number,
+  params?: Params,
+): Promise<AuthenticatedClient> {
   const basic = parseBasic(req.headers.get("Authorization"));
   if (basic.kind === "malformed") throw E.badClient("basic", basic.reason);
   let id: string | undefined;

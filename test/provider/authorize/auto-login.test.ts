@@ -78,7 +78,11 @@ describe("the opt-in (docs/architecture.md §4.7: on the code step, whenever eli
     ["prompt=N", HONG, { prompt: "N" }],
   ] as const)("not shown to %s, and a posted autoLogin=Y is ignored", async (_n, who, params) => {
     const b = new Browser();
-    const verify = await b.submit(await b.authorize(params), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    const verify = await b.submit(await b.authorize(params), {
+      telcoCd: who.telco,
+      name: who.name,
+      phoneNo: who.phone,
+    });
     expect(verify.form!.names.has("autoLogin")).toBe(false);
     let p = await b.submit(verify, { otp: who.code, autoLogin: "Y" });
     if (p.form?.step === "consent") p = await b.submit(p, { agree: "Y", autoLogin: "Y" });
@@ -95,7 +99,9 @@ describe("automatic login through /v1/user/me (spec §2.1 modes)", () => {
     const done = p.form?.step === "consent" ? await b.submit(p, { agree: "Y" }) : p;
     expect(done.status).toBe(302);
     const cookie = done.res.headers.getAll("Set-Cookie").find((c) => c.startsWith("__Host-pl_auto="))!;
-    expect(cookie).toMatch(/^__Host-pl_auto=[A-Za-z0-9_-]{43}; Path=\/; Secure; HttpOnly; SameSite=Lax; Max-Age=1209600$/);
+    expect(cookie).toMatch(
+      /^__Host-pl_auto=[A-Za-z0-9_-]{43}; Path=\/; Secure; HttpOnly; SameSite=Lax; Max-Age=1209600$/,
+    );
     const user = await readUser(codeOf(new URL(done.res.headers.get("Location")!)));
     expect(user.autoLoginYn).toBe("Y");
     expect(user.autoStatusCheck).toBe("Y");
@@ -116,7 +122,9 @@ describe("automatic login through /v1/user/me (spec §2.1 modes)", () => {
     expect(later.autoStatusCheck).toBe("N");
     for (const item of IDENTITY_ITEMS) {
       const v = later[item]!;
-      expect(["ci", "phoneNo", "name", "birthday", "birthdate"].includes(item) ? await decryptField(DEMO.secret, v) : v).toBe("");
+      expect(
+        ["ci", "phoneNo", "name", "birthday", "birthdate"].includes(item) ? await decryptField(DEMO.secret, v) : v,
+      ).toBe("");
     }
   });
 
@@ -240,7 +248,9 @@ describe("the ends of automatic login", () => {
       forgetClient(DEMO.clientId);
     }
     codeOf(await instant(b));
-    await env.DB.prepare("UPDATE links SET items = ? WHERE client_id = ?").bind(JSON.stringify(["gender"]), DEMO.clientId).run();
+    await env.DB.prepare("UPDATE links SET items = ? WHERE client_id = ?")
+      .bind(JSON.stringify(["gender"]), DEMO.clientId)
+      .run();
     expect((await b.authorize()).form?.step).toBe("identify");
     // prompt=none still shows no page: the unusable grant gives login_required
     expect((await instant(b, { prompt: "none" })).searchParams.get("error")).toBe("login_required");
@@ -257,7 +267,11 @@ describe("the ends of automatic login", () => {
 
 describe("the grant belongs to (device, client)", () => {
   it("every opt-in gets a fresh device id; the person's grant for another client moves with it; the audit carries no personal data", async () => {
-    const other = await createClient({ name: "Second Shop", redirect_uris: ["https://second.example/cb"], auto_login: true });
+    const other = await createClient({
+      name: "Second Shop",
+      redirect_uris: ["https://second.example/cb"],
+      auto_login: true,
+    });
     const b = new Browser();
     await optIn(b, HONG, { client_id: other.client_id, redirect_uri: "https://second.example/cb" });
     const first = b.cookies.get("__Host-pl_auto")!;
@@ -268,7 +282,9 @@ describe("the grant belongs to (device, client)", () => {
     codeOf(await instant(b));
     codeOf(await instant(b, { client_id: other.client_id, redirect_uri: "https://second.example/cb" }));
     expect(await findAutoLoginGrant(env, await sha256(first), other.client_id)).toBeNull();
-    const rows = (await env.DB.prepare("SELECT detail FROM audit_events WHERE type = 'signin.success'").all<{ detail: string }>()).results;
+    const rows = (
+      await env.DB.prepare("SELECT detail FROM audit_events WHERE type = 'signin.success'").all<{ detail: string }>()
+    ).results;
     expect(rows.some((r) => r.detail.includes('"automatic"'))).toBe(true);
     expect(JSON.stringify(rows)).not.toContain(HONG.phone);
   });
@@ -283,7 +299,9 @@ describe("the grant belongs to (device, client)", () => {
     await optIn(victim, HONG, { prompt: "login" });
     expect(victim.cookies.get("__Host-pl_auto")).not.toBe(planted);
     const grant = await findAutoLoginGrant(env, await sha256(planted), DEMO.clientId);
-    expect(grant?.subscriberId ?? null).not.toBe((await findAutoLoginGrant(env, await deviceHash(victim), DEMO.clientId))!.subscriberId);
+    expect(grant?.subscriberId ?? null).not.toBe(
+      (await findAutoLoginGrant(env, await deviceHash(victim), DEMO.clientId))!.subscriberId,
+    );
     // with the planted id the attacker is never logged in as the victim
     const p = await attacker.authorize();
     if (p.status === 302) {
@@ -295,4 +313,3 @@ describe("the grant belongs to (device, client)", () => {
     }
   });
 });
-

@@ -30,7 +30,11 @@ async function subscriber(telco: "S" | "K" | "L", code?: string): Promise<Who> {
 }
 
 async function lastSms(phone: string): Promise<{ code: string; text: string; n: number; id: number }> {
-  const rows = (await env.DB.prepare("SELECT id, body FROM sms_outbox WHERE phone = ? ORDER BY id DESC").bind(phone).all<{ id: number; body: string }>()).results;
+  const rows = (
+    await env.DB.prepare("SELECT id, body FROM sms_outbox WHERE phone = ? ORDER BY id DESC")
+      .bind(phone)
+      .all<{ id: number; body: string }>()
+  ).results;
   const text = rows[0]?.body ?? "";
   return { code: /\d{6}/.exec(text)?.[0] ?? "", text, n: rows.length, id: rows[0]?.id ?? 0 };
 }
@@ -113,7 +117,7 @@ describe("a code's attempts (at most 5 wrong entries per code)", () => {
 /** `n` wrong codes from one network (new sign-ins as needed, a resend after 4 of each code's 5 tries). */
 async function wrongCodes(who: Who, ip: string, n: number): Promise<Page> {
   let last: Page | undefined;
-  for (let done = 0; done < n; ) {
+  for (let done = 0; done < n;) {
     const b = new Browser({ ip });
     let p = await toVerify(b, who);
     for (let i = 0; i < 8 && done < n; i++, done++) {
@@ -141,7 +145,9 @@ describe("the lock: 20 consecutive failures from one network lock that network o
     const p = await attacker.authorize();
     const again = await attacker.submit(p, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
     expect(again.status).toBe(429);
-    expect(alertText(again.html)).toMatch(/^Too many failed attempts: this number is locked\. Try again in 60 minutes\.$/);
+    expect(alertText(again.html)).toMatch(
+      /^Too many failed attempts: this number is locked\. Try again in 60 minutes\.$/,
+    );
     // the owner, on another network, is not locked out by a stranger's guesses
     const owner = await signInAll(new Browser({ ip: "198.51.100.20" }), who);
     expect(owner.searchParams.get("code")).toBeTruthy();
@@ -164,16 +170,21 @@ describe("the lock: 20 consecutive failures from one network lock that network o
     expect((await b.submit(held, { resend: "Y" })).status).toBe(429);
   });
 
-  it("100 consecutive failures across networks lock the number for everyone (NIST SP 800-63B-4 ceiling)", { timeout: 60_000 }, async () => {
-    const who = await subscriber("L", "353535");
-    let last: Page | undefined;
-    for (let net = 0; net < 6 && last?.status !== 429; net++) last = await wrongCodes(who, `203.0.114.${net}`, net < 5 ? 19 : 5);
-    expect(last!.status).toBe(429);
-    const owner = new Browser({ ip: "198.51.100.21" });
-    const p = await owner.submit(await owner.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-    expect(p.status).toBe(429);
-    expect(alertText(p.html)).toBe("인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다. 60분 뒤에 다시 시도하세요.");
-  });
+  it(
+    "100 consecutive failures across networks lock the number for everyone (NIST SP 800-63B-4 ceiling)",
+    { timeout: 60_000 },
+    async () => {
+      const who = await subscriber("L", "353535");
+      let last: Page | undefined;
+      for (let net = 0; net < 6 && last?.status !== 429; net++)
+        last = await wrongCodes(who, `203.0.114.${net}`, net < 5 ? 19 : 5);
+      expect(last!.status).toBe(429);
+      const owner = new Browser({ ip: "198.51.100.21" });
+      const p = await owner.submit(await owner.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+      expect(p.status).toBe(429);
+      expect(alertText(p.html)).toBe("인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다. 60분 뒤에 다시 시도하세요.");
+    },
+  );
 
   it("a correct code resets the count: 19 failures, a success, 19 failures do not lock", async () => {
     const who = await subscriber("K", "444444");
@@ -234,7 +245,9 @@ describe("sending codes to real numbers (outbox sender in DEV_MODE)", () => {
     const crossed = await a.submit(pa, { otp: codeB });
     expect(crossed.status).toBe(200);
     expect(alertText(crossed.html)).toBe("인증번호가 맞지 않습니다. 4번 더 입력할 수 있습니다.");
-    expect(alertText((await b.submit(pb, { otp: codeA })).html)).toBe("인증번호가 맞지 않습니다. 4번 더 입력할 수 있습니다.");
+    expect(alertText((await b.submit(pb, { otp: codeA })).html)).toBe(
+      "인증번호가 맞지 않습니다. 4번 더 입력할 수 있습니다.",
+    );
     expect((await a.submit(crossed, { otp: codeA })).form?.step).toBe("consent");
     expect((await b.submit(pb, { otp: codeB })).form?.step).toBe("consent");
   });
@@ -247,14 +260,18 @@ describe("sending codes to real numbers (outbox sender in DEV_MODE)", () => {
     const stub = storeFor(env, p.form!.hidden.tx!, providerConfig(env).oneTimeShards);
     const rows = await runInDurableObject(stub, (_o, state) => {
       const out: Record<string, unknown>[] = [];
-      for (const table of ["entries", "counters", "codes", "tokens", "audit_outbox"]) out.push(...state.storage.sql.exec(`SELECT * FROM ${table}`).toArray());
+      for (const table of ["entries", "counters", "codes", "tokens", "audit_outbox"])
+        out.push(...state.storage.sql.exec(`SELECT * FROM ${table}`).toArray());
       return out;
     });
     const txKey = `tx:${await sha256(p.form!.hidden.tx!)}`;
     const tx = rows.find((r) => r.key === txKey);
     expect(tx).toBeDefined();
     expect(JSON.parse(String(tx!.value)).challenge.hash).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const text = rows.flatMap((r) => Object.values(r)).filter((v): v is string => typeof v === "string").join("\n");
+    const text = rows
+      .flatMap((r) => Object.values(r))
+      .filter((v): v is string => typeof v === "string")
+      .join("\n");
     expect(text).not.toMatch(new RegExp(`(^|\\D)${code}(\\D|$)`));
     expect(text).not.toContain(who.phone);
   });
@@ -349,30 +366,36 @@ describe("expiry", () => {
     const b = new Browser({ vars: { SIGNIN_OTP_TTL_SECONDS: "10" } });
     const p = await toVerify(b, a);
     vi.setSystemTime(Date.now() + 11_000);
-    expect(alertText((await b.submit(p, { otp: a.code })).html)).toBe("인증번호 유효시간이 지났습니다. 인증번호를 다시 받으세요.");
+    expect(alertText((await b.submit(p, { otp: a.code })).html)).toBe(
+      "인증번호 유효시간이 지났습니다. 인증번호를 다시 받으세요.",
+    );
   });
 });
 
 describe("per-IP limit on step 1 (default 100 per 10 minutes)", () => {
-  it("the 101st step-1 submission from one IP in 10 minutes is refused 429; another IP is not", { timeout: 60_000 }, async () => {
-    const b = new Browser({ ip: "192.0.2.55", lang: "en" });
-    const p = await b.authorize();
-    const fields = { telcoCd: "S", name: "nobody", phoneNo: "01000000000" };
-    const started = Date.now(); // the window opens with the first submission
-    for (let i = 0; i < 100; i++) {
-      const r = await b.submit(p, fields);
-      expect(r.status).toBe(200);
-    }
-    const refused = await b.submit(p, fields);
-    expect(refused.status).toBe(429);
-    expect(alertText(refused.html)).toBe("Too many requests from your network. Try again in 10 minutes.");
-    // what is left of the 10-minute window (100 submissions may take a while on a loaded machine)
-    const elapsed = Math.ceil((Date.now() - started) / 1000);
-    expect(retryAfter(refused)).toBeGreaterThanOrEqual(600 - elapsed - 1);
-    expect(retryAfter(refused)).toBeLessThanOrEqual(600);
-    const other = new Browser({ ip: "192.0.2.56" });
-    expect((await other.submit(await other.authorize(), fields)).status).toBe(200);
-  });
+  it(
+    "the 101st step-1 submission from one IP in 10 minutes is refused 429; another IP is not",
+    { timeout: 60_000 },
+    async () => {
+      const b = new Browser({ ip: "192.0.2.55", lang: "en" });
+      const p = await b.authorize();
+      const fields = { telcoCd: "S", name: "nobody", phoneNo: "01000000000" };
+      const started = Date.now(); // the window opens with the first submission
+      for (let i = 0; i < 100; i++) {
+        const r = await b.submit(p, fields);
+        expect(r.status).toBe(200);
+      }
+      const refused = await b.submit(p, fields);
+      expect(refused.status).toBe(429);
+      expect(alertText(refused.html)).toBe("Too many requests from your network. Try again in 10 minutes.");
+      // what is left of the 10-minute window (100 submissions may take a while on a loaded machine)
+      const elapsed = Math.ceil((Date.now() - started) / 1000);
+      expect(retryAfter(refused)).toBeGreaterThanOrEqual(600 - elapsed - 1);
+      expect(retryAfter(refused)).toBeLessThanOrEqual(600);
+      const other = new Browser({ ip: "192.0.2.56" });
+      expect((await other.submit(await other.authorize(), fields)).status).toBe(200);
+    },
+  );
 
   it("the limit is a variable: SIGNIN_IP_LIMIT=3, SIGNIN_IP_WINDOW_SECONDS=60", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });

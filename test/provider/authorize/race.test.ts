@@ -53,7 +53,9 @@ async function codeSubscriber(location: string): Promise<number> {
   const code = new URL(location).searchParams.get("code")!;
   const hash = await sha256(code);
   return runInDurableObject(storeFor(env, code, providerConfig(env).oneTimeShards), (_o, state) => {
-    const row = state.storage.sql.exec<{ grant_json: string }>("SELECT grant_json FROM codes WHERE hash = ?", hash).one();
+    const row = state.storage.sql
+      .exec<{ grant_json: string }>("SELECT grant_json FROM codes WHERE hash = ?", hash)
+      .one();
     return (JSON.parse(row.grant_json) as { subscriberId: number }).subscriberId;
   });
 }
@@ -70,54 +72,65 @@ describe("identify racing identify in one sign-in (the victim's number and the a
     for (let i = 0; i < all.length; i += 2) pairs.push([all[i]!, all[i + 1]!]);
   });
 
-  it(`a code proves the number it was sent to: the attacker's code never completes the victim's sign-in (${TRIALS} trials)`, { timeout: 600_000 }, async () => {
-    let trial = 0;
-    let takeovers = 0;
-    const outcomes = { attackerSignedIn: 0, victimPages: 0 };
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 4 }), fc.boolean(), async (dv, da, victimFirst) => {
-        const [victim, attacker] = pairs[trial++ % pairs.length]!;
-        const b = new Browser({ vars: VARS, ip: `198.19.${trial >> 8}.${trial & 255}` });
-        const p1 = await b.authorize();
-        const send = async (who: Who, delay: number) => {
-          await sleep(delay);
-          return b.submit(p1, identifyFields(who));
-        };
-        const raced = victimFirst ? await Promise.all([send(victim, dv), send(attacker, da)]) : (await Promise.all([send(attacker, da), send(victim, dv)])).reverse();
-        // Both answers are code pages (a submission that lost the race shows the state that won).
-        expect(raced.map((p) => p.form?.step)).toEqual(["verify", "verify"]);
-        // The state that won: the record the sign-in now continues in.
-        const shards = providerConfig(env).oneTimeShards;
-        const current = await loadTransaction(env, shards, p1.form!.hidden.tx);
-        const winner = current!.tx.subscriber!.id;
-        expect([victim.id, attacker.id]).toContain(winner);
-        // The attacker enters the code their own phone received, on every code page they hold.
-        let logins = 0;
-        for (const page of new Map(raced.map((p) => [p.form!.hidden.tx, p])).values()) {
-          const done = await b.submit(page, { otp: attacker.code });
-          if (done.status !== 302) {
-            // a wrong code, or (after the one login) the sign-in has ended
-            if (logins === 0) expect(alertText(done.html)).toMatch(/^인증번호가 맞지 않습니다/);
-            else expect(done.status).toBe(403);
-            continue;
-          }
-          const signedIn = await codeSubscriber(done.res.headers.get("Location")!);
-          if (signedIn === victim.id) takeovers++;
-          expect(signedIn).toBe(attacker.id);
-          logins++;
-        }
-        // exactly one login when the attacker's number won, none when the victim's did
-        expect(logins).toBe(winner === attacker.id ? 1 : 0);
-        if (winner === attacker.id) outcomes.attackerSignedIn++;
-        else outcomes.victimPages++;
-      }),
-      { numRuns: TRIALS },
-    );
-    expect(takeovers, `takeovers in ${trial} trials`).toBe(0);
-    // both orders were seen: the test exercised the race, not one fixed outcome
-    expect(outcomes.victimPages).toBeGreaterThan(0);
-    expect(outcomes.attackerSignedIn).toBeGreaterThan(0);
-  });
+  it(
+    `a code proves the number it was sent to: the attacker's code never completes the victim's sign-in (${TRIALS} trials)`,
+    { timeout: 600_000 },
+    async () => {
+      let trial = 0;
+      let takeovers = 0;
+      const outcomes = { attackerSignedIn: 0, victimPages: 0 };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 4 }),
+          fc.integer({ min: 0, max: 4 }),
+          fc.boolean(),
+          async (dv, da, victimFirst) => {
+            const [victim, attacker] = pairs[trial++ % pairs.length]!;
+            const b = new Browser({ vars: VARS, ip: `198.19.${trial >> 8}.${trial & 255}` });
+            const p1 = await b.authorize();
+            const send = async (who: Who, delay: number) => {
+              await sleep(delay);
+              return b.submit(p1, identifyFields(who));
+            };
+            const raced = victimFirst
+              ? await Promise.all([send(victim, dv), send(attacker, da)])
+              : (await Promise.all([send(attacker, da), send(victim, dv)])).reverse();
+            // Both answers are code pages (a submission that lost the race shows the state that won).
+            expect(raced.map((p) => p.form?.step)).toEqual(["verify", "verify"]);
+            // The state that won: the record the sign-in now continues in.
+            const shards = providerConfig(env).oneTimeShards;
+            const current = await loadTransaction(env, shards, p1.form!.hidden.tx);
+            const winner = current!.tx.subscriber!.id;
+            expect([victim.id, attacker.id]).toContain(winner);
+            // The attacker enters the code their own phone received, on every code page they hold.
+            let logins = 0;
+            for (const page of new Map(raced.map((p) => [p.form!.hidden.tx, p])).values()) {
+              const done = await b.submit(page, { otp: attacker.code });
+              if (done.status !== 302) {
+                // a wrong code, or (after the one login) the sign-in has ended
+                if (logins === 0) expect(alertText(done.html)).toMatch(/^인증번호가 맞지 않습니다/);
+                else expect(done.status).toBe(403);
+                continue;
+              }
+              const signedIn = await codeSubscriber(done.res.headers.get("Location")!);
+              if (signedIn === victim.id) takeovers++;
+              expect(signedIn).toBe(attacker.id);
+              logins++;
+            }
+            // exactly one login when the attacker's number won, none when the victim's did
+            expect(logins).toBe(winner === attacker.id ? 1 : 0);
+            if (winner === attacker.id) outcomes.attackerSignedIn++;
+            else outcomes.victimPages++;
+          },
+        ),
+        { numRuns: TRIALS },
+      );
+      expect(takeovers, `takeovers in ${trial} trials`).toBe(0);
+      // both orders were seen: the test exercised the race, not one fixed outcome
+      expect(outcomes.victimPages).toBeGreaterThan(0);
+      expect(outcomes.attackerSignedIn).toBeGreaterThan(0);
+    },
+  );
 
   it("a double-clicked identify sends one code and both answers show the same code page", async () => {
     const who = { telco: "K", name: "더블", phone: "01076543210", code: "" };
@@ -129,12 +142,19 @@ describe("identify racing identify in one sign-in (the victim's number and the a
     for (let i = 0; i < 20; i++) {
       const b = new Browser({ vars: VARS, ip: `203.0.113.${i}` });
       const p1 = await b.authorize();
-      const before = await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?").bind(who.phone).first<{ n: number }>();
-      const [x, y] = await Promise.all([b.submit(p1, identifyFields(who)), sleep(i % 3).then(() => b.submit(p1, identifyFields(who)))]);
+      const before = await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?")
+        .bind(who.phone)
+        .first<{ n: number }>();
+      const [x, y] = await Promise.all([
+        b.submit(p1, identifyFields(who)),
+        sleep(i % 3).then(() => b.submit(p1, identifyFields(who))),
+      ]);
       expect([x.status, y.status]).toEqual([200, 200]);
       expect(x.form?.step).toBe("verify");
       expect(y.form?.hidden.tx).toBe(x.form?.hidden.tx);
-      const after = await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?").bind(who.phone).first<{ n: number }>();
+      const after = await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?")
+        .bind(who.phone)
+        .first<{ n: number }>();
       expect(after!.n - before!.n).toBe(1);
     }
   });
@@ -147,44 +167,50 @@ describe("wrong codes racing the lock (SIGNIN_LOCK_AFTER_FAILURES=3; 6 wrong cod
     numbers = await subscribers(Math.min(TRIALS, 1000), false);
   });
 
-  it(`never more wrong codes checked than the limit, and the right code refused once it is reached (${TRIALS} trials)`, { timeout: 600_000 }, async () => {
-    let trial = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 6, maxLength: 6 }), async (delays) => {
-        const who = numbers[trial++ % numbers.length]!;
-        const vars = { ...VARS, SIGNIN_LOCK_AFTER_FAILURES: String(LIMIT) };
-        const ip = `198.18.${trial >> 8}.${trial & 255}`;
-        const sessions = await Promise.all(
-          [0, 1].map(async () => {
-            const b = new Browser({ vars, ip });
-            return { b, p: await b.submit(await b.authorize(), identifyFields(who)) };
-          }),
-        );
-        const results = await Promise.all(
-          delays.map(async (d, i) => {
-            await sleep(d);
-            const s = sessions[i % 2]!;
-            return s.b.submit(s.p, { otp: String((Number(who.code) + 1 + i) % 1_000_000).padStart(6, "0") });
-          }),
-        );
-        const wrong = results.filter((r) => r.status === 200 && /^인증번호가 맞지 않습니다/.test(alertText(r.html) ?? ""));
-        const locked = results.filter((r) => r.status === 429 && /잠겼습니다/.test(alertText(r.html) ?? ""));
-        expect(wrong).toHaveLength(LIMIT - 1);
-        expect(locked).toHaveLength(6 - (LIMIT - 1));
-        // what the store checked: the tries used on both sign-ins' codes add up to the limit exactly
-        let tries = 0;
-        for (const s of sessions) {
-          const tx = s.p.form!.hidden.tx!;
-          const key = `tx:${await sha256(tx)}`;
-          const rec = await storeFor(env, tx, providerConfig(env).oneTimeShards).signinGet(key);
-          tries += rec!.challenge!.attempts;
-        }
-        expect(tries).toBe(LIMIT);
-        // the right code, now: refused, on either page
-        const right = await sessions[0]!.b.submit(sessions[0]!.p, { otp: who.code });
-        expect(right.status).toBe(429);
-      }),
-      { numRuns: TRIALS },
-    );
-  });
+  it(
+    `never more wrong codes checked than the limit, and the right code refused once it is reached (${TRIALS} trials)`,
+    { timeout: 600_000 },
+    async () => {
+      let trial = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 6, maxLength: 6 }), async (delays) => {
+          const who = numbers[trial++ % numbers.length]!;
+          const vars = { ...VARS, SIGNIN_LOCK_AFTER_FAILURES: String(LIMIT) };
+          const ip = `198.18.${trial >> 8}.${trial & 255}`;
+          const sessions = await Promise.all(
+            [0, 1].map(async () => {
+              const b = new Browser({ vars, ip });
+              return { b, p: await b.submit(await b.authorize(), identifyFields(who)) };
+            }),
+          );
+          const results = await Promise.all(
+            delays.map(async (d, i) => {
+              await sleep(d);
+              const s = sessions[i % 2]!;
+              return s.b.submit(s.p, { otp: String((Number(who.code) + 1 + i) % 1_000_000).padStart(6, "0") });
+            }),
+          );
+          const wrong = results.filter(
+            (r) => r.status === 200 && /^인증번호가 맞지 않습니다/.test(alertText(r.html) ?? ""),
+          );
+          const locked = results.filter((r) => r.status === 429 && /잠겼습니다/.test(alertText(r.html) ?? ""));
+          expect(wrong).toHaveLength(LIMIT - 1);
+          expect(locked).toHaveLength(6 - (LIMIT - 1));
+          // what the store checked: the tries used on both sign-ins' codes add up to the limit exactly
+          let tries = 0;
+          for (const s of sessions) {
+            const tx = s.p.form!.hidden.tx!;
+            const key = `tx:${await sha256(tx)}`;
+            const rec = await storeFor(env, tx, providerConfig(env).oneTimeShards).signinGet(key);
+            tries += rec!.challenge!.attempts;
+          }
+          expect(tries).toBe(LIMIT);
+          // the right code, now: refused, on either page
+          const right = await sessions[0]!.b.submit(sessions[0]!.p, { otp: who.code });
+          expect(right.status).toBe(429);
+        }),
+        { numRuns: TRIALS },
+      );
+    },
+  );
 });

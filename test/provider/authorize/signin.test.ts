@@ -16,7 +16,11 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-async function identify(b: Browser, fields: Record<string, string>, params: Record<string, string> = {}): Promise<Page> {
+async function identify(
+  b: Browser,
+  fields: Record<string, string>,
+  params: Record<string, string> = {},
+): Promise<Page> {
   return b.submit(await b.authorize(params), fields);
 }
 
@@ -25,7 +29,10 @@ function location(p: Page): URL {
   return new URL(p.res.headers.get("Location")!);
 }
 
-async function readUser(code: string, client: { clientId: string; secret: string } = DEMO): Promise<Record<string, string>> {
+async function readUser(
+  code: string,
+  client: { clientId: string; secret: string } = DEMO,
+): Promise<Record<string, string>> {
   const tok = await exchange(code, client);
   expect(tok.status).toBe(200);
   const { access_token } = (await tok.json()) as { access_token: string };
@@ -83,7 +90,16 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     expect(p3.form?.step).toBe("consent");
     pages.push(["consent", p3]);
     pages.push(["csrf refused", await b.submit(p3, { agree: "Y" }, { csrf: "x".repeat(43) })]);
-    pages.push(["unknown transaction", await b.page(await b.fetch("/oauth2/authorize", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "tx=" + "A".repeat(43) }))]);
+    pages.push([
+      "unknown transaction",
+      await b.page(
+        await b.fetch("/oauth2/authorize", {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded" },
+          body: "tx=" + "A".repeat(43),
+        }),
+      ),
+    ]);
     const limited = new Browser({ ip: "192.0.2.200", vars: { SIGNIN_IP_LIMIT: "1" } });
     const l1 = await limited.authorize();
     await limited.submit(l1, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
@@ -99,7 +115,8 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     ]);
     for (const [n, p] of pages) {
       const csp = p.res.headers.get("Content-Security-Policy") ?? "";
-      for (const d of ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action "]) expect(csp, `${n}: ${d}`).toContain(d);
+      for (const d of ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action "])
+        expect(csp, `${n}: ${d}`).toContain(d);
       expect(p.res.headers.get("X-Content-Type-Options"), n).toBe("nosniff");
       expect(p.res.headers.get("Referrer-Policy"), n).toBe("no-referrer");
       expect(p.res.headers.get("Cache-Control"), n).toBe("no-store");
@@ -145,13 +162,16 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     ["a wrong name", { telcoCd: "S", name: "홍길순", phoneNo: HONG.phone }],
     ["a wrong carrier", { telcoCd: "K", name: HONG.name, phoneNo: HONG.phone }],
     ["an unknown number", { telcoCd: "S", name: HONG.name, phoneNo: "010-9999-0000" }],
-  ])("%s gives the same 'cannot be confirmed with the three carriers' message, 200, the same step with the entries kept", async (_n, fields) => {
-    const p = await identify(new Browser(), fields);
-    expect(p.status).toBe(200);
-    expect(p.form?.step).toBe("identify");
-    expect(alertText(p.html)).toBe(UNCONFIRMED_KO);
-    expect(p.html).toContain(`value="${fields.name}"`);
-  });
+  ])(
+    "%s gives the same 'cannot be confirmed with the three carriers' message, 200, the same step with the entries kept",
+    async (_n, fields) => {
+      const p = await identify(new Browser(), fields);
+      expect(p.status).toBe(200);
+      expect(p.form?.step).toBe("identify");
+      expect(alertText(p.html)).toBe(UNCONFIRMED_KO);
+      expect(p.html).toContain(`value="${fields.name}"`);
+    },
+  );
 
   it("the mismatch message on English pages is the spec's sentence", async () => {
     const p = await identify(new Browser({ lang: "en-US" }), { telcoCd: "K", name: HONG.name, phoneNo: HONG.phone });
@@ -165,11 +185,21 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
 
   it.each([
     ["no carrier", { name: HONG.name, phoneNo: HONG.phone }, "통신사를 선택하세요.", "Choose your carrier."],
-    ["an unknown carrier code", { telcoCd: "X", name: HONG.name, phoneNo: HONG.phone }, "통신사를 선택하세요.", "Choose your carrier."],
+    [
+      "an unknown carrier code",
+      { telcoCd: "X", name: HONG.name, phoneNo: HONG.phone },
+      "통신사를 선택하세요.",
+      "Choose your carrier.",
+    ],
     ["no name", { telcoCd: "S", phoneNo: HONG.phone }, "이름을 입력하세요.", "Enter your name."],
     ["a blank name", { telcoCd: "S", name: "   ", phoneNo: HONG.phone }, "이름을 입력하세요.", "Enter your name."],
     ["no number", { telcoCd: "S", name: HONG.name }, "휴대폰번호를 입력하세요.", "Enter your mobile number."],
-    ["a malformed number", { telcoCd: "S", name: HONG.name, phoneNo: "02-123-4567" }, "휴대폰번호를 010-1234-5678 형식으로 입력하세요.", "Enter your mobile number like 010-1234-5678."],
+    [
+      "a malformed number",
+      { telcoCd: "S", name: HONG.name, phoneNo: "02-123-4567" },
+      "휴대폰번호를 010-1234-5678 형식으로 입력하세요.",
+      "Enter your mobile number like 010-1234-5678.",
+    ],
   ])("%s re-renders step 1 (200) with its message in both languages", async (_n, fields, ko, en) => {
     const k = await identify(new Browser(), fields);
     expect(k.status).toBe(200);
@@ -191,7 +221,9 @@ describe("step 2, verify", () => {
     const p = await identify(new Browser(), { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
     expect(p.form?.step).toBe("verify");
     expect(p.form!.names).toEqual(new Set(["tx", "csrf", "otp", "autoLogin", "resend", "cancel"]));
-    expect(p.html).toMatch(/<input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code"/);
+    expect(p.html).toMatch(
+      /<input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code"/,
+    );
     expect(p.html).toMatch(/<label class="field" for="otp">인증번호<\/label>/);
     expect(p.html).toContain('name="resend" value="Y" formnovalidate');
     expect(p.html).toContain("테스트 번호입니다");
@@ -252,7 +284,11 @@ describe("step 2, verify", () => {
     const r = await b.submit(p, { resend: "Y" });
     expect(r.status).toBe(200);
     expect(r.html).toContain('role="status">테스트 번호입니다. 정해진 인증번호를 그대로 입력하세요.');
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?").bind(LEE.phone).first<{ n: number }>())!.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?")
+        .bind(LEE.phone)
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
   });
 });
 
@@ -264,7 +300,17 @@ describe("step 3, consent, and the redirect (spec §4.1)", () => {
     expect(p.form?.step).toBe("consent");
     expect(p.form!.names).toEqual(new Set(["tx", "csrf", "agree"]));
     expect(p.html).toContain("Demo Shop에 아래 정보를 제공하는 데 동의하면");
-    for (const word of ["연계정보(CI)", "휴대폰번호", "이름", "성별", "연령대", "생일(월일)", "생년월일", "내/외국인 구분", "통신사"]) {
+    for (const word of [
+      "연계정보(CI)",
+      "휴대폰번호",
+      "이름",
+      "성별",
+      "연령대",
+      "생일(월일)",
+      "생년월일",
+      "내/외국인 구분",
+      "통신사",
+    ]) {
       expect(p.html).toContain(`<li>${word}</li>`);
     }
     const done = await b.submit(p, { agree: "Y" });
@@ -301,7 +347,9 @@ describe("step 3, consent, and the redirect (spec §4.1)", () => {
     const lim = { clientId: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! };
     const first = await signInAll(new Browser(), HONG, { client_id: lim.clientId, redirect_uri: lim.redirect_uri });
     const before = await readUser(first.searchParams.get("code")!, LIMITED);
-    await env.DB.prepare("UPDATE clients SET items = ? WHERE client_id = ?").bind(JSON.stringify(["gender", "agegroup", "telcoCd"]), lim.clientId).run();
+    await env.DB.prepare("UPDATE clients SET items = ? WHERE client_id = ?")
+      .bind(JSON.stringify(["gender", "agegroup", "telcoCd"]), lim.clientId)
+      .run();
     forgetClient(lim.clientId);
     try {
       const b = new Browser();
@@ -312,7 +360,9 @@ describe("step 3, consent, and the redirect (spec §4.1)", () => {
       expect(after.plid).toBe(before.plid);
       expect(after.telcoCd).toBe("S");
     } finally {
-      await env.DB.prepare("UPDATE clients SET items = ? WHERE client_id = ?").bind(JSON.stringify(["gender", "agegroup"]), lim.clientId).run();
+      await env.DB.prepare("UPDATE clients SET items = ? WHERE client_id = ?")
+        .bind(JSON.stringify(["gender", "agegroup"]), lim.clientId)
+        .run();
       forgetClient(lim.clientId);
     }
   });
@@ -347,8 +397,22 @@ describe("step 3, consent, and the redirect (spec §4.1)", () => {
 describe("cancel (spec §4.1: access_denied)", () => {
   it.each([
     ["step 1", async (b: Browser) => b.authorize({ state: HOSTILE_STATE }), { cancel: "Y" }],
-    ["step 2", async (b: Browser) => identify(b, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone }, { state: HOSTILE_STATE }), { cancel: "Y" }],
-    ["consent", async (b: Browser) => throughCode(b, KIM, { client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]!, state: HOSTILE_STATE }), { agree: "N" }],
+    [
+      "step 2",
+      async (b: Browser) =>
+        identify(b, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone }, { state: HOSTILE_STATE }),
+      { cancel: "Y" },
+    ],
+    [
+      "consent",
+      async (b: Browser) =>
+        throughCode(b, KIM, {
+          client_id: LIMITED.clientId,
+          redirect_uri: LIMITED.redirectUris[0]!,
+          state: HOSTILE_STATE,
+        }),
+      { agree: "N" },
+    ],
   ] as const)("cancel at %s: 302 redirect_uri?error=access_denied&message=...&state=...", async (_n, open, fields) => {
     const b = new Browser();
     const p = await open(b);
@@ -374,7 +438,9 @@ describe("state is echoed byte for byte (spec §4.1, docs/architecture.md §4.2)
 
   it("a state sent raw in the query (not encoded by the app) comes back as the server read it", async () => {
     const b = new Browser();
-    const res = await b.fetch(`/oauth2/authorize?response_type=code&client_id=demo-client&redirect_uri=${encodeURIComponent(DEMO_CB)}&state=%ZZ%7Cx`);
+    const res = await b.fetch(
+      `/oauth2/authorize?response_type=code&client_id=demo-client&redirect_uri=${encodeURIComponent(DEMO_CB)}&state=%ZZ%7Cx`,
+    );
     expect(res.status).toBe(200);
     const p = await b.page(res);
     const loc = location(await b.submit(p, { cancel: "Y" }));
@@ -394,7 +460,9 @@ describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
     const refused = await b.submit(p, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone }, { csrf: "x".repeat(43) });
     expect(refused.status).toBe(403);
     expect(refused.html).toContain("요청을 확인할 수 없습니다");
-    expect(refused.html).toMatch(/<a class="button" href="\/oauth2\/authorize\?response_type=code&amp;client_id=demo-client&amp;redirect_uri=https%3A%2F%2Fdemo.example%2Fcallback&amp;state=st-1">/);
+    expect(refused.html).toMatch(
+      /<a class="button" href="\/oauth2\/authorize\?response_type=code&amp;client_id=demo-client&amp;redirect_uri=https%3A%2F%2Fdemo.example%2Fcallback&amp;state=st-1">/,
+    );
     expect(refused.form).toBeUndefined();
     const ok = await b.submit(p, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
     expect(ok.form?.step).toBe("verify");
@@ -404,7 +472,11 @@ describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
     const b = new Browser();
     const p = await b.authorize();
     const body = new URLSearchParams({ tx: p.form!.hidden.tx!, telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
-    const res = await b.fetch("/oauth2/authorize", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body });
+    const res = await b.fetch("/oauth2/authorize", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body,
+    });
     expect(res.status).toBe(403);
   });
 
@@ -443,7 +515,9 @@ describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
     expect(late.status).toBe(403);
     expect(late.html).toContain("The login has timed out");
     expect(late.html).toContain("A login must be finished within 10 minutes.");
-    expect(late.html).toContain('href="/oauth2/authorize?response_type=code&amp;client_id=demo-client&amp;redirect_uri=https%3A%2F%2Fdemo.example%2Fcallback&amp;state=exp&amp;isHybrid=Y&amp;lang=en"');
+    expect(late.html).toContain(
+      'href="/oauth2/authorize?response_type=code&amp;client_id=demo-client&amp;redirect_uri=https%3A%2F%2Fdemo.example%2Fcallback&amp;state=exp&amp;isHybrid=Y&amp;lang=en"',
+    );
   });
 
   it("a client disabled during the sign-in ends it: 403 'the app is not available', in both languages, no form", async () => {
@@ -472,7 +546,13 @@ describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
     const res = await b.fetch("/oauth2/authorize", {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ tx: "A".repeat(43), response_type: "code", client_id: "demo-client", redirect_uri: DEMO_CB, state: "s" }),
+      body: new URLSearchParams({
+        tx: "A".repeat(43),
+        response_type: "code",
+        client_id: "demo-client",
+        redirect_uri: DEMO_CB,
+        state: "s",
+      }),
     });
     expect(res.status).toBe(200);
     expect(parseForms(await res.text())[0]?.step).toBe("identify");
@@ -509,7 +589,11 @@ describe("languages (docs/architecture.md §4.7)", () => {
     const sw = parseForms(p.html)[1]!;
     expect(sw.names).toEqual(new Set(["tx", "csrf", "lang"]));
     const en = await b.page(
-      await b.fetch(sw.action, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ ...sw.hidden, lang: "en" }) }),
+      await b.fetch(sw.action, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ ...sw.hidden, lang: "en" }),
+      }),
     );
     expect(en.status).toBe(200);
     expect(en.html).toContain("Confirm it is you");
@@ -536,14 +620,18 @@ describe("WebView mode (isHybrid=Y)", () => {
 
 describe("pages escape what they show", () => {
   it("a client name with markup is shown as text", async () => {
-    await env.DB.prepare("UPDATE clients SET name = ? WHERE client_id = ?").bind('<img src=x onerror=alert(1)> "Shop"', LIMITED.clientId).run();
+    await env.DB.prepare("UPDATE clients SET name = ? WHERE client_id = ?")
+      .bind('<img src=x onerror=alert(1)> "Shop"', LIMITED.clientId)
+      .run();
     forgetClient(LIMITED.clientId);
     try {
       const p = await new Browser().authorize({ client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! });
       expect(p.html).toContain("&lt;img src=x onerror=alert(1)&gt; &quot;Shop&quot;");
       expect(p.html).not.toContain("<img");
     } finally {
-      await env.DB.prepare("UPDATE clients SET name = ? WHERE client_id = ?").bind(LIMITED.name, LIMITED.clientId).run();
+      await env.DB.prepare("UPDATE clients SET name = ? WHERE client_id = ?")
+        .bind(LIMITED.name, LIMITED.clientId)
+        .run();
       forgetClient(LIMITED.clientId);
     }
   });
@@ -554,13 +642,18 @@ describe("audit events (no personal data)", () => {
     const b = new Browser();
     await identify(b, { telcoCd: "S", name: "없는사람", phoneNo: "01099998888" });
     await signInAll(new Browser(), SMITH, { client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! });
-    const rows = (await env.DB.prepare("SELECT type, client_id, outcome, detail FROM audit_events").all<Record<string, string>>()).results;
+    const rows = (
+      await env.DB.prepare("SELECT type, client_id, outcome, detail FROM audit_events").all<Record<string, string>>()
+    ).results;
     const types = new Set(rows.map((r) => r.type));
     for (const t of ["signin.success", "signin.failure", "consent"]) expect(types).toContain(t);
-    expect(rows.find((r) => r.type === "signin.failure" && r.detail?.includes("unconfirmed"))?.client_id).toBe(DEMO.clientId);
+    expect(rows.find((r) => r.type === "signin.failure" && r.detail?.includes("unconfirmed"))?.client_id).toBe(
+      DEMO.clientId,
+    );
     const all = JSON.stringify(rows);
     const s = (await subscriberByPhone(env, SMITH.phone))!;
-    for (const secret of [SMITH.phone, SMITH.name, s.ci, "01099998888", "없는사람", HONG.phone, HONG.name]) expect(all).not.toContain(secret);
+    for (const secret of [SMITH.phone, SMITH.name, s.ci, "01099998888", "없는사람", HONG.phone, HONG.name])
+      expect(all).not.toContain(secret);
   });
 
   it("a completed consent stores the link", async () => {

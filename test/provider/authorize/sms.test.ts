@@ -36,7 +36,12 @@ describe("SMS senders", () => {
   });
 
   it("a non-2xx webhook answer throws (the page then says the code could not be sent)", async () => {
-    const sender = webhookSender({ url: "https://sms.example/hook", secret: "s", timeoutMs: 1000, fetcher: async () => new Response("no", { status: 500 }) });
+    const sender = webhookSender({
+      url: "https://sms.example/hook",
+      secret: "s",
+      timeoutMs: 1000,
+      fetcher: async () => new Response("no", { status: 500 }),
+    });
     await expect(sender.send({ to: "01099990000", text: "x", code: "000000", lang: "en" })).rejects.toThrow(/500/);
   });
 
@@ -52,7 +57,9 @@ describe("SMS senders", () => {
       if (url === "https://sms-gateway.example/hook") return new Response("down", { status: 502 });
       throw new Error("unexpected outbound fetch");
     });
-    const b = new Browser({ vars: { SMS_SENDER: "webhook", SMS_WEBHOOK_URL: "https://sms-gateway.example/hook", SMS_WEBHOOK_SECRET: "s" } });
+    const b = new Browser({
+      vars: { SMS_SENDER: "webhook", SMS_WEBHOOK_URL: "https://sms-gateway.example/hook", SMS_WEBHOOK_SECRET: "s" },
+    });
     let p, again;
     try {
       p = await b.submit(await b.authorize(), { telcoCd: "S", name: "실패", phoneNo: "01077770001" });
@@ -79,7 +86,12 @@ describe("SMS senders", () => {
     const res = await b.fetch("/oauth2/authorize", {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ ...(await b.authorize()).form!.hidden, telcoCd: "S", name: "설정", phoneNo: "01077770002" }),
+      body: new URLSearchParams({
+        ...(await b.authorize()).form!.hidden,
+        telcoCd: "S",
+        name: "설정",
+        phoneNo: "01077770002",
+      }),
     });
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: "server_error", message: "A temporary error occurred. Retry later." });

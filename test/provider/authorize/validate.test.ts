@@ -37,11 +37,21 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
   });
 
   it("missing client_id: 400 invalid_client 'A client id must be provided.'", async () => {
-    await expectJsonError(await authorize(without("client_id")), 400, "invalid_client", "A client id must be provided.");
+    await expectJsonError(
+      await authorize(without("client_id")),
+      400,
+      "invalid_client",
+      "A client id must be provided.",
+    );
   });
 
   it("unknown client_id: 400 invalid_client 'Bad client credentials.'", async () => {
-    await expectJsonError(await authorize({ ...VALID, client_id: "nobody" }), 400, "invalid_client", "Bad client credentials.");
+    await expectJsonError(
+      await authorize({ ...VALID, client_id: "nobody" }),
+      400,
+      "invalid_client",
+      "Bad client credentials.",
+    );
   });
 
   it("a disabled client is refused like an unknown one", async () => {
@@ -56,12 +66,22 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
   });
 
   it("missing redirect_uri: 400 invalid_request naming it", async () => {
-    await expectJsonError(await authorize(without("redirect_uri")), 400, "invalid_request", "A required item redirect_uri is missing.");
+    await expectJsonError(
+      await authorize(without("redirect_uri")),
+      400,
+      "invalid_request",
+      "A required item redirect_uri is missing.",
+    );
   });
 
   it("an unregistered redirect_uri: 400 invalid_grant naming it, and never a redirect", async () => {
     const res = await authorize({ ...VALID, redirect_uri: "https://evil.example/cb" });
-    await expectJsonError(res, 400, "invalid_grant", "The redirect address https://evil.example/cb matches none of the registered values.");
+    await expectJsonError(
+      res,
+      400,
+      "invalid_grant",
+      "The redirect address https://evil.example/cb matches none of the registered values.",
+    );
   });
 
   it.each([
@@ -77,7 +97,8 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
   });
 
   it("redirect_uri is compared decoded: raw, encoded and doubly encoded forms match (reference behaviour)", async () => {
-    const raw = "/oauth2/authorize?response_type=code&client_id=demo-client&state=s&redirect_uri=https://demo.example/callback";
+    const raw =
+      "/oauth2/authorize?response_type=code&client_id=demo-client&state=s&redirect_uri=https://demo.example/callback";
     expect((await call(raw)).status).toBe(200);
     const enc = `/oauth2/authorize?response_type=code&client_id=demo-client&state=s&redirect_uri=${encodeURIComponent("https://demo.example/callback")}`;
     expect((await call(enc)).status).toBe(200);
@@ -90,13 +111,33 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
   });
 
   it("missing response_type: invalid_request; other than code: invalid_request", async () => {
-    await expectJsonError(await authorize(without("response_type")), 400, "invalid_request", "A required item response_type is missing.");
-    await expectJsonError(await authorize({ ...VALID, response_type: "token" }), 400, "invalid_request", "The value of response_type is not valid.");
+    await expectJsonError(
+      await authorize(without("response_type")),
+      400,
+      "invalid_request",
+      "A required item response_type is missing.",
+    );
+    await expectJsonError(
+      await authorize({ ...VALID, response_type: "token" }),
+      400,
+      "invalid_request",
+      "The value of response_type is not valid.",
+    );
   });
 
   it("missing or empty state: invalid_request", async () => {
-    await expectJsonError(await authorize(without("state")), 400, "invalid_request", "A required item state is missing.");
-    await expectJsonError(await authorize({ ...VALID, state: "" }), 400, "invalid_request", "A required item state is missing.");
+    await expectJsonError(
+      await authorize(without("state")),
+      400,
+      "invalid_request",
+      "A required item state is missing.",
+    );
+    await expectJsonError(
+      await authorize({ ...VALID, state: "" }),
+      400,
+      "invalid_request",
+      "A required item state is missing.",
+    );
   });
 
   it("client_id is checked before redirect_uri, and redirect_uri before the other parameters", async () => {
@@ -113,8 +154,18 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
       "invalid_grant",
       "The redirect address https://evil.example/cb matches none of the registered values.",
     );
-    await expectJsonError(await authorize({ ...VALID, prompt: "none", response_type: "token" }), 400, "invalid_request", "The value of response_type is not valid.");
-    await expectJsonError(await authorize({ ...without("state"), prompt: "none" }), 400, "invalid_request", "A required item state is missing.");
+    await expectJsonError(
+      await authorize({ ...VALID, prompt: "none", response_type: "token" }),
+      400,
+      "invalid_request",
+      "The value of response_type is not valid.",
+    );
+    await expectJsonError(
+      await authorize({ ...without("state"), prompt: "none" }),
+      400,
+      "invalid_request",
+      "A required item state is missing.",
+    );
   });
 
   it("a duplicated parameter is invalid_request", async () => {
@@ -178,11 +229,14 @@ describe("POST /oauth2/authorize (reference behaviour: POST answered exactly lik
 });
 
 describe("routing (spec §7)", () => {
-  it.each(["/nothing-here", "/oauth2", "/v1/user", "/v1/user/me/", "/OAUTH2/TOKEN", "/%ZZ"])("unknown path %s is 404 not_found", async (path) => {
-    const res = await call(path);
-    expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: "not_found", message: "The requested API address is invalid." });
-  });
+  it.each(["/nothing-here", "/oauth2", "/v1/user", "/v1/user/me/", "/OAUTH2/TOKEN", "/%ZZ"])(
+    "unknown path %s is 404 not_found",
+    async (path) => {
+      const res = await call(path);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ error: "not_found", message: "The requested API address is invalid." });
+    },
+  );
 
   it("GET /healthz answers 200", async () => {
     expect((await call("/healthz")).status).toBe(200);

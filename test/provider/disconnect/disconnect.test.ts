@@ -36,8 +36,18 @@ describe("POST /v1/user/disconnect (spec §4.4, §5; docs/architecture.md §4.7)
     const { plid, subscriberId } = await mintFor(KIM.phone);
     await mintFor(KIM.phone, { client: LIMITED });
     const device = randomToken(32);
-    await putAutoLoginGrant(env, { deviceHash: device, clientId: DEMO.clientId, subscriberId, expiresAt: Date.now() + 86400_000 });
-    await putAutoLoginGrant(env, { deviceHash: device, clientId: LIMITED.clientId, subscriberId, expiresAt: Date.now() + 86400_000 });
+    await putAutoLoginGrant(env, {
+      deviceHash: device,
+      clientId: DEMO.clientId,
+      subscriberId,
+      expiresAt: Date.now() + 86400_000,
+    });
+    await putAutoLoginGrant(env, {
+      deviceHash: device,
+      clientId: LIMITED.clientId,
+      subscriberId,
+      expiresAt: Date.now() + 86400_000,
+    });
     expect((await disconnect(plid, basic(DEMO.clientId, DEMO.secret))).status).toBe(200);
     expect(await findAutoLoginGrant(env, device, DEMO.clientId)).toBeNull();
     expect(await findAutoLoginGrant(env, device, LIMITED.clientId)).not.toBeNull();

@@ -19,18 +19,33 @@ function fullScans(lines: string[]): string[] {
 
 // The statements as the code sends them (admin-store.deleteSubscriber, registry, admin-store.deleteClient).
 const KEYED: Record<string, [string, ...unknown[]]> = {
-  "deleteSubscriber: its grants": ["DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)", "01012345678"],
-  "deleteSubscriber: its links": ["DELETE FROM links WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)", "01012345678"],
+  "deleteSubscriber: its grants": [
+    "DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",
+    "01012345678",
+  ],
+  "deleteSubscriber: its links": [
+    "DELETE FROM links WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",
+    "01012345678",
+  ],
   "deleteClient: its grants": ["DELETE FROM auto_login_grants WHERE client_id = ?", "demo-client"],
   "deleteClient: its links": ["DELETE FROM links WHERE client_id = ?", "demo-client"],
-  "linkedSubscriber (user/me)": ["SELECT s.*, l.items AS link_items FROM links l JOIN subscribers s ON s.id = l.subscriber_id WHERE l.client_id = ? AND l.plid = ?", "demo-client", "p"],
+  "linkedSubscriber (user/me)": [
+    "SELECT s.*, l.items AS link_items FROM links l JOIN subscribers s ON s.id = l.subscriber_id WHERE l.client_id = ? AND l.plid = ?",
+    "demo-client",
+    "p",
+  ],
   "disconnectLink: grants": [
     "DELETE FROM auto_login_grants WHERE client_id = ?1 AND subscriber_id = (SELECT subscriber_id FROM links WHERE client_id = ?1 AND plid = ?2)",
     "demo-client",
     "p",
   ],
-  "findAutoLoginGrant": ["SELECT subscriber_id, expires_at, first_report_pending FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?", "d", "demo-client", 0],
-  "subscriberByPhone": ["SELECT * FROM subscribers WHERE phone = ?", "01012345678"],
+  findAutoLoginGrant: [
+    "SELECT subscriber_id, expires_at, first_report_pending FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
+    "d",
+    "demo-client",
+    0,
+  ],
+  subscriberByPhone: ["SELECT * FROM subscribers WHERE phone = ?", "01012345678"],
 };
 
 describe("D1 keyed statements use an index", () => {
@@ -45,17 +60,30 @@ describe("D1 keyed statements use an index", () => {
 describe("automatic-login grants do not pile up", () => {
   it("an opt-in purges expired grants (nothing else deletes a grant whose device never comes back); live grants stay", async () => {
     const { putAutoLoginGrant } = await import("../../../workers/provider/store/grants");
-    const sub = (await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?").bind("01012345678").first<{ id: number }>())!.id;
+    const sub = (await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?")
+      .bind("01012345678")
+      .first<{ id: number }>())!.id;
     const now = Date.now();
     await env.DB.prepare(
       "INSERT INTO auto_login_grants (device_hash, client_id, subscriber_id, expires_at, first_report_pending, created_at) VALUES (?, 'demo-client', ?, ?, 0, ?), (?, 'demo-client', ?, ?, 0, ?)",
     )
       .bind("expired-device", sub, now - 1000, now - 2000, "live-device", sub, now + 60_000, now)
       .run();
-    await putAutoLoginGrant(env, { deviceHash: "new-device", clientId: "demo-client", subscriberId: sub, expiresAt: now + 60_000 });
-    const { results } = await env.DB.prepare("SELECT device_hash FROM auto_login_grants ORDER BY device_hash").all<{ device_hash: string }>();
+    await putAutoLoginGrant(env, {
+      deviceHash: "new-device",
+      clientId: "demo-client",
+      subscriberId: sub,
+      expiresAt: now + 60_000,
+    });
+    const { results } = await env.DB.prepare("SELECT device_hash FROM auto_login_grants ORDER BY device_hash").all<{
+      device_hash: string;
+    }>();
     expect(results.map((r) => r.device_hash)).toEqual(["live-device", "new-device"]);
-    const purge = await plan("DELETE FROM auto_login_grants WHERE rowid IN (SELECT rowid FROM auto_login_grants WHERE expires_at <= ? LIMIT ?)", now, 50);
+    const purge = await plan(
+      "DELETE FROM auto_login_grants WHERE rowid IN (SELECT rowid FROM auto_login_grants WHERE expires_at <= ? LIMIT ?)",
+      now,
+      50,
+    );
     expect(fullScans(purge), purge.join(" | ")).toEqual([]);
   });
 });

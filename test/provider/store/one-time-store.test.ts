@@ -4,7 +4,14 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
 import { shardOf, storeFor, type CodeGrant } from "../../../workers/provider/store/one-time-store";
 
-const GRANT: CodeGrant = { clientId: "c", subscriberId: 1, plid: "p", redirectUri: "https://x/cb", autoLogin: null, issuedAt: 0 };
+const GRANT: CodeGrant = {
+  clientId: "c",
+  subscriberId: 1,
+  plid: "p",
+  redirectUri: "https://x/cb",
+  autoLogin: null,
+  issuedAt: 0,
+};
 
 afterEach(() => vi.useRealTimers());
 
@@ -27,7 +34,15 @@ describe("core/one-time-store", () => {
     const store = storeFor(env, code, 16);
     await store.putCode(await sha256(code), GRANT, null, 60_000);
     const tokenHash = await sha256("t" + code);
-    const r = await store.redeemCode({ codeHash: await sha256(code), clientId: "c", verifierChallenge: null, redirectUri: null, tokenHash, tokenTtlMs: 60_000, secretId: "s" });
+    const r = await store.redeemCode({
+      codeHash: await sha256(code),
+      clientId: "c",
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash,
+      tokenTtlMs: 60_000,
+      secretId: "s",
+    });
     expect(r.ok).toBe(true);
     expect(await store.readToken(tokenHash, 2)).toMatchObject({ plid: "p", secretId: "s" });
     expect(await store.readToken(tokenHash, 2)).not.toBeNull();
@@ -63,8 +78,13 @@ describe("core/one-time-store", () => {
     await store.putEntry("new", "v", 3_600_000);
     vi.setSystemTime(Date.now() + 1000);
     await runDurableObjectAlarm(store);
-    const rows = await (await import("cloudflare:test")).runInDurableObject(store, (_o, state) =>
-      state.storage.sql.exec<{ key: string }>("SELECT key FROM entries").toArray().map((r) => r.key),
+    const rows = await (
+      await import("cloudflare:test")
+    ).runInDurableObject(store, (_o, state) =>
+      state.storage.sql
+        .exec<{ key: string }>("SELECT key FROM entries")
+        .toArray()
+        .map((r) => r.key),
     );
     expect(rows).toEqual(["new"]);
   });
@@ -80,13 +100,25 @@ describe("core/one-time-store audit outbox", () => {
     await store.flushAudit(); // whatever earlier tests left in this shard (their timer may not have fired)
     expect(await store.flushAudit()).toBe(0);
     await store.putCode(await sha256(code), { ...GRANT, clientId }, null, 60_000);
-    const req = { codeHash: await sha256(code), clientId, verifierChallenge: null, redirectUri: null, tokenHash: await sha256("t"), tokenTtlMs: 60_000, secretId: "s" };
+    const req = {
+      codeHash: await sha256(code),
+      clientId,
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash: await sha256("t"),
+      tokenTtlMs: 60_000,
+      secretId: "s",
+    };
     expect((await store.redeemCode(req)).ok).toBe(true);
     expect((await store.redeemCode(req)).ok).toBe(false);
     const moved = await store.flushAudit();
     // the 250 ms timer may have moved them first; either way both are in D1 exactly once
     expect(moved).toBeLessThanOrEqual(2);
-    const rows = (await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE client_id = ? ORDER BY id").bind(clientId).all()).results;
+    const rows = (
+      await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE client_id = ? ORDER BY id")
+        .bind(clientId)
+        .all()
+    ).results;
     expect(rows).toEqual([
       { type: "code.redeemed", outcome: "ok", detail: null },
       { type: "code.refused", outcome: "refused", detail: '{"reason":"reused"}' },

@@ -56,70 +56,115 @@ interface Model {
 type Cmd = { kind: "verify"; rec: number; net: number; right: boolean } | { kind: "resend"; rec: number; net: number };
 
 const cmd: fc.Arbitrary<Cmd> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant("verify" as const), rec: fc.nat(RECORDS - 1), net: fc.nat(NETWORKS - 1), right: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("resend" as const), rec: fc.nat(RECORDS - 1), net: fc.nat(NETWORKS - 1) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant("verify" as const),
+      rec: fc.nat(RECORDS - 1),
+      net: fc.nat(NETWORKS - 1),
+      right: fc.boolean(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("resend" as const), rec: fc.nat(RECORDS - 1), net: fc.nat(NETWORKS - 1) }),
+  },
 );
 
 describe("sign-in store: the number's lock is decided with the code check", () => {
-  it("random sequences of right and wrong codes and resends over 3 sign-ins and 3 networks answer exactly as the rules say", { timeout: 300_000 }, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 40 }), async (cmds) => {
-        const r = run++;
-        const phoneKey = `P${r}`;
-        const stub = storeFor(env, `A${r}`, 16);
-        const key = (i: number) => `tx:run${r}:${i}`;
-        const m: Model = { netFail: Array(NETWORKS).fill(0), allFail: 0, netLock: Array(NETWORKS).fill(false), numLock: false, recs: [] };
-        for (let i = 0; i < RECORDS; i++) {
-          await stub.signinCreate(key(i), record(phoneKey, `h${i}.0`));
-          m.recs.push({ step: "verify", attempts: 0, hash: `h${i}.0` });
-        }
-        let resends = 0;
-        for (const c of cmds) {
-          const rec = m.recs[c.rec]!;
-          const locked = m.numLock || m.netLock[c.net]!;
-          if (c.kind === "resend") {
-            const hash = `h${c.rec}.${++resends}`;
-            const got = await stub.signinResend({ key: key(c.rec), phoneKey, netKey: `n${c.net}`, hash, otpTtlMs: 180_000, send: true, limits: LIMITS });
-            const want = rec.step !== "verify" ? "conflict" : locked ? "refused" : "ok";
-            expect(got.result).toBe(want);
-            if (want === "ok") Object.assign(rec, { attempts: 0, hash });
-            continue;
+  it(
+    "random sequences of right and wrong codes and resends over 3 sign-ins and 3 networks answer exactly as the rules say",
+    { timeout: 300_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 40 }), async (cmds) => {
+          const r = run++;
+          const phoneKey = `P${r}`;
+          const stub = storeFor(env, `A${r}`, 16);
+          const key = (i: number) => `tx:run${r}:${i}`;
+          const m: Model = {
+            netFail: Array(NETWORKS).fill(0),
+            allFail: 0,
+            netLock: Array(NETWORKS).fill(false),
+            numLock: false,
+            recs: [],
+          };
+          for (let i = 0; i < RECORDS; i++) {
+            await stub.signinCreate(key(i), record(phoneKey, `h${i}.0`));
+            m.recs.push({ step: "verify", attempts: 0, hash: `h${i}.0` });
           }
-          const presented = c.right ? rec.hash : `wrong-${rec.hash}`;
-          const got = await stub.signinVerify({ key: key(c.rec), phoneKey, netKey: `n${c.net}`, presented, limits: LIMITS, next: "consent", autoLoginOptIn: false });
-          if (rec.step !== "verify") {
-            expect(got.result).toBe("conflict");
-          } else if (locked) {
-            expect(got.result).toBe("refused");
-          } else if (rec.attempts >= LIMITS.otpMaxAttempts) {
-            expect(got.result).toBe("exhausted");
-          } else if (c.right) {
-            expect(got.result).toBe("ok");
-            rec.step = "consent";
-            m.netFail[c.net] = 0;
-            m.allFail = 0;
-          } else {
-            rec.attempts++;
-            m.netFail[c.net]!++;
-            m.allFail++;
-            let lockedNow = false;
-            if (m.allFail >= LIMITS.numberLockAfterFailures) [m.numLock, m.allFail, lockedNow] = [true, 0, true];
-            if (m.netFail[c.net]! >= LIMITS.lockAfterFailures) [m.netLock[c.net], m.netFail[c.net], lockedNow] = [true, 0, true];
-            expect(got).toMatchObject({ result: "wrong", left: LIMITS.otpMaxAttempts - rec.attempts });
-            expect(got.result === "wrong" && got.refusal !== null).toBe(lockedNow);
+          let resends = 0;
+          for (const c of cmds) {
+            const rec = m.recs[c.rec]!;
+            const locked = m.numLock || m.netLock[c.net]!;
+            if (c.kind === "resend") {
+              const hash = `h${c.rec}.${++resends}`;
+              const got = await stub.signinResend({
+                key: key(c.rec),
+                phoneKey,
+                netKey: `n${c.net}`,
+                hash,
+                otpTtlMs: 180_000,
+                send: true,
+                limits: LIMITS,
+              });
+              const want = rec.step !== "verify" ? "conflict" : locked ? "refused" : "ok";
+              expect(got.result).toBe(want);
+              if (want === "ok") Object.assign(rec, { attempts: 0, hash });
+              continue;
+            }
+            const presented = c.right ? rec.hash : `wrong-${rec.hash}`;
+            const got = await stub.signinVerify({
+              key: key(c.rec),
+              phoneKey,
+              netKey: `n${c.net}`,
+              presented,
+              limits: LIMITS,
+              next: "consent",
+              autoLoginOptIn: false,
+            });
+            if (rec.step !== "verify") {
+              expect(got.result).toBe("conflict");
+            } else if (locked) {
+              expect(got.result).toBe("refused");
+            } else if (rec.attempts >= LIMITS.otpMaxAttempts) {
+              expect(got.result).toBe("exhausted");
+            } else if (c.right) {
+              expect(got.result).toBe("ok");
+              rec.step = "consent";
+              m.netFail[c.net] = 0;
+              m.allFail = 0;
+            } else {
+              rec.attempts++;
+              m.netFail[c.net]!++;
+              m.allFail++;
+              let lockedNow = false;
+              if (m.allFail >= LIMITS.numberLockAfterFailures) [m.numLock, m.allFail, lockedNow] = [true, 0, true];
+              if (m.netFail[c.net]! >= LIMITS.lockAfterFailures)
+                [m.netLock[c.net], m.netFail[c.net], lockedNow] = [true, 0, true];
+              expect(got).toMatchObject({ result: "wrong", left: LIMITS.otpMaxAttempts - rec.attempts });
+              expect(got.result === "wrong" && got.refusal !== null).toBe(lockedNow);
+            }
           }
-        }
-      }),
-      { numRuns: 500 },
-    );
-  });
+        }),
+        { numRuns: 500 },
+      );
+    },
+  );
 });
 
 describe("sign-in store: compare-and-set steps", () => {
   it("20 concurrent supersedes of one version: exactly one moves the record", async () => {
     const stub = storeFor(env, "Bcas", 16);
-    await stub.signinCreate("tx:cas", { ...record("Pcas", "h"), step: "identify", challenge: undefined, subscriber: undefined });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stub.signinSupersede("tx:cas", 0, `to-${i}`)));
+    await stub.signinCreate("tx:cas", {
+      ...record("Pcas", "h"),
+      step: "identify",
+      challenge: undefined,
+      subscriber: undefined,
+    });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stub.signinSupersede("tx:cas", 0, `to-${i}`)),
+    );
     expect(results.filter((r) => r.moved)).toHaveLength(1);
     const winner = results.find((r) => r.moved)!.record!.movedTo;
     expect(results.every((r) => r.record?.movedTo === winner)).toBe(true);
@@ -129,13 +174,22 @@ describe("sign-in store: compare-and-set steps", () => {
     const stub = storeFor(env, "Bopen", 16);
     const limits = { ...LIMITS, sendsPerWindow: 1 };
     const rec = record("Popen", "h");
-    expect(await stub.signinOpen({ key: "tx:open", record: rec, netKey: "n", send: true, limits })).toEqual({ result: "opened" });
-    expect(await stub.signinOpen({ key: "tx:open", record: rec, netKey: "n", send: true, limits })).toEqual({ result: "exists" });
+    expect(await stub.signinOpen({ key: "tx:open", record: rec, netKey: "n", send: true, limits })).toEqual({
+      result: "opened",
+    });
+    expect(await stub.signinOpen({ key: "tx:open", record: rec, netKey: "n", send: true, limits })).toEqual({
+      result: "exists",
+    });
     // abandoning gives the send back: another sign-in of the number may send at once
     await stub.signinAbandon("tx:open", "Popen", true, limits);
     expect(await stub.signinGet("tx:open")).toBeNull();
-    expect((await stub.signinOpen({ key: "tx:open2", record: rec, netKey: "n", send: true, limits })).result).toBe("opened");
-    expect(await stub.signinOpen({ key: "tx:open3", record: rec, netKey: "n", send: true, limits })).toMatchObject({ result: "refused", refusal: { limit: "sends" } });
+    expect((await stub.signinOpen({ key: "tx:open2", record: rec, netKey: "n", send: true, limits })).result).toBe(
+      "opened",
+    );
+    expect(await stub.signinOpen({ key: "tx:open3", record: rec, netKey: "n", send: true, limits })).toMatchObject({
+      result: "refused",
+      refusal: { limit: "sends" },
+    });
   });
 
   it("20 concurrent consents of one sign-in: exactly one ends it", async () => {

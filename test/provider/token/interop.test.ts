@@ -21,7 +21,11 @@ const customFetch: typeof fetch = async (input, init) => {
   const req = new Request(input, init);
   const url = new URL(req.url);
   if (url.origin !== BASE) throw new Error(`unexpected outbound fetch to ${url.origin}`);
-  return call(url.pathname + url.search, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : await req.text() });
+  return call(url.pathname + url.search, {
+    method: req.method,
+    headers: req.headers,
+    body: req.method === "GET" ? undefined : await req.text(),
+  });
 };
 
 describe("interop: oauth4webapi", () => {
@@ -30,16 +34,31 @@ describe("interop: oauth4webapi", () => {
     const { code, plid } = await mintFor(HONG.phone, { redirectUri });
     const callback = new URL(`${redirectUri}?${new URLSearchParams({ code, state })}`);
     const params = oauth.validateAuthResponse(as, client, callback, state);
-    const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(DEMO.secret), params, redirectUri, oauth.nopkce, {
-      [oauth.customFetch]: customFetch,
-    });
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(DEMO.secret),
+      params,
+      redirectUri,
+      oauth.nopkce,
+      {
+        [oauth.customFetch]: customFetch,
+      },
+    );
     const result = await oauth.processAuthorizationCodeResponse(as, client, response);
     expect(result.token_type).toBe("bearer");
     expect(result.expires_in).toBe(600);
 
-    const me = await oauth.protectedResourceRequest(result.access_token, "GET", new URL(`${BASE}/v1/user/me`), undefined, undefined, {
-      [oauth.customFetch]: customFetch,
-    });
+    const me = await oauth.protectedResourceRequest(
+      result.access_token,
+      "GET",
+      new URL(`${BASE}/v1/user/me`),
+      undefined,
+      undefined,
+      {
+        [oauth.customFetch]: customFetch,
+      },
+    );
     expect(me.status).toBe(200);
     const body = (await me.json()) as { code: string; user: Record<string, string> };
     expect(body.code).toBe("0000");
@@ -52,9 +71,17 @@ describe("interop: oauth4webapi", () => {
     const challenge = await oauth.calculatePKCECodeChallenge(verifier);
     const { code } = await mintFor(KIM.phone, { redirectUri, codeChallenge: challenge });
     const params = oauth.validateAuthResponse(as, client, new URL(`${redirectUri}?code=${code}&state=s`), "s");
-    const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(DEMO.secret), params, redirectUri, verifier, {
-      [oauth.customFetch]: customFetch,
-    });
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(DEMO.secret),
+      params,
+      redirectUri,
+      verifier,
+      {
+        [oauth.customFetch]: customFetch,
+      },
+    );
     const result = await oauth.processAuthorizationCodeResponse(as, client, response);
     expect(result.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
@@ -73,13 +100,22 @@ describe("interop: oauth4webapi", () => {
     ] as const) {
       const { code } = await mintFor(HONG.phone, { redirectUri });
       const send = () =>
-        oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(DEMO.secret), oauth.validateAuthResponse(as, client, new URL(`${redirectUri}?code=${code}`), oauth.expectNoState), redirectUri, oauth.nopkce, {
-          [oauth.customFetch]: fetcher,
-        });
+        oauth.authorizationCodeGrantRequest(
+          as,
+          client,
+          oauth.ClientSecretBasic(DEMO.secret),
+          oauth.validateAuthResponse(as, client, new URL(`${redirectUri}?code=${code}`), oauth.expectNoState),
+          redirectUri,
+          oauth.nopkce,
+          {
+            [oauth.customFetch]: fetcher,
+          },
+        );
       await oauth.processAuthorizationCodeResponse(as, client, await send());
       const replay = oauth.processAuthorizationCodeResponse(as, client, await send());
       await expect(replay).rejects.toBeInstanceOf(expected);
-      if (expected === oauth.ResponseBodyError) await expect(replay).rejects.toMatchObject({ error: "invalid_grant", status: 400 });
+      if (expected === oauth.ResponseBodyError)
+        await expect(replay).rejects.toMatchObject({ error: "invalid_grant", status: 400 });
     }
   });
 });

@@ -47,15 +47,19 @@ describe("POST /oauth2/token: success (spec §2.3, §4.2)", () => {
 
   it("accepts client_id/client_secret in the form body with an empty Authorization header (spec §5 fallback)", async () => {
     const { code } = await mintFor(HONG.phone);
-    const res = await post(form({ grant_type: "authorization_code", code, client_id: DEMO.clientId, client_secret: DEMO.secret }), {
-      Authorization: "",
-    });
+    const res = await post(
+      form({ grant_type: "authorization_code", code, client_id: DEMO.clientId, client_secret: DEMO.secret }),
+      {
+        Authorization: "",
+      },
+    );
     expect(res.status).toBe(200);
   });
 
   it("accepts every parameter in the query string with an empty body (spec §4.2)", async () => {
     const { code } = await mintFor(HONG.phone);
-    const q = "?" + form({ grant_type: "authorization_code", code, client_id: DEMO.clientId, client_secret: DEMO.secret });
+    const q =
+      "?" + form({ grant_type: "authorization_code", code, client_id: DEMO.clientId, client_secret: DEMO.secret });
     const res = await call(`/oauth2/token${q}`, { method: "POST" });
     expect(res.status).toBe(200);
   });
@@ -63,7 +67,13 @@ describe("POST /oauth2/token: success (spec §2.3, §4.2)", () => {
   it("accepts Basic with a body client_id equal to the Basic id, and ignores unknown parameters like redirect_uri", async () => {
     const { code } = await mintFor(HONG.phone);
     const res = await post(
-      form({ grant_type: "authorization_code", code, client_id: DEMO.clientId, redirect_uri: "https://elsewhere.example/", foo: "bar" }),
+      form({
+        grant_type: "authorization_code",
+        code,
+        client_id: DEMO.clientId,
+        redirect_uri: "https://elsewhere.example/",
+        foo: "bar",
+      }),
       { Authorization: basic(DEMO.clientId, DEMO.secret) },
     );
     expect(res.status).toBe(200);
@@ -80,7 +90,9 @@ describe("POST /oauth2/token: success (spec §2.3, §4.2)", () => {
 
   it("treats the Basic scheme name case-insensitively", async () => {
     const { code } = await mintFor(HONG.phone);
-    const res = await post(form({ grant_type: "authorization_code", code }), { Authorization: "bAsIc " + btoa(`${DEMO.clientId}:${DEMO.secret}`) });
+    const res = await post(form({ grant_type: "authorization_code", code }), {
+      Authorization: "bAsIc " + btoa(`${DEMO.clientId}:${DEMO.secret}`),
+    });
     expect(res.status).toBe(200);
   });
 
@@ -111,7 +123,9 @@ describe("POST /oauth2/token: codes (docs/architecture.md §4.3)", () => {
   it("a used PKCE code replayed without or with a wrong verifier revokes nothing; the rightful client's replay with its verifier does", async () => {
     const verifier = randomToken(32);
     const pkceCode = async () => (await mintFor(HONG.phone, { codeChallenge: await pkceS256(verifier) })).code;
-    const redeem = async (code: string) => ((await (await exchange(code, DEMO, { code_verifier: verifier })).json()) as { access_token: string }).access_token;
+    const redeem = async (code: string) =>
+      ((await (await exchange(code, DEMO, { code_verifier: verifier })).json()) as { access_token: string })
+        .access_token;
     const a = await pkceCode();
     const tokenA = await redeem(a);
     await expectError(await exchange(a), 500, "server_error", /Invalid authorization code/);
@@ -172,9 +186,20 @@ describe("POST /oauth2/token: codes (docs/architecture.md §4.3)", () => {
         body: form({ grant_type: "authorization_code", code: c, ...extra }),
       });
     // rfc6749 also checks a sent redirect_uri against the authorize one, without burning the code
-    await expectError(await worker.fetch!(req(code, { redirect_uri: "https://other.example/cb" }) as never, rfcEnv, ctx), 400, "invalid_grant");
-    expect((await worker.fetch!(req(code, { redirect_uri: DEMO.redirectUris[0]! }) as never, rfcEnv, ctx)).status).toBe(200);
-    await expectError(await worker.fetch!(req(code) as never, rfcEnv, ctx), 400, "invalid_grant", /^Invalid authorization code/);
+    await expectError(
+      await worker.fetch!(req(code, { redirect_uri: "https://other.example/cb" }) as never, rfcEnv, ctx),
+      400,
+      "invalid_grant",
+    );
+    expect((await worker.fetch!(req(code, { redirect_uri: DEMO.redirectUris[0]! }) as never, rfcEnv, ctx)).status).toBe(
+      200,
+    );
+    await expectError(
+      await worker.fetch!(req(code) as never, rfcEnv, ctx),
+      400,
+      "invalid_grant",
+      /^Invalid authorization code/,
+    );
   });
 });
 
@@ -233,7 +258,9 @@ describe("POST /oauth2/token: client authentication (spec §5, §7; docs/archite
   it("a parameter client_id that differs from the Basic one is invalid_client", async () => {
     const { code } = await mintFor(HONG.phone);
     await expectError(
-      await post(form({ grant_type: "authorization_code", code, client_id: LIMITED.clientId }), { Authorization: basic(DEMO.clientId, DEMO.secret) }),
+      await post(form({ grant_type: "authorization_code", code, client_id: LIMITED.clientId }), {
+        Authorization: basic(DEMO.clientId, DEMO.secret),
+      }),
       401,
       "invalid_client",
     );
@@ -241,7 +268,12 @@ describe("POST /oauth2/token: client authentication (spec §5, §7; docs/archite
 
   it("a client_id parameter without a secret is invalid_client", async () => {
     const { code } = await mintFor(HONG.phone);
-    await expectError(await post(form({ grant_type: "authorization_code", code, client_id: DEMO.clientId })), 401, "invalid_client", /Bad client/);
+    await expectError(
+      await post(form({ grant_type: "authorization_code", code, client_id: DEMO.clientId })),
+      401,
+      "invalid_client",
+      /Bad client/,
+    );
   });
 
   it.each([
@@ -250,11 +282,20 @@ describe("POST /oauth2/token: client authentication (spec §5, §7; docs/archite
     ["empty credentials", "Basic "],
     ["invalid UTF-8", "Basic " + btoa("\xff\xfe:\xff")],
   ])("malformed Basic (%s) is 401 invalid_client, never 500", async (_name, header) => {
-    await expectError(await post(form({ grant_type: "authorization_code", code: "x" }), { Authorization: header }), 401, "invalid_client");
+    await expectError(
+      await post(form({ grant_type: "authorization_code", code: "x" }), { Authorization: header }),
+      401,
+      "invalid_client",
+    );
   });
 
   it("Basic with an empty id is 'A client id must be provided'", async () => {
-    await expectError(await post(form({ grant_type: "authorization_code", code: "x" }), { Authorization: basic("", "s") }), 401, "invalid_client", /must be provided/);
+    await expectError(
+      await post(form({ grant_type: "authorization_code", code: "x" }), { Authorization: basic("", "s") }),
+      401,
+      "invalid_client",
+      /must be provided/,
+    );
   });
 });
 
@@ -262,21 +303,46 @@ describe("POST /oauth2/token: request validation (spec §7; docs/architecture.md
   const auth = { Authorization: basic(DEMO.clientId, DEMO.secret) };
 
   it("missing grant_type: invalid_request naming the item", async () => {
-    await expectError(await post(form({ code: "x" }), auth), 400, "invalid_request", /A required item grant_type is missing/);
+    await expectError(
+      await post(form({ code: "x" }), auth),
+      400,
+      "invalid_request",
+      /A required item grant_type is missing/,
+    );
   });
 
   it("grant_type other than authorization_code: invalid_request", async () => {
-    await expectError(await post(form({ grant_type: "client_credentials", code: "x" }), auth), 400, "invalid_request", /grant_type is not valid/);
+    await expectError(
+      await post(form({ grant_type: "client_credentials", code: "x" }), auth),
+      400,
+      "invalid_request",
+      /grant_type is not valid/,
+    );
   });
 
   it("missing code (or empty): invalid_request naming code", async () => {
-    await expectError(await post(form({ grant_type: "authorization_code" }), auth), 400, "invalid_request", /code is missing/);
-    await expectError(await post(form({ grant_type: "authorization_code", code: "" }), auth), 400, "invalid_request", /code is missing/);
+    await expectError(
+      await post(form({ grant_type: "authorization_code" }), auth),
+      400,
+      "invalid_request",
+      /code is missing/,
+    );
+    await expectError(
+      await post(form({ grant_type: "authorization_code", code: "" }), auth),
+      400,
+      "invalid_request",
+      /code is missing/,
+    );
   });
 
   it("a parameter sent twice (body twice, or body and query) is invalid_request", async () => {
     await expectError(await post("grant_type=authorization_code&code=a&code=b", auth), 400, "invalid_request", /code/);
-    await expectError(await post("grant_type=authorization_code&code=a", auth, "?code=a"), 400, "invalid_request", /code/);
+    await expectError(
+      await post("grant_type=authorization_code&code=a", auth, "?code=a"),
+      400,
+      "invalid_request",
+      /code/,
+    );
   });
 
   it("a JSON body is invalid_request (form bodies only)", async () => {
@@ -326,7 +392,11 @@ describe("POST /oauth2/token: audit", () => {
     for (let i = 0; i < 100 && rows.length < 2; i++) {
       await new Promise((r) => setTimeout(r, 50));
       rows = (
-        await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE type LIKE 'code.%' AND id > ? ORDER BY id").bind(last).all<{ type: string; outcome: string; detail: string | null }>()
+        await env.DB.prepare(
+          "SELECT type, outcome, detail FROM audit_events WHERE type LIKE 'code.%' AND id > ? ORDER BY id",
+        )
+          .bind(last)
+          .all<{ type: string; outcome: string; detail: string | null }>()
       ).results;
     }
     expect(rows).toEqual([

@@ -58,9 +58,45 @@ describe("GET /v1/user/me: the record (spec §2.1, §2.2, §2.4, §4.3)", () => 
   });
 
   it.each([
-    [KIM, { phoneNo: "01023456789", name: "김영희", gender: "F", birthday: "1201", birthdate: "011201", foreign: "L", telcoCd: "K", agegroup: "20" }],
-    [SMITH, { phoneNo: "01034567890", name: "John Smith", gender: "M", birthday: "0704", birthdate: "850704", foreign: "F", telcoCd: "L", agegroup: "40" }],
-    [LEE, { phoneNo: "01045678901", name: "이민수", gender: "M", birthday: "0520", birthdate: "120520", foreign: "L", telcoCd: "S", agegroup: "10" }],
+    [
+      KIM,
+      {
+        phoneNo: "01023456789",
+        name: "김영희",
+        gender: "F",
+        birthday: "1201",
+        birthdate: "011201",
+        foreign: "L",
+        telcoCd: "K",
+        agegroup: "20",
+      },
+    ],
+    [
+      SMITH,
+      {
+        phoneNo: "01034567890",
+        name: "John Smith",
+        gender: "M",
+        birthday: "0704",
+        birthdate: "850704",
+        foreign: "F",
+        telcoCd: "L",
+        agegroup: "40",
+      },
+    ],
+    [
+      LEE,
+      {
+        phoneNo: "01045678901",
+        name: "이민수",
+        gender: "M",
+        birthday: "0520",
+        birthdate: "120520",
+        foreign: "L",
+        telcoCd: "S",
+        agegroup: "10",
+      },
+    ],
   ])("returns the seed values of $phone", async (sub, expected) => {
     vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-11-22T03:00:00Z") });
     const { token } = await tokenFor(sub.phone);
@@ -71,7 +107,13 @@ describe("GET /v1/user/me: the record (spec §2.1, §2.2, §2.4, §4.3)", () => 
   it("returns only the client's agreed items: limited-client gets gender and agegroup, nothing encrypted", async () => {
     const { token, plid } = await tokenFor(HONG.phone, { client: LIMITED, secret: LIMITED.secret });
     const body = await readUser(token);
-    expect(body.user).toEqual({ plid, gender: "M", agegroup: expect.stringMatching(/^\d+0$|^0$/), autoLoginYn: "N", autoStatusCheck: "N" });
+    expect(body.user).toEqual({
+      plid,
+      gender: "M",
+      agegroup: expect.stringMatching(/^\d+0$|^0$/),
+      autoLoginYn: "N",
+      autoStatusCheck: "N",
+    });
   });
 
   it("computes agegroup from the birth date at request time, in Korean time", async () => {
@@ -105,7 +147,12 @@ describe("GET /v1/user/me: automatic-login modes (spec §2.1, docs/architecture.
   async function grant(subscriberPhone: string) {
     const deviceHash = randomToken(32);
     const { subscriberId } = await mintFor(subscriberPhone);
-    await putAutoLoginGrant(env, { deviceHash, clientId: DEMO.clientId, subscriberId, expiresAt: Date.now() + 14 * 86400_000 });
+    await putAutoLoginGrant(env, {
+      deviceHash,
+      clientId: DEMO.clientId,
+      subscriberId,
+      expiresAt: Date.now() + 14 * 86400_000,
+    });
     return deviceHash;
   }
 
@@ -165,9 +212,12 @@ describe("GET /v1/user/me: refusals (spec §5, §7; docs/architecture.md §4.7)"
     await expectAuthFailed(await call("/v1/user/me"));
   });
 
-  it.each(["Basic abc", "Bearer", "Bearer a b", "Bearer <script>", "Token abc", ""])("a malformed header %j: 401", async (h) => {
-    await expectAuthFailed(await call("/v1/user/me", { headers: { Authorization: h } }));
-  });
+  it.each(["Basic abc", "Bearer", "Bearer a b", "Bearer <script>", "Token abc", ""])(
+    "a malformed header %j: 401",
+    async (h) => {
+      await expectAuthFailed(await call("/v1/user/me", { headers: { Authorization: h } }));
+    },
+  );
 
   it("an unknown token: 401", async () => {
     await expectAuthFailed(await userMe(randomToken(32)));
@@ -196,7 +246,12 @@ describe("GET /v1/user/me: refusals (spec §5, §7; docs/architecture.md §4.7)"
     const { token } = await tokenFor(HONG.phone);
     const twice = { ...env, USER_ME_MAX_READS: "2" };
     const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-    const read = () => userMeWorker.fetch!(new Request("http://localhost/v1/user/me", { headers: { Authorization: `Bearer ${token}` } }) as never, twice, ctx);
+    const read = () =>
+      userMeWorker.fetch!(
+        new Request("http://localhost/v1/user/me", { headers: { Authorization: `Bearer ${token}` } }) as never,
+        twice,
+        ctx,
+      );
     expect((await read()).status).toBe(200);
     expect((await read()).status).toBe(200);
     await expectAuthFailed(await read());

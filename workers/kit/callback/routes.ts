@@ -58,7 +58,8 @@ async function loginOf(req: Request, env: RpEnv, params: Params, cfg: RpConfig):
   const pending = await readState(env, state);
   if (pending) {
     if (Date.now() - pending.created > cfg.stateTtlSeconds * 1000) throw new CallbackRefused("state", "expired state");
-    if (!(await bindingMatches(pending, binding))) throw new CallbackRefused("state", "state bound to another browser (cookie mismatch)");
+    if (!(await bindingMatches(pending, binding)))
+      throw new CallbackRefused("state", "state bound to another browser (cookie mismatch)");
     return { state, stateHash, binding: binding!, pending, returnTo: pending.returnTo };
   }
   const redeemed = await getRedemption(env, stateHash);
@@ -69,7 +70,14 @@ async function loginOf(req: Request, env: RpEnv, params: Params, cfg: RpConfig):
 }
 
 /** The first request's work: the code exchange, the user read and the new session. */
-async function redeem(req: Request, env: RpEnv, rc: RequestContext, login: Login, code: string, cfg: RpConfig): Promise<RedeemOutcome> {
+async function redeem(
+  req: Request,
+  env: RpEnv,
+  rc: RequestContext,
+  login: Login,
+  code: string,
+  cfg: RpConfig,
+): Promise<RedeemOutcome> {
   const pending = login.pending!;
   // The state is spent by this attempt whatever its outcome: a second callback must not exchange again.
   await endState(env, login.state);
@@ -96,14 +104,20 @@ async function redeem(req: Request, env: RpEnv, rc: RequestContext, login: Login
 async function answer(env: RpEnv, login: Login, outcome: RedeemOutcome, cfg: RpConfig): Promise<Response> {
   switch (outcome.kind) {
     case "relogin":
-      return kitRedirect(303, `/auth/login?${new URLSearchParams({ return_to: login.returnTo, prompt: cfg.reloginPrompt })}`);
+      return kitRedirect(
+        303,
+        `/auth/login?${new URLSearchParams({ return_to: login.returnTo, prompt: cfg.reloginPrompt })}`,
+      );
     case "failed":
       return callbackFailurePage("upstream");
     case "session": {
       const id = await sessionIdFor(env, "callback", `${login.state}.${login.binding}`);
       // A duplicate arriving after a logout finds no session: it is a replay, not a login.
-      if (!(await sessionById(env, id, "cookie"))) throw new CallbackRefused("state", "replayed state: its session has ended");
-      return kitRedirect(303, login.returnTo, [hostCookie(SESSION_COOKIE, id, { maxAgeSeconds: cfg.sessionTtlSeconds })]);
+      if (!(await sessionById(env, id, "cookie")))
+        throw new CallbackRefused("state", "replayed state: its session has ended");
+      return kitRedirect(303, login.returnTo, [
+        hostCookie(SESSION_COOKIE, id, { maxAgeSeconds: cfg.sessionTtlSeconds }),
+      ]);
     }
   }
 }
@@ -117,12 +131,17 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
     // spec §4.1, docs/architecture.md §4.4: the service reports cancel and other failures as `error=...`.
     if (params.has("error") || !params.has("code")) {
       if (login.pending) await endState(env, login.state);
-      throw new CallbackRefused(params.has("error") ? "denied" : "request", params.has("error") ? "error callback" : "no code");
+      throw new CallbackRefused(
+        params.has("error") ? "denied" : "request",
+        params.has("error") ? "error callback" : "no code",
+      );
     }
     const code = params.get("code")!;
     const claim = { proofHash: await sha256(login.binding), returnTo: login.returnTo };
     const { outcome, first } = await redeemOnce(env, login.stateHash, claim, 2 * cfg.providerTimeoutMs + 1000, () =>
-      login.pending ? redeem(req, env, rc, login, code, cfg) : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
+      login.pending
+        ? redeem(req, env, rc, login, code, cfg)
+        : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
     );
     if (!first) rc.log.event = "rp.callback_duplicate";
     return await answer(env, login, outcome, cfg);

@@ -10,7 +10,15 @@ import { disconnectUser, RpClientError } from "../client";
 import { rpClientConfig, rpConfig, type RpEnv } from "../config";
 import { checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http";
 import { redeemOnce } from "../redeem";
-import { currentSession, flatUser, loginWithCode, sessionById, sessionClaim, sessionIdFor, type CurrentSession } from "../sessions";
+import {
+  currentSession,
+  flatUser,
+  loginWithCode,
+  sessionById,
+  sessionClaim,
+  sessionIdFor,
+  type CurrentSession,
+} from "../sessions";
 import { endSession, forgetIdentity, hitRateLimit, type RedeemOutcome } from "../store";
 import type { RequestContext, Route } from "../../core/router";
 
@@ -86,7 +94,8 @@ async function tokenRequest(req: Request, url: URL): Promise<TokenRequest> {
       if (err instanceof SyntaxError) throw E.invalid("body", "body is not JSON");
       throw err;
     }
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw E.invalid("body", "JSON body is not an object");
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      throw E.invalid("body", "JSON body is not an object");
     ({ code, code_verifier: verifier } = body as Record<string, unknown>);
   } else {
     const params = await readParams(req, url, MAX_BODY_BYTES);
@@ -133,21 +142,28 @@ async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   checkOrigin(req, cfg.publicOrigin, true);
   await rateLimit(req, env);
   const tr = await tokenRequest(req, rc.url);
-  if (tr.codeVerifier === undefined && cfg.tokenPkce === "required") throw E.missing("code_verifier", "PKCE required at /auth/token");
+  if (tr.codeVerifier === undefined && cfg.tokenPkce === "required")
+    throw E.missing("code_verifier", "PKCE required at /auth/token");
   rc.log.event = "rp.token";
   const proof = `${tr.code}.${tr.codeVerifier ?? ""}`;
   const sessionId = await sessionIdFor(env, "token", proof);
   const claim = { proofHash: await sha256(proof) };
-  const { outcome, first } = await redeemOnce(env, await sha256(`token:${tr.code}`), claim, 2 * cfg.providerTimeoutMs + 1000, () =>
-    redeem(env, rc, tr, sessionId),
+  const { outcome, first } = await redeemOnce(
+    env,
+    await sha256(`token:${tr.code}`),
+    claim,
+    2 * cfg.providerTimeoutMs + 1000,
+    () => redeem(env, rc, tr, sessionId),
   );
   if (!first) rc.log.event = "rp.token_duplicate";
   if (outcome.kind === "failed") {
-    if (outcome.failure === "invalid_code") throw E.invalidCode("rfc6749", tr.code, rc.log.cause ?? "code already redeemed");
+    if (outcome.failure === "invalid_code")
+      throw E.invalidCode("rfc6749", tr.code, rc.log.cause ?? "code already redeemed");
     throw E.upstream(rc.log.cause ?? "the first request's exchange failed");
   }
   const s = await sessionById(env, sessionId, "token");
-  if (outcome.kind !== "session" || !s) throw E.invalidCode("rfc6749", tr.code, "no session for this code (relogin or ended)");
+  if (outcome.kind !== "session" || !s)
+    throw E.invalidCode("rfc6749", tr.code, "no session for this code (relogin or ended)");
   const expiresIn = Math.max(0, cfg.sessionTtlSeconds - Math.floor((Date.now() - s.record.loginAt) / 1000));
   return json({ session_token: sessionId, expires_in: expiresIn, user: flatUser(s.identity, s.record) });
 }

@@ -6,7 +6,6 @@ import { signinConfig, type SigninVars } from "./config";
 import type { Telco } from "../../core/spec";
 import { type Subscriber, subscriberByPhone } from "../store/directory";
 
-
 /** A confirmed subscriber; `testOtpHash` is set for test numbers (fixed code, no SMS). */
 export interface ConfirmedSubscriber {
   subscriber: Subscriber;

@@ -30,8 +30,20 @@ export const DENIED_MESSAGE = "The user cancelled the sign-in.";
 export const LOGIN_REQUIRED_MESSAGE = "Login is required: no automatic login is available.";
 
 /** `302 redirect_uri?error=...&message=...&state=...` (spec §4.1 style: message, not error_description). */
-export function errorRedirect(redirectUri: string, state: string, error: "access_denied" | "login_required", message: string): Response {
-  return redirect(302, redirectLocation(redirectUri, [["error", error], ["message", message], ["state", state]]));
+export function errorRedirect(
+  redirectUri: string,
+  state: string,
+  error: "access_denied" | "login_required",
+  message: string,
+): Response {
+  return redirect(
+    302,
+    redirectLocation(redirectUri, [
+      ["error", error],
+      ["message", message],
+      ["state", state],
+    ]),
+  );
 }
 
 /** The device id of the automatic-login cookie, when the request carries a well-formed one. */
@@ -56,10 +68,17 @@ export interface Completion {
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
  * fresh device id and sets its cookie: a device id the browser already held (which someone may
- * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the same subscriber is kept (the login reports Y/N) and a grant of another
- * subscriber on this device ends.
+ * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the
+ * same subscriber is kept (the login reports Y/N) and a grant of another subscriber on this
+ * device ends.
  */
-export async function complete(req: Request, env: ProviderEnv, rc: RequestContext, cfg: SigninConfig, c: Completion): Promise<Response> {
+export async function complete(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  cfg: SigninConfig,
+  c: Completion,
+): Promise<Response> {
   const pcfg = providerConfig(env);
   const cookies: string[] = [];
   let autoLogin: { deviceHash: string; automatic: boolean } | null = null;
@@ -68,7 +87,12 @@ export async function complete(req: Request, env: ProviderEnv, rc: RequestContex
     const deviceId = randomToken(32);
     const deviceHash = await sha256(deviceId);
     if (existing) await replaceDevice(env, await sha256(existing), deviceHash, c.subscriberId, c.client.clientId);
-    await putAutoLoginGrant(env, { deviceHash, clientId: c.client.clientId, subscriberId: c.subscriberId, expiresAt: Date.now() + cfg.autoLoginTtlMs });
+    await putAutoLoginGrant(env, {
+      deviceHash,
+      clientId: c.client.clientId,
+      subscriberId: c.subscriberId,
+      expiresAt: Date.now() + cfg.autoLoginTtlMs,
+    });
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };
   } else if (existing && c.tx.prompt !== "N") {
@@ -87,5 +111,12 @@ export async function complete(req: Request, env: ProviderEnv, rc: RequestContex
   });
   rc.log.event = "signin.success";
   rc.waitUntil(audit(env, "signin.success", c.client.clientId, "ok", { mode: "interactive", autoLogin: c.optIn }));
-  return redirect(302, redirectLocation(c.tx.redirectUri, [["code", code], ["state", c.tx.state]]), { cookies });
+  return redirect(
+    302,
+    redirectLocation(c.tx.redirectUri, [
+      ["code", code],
+      ["state", c.tx.state],
+    ]),
+    { cookies },
+  );
 }

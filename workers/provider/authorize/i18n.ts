@@ -2,7 +2,6 @@
 // sign-in pages show. One catalogue, typed keys: a key missing in one language fails typecheck.
 import { type IdentityItem } from "../../core/spec";
 
-
 export type Lang = "ko" | "en";
 
 /**
@@ -45,7 +44,8 @@ const ko = {
   sendCode: "인증번호 받기",
   cancel: "취소",
   verifyTitle: "인증번호 입력",
-  verifyLead: (v: Vars) => `${v.phone}(으)로 보낸 인증번호 6자리를 입력하세요. 인증번호는 ${v.minutes}분 동안 유효합니다.`,
+  verifyLead: (v: Vars) =>
+    `${v.phone}(으)로 보낸 인증번호 6자리를 입력하세요. 인증번호는 ${v.minutes}분 동안 유효합니다.`,
   verifyTestNumber: "테스트 번호입니다. 문자는 발송되지 않으니 정해진 인증번호를 입력하세요.",
   otp: "인증번호",
   confirm: "확인",
@@ -120,7 +120,8 @@ const en: Record<MessageKey, Text> = {
   autoLoginHint: "For SKT and KT subscribers. Do not choose this on a shared device.",
   consentTitle: "Share your information",
   consentLead: (v) => `Agree to share the information below with ${v.app} to finish logging in.`,
-  consentNone: "No personal information such as your name or number is shared; only an identifier used by this app alone.",
+  consentNone:
+    "No personal information such as your name or number is shared; only an identifier used by this app alone.",
   consentIdentifier: "A user identifier for this app only",
   agree: "Agree and continue",
   disagree: "Do not agree",

@@ -11,7 +11,8 @@ import { validateAuthorizeParams } from "./validate";
 
 async function authorize(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const params = await readParams(req, rc.url, providerConfig(env).maxBodyBytes);
-  if (req.method === "POST" && params.has("tx") && !params.has("client_id")) return continueSignIn(req, env, rc, params);
+  if (req.method === "POST" && params.has("tx") && !params.has("client_id"))
+    return continueSignIn(req, env, rc, params);
   const ar = await validateAuthorizeParams(env, params);
   rc.log.clientId = ar.client.clientId;
   return startSignIn(req, env, rc, ar);

@@ -50,7 +50,9 @@ export interface OutboxRow {
 
 /** The newest outbox messages (dev page, tests). */
 export async function readOutbox(env: { DB: D1Database }, limit = 50): Promise<OutboxRow[]> {
-  const r = await env.DB.prepare("SELECT id, at, phone, body FROM sms_outbox ORDER BY id DESC LIMIT ?").bind(limit).all<OutboxRow>();
+  const r = await env.DB.prepare("SELECT id, at, phone, body FROM sms_outbox ORDER BY id DESC LIMIT ?")
+    .bind(limit)
+    .all<OutboxRow>();
   return r.results;
 }
 
@@ -76,7 +78,14 @@ export function webhookSender(opts: WebhookOptions): SmsSender {
   return {
     async send(m) {
       const timestamp = Math.floor(Date.now() / 1000);
-      const body = JSON.stringify({ id: randomUuid(), to: m.to, text: m.text, code: m.code, lang: m.lang, sentAt: new Date().toISOString() });
+      const body = JSON.stringify({
+        id: randomUuid(),
+        to: m.to,
+        text: m.text,
+        code: m.code,
+        lang: m.lang,
+        sentAt: new Date().toISOString(),
+      });
       const res = await doFetch(opts.url, {
         method: "POST",
         headers: {

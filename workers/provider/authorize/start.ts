@@ -46,7 +46,12 @@ async function automaticLogin(req: Request, env: ProviderEnv, ar: AuthorizeReque
 }
 
 /** Answers a validated authorization request: a 302 (automatic login, login_required) or step 1. */
-export async function startSignIn(req: Request, env: ProviderEnv, rc: RequestContext, ar: AuthorizeRequest): Promise<Response> {
+export async function startSignIn(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  ar: AuthorizeRequest,
+): Promise<Response> {
   const cfg = signinConfig(env);
   const usesGrant = ar.prompt !== "login" && ar.prompt !== "select_account" && ar.prompt !== "N";
   if (usesGrant) {
@@ -54,7 +59,13 @@ export async function startSignIn(req: Request, env: ProviderEnv, rc: RequestCon
     if (code) {
       rc.log.event = "signin.automatic";
       rc.waitUntil(audit(env, "signin.success", ar.client.clientId, "ok", { mode: "automatic" }));
-      return redirect(302, redirectLocation(ar.redirectUri, [["code", code], ["state", ar.state]]));
+      return redirect(
+        302,
+        redirectLocation(ar.redirectUri, [
+          ["code", code],
+          ["state", ar.state],
+        ]),
+      );
     }
   }
   if (ar.prompt === "none") {
@@ -64,7 +75,14 @@ export async function startSignIn(req: Request, env: ProviderEnv, rc: RequestCon
   }
   const lang = pickLang(req.headers.get("Accept-Language"), ar.lang);
   const browser = browserBinding(req);
-  const { id, csrf } = await createTransaction(env, providerConfig(env).oneTimeShards, ar, lang, browser.value, cfg.txTtlMs);
+  const { id, csrf } = await createTransaction(
+    env,
+    providerConfig(env).oneTimeShards,
+    ar,
+    lang,
+    browser.value,
+    cfg.txTtlMs,
+  );
   rc.log.event = "signin.start";
   const target = cspSourceFor(ar.redirectUri);
   const ctx: PageContext = {

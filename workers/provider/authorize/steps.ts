@@ -19,7 +19,16 @@ import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
 import { autoLoginEligible, complete, DENIED_MESSAGE, errorRedirect } from "./finish";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
-import { consentPage, identifyPage, stopPage, verifyPage, type Alert, type IdentifyValues, type PageContext, type PageResult } from "./pages";
+import {
+  consentPage,
+  identifyPage,
+  stopPage,
+  verifyPage,
+  type Alert,
+  type IdentifyValues,
+  type PageContext,
+  type PageResult,
+} from "./pages";
 import {
   bindingHolds,
   challengeHash,
@@ -52,7 +61,15 @@ interface Flow {
 
 function pageContext(tx: Transaction, appName: string, txId?: string, csrf?: string): PageContext {
   const target = cspSourceFor(tx.redirectUri);
-  return { lang: tx.lang, hybrid: tx.isHybrid, appName, txId, csrf, nonce: cspNonce(), formAction: target ? [target] : [] };
+  return {
+    lang: tx.lang,
+    hybrid: tx.isHybrid,
+    appName,
+    txId,
+    csrf,
+    nonce: cspNonce(),
+    formAction: target ? [target] : [],
+  };
 }
 
 /** The flow continuing on another handle (the record the store returned, or a moved-to one). */
@@ -115,7 +132,8 @@ function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: s
 
 /** Another submission changed the transaction first: show where it is now (following a move). */
 async function conflict(f: Flow, now: Transaction | null): Promise<Response> {
-  const h = now === null ? null : now.step === "moved" ? await loadTransaction(f.env, f.shards, f.h.id) : handleOf(f.h, now);
+  const h =
+    now === null ? null : now.step === "moved" ? await loadTransaction(f.env, f.shards, f.h.id) : handleOf(f.h, now);
   if (!h) return stopPage(f.ctx, t(f.ctx.lang, "unknownTitle"), t(f.ctx.lang, "unknownText"));
   return render(at(f, h));
 }
@@ -124,7 +142,12 @@ async function conflict(f: Flow, now: Transaction | null): Promise<Response> {
 async function sendCode(f: Flow, phone: string, code: string): Promise<boolean> {
   try {
     const lang = f.h.tx.lang;
-    await smsSender(f.env).send({ to: phone, code, lang, text: t(lang, "smsText", { code, minutes: Math.round(f.cfg.otpTtlMs / 60_000) }) });
+    await smsSender(f.env).send({
+      to: phone,
+      code,
+      lang,
+      text: t(lang, "smsText", { code, minutes: Math.round(f.cfg.otpTtlMs / 60_000) }),
+    });
     return true;
   } catch (err) {
     if (err instanceof ConfigError) throw err;
@@ -155,7 +178,11 @@ async function sendFailed(f: Flow): Promise<Response> {
  */
 async function identify(f: Flow): Promise<Response> {
   const L = f.ctx.lang;
-  const values: IdentifyValues = { telcoCd: f.params.get("telcoCd"), name: f.params.get("name"), phoneNo: f.params.get("phoneNo") };
+  const values: IdentifyValues = {
+    telcoCd: f.params.get("telcoCd"),
+    name: f.params.get("name"),
+    phoneNo: f.params.get("phoneNo"),
+  };
   const ip = await hitIp(f.env, f.shards, f.cfg, f.req);
   if (ip) {
     failure(f, "ip_limited");
@@ -182,14 +209,26 @@ async function identify(f: Flow): Promise<Response> {
     v: 0,
     step: "verify",
     movedTo: undefined,
-    subscriber: { id: confirmed.subscriber.id, telco, phoneKey: key, masked: maskPhone(phone), testOtpHash: confirmed.testOtpHash },
+    subscriber: {
+      id: confirmed.subscriber.id,
+      telco,
+      phoneKey: key,
+      masked: maskPhone(phone),
+      testOtpHash: confirmed.testOtpHash,
+    },
     challenge: { hash: await challengeHash(nextId, key, digest), attempts: 0, expiresAt: Date.now() + f.cfg.otpTtlMs },
     autoLoginEligible: autoLoginEligible(f.client, telco, f.h.tx.prompt),
     autoLoginOptIn: false,
   };
   const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };
   const limits = numberLimits(f.cfg);
-  const opened = await next.stub.signinOpen({ key: next.key, record, netKey: await networkKey(f.req), send: code !== null, limits });
+  const opened = await next.stub.signinOpen({
+    key: next.key,
+    record,
+    netKey: await networkKey(f.req),
+    send: code !== null,
+    limits,
+  });
   if (opened.result === "refused") {
     if (opened.refusal.limit === "locked") failure(f, "locked");
     return identifyPage(f.ctx, values, refusalAlert(L, opened.refusal), limited(opened.refusal));
@@ -278,7 +317,13 @@ async function verify(f: Flow): Promise<Response> {
     f.rc.log.event = "signin.consent";
     return render(g);
   }
-  return complete(f.req, f.env, f.rc, f.cfg, { tx: r.record, client: f.client, subscriberId: sub.id, plid: link!.plid, optIn });
+  return complete(f.req, f.env, f.rc, f.cfg, {
+    tx: r.record,
+    client: f.client,
+    subscriberId: sub.id,
+    plid: link!.plid,
+    optIn,
+  });
 }
 
 async function consent(f: Flow): Promise<Response> {
@@ -310,7 +355,12 @@ async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
 }
 
 /** A step submission: a POST to /oauth2/authorize carrying `tx` (and no `client_id`). */
-export async function continueSignIn(req: Request, env: ProviderEnv, rc: RequestContext, params: Params): Promise<Response> {
+export async function continueSignIn(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  params: Params,
+): Promise<Response> {
   const cfg = signinConfig(env);
   const shards = providerConfig(env).oneTimeShards;
   const h = await loadTransaction(env, shards, params.get("tx"));
@@ -326,7 +376,12 @@ export async function continueSignIn(req: Request, env: ProviderEnv, rc: Request
   const stopCtx = pageContext(tx, client?.name ?? "");
   if (Date.now() >= tx.expiresAt) {
     rc.log.event = "signin.expired";
-    return stopPage(stopCtx, t(tx.lang, "expiredTitle"), t(tx.lang, "expiredText", { minutes: minutes(cfg.txTtlMs) }), restartUrl(tx));
+    return stopPage(
+      stopCtx,
+      t(tx.lang, "expiredTitle"),
+      t(tx.lang, "expiredText", { minutes: minutes(cfg.txTtlMs) }),
+      restartUrl(tx),
+    );
   }
   const csrf = params.get("csrf");
   if (!(await bindingHolds(req, tx, csrf))) {

@@ -4,7 +4,14 @@
 // to the object of the phone number's counters under a new id, derived from the previous id and
 // the number; the previous record points there ("moved"), masked with its own id.
 
-import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, constantTimeEqual, randomToken, sha256 } from "../../core/crypto";
+import {
+  B64URL_ALPHABET,
+  base64ToBytes,
+  bytesToBase64url,
+  constantTimeEqual,
+  randomToken,
+  sha256,
+} from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
@@ -144,7 +151,12 @@ export function challengeHash(txId: string, phoneKey: string, codeDigest: string
 
 /** The authorize URL that starts this sign-in again (the "start again" link). */
 export function restartUrl(tx: SigninRecord): string {
-  const q = new URLSearchParams({ response_type: "code", client_id: tx.clientId, redirect_uri: tx.redirectUri, state: tx.state });
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: tx.clientId,
+    redirect_uri: tx.redirectUri,
+    state: tx.state,
+  });
   if (tx.prompt) q.set("prompt", tx.prompt);
   if (tx.isHybrid) q.set("isHybrid", "Y");
   if (tx.langGiven) q.set("lang", tx.lang);

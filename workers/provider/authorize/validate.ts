@@ -63,7 +63,8 @@ export async function validateAuthorizeParams(env: ProviderEnv, params: Params):
   const method = params.get("code_challenge_method");
   if (challenge !== null) {
     if (method !== "S256") throw E.invalid("code_challenge_method", "PKCE is S256 only");
-    if (!isRandomValue(challenge)) // base64url of a SHA-256 digest: 43 characters
+    if (!isRandomValue(challenge))
+      // base64url of a SHA-256 digest: 43 characters
       throw E.invalid("code_challenge");
   } else if (method !== undefined) {
     throw E.missing("code_challenge");

@@ -44,7 +44,6 @@ export function sealKeyVar(env: SealEnv): string {
   return configOf(env, parseSealKey);
 }
 
-
 export function toClient(r: ClientRow): Client {
   return {
     clientId: r.client_id,

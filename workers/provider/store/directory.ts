@@ -27,7 +27,16 @@ export interface SubscriberRow {
 type DbEnv = { DB: D1Database };
 
 export function toSubscriber(r: SubscriberRow): Subscriber {
-  return { id: r.id, telco: r.telco, phone: r.phone, name: r.name, gender: r.gender, birth: r.birth, foreign: r.foreign_cd, ci: r.ci };
+  return {
+    id: r.id,
+    telco: r.telco,
+    phone: r.phone,
+    name: r.name,
+    gender: r.gender,
+    birth: r.birth,
+    foreign: r.foreign_cd,
+    ci: r.ci,
+  };
 }
 
 export async function subscriberById(env: DbEnv, id: number): Promise<Subscriber | null> {
@@ -35,7 +44,10 @@ export async function subscriberById(env: DbEnv, id: number): Promise<Subscriber
   return r ? toSubscriber(r) : null;
 }
 
-export async function subscriberByPhone(env: DbEnv, phone: string): Promise<(Subscriber & { testOtpHash: string | null }) | null> {
+export async function subscriberByPhone(
+  env: DbEnv,
+  phone: string,
+): Promise<(Subscriber & { testOtpHash: string | null }) | null> {
   const r = await env.DB.prepare("SELECT * FROM subscribers WHERE phone = ?")
     .bind(phone)
     .first<SubscriberRow & { test_otp_hash: string | null }>();

@@ -34,28 +34,50 @@ export async function putAutoLoginGrant(env: DbEnv, g: Omit<AutoLoginGrant, "fir
  * subscriber's grants move to the new id, and the old id's grant for `clientId` ends whoever it
  * was for. The old id itself is never promoted to a new grant (it may have been planted).
  */
-export async function replaceDevice(env: DbEnv, oldHash: string, newHash: string, subscriberId: number, clientId: string): Promise<void> {
+export async function replaceDevice(
+  env: DbEnv,
+  oldHash: string,
+  newHash: string,
+  subscriberId: number,
+  clientId: string,
+): Promise<void> {
   await env.DB.batch([
     env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?").bind(oldHash, clientId),
-    env.DB.prepare("UPDATE auto_login_grants SET device_hash = ? WHERE device_hash = ? AND subscriber_id = ?").bind(newHash, oldHash, subscriberId),
+    env.DB.prepare("UPDATE auto_login_grants SET device_hash = ? WHERE device_hash = ? AND subscriber_id = ?").bind(
+      newHash,
+      oldHash,
+      subscriberId,
+    ),
   ]);
 }
 
 /** The live grant of (device, client), or null. */
-export async function findAutoLoginGrant(env: DbEnv, deviceHash: string, clientId: string): Promise<AutoLoginGrant | null> {
+export async function findAutoLoginGrant(
+  env: DbEnv,
+  deviceHash: string,
+  clientId: string,
+): Promise<AutoLoginGrant | null> {
   const r = await env.DB.prepare(
     "SELECT subscriber_id, expires_at, first_report_pending FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
   )
     .bind(deviceHash, clientId, Date.now())
     .first<{ subscriber_id: number; expires_at: number; first_report_pending: number }>();
   return r
-    ? { deviceHash, clientId, subscriberId: r.subscriber_id, expiresAt: r.expires_at, firstReportPending: r.first_report_pending === 1 }
+    ? {
+        deviceHash,
+        clientId,
+        subscriberId: r.subscriber_id,
+        expiresAt: r.expires_at,
+        firstReportPending: r.first_report_pending === 1,
+      }
     : null;
 }
 
 /** Ends the grant of (device, client), if any (another subscriber signed in on that device). */
 export async function deleteAutoLoginGrant(env: DbEnv, deviceHash: string, clientId: string): Promise<void> {
-  await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?").bind(deviceHash, clientId).run();
+  await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?")
+    .bind(deviceHash, clientId)
+    .run();
 }
 
 /**
@@ -63,11 +85,19 @@ export async function deleteAutoLoginGrant(env: DbEnv, deviceHash: string, clien
  * first-report flag, returning whether this read is the first report (autoStatusCheck=Y), and
  * whether the grant still exists.
  */
-export async function takeFirstReport(env: DbEnv, deviceHash: string, clientId: string): Promise<{ exists: boolean; first: boolean }> {
+export async function takeFirstReport(
+  env: DbEnv,
+  deviceHash: string,
+  clientId: string,
+): Promise<{ exists: boolean; first: boolean }> {
   // A batch is one transaction: the read and the clear cannot interleave with another report.
   const [read] = await env.DB.batch([
-    env.DB.prepare("SELECT first_report_pending AS was FROM auto_login_grants WHERE device_hash = ? AND client_id = ?").bind(deviceHash, clientId),
-    env.DB.prepare("UPDATE auto_login_grants SET first_report_pending = 0 WHERE device_hash = ? AND client_id = ?").bind(deviceHash, clientId),
+    env.DB.prepare(
+      "SELECT first_report_pending AS was FROM auto_login_grants WHERE device_hash = ? AND client_id = ?",
+    ).bind(deviceHash, clientId),
+    env.DB.prepare(
+      "UPDATE auto_login_grants SET first_report_pending = 0 WHERE device_hash = ? AND client_id = ?",
+    ).bind(deviceHash, clientId),
   ]);
   const row = (read?.results as { was: number }[] | undefined)?.[0];
   return row ? { exists: true, first: row.was === 1 } : { exists: false, first: false };

@@ -150,9 +150,14 @@ export class OneTimeStore extends DurableObject {
       let moved = 0;
       for (;;) {
         const rows = this.sql
-          .exec<{ id: number; at: number; type: string; client_id: string | null; outcome: string; detail: string | null }>(
-            "SELECT id, at, type, client_id, outcome, detail FROM audit_outbox ORDER BY id LIMIT 200",
-          )
+          .exec<{
+            id: number;
+            at: number;
+            type: string;
+            client_id: string | null;
+            outcome: string;
+            detail: string | null;
+          }>("SELECT id, at, type, client_id, outcome, detail FROM audit_outbox ORDER BY id LIMIT 200")
           .toArray();
         if (rows.length === 0) return moved;
         const stmts: D1PreparedStatement[] = [];
@@ -160,7 +165,9 @@ export class OneTimeStore extends DurableObject {
           const chunk = rows.slice(i, i + AUDIT_ROWS_PER_INSERT);
           stmts.push(
             db
-              .prepare(`INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?)").join(", ")}`)
+              .prepare(
+                `INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
+              )
               .bind(...chunk.flatMap((r) => [r.at, r.type, r.client_id, r.outcome, r.detail])),
           );
         }
@@ -180,7 +187,14 @@ export class OneTimeStore extends DurableObject {
   private redeem(r: RedeemRequest): RedeemResult {
     const now = Date.now();
     const row = this.sql
-      .exec<{ client_id: string; grant_json: string; challenge: string | null; expires_at: number; used_at: number | null; token_hash: string | null }>(
+      .exec<{
+        client_id: string;
+        grant_json: string;
+        challenge: string | null;
+        expires_at: number;
+        used_at: number | null;
+        token_hash: string | null;
+      }>(
         "SELECT client_id, grant_json, challenge, expires_at, used_at, token_hash FROM codes WHERE hash = ?",
         r.codeHash,
       )
@@ -379,7 +393,11 @@ export class OneTimeStore extends DurableObject {
 }
 
 /** Why a request may not present this code at all (client, redirect, PKCE), or null. */
-function presenterRefusal(row: { client_id: string; challenge: string | null }, grant: CodeGrant, r: RedeemRequest): RedeemFailure | null {
+function presenterRefusal(
+  row: { client_id: string; challenge: string | null },
+  grant: CodeGrant,
+  r: RedeemRequest,
+): RedeemFailure | null {
   if (row.client_id !== r.clientId) return "foreign_client";
   if (r.redirectUri !== null && r.redirectUri !== grant.redirectUri) return "redirect_mismatch";
   if (row.challenge !== null && r.verifierChallenge === null) return "pkce_missing";

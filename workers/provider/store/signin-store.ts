@@ -260,7 +260,12 @@ export class SigninMachine {
     if (c.hash !== o.presented) {
       const next: SigninRecord = { ...r, v: r.v + 1, challenge: { ...c, attempts: c.attempts + 1 } };
       this.save(o.key, next);
-      return { result: "wrong", left: o.limits.otpMaxAttempts - c.attempts - 1, refusal: this.countFailure(o), record: next };
+      return {
+        result: "wrong",
+        left: o.limits.otpMaxAttempts - c.attempts - 1,
+        refusal: this.countFailure(o),
+        record: next,
+      };
     }
     this.counters.clear(K.netFail(o.phoneKey, o.netKey));
     this.counters.clear(K.fail(o.phoneKey));
@@ -300,7 +305,11 @@ export class SigninMachine {
     }
     const refusal = this.lockOf(o.phoneKey, o.netKey) ?? (o.send ? this.takeSend(o.phoneKey, o.limits) : null);
     if (refusal) return { result: "refused", refusal, record: r };
-    const next: SigninRecord = { ...r, v: r.v + 1, challenge: { hash: o.hash, attempts: 0, expiresAt: now + o.otpTtlMs } };
+    const next: SigninRecord = {
+      ...r,
+      v: r.v + 1,
+      challenge: { hash: o.hash, attempts: 0, expiresAt: now + o.otpTtlMs },
+    };
     this.save(o.key, next);
     return { result: "ok", record: next };
   }

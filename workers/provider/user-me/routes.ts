@@ -12,7 +12,6 @@ import { clientSecrets, findClient, secretForToken } from "../store/clients";
 import { linkedSubscriber } from "../store/links";
 import { takeFirstReport } from "../store/grants";
 
-
 /** The one read this token allows (atomic in the store), or authentication_failed. */
 async function readToken(req: Request, env: ProviderEnv, shards: number, maxReads: number): Promise<TokenGrant> {
   const token = parseBearer(req.headers.get("Authorization"));
@@ -28,7 +27,10 @@ async function readToken(req: Request, env: ProviderEnv, shards: number, maxRead
  * grant is full with Y/Y; a later automatic login is mode 2 (Y/N, empty); an interactive login
  * under a grant is full with Y/N; no grant is full with N/N.
  */
-async function loginMode(env: ProviderEnv, grant: TokenGrant): Promise<{ full: boolean; autoLoginYn: YN; autoStatusCheck: YN }> {
+async function loginMode(
+  env: ProviderEnv,
+  grant: TokenGrant,
+): Promise<{ full: boolean; autoLoginYn: YN; autoStatusCheck: YN }> {
   const a = grant.autoLogin;
   if (!a) return { full: true, autoLoginYn: "N", autoStatusCheck: "N" };
   const report = await takeFirstReport(env, a.deviceHash, grant.clientId);
