@@ -57,45 +57,23 @@ function display(item: IdentityItem, v: string): string {
 function profile(u: KitUser): SafeHtml {
   const rows = SHOWN.filter((i) => u[i] !== undefined).map(
     (i) =>
-      html`<tr>
-        <th>${LABELS[i][0]} <span class="en">${LABELS[i][1]}</span></th>
-        <td data-item="${i}">${display(i, u[i]!)}</td>
-      </tr>`,
+      html`<tr><th>${LABELS[i][0]} <span class="en">${LABELS[i][1]}</span></th><td data-item="${i}">${display(i, u[i]!)}</td></tr>`,
   );
   const auto = u.autoLoginYn === "Y" ? "사용 (on)" : "사용 안 함 (off)";
   return html`<h1>${u.name || "회원"}님, 환영합니다 <span class="en">/ Welcome</span></h1>
-    <p>휴대폰번호 로그인으로 받은 정보입니다. <span class="en">Your profile from the phone-number login.</span></p>
-    <table>
-      ${rows}
-      <tr>
-        <th>자동 로그인 <span class="en">Automatic login</span></th>
-        <td data-item="autoLoginYn">${auto}</td>
-      </tr>
-      <tr>
-        <th>로그인 시각 <span class="en">Logged in at</span></th>
-        <td data-item="loginAt">${u.loginAt}</td>
-      </tr>
-      <tr>
-        <th>plid</th>
-        <td data-item="plid"><code>${u.plid}</code></td>
-      </tr>
-    </table>
-    <form method="post" action="/auth/logout">
-      <button type="submit" class="secondary">로그아웃 <span lang="en">/ Log out</span></button>
-    </form>
-    <form method="post" action="/auth/disconnect">
-      <button type="submit" class="danger">연결 끊기 <span lang="en">/ Disconnect</span></button>
-    </form>`;
+<p>휴대폰번호 로그인으로 받은 정보입니다. <span class="en">Your profile from the phone-number login.</span></p>
+<table>${rows}
+<tr><th>자동 로그인 <span class="en">Automatic login</span></th><td data-item="autoLoginYn">${auto}</td></tr>
+<tr><th>로그인 시각 <span class="en">Logged in at</span></th><td data-item="loginAt">${u.loginAt}</td></tr>
+<tr><th>plid</th><td data-item="plid"><code>${u.plid}</code></td></tr></table>
+<form method="post" action="/auth/logout"><button type="submit" class="secondary">로그아웃 <span lang="en">/ Log out</span></button></form>
+<form method="post" action="/auth/disconnect"><button type="submit" class="danger">연결 끊기 <span lang="en">/ Disconnect</span></button></form>`;
 }
 
 const WELCOME = html`<h1>데모 쇼핑몰 <span class="en">/ Demo Shop</span></h1>
-  <p>휴대폰번호로 간편하게 로그인하세요. <span class="en">Log in with your phone number.</span></p>
-  <p>
-    <a class="button" id="login" href="/auth/login?return_to=%2F"
-      >휴대폰번호로 로그인 <span lang="en">/ Log in with phone number</span></a
-    >
-  </p>
-  <p class="en">Test subscriber: SKT · 홍길동 · 01012345678 · code 123456</p>`;
+<p>휴대폰번호로 간편하게 로그인하세요. <span class="en">Log in with your phone number.</span></p>
+<p><a class="button" id="login" href="/auth/login?return_to=%2F">휴대폰번호로 로그인 <span lang="en">/ Log in with phone number</span></a></p>
+<p class="en">Test subscriber: SKT · 홍길동 · 01012345678 · code 123456</p>`;
 
 async function home(req: Request, env: RpEnv): Promise<Response> {
   const s = await currentSession(req, env);

@@ -16,19 +16,7 @@ form{display:inline-block;margin:.3rem .5rem .3rem 0}`);
 export function kitPage(title: string, body: SafeHtml, status = 200): Response {
   const nonce = cspNonce();
   return htmlResponse(
-    html`<html lang="ko">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width,initial-scale=1" />
-        <title>${title}</title>
-        <style nonce="${nonce}">
-          ${STYLE}
-        </style>
-      </head>
-      <body>
-        ${body}
-      </body>
-    </html>`,
+    html`<html lang="ko"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style nonce="${nonce}">${STYLE}</style></head><body>${body}</body></html>`,
     { status, nonce, headers: { "Referrer-Policy": "same-origin" } },
   );
 }
@@ -57,11 +45,8 @@ export function callbackFailurePage(kind: CallbackFailure): Response {
   return kitPage(
     "로그인 실패 / Login failed",
     html`<h1>로그인을 완료할 수 없습니다 <span class="en">/ Login could not be completed</span></h1>
-      <p>${f.ko}<br /><span class="en">${f.en}</span></p>
-      <p>
-        <a class="button" href="/auth/login">다시 로그인 <span lang="en">/ Log in again</span></a>
-        <a href="/">처음으로 / Home</a>
-      </p>`,
+<p>${f.ko}<br><span class="en">${f.en}</span></p>
+<p><a class="button" href="/auth/login">다시 로그인 <span lang="en">/ Log in again</span></a> <a href="/">처음으로 / Home</a></p>`,
     f.status,
   );
 }

@@ -83,46 +83,29 @@ a.button{display:block;padding:14px;border-radius:12px;background:#3182f6;color:
 function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true): SafeHtml {
   const other: Lang = ctx.lang === "ko" ? "en" : "ko";
   return html`<html lang="${ctx.lang}">
-    <head>
-      <meta charset="utf-8" />
-      <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <meta name="referrer" content="no-referrer" />
-      <meta name="robots" content="noindex" />
-      <title>${title} · ${t(ctx.lang, "serviceName")}</title>
-      <style nonce="${ctx.nonce}">
-        ${CSS}
-      </style>
-    </head>
-    <body class="${ctx.hybrid ? "hybrid" : "web"}">
-      <main>
-        <p class="brand"><b aria-hidden="true">P</b>${t(ctx.lang, "serviceName")}</p>
-        ${body}
-        ${
-          footer && ctx.txId && ctx.csrf
-            ? html`<footer>
-                <span>${t(ctx.lang, "footer")}</span>
-                <form method="post" action="/oauth2/authorize" class="lang">
-                  <input type="hidden" name="tx" value="${ctx.txId}" /><input
-                    type="hidden"
-                    name="csrf"
-                    value="${ctx.csrf}"
-                  />
-                  <button
-                    type="submit"
-                    name="lang"
-                    value="${other}"
-                    lang="${other}"
-                    aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}"
-                  >
-                    ${t(ctx.lang, "switchTo")}
-                  </button>
-                </form>
-              </footer>`
-            : html`<footer><span>${t(ctx.lang, "footer")}</span></footer>`
-        }
-      </main>
-    </body>
-  </html>`;
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${title} · ${t(ctx.lang, "serviceName")}</title>
+<style nonce="${ctx.nonce}">${CSS}</style>
+</head>
+<body class="${ctx.hybrid ? "hybrid" : "web"}">
+<main>
+<p class="brand"><b aria-hidden="true">P</b>${t(ctx.lang, "serviceName")}</p>
+${body}
+${
+  footer && ctx.txId && ctx.csrf
+    ? html`<footer><span>${t(ctx.lang, "footer")}</span><form method="post" action="/oauth2/authorize" class="lang">
+<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">
+<button type="submit" name="lang" value="${other}" lang="${other}" aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}">${t(ctx.lang, "switchTo")}</button>
+</form></footer>`
+    : html`<footer><span>${t(ctx.lang, "footer")}</span></footer>`
+}
+</main>
+</body>
+</html>`;
 }
 
 function page(ctx: PageContext, title: string, body: SafeHtml, result: PageResult = {}): Response {
@@ -139,11 +122,7 @@ function page(ctx: PageContext, title: string, body: SafeHtml, result: PageResul
 }
 
 function hidden(ctx: PageContext): SafeHtml {
-  return html`<input type="hidden" name="tx" value="${ctx.txId}" /><input
-      type="hidden"
-      name="csrf"
-      value="${ctx.csrf}"
-    />`;
+  return html`<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">`;
 }
 
 function alertBox(alert: Alert | undefined): SafeHtml | undefined {
@@ -166,55 +145,25 @@ export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: A
   const L = ctx.lang;
   const carriers = (["S", "K", "L"] as const).map(
     (c, i) =>
-      html`<input
-          type="radio"
-          id="telco-${c}"
-          name="telcoCd"
-          value="${c}"
-          required${v.telcoCd === c ? raw(" checked") : ""}${
-            i === 0 && alert?.field === "telcoCd" ? raw(' aria-describedby="form-alert" autofocus') : ""
-          }
-        /><label for="telco-${c}">${t(L, `carrier${c}` as MessageKey)}</label>`,
+      html`<input type="radio" id="telco-${c}" name="telcoCd" value="${c}" required${v.telcoCd === c ? raw(" checked") : ""}${
+        i === 0 && alert?.field === "telcoCd" ? raw(' aria-describedby="form-alert" autofocus') : ""
+      }><label for="telco-${c}">${t(L, `carrier${c}` as MessageKey)}</label>`,
   );
   const body = html`<h1>${t(L, "identifyTitle")}</h1>
-    <p class="lead">${t(L, "identifyLead", { app: ctx.appName })}</p>
-    <form class="step" method="post" action="/oauth2/authorize" data-step="identify">
-      ${hidden(ctx)} ${alertBox(alert)}
-      <fieldset>
-        <legend>${t(L, "carrier")}</legend>
-        <div class="carriers">${carriers}</div>
-      </fieldset>
-      <div>
-        <label class="field" for="name">${t(L, "name")}</label>
-        <input
-          type="text"
-          id="name"
-          name="name"
-          value="${v.name ?? ""}"
-          autocomplete="name"
-          maxlength="50"
-          required${invalid(alert, "name", false)}
-        />
-      </div>
-      <div>
-        <label class="field" for="phoneNo">${t(L, "phoneNo")}</label>
-        <input
-          type="tel"
-          id="phoneNo"
-          name="phoneNo"
-          value="${v.phoneNo ?? ""}"
-          inputmode="numeric"
-          autocomplete="tel-national"
-          maxlength="20"
-          placeholder="${t(L, "phonePlaceholder")}"
-          required${invalid(alert, "phoneNo", false)}
-        />
-      </div>
-      <div class="actions">
-        <button type="submit" class="primary">${t(L, "sendCode")}</button>
-        <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
-      </div>
-    </form>`;
+<p class="lead">${t(L, "identifyLead", { app: ctx.appName })}</p>
+<form class="step" method="post" action="/oauth2/authorize" data-step="identify">
+${hidden(ctx)}
+${alertBox(alert)}
+<fieldset><legend>${t(L, "carrier")}</legend><div class="carriers">${carriers}</div></fieldset>
+<div><label class="field" for="name">${t(L, "name")}</label>
+<input type="text" id="name" name="name" value="${v.name ?? ""}" autocomplete="name" maxlength="50" required${invalid(alert, "name", false)}></div>
+<div><label class="field" for="phoneNo">${t(L, "phoneNo")}</label>
+<input type="tel" id="phoneNo" name="phoneNo" value="${v.phoneNo ?? ""}" inputmode="numeric" autocomplete="tel-national" maxlength="20" placeholder="${t(L, "phonePlaceholder")}" required${invalid(alert, "phoneNo", false)}></div>
+<div class="actions">
+<button type="submit" class="primary">${t(L, "sendCode")}</button>
+<button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
+</div>
+</form>`;
   return page(ctx, t(L, "identifyTitle"), body, result);
 }
 
@@ -230,52 +179,25 @@ export interface VerifyInfo {
 export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, result?: PageResult): Response {
   const L = ctx.lang;
   const body = html`<h1>${t(L, "verifyTitle")}</h1>
-    <p class="lead">${t(L, "verifyLead", { phone: info.masked, minutes: info.minutes })}</p>
-    <form class="step" method="post" action="/oauth2/authorize" data-step="verify">
-      ${hidden(ctx)} ${alertBox(alert)} ${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
-      <div>
-        <label class="field" for="otp">${t(L, "otp")}</label>
-        <input
-          type="text"
-          class="otp"
-          id="otp"
-          name="otp"
-          inputmode="numeric"
-          autocomplete="one-time-code"
-          pattern="[0-9]{6}"
-          minlength="6"
-          maxlength="6"
-          required${invalid(alert, "otp", true)}
-        />
-        ${info.test && html`<p class="hint">${t(L, "verifyTestNumber")}</p>`}
-      </div>
-      ${
-        info.autoLogin &&
-        html`<div class="check">
-          <input
-            type="checkbox"
-            id="autoLogin"
-            name="autoLogin"
-            value="Y"
-            aria-describedby="autoLogin-hint"
-            ${info.autoLogin.checked ? raw(" checked") : ""}
-          />
-          <label for="autoLogin"
-            >${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span
-              class="hint"
-              id="autoLogin-hint"
-            >
-              ${t(L, "autoLoginHint")}</span
-            ></label
-          >
-        </div>`
-      }
-      <div class="actions">
-        <button type="submit" class="primary">${t(L, "confirm")}</button>
-        <button type="submit" class="link" name="resend" value="Y" formnovalidate>${t(L, "resend")}</button>
-        <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
-      </div>
-    </form>`;
+<p class="lead">${t(L, "verifyLead", { phone: info.masked, minutes: info.minutes })}</p>
+<form class="step" method="post" action="/oauth2/authorize" data-step="verify">
+${hidden(ctx)}
+${alertBox(alert)}
+${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
+<div><label class="field" for="otp">${t(L, "otp")}</label>
+<input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${invalid(alert, "otp", true)}>
+${info.test && html`<p class="hint">${t(L, "verifyTestNumber")}</p>`}</div>
+${
+  info.autoLogin &&
+  html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${info.autoLogin.checked ? raw(" checked") : ""}>
+<label for="autoLogin">${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
+}
+<div class="actions">
+<button type="submit" class="primary">${t(L, "confirm")}</button>
+<button type="submit" class="link" name="resend" value="Y" formnovalidate>${t(L, "resend")}</button>
+<button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
+</div>
+</form>`;
   return page(ctx, t(L, "verifyTitle"), body, result);
 }
 
@@ -288,32 +210,26 @@ export function consentPage(
   const L = ctx.lang;
   const list =
     items.length > 0
-      ? html`<ul class="items">
-          ${items.map((i) => html`<li>${itemName(L, i)}</li>`)}
-          <li>${t(L, "consentIdentifier")}</li>
-        </ul>`
+      ? html`<ul class="items">${items.map((i) => html`<li>${itemName(L, i)}</li>`)}<li>${t(L, "consentIdentifier")}</li></ul>`
       : html`<p class="notice">${t(L, "consentNone")}</p>`;
   const body = html`<h1>${t(L, "consentTitle")}</h1>
-    <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
-    <form class="step" method="post" action="/oauth2/authorize" data-step="consent">
-      ${hidden(ctx)} ${alertBox(alert)} ${list}
-      <div class="actions">
-        <button type="submit" class="primary" name="agree" value="Y" ${alert ? raw(" autofocus") : ""}>
-          ${t(L, "agree")}
-        </button>
-        <button type="submit" class="secondary" name="agree" value="N">${t(L, "disagree")}</button>
-      </div>
-    </form>`;
+<p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
+<form class="step" method="post" action="/oauth2/authorize" data-step="consent">
+${hidden(ctx)}
+${alertBox(alert)}
+${list}
+<div class="actions">
+<button type="submit" class="primary" name="agree" value="Y"${alert ? raw(" autofocus") : ""}>${t(L, "agree")}</button>
+<button type="submit" class="secondary" name="agree" value="N">${t(L, "disagree")}</button>
+</div>
+</form>`;
   return page(ctx, t(L, "consentTitle"), body, result);
 }
 
 /** A page that ends the flow (403): expired, unknown, forbidden; with a start-again link if known. */
 export function stopPage(ctx: PageContext, title: string, text: string, restart?: string, status = 403): Response {
-  const body = html`<div class="stop" role="alert">
-      <h1>${title}</h1>
-      <p>${text}</p>
-    </div>
-    ${restart && html`<p><a class="button" href="${restart}">${t(ctx.lang, "startAgain")}</a></p>`}`;
+  const body = html`<div class="stop" role="alert"><h1>${title}</h1><p>${text}</p></div>
+${restart && html`<p><a class="button" href="${restart}">${t(ctx.lang, "startAgain")}</a></p>`}`;
   return htmlResponse(layout({ ...ctx, txId: undefined, csrf: undefined }, title, body), {
     status,
     nonce: ctx.nonce,
