@@ -32,6 +32,8 @@ import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { clientSecrets } from "../../workers/provider/store/clients";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { recordConsent } from "../../workers/provider/store/links";
+import type { IdentityItem } from "../../workers/core/spec";
+import type { Subscriber } from "../../workers/provider/store/directory";
 
 export { OneTimeStore };
 
@@ -41,8 +43,9 @@ const MAX_MINT = 5000;
 
 interface Subject {
   clientId: string;
-  subscriberId: number;
+  subscriber: Subscriber;
   plid: string;
+  items: readonly IdentityItem[];
   redirectUri: string;
 }
 
@@ -58,8 +61,10 @@ function subjectFor(env: Env, clientId: string, phone: string): Promise<Subject>
       if (!client) throw new Error(`no seed client ${clientId}`);
       const sub = await subscriberByPhone(env, phone);
       if (!sub) throw new Error(`no seed subscriber ${phone}`);
-      const plid = await recordConsent(env, clientId, sub.id, client.items.length ? client.items : IDENTITY_ITEMS);
-      return { clientId, subscriberId: sub.id, plid, redirectUri: client.redirectUris[0]! };
+      const items = client.items.length ? client.items : IDENTITY_ITEMS;
+      const plid = await recordConsent(env, clientId, sub.id, items);
+      const { testOtpHash: _, ...subscriber } = sub;
+      return { clientId, subscriber, plid, items, redirectUri: client.redirectUris[0]! };
     })();
     s.catch(() => subjects.delete(key));
     subjects.set(key, s);

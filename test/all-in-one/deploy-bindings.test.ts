@@ -16,6 +16,8 @@ import rpSessionWorker from "../../workers/kit/session/index";
 import tokenWorker from "../../workers/provider/token/index";
 import userMeWorker from "../../workers/provider/user-me/index";
 import { createPkce } from "../../workers/kit/client";
+import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { recordConsent } from "../../workers/provider/store/links";
 import { ADMIN_TOKEN } from "../support/admin";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
 import { setCookies } from "../support/kit";
@@ -122,7 +124,13 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
       body: JSON.stringify({ name: "Least", redirect_uris: ["https://least.example/cb"] }),
     });
     const audit = await run(adminWorker, b, "/admin/audit?limit=1", { headers: auth });
-    return created.status === 201 && audit.status === 200;
+    if (created.status !== 201 || audit.status !== 200) return false;
+    // deleting a client with a user ends that user's plid in the one-time store
+    const { client_id } = (await created.json()) as { client_id: string };
+    const sub = await subscriberByPhone(env, KIM.phone);
+    await recordConsent(env, client_id, sub!.id, ["gender"]);
+    const removed = await run(adminWorker, b, `/admin/clients/${client_id}`, { method: "DELETE", headers: auth });
+    return removed.status === 200;
   },
   "rp-login": async (b) => (await run(rpLoginWorker, b, "/auth/login")).status === 302,
   "rp-callback": async (b) => {

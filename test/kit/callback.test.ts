@@ -38,7 +38,7 @@ async function grantWithFirstReportTaken(phone: string, device: string): Promise
     subscriberId,
     expiresAt: Date.now() + 86400_000,
   });
-  const { token } = await tokenFor(phone, { autoLogin: { deviceHash: device, automatic: false } });
+  const { token } = await tokenFor(phone, { autoLogin: { deviceHash: device, automatic: false }, optIn: true });
   expect(((await (await userMe(token)).json()) as { user: { autoStatusCheck: string } }).user.autoStatusCheck).toBe(
     "Y",
   );
@@ -249,7 +249,7 @@ describe("GET /auth/callback: sessions and automatic login", () => {
       expiresAt: Date.now() + 86400_000,
     });
     // the opt-in login: full identity, Y/Y
-    await b.login(KIM.phone, { mint: { autoLogin: { deviceHash: device, automatic: false } } });
+    await b.login(KIM.phone, { mint: { autoLogin: { deviceHash: device, automatic: false }, optIn: true } });
     expect(await (await b.get("/auth/me")).json()).toMatchObject({
       name: "김영희",
       autoLoginYn: "Y",

@@ -356,7 +356,7 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
       subscriberId: first.subscriberId,
       expiresAt: Date.now() + 86400_000,
     });
-    const opt = await mintFor(KIM.phone, { autoLogin: { deviceHash: device, automatic: false } });
+    const opt = await mintFor(KIM.phone, { autoLogin: { deviceHash: device, automatic: false }, optIn: true });
     const full = await readUser(config(), (await exchangeCode(config(), opt.code)).accessToken);
     expect(full).toMatchObject({ name: "김영희", autoLoginYn: "Y", autoStatusCheck: "Y" });
     const auto = await mintFor(KIM.phone, { autoLogin: { deviceHash: device, automatic: true } });

@@ -39,6 +39,8 @@ export interface MintOptions {
   autoLogin?: CodeGrant["autoLogin"];
   codeChallenge?: string;
   redirectUri?: string;
+  /** The login that ticked the automatic-login box: its grant's first report becomes pending. */
+  optIn?: boolean;
 }
 
 /** Consents the subscriber to the client (making the plid) and mints a code, as a finished sign-in does. */
@@ -49,14 +51,18 @@ export async function mintFor(
   const client = opts.client ?? DEMO;
   const s = await subscriberByPhone(env, phone);
   if (!s) throw new Error(`no subscriber ${phone}`);
-  const plid = await recordConsent(env, client.clientId, s.id, client.items.length ? client.items : IDENTITY_ITEMS);
+  const items = client.items.length ? client.items : IDENTITY_ITEMS;
+  const plid = await recordConsent(env, client.clientId, s.id, items);
   const cfg = providerConfig(env);
+  const { testOtpHash: _, ...subscriber } = s;
   const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
     clientId: client.clientId,
-    subscriberId: s.id,
+    subscriber,
     plid,
+    items,
     redirectUri: opts.redirectUri ?? client.redirectUris[0]!,
     autoLogin: opts.autoLogin ?? null,
+    ...(opts.optIn ? { firstReportTtlMs: 14 * 86400_000 } : {}),
     codeChallenge: opts.codeChallenge ?? null,
   });
   return { code, plid, subscriberId: s.id };

@@ -3,6 +3,8 @@
 
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";
+import type { StoreVars } from "../provider/store/config";
+import type { OneTimeStore } from "../provider/store/one-time-store";
 
 /** The admin worker's optional variables (docs/operations.md "Configuration"). */
 export interface AdminVars extends CommonVars {
@@ -12,7 +14,13 @@ export interface AdminVars extends CommonVars {
 }
 
 /** The admin worker's bindings and secrets (`wrangler types`) and variables. ADMIN_TOKEN unset means no admin API. */
-export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN"> & AdminVars & { ADMIN_TOKEN?: string };
+export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME"> &
+  AdminVars &
+  StoreVars & {
+    ADMIN_TOKEN?: string;
+    // Typed here: `wrangler types` cannot type a namespace bound to another worker's class.
+    ONE_TIME: DurableObjectNamespace<OneTimeStore>;
+  };
 
 export interface AdminConfig {
   /** The bearer token, or null: ADMIN_TOKEN unset means the admin API does not exist (404). */

@@ -5,6 +5,7 @@ import { adminConfig } from "./config";
 import { countSubscribers, deleteSubscriber, upsertSubscribers } from "./store";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
+import { MOBILE_NUMBER } from "../core/spec";
 import { json, mediaType, readBodyText } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { parseImport } from "./directory-input";
@@ -65,7 +66,7 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
 /** Deletes one subscriber (with their links and grants). The phone number is not audited. */
 export async function removeSubscriber(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const phone = rc.params.phone!.replace(/[-\s]/g, "");
-  if (!/^01\d{8,9}$/.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
+  if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
   const id = await deleteSubscriber(env, phone);
   if (id === null) throw E.noSuch("subscriber");
   await audit(env, "directory.deleted", null, "ok", { subscriber_id: id });

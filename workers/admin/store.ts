@@ -4,8 +4,12 @@
 import { type IdentityItem } from "../core/spec";
 import { type Client, type ClientRow, toClient } from "../provider/store/clients";
 import { type Subscriber } from "../provider/store/directory";
+import { storeConfig, type StoreVars } from "../provider/store/config";
+import { revokePlids } from "../provider/store/links";
+import type { OneTimeStore } from "../provider/store/one-time-store";
 
 type DbEnv = { DB: D1Database };
+type StoreEnv = DbEnv & StoreVars & { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
 /** A client as the operator sees it: never a secret, but when the rotated-out one stops working. */
 export interface AdminClient extends Client {
@@ -112,7 +116,15 @@ export async function rotateClientSecret(
 }
 
 /** Deletes a client with its links and automatic-login grants (one transaction); false when absent. */
-export async function deleteClient(env: DbEnv, clientId: string): Promise<boolean> {
+/** Ends every plid of the links a statement selects (their codes and tokens read nothing from now on). */
+async function revokeLinks(env: StoreEnv, select: D1PreparedStatement): Promise<void> {
+  const plids = (await select.all<{ plid: string }>()).results.map((r) => r.plid);
+  const cfg = storeConfig(env);
+  if (plids.length) await revokePlids(env, plids, cfg.oneTimeShards, cfg.revocationRetainMs);
+}
+
+export async function deleteClient(env: StoreEnv, clientId: string): Promise<boolean> {
+  await revokeLinks(env, env.DB.prepare("SELECT plid FROM links WHERE client_id = ?").bind(clientId));
   const results = await env.DB.batch([
     env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ?").bind(clientId),
     env.DB.prepare("DELETE FROM links WHERE client_id = ?").bind(clientId),
@@ -168,7 +180,13 @@ export async function upsertSubscribers(
 }
 
 /** Deletes one subscriber with its links and grants; the deleted id, or null when absent. */
-export async function deleteSubscriber(env: DbEnv, phone: string): Promise<number | null> {
+export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<number | null> {
+  await revokeLinks(
+    env,
+    env.DB.prepare("SELECT plid FROM links WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)").bind(
+      phone,
+    ),
+  );
   const [, , deleted] = await env.DB.batch([
     env.DB.prepare(
       "DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",

@@ -17,7 +17,7 @@ function fullScans(lines: string[]): string[] {
   return lines.filter((l) => /^SCAN \w+$/.test(l.trim()) || /^SCAN \w+ \w+$/.test(l.trim()));
 }
 
-// The statements as the code sends them (admin-store.deleteSubscriber, registry, admin-store.deleteClient).
+// The statements as the code sends them (admin/store.ts, provider/store/links.ts, grants.ts, directory.ts).
 const KEYED: Record<string, [string, ...unknown[]]> = {
   "deleteSubscriber: its grants": [
     "DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",
@@ -29,18 +29,11 @@ const KEYED: Record<string, [string, ...unknown[]]> = {
   ],
   "deleteClient: its grants": ["DELETE FROM auto_login_grants WHERE client_id = ?", "demo-client"],
   "deleteClient: its links": ["DELETE FROM links WHERE client_id = ?", "demo-client"],
-  "linkedSubscriber (user/me)": [
-    "SELECT s.*, l.items AS link_items FROM links l JOIN subscribers s ON s.id = l.subscriber_id WHERE l.client_id = ? AND l.plid = ?",
-    "demo-client",
-    "p",
-  ],
-  "disconnectLink: grants": [
-    "DELETE FROM auto_login_grants WHERE client_id = ?1 AND subscriber_id = (SELECT subscriber_id FROM links WHERE client_id = ?1 AND plid = ?2)",
-    "demo-client",
-    "p",
-  ],
+  "deleteClient and deleteSubscriber: the plids to end": ["SELECT plid FROM links WHERE client_id = ?", "demo-client"],
+  "endLink: the link": ["SELECT subscriber_id FROM links WHERE client_id = ? AND plid = ?", "demo-client", "p"],
+  "endLink: grants": ["DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?", "demo-client", 1],
   findAutoLoginGrant: [
-    "SELECT subscriber_id, expires_at, first_report_pending FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
+    "SELECT subscriber_id, expires_at FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
     "d",
     "demo-client",
     0,

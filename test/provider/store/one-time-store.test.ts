@@ -11,6 +11,8 @@ const GRANT: CodeGrant = {
   redirectUri: "https://x/cb",
   autoLogin: null,
   issuedAt: 0,
+  items: ["gender"],
+  subscriber: { telco: "S", phone: "01000000000", name: "n", gender: "M", birth: "1990-01-01", foreign: "L", ci: "c" },
 };
 
 afterEach(() => vi.useRealTimers());
@@ -44,7 +46,7 @@ describe("core/one-time-store", () => {
       secretId: "s",
     });
     expect(r.ok).toBe(true);
-    expect(await store.readToken(tokenHash, 2)).toMatchObject({ plid: "p", secretId: "s" });
+    expect((await store.readToken(tokenHash, 2))?.grant).toMatchObject({ plid: "p", secretId: "s" });
     expect(await store.readToken(tokenHash, 2)).not.toBeNull();
     expect(await store.readToken(tokenHash, 2)).toBeNull();
   });

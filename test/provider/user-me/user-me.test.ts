@@ -153,6 +153,8 @@ describe("GET /v1/user/me: automatic-login modes (spec §2.1, docs/architecture.
       subscriberId,
       expiresAt: Date.now() + 14 * 86400_000,
     });
+    // the opt-in login's code (unread): its grant's first report is pending
+    await mintFor(subscriberPhone, { autoLogin: { deviceHash, automatic: false }, optIn: true });
     return deviceHash;
   }
 

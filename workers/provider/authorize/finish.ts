@@ -14,6 +14,9 @@ import type { Prompt } from "./validate";
 import { type Client } from "../store/clients";
 import { deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice } from "../store/grants";
 import { audit } from "../store/audit";
+import { E } from "../../core/errors";
+import type { IdentityItem } from "../../core/spec";
+import { subscriberById } from "../store/directory";
 
 /**
  * `redirect_uri` with the parameters appended. Values are encoded with encodeURIComponent (space
@@ -62,6 +65,8 @@ export interface Completion {
   client: Client;
   subscriberId: number;
   plid: string;
+  /** The client's agreed items the subscriber consented to. */
+  items: readonly IdentityItem[];
   optIn: boolean;
 }
 
@@ -101,12 +106,16 @@ export async function complete(
     if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
     else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
   }
+  const subscriber = await subscriberById(env, c.subscriberId);
+  if (!subscriber) throw E.server("subscriber removed during the sign-in");
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,
-    subscriberId: c.subscriberId,
+    subscriber,
     plid: c.plid,
+    items: c.items,
     redirectUri: c.tx.redirectUri,
     autoLogin,
+    ...(c.optIn ? { firstReportTtlMs: cfg.autoLoginTtlMs } : {}),
     codeChallenge: c.tx.codeChallenge,
   });
   rc.log.event = "signin.success";

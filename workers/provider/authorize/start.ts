@@ -37,8 +37,9 @@ async function automaticLogin(req: Request, env: ProviderEnv, ar: AuthorizeReque
   const cfg = providerConfig(env);
   return mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
     clientId: ar.client.clientId,
-    subscriberId: subscriber.id,
+    subscriber,
     plid: link.plid,
+    items: ar.client.items.filter((i) => link.items.includes(i)),
     redirectUri: ar.redirectUri,
     autoLogin: { deviceHash, automatic: true },
     codeChallenge: ar.codeChallenge,

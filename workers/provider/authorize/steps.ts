@@ -322,6 +322,7 @@ async function verify(f: Flow): Promise<Response> {
     client: f.client,
     subscriberId: sub.id,
     plid: link!.plid,
+    items: f.client.items.filter((i) => link!.items.includes(i)),
     optIn,
   });
 }
@@ -337,7 +338,14 @@ async function consent(f: Flow): Promise<Response> {
   const plid = await recordConsent(f.env, f.client.clientId, sub.id, f.client.items);
   f.rc.waitUntil(audit(f.env, "consent", f.client.clientId, "ok", { items: f.client.items.length }));
   const optIn = tx.autoLoginEligible === true && (tx.autoLoginOptIn === true || f.params.get("autoLogin") === "Y");
-  return complete(f.req, f.env, f.rc, f.cfg, { tx, client: f.client, subscriberId: sub.id, plid, optIn });
+  return complete(f.req, f.env, f.rc, f.cfg, {
+    tx,
+    client: f.client,
+    subscriberId: sub.id,
+    plid,
+    items: f.client.items,
+    optIn,
+  });
 }
 
 async function cancel(f: Flow): Promise<Response> {

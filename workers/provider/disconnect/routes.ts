@@ -5,7 +5,7 @@ import { E } from "../../core/errors";
 import { json, readParams } from "../../core/http";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
-import { disconnectLink } from "../store/links";
+import { endLink } from "../store/links";
 import { audit } from "../store/audit";
 
 async function disconnect(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
@@ -14,7 +14,9 @@ async function disconnect(req: Request, env: ProviderEnv, rc: RequestContext): P
   const { client } = await authenticateClient(req, env, cfg.clientCacheMs);
   rc.log.clientId = client.clientId;
   const plid = params.require("plid");
-  if (!(await disconnectLink(env, client.clientId, plid))) throw E.invalid("plid", "no such link");
+  if (!(await endLink(env, client.clientId, plid, cfg.oneTimeShards, cfg.revocationRetainMs))) {
+    throw E.invalid("plid", "no such link");
+  }
   rc.waitUntil(audit(env, "disconnect", client.clientId));
   return json({ code: "0000", error: "success", message: "The user was disconnected." });
 }

@@ -1,4 +1,6 @@
-// Automatic-login grants in D1: (device hash, client) → subscriber, expiry, first-report flag.
+// Automatic-login grants in D1: (device hash, client) → subscriber, expiry. A grant's "first report
+// pending" flag lives with its plid's codes in the one-time store (firstReportKey), where
+// /v1/user/me takes it in the same call that spends the token's read; the D1 column is unused.
 
 type DbEnv = { DB: D1Database };
 
@@ -7,14 +9,13 @@ export interface AutoLoginGrant {
   clientId: string;
   subscriberId: number;
   expiresAt: number;
-  firstReportPending: boolean;
 }
 
 /** Expired grants deleted per opt-in: nothing else removes a grant whose device never returns. */
 const GRANT_PURGE_BATCH = 50;
 
-/** Creates or renews the grant of (device, client) with a pending first report; purges a few expired grants. */
-export async function putAutoLoginGrant(env: DbEnv, g: Omit<AutoLoginGrant, "firstReportPending">): Promise<void> {
+/** Creates or renews the grant of (device, client); purges a few expired grants. */
+export async function putAutoLoginGrant(env: DbEnv, g: AutoLoginGrant): Promise<void> {
   const now = Date.now();
   await env.DB.batch([
     env.DB.prepare(
@@ -58,19 +59,11 @@ export async function findAutoLoginGrant(
   clientId: string,
 ): Promise<AutoLoginGrant | null> {
   const r = await env.DB.prepare(
-    "SELECT subscriber_id, expires_at, first_report_pending FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
+    "SELECT subscriber_id, expires_at FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
   )
     .bind(deviceHash, clientId, Date.now())
-    .first<{ subscriber_id: number; expires_at: number; first_report_pending: number }>();
-  return r
-    ? {
-        deviceHash,
-        clientId,
-        subscriberId: r.subscriber_id,
-        expiresAt: r.expires_at,
-        firstReportPending: r.first_report_pending === 1,
-      }
-    : null;
+    .first<{ subscriber_id: number; expires_at: number }>();
+  return r ? { deviceHash, clientId, subscriberId: r.subscriber_id, expiresAt: r.expires_at } : null;
 }
 
 /** Ends the grant of (device, client), if any (another subscriber signed in on that device). */
@@ -78,27 +71,4 @@ export async function deleteAutoLoginGrant(env: DbEnv, deviceHash: string, clien
   await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?")
     .bind(deviceHash, clientId)
     .run();
-}
-
-/**
- * The automatic-login flags for a `/v1/user/me` read under a grant: atomically clears the
- * first-report flag, returning whether this read is the first report (autoStatusCheck=Y), and
- * whether the grant still exists.
- */
-export async function takeFirstReport(
-  env: DbEnv,
-  deviceHash: string,
-  clientId: string,
-): Promise<{ exists: boolean; first: boolean }> {
-  // A batch is one transaction: the read and the clear cannot interleave with another report.
-  const [read] = await env.DB.batch([
-    env.DB.prepare(
-      "SELECT first_report_pending AS was FROM auto_login_grants WHERE device_hash = ? AND client_id = ?",
-    ).bind(deviceHash, clientId),
-    env.DB.prepare(
-      "UPDATE auto_login_grants SET first_report_pending = 0 WHERE device_hash = ? AND client_id = ?",
-    ).bind(deviceHash, clientId),
-  ]);
-  const row = (read?.results as { was: number }[] | undefined)?.[0];
-  return row ? { exists: true, first: row.was === 1 } : { exists: false, first: false };
 }

@@ -2,7 +2,7 @@
 
 import { randomUuid } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
-import { toSubscriber, type Subscriber, type SubscriberRow } from "./directory";
+import { plidShard, storeForPlid, type OneTimeStore } from "./one-time-store";
 
 type DbEnv = { DB: D1Database };
 
@@ -43,30 +43,51 @@ export async function recordConsent(
   return r!.plid;
 }
 
-/** The subscriber and consented items behind a client's plid, or null when the link is gone. */
-export async function linkedSubscriber(
-  env: DbEnv,
-  clientId: string,
-  plid: string,
-): Promise<{ subscriber: Subscriber; items: IdentityItem[] } | null> {
-  const r = await env.DB.prepare(
-    "SELECT s.*, l.items AS link_items FROM links l JOIN subscribers s ON s.id = l.subscriber_id WHERE l.client_id = ? AND l.plid = ?",
-  )
-    .bind(clientId, plid)
-    .first<SubscriberRow & { link_items: string }>();
-  return r
-    ? { subscriber: toSubscriber(r), items: (JSON.parse(r.link_items) as string[]).filter(isIdentityItem) }
-    : null;
+type StoreEnv = { DB: D1Database; ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+
+/**
+ * Ends plids in the one-time store, one call per object holding them (all of a plid's codes and
+ * tokens live in its object): from now on none of their codes redeems and none of their tokens reads.
+ */
+export async function revokePlids(
+  env: Pick<StoreEnv, "ONE_TIME">,
+  plids: readonly string[],
+  shards: number,
+  retainMs: number,
+): Promise<void> {
+  const byShard = new Map<number, string[]>();
+  for (const p of plids) {
+    const s = plidShard(p, shards);
+    byShard.set(s, [...(byShard.get(s) ?? []), p]);
+  }
+  await Promise.all(
+    [...byShard.values()].map((list) => storeForPlid(env, list[0]!, shards).revokePlids(list, retainMs)),
+  );
 }
 
-/** Removes a client's link for `plid` and that subscriber's automatic-login grants for the client. */
-export async function disconnectLink(env: DbEnv, clientId: string, plid: string): Promise<boolean> {
-  const [grants, links] = await env.DB.batch([
-    env.DB.prepare(
-      "DELETE FROM auto_login_grants WHERE client_id = ?1 AND subscriber_id = (SELECT subscriber_id FROM links WHERE client_id = ?1 AND plid = ?2)",
-    ).bind(clientId, plid),
+/**
+ * A client's disconnect of `plid` (spec §4.4): false when the client has no such link. Its codes
+ * and tokens end first (the store), then the link and the client's grants of that subscriber go
+ * (D1); a retry after a failure between the two finds the link and completes.
+ */
+export async function endLink(
+  env: StoreEnv,
+  clientId: string,
+  plid: string,
+  shards: number,
+  retainMs: number,
+): Promise<boolean> {
+  const link = await env.DB.prepare("SELECT subscriber_id FROM links WHERE client_id = ? AND plid = ?")
+    .bind(clientId, plid)
+    .first<{ subscriber_id: number }>();
+  if (!link) return false;
+  await revokePlids(env, [plid], shards, retainMs);
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?").bind(
+      clientId,
+      link.subscriber_id,
+    ),
     env.DB.prepare("DELETE FROM links WHERE client_id = ? AND plid = ?").bind(clientId, plid),
   ]);
-  void grants;
-  return (links?.meta.changes ?? 0) > 0;
+  return true;
 }

@@ -8,6 +8,8 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { B64URL_ALPHABET } from "../../core/crypto";
+import type { IdentityItem } from "../../core/spec";
+import type { Subscriber } from "./directory";
 import type { Lang } from "../authorize/i18n";
 import {
   SigninMachine,
@@ -22,7 +24,11 @@ import {
   type VerifyResult,
 } from "./signin-store";
 
-/** What an authorization code stands for; carried on to the access token issued from it. */
+/**
+ * What an authorization code stands for; carried on to the access token issued from it. It holds
+ * what /v1/user/me needs, so that read touches no D1: the subscriber as the directory had them at
+ * sign-in and the items consented then (docs/storage.md "Snapshots").
+ */
 export interface CodeGrant {
   clientId: string;
   subscriberId: number;
@@ -30,7 +36,25 @@ export interface CodeGrant {
   redirectUri: string;
   /** The automatic-login grant this login was made under, if any (spec §2.1 modes). */
   autoLogin: { deviceHash: string; automatic: boolean } | null;
+  /** The sign-in's time: a revocation of the plid at or after it ends the code and its token. */
   issuedAt: number;
+  /** The client's agreed items that the subscriber consented to, at sign-in. */
+  items: IdentityItem[];
+  /** The subscriber's directory entry at sign-in. */
+  subscriber: SubscriberSnapshot;
+}
+
+export type SubscriberSnapshot = Omit<Subscriber, "id">;
+
+/** One read of an access token: its grant, and whether it takes its automatic-login first report. */
+export interface TokenRead {
+  grant: TokenGrant;
+  firstReport: boolean;
+}
+
+/** The entry marking an automatic-login grant's first report as pending (spec §2.1 autoStatusCheck). */
+export function firstReportKey(deviceHash: string, clientId: string): string {
+  return `first:${deviceHash}:${clientId}`;
 }
 
 /** An access token's record: the code's grant plus which client secret authenticated the exchange. */
@@ -47,7 +71,8 @@ export type RedeemFailure =
   | "redirect_mismatch"
   | "pkce_missing"
   | "pkce_mismatch"
-  | "pkce_unexpected";
+  | "pkce_unexpected"
+  | "revoked";
 export type RedeemResult = { ok: true; grant: CodeGrant } | { ok: false; reason: RedeemFailure };
 
 export interface RedeemRequest {
@@ -73,6 +98,8 @@ CREATE TABLE IF NOT EXISTS entries (
   key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (
   key TEXT PRIMARY KEY, count INTEGER NOT NULL, window_end INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS revoked_plids (
+  plid TEXT PRIMARY KEY, at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS audit_outbox (
   id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, type TEXT NOT NULL,
   client_id TEXT, outcome TEXT NOT NULL, detail TEXT);
@@ -94,12 +121,23 @@ export class OneTimeStore extends DurableObject {
     super(ctx, env as never);
     this.sql = ctx.storage.sql;
     this.sql.exec(SCHEMA);
+    migrate(this.sql);
     this.db = (env as { DB?: D1Database }).DB;
   }
 
-  /** Stores a new authorization code (by hash) for `ttlMs`. */
-  putCode(codeHash: string, grant: CodeGrant, challenge: string | null, ttlMs: number): void {
+  /**
+   * Stores a new authorization code (by hash) for `ttlMs`. With `firstReport` (an automatic-login
+   * opt-in), the grant's first report becomes pending, in this same object: the plid's.
+   */
+  putCode(
+    codeHash: string,
+    grant: CodeGrant,
+    challenge: string | null,
+    ttlMs: number,
+    firstReport?: { key: string; ttlMs: number },
+  ): void {
     const now = Date.now();
+    if (firstReport) this.putEntry(firstReport.key, "1", firstReport.ttlMs);
     this.sql.exec(
       "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?)",
       codeHash,
@@ -214,6 +252,14 @@ export class OneTimeStore extends DurableObject {
       this.sql.exec("DELETE FROM codes WHERE hash = ?", r.codeHash);
       return { ok: false, reason: "expired" };
     }
+    const revoked = this.sql
+      .exec<{ n: number }>(
+        "SELECT count(*) AS n FROM revoked_plids WHERE plid = ? AND at >= ?",
+        grant.plid,
+        grant.issuedAt,
+      )
+      .one().n;
+    if (revoked > 0) return { ok: false, reason: "revoked" };
 
     const tokenExpires = now + r.tokenTtlMs;
     // Keep the used code until its token expires, so a replay can still revoke that token.
@@ -226,29 +272,67 @@ export class OneTimeStore extends DurableObject {
     );
     const tokenGrant: TokenGrant = { ...grant, secretId: r.secretId };
     this.sql.exec(
-      "INSERT INTO tokens (hash, grant_json, expires_at) VALUES (?, ?, ?)",
+      "INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at) VALUES (?, ?, ?, ?, ?)",
       r.tokenHash,
       JSON.stringify(tokenGrant),
       tokenExpires,
+      grant.plid,
+      grant.issuedAt,
     );
     return { ok: true, grant };
   }
 
   /**
-   * One read of an access token: null when unknown, expired, revoked or already read
-   * `maxReads` times (the reference allows one `/v1/user/me` read per token).
+   * One read of an access token: null when unknown, expired, revoked, its plid ended since its
+   * sign-in, or already read `maxReads` times (the reference allows one `/v1/user/me` read per
+   * token). Under an automatic-login grant, the read takes the grant's pending first report.
+   * One synchronous call: the check, the read count and the report cannot interleave with another.
    */
-  readToken(tokenHash: string, maxReads: number): TokenGrant | null {
+  readToken(tokenHash: string, maxReads: number): TokenRead | null {
     const now = Date.now();
     const row = this.sql
       .exec<{ grant_json: string }>(
-        "UPDATE tokens SET reads = reads + 1 WHERE hash = ? AND revoked = 0 AND expires_at > ? AND reads < ? RETURNING grant_json",
+        `UPDATE tokens SET reads = reads + 1
+         WHERE hash = ? AND revoked = 0 AND expires_at > ? AND reads < ?
+           AND NOT EXISTS (SELECT 1 FROM revoked_plids r WHERE r.plid = tokens.plid AND r.at >= tokens.issued_at)
+         RETURNING grant_json`,
         tokenHash,
         now,
         maxReads,
       )
       .toArray()[0];
-    return row ? (JSON.parse(row.grant_json) as TokenGrant) : null;
+    if (!row) return null;
+    const grant = JSON.parse(row.grant_json) as TokenGrant;
+    const a = grant.autoLogin;
+    const firstReport =
+      a !== null &&
+      this.sql
+        .exec(
+          "DELETE FROM entries WHERE key = ? AND expires_at > ? RETURNING key",
+          firstReportKey(a.deviceHash, grant.clientId),
+          now,
+        )
+        .toArray().length > 0;
+    return { grant, firstReport };
+  }
+
+  /**
+   * Ends plids (a disconnect, the person's termination, a number reassigned, a subscriber or a
+   * client removed): every code and token of theirs issued up to now reads nothing from now on.
+   * Kept for `retainMs` (longer than a code and its token can live).
+   */
+  revokePlids(plids: readonly string[], retainMs: number): void {
+    const now = Date.now();
+    for (const plid of plids) {
+      this.sql.exec(
+        `INSERT INTO revoked_plids (plid, at, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (plid) DO UPDATE SET at = excluded.at, expires_at = excluded.expires_at`,
+        plid,
+        now,
+        now + retainMs,
+      );
+    }
+    this.scheduleSweep();
   }
 
   // ---- generic entries and counters (sign-in transactions, OTP challenges, rate limits) ----
@@ -383,13 +467,26 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now);
     this.sql.exec("DELETE FROM entries WHERE expires_at <= ?", now);
     this.sql.exec("DELETE FROM counters WHERE window_end <= ?", now);
+    this.sql.exec("DELETE FROM revoked_plids WHERE expires_at <= ?", now);
     const left = this.sql
       .exec<{ n: number }>(
-        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM audit_outbox) AS n",
+        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM audit_outbox) AS n",
       )
       .one().n;
     if (left > 0) void this.ctx.storage.setAlarm(now + SWEEP_MS);
   }
+}
+
+/** Columns added after the first release: an object created before gets them once. */
+function migrate(sql: SqlStorage): void {
+  const columns = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(tokens)")
+      .toArray()
+      .map((c) => c.name),
+  );
+  if (!columns.has("plid")) sql.exec("ALTER TABLE tokens ADD COLUMN plid TEXT");
+  if (!columns.has("issued_at")) sql.exec("ALTER TABLE tokens ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
 }
 
 /** Why a request may not present this code at all (client, redirect, PKCE), or null. */
@@ -424,6 +521,29 @@ function stubAt(env: OneTimeEnv, shard: number): DurableObjectStub<OneTimeStore>
 export function shardOf(value: string, shards: number): number {
   const i = B64URL_ALPHABET.indexOf(value.charAt(0));
   return i < 0 ? 0 : i & (shards - 1);
+}
+
+/**
+ * `value` (random base64url) with its first character changed so that it lives in `shard`; only
+ * the low bits of that character change, so log2(shards) of its bits are spent.
+ */
+export function inShard(value: string, shard: number, shards: number): string {
+  const i = B64URL_ALPHABET.indexOf(value.charAt(0));
+  return B64URL_ALPHABET.charAt((i & ~(shards - 1)) | shard) + value.slice(1);
+}
+
+/**
+ * The shard of a plid: every code and token of one plid lives there, with its revocation and its
+ * automatic-login first report, so ending a plid is one call. A UUID v4's last byte is random.
+ */
+export function plidShard(plid: string, shards: number): number {
+  const n = parseInt(plid.slice(-2), 16);
+  return Number.isNaN(n) ? 0 : n & (shards - 1);
+}
+
+/** The object holding a plid's codes, tokens and revocation. */
+export function storeForPlid(env: OneTimeEnv, plid: string, shards: number): DurableObjectStub<OneTimeStore> {
+  return stubAt(env, plidShard(plid, shards));
 }
 
 /** The object holding a random base64url value (code, token, transaction id). */

@@ -3,7 +3,7 @@
 
 import { encryptField } from "../../core/crypto";
 import { ENCRYPTED_ITEMS, type IdentityItem, type YN } from "../../core/spec";
-import { type Subscriber } from "../store/directory";
+import type { SubscriberSnapshot } from "../store/one-time-store";
 
 export type UserRecord = Record<string, string>;
 
@@ -25,7 +25,7 @@ export function ageGroup(birth: string, now: number): string {
 }
 
 /** The plain value of one identity item for a subscriber (formats of reference behaviour.md). */
-export function itemValue(item: IdentityItem, s: Subscriber, now: number): string {
+export function itemValue(item: IdentityItem, s: SubscriberSnapshot, now: number): string {
   switch (item) {
     case "ci":
       return s.ci;
@@ -52,7 +52,7 @@ export interface RecordInput {
   plid: string;
   items: readonly IdentityItem[];
   /** null: mode 2 of spec §2.1 (automatic login, identity fields empty). */
-  subscriber: Subscriber | null;
+  subscriber: SubscriberSnapshot | null;
   autoLoginYn: YN;
   autoStatusCheck: YN;
   secret: string;

@@ -1,0 +1,37 @@
+// The store's own variables, read by every worker that touches the one-time store (the service's
+// workers and the admin API): how many objects it is spread over, and how long a code and a token
+// live (which bounds how long a plid's revocation must be kept).
+
+import { configOf, ConfigError, intVar } from "../../core/config";
+
+export interface StoreVars {
+  ONE_TIME_SHARDS?: string;
+  CODE_TTL_SECONDS?: string;
+  ACCESS_TOKEN_TTL_SECONDS?: string;
+}
+
+export interface StoreConfig {
+  oneTimeShards: number;
+  codeTtlMs: number;
+  accessTokenTtlSeconds: number;
+  /** How long a plid's revocation is kept: longer than any code and token of it can live. */
+  revocationRetainMs: number;
+}
+
+function parse(env: StoreVars): StoreConfig {
+  const shards = intVar(env, "ONE_TIME_SHARDS", 16, 1, 64);
+  if ((shards & (shards - 1)) !== 0) throw new ConfigError("ONE_TIME_SHARDS", "must be a power of two");
+  const codeTtlMs = intVar(env, "CODE_TTL_SECONDS", 60, 1, 600) * 1000;
+  const accessTokenTtlSeconds = intVar(env, "ACCESS_TOKEN_TTL_SECONDS", 600, 1, 86400);
+  return {
+    oneTimeShards: shards,
+    codeTtlMs,
+    accessTokenTtlSeconds,
+    revocationRetainMs: codeTtlMs + accessTokenTtlSeconds * 1000 + 60_000,
+  };
+}
+
+/** The store's variables, parsed once; throws ConfigError naming a malformed one. */
+export function storeConfig(env: StoreVars): StoreConfig {
+  return configOf(env, parse);
+}
