@@ -380,7 +380,8 @@ export async function main(
   const { words, flags } = parsed;
   const has = (n) => flags.some((f) => f.name === n);
   const name = words.slice(0, 2).join(" ");
-  const spec = COMMANDS[name];
+  // own keys only: `constructor` or `toString` are not commands
+  const spec = Object.hasOwn(COMMANDS, name) ? COMMANDS[/** @type {keyof typeof COMMANDS} */ (name)] : undefined;
   if (!spec) {
     const group = words[0];
     const known = group !== undefined && Object.keys(COMMANDS).some((n) => n.startsWith(group + " "));
@@ -400,7 +401,9 @@ export async function main(
     const global = { json: { value: false }, "base-url": { value: true }, help: { value: false } };
     const opts = {};
     for (const f of flags) {
-      const o = spec.options[f.name] ?? global[f.name];
+      const own = (/** @type {Record<string, any>} */ table) =>
+        Object.hasOwn(table, f.name) ? table[f.name] : undefined;
+      const o = own(spec.options) ?? own(global);
       if (!o) throw new UsageError(`unknown option --${f.name}`);
       if (!o.value && f.value !== undefined) throw new UsageError(`--${f.name} takes no value`);
       if (o.repeat) (opts[f.name] ??= []).push(f.value);
