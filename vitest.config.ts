@@ -3,6 +3,10 @@ import { defineConfig } from "vitest/config";
 
 // Two projects: "workers" runs inside workerd (Miniflare) with real D1, KV and Durable Objects;
 // "node" runs what needs the host: the openssl CLI, the real `npm start` server and Chromium.
+// wrangler reads wrangler.toml for the pool: its notes (the experimental `secrets` field that types
+// each worker's secrets, secrets missing from a checkout without .dev.vars) are not test output.
+process.env.WRANGLER_LOG ??= "error";
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
