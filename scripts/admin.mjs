@@ -50,7 +50,8 @@ const COMMANDS = {
     },
   },
   "clients create": {
-    usage: "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login]",
+    usage:
+      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI]",
     about: "Register a client. Prints client_id and client_secret: the secret is shown only this once.",
     options: {
       name: { value: true, help: "the app's name shown on the consent page" },
@@ -61,6 +62,7 @@ const COMMANDS = {
       },
       items: { value: true, help: `agreed items, comma-separated: ${ITEMS.join(",")} (default none)` },
       "auto-login": { help: "allow automatic login" },
+      "events-uri": { value: true, help: "where signed events about the app's users go (https; docs/events.md)" },
     },
     run: async (api, { opts }) => {
       if (opts.name === undefined) throw new UsageError("--name is required");
@@ -70,6 +72,7 @@ const COMMANDS = {
         redirect_uris: opts["redirect-uri"],
         items: opts.items === undefined ? [] : list(opts.items),
         auto_login: Boolean(opts["auto-login"]),
+        ...(opts["events-uri"] !== undefined ? { events_uri: opts["events-uri"] } : {}),
       };
       const c = await api("POST", "/admin/clients", body);
       return { data: c, table: () => keyValues(c) + "\nSave the client_secret now: it is not shown again." };
@@ -77,7 +80,7 @@ const COMMANDS = {
   },
   "clients update": {
     usage:
-      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login]",
+      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none]",
     about: "Change a client. --redirect-uri and --items replace the whole list.",
     args: ["client_id"],
     options: {
@@ -86,6 +89,7 @@ const COMMANDS = {
       items: { value: true, help: `the new agreed items, comma-separated ("" for none): ${ITEMS.join(",")}` },
       "auto-login": { help: "allow automatic login" },
       "no-auto-login": { help: "do not allow automatic login" },
+      "events-uri": { value: true, help: 'where signed events go (https), or "none" to stop them' },
     },
     run: async (api, { args, opts }) => {
       const body = {};
@@ -96,8 +100,11 @@ const COMMANDS = {
         throw new UsageError("--auto-login and --no-auto-login exclude each other");
       if (opts["auto-login"]) body.auto_login = true;
       if (opts["no-auto-login"]) body.auto_login = false;
+      if (opts["events-uri"] !== undefined) body.events_uri = opts["events-uri"] === "none" ? null : opts["events-uri"];
       if (Object.keys(body).length === 0)
-        throw new UsageError("nothing to change: give --name, --redirect-uri, --items or --[no-]auto-login");
+        throw new UsageError(
+          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login or --events-uri",
+        );
       const c = await api("PATCH", `/admin/clients/${enc(args.client_id)}`, body);
       return { data: c, table: () => keyValues(c) };
     },
@@ -209,6 +216,28 @@ const COMMANDS = {
     run: async (api) => {
       const r = await api("GET", "/admin/directory");
       return { data: r, table: () => keyValues(r) };
+    },
+  },
+  "events list": {
+    usage: "events list",
+    about: "Signed events to apps not yet delivered: client, reason, attempts, next try (never the plid).",
+    options: {},
+    run: async (api) => {
+      const r = await api("GET", "/admin/events");
+      return {
+        data: r,
+        table: () =>
+          r.events.length
+            ? table(
+                r.events.map((e) => ({
+                  ...e,
+                  next_try: e.next_try ?? "(gave up)",
+                  last_outcome: e.last_outcome ?? "",
+                })),
+                ["client_id", "reason", "attempts", "next_try", "created_at", "last_outcome"],
+              )
+            : "no undelivered events",
+      };
     },
   },
   "audit list": {

@@ -67,6 +67,7 @@ describe("POST /admin/directory/import", () => {
       received: 3,
       inserted: 3,
       updated: 0,
+      reassigned: 0,
       rejected_count: 0,
       rejected: [],
       ignored_columns: [],

@@ -26,7 +26,8 @@ export async function startServer(
   let out = "";
   const child: ChildProcess = spawn(process.execPath, ["scripts/start.mjs", ...(opts.args ?? [])], {
     cwd: join(import.meta.dirname, "..", ".."),
-    env: { ...process.env, ...opts.env, PORT: String(port), PERSIST_DIR: persist },
+    // As a person running `npm start` sees it: the test runner quiets wrangler (WRANGLER_LOG=error).
+    env: { ...process.env, WRANGLER_LOG: "info", ...opts.env, PORT: String(port), PERSIST_DIR: persist },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

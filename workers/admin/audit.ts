@@ -1,5 +1,7 @@
 // GET /admin/audit: audit events newest first, paged by id (docs/operations.md).
 
+import { storeConfig } from "../provider/store/config";
+import { storeAt } from "../provider/store/one-time-store";
 import { listAudit } from "./store";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
@@ -47,4 +49,26 @@ export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContex
     })),
     next_before: page.nextBefore,
   });
+}
+
+/**
+ * GET /admin/events: signed events to apps not yet delivered, from every store object (docs/events.md):
+ * client, reason, attempts, next try (null once the retries ended), never the plid.
+ */
+export async function pendingEvents(_req: Request, env: AdminEnv): Promise<Response> {
+  const shards = storeConfig(env).oneTimeShards;
+  const lists = await Promise.all(Array.from({ length: shards }, (_, i) => storeAt(env, i).pendingEvents()));
+  const events = lists
+    .flat()
+    .sort((a, b) => a.createdAt - b.createdAt)
+    .map((e) => ({
+      id: e.jti,
+      client_id: e.clientId,
+      reason: e.reason,
+      attempts: e.attempts,
+      next_try: e.nextAt === null ? null : new Date(e.nextAt).toISOString(),
+      created_at: new Date(e.createdAt).toISOString(),
+      last_outcome: e.lastOutcome,
+    }));
+  return json({ events });
 }

@@ -14,6 +14,7 @@ import {
 } from "./store";
 import type { AdminEnv } from "./config";
 import { randomAlphanumeric } from "../core/crypto";
+import { commonConfig } from "../core/config";
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
@@ -36,6 +37,7 @@ export function clientView(c: AdminClient): Record<string, unknown> {
     redirect_uris: c.redirectUris,
     items: c.items,
     auto_login: c.autoLogin,
+    events_uri: c.eventsUri,
     status: c.status,
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
@@ -76,7 +78,7 @@ export async function create(req: Request, env: AdminEnv, rc: RequestContext): P
   const cfg = adminConfig(env);
   const body = await readJsonObject(req, cfg.maxBodyBytes);
   onlyFields(body, CLIENT_FIELDS);
-  const fields = newClientFields(body);
+  const fields = newClientFields(body, commonConfig(env).devMode);
   const secret = randomAlphanumeric(CLIENT_SECRET_LENGTH);
   for (let attempt = 0; attempt < 3; attempt++) {
     const clientId = randomAlphanumeric(CLIENT_ID_LENGTH);
@@ -98,7 +100,7 @@ export async function update(req: Request, env: AdminEnv, rc: RequestContext): P
   const cfg = adminConfig(env);
   const body = await readJsonObject(req, cfg.maxBodyBytes);
   onlyFields(body, CLIENT_FIELDS);
-  const patch = clientPatch(body);
+  const patch = clientPatch(body, commonConfig(env).devMode);
   const c = await existing(env, rc);
   if (!(await updateClient(env, c.clientId, patch))) throw E.noSuch("client");
   await audit(env, "client.updated", c.clientId, "ok", { fields: Object.keys(body).sort().join(",") });

@@ -40,13 +40,14 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
   const dryRun = dryRunParam(rc.url);
   const text = await readBodyText(req, cfg.maxImportBytes);
   const parsed = parseImport(format, text, cfg.maxImportRows, Date.now());
-  const { inserted, updated } = await upsertSubscribers(env, parsed.valid, dryRun);
+  const { inserted, updated, reassigned } = await upsertSubscribers(env, parsed.valid, dryRun);
   const report = {
     format,
     dry_run: dryRun,
     received: parsed.received,
     inserted,
     updated,
+    reassigned,
     rejected_count: parsed.rejected.length,
     rejected: parsed.rejected.slice(0, MAX_REPORTED_REJECTIONS),
     ignored_columns: parsed.ignoredColumns,
@@ -57,13 +58,14 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
       received: parsed.received,
       inserted,
       updated,
+      reassigned,
       rejected: parsed.rejected.length,
     });
   }
   return json(report);
 }
 
-/** Deletes one subscriber (with their links and grants). The phone number is not audited. */
+/** Removes one subscriber: their logins end (events `subscriber_removed`). The phone number is not audited. */
 export async function removeSubscriber(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const phone = rc.params.phone!.replace(/[-\s]/g, "");
   if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");

@@ -3,7 +3,7 @@
 // with it, `Authorization: Bearer <ADMIN_TOKEN>` or 401, before any 404 or 405 can answer.
 
 import type { Route } from "../core/router";
-import { listEvents } from "./audit";
+import { listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";
 import { importSubscribers, removeSubscriber, summary } from "./directory";
@@ -23,4 +23,5 @@ export const routes: Route<AdminEnv>[] = [
   { method: "POST", path: "/admin/directory/import", handler: importSubscribers },
   { method: "DELETE", path: "/admin/directory/:phone", handler: removeSubscriber },
   { method: "GET", path: "/admin/audit", handler: listEvents },
+  { method: "GET", path: "/admin/events", handler: pendingEvents },
 ];

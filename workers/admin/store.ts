@@ -5,7 +5,7 @@ import { type IdentityItem } from "../core/spec";
 import { type Client, type ClientRow, toClient } from "../provider/store/clients";
 import { type Subscriber } from "../provider/store/directory";
 import { storeConfig, type StoreVars } from "../provider/store/config";
-import { revokePlids } from "../provider/store/links";
+import { endLinks, revokePlids } from "../provider/store/links";
 import type { OneTimeStore } from "../provider/store/one-time-store";
 
 type DbEnv = { DB: D1Database };
@@ -42,14 +42,15 @@ export interface NewClient {
   redirectUris: string[];
   items: IdentityItem[];
   autoLogin: boolean;
+  eventsUri: string | null;
 }
 
 /** Inserts a client; false when the id is taken (the caller draws another). */
 export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
   const now = Date.now();
   const r = await env.DB.prepare(
-    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
   )
     .bind(
       c.clientId,
@@ -58,6 +59,7 @@ export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
       JSON.stringify(c.redirectUris),
       JSON.stringify(c.items),
       c.autoLogin ? 1 : 0,
+      c.eventsUri,
       now,
       now,
     )
@@ -70,17 +72,20 @@ export interface ClientPatch {
   redirectUris?: string[];
   items?: IdentityItem[];
   autoLogin?: boolean;
+  /** null removes it. */
+  eventsUri?: string | null;
   status?: "active" | "disabled";
 }
 
 /** Applies the given fields; false when no such client. */
 export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch): Promise<boolean> {
   const sets: string[] = [];
-  const values: (string | number)[] = [];
+  const values: (string | number | null)[] = [];
   if (p.name !== undefined) (sets.push("name = ?"), values.push(p.name));
   if (p.redirectUris !== undefined) (sets.push("redirect_uris = ?"), values.push(JSON.stringify(p.redirectUris)));
   if (p.items !== undefined) (sets.push("items = ?"), values.push(JSON.stringify(p.items)));
   if (p.autoLogin !== undefined) (sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0));
+  if (p.eventsUri !== undefined) (sets.push("events_uri = ?"), values.push(p.eventsUri));
   if (p.status !== undefined) (sets.push("status = ?"), values.push(p.status));
   sets.push("updated_at = ?");
   values.push(Date.now());
@@ -141,61 +146,106 @@ export type SubscriberInput = Omit<Subscriber, "id">;
 /** Rows per statement: the rows travel as one JSON parameter, so D1's 100-parameter cap does not bind. */
 const IMPORT_CHUNK = 500;
 
-/**
- * Inserts or updates (by phone) the given rows; a subscriber's id, and so its links and plids,
- * survive an update. Test-number codes are never set or changed here. With `dryRun` nothing is
- * written. Returns how many phones were new and how many existed.
- */
-export async function upsertSubscribers(
-  env: DbEnv,
-  rows: readonly SubscriberInput[],
-  dryRun: boolean,
-): Promise<{ inserted: number; updated: number }> {
-  let existing = 0;
-  const now = Date.now();
-  for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
-    const chunk = JSON.stringify(rows.slice(i, i + IMPORT_CHUNK));
-    const count = env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM subscribers WHERE phone IN (SELECT json_extract(value, '$.phone') FROM json_each(?1))",
-    ).bind(chunk);
-    if (dryRun) {
-      existing += (await count.first<{ n: number }>())?.n ?? 0;
-      continue;
-    }
-    const [counted] = await env.DB.batch([
-      count,
-      env.DB.prepare(
-        `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at)
-         SELECT json_extract(value, '$.telco'), json_extract(value, '$.phone'), json_extract(value, '$.name'),
-                json_extract(value, '$.gender'), json_extract(value, '$.birth'), json_extract(value, '$.foreign'),
-                json_extract(value, '$.ci'), ?2
-         FROM json_each(?1) WHERE true
-         ON CONFLICT (phone) DO UPDATE SET telco = excluded.telco, name = excluded.name, gender = excluded.gender,
-           birth = excluded.birth, foreign_cd = excluded.foreign_cd, ci = excluded.ci`,
-      ).bind(chunk, now),
-    ]);
-    existing += (counted?.results[0] as { n: number } | undefined)?.n ?? 0;
-  }
-  return { inserted: rows.length - existing, updated: existing };
+/** How an import changed the directory. */
+export interface ImportCounts {
+  inserted: number;
+  updated: number;
+  /** Numbers that passed to another person (another `ci`): the previous person's logins ended. */
+  reassigned: number;
 }
 
-/** Deletes one subscriber with its links and grants; the deleted id, or null when absent. */
+/**
+ * Applies the rows to the directory. A subscriber is a person, identified by `ci`
+ * (docs/account.md "A reassigned number is a new person"):
+ * - the same `ci` at the same number (another name or carrier) is an update: id, plids and
+ *   consent kept;
+ * - the same `ci` under a new number is the person who changed number: the row moves (plids
+ *   kept), the old number is freed;
+ * - a number whose row has another `ci` (not moving elsewhere in this import) passed to another
+ *   person: the previous person's record for that number ends, every link of every app ended as
+ *   a disconnect is (codes and tokens end, an event with reason `number_reassigned` to apps that
+ *   registered one, audited), and the new person starts with nothing.
+ * Test-number codes are never set or changed here. With `dryRun` nothing is written.
+ */
+export async function upsertSubscribers(
+  env: StoreEnv,
+  rows: readonly SubscriberInput[],
+  dryRun: boolean,
+): Promise<ImportCounts> {
+  const counts: ImportCounts = { inserted: 0, updated: 0, reassigned: 0 };
+  const now = Date.now();
+  for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
+    const part = rows.slice(i, i + IMPORT_CHUNK);
+    const chunk = JSON.stringify(part);
+    const [same, displaced, moving] = await env.DB.batch<{ n?: number; id?: number; phone?: string }>([
+      env.DB.prepare(
+        `SELECT count(*) AS n FROM subscribers s JOIN json_each(?1) j
+           ON s.phone = json_extract(j.value, '$.phone') AND s.ci = json_extract(j.value, '$.ci')`,
+      ).bind(chunk),
+      env.DB.prepare(
+        `SELECT s.id FROM subscribers s JOIN json_each(?1) j ON s.phone = json_extract(j.value, '$.phone')
+         WHERE s.ci != json_extract(j.value, '$.ci')
+           AND s.ci NOT IN (SELECT json_extract(value, '$.ci') FROM json_each(?1))`,
+      ).bind(chunk),
+      env.DB.prepare(
+        `SELECT s.id, json_extract(j.value, '$.phone') AS phone FROM subscribers s JOIN json_each(?1) j
+           ON s.ci = json_extract(j.value, '$.ci') WHERE s.phone != json_extract(j.value, '$.phone')`,
+      ).bind(chunk),
+    ]);
+    const displacedIds = (displaced?.results ?? []).map((r) => r.id!);
+    const moves = (moving?.results ?? []).map((r) => ({ id: r.id!, phone: r.phone! }));
+    const updated = (same?.results[0]?.n ?? 0) + moves.length;
+    counts.updated += updated;
+    counts.inserted += part.length - updated;
+    counts.reassigned += displacedIds.length;
+    if (dryRun) continue;
+    if (displacedIds.length) {
+      const list = JSON.stringify(displacedIds);
+      await endLinks(env, "l.subscriber_id IN (SELECT value FROM json_each(?))", [list], "number_reassigned");
+      await env.DB.batch([
+        env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id IN (SELECT value FROM json_each(?))").bind(
+          list,
+        ),
+        env.DB.prepare("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?))").bind(list),
+      ]);
+    }
+    if (moves.length) {
+      // through a placeholder first, so two people trading numbers never meet on one
+      await env.DB.batch([
+        ...moves.map((m) =>
+          env.DB.prepare("UPDATE subscribers SET phone = ? WHERE id = ?").bind(`moving:${m.id}`, m.id),
+        ),
+        ...moves.map((m) => env.DB.prepare("UPDATE subscribers SET phone = ? WHERE id = ?").bind(m.phone, m.id)),
+      ]);
+    }
+    await env.DB.prepare(
+      `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at)
+       SELECT json_extract(value, '$.telco'), json_extract(value, '$.phone'), json_extract(value, '$.name'),
+              json_extract(value, '$.gender'), json_extract(value, '$.birth'), json_extract(value, '$.foreign'),
+              json_extract(value, '$.ci'), ?2
+       FROM json_each(?1) WHERE true
+       ON CONFLICT (phone) DO UPDATE SET telco = excluded.telco, name = excluded.name, gender = excluded.gender,
+         birth = excluded.birth, foreign_cd = excluded.foreign_cd, ci = excluded.ci`,
+    )
+      .bind(chunk, now)
+      .run();
+  }
+  return counts;
+}
+
+/**
+ * Removes one subscriber: their logins with every app end as disconnects do (reason
+ * `subscriber_removed`), then the row goes. The removed id, or null when absent.
+ */
 export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<number | null> {
-  await revokeLinks(
-    env,
-    env.DB.prepare("SELECT plid FROM links WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)").bind(
-      phone,
-    ),
-  );
-  const [, , deleted] = await env.DB.batch([
-    env.DB.prepare(
-      "DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",
-    ).bind(phone),
-    env.DB.prepare("DELETE FROM links WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)").bind(phone),
-    env.DB.prepare("DELETE FROM subscribers WHERE phone = ? RETURNING id").bind(phone),
+  const row = await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?").bind(phone).first<{ id: number }>();
+  if (!row) return null;
+  await endLinks(env, "l.subscriber_id = ?", [row.id], "subscriber_removed");
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id = ?").bind(row.id),
+    env.DB.prepare("DELETE FROM subscribers WHERE id = ?").bind(row.id),
   ]);
-  const row = deleted?.results[0] as { id: number } | undefined;
-  return row ? row.id : null;
+  return row.id;
 }
 
 export async function countSubscribers(env: DbEnv): Promise<{ total: number; testNumbers: number }> {
@@ -231,7 +281,7 @@ export async function listAudit(
   q: AuditQuery,
 ): Promise<{ events: AuditEvent[]; nextBefore: number | null }> {
   const where: string[] = [];
-  const values: (string | number)[] = [];
+  const values: (string | number | null)[] = [];
   if (q.before !== undefined) (where.push("id < ?"), values.push(q.before));
   if (q.type !== undefined) (where.push(q.type.endsWith(".") ? "type LIKE ? || '%'" : "type = ?"), values.push(q.type));
   if (q.clientId !== undefined) (where.push("client_id = ?"), values.push(q.clientId));

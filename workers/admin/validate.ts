@@ -3,6 +3,7 @@
 
 import type { ClientPatch } from "./store";
 import { E } from "../core/errors";
+import { eventsUriAllowed } from "../provider/store/events";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "../core/spec";
 
 export const MAX_REDIRECT_URIS = 20;
@@ -93,12 +94,26 @@ function flag(field: string, v: unknown): boolean {
   return v;
 }
 
-export const CLIENT_FIELDS = ["name", "redirect_uris", "items", "auto_login"] as const;
+/** Where signed events go (docs/events.md): https, or http on a loopback host in DEV_MODE; null for none. */
+function eventsUri(v: unknown, devMode: boolean): string | null {
+  if (v === null) return null;
+  if (typeof v !== "string" || v.length > MAX_URI_LENGTH) throw E.invalidBecause("events_uri", "must be a URI or null");
+  if (!eventsUriAllowed(v, devMode)) {
+    throw E.invalidBecause(
+      "events_uri",
+      "must be an https URI without credentials or fragment (http only on loopback in DEV_MODE)",
+    );
+  }
+  return v;
+}
+
+export const CLIENT_FIELDS = ["name", "redirect_uris", "items", "auto_login", "events_uri"] as const;
 
 /** The fields of a create request: name and redirect_uris required; items default to none. */
 export function newClientFields(
   body: Record<string, unknown>,
-): Required<Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin">> {
+  devMode: boolean,
+): Required<Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin" | "eventsUri">> {
   if (body.name === undefined) throw E.missing("name");
   if (body.redirect_uris === undefined) throw E.missing("redirect_uris");
   return {
@@ -106,16 +121,18 @@ export function newClientFields(
     redirectUris: redirectUris(body.redirect_uris),
     items: body.items === undefined ? [] : items(body.items),
     autoLogin: body.auto_login === undefined ? false : flag("auto_login", body.auto_login),
+    eventsUri: body.events_uri === undefined ? null : eventsUri(body.events_uri, devMode),
   };
 }
 
 /** The fields of an update request: any subset, at least one. */
-export function clientPatch(body: Record<string, unknown>): ClientPatch {
+export function clientPatch(body: Record<string, unknown>, devMode: boolean): ClientPatch {
   const p: ClientPatch = {};
   if (body.name !== undefined) p.name = name(body.name);
   if (body.redirect_uris !== undefined) p.redirectUris = redirectUris(body.redirect_uris);
   if (body.items !== undefined) p.items = items(body.items);
   if (body.auto_login !== undefined) p.autoLogin = flag("auto_login", body.auto_login);
+  if (body.events_uri !== undefined) p.eventsUri = eventsUri(body.events_uri, devMode);
   if (Object.keys(p).length === 0) throw E.missing(CLIENT_FIELDS.join(" or "));
   return p;
 }

@@ -12,6 +12,8 @@ export interface SeedClient {
   redirectUris: string[];
   items: IdentityItem[];
   autoLogin: boolean;
+  /** Where its signed events go (docs/events.md): the demo app's own kit. */
+  eventsUri: string | null;
 }
 
 export interface SeedSubscriber {
@@ -38,6 +40,7 @@ export const SEED_CLIENTS: readonly SeedClient[] = [
     ],
     items: [...IDENTITY_ITEMS],
     autoLogin: true,
+    eventsUri: "http://localhost:8787/auth/events",
   },
   {
     clientId: "limited-client",
@@ -46,6 +49,7 @@ export const SEED_CLIENTS: readonly SeedClient[] = [
     redirectUris: ["https://limited.example/cb"],
     items: ["gender", "agegroup"],
     autoLogin: false,
+    eventsUri: null,
   },
 ];
 
@@ -101,8 +105,8 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
   for (const c of SEED_CLIENTS) {
     stmts.push(
       env.DB.prepare(
-        `INSERT OR IGNORE INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+        `INSERT OR IGNORE INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
       ).bind(
         c.clientId,
         c.name,
@@ -110,6 +114,7 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
         JSON.stringify(c.redirectUris),
         JSON.stringify(c.items),
         c.autoLogin ? 1 : 0,
+        c.eventsUri,
         now,
         now,
       ),

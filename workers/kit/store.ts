@@ -18,6 +18,8 @@ const KEY = {
   identity: (plidHash: string) => `identity:${plidHash}`,
   rate: (ipHash: string, window: number) => `rate:token:${ipHash}:${window}`,
   redemption: (hash: string) => `redeem:${hash}`,
+  plidSessions: (plidHash: string) => `plid-sessions:${plidHash}`,
+  eventJti: (hash: string) => `event-jti:${hash}`,
 } as const;
 
 // ---- state nonces (/auth/login → /auth/callback) ----
@@ -115,8 +117,45 @@ export async function createSession(
   ttlSeconds: number,
   id = randomToken(32),
 ): Promise<string> {
-  await env.RP_KV.put(KEY.session(await sha256(id)), JSON.stringify(record), { expirationTtl: ttlSeconds });
+  const hash = await sha256(id);
+  await env.RP_KV.put(KEY.session(hash), JSON.stringify(record), { expirationTtl: ttlSeconds });
+  await indexSession(env, record.plid, hash, ttlSeconds);
   return id;
+}
+
+/**
+ * Adds a session to its plid's index, so an event about the plid can end every session of it
+ * (docs/rp-kit.md "Events"). KV has no atomic append: two logins of one plid at the same moment
+ * may keep one; the identity's removal, which every session checks, still ends both.
+ */
+async function indexSession(env: KvEnv, plid: string, sessionHash: string, ttlSeconds: number): Promise<void> {
+  const key = KEY.plidSessions(await sha256(plid));
+  const list = ((await env.RP_KV.get<string[]>(key, "json")) ?? []).filter((h) => h !== sessionHash).slice(-49);
+  await env.RP_KV.put(key, JSON.stringify([...list, sessionHash]), { expirationTtl: ttlSeconds });
+}
+
+/** Ends every session of a plid and forgets its identity (an event from the service). */
+export async function endPlid(env: KvEnv, plid: string): Promise<number> {
+  const key = KEY.plidSessions(await sha256(plid));
+  const list = (await env.RP_KV.get<string[]>(key, "json")) ?? [];
+  await Promise.all([
+    ...list.map((h) => env.RP_KV.delete(KEY.session(h))),
+    env.RP_KV.delete(key),
+    forgetIdentity(env, plid),
+  ]);
+  return list.length;
+}
+
+/**
+ * Records an event's `jti` for `ttlSeconds`; false when it was seen already (a replay). KV is not
+ * atomic: a replay racing its original within KV's propagation may pass; ending a plid twice is
+ * harmless.
+ */
+export async function firstSightOfJti(env: KvEnv, jti: string, ttlSeconds: number): Promise<boolean> {
+  const key = KEY.eventJti(await sha256(jti));
+  if ((await env.RP_KV.get(key)) !== null) return false;
+  await env.RP_KV.put(key, "1", { expirationTtl: ttlSeconds });
+  return true;
 }
 
 /** The session of `id` if it exists, is of `kind` and has not outlived `ttlSeconds`. */

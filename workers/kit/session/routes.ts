@@ -9,6 +9,7 @@ import { E } from "../../core/errors";
 import { disconnectUser, RpClientError } from "../client";
 import { rpClientConfig, rpConfig, type RpEnv } from "../config";
 import { checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http";
+import { receiveEvent } from "../events";
 import { redeemOnce } from "../redeem";
 import {
   currentSession,
@@ -173,4 +174,5 @@ export const routes: Route<RpEnv>[] = [
   { method: "POST", path: "/auth/logout", handler: logout },
   { method: "POST", path: "/auth/disconnect", handler: disconnect },
   { method: "POST", path: "/auth/token", handler: token },
+  { method: "POST", path: "/auth/events", handler: receiveEvent },
 ];

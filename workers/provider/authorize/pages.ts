@@ -18,6 +18,10 @@ export interface PageContext {
   /** `form-action` sources besides 'self' (the redirect target). */
   formAction: readonly string[];
   cookies?: readonly string[];
+  /** Where the step forms post: the authorization endpoint, or /account (docs/account.md). */
+  action?: string;
+  /** "account": the pages prove the number for the person's own /account page, not for an app. */
+  purpose?: "account";
 }
 
 export interface Alert {
@@ -97,7 +101,7 @@ function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true):
 ${body}
 ${
   footer && ctx.txId && ctx.csrf
-    ? html`<footer><span>${t(ctx.lang, "footer")}</span><form method="post" action="/oauth2/authorize" class="lang">
+    ? html`<footer><span>${t(ctx.lang, "footer")}</span><form method="post" action="${ctx.action ?? "/oauth2/authorize"}" class="lang">
 <input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">
 <button type="submit" name="lang" value="${other}" lang="${other}" aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}">${t(ctx.lang, "switchTo")}</button>
 </form></footer>`
@@ -108,7 +112,8 @@ ${
 </html>`;
 }
 
-function page(ctx: PageContext, title: string, body: SafeHtml, result: PageResult = {}): Response {
+/** A page in the sign-in pages' look (layout, headers, the language switch when `ctx` has a transaction). */
+export function page(ctx: PageContext, title: string, body: SafeHtml, result: PageResult = {}): Response {
   const headers: Record<string, string> = {};
   if (result.retryAfterSeconds !== undefined)
     headers["Retry-After"] = String(Math.max(1, Math.ceil(result.retryAfterSeconds)));
@@ -150,8 +155,8 @@ export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: A
       }><label for="telco-${c}">${t(L, `carrier${c}` as MessageKey)}</label>`,
   );
   const body = html`<h1>${t(L, "identifyTitle")}</h1>
-<p class="lead">${t(L, "identifyLead", { app: ctx.appName })}</p>
-<form class="step" method="post" action="/oauth2/authorize" data-step="identify">
+<p class="lead">${ctx.purpose === "account" ? t(L, "accountIdentifyLead") : t(L, "identifyLead", { app: ctx.appName })}</p>
+<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="identify">
 ${hidden(ctx)}
 ${alertBox(alert)}
 <fieldset><legend>${t(L, "carrier")}</legend><div class="carriers">${carriers}</div></fieldset>
@@ -180,7 +185,7 @@ export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, re
   const L = ctx.lang;
   const body = html`<h1>${t(L, "verifyTitle")}</h1>
 <p class="lead">${t(L, "verifyLead", { phone: info.masked, minutes: info.minutes })}</p>
-<form class="step" method="post" action="/oauth2/authorize" data-step="verify">
+<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="verify">
 ${hidden(ctx)}
 ${alertBox(alert)}
 ${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
@@ -214,7 +219,7 @@ export function consentPage(
       : html`<p class="notice">${t(L, "consentNone")}</p>`;
   const body = html`<h1>${t(L, "consentTitle")}</h1>
 <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
-<form class="step" method="post" action="/oauth2/authorize" data-step="consent">
+<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="consent">
 ${hidden(ctx)}
 ${alertBox(alert)}
 ${list}

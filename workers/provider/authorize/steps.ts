@@ -10,7 +10,7 @@ import { carrierDirectory, maskPhone } from "./carrier";
 import { ConfigError } from "../../core/config";
 import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
-import type { Params } from "../../core/http";
+import { redirect, type Params } from "../../core/http";
 import { cspNonce, cspSourceFor } from "../../core/html";
 import { pickLang, t, type Lang } from "./i18n";
 import { storeFor } from "../store/one-time-store";
@@ -57,6 +57,38 @@ interface Flow {
   client: Client;
   h: TxHandle;
   ctx: PageContext;
+  hooks: SigninHooks | undefined;
+}
+
+/**
+ * What another purpose of these steps does with a proven number (the person's /account page,
+ * docs/account.md): the same identify and code steps, limits and counters, then `verified`.
+ */
+export interface SigninHooks {
+  verified(
+    req: Request,
+    env: ProviderEnv,
+    rc: RequestContext,
+    subscriberId: number,
+    tx: Transaction,
+  ): Promise<Response>;
+  /** Where a cancel, or a "start again" link, goes. */
+  restart: string;
+}
+
+/** The stand-in "client" of a sign-in for the person's own account page. */
+function accountClient(lang: Lang): Client {
+  return {
+    clientId: "",
+    name: t(lang, "accountTitle"),
+    redirectUris: [],
+    items: [],
+    autoLogin: false,
+    status: "active",
+    eventsUri: null,
+    createdAt: 0,
+    updatedAt: 0,
+  };
 }
 
 function pageContext(tx: Transaction, appName: string, txId?: string, csrf?: string): PageContext {
@@ -69,6 +101,7 @@ function pageContext(tx: Transaction, appName: string, txId?: string, csrf?: str
     csrf,
     nonce: cspNonce(),
     formAction: target ? [target] : [],
+    ...(tx.purpose === "account" ? { action: "/account", purpose: "account" as const } : {}),
   };
 }
 
@@ -100,7 +133,13 @@ function limited(r: Refusal): PageResult {
 }
 
 function failure(f: Flow, reason: string): void {
-  f.rc.waitUntil(audit(f.env, "signin.failure", f.client.clientId, "refused", { reason, step: f.h.tx.step }));
+  f.rc.waitUntil(
+    audit(f.env, "signin.failure", f.client.clientId || null, "refused", {
+      reason,
+      step: f.h.tx.step,
+      ...(f.hooks ? { purpose: "account" } : {}),
+    }),
+  );
 }
 
 /** The page of the transaction's current step. */
@@ -281,8 +320,8 @@ async function verify(f: Flow): Promise<Response> {
   const otp = f.params.get("otp")?.replace(/\s/g, "");
   if (!otp || !/^\d{6}$/.test(otp)) return render(f, { text: t(L, "errOtp"), field: "otp" });
   const optIn = tx.autoLoginEligible === true && f.params.get("autoLogin") === "Y";
-  const link = await findLink(f.env, f.client.clientId, sub.id);
-  const needsConsent = !link || f.client.items.some((i) => !link.items.includes(i));
+  const link = f.hooks ? null : await findLink(f.env, f.client.clientId, sub.id);
+  const needsConsent = !f.hooks && (!link || f.client.items.some((i) => !link.items.includes(i)));
   const r = await f.h.stub.signinVerify({
     key: f.h.key,
     phoneKey: sub.phoneKey,
@@ -313,6 +352,7 @@ async function verify(f: Flow): Promise<Response> {
     case "ok":
       break;
   }
+  if (f.hooks) return f.hooks.verified(f.req, f.env, f.rc, sub.id, r.record);
   if (needsConsent) {
     f.rc.log.event = "signin.consent";
     return render(g);
@@ -353,6 +393,7 @@ async function cancel(f: Flow): Promise<Response> {
   if (!done.ended) return conflict(f, done.record);
   failure(f, "cancelled");
   f.rc.log.event = "signin.cancelled";
+  if (f.hooks) return redirect(303, f.hooks.restart);
   return errorRedirect(done.record!.redirectUri, done.record!.state, "access_denied", DENIED_MESSAGE);
 }
 
@@ -368,6 +409,7 @@ export async function continueSignIn(
   env: ProviderEnv,
   rc: RequestContext,
   params: Params,
+  hooks?: SigninHooks,
 ): Promise<Response> {
   const cfg = signinConfig(env);
   const shards = providerConfig(env).oneTimeShards;
@@ -380,7 +422,12 @@ export async function continueSignIn(
   }
   const tx = h.tx;
   rc.log.clientId = tx.clientId;
-  const client = await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
+  // A transaction serves the purpose it was made for: an app's step cannot be posted to /account.
+  if ((tx.purpose === "account") !== (hooks !== undefined)) {
+    const lang = tx.lang;
+    return stopPage(pageContext(tx, ""), t(lang, "unknownTitle"), t(lang, "unknownText"));
+  }
+  const client = hooks ? accountClient(tx.lang) : await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
   const stopCtx = pageContext(tx, client?.name ?? "");
   if (Date.now() >= tx.expiresAt) {
     rc.log.event = "signin.expired";
@@ -397,7 +444,18 @@ export async function continueSignIn(
     return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartUrl(tx));
   }
   if (!client) return stopPage(stopCtx, t(tx.lang, "clientGoneTitle"), t(tx.lang, "clientGoneText"));
-  const f: Flow = { req, env, rc, cfg, shards, params, client, h, ctx: pageContext(tx, client.name, h.id, csrf) };
+  const f: Flow = {
+    req,
+    env,
+    rc,
+    cfg,
+    shards,
+    params,
+    client,
+    h,
+    ctx: pageContext(tx, client.name, h.id, csrf),
+    hooks,
+  };
 
   const lang = params.get("lang");
   if (lang === "ko" || lang === "en") return switchLanguage(f, lang);

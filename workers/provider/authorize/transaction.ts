@@ -151,6 +151,7 @@ export function challengeHash(txId: string, phoneKey: string, codeDigest: string
 
 /** The authorize URL that starts this sign-in again (the "start again" link). */
 export function restartUrl(tx: SigninRecord): string {
+  if (tx.purpose === "account") return "/account";
   const q = new URLSearchParams({
     response_type: "code",
     client_id: tx.clientId,

@@ -16,7 +16,14 @@ export type AuditType =
   | "client.disabled"
   | "client.deleted"
   | "directory.imported"
-  | "directory.deleted";
+  | "directory.deleted"
+  | "plid.ended"
+  | "account.signin"
+  | "account.end_auto_login"
+  | "account.terminate"
+  | "event.delivered"
+  | "event.failed"
+  | "event.abandoned";
 
 /** Appends an audit event. `detail` must hold no personal data, codes or tokens. */
 export async function audit(

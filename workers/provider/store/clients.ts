@@ -13,6 +13,8 @@ export interface Client {
   items: IdentityItem[];
   autoLogin: boolean;
   status: "active" | "disabled";
+  /** Where signed events about its users go (docs/events.md), or null. */
+  eventsUri: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -28,6 +30,7 @@ export interface ClientRow {
   items: string;
   auto_login: number;
   status: "active" | "disabled";
+  events_uri: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -52,6 +55,7 @@ export function toClient(r: ClientRow): Client {
     items: (JSON.parse(r.items) as string[]).filter(isIdentityItem),
     autoLogin: r.auto_login === 1,
     status: r.status,
+    eventsUri: r.events_uri ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

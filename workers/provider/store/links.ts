@@ -2,6 +2,8 @@
 
 import { randomUuid } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
+import { storeConfig, type StoreVars } from "./config";
+import { newEvent, type EndReason, type PendingEvent } from "./events";
 import { plidShard, storeForPlid, type OneTimeStore } from "./one-time-store";
 
 type DbEnv = { DB: D1Database };
@@ -54,15 +56,73 @@ export async function revokePlids(
   plids: readonly string[],
   shards: number,
   retainMs: number,
+  events: readonly PendingEvent[] = [],
 ): Promise<void> {
-  const byShard = new Map<number, string[]>();
-  for (const p of plids) {
-    const s = plidShard(p, shards);
-    byShard.set(s, [...(byShard.get(s) ?? []), p]);
-  }
+  const byShard = new Map<number, { plids: string[]; events: PendingEvent[] }>();
+  const group = (plid: string) => {
+    const s = plidShard(plid, shards);
+    const g = byShard.get(s) ?? { plids: [], events: [] };
+    byShard.set(s, g);
+    return g;
+  };
+  for (const p of plids) group(p).plids.push(p);
+  for (const e of events) group(e.plid).events.push(e);
   await Promise.all(
-    [...byShard.values()].map((list) => storeForPlid(env, list[0]!, shards).revokePlids(list, retainMs)),
+    [...byShard.values()].map((g) => storeForPlid(env, g.plids[0]!, shards).revokePlids(g.plids, retainMs, g.events)),
   );
+}
+
+/** A link being ended. */
+export interface EndedLink {
+  clientId: string;
+  plid: string;
+  subscriberId: number;
+}
+
+/**
+ * Ends the links `where` selects (an SQL condition on `l`, the links table) as a disconnect does,
+ * for a reason other than the client's own disconnect (docs/events.md): their codes and tokens end
+ * and an event for each client with an `events_uri` is recorded, in one store call per object;
+ * then the links (consent, plid) and those subscribers' grants for those clients go, audited
+ * without personal data. Returns the links ended.
+ */
+export async function endLinks(
+  env: StoreEnv & StoreVars,
+  where: string,
+  binds: readonly unknown[],
+  reason: EndReason,
+): Promise<EndedLink[]> {
+  const rows = (
+    await env.DB.prepare(
+      `SELECT l.client_id, l.plid, l.subscriber_id, c.events_uri FROM links l JOIN clients c ON c.client_id = l.client_id WHERE ${where}`,
+    )
+      .bind(...binds)
+      .all<{ client_id: string; plid: string; subscriber_id: number; events_uri: string | null }>()
+  ).results;
+  if (rows.length === 0) return [];
+  const cfg = storeConfig(env);
+  const events = rows.filter((r) => r.events_uri).map((r) => newEvent(r.client_id, r.plid, reason));
+  await revokePlids(
+    env,
+    rows.map((r) => r.plid),
+    cfg.oneTimeShards,
+    cfg.revocationRetainMs,
+    events,
+  );
+  const now = Date.now();
+  await env.DB.batch(
+    rows.flatMap((r) => [
+      env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?").bind(
+        r.client_id,
+        r.subscriber_id,
+      ),
+      env.DB.prepare("DELETE FROM links WHERE client_id = ? AND plid = ?").bind(r.client_id, r.plid),
+      env.DB.prepare(
+        "INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES (?, 'plid.ended', ?, 'ok', ?)",
+      ).bind(now, r.client_id, JSON.stringify({ reason, event: r.events_uri !== null })),
+    ]),
+  );
+  return rows.map((r) => ({ clientId: r.client_id, plid: r.plid, subscriberId: r.subscriber_id }));
 }
 
 /**

@@ -10,6 +10,15 @@ import { DurableObject } from "cloudflare:workers";
 import { B64URL_ALPHABET } from "../../core/crypto";
 import type { IdentityItem } from "../../core/spec";
 import type { Subscriber } from "./directory";
+import {
+  deliver,
+  KEEP_UNDELIVERED_MS,
+  nextAttemptAt,
+  RETRY_FOR_MS,
+  type EndReason,
+  type EventVars,
+  type PendingEvent,
+} from "./events";
 import type { Lang } from "../authorize/i18n";
 import {
   SigninMachine,
@@ -100,6 +109,9 @@ CREATE TABLE IF NOT EXISTS counters (
   key TEXT PRIMARY KEY, count INTEGER NOT NULL, window_end INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS revoked_plids (
   plid TEXT PRIMARY KEY, at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS event_outbox (
+  jti TEXT PRIMARY KEY, client_id TEXT NOT NULL, plid TEXT NOT NULL, reason TEXT NOT NULL,
+  created_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER, last_outcome TEXT);
 CREATE TABLE IF NOT EXISTS audit_outbox (
   id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, type TEXT NOT NULL,
   client_id TEXT, outcome TEXT NOT NULL, detail TEXT);
@@ -319,9 +331,10 @@ export class OneTimeStore extends DurableObject {
   /**
    * Ends plids (a disconnect, the person's termination, a number reassigned, a subscriber or a
    * client removed): every code and token of theirs issued up to now reads nothing from now on.
-   * Kept for `retainMs` (longer than a code and its token can live).
+   * Kept for `retainMs` (longer than a code and its token can live). `events` for the apps are
+   * recorded in this same step, and sent by this object's alarm (docs/events.md).
    */
-  revokePlids(plids: readonly string[], retainMs: number): void {
+  revokePlids(plids: readonly string[], retainMs: number, events: readonly PendingEvent[] = []): void {
     const now = Date.now();
     for (const plid of plids) {
       this.sql.exec(
@@ -332,7 +345,123 @@ export class OneTimeStore extends DurableObject {
         now + retainMs,
       );
     }
+    for (const e of events) {
+      // one event per (plid, reason): a retried end records no second one
+      const dup = this.sql
+        .exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox WHERE plid = ? AND reason = ?", e.plid, e.reason)
+        .one().n;
+      if (dup > 0) continue;
+      this.sql.exec(
+        "INSERT INTO event_outbox (jti, client_id, plid, reason, created_at, next_at) VALUES (?, ?, ?, ?, ?, ?)",
+        e.jti,
+        e.clientId,
+        e.plid,
+        e.reason,
+        e.createdAt,
+        now,
+      );
+    }
+    if (events.length) this.alarmBy(now);
     this.scheduleSweep();
+  }
+
+  /** The events not yet delivered (never the plid: the operator sees client, reason and tries). */
+  pendingEvents(): {
+    jti: string;
+    clientId: string;
+    reason: string;
+    attempts: number;
+    nextAt: number | null;
+    createdAt: number;
+    lastOutcome: string | null;
+  }[] {
+    return this.sql
+      .exec<{
+        jti: string;
+        client_id: string;
+        reason: string;
+        attempts: number;
+        next_at: number | null;
+        created_at: number;
+        last_outcome: string | null;
+      }>(
+        "SELECT jti, client_id, reason, attempts, next_at, created_at, last_outcome FROM event_outbox ORDER BY created_at",
+      )
+      .toArray()
+      .map((r) => ({
+        jti: r.jti,
+        clientId: r.client_id,
+        reason: r.reason,
+        attempts: r.attempts,
+        nextAt: r.next_at,
+        createdAt: r.created_at,
+        lastOutcome: r.last_outcome,
+      }));
+  }
+
+  /** Sends every due event once; each outcome is audited; returns when the next one is due. */
+  private async deliverDue(): Promise<number | null> {
+    const env = this.env as unknown as { DB: D1Database; SEAL_KEY: string } & EventVars;
+    if (!this.db) return null;
+    const now = Date.now();
+    const due = this.sql
+      .exec<{ jti: string; client_id: string; plid: string; reason: EndReason; created_at: number; attempts: number }>(
+        "SELECT jti, client_id, plid, reason, created_at, attempts FROM event_outbox WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 50",
+        now,
+      )
+      .toArray();
+    for (const r of due) {
+      const e: PendingEvent = {
+        jti: r.jti,
+        clientId: r.client_id,
+        plid: r.plid,
+        reason: r.reason,
+        createdAt: r.created_at,
+      };
+      const outcome = await deliver(env, e, Date.now()).catch(() => "unreachable" as const);
+      const attempts = r.attempts + 1;
+      const done = outcome === "delivered" || outcome === "no_receiver";
+      const next = done ? null : nextAttemptAt(attempts, r.created_at, Date.now());
+      if (done) this.sql.exec("DELETE FROM event_outbox WHERE jti = ?", r.jti);
+      else
+        this.sql.exec(
+          "UPDATE event_outbox SET attempts = ?, next_at = ?, last_outcome = ? WHERE jti = ?",
+          attempts,
+          next,
+          outcome,
+          r.jti,
+        );
+      this.auditLater(
+        done ? "event.delivered" : next === null ? "event.abandoned" : "event.failed",
+        r.client_id,
+        done ? "ok" : "refused",
+        { reason: r.reason, outcome, attempts },
+      );
+    }
+    const nextDue = this.sql.exec<{ t: number | null }>("SELECT min(next_at) AS t FROM event_outbox").one().t;
+    return nextDue;
+  }
+
+  /** An audit row through this object's outbox (batched into D1 like the redemptions'). */
+  private auditLater(type: string, clientId: string, outcome: "ok" | "refused", detail: Record<string, unknown>): void {
+    this.sql.exec(
+      "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+      Date.now(),
+      type,
+      clientId,
+      outcome,
+      JSON.stringify(detail),
+    );
+  }
+
+  /** Makes sure the alarm fires no later than `at`. */
+  private alarmBy(at: number): void {
+    void this.ctx.storage
+      .getAlarm()
+      .then((cur) => {
+        if (cur === null || cur > at) return this.ctx.storage.setAlarm(at);
+      })
+      .catch(() => {});
   }
 
   // ---- generic entries and counters (sign-in transactions, OTP challenges, rate limits) ----
@@ -459,8 +588,9 @@ export class OneTimeStore extends DurableObject {
       .catch(() => {});
   }
 
-  /** Deletes what has expired and retries any audit rows left; reschedules while anything is left. */
+  /** Sends due events, deletes what has expired, retries any audit rows left; reschedules while anything is left. */
   override async alarm(): Promise<void> {
+    const nextEvent = await this.deliverDue().catch(() => Date.now() + SWEEP_MS);
     await this.flushAudit().catch(() => {});
     const now = Date.now();
     this.sql.exec("DELETE FROM codes WHERE purge_at <= ?", now);
@@ -468,12 +598,18 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec("DELETE FROM entries WHERE expires_at <= ?", now);
     this.sql.exec("DELETE FROM counters WHERE window_end <= ?", now);
     this.sql.exec("DELETE FROM revoked_plids WHERE expires_at <= ?", now);
+    this.sql.exec(
+      "DELETE FROM event_outbox WHERE next_at IS NULL AND created_at <= ?",
+      now - RETRY_FOR_MS - KEEP_UNDELIVERED_MS,
+    );
     const left = this.sql
       .exec<{ n: number }>(
-        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM audit_outbox) AS n",
+        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM event_outbox) + (SELECT count(*) FROM audit_outbox) AS n",
       )
       .one().n;
-    if (left > 0) void this.ctx.storage.setAlarm(now + SWEEP_MS);
+    const sweep = left > 0 ? now + SWEEP_MS : null;
+    const at = nextEvent !== null && (sweep === null || nextEvent < sweep) ? Math.max(nextEvent, now + 100) : sweep;
+    if (at !== null) void this.ctx.storage.setAlarm(at);
   }
 }
 
@@ -539,6 +675,11 @@ export function inShard(value: string, shard: number, shards: number): string {
 export function plidShard(plid: string, shards: number): number {
   const n = parseInt(plid.slice(-2), 16);
   return Number.isNaN(n) ? 0 : n & (shards - 1);
+}
+
+/** The object of one shard (the admin API lists every object's undelivered events). */
+export function storeAt(env: OneTimeEnv, shard: number): DurableObjectStub<OneTimeStore> {
+  return stubAt(env, shard);
 }
 
 /** The object holding a plid's codes, tokens and revocation. */

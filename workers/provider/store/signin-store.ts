@@ -35,6 +35,8 @@ export interface SigninRecord {
   createdAt: number;
   expiresAt: number;
   step: Step;
+  /** "account": the person proves the number for their own /account page (docs/account.md). */
+  purpose?: "account";
   /** step "moved": the id of the record that continues this sign-in, masked with this one's id. */
   movedTo?: string;
   /** Set by the identify step; never changes afterwards. */

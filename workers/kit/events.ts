@@ -1,0 +1,79 @@
+// POST /auth/events: signed events from the login service (RFC 8417 security event tokens pushed
+// per RFC 8935; docs/events.md). An event that a plid was deleted (the person terminated the
+// login, the number passed to someone else, the subscriber was removed) ends every session of
+// that plid here and forgets its sealed identity. A token is verified before anything changes:
+// HS256 only, keyed by RP_CLIENT_SECRET; `aud` this app's client id; `iss` the configured
+// service; `iat` within 10 minutes; its `jti` never seen before. Refusals are RFC 8935 §2.3 errors.
+
+import { verifyHs256 } from "../core/jws";
+import { readBodyText } from "../core/http";
+import type { RequestContext } from "../core/router";
+import { rpClientConfig, rpConfig, type RpEnv } from "./config";
+import { endPlid, firstSightOfJti } from "./store";
+
+/** The event type of a deleted plid (the service's contract, docs/events.md). */
+const PLID_DELETED = "urn:phone-login:event:plid-deleted";
+/** How far an event's `iat` may be from now. */
+const MAX_SKEW_SECONDS = 600;
+const MAX_BODY_BYTES = 16 * 1024;
+
+type SetError = "invalid_request" | "invalid_key" | "invalid_issuer" | "invalid_audience";
+
+/** RFC 8935 §2.3: `{"err", "description"}`, 400. */
+function refuse(err: SetError, description: string): Response {
+  return new Response(JSON.stringify({ err, description }), {
+    status: 400,
+    headers: {
+      "Content-Type": "application/json; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+}
+
+/** The checks of one token; a refusal, or the plid it is about. */
+async function check(env: RpEnv, token: string): Promise<{ plid: string } | { err: SetError; description: string }> {
+  const cfg = rpConfig(env);
+  const v = await verifyHs256(token.trim(), rpClientConfig(env).clientSecret);
+  if ("refused" in v) {
+    if (v.refused === "malformed") return { err: "invalid_request", description: "not a compact JWS" };
+    return {
+      err: "invalid_key",
+      description: v.refused === "alg" ? "only HS256 is accepted" : "the signature does not verify",
+    };
+  }
+  const c = v.claims;
+  if (c.iss !== cfg.providerBaseUrl) return { err: "invalid_issuer", description: "not the configured service" };
+  const aud = Array.isArray(c.aud) ? c.aud : [c.aud];
+  if (!aud.includes(cfg.clientId)) return { err: "invalid_audience", description: "not for this app" };
+  if (typeof c.iat !== "number" || Math.abs(Date.now() / 1000 - c.iat) > MAX_SKEW_SECONDS) {
+    return { err: "invalid_request", description: "iat missing or not within 10 minutes" };
+  }
+  if (typeof c.jti !== "string" || c.jti.length === 0 || c.jti.length > 256)
+    return { err: "invalid_request", description: "no jti" };
+  const events = c.events as Record<string, { plid?: unknown }> | undefined;
+  const event = events && typeof events === "object" ? events[PLID_DELETED] : undefined;
+  if (!event || typeof event.plid !== "string" || event.plid.length === 0 || event.plid.length > 128) {
+    return { err: "invalid_request", description: "no plid-deleted event" };
+  }
+  if (!(await firstSightOfJti(env, c.jti, 2 * MAX_SKEW_SECONDS)))
+    return { err: "invalid_request", description: "jti already seen" };
+  return { plid: event.plid };
+}
+
+export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+  rc.log.event = "rp.event";
+  let token: string;
+  try {
+    token = await readBodyText(req, MAX_BODY_BYTES);
+  } catch {
+    return refuse("invalid_request", "the body could not be read");
+  }
+  const r = await check(env, token);
+  if ("err" in r) {
+    rc.log.cause = `event refused: ${r.err}`;
+    return refuse(r.err, r.description);
+  }
+  await endPlid(env, r.plid);
+  return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
+}

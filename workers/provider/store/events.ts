@@ -1,0 +1,116 @@
+// Signed events to apps (docs/events.md): when a plid ends for a reason other than the client's
+// own disconnect, the client's `events_uri` receives an RFC 8417 security event token, pushed per
+// RFC 8935. The event is recorded in the one-time store object of the plid in the same call that
+// ends the plid (OneTimeStore.revokePlids), and that object's alarm delivers it, at least once,
+// retrying with backoff for more than a day. No personal data is ever in an event but the plid.
+
+import { configOf, requiredVar } from "../../core/config";
+import { randomToken } from "../../core/crypto";
+import { signHs256 } from "../../core/jws";
+import { LOOPBACK_HOSTS } from "../../core/spec";
+import { clientSecrets, findClient } from "./clients";
+
+/** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
+export type EndReason = "user_terminated" | "number_reassigned" | "subscriber_removed";
+
+/** The event type URI of a deleted plid. */
+export const PLID_DELETED = "urn:phone-login:event:plid-deleted";
+
+/** One event waiting in a store object's outbox. */
+export interface PendingEvent {
+  jti: string;
+  clientId: string;
+  plid: string;
+  reason: EndReason;
+  /** Epoch seconds: the event's time (the token's `iat` is its send time). */
+  createdAt: number;
+}
+
+/** A new event for a plid that ended now. */
+export function newEvent(clientId: string, plid: string, reason: EndReason): PendingEvent {
+  return { jti: randomToken(16), clientId, plid, reason, createdAt: Date.now() };
+}
+
+/** Retries: soon at first, then spaced out, for at least `RETRY_FOR_MS`; then listed as undelivered. */
+const BACKOFF_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
+export const RETRY_FOR_MS = 26 * 3600_000;
+/** How long an undelivered event stays listed for the operator after the retries end. */
+export const KEEP_UNDELIVERED_MS = 7 * 86400_000;
+/** A receiver answers within this or the attempt counts as failed. */
+const SEND_TIMEOUT_MS = 5_000;
+
+export function nextAttemptAt(attempts: number, createdAt: number, now: number): number | null {
+  const at = now + BACKOFF_MS[Math.min(attempts - 1, BACKOFF_MS.length - 1)]!;
+  return at - createdAt > RETRY_FOR_MS ? null : at;
+}
+
+/** The variables event delivery reads. */
+export interface EventVars {
+  /** The service's public base URL, the events' `iss` (no trailing slash). */
+  PUBLIC_BASE_URL?: string;
+  DEV_MODE?: string;
+}
+
+function parseIssuer(env: EventVars): string {
+  return requiredVar(env, "PUBLIC_BASE_URL").replace(/\/+$/, "");
+}
+
+/** The `iss` of every event: PUBLIC_BASE_URL (the dev worker: http://localhost:8787). */
+export function issuer(env: EventVars): string {
+  return configOf(env, parseIssuer);
+}
+
+/** An `events_uri` an app may register: https, or http on a loopback host in DEV_MODE. */
+export function eventsUriAllowed(uri: string, devMode: boolean): boolean {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return false;
+  }
+  if (url.username || url.password || url.hash) return false;
+  return url.protocol === "https:" || (devMode && url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname));
+}
+
+/** The signed event (RFC 8417): HS256 under the client's current secret, `typ` secevent+jwt. */
+export async function eventToken(e: PendingEvent, iss: string, secret: string, now: number): Promise<string> {
+  return signHs256(
+    {
+      iss,
+      aud: e.clientId,
+      iat: Math.floor(now / 1000),
+      jti: e.jti,
+      events: { [PLID_DELETED]: { plid: e.plid, reason: e.reason } },
+    },
+    secret,
+    "secevent+jwt",
+  );
+}
+
+export type DeliveryOutcome = "delivered" | "refused" | "unreachable" | "no_receiver";
+
+type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars;
+
+/**
+ * One attempt (RFC 8935 §2): POST the token; a 2xx (202) acknowledges. A client without an
+ * `events_uri` any more, or gone, counts as nothing to deliver.
+ */
+export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): Promise<DeliveryOutcome> {
+  const client = await findClient(env, e.clientId, 0);
+  if (!client?.eventsUri) return "no_receiver";
+  const secret = (await clientSecrets(env, e.clientId, 0)).current.secret;
+  const body = await eventToken(e, issuer(env), secret, now);
+  try {
+    const res = await fetch(client.eventsUri, {
+      method: "POST",
+      headers: { "Content-Type": "application/secevent+jwt", Accept: "application/json" },
+      body,
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+      redirect: "manual",
+    });
+    await res.body?.cancel();
+    return res.status >= 200 && res.status < 300 ? "delivered" : "refused";
+  } catch {
+    return "unreachable";
+  }
+}
