@@ -8,6 +8,7 @@ import { json } from "../core/http";
 import { createWorker, type Route } from "../core/router";
 import { ensureDevSeed } from "./seed";
 import { routes as authorize } from "../provider/authorize/routes";
+import { routes as account } from "../provider/account/routes";
 import { devRoutes as smsOutbox } from "./outbox";
 import { routes as token } from "../provider/token/routes";
 import { routes as userMe } from "../provider/user-me/routes";
@@ -23,6 +24,7 @@ const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler
 const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...health,
   ...authorize,
+  ...account,
   ...smsOutbox,
   ...token,
   ...userMe,

@@ -12,11 +12,18 @@ import { isRandomValue } from "../../core/spec";
 import { AUTO_COOKIE, type Transaction } from "./transaction";
 import type { Prompt } from "./validate";
 import { type Client } from "../store/clients";
-import { deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice } from "../store/grants";
+import {
+  deleteAutoLoginGrant,
+  endAutoLogin,
+  findAutoLoginGrant,
+  putAutoLoginGrant,
+  replaceDevice,
+} from "../store/grants";
 import { audit } from "../store/audit";
 import { E } from "../../core/errors";
 import type { IdentityItem } from "../../core/spec";
 import { subscriberById } from "../store/directory";
+import { touchLink } from "../store/links";
 
 /**
  * `redirect_uri` with the parameters appended. Values are encoded with encodeURIComponent (space
@@ -100,6 +107,10 @@ export async function complete(
     });
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };
+  } else if (c.tx.autoLoginHeld) {
+    // The box was shown ticked (automatic login was on) and left unticked: it ends, every device.
+    const ended = await endAutoLogin(env, c.client.clientId, c.subscriberId);
+    rc.waitUntil(audit(env, "signin.auto_login_ended", c.client.clientId, "ok", { grants: ended }));
   } else if (existing && c.tx.prompt !== "N") {
     const deviceHash = await sha256(existing);
     const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
@@ -118,6 +129,7 @@ export async function complete(
     ...(c.optIn ? { firstReportTtlMs: cfg.autoLoginTtlMs } : {}),
     codeChallenge: c.tx.codeChallenge,
   });
+  rc.waitUntil(touchLink(env, c.client.clientId, c.plid));
   rc.log.event = "signin.success";
   rc.waitUntil(audit(env, "signin.success", c.client.clientId, "ok", { mode: "interactive", autoLogin: c.optIn }));
   return redirect(

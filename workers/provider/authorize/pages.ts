@@ -82,6 +82,16 @@ footer form{margin:0}
 footer button{width:auto;min-height:36px;padding:4px 12px;font-size:13px;font-weight:600;background:#f2f4f6;color:#4e5968;border-radius:8px}
 .stop p{color:#4e5968}
 a.button{display:block;padding:14px;border-radius:12px;background:#3182f6;color:#fff;text-align:center;font-weight:700;text-decoration:none}
+.app{margin:0 0 16px;padding:16px;border:1.5px solid #d1d6db;border-radius:12px}
+.app h2{margin:0 0 8px;font-size:18px}
+.app dl{margin:0;font-size:14px}
+.app dl div{display:flex;gap:8px}
+.app dt{flex:none;min-width:6.5em;color:#4e5968}
+.app dd{margin:0}
+.app .auto{margin:8px 0 12px;font-size:14px;font-weight:600}
+.app-actions{display:flex;flex-direction:column;gap:8px}
+.app-actions button{min-height:44px;font-size:15px}
+a.switch{align-self:center;color:#1b64da;font-size:14px;font-weight:600}
 `);
 
 function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true): SafeHtml {
@@ -154,7 +164,8 @@ export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: A
         i === 0 && alert?.field === "telcoCd" ? raw(' aria-describedby="form-alert" autofocus') : ""
       }><label for="telco-${c}">${t(L, `carrier${c}` as MessageKey)}</label>`,
   );
-  const body = html`<h1>${t(L, "identifyTitle")}</h1>
+  const title = ctx.purpose === "account" ? t(L, "accountTitle") : t(L, "identifyTitle");
+  const body = html`<h1>${title}</h1>
 <p class="lead">${ctx.purpose === "account" ? t(L, "accountIdentifyLead") : t(L, "identifyLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="identify">
 ${hidden(ctx)}
@@ -169,7 +180,7 @@ ${alertBox(alert)}
 <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
 </div>
 </form>`;
-  return page(ctx, t(L, "identifyTitle"), body, result);
+  return page(ctx, title, body, result);
 }
 
 export interface VerifyInfo {

@@ -15,12 +15,16 @@ import { identifyPage, type PageContext } from "./pages";
 import { browserBinding, createTransaction } from "./transaction";
 import type { AuthorizeRequest } from "./validate";
 import { subscriberById } from "../store/directory";
-import { findLink } from "../store/links";
+import { findLink, touchLink } from "../store/links";
 import { findAutoLoginGrant } from "../store/grants";
 import { audit } from "../store/audit";
 
-/** The code of an automatic login (no page), or null when the device has no usable grant. */
-async function automaticLogin(req: Request, env: ProviderEnv, ar: AuthorizeRequest): Promise<string | null> {
+/** The code of an automatic login (no page) and its plid, or null when the device has no usable grant. */
+async function automaticLogin(
+  req: Request,
+  env: ProviderEnv,
+  ar: AuthorizeRequest,
+): Promise<{ code: string; plid: string } | null> {
   if (!ar.client.autoLogin) return null;
   const deviceId = deviceIdOf(req);
   if (!deviceId) return null;
@@ -35,7 +39,7 @@ async function automaticLogin(req: Request, env: ProviderEnv, ar: AuthorizeReque
   if (!link || !subscriber || ar.client.items.some((i) => !link.items.includes(i))) return null;
   if (!autoLoginEligible(ar.client, subscriber.telco, ar.prompt)) return null;
   const cfg = providerConfig(env);
-  return mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
+  const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
     clientId: ar.client.clientId,
     subscriber,
     plid: link.plid,
@@ -44,6 +48,7 @@ async function automaticLogin(req: Request, env: ProviderEnv, ar: AuthorizeReque
     autoLogin: { deviceHash, automatic: true },
     codeChallenge: ar.codeChallenge,
   });
+  return { code, plid: link.plid };
 }
 
 /** Answers a validated authorization request: a 302 (automatic login, login_required) or step 1. */
@@ -56,14 +61,15 @@ export async function startSignIn(
   const cfg = signinConfig(env);
   const usesGrant = ar.prompt !== "login" && ar.prompt !== "select_account" && ar.prompt !== "N";
   if (usesGrant) {
-    const code = await automaticLogin(req, env, ar);
-    if (code) {
+    const auto = await automaticLogin(req, env, ar);
+    if (auto) {
       rc.log.event = "signin.automatic";
+      rc.waitUntil(touchLink(env, ar.client.clientId, auto.plid));
       rc.waitUntil(audit(env, "signin.success", ar.client.clientId, "ok", { mode: "automatic" }));
       return redirect(
         302,
         redirectLocation(ar.redirectUri, [
-          ["code", code],
+          ["code", auto.code],
           ["state", ar.state],
         ]),
       );

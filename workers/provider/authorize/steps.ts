@@ -44,6 +44,7 @@ import {
 import { type Client, findClient } from "../store/clients";
 import { subscriberById } from "../store/directory";
 import { findLink, recordConsent } from "../store/links";
+import { autoLoginUntil } from "../store/grants";
 import { audit } from "../store/audit";
 
 /** One step submission: the transaction, its client and what rendering needs. */
@@ -157,7 +158,14 @@ function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: s
           test: tx.subscriber!.testOtpHash !== null,
           minutes: Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000)),
           autoLogin: tx.autoLoginEligible
-            ? { days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000), checked: f.params.get("autoLogin") === "Y" }
+            ? {
+                days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000),
+                // The person's choice once the verify form was posted; before, whether it is on now.
+                checked:
+                  f.params.has("otp") || f.params.has("resend")
+                    ? f.params.get("autoLogin") === "Y"
+                    : tx.autoLoginHeld === true,
+              }
             : null,
           notice: extra.notice,
         },
@@ -243,6 +251,7 @@ async function identify(f: Flow): Promise<Response> {
   const key = await phoneKey(phone);
   const nextId = await nextTxId(f.h.id, key, f.shards);
   const { code, digest } = await newCode(confirmed.testOtpHash);
+  const eligible = autoLoginEligible(f.client, telco, f.h.tx.prompt);
   const record: Transaction = {
     ...f.h.tx,
     v: 0,
@@ -256,8 +265,9 @@ async function identify(f: Flow): Promise<Response> {
       testOtpHash: confirmed.testOtpHash,
     },
     challenge: { hash: await challengeHash(nextId, key, digest), attempts: 0, expiresAt: Date.now() + f.cfg.otpTtlMs },
-    autoLoginEligible: autoLoginEligible(f.client, telco, f.h.tx.prompt),
+    autoLoginEligible: eligible,
     autoLoginOptIn: false,
+    autoLoginHeld: eligible && (await autoLoginUntil(f.env, f.client.clientId, confirmed.subscriber.id)) !== null,
   };
   const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };
   const limits = numberLimits(f.cfg);

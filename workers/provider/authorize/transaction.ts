@@ -80,6 +80,42 @@ export async function createTransaction(
   return { id, csrf, tx };
 }
 
+/**
+ * Creates the transaction of a person proving their number for their own /account page
+ * (docs/account.md): the same record and steps as an app's sign-in, with no app behind it.
+ */
+export async function createAccountTransaction(
+  env: TxEnv,
+  shards: number,
+  lang: Lang,
+  langGiven: boolean,
+  browser: string,
+  ttlMs: number,
+): Promise<{ id: string; csrf: string }> {
+  const id = randomToken(32);
+  const csrf = randomToken(32);
+  const now = Date.now();
+  const tx: SigninRecord = {
+    v: 0,
+    clientId: "",
+    redirectUri: "",
+    state: "",
+    prompt: undefined,
+    isHybrid: false,
+    lang,
+    langGiven,
+    codeChallenge: null,
+    csrfHash: await sha256(csrf),
+    browserHash: await sha256(browser),
+    createdAt: now,
+    expiresAt: now + ttlMs,
+    step: "identify",
+    purpose: "account",
+  };
+  await storeFor(env, id, shards).signinCreate(await txKey(id), tx);
+  return { id, csrf };
+}
+
 /** `a XOR b` of two 32-byte base64url values. */
 function xor32(a: string, b: string): string {
   const x = base64ToBytes(a);
@@ -151,7 +187,7 @@ export function challengeHash(txId: string, phoneKey: string, codeDigest: string
 
 /** The authorize URL that starts this sign-in again (the "start again" link). */
 export function restartUrl(tx: SigninRecord): string {
-  if (tx.purpose === "account") return "/account";
+  if (tx.purpose === "account") return tx.langGiven ? `/account?lang=${tx.lang}` : "/account";
   const q = new URLSearchParams({
     response_type: "code",
     client_id: tx.clientId,

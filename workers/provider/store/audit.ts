@@ -6,6 +6,7 @@ type DbEnv = { DB: D1Database };
 export type AuditType =
   | "signin.success"
   | "signin.failure"
+  | "signin.auto_login_ended"
   | "consent"
   | "code.redeemed"
   | "code.refused"

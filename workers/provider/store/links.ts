@@ -36,13 +36,61 @@ export async function recordConsent(
   items: readonly IdentityItem[],
 ): Promise<string> {
   const r = await env.DB.prepare(
-    `INSERT INTO links (client_id, subscriber_id, plid, items, consented_at) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO links (client_id, subscriber_id, plid, items, consented_at, linked_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (client_id, subscriber_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at
      RETURNING plid`,
   )
-    .bind(clientId, subscriberId, randomUuid(), JSON.stringify(items), Date.now())
+    .bind(clientId, subscriberId, randomUuid(), JSON.stringify(items), Date.now(), Date.now())
     .first<{ plid: string }>();
   return r!.plid;
+}
+
+/** Records a login of the link (shown on the person's /account page). */
+export async function touchLink(env: DbEnv, clientId: string, plid: string): Promise<void> {
+  await env.DB.prepare("UPDATE links SET last_login_at = ? WHERE client_id = ? AND plid = ?")
+    .bind(Date.now(), clientId, plid)
+    .run();
+}
+
+/** One of the person's connections, as their /account page shows it. */
+export interface Connection {
+  clientId: string;
+  appName: string;
+  items: IdentityItem[];
+  connectedAt: number;
+  lastLoginAt: number | null;
+  /** When automatic login ends (the latest live grant), or null when it is off. */
+  autoLoginUntil: number | null;
+}
+
+/** Every app the subscriber is connected to, by app name. */
+export async function connectionsOf(env: DbEnv, subscriberId: number): Promise<Connection[]> {
+  const rows = (
+    await env.DB.prepare(
+      `SELECT l.client_id, c.name, l.items, COALESCE(l.linked_at, l.consented_at) AS connected_at, l.last_login_at,
+         (SELECT max(g.expires_at) FROM auto_login_grants g
+           WHERE g.client_id = l.client_id AND g.subscriber_id = l.subscriber_id AND g.expires_at > ?) AS auto_until
+       FROM links l JOIN clients c ON c.client_id = l.client_id
+       WHERE l.subscriber_id = ? ORDER BY c.name, l.client_id`,
+    )
+      .bind(Date.now(), subscriberId)
+      .all<{
+        client_id: string;
+        name: string;
+        items: string;
+        connected_at: number;
+        last_login_at: number | null;
+        auto_until: number | null;
+      }>()
+  ).results;
+  return rows.map((r) => ({
+    clientId: r.client_id,
+    appName: r.name,
+    items: (JSON.parse(r.items) as string[]).filter(isIdentityItem),
+    connectedAt: r.connected_at,
+    lastLoginAt: r.last_login_at,
+    autoLoginUntil: r.auto_until,
+  }));
 }
 
 type StoreEnv = { DB: D1Database; ONE_TIME: DurableObjectNamespace<OneTimeStore> };

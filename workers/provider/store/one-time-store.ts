@@ -485,6 +485,11 @@ export class OneTimeStore extends DurableObject {
     return row ? row.value : null;
   }
 
+  /** Removes the value under `key`; true when there was a live one (exactly one caller wins). */
+  takeEntry(key: string): boolean {
+    return this.sql.exec("DELETE FROM entries WHERE key = ? AND expires_at > ?", key, Date.now()).rowsWritten > 0;
+  }
+
   /**
    * Fixed-window counter: adds `by` to `key` and returns the new count and when the window ends.
    * The window starts at the first hit and lasts `windowMs`.

@@ -1,0 +1,13 @@
+// Dates as a person in Korea reads them: Korea Standard Time (UTC+9, no daylight saving), written out.
+
+const KST_OFFSET_MS = 9 * 3600_000;
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** `2026년 11월 22일 17:38` (ko) or `22 Nov 2026, 17:38 KST` (en), for epoch milliseconds. */
+export function formatKst(ms: number, lang: "ko" | "en"): string {
+  const d = new Date(ms + KST_OFFSET_MS);
+  const hh = String(d.getUTCHours()).padStart(2, "0");
+  const mm = String(d.getUTCMinutes()).padStart(2, "0");
+  if (lang === "ko") return `${d.getUTCFullYear()}년 ${d.getUTCMonth() + 1}월 ${d.getUTCDate()}일 ${hh}:${mm}`;
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${hh}:${mm} KST`;
+}

@@ -1,0 +1,78 @@
+// The /account dashboard (docs/account.md): the apps a proven number logs in to, each with its two
+// forms. Plain HTML in the sign-in pages' look (workers/provider/authorize/pages.ts), no JavaScript.
+// The form contract is stable: `<form method="post" action="/account">` with hidden `csrf`,
+// `client_id` and `lang`, and a submit button `name="action"` valued `end_auto_login` or `terminate`.
+
+import { formatKst } from "../../core/dates";
+import { cspNonce, html, type SafeHtml } from "../../core/html";
+import { itemName, t, type Lang } from "../authorize/i18n";
+import { page, type PageContext } from "../authorize/pages";
+import type { Connection } from "../store/links";
+
+export interface DashboardView {
+  lang: Lang;
+  masked: string;
+  csrf: string;
+  connections: readonly Connection[];
+  /** A confirmation line (role=status) or an error (role=alert) after an action. */
+  notice?: string;
+  alert?: string;
+  cookies?: readonly string[];
+  status?: number;
+}
+
+function hiddenFields(v: DashboardView, clientId?: string): SafeHtml {
+  return html`<input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="lang" value="${v.lang}">${
+    clientId !== undefined ? html`<input type="hidden" name="client_id" value="${clientId}">` : ""
+  }`;
+}
+
+function connectionCard(v: DashboardView, c: Connection, i: number): SafeHtml {
+  const L = v.lang;
+  const items = c.items.length > 0 ? c.items.map((it) => itemName(L, it)).join(", ") : t(L, "accountNoItems");
+  const auto =
+    c.autoLoginUntil !== null
+      ? t(L, "accountAutoLoginOn", { until: formatKst(c.autoLoginUntil, L) })
+      : t(L, "accountAutoLoginOff");
+  return html`<section class="app" aria-labelledby="app-${i}">
+<h2 id="app-${i}">${c.appName}</h2>
+<dl>
+<div><dt>${t(L, "accountItems")}</dt><dd>${items}</dd></div>
+<div><dt>${t(L, "accountConnectedAt")}</dt><dd>${formatKst(c.connectedAt, L)}</dd></div>
+<div><dt>${t(L, "accountLastLogin")}</dt><dd>${c.lastLoginAt !== null ? formatKst(c.lastLoginAt, L) : t(L, "accountNever")}</dd></div>
+</dl>
+<p class="auto">${auto}</p>
+<form method="post" action="/account" class="app-actions">
+${hiddenFields(v, c.clientId)}
+${c.autoLoginUntil !== null ? html`<button type="submit" class="secondary" name="action" value="end_auto_login">${t(L, "accountEndAutoLogin")}</button>` : ""}
+<button type="submit" class="secondary" name="action" value="terminate" aria-describedby="terminate-hint">${t(L, "accountTerminate")}</button>
+</form>
+</section>`;
+}
+
+export function dashboardPage(v: DashboardView): Response {
+  const L = v.lang;
+  const other: Lang = L === "ko" ? "en" : "ko";
+  const ctx: PageContext = {
+    lang: L,
+    hybrid: false,
+    appName: "",
+    nonce: cspNonce(),
+    formAction: [],
+    cookies: v.cookies,
+  };
+  const body = html`<h1>${t(L, "accountTitle")}</h1>
+<p class="lead">${t(L, "accountLead", { phone: v.masked })}</p>
+${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ""}
+${v.alert ? html`<p class="alert" role="alert">${v.alert}</p>` : ""}
+${
+  v.connections.length > 0
+    ? html`${v.connections.map((c, i) => connectionCard(v, c, i))}<p class="hint" id="terminate-hint">${t(L, "accountTerminateHint")}</p>`
+    : html`<p class="notice">${t(L, "accountNone")}</p>`
+}
+<div class="actions">
+<form method="post" action="/account">${hiddenFields(v)}<button type="submit" class="link" name="action" value="sign_out">${t(L, "accountSignOut")}</button></form>
+<a class="switch" href="/account?lang=${other}" lang="${other}">${t(L, "switchTo")}</a>
+</div>`;
+  return page(ctx, t(L, "accountTitle"), body, { status: v.status });
+}

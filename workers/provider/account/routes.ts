@@ -1,0 +1,150 @@
+// GET|POST /account: "my phone-number login" (docs/account.md). The person proves the number with
+// the sign-in's own identify and code steps (workers/provider/authorize/steps.ts: same fields,
+// limits and counters, with a transaction of purpose "account"), then a 10-minute session shows
+// the apps the number is connected to, each of which the person can stop logging in automatically
+// or disconnect. Korean unless `lang=en`.
+
+import { readParams, redirect, type Params } from "../../core/http";
+import { cspNonce } from "../../core/html";
+import type { RequestContext, Route } from "../../core/router";
+import { providerConfig, type ProviderEnv } from "../config";
+import { signinConfig } from "../authorize/config";
+import { t, type Lang } from "../authorize/i18n";
+import { identifyPage, stopPage, type PageContext } from "../authorize/pages";
+import { continueSignIn, type SigninHooks } from "../authorize/steps";
+import { browserBinding, createAccountTransaction } from "../authorize/transaction";
+import { audit } from "../store/audit";
+import { endAutoLogin } from "../store/grants";
+import { connectionsOf, endLinks } from "../store/links";
+import { dashboardPage } from "./pages";
+import { csrfHolds, endSession, loadSession, openSession, type SessionHandle } from "./session";
+
+function langOf(params: Params): { lang: Lang; given: boolean } {
+  const l = params.get("lang");
+  return l === "ko" || l === "en" ? { lang: l, given: true } : { lang: "ko", given: false };
+}
+
+/** A proven number opens the session; the browser then GETs the dashboard (a reload posts nothing). */
+const hooks: SigninHooks = {
+  async verified(req, env, rc, subscriberId, tx) {
+    const { cookie } = await openSession(env, providerConfig(env).oneTimeShards, subscriberId, tx.subscriber!.masked);
+    rc.log.event = "account.signin";
+    rc.waitUntil(audit(env, "account.signin", null, "ok"));
+    return redirect(303, `/account?lang=${tx.lang}`, { cookies: [cookie], referrer: "same-origin" });
+  },
+  restart: "/account",
+};
+
+/** Step 1 of proving the number: a new transaction of purpose "account". */
+async function startAccount(
+  req: Request,
+  env: ProviderEnv,
+  lang: Lang,
+  langGiven: boolean,
+  alert?: string,
+  cookies: string[] = [],
+): Promise<Response> {
+  const browser = browserBinding(req);
+  const { id, csrf } = await createAccountTransaction(
+    env,
+    providerConfig(env).oneTimeShards,
+    lang,
+    langGiven,
+    browser.value,
+    signinConfig(env).txTtlMs,
+  );
+  const ctx: PageContext = {
+    lang,
+    hybrid: false,
+    appName: "",
+    txId: id,
+    csrf,
+    nonce: cspNonce(),
+    formAction: [],
+    cookies: browser.setCookie ? [...cookies, browser.setCookie] : cookies,
+    action: "/account",
+    purpose: "account",
+  };
+  return identifyPage(ctx, {}, alert ? { text: alert } : undefined);
+}
+
+async function dashboard(
+  env: ProviderEnv,
+  h: SessionHandle & { csrf: string },
+  lang: Lang,
+  extra: { notice?: string; alert?: string; status?: number } = {},
+): Promise<Response> {
+  const connections = await connectionsOf(env, h.session.subscriberId);
+  return dashboardPage({ lang, masked: h.session.masked, csrf: h.csrf, connections, ...extra });
+}
+
+type Action = "end_auto_login" | "terminate" | "sign_out";
+
+function isAction(v: string | undefined): v is Action {
+  return v === "end_auto_login" || v === "terminate" || v === "sign_out";
+}
+
+/** One of the dashboard's forms: refused unless it carries the session's CSRF token. */
+async function act(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  h: SessionHandle & { csrf: string },
+  params: Params,
+  lang: Lang,
+): Promise<Response> {
+  const action = params.get("action");
+  const stopCtx: PageContext = { lang, hybrid: false, appName: "", nonce: cspNonce(), formAction: [] };
+  if (!(await csrfHolds(h, params.get("csrf")))) {
+    rc.log.event = "account.csrf_refused";
+    return stopPage(stopCtx, t(lang, "forbiddenTitle"), t(lang, "forbiddenText"), `/account?lang=${lang}`);
+  }
+  if (!isAction(action)) return dashboard(env, h, lang, { alert: t(lang, "accountUnknownApp"), status: 400 });
+  if (action === "sign_out") {
+    const cookie = await endSession(h);
+    rc.log.event = "account.sign_out";
+    return startAccount(req, env, lang, lang !== "ko", t(lang, "accountSignedOut"), [cookie]);
+  }
+  const clientId = params.get("client_id") ?? "";
+  const subscriberId = h.session.subscriberId;
+  const connection = (await connectionsOf(env, subscriberId)).find((c) => c.clientId === clientId);
+  rc.log.clientId = connection ? clientId : undefined;
+  if (!connection) {
+    rc.waitUntil(audit(env, `account.${action}`, null, "refused", { reason: "not_connected" }));
+    return dashboard(env, h, lang, { alert: t(lang, "accountUnknownApp"), status: 404 });
+  }
+  if (action === "end_auto_login") {
+    const grants = await endAutoLogin(env, clientId, subscriberId);
+    rc.log.event = "account.end_auto_login";
+    rc.waitUntil(audit(env, "account.end_auto_login", clientId, "ok", { grants }));
+    return dashboard(env, h, lang, { notice: t(lang, "accountDoneAutoLogin", { app: connection.appName }) });
+  }
+  const ended = await endLinks(
+    env,
+    "l.client_id = ? AND l.subscriber_id = ?",
+    [clientId, subscriberId],
+    "user_terminated",
+  );
+  rc.log.event = "account.terminate";
+  rc.waitUntil(audit(env, "account.terminate", clientId, ended.length > 0 ? "ok" : "refused"));
+  return dashboard(env, h, lang, { notice: t(lang, "accountDoneTerminate", { app: connection.appName }) });
+}
+
+async function account(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
+  const params = await readParams(req, rc.url, providerConfig(env).maxBodyBytes);
+  if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, hooks);
+  const { lang, given } = langOf(params);
+  const h = await loadSession(req, env, providerConfig(env).oneTimeShards);
+  if (req.method === "POST" && params.has("action")) {
+    if (!h) return startAccount(req, env, lang, given, t(lang, "accountExpired"));
+    return act(req, env, rc, h, params, lang);
+  }
+  if (h) return dashboard(env, h, lang);
+  rc.log.event = "account.start";
+  return startAccount(req, env, lang, given);
+}
+
+export const routes: Route<ProviderEnv>[] = [
+  { method: "GET", path: "/account", handler: account },
+  { method: "POST", path: "/account", handler: account },
+];
