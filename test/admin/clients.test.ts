@@ -510,3 +510,37 @@ describe("audit events (D1) and their paging", () => {
     await expectError(await admin("GET", "/admin/audit?before=x"), 400, "invalid_request", /before/);
   });
 });
+
+describe("events_uri (docs/events.md): where a client's signed events go", () => {
+  it("https is accepted, shown, changed and removed; http on a loopback host only in DEV_MODE", async () => {
+    const res = await admin("POST", "/admin/clients", {
+      json: { name: "Events", redirect_uris: ["https://ev.example/cb"], events_uri: "https://ev.example/events" },
+    });
+    expect(res.status).toBe(201);
+    const c = (await res.json()) as { client_id: string; events_uri: string | null };
+    expect(c.events_uri).toBe("https://ev.example/events");
+    const patched = await admin("PATCH", `/admin/clients/${c.client_id}`, {
+      json: { events_uri: "http://127.0.0.1:9000/events" },
+    });
+    expect(((await patched.json()) as { events_uri: string }).events_uri).toBe("http://127.0.0.1:9000/events");
+    const cleared = await admin("PATCH", `/admin/clients/${c.client_id}`, { json: { events_uri: null } });
+    expect(((await cleared.json()) as { events_uri: string | null }).events_uri).toBeNull();
+  });
+
+  it.each([
+    ["http://ev.example/events"],
+    ["https://user:pw@ev.example/events"],
+    ["https://ev.example/events#x"],
+    ["ftp://ev.example/events"],
+    ["not a uri"],
+  ])("refuses %s with 400 invalid_request", async (uri) => {
+    await expectError(
+      await admin("POST", "/admin/clients", {
+        json: { name: "E", redirect_uris: ["https://e.example/cb"], events_uri: uri },
+      }),
+      400,
+      "invalid_request",
+      /^The value of events_uri is not valid: /,
+    );
+  });
+});

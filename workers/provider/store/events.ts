@@ -39,9 +39,14 @@ export const KEEP_UNDELIVERED_MS = 7 * 86400_000;
 /** A receiver answers within this or the attempt counts as failed. */
 const SEND_TIMEOUT_MS = 5_000;
 
+/**
+ * When to try again after `attempts` failed tries, or null when the retries are over: the last
+ * try is made at `createdAt + RETRY_FOR_MS` (never cut short by a long step of the backoff).
+ */
 export function nextAttemptAt(attempts: number, createdAt: number, now: number): number | null {
-  const at = now + BACKOFF_MS[Math.min(attempts - 1, BACKOFF_MS.length - 1)]!;
-  return at - createdAt > RETRY_FOR_MS ? null : at;
+  const end = createdAt + RETRY_FOR_MS;
+  if (now >= end) return null;
+  return Math.min(now + BACKOFF_MS[Math.min(attempts - 1, BACKOFF_MS.length - 1)]!, end);
 }
 
 /** The variables event delivery reads. */
