@@ -189,6 +189,8 @@ const COMMANDS = {
         data: r,
         table: () => {
           let out = `${r.dry_run ? "dry run (nothing written): " : ""}${r.received} rows received, ${r.inserted} new, ${r.updated} updated, ${r.rejected_count} rejected`;
+          if (r.reassigned)
+            out += `\n${r.reassigned} numbers reassigned to another person: the previous owners' logins ended`;
           if (r.ignored_columns.length) out += `\nignored columns: ${r.ignored_columns.join(", ")}`;
           if (r.rejected.length) out += "\n\n" + table(r.rejected, ["row", "reason"]);
           if (r.rejected_count > r.rejected.length)

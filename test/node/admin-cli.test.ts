@@ -78,6 +78,7 @@ describe("help", () => {
     "directory delete",
     "directory stats",
     "audit list",
+    "events list",
   ];
   it("--help lists every command", async () => {
     const r = await cli(["--help"]);
@@ -315,5 +316,88 @@ describe("against the npm start server with no options", () => {
     });
     expect(viaEnv.code, viaEnv.stderr).toBe(0);
     expect(JSON.parse(viaEnv.stdout)).toMatchObject({ test_numbers: 4 });
+  });
+});
+
+/** A whole sign-in through the pages with plain form posts (cookies kept by hand); the final redirect. */
+async function signInByForms(
+  base: string,
+  clientId: string,
+  redirectUri: string,
+  who: { telco: string; name: string; phone: string; code: string },
+) {
+  let cookie = "";
+  const hidden = (html: string) =>
+    Object.fromEntries(
+      [...html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
+    );
+  const keep = (res: Response) => {
+    for (const c of res.headers.getSetCookie()) cookie = c.split(";")[0]!;
+  };
+  const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s" });
+  let res = await fetch(`${base}/oauth2/authorize?${q}`);
+  keep(res);
+  const steps: Record<string, string>[] = [
+    { telcoCd: who.telco, name: who.name, phoneNo: who.phone },
+    { otp: who.code },
+    { agree: "Y" },
+  ];
+  for (const fields of steps) {
+    const html = await res.text();
+    res = await fetch(`${base}/oauth2/authorize`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie },
+      body: new URLSearchParams({ ...hidden(html), ...fields }),
+    });
+    if (res.status === 302) return res.headers.get("Location")!;
+  }
+  throw new Error(`sign-in did not finish: ${res.status}`);
+}
+
+describe("events", () => {
+  it("clients create --events-uri; an undelivered event is listed by events list (client, reason, attempts, next try; no plid)", async () => {
+    const empty = await cli(["events", "list"]);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stdout.trim()).toBe("no undelivered events");
+    // a receiver that is down: nothing listens on the discard port
+    const created = await cliJson<{ client_id: string; events_uri: string }>([
+      "clients",
+      "create",
+      "--name",
+      "Events App",
+      "--redirect-uri",
+      "https://events.example/cb",
+      "--events-uri",
+      "http://127.0.0.1:9/events",
+    ]);
+    expect(created.events_uri).toBe("http://127.0.0.1:9/events");
+    const loc = await signInByForms(server.base, created.client_id, "https://events.example/cb", {
+      telco: "S",
+      name: "이민수",
+      phone: "01045678901",
+      code: "456789",
+    });
+    expect(new URL(loc).searchParams.get("code")).toBeTruthy();
+    expect((await cli(["directory", "delete", "010-4567-8901", "--yes"])).code).toBe(0);
+    let listed: { events: Record<string, unknown>[] } = { events: [] };
+    for (let i = 0; i < 50 && !listed.events.some((e) => e.client_id === created.client_id); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      listed = await cliJson(["events", "list"]);
+    }
+    const mine = listed.events.find((e) => e.client_id === created.client_id)!;
+    expect(mine).toMatchObject({ reason: "subscriber_removed", attempts: 1, last_outcome: "unreachable" });
+    expect(Object.keys(mine).sort()).toEqual([
+      "attempts",
+      "client_id",
+      "created_at",
+      "id",
+      "last_outcome",
+      "next_try",
+      "reason",
+    ]);
+    const table = await cli(["events", "list"]);
+    expect(table.stdout).toMatch(/client_id\s+reason\s+attempts\s+next_try\s+created_at\s+last_outcome/);
+    expect(table.stdout).toContain("subscriber_removed");
   });
 });
