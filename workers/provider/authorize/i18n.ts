@@ -134,7 +134,7 @@ const en: Record<MessageKey, Text> = {
   accountDoneAutoLogin: (v) => `Automatic login for ${v.app} is off.`,
   accountDoneTerminate: (v) => `Your login with ${v.app} has ended.`,
   accountUnknownApp: "That app is not connected to this number.",
-  accountSignOut: "Done",
+  accountSignOut: "Sign out of this page",
   accountSignedOut: "You are signed out of this page.",
   accountExpired: "Your check is more than 10 minutes old. Prove your number again.",
   accountNoItems: "an identifier only",
