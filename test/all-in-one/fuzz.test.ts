@@ -60,6 +60,13 @@ const ENDPOINTS: readonly Endpoint[] = [
     kind: "json",
     names: ["grant_type", "code", "client_id", "client_secret", "code_verifier", "redirect_uri", "state"],
   },
+  { method: "GET", path: "/account", kind: "page", names: ["lang", "x"] },
+  {
+    method: "POST",
+    path: "/account",
+    kind: "page",
+    names: ["tx", "csrf", "action", "client_id", "lang", "telcoCd", "name", "phoneNo", "otp"],
+  },
   { method: "GET", path: "/v1/user/me", kind: "json", names: ["x"] },
   { method: "POST", path: "/v1/user/disconnect", kind: "json", names: ["plid", "client_id"] },
   { method: "GET", path: "/auth/login", kind: "either", names: ["return_to", "prompt", "isHybrid", "lang"] },
@@ -68,6 +75,8 @@ const ENDPOINTS: readonly Endpoint[] = [
   { method: "POST", path: "/auth/logout", kind: "either", names: ["x"] },
   { method: "POST", path: "/auth/disconnect", kind: "either", names: ["x"] },
   { method: "POST", path: "/auth/token", kind: "json", names: ["code", "code_verifier"] },
+  // RFC 8935 errors are {"err", "description"}: JSON, checked as such below
+  { method: "POST", path: "/auth/events", kind: "either", names: ["x"] },
   { method: "GET", path: "/", kind: "page", names: ["x", "error"] },
   { method: "GET", path: "/dev/outbox", kind: "either", names: ["x"] },
   { method: "GET", path: "/healthz", kind: "json", names: ["x"] },
@@ -146,7 +155,11 @@ const caseOf = (ep: Endpoint) =>
         fc.constant(`Bearer ${ADMIN_TOKEN}`),
       ),
     ),
-    cookie: fc.option(headerValue.map((v) => `__Host-pl_tx=${v}; __Host-rp_session=${v}; __Host-rp_binding=${v}`)),
+    cookie: fc.option(
+      headerValue.map(
+        (v) => `__Host-pl_tx=${v}; __Host-pl_account=${v}; __Host-rp_session=${v}; __Host-rp_binding=${v}`,
+      ),
+    ),
     origin: fc.option(fc.oneof(fc.constant("http://localhost:8787"), fc.constant("null"), headerValue)),
     accept: fc.option(fc.constantFrom("text/html", "application/json", "*/*")),
     param: value,

@@ -128,15 +128,17 @@ describe("automatic login through /v1/user/me (spec §2.1 modes)", () => {
     }
   });
 
-  it("an interactive login by the same subscriber while the grant exists (prompt=login): full identity with Y/N", async () => {
+  it("an interactive login by the same subscriber while the grant exists (prompt=login): the box is shown ticked; kept, Y/Y; left unticked, N/N and the grant ends", async () => {
     const b = new Browser();
     await readUser(codeOf(await optIn(b, KIM)));
     const p = await b.authorize({ prompt: "login" });
     expect(p.status).toBe(200);
-    const loc = await signInAll(b, KIM, { prompt: "login" });
-    const user = await readUser(codeOf(loc));
-    expect(user).toMatchObject({ autoLoginYn: "Y", autoStatusCheck: "N", telcoCd: "K" });
-    expect(await decryptField(DEMO.secret, user.name!)).toBe(KIM.name);
+    const kept = await readUser(codeOf(await optIn(b, KIM, { prompt: "login" })));
+    expect(kept).toMatchObject({ autoLoginYn: "Y", autoStatusCheck: "Y", telcoCd: "K" });
+    expect(await decryptField(DEMO.secret, kept.name!)).toBe(KIM.name);
+    const unticked = await readUser(codeOf(await signInAll(b, KIM, { prompt: "login" })));
+    expect(unticked).toMatchObject({ autoLoginYn: "N", autoStatusCheck: "N", telcoCd: "K" });
+    expect((await b.authorize()).status).toBe(200);
   });
 
   it("ticking the box again renews the grant: that login reports Y/Y once more", async () => {
