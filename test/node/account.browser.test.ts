@@ -6,8 +6,9 @@
 // test-results/account/ (docs/screenshots/ holds one of each language).
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "./chromium";
 import { startServer, type Server } from "./server";
 
 const OUT = join(import.meta.dirname, "..", "..", "test-results", "account");
@@ -18,17 +19,7 @@ let browser: Browser;
 beforeAll(async () => {
   mkdirSync(OUT, { recursive: true });
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

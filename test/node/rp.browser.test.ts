@@ -3,8 +3,9 @@
 // against the local provider. / → login → sign-in pages → callback → profile in Korean → logout →
 // a second login by automatic login shows the same profile → disconnect → the next login asks
 // for consent again. No outbound network: every host but localhost:8787 is refused.
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "./chromium";
 import { startServer, type Server } from "./server";
 
 let server: Server;
@@ -12,18 +13,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

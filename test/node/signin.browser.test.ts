@@ -13,8 +13,9 @@ import { createServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "./chromium";
 import { startServer, type Server } from "./server";
 
 const SECRET = "demoSecret0123456789abcdefABCDEF";
@@ -112,19 +113,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => callbackServer.listen(0, "127.0.0.1", r));
   const port = (callbackServer.address() as AddressInfo).port;
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      `--host-resolver-rules=MAP demo.example 127.0.0.1:${port}`,
-    ],
-  });
+  browser = await launchChromium([`--host-resolver-rules=MAP demo.example 127.0.0.1:${port}`]);
 });
 
 afterAll(async () => {
