@@ -19,7 +19,8 @@ interface Report {
   ignored_columns: string[];
 }
 
-const CI = (n: number) => `CItest${String(n).padStart(4, "0")}${"Q".repeat(78)}==`;
+/** A canonical Base64 `ci` of 64 bytes (88 characters), distinct per `n`. */
+const CI = (n: number) => `CItest${String(n).padStart(4, "0")}${"Q".repeat(75)}A==`;
 
 async function importCsv(text: string, query = ""): Promise<Response> {
   return admin("POST", `/admin/directory/import${query}`, { body: text, type: "text/csv; charset=utf-8" });
@@ -143,6 +144,34 @@ describe("POST /admin/directory/import", () => {
     expect(again).toBe(plid);
   });
 
+  it("accepts only a ci that is canonical Base64 of 64 bytes: each refused row says so, nothing of it is stored", async () => {
+    const good = "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
+    const bad = [
+      good.slice(0, 86) + "AA==", // 90 characters (66 bytes)
+      good.slice(0, 85) + "B==", // 88 characters, but unused bits set: decodes and re-encodes differently
+      good.slice(0, 86), // no padding
+      good.slice(0, 85) + "-==", // URL-safe alphabet
+      "CIshort0001AAAA==", // 12 bytes
+    ];
+    const rows = bad.map((ci, i) => ({
+      telcoCd: "S",
+      phoneNo: `0107777000${i}`,
+      name: "N",
+      gender: "M",
+      birth: "1980-01-01",
+      foreign: "L",
+      ci,
+    }));
+    const r = await report(
+      await importJson([...rows, { ...rows[0]!, phoneNo: "01077770009", ci: good.replace("hong", "ciok") }]),
+    );
+    expect(r).toMatchObject({ received: 6, inserted: 1, rejected_count: 5 });
+    expect(r.rejected.map((x) => x.reason)).toEqual(
+      Array(5).fill("ci must be canonical Base64 of 64 bytes (88 characters)"),
+    );
+    for (let i = 0; i < bad.length; i++) expect(await subscriberByPhone(env, `0107777000${i}`)).toBeNull();
+  });
+
   it("rejects bad rows by row number and reason, imports the good ones, and echoes no personal data", async () => {
     const secretName = "비밀이름";
     const rows = [
@@ -175,7 +204,7 @@ describe("POST /admin/directory/import", () => {
       { row: 6, reason: "birth must be a real date after 1900" },
       { row: 7, reason: "birth must not be in the future" },
       { row: 8, reason: "foreign must be L (national) or F (foreign)" },
-      { row: 9, reason: "ci must be Base64, 16 to 258 characters" },
+      { row: 9, reason: "ci must be canonical Base64 of 64 bytes (88 characters)" },
       { row: 10, reason: "phoneNo repeats row 1" },
       { row: 11, reason: "row has 3 fields; the header has 8" },
     ]);

@@ -139,7 +139,7 @@ describe("request log lines", () => {
       gender: "M",
       birth: "1980-01-01",
       foreign: "L",
-      ci: "CIgone" + "G".repeat(80) + "==",
+      ci: "CIgone" + "G".repeat(79) + "A==",
     };
     expect((await adminSend("POST", "/admin/directory/import", [gone])).status).toBe(200);
     lines = [];
@@ -191,7 +191,7 @@ describe("no secrets, tokens, codes, phone numbers, names, ci or plids in any lo
       gender: "F",
       birth: "1995-06-07",
       foreign: "L",
-      ci: "CIlogscan" + "Z".repeat(78) + "==",
+      ci: "CIlogscan" + "Z".repeat(76) + "A==",
     };
     Object.assign(extra, {
       "imported phone": imported.phoneNo,
@@ -383,7 +383,7 @@ describe("no secrets, codes or personal data in the log lines of the sign-in pag
       gender: "M",
       birth: "1988-08-08",
       foreign: "L",
-      ci: "CIrealnumber" + "Y".repeat(76) + "==",
+      ci: "CIrealnumber" + "Y".repeat(73) + "A==",
     };
     Object.assign(extra, { "real number": real.phoneNo, "real name": real.name, "real ci": real.ci });
     expect((await adminSend("POST", "/admin/directory/import", [real])).status).toBe(200);

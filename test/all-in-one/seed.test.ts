@@ -39,7 +39,7 @@ const SUBSCRIBERS = [
     gender: "M",
     birth: "1990-03-15",
     foreign: "L",
-    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
   },
   {
     telco: "K",
@@ -49,7 +49,7 @@ const SUBSCRIBERS = [
     gender: "F",
     birth: "2001-12-01",
     foreign: "L",
-    ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==",
+    ci: "CIkim0002BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA==",
   },
   {
     telco: "L",
@@ -59,7 +59,7 @@ const SUBSCRIBERS = [
     gender: "M",
     birth: "1985-07-04",
     foreign: "F",
-    ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC==",
+    ci: "CIsmith0003CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCA==",
   },
   {
     telco: "S",
@@ -69,7 +69,7 @@ const SUBSCRIBERS = [
     gender: "M",
     birth: "2012-05-20",
     foreign: "L",
-    ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==",
+    ci: "CIlee0004DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDA==",
   },
 ] as const;
 
@@ -140,5 +140,14 @@ describe("the dev seed (README)", () => {
     expect(rows).toEqual(
       await Promise.all(SUBSCRIBERS.map(async ({ code, ...s }) => ({ ...s, test_otp_hash: await sha256(code) }))),
     );
+  });
+
+  it("each seed ci is canonical Base64 of 64 bytes: 88 characters, decodes to 64 bytes and re-encodes to itself", () => {
+    for (const { ci } of SUBSCRIBERS) {
+      expect(ci).toHaveLength(88);
+      const bytes = Uint8Array.from(atob(ci), (c) => c.charCodeAt(0));
+      expect(bytes).toHaveLength(64);
+      expect(btoa(String.fromCharCode(...bytes))).toBe(ci);
+    }
   });
 });

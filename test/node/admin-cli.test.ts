@@ -228,7 +228,7 @@ describe("against the npm start server with no options", () => {
     const csv = join(dir, "subs.csv");
     writeFileSync(
       csv,
-      "telcoCd,phoneNo,name,gender,birth,foreign,ci\nS,01070700001,가나다,M,1980-01-01,L,CIcli0001AAAAAAAAAAAAAAAA==\nQ,01070700002,라마바,F,1980-01-01,L,CIcli0002AAAAAAAAAAAAAAAA==\n",
+      "telcoCd,phoneNo,name,gender,birth,foreign,ci\nS,01070700001,가나다,M,1980-01-01,L,CIcli0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\nQ,01070700002,라마바,F,1980-01-01,L,CIcli0002AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\n",
     );
     const dry = await cli(["directory", "import", csv, "--dry-run"]);
     expect(dry.code).toBe(0);
@@ -250,7 +250,7 @@ describe("against the npm start server with no options", () => {
           gender: "F",
           birth: "1990-01-01",
           foreign: "L",
-          ci: "CIcli0003AAAAAAAAAAAAAAAA==",
+          ci: "CIcli0003AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
         },
       ]),
     );

@@ -4,7 +4,7 @@
 
 import type { SubscriberInput } from "./store";
 import { E } from "../core/errors";
-import { MOBILE_NUMBER } from "../core/spec";
+import { CI_SHAPE, MOBILE_NUMBER } from "../core/spec";
 
 export const COLUMNS = ["telcoCd", "phoneNo", "name", "gender", "birth", "foreign", "ci"] as const;
 type Column = (typeof COLUMNS)[number];
@@ -126,7 +126,7 @@ export function validateRow(raw: Partial<Record<Column, unknown>>, today: string
   const foreign = text.foreign!.toUpperCase();
   if (foreign !== "L" && foreign !== "F") return "foreign must be L (national) or F (foreign)";
   const ci = text.ci!;
-  if (!/^[A-Za-z0-9+/]{16,256}={0,2}$/.test(ci)) return "ci must be Base64, 16 to 258 characters";
+  if (!CI_SHAPE.test(ci)) return "ci must be canonical Base64 of 64 bytes (88 characters)";
   return { telco, phone, name, gender, birth, foreign, ci };
 }
 
