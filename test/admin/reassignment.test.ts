@@ -3,7 +3,7 @@
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../support/admin";
-import { HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
+import { bodyText, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
 import { Browser } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { findLink } from "../../workers/provider/store/links";
@@ -18,7 +18,7 @@ const ciOf = (n: number) => btoa(String.fromCharCode(...new Uint8Array(64).fill(
 function deliveries() {
   const sent: string[] = [];
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    sent.push(await new Request(input, init).text());
+    sent.push(await bodyText(new Request(input, init)));
     return new Response(null, { status: 202 });
   });
   return sent;

@@ -2,7 +2,7 @@
 // chunk loop when it does not (a streamed body). Both must keep the same limit and UTF-8 rules.
 
 import { describe, expect, it } from "vitest";
-import { readBodyText } from "../../workers/core/http";
+import { readBodyText, readStreamCapped } from "../../workers/core/http";
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
@@ -63,5 +63,29 @@ describe("core/http readBodyText (docs/architecture.md §4.7 body limit)", () =>
   it("no body is the empty string", async () => {
     expect(await readBodyText(new Request("http://x/", { method: "POST" }), 1024)).toBe("");
     expect(await readBodyText(new Request("http://x/"), 1024)).toBe("");
+  });
+
+  it("past the limit nothing is kept; a moderately oversized upload is read to its end (the client sees the 413), a huge one is cancelled", async () => {
+    const counting = (chunks: number, size: number) => {
+      const seen = { pulled: 0, cancelled: false };
+      const stream = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (seen.pulled === chunks) return c.close();
+          seen.pulled++;
+          c.enqueue(new Uint8Array(size));
+        },
+        cancel() {
+          seen.cancelled = true;
+        },
+      });
+      return { stream, seen };
+    };
+    const small = counting(20, 8 * 1024); // 160 KiB against 64 KiB
+    expect(await readStreamCapped(small.stream, 64 * 1024)).toBeNull();
+    expect(small.seen).toEqual({ pulled: 20, cancelled: false });
+    const huge = counting(1000, 8 * 1024); // 8 MiB
+    expect(await readStreamCapped(huge.stream, 64 * 1024)).toBeNull();
+    expect(huge.seen.cancelled).toBe(true);
+    expect(huge.seen.pulled).toBeLessThan(200);
   });
 });

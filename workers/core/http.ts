@@ -64,9 +64,15 @@ async function received<T>(read: Promise<T>): Promise<T> {
   }
 }
 
+/** After a body passes its limit, up to this much more is read and dropped before giving up. */
+const DRAIN_BYTES = 1024 * 1024;
+
 /**
- * A stream's bytes, read chunk by chunk and given up (the stream cancelled) as soon as they pass
- * maxBytes: null then. For bodies whose length is not declared or not trusted.
+ * A stream's bytes, read chunk by chunk; null once they pass maxBytes. Nothing past the limit is
+ * kept; the rest of a moderately oversized upload (up to `DRAIN_BYTES`) is read and dropped, so a
+ * client still sending sees the 413 rather than a reset connection (as HTTP servers' lingering
+ * close does); beyond that the stream is cancelled. For bodies whose length is not declared or not
+ * trusted.
  */
 export async function readStreamCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
   const reader = body.getReader();
@@ -77,6 +83,11 @@ export async function readStreamCapped(body: ReadableStream<Uint8Array>, maxByte
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
+      while (total <= maxBytes + DRAIN_BYTES) {
+        const next = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (next.done) return null;
+        total += next.value!.byteLength;
+      }
       await reader.cancel().catch(() => {});
       return null;
     }

@@ -3,7 +3,7 @@
 // sign-in's automatic-login box that, shown ticked, turns automatic login off when left unticked.
 import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DEMO, HONG, KIM, LEE, SMITH, tokenFor, userMe } from "../../support/helpers";
+import { bodyText, DEMO, HONG, KIM, LEE, SMITH, tokenFor, userMe } from "../../support/helpers";
 import { alertText, Browser, parseForms, signInAll, type Page, type Who } from "../../support/signin";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { findLink } from "../../../workers/provider/store/links";
@@ -17,7 +17,7 @@ function captureEvents(status = 202) {
   const sent: { url: string; headers: Headers; body: string }[] = [];
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const req = new Request(input, init);
-    sent.push({ url: req.url, headers: req.headers, body: await req.text() });
+    sent.push({ url: req.url, headers: req.headers, body: await bodyText(req) });
     return new Response(null, { status });
   });
   return { sent, spy };

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { hmacSha256Hex } from "../../../workers/core/crypto";
 import { outboxSender, readOutbox, signWebhook, webhookSender } from "../../../workers/provider/authorize/sms";
 import { env } from "../../support/env";
-import { call } from "../../support/helpers";
+import { bodyText, call } from "../../support/helpers";
 import { alertText, Browser } from "../../support/signin";
 
 describe("SMS senders", () => {
@@ -24,7 +24,7 @@ describe("SMS senders", () => {
     expect(req.method).toBe("POST");
     expect(req.url).toBe("https://sms.example/hook");
     expect(req.headers.get("Content-Type")).toBe("application/json");
-    const body = await req.text();
+    const body = await bodyText(req);
     const ts = req.headers.get("X-Signature-Timestamp")!;
     expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(5);
     expect(req.headers.get("X-Signature")).toBe("sha256=" + (await hmacSha256Hex("whsec-test", `${ts}.${body}`)));

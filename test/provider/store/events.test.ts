@@ -5,7 +5,21 @@ import { env } from "../../support/env";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../../support/admin";
-import { basic, call, DEMO, FORM, form, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../../support/helpers";
+import {
+  bodyText,
+  basic,
+  call,
+  DEMO,
+  FORM,
+  form,
+  HONG,
+  KIM,
+  LEE,
+  mintFor,
+  SMITH,
+  tokenFor,
+  userMe,
+} from "../../support/helpers";
 import { providerConfig } from "../../../workers/provider/config";
 import { storeForPlid } from "../../../workers/provider/store/one-time-store";
 import { nextAttemptAt, RETRY_FOR_MS } from "../../../workers/provider/store/events";
@@ -27,7 +41,7 @@ function receivers(answer: () => number | "down") {
     const req = new Request(input, init);
     const a = answer();
     if (a === "down") throw new TypeError("connection refused");
-    sent.push({ url: req.url, headers: req.headers, body: await req.text() });
+    sent.push({ url: req.url, headers: req.headers, body: await bodyText(req) });
     return new Response(null, { status: a });
   });
   return sent;

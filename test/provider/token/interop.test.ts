@@ -5,7 +5,7 @@ import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { decryptField } from "../../../workers/core/crypto";
 import tokenWorker from "../../../workers/provider/token/index";
-import { call, DEMO, HONG, KIM, mintFor } from "../../support/helpers";
+import { bodyText, call, DEMO, HONG, KIM, mintFor } from "../../support/helpers";
 
 const BASE = "https://login.example";
 const as: oauth.AuthorizationServer = {
@@ -24,7 +24,7 @@ const customFetch: typeof fetch = async (input, init) => {
   return call(url.pathname + url.search, {
     method: req.method,
     headers: req.headers,
-    body: req.method === "GET" ? undefined : await req.text(),
+    body: req.method === "GET" ? undefined : await bodyText(req),
   });
 };
 
