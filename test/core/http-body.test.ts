@@ -81,10 +81,10 @@ describe("core/http readBodyText (docs/architecture.md §4.7 body limit)", () =>
       return { stream, seen };
     };
     const small = counting(20, 8 * 1024); // 160 KiB against 64 KiB
-    expect(await readStreamCapped(small.stream, 64 * 1024)).toBeNull();
+    expect(await readStreamCapped(small.stream, 64 * 1024, 1024 * 1024)).toBeNull();
     expect(small.seen).toEqual({ pulled: 20, cancelled: false });
     const huge = counting(1000, 8 * 1024); // 8 MiB
-    expect(await readStreamCapped(huge.stream, 64 * 1024)).toBeNull();
+    expect(await readStreamCapped(huge.stream, 64 * 1024, 1024 * 1024)).toBeNull();
     expect(huge.seen.cancelled).toBe(true);
     expect(huge.seen.pulled).toBeLessThan(200);
   });

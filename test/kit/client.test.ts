@@ -15,7 +15,7 @@ import {
   type ProviderFetcher,
   type RpClientConfig,
 } from "../../workers/kit/client";
-import { DEMO, HONG, KIM, mintFor } from "../support/helpers";
+import { bodyText, DEMO, HONG, KIM, mintFor } from "../support/helpers";
 import { env } from "../support/env";
 import { denyOutbound } from "../support/kit";
 
@@ -109,7 +109,7 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
     const sent = captured[0]!;
     expect(sent.headers.get("Authorization")).toBe(basicAuthorization(DEMO.clientId, SECRET));
     expect(sent.headers.get("Content-Type")).toBe("application/x-www-form-urlencoded");
-    expect(Object.fromEntries(new URLSearchParams(await sent.text()))).toEqual({
+    expect(Object.fromEntries(new URLSearchParams(await bodyText(sent)))).toEqual({
       grant_type: "authorization_code",
       code,
     });
@@ -121,7 +121,7 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
     expect(set.accessToken).toBeTruthy();
     const sent = captured[0]!;
     expect(sent.headers.get("Authorization")).toBeNull();
-    const form = new URLSearchParams(await sent.text());
+    const form = new URLSearchParams(await bodyText(sent));
     expect(form.get("client_id")).toBe(DEMO.clientId);
     expect(form.get("client_secret")).toBe(SECRET);
   });
@@ -132,7 +132,7 @@ describe("exchangeCode (spec §4.2, §2.3, §5)", () => {
     const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
     const set = await exchangeCode(config(), code, { codeVerifier: pkce.verifier });
     expect(set.accessToken).toBeTruthy();
-    expect(new URLSearchParams(await captured[0]!.text()).get("code_verifier")).toBe(pkce.verifier);
+    expect(new URLSearchParams(await bodyText(captured[0]!)).get("code_verifier")).toBe(pkce.verifier);
   });
 
   it("accepts expires_in as a JSON string and token_type in any case (spec §2.3)", async () => {
@@ -409,7 +409,7 @@ describe("disconnectUser (spec §4.4)", () => {
     await disconnectUser(config(), plid);
     const sent = captured.at(-1)!;
     expect(sent.headers.get("Authorization")).toBe(basicAuthorization(DEMO.clientId, SECRET));
-    expect(await sent.text()).toBe(new URLSearchParams({ plid }).toString());
+    expect(await bodyText(sent)).toBe(new URLSearchParams({ plid }).toString());
     expect(await failure(disconnectUser(config(), plid))).toMatchObject({
       kind: "status",
       status: 400,

@@ -80,4 +80,4 @@ async function home(req: Request, env: RpEnv): Promise<Response> {
   return kitPage("휴대폰번호 로그인 데모 / Phone login demo", s ? profile(flatUser(s.identity, s.record)) : WELCOME);
 }
 
-export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/", handler: home }];
+export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/", handler: home, page: true }];

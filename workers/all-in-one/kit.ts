@@ -31,8 +31,7 @@ function inProcess(
 /** The kit's routes for the all-in-one worker, talking to `provider` in process. */
 export function kitRoutes(provider: () => ExportedHandler<AllInOneEnv>): Route<AllInOneEnv>[] {
   return [...rpDemo, ...rpLogin, ...rpCallback, ...rpSession].map((r) => ({
-    method: r.method,
-    path: r.path,
+    ...r,
     handler: (req: Request, env: AllInOneEnv, rc: RequestContext) =>
       r.handler(req, withBindings(env, { PROVIDER: inProcess(provider, env, rc) }), rc),
   }));

@@ -31,4 +31,4 @@ ${
   return htmlResponse(body, { nonce });
 }
 
-export const devRoutes: Route<ProviderEnv>[] = [{ method: "GET", path: "/dev/outbox", handler: outbox }];
+export const devRoutes: Route<ProviderEnv>[] = [{ method: "GET", path: "/dev/outbox", handler: outbox, page: true }];

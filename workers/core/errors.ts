@@ -60,6 +60,18 @@ export const E = {
       status: 400,
       cause: "duplicated parameter",
     }),
+  /** The same parameter in the query and the body with different values. */
+  conflicting: (item: string) =>
+    new ApiError("invalid_request", `The value of ${item} is not valid: the query and the body differ.`, {
+      status: 400,
+      cause: "parameter differs between query and body",
+    }),
+  /** An http: request to a public host (spec §1: HTTPS only): nothing was read or done. */
+  httpsRequired: () =>
+    new ApiError("invalid_request", "HTTPS is required: send this request to the https:// address.", {
+      status: 400,
+      cause: "plain http",
+    }),
   tooLarge: () =>
     new ApiError("invalid_request", "The request body is too large.", { status: 413, cause: "body over limit" }),
   /** A URI whose query is longer than a redirect may copy. */

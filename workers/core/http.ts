@@ -4,7 +4,10 @@
 import { E, JSON_HEADERS } from "./errors";
 import { fromUtf8 } from "./crypto";
 
-/** Request parameters: query and form body merged; a name present twice is refused. */
+/**
+ * Request parameters: query and form body merged. A name twice in one of them is refused; a name in
+ * both is accepted when the two values are equal and refused when they differ.
+ */
 export class Params {
   constructor(private readonly values: Map<string, string>) {}
 
@@ -30,7 +33,7 @@ export class Params {
   }
 }
 
-function collect(into: Map<string, string>, search: URLSearchParams): void {
+function collect(into: Map<string, string>, search: Iterable<[string, string]>): void {
   for (const [k, v] of search) {
     if (into.has(k)) throw E.duplicated(k);
     into.set(k, v);
@@ -39,20 +42,25 @@ function collect(into: Map<string, string>, search: URLSearchParams): void {
 
 /** Reads the body as text, refusing more than `maxBytes` whatever Content-Length claims. */
 export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
+  return utf8Text(await readBodyBytes(req, maxBytes));
+}
+
+/** Reads the body's bytes, refusing more than `maxBytes` whatever Content-Length claims. */
+export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = req.headers.get("Content-Length");
   const length = declared !== null && /^\d+$/.test(declared) ? Number(declared) : undefined;
   if (length !== undefined && length > maxBytes) throw E.tooLarge();
-  if (!req.body) return "";
+  if (!req.body) return new Uint8Array(0);
   if (length !== undefined) {
     // A declared length within the limit: one read. The chunk loop below costs several times the
     // CPU for a small form (docs/benchmarks.md); the actual size is still checked.
     const all = new Uint8Array(await received(req.arrayBuffer()));
     if (all.byteLength > maxBytes) throw E.tooLarge();
-    return utf8Text(all);
+    return all;
   }
-  const all = await received(readStreamCapped(req.body, maxBytes));
+  const all = await received(readStreamCapped(req.body, maxBytes, DRAIN_BYTES));
   if (all === null) throw E.tooLarge();
-  return utf8Text(all);
+  return all;
 }
 
 /** A body read that fails is the client's doing (an aborted upload): a 400 and a client-abort log cause. */
@@ -69,12 +77,16 @@ const DRAIN_BYTES = 1024 * 1024;
 
 /**
  * A stream's bytes, read chunk by chunk; null once they pass maxBytes. Nothing past the limit is
- * kept; the rest of a moderately oversized upload (up to `DRAIN_BYTES`) is read and dropped, so a
- * client still sending sees the 413 rather than a reset connection (as HTTP servers' lingering
- * close does); beyond that the stream is cancelled. For bodies whose length is not declared or not
- * trusted.
+ * kept; up to `drainBytes` more are read and dropped before the stream is cancelled (a request body:
+ * `DRAIN_BYTES`, so a client still sending sees the 413 rather than a reset connection, as HTTP
+ * servers' lingering close does; an answer read by the kit: none). For bodies whose length is not
+ * declared or not trusted.
  */
-export async function readStreamCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
+export async function readStreamCapped(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  drainBytes = 0,
+): Promise<Uint8Array | null> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -83,7 +95,7 @@ export async function readStreamCapped(body: ReadableStream<Uint8Array>, maxByte
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      while (total <= maxBytes + DRAIN_BYTES) {
+      while (total <= maxBytes + drainBytes) {
         const next = await reader.read().catch(() => ({ done: true, value: undefined }));
         if (next.done) return null;
         total += next.value!.byteLength;
@@ -116,22 +128,46 @@ export function mediaType(req: Request): string {
 }
 
 /**
- * Query string and form body merged (docs/architecture.md §4.7): form bodies only (urlencoded or no content
- * type); any other content type with a non-empty body is invalid_request; over `maxBytes` is 413.
+ * Query string and form body merged (docs/architecture.md §4.7): form bodies only (urlencoded, no
+ * content type, or `multipart/form-data` with text fields, as PHP cURL sends an array body); file
+ * parts and any other content type with a non-empty body are invalid_request; over `maxBytes` is
+ * 413. A name in both query and body must carry the same value.
  */
 export async function readParams(req: Request, url: URL, maxBytes: number): Promise<Params> {
   const values = new Map<string, string>();
   collect(values, url.searchParams);
   if (req.method !== "GET" && req.method !== "HEAD") {
-    const text = await readBodyText(req, maxBytes);
-    if (text.length > 0) {
+    const bytes = await readBodyBytes(req, maxBytes);
+    if (bytes.byteLength > 0) {
+      const body = new Map<string, string>();
       const type = mediaType(req);
-      if (req.headers.has("Content-Type") && type !== "application/x-www-form-urlencoded")
+      if (type === "multipart/form-data") collect(body, await multipartFields(req, bytes));
+      else if (req.headers.has("Content-Type") && type !== "application/x-www-form-urlencoded")
         throw E.invalid("Content-Type", "body is not a form");
-      collect(values, new URLSearchParams(text));
+      else collect(body, new URLSearchParams(utf8Text(bytes)));
+      for (const [k, v] of body) {
+        if (values.has(k) && values.get(k) !== v) throw E.conflicting(k);
+        values.set(k, v);
+      }
     }
   }
   return new Params(values);
+}
+
+/** The text fields of a multipart/form-data body (RFC 7578); a file part is refused. */
+async function multipartFields(req: Request, bytes: Uint8Array): Promise<[string, string][]> {
+  let form: FormData;
+  try {
+    form = await new Response(bytes, { headers: { "Content-Type": req.headers.get("Content-Type")! } }).formData();
+  } catch {
+    throw E.invalid("body", "malformed multipart body");
+  }
+  const out: [string, string][] = [];
+  for (const [k, v] of form) {
+    if (typeof v !== "string") throw E.invalid(k, "file part");
+    out.push([k, v]);
+  }
+  return out;
 }
 
 /** RFC 6749 §2.3.1 / Appendix B: form-url-decode one Basic half, falling back to the raw text. */

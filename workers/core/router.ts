@@ -6,6 +6,8 @@
 import { Router, type IRequest } from "itty-router";
 import { commonConfig, ConfigError, type CommonVars } from "./config";
 import { ApiError, describe, E, errorResponse } from "./errors";
+import { redirect } from "./http";
+import { LOOPBACK_HOSTS } from "./spec";
 
 export interface RequestContext {
   readonly url: URL;
@@ -26,6 +28,10 @@ export interface Route<E> {
   method: string;
   path: string;
   handler: Handler<E>;
+  /** A GET that spends or creates something: HEAD is 405 there, never the GET without a body. */
+  effects?: true;
+  /** An HTML page for people: plain http is redirected (308) to https instead of refused. */
+  page?: true;
 }
 
 /** What itty hands our steps: the request with the matched route, its params and our context. */
@@ -64,9 +70,25 @@ function renderError(err: unknown, req: Routed): Response {
   return errorResponse(err);
 }
 
-/** A matched route's step: decodes the path parameters (undecodable: 404), then the handler. */
-function step<E>(handler: Handler<E>) {
+/**
+ * HTTPS only (spec §1): a plain-http request to a public host is refused before anything is read
+ * or done (a page is sent to its https address); loopback hosts keep http where DEV_MODE=true.
+ */
+function insecure(url: URL, env: CommonVars, page: boolean): Response | undefined {
+  if (url.protocol !== "http:") return undefined;
+  if (LOOPBACK_HOSTS.has(url.hostname) && commonConfig(env).devMode) return undefined;
+  if (!page) throw E.httpsRequired();
+  const https = new URL(url);
+  https.protocol = "https:";
+  return redirect(308, https.href);
+}
+
+/** A matched route's step: HTTPS, the path parameters decoded (undecodable: 404), then the handler. */
+function step<E extends CommonVars>(r: Route<E>) {
+  const handler = r.handler;
   return (req: Routed, env: E): Promise<Response | void> | Response | void => {
+    const refused = insecure(req.rc.url, env, r.page === true);
+    if (refused) return refused;
     for (const [k, v] of Object.entries(req.params ?? {})) {
       try {
         req.rc.params[k] = decodeURIComponent(v);
@@ -78,7 +100,7 @@ function step<E>(handler: Handler<E>) {
   };
 }
 
-/** Builds a worker's fetch handler from its route table. GET routes also answer HEAD. */
+/** Builds a worker's fetch handler from its route table. GET routes without effects also answer HEAD. */
 export function createWorker<E extends CommonVars>(worker: string, routes: readonly Route<E>[]): ExportedHandler<E> {
   const table = new Map<string, Set<string>>();
   for (const r of routes) {
@@ -97,8 +119,8 @@ export function createWorker<E extends CommonVars>(worker: string, routes: reado
   });
   const paths: { path: string; regex: RegExp }[] = [];
   for (const r of routes) {
-    router[r.method.toLowerCase()](r.path, step(r.handler));
-    if (r.method === "GET" && !table.get(r.path)!.has("HEAD")) router.head(r.path, step(r.handler));
+    router[r.method.toLowerCase()](r.path, step(r));
+    if (r.method === "GET" && !r.effects && !table.get(r.path)!.has("HEAD")) router.head(r.path, step(r));
   }
   // itty keeps [method, regex, handlers, path] per registered route: the same regexes decide 405.
   for (const [, regex, , path] of router.routes) {

@@ -113,7 +113,8 @@ describe("SMS senders", () => {
 
   it("GET /dev/outbox is 404 without DEV_MODE", async () => {
     const b = new Browser({ vars: { DEV_MODE: "false" } });
-    const res = await b.fetch("/dev/outbox");
+    // https: without DEV_MODE, plain http is refused even on localhost
+    const res = await b.fetch("https://localhost:8787/dev/outbox");
     expect(res.status).toBe(404);
   });
 });

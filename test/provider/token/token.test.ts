@@ -335,14 +335,22 @@ describe("POST /oauth2/token: request validation (spec §7; docs/architecture.md
     );
   });
 
-  it("a parameter sent twice (body twice, or body and query) is invalid_request", async () => {
+  it("a parameter twice in the body, or in query and body with different values, is invalid_request; equal values in both are accepted", async () => {
     await expectError(await post("grant_type=authorization_code&code=a&code=b", auth), 400, "invalid_request", /code/);
     await expectError(
-      await post("grant_type=authorization_code&code=a", auth, "?code=a"),
+      await post("grant_type=authorization_code&code=a", auth, "?code=b"),
       400,
       "invalid_request",
-      /code/,
+      /^The value of code is not valid: the query and the body differ.$/,
     );
+    const { code } = await mintFor(HONG.phone);
+    const res = await post(
+      `grant_type=authorization_code&code=${code}`,
+      auth,
+      `?code=${code}&grant_type=authorization_code`,
+    );
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { access_token: string }).access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it("a JSON body is invalid_request (form bodies only)", async () => {

@@ -154,4 +154,6 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
   }
 }
 
-export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/auth/callback", handler: callback }];
+export const routes: Route<RpEnv>[] = [
+  { method: "GET", path: "/auth/callback", handler: callback, effects: true, page: true },
+];

@@ -74,4 +74,6 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   return kitRedirect(302, location, [hostCookie(BINDING_COOKIE, binding, { maxAgeSeconds: cfg.stateTtlSeconds })]);
 }
 
-export const routes: Route<RpEnv>[] = [{ method: "GET", path: "/auth/login", handler: login }];
+export const routes: Route<RpEnv>[] = [
+  { method: "GET", path: "/auth/login", handler: login, effects: true, page: true },
+];

@@ -171,8 +171,8 @@ async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
 
 export const routes: Route<RpEnv>[] = [
   { method: "GET", path: "/auth/me", handler: me },
-  { method: "POST", path: "/auth/logout", handler: logout },
-  { method: "POST", path: "/auth/disconnect", handler: disconnect },
+  { method: "POST", path: "/auth/logout", handler: logout, page: true },
+  { method: "POST", path: "/auth/disconnect", handler: disconnect, page: true },
   { method: "POST", path: "/auth/token", handler: token },
   { method: "POST", path: "/auth/events", handler: receiveEvent },
 ];

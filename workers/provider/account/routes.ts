@@ -145,6 +145,6 @@ async function account(req: Request, env: ProviderEnv, rc: RequestContext): Prom
 }
 
 export const routes: Route<ProviderEnv>[] = [
-  { method: "GET", path: "/account", handler: account },
-  { method: "POST", path: "/account", handler: account },
+  { method: "GET", path: "/account", handler: account, effects: true, page: true },
+  { method: "POST", path: "/account", handler: account, page: true },
 ];

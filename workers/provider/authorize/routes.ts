@@ -19,6 +19,6 @@ async function authorize(req: Request, env: ProviderEnv, rc: RequestContext): Pr
 }
 
 export const routes: Route<ProviderEnv>[] = [
-  { method: "GET", path: "/oauth2/authorize", handler: authorize },
-  { method: "POST", path: "/oauth2/authorize", handler: authorize },
+  { method: "GET", path: "/oauth2/authorize", handler: authorize, effects: true, page: true },
+  { method: "POST", path: "/oauth2/authorize", handler: authorize, page: true },
 ];

@@ -22,7 +22,13 @@ export interface AuthorizeRequest {
   codeChallenge: string | null;
 }
 
-const MAX_STATE = 2048;
+/** `state` is the app's to fill (apps encode JSON in it): up to this many characters, decoded. */
+export const MAX_STATE = 8192;
+/**
+ * The redirect back must fit the platform's URL limit (16 KiB on Cloudflare): the registered
+ * address, the code and the state percent-encoded, with room to spare.
+ */
+const MAX_LOCATION = 16 * 1024 - 256;
 
 /** The registered address equal to the given one (compared decoded; a doubly encoded one too). */
 function registeredRedirect(client: Client, given: string): string | undefined {
@@ -58,6 +64,8 @@ export async function validateAuthorizeParams(env: ProviderEnv, params: Params):
   if (responseType !== "code") throw E.invalid("response_type");
   const state = params.require("state");
   if (state.length > MAX_STATE) throw E.invalid("state", "state too long");
+  if (redirectUri.length + encodeURIComponent(state).length + 64 > MAX_LOCATION)
+    throw E.invalid("state", "the redirect with this state would be too long");
 
   const challenge = params.get("code_challenge") ?? null;
   const method = params.get("code_challenge_method");

@@ -64,4 +64,4 @@ async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promi
   return json({ code: "0000", error: "success", message: "success", user });
 }
 
-export const routes: Route<ProviderEnv>[] = [{ method: "GET", path: "/v1/user/me", handler: userMe }];
+export const routes: Route<ProviderEnv>[] = [{ method: "GET", path: "/v1/user/me", handler: userMe, effects: true }];
