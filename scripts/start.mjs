@@ -47,9 +47,27 @@ if (migrate.status !== 0) {
   process.exit(migrate.status ?? 1);
 }
 
+// Every address of the local world follows the port: the service's public URL (events' `iss`, the
+// demo app's events address), and the kit's view of the service and of itself.
+const origin = `http://localhost:${port}`;
+const vars = [
+  `PUBLIC_BASE_URL:${origin}`,
+  `PROVIDER_BASE_URL:${origin}`,
+  `RP_PUBLIC_ORIGIN:${origin}`,
+  `RP_REDIRECT_URI:${origin}/auth/callback`,
+].flatMap((v) => ["--var", v]);
 const dev = spawn(
   wrangler,
-  ["dev", "--port", port, "--persist-to", persist, "--show-interactive-dev-session=false", ...process.argv.slice(2)],
+  [
+    "dev",
+    "--port",
+    port,
+    "--persist-to",
+    persist,
+    "--show-interactive-dev-session=false",
+    ...vars,
+    ...process.argv.slice(2),
+  ],
   { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] },
 );
 for (const sig of /** @type {const} */ (["SIGINT", "SIGTERM"])) process.on(sig, () => dev.kill(sig));

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "./server";
+import { signIn } from "./signin-driver";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CLI = join(ROOT, "scripts", "admin.mjs");
@@ -319,42 +320,6 @@ describe("against the npm start server with no options", () => {
   });
 });
 
-/** A whole sign-in through the pages with plain form posts (cookies kept by hand); the final redirect. */
-async function signInByForms(
-  base: string,
-  clientId: string,
-  redirectUri: string,
-  who: { telco: string; name: string; phone: string; code: string },
-) {
-  let cookie = "";
-  const hidden = (html: string) =>
-    Object.fromEntries(
-      [...html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
-    );
-  const keep = (res: Response) => {
-    for (const c of res.headers.getSetCookie()) cookie = c.split(";")[0]!;
-  };
-  const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s" });
-  let res = await fetch(`${base}/oauth2/authorize?${q}`);
-  keep(res);
-  const steps: Record<string, string>[] = [
-    { telcoCd: who.telco, name: who.name, phoneNo: who.phone },
-    { otp: who.code },
-    { agree: "Y" },
-  ];
-  for (const fields of steps) {
-    const html = await res.text();
-    res = await fetch(`${base}/oauth2/authorize`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie },
-      body: new URLSearchParams({ ...hidden(html), ...fields }),
-    });
-    if (res.status === 302) return res.headers.get("Location")!;
-  }
-  throw new Error(`sign-in did not finish: ${res.status}`);
-}
-
 describe("events", () => {
   it("clients create --events-uri; an undelivered event is listed by events list (client, reason, attempts, next try; no plid)", async () => {
     const empty = await cli(["events", "list"]);
@@ -372,13 +337,19 @@ describe("events", () => {
       "http://127.0.0.1:9/events",
     ]);
     expect(created.events_uri).toBe("http://127.0.0.1:9/events");
-    const loc = await signInByForms(server.base, created.client_id, "https://events.example/cb", {
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: created.client_id,
+      redirect_uri: "https://events.example/cb",
+      state: "s",
+    });
+    const done = await signIn(`${server.base}/oauth2/authorize?${q}`, {
       telco: "S",
       name: "이민수",
       phone: "01045678901",
       code: "456789",
     });
-    expect(new URL(loc).searchParams.get("code")).toBeTruthy();
+    expect(done.code).toBeTruthy();
     expect((await cli(["directory", "delete", "010-4567-8901", "--yes"])).code).toBe(0);
     let listed: { events: Record<string, unknown>[] } = { events: [] };
     for (let i = 0; i < 50 && !listed.events.some((e) => e.client_id === created.client_id); i++) {

@@ -3,6 +3,7 @@
 // redirect URIs name that port), so the override is asserted here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "./server";
+import { CookieJar, signIn } from "./signin-driver";
 
 const PORT = 8797;
 let server: Server;
@@ -31,5 +32,27 @@ describe("npm start", () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ error: "not_found", message: "The requested API address is invalid." });
     expect(server.output()).toContain(`localhost:${PORT}`);
+  });
+
+  it(`PORT=${PORT} moves everything: the demo's login goes to this port's service and back, and logs in`, async () => {
+    const jar = new CookieJar();
+    const login = await fetch(`${server.base}/auth/login`, { redirect: "manual" });
+    jar.take(login);
+    expect(login.status).toBe(302);
+    const authorize = new URL(login.headers.get("Location")!);
+    expect(authorize.origin).toBe(`http://localhost:${PORT}`);
+    expect(authorize.searchParams.get("redirect_uri")).toBe(`http://localhost:${PORT}/auth/callback`);
+    const done = await signIn(
+      authorize.href,
+      { telco: "S", name: "홍길동", phone: "01012345678", code: "123456" },
+      { jar },
+    );
+    expect(done.location.origin).toBe(`http://localhost:${PORT}`);
+    expect(done.location.pathname).toBe("/auth/callback");
+    const callback = await fetch(done.location, { redirect: "manual", headers: { Cookie: jar.header() } });
+    jar.take(callback);
+    expect(callback.status).toBe(303);
+    const home = await fetch(`${server.base}/`, { headers: { Cookie: jar.header() } });
+    expect(await home.text()).toContain("홍길동님, 환영합니다");
   });
 });

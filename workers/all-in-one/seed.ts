@@ -96,7 +96,16 @@ export const SEED_SUBSCRIBERS: readonly SeedSubscriber[] = [
   },
 ];
 
-type SeedEnv = { DB: D1Database; SEAL_KEY: string };
+type SeedEnv = { DB: D1Database; SEAL_KEY: string; PUBLIC_BASE_URL?: string };
+
+/**
+ * A seed client's events address on this server: the demo app's kit is on the service's own
+ * origin, which `npm start` moves with PORT (PUBLIC_BASE_URL); other addresses are kept.
+ */
+function localEventsUri(uri: string | null, env: SeedEnv): string | null {
+  if (uri === null || !env.PUBLIC_BASE_URL?.startsWith("http://localhost:")) return uri;
+  return env.PUBLIC_BASE_URL + new URL(uri).pathname;
+}
 
 /** Inserts the seed where absent (INSERT OR IGNORE: operator changes to seed rows are kept). */
 export async function applyDevSeed(env: SeedEnv): Promise<void> {
@@ -114,7 +123,7 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
         JSON.stringify(c.redirectUris),
         JSON.stringify(c.items),
         c.autoLogin ? 1 : 0,
-        c.eventsUri,
+        localEventsUri(c.eventsUri, env),
         now,
         now,
       ),

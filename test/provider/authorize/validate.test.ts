@@ -1,7 +1,8 @@
 // Authorization-request validation before any page (spec §4.1, §7; docs/architecture.md §4.4, §4.7).
 import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
-import { call, DEMO, FORM, form } from "../../support/helpers";
+import { call, DEMO, FORM, form, HONG } from "../../support/helpers";
+import { Browser, signInAll } from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
 
 const VALID = {
@@ -72,6 +73,29 @@ describe("GET /oauth2/authorize: checks before the sign-in page", () => {
       "invalid_request",
       "A required item redirect_uri is missing.",
     );
+  });
+
+  it("in DEV_MODE a loopback http redirect_uri matches a registered loopback one on any port (RFC 8252 §7.3), and the sign-in returns to that port", async () => {
+    const given = "http://localhost:8797/auth/callback";
+    const b = new Browser();
+    const loc = await signInAll(b, HONG, { redirect_uri: given, prompt: "login" });
+    expect(`${loc.origin}${loc.pathname}`).toBe(given);
+    expect(loc.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await new Browser().authorize({ redirect_uri: "http://127.0.0.1:1234/auth/callback" })).status).toBe(200);
+    // another path, https, or another host still do not match
+    for (const uri of [
+      "http://localhost:8797/auth/other",
+      "https://localhost:8797/auth/callback",
+      "http://localhost.evil.example:8797/auth/callback",
+    ]) {
+      expect((await new Browser().authorize({ redirect_uri: uri })).status, uri).toBe(400);
+    }
+    // without DEV_MODE only the registered string matches
+    const prod = new Browser({ vars: { DEV_MODE: "false" } });
+    const res = await prod.fetch(
+      `https://login.example.com/oauth2/authorize?${form({ response_type: "code", client_id: "demo-client", redirect_uri: given, state: "s" })}`,
+    );
+    expect(res.status).toBe(400);
   });
 
   it("an unregistered redirect_uri: 400 invalid_grant naming it, and never a redirect", async () => {

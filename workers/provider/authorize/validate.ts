@@ -5,7 +5,7 @@
 import { providerConfig, type ProviderEnv } from "../config";
 import { E } from "../../core/errors";
 import type { Params } from "../../core/http";
-import { isRandomValue } from "../../core/spec";
+import { isRandomValue, LOOPBACK_HOSTS } from "../../core/spec";
 import type { Prompt } from "../store/signin-store";
 import { type Client, findClient } from "../store/clients";
 
@@ -30,16 +30,37 @@ export const MAX_STATE = 8192;
  */
 const MAX_LOCATION = 16 * 1024 - 256;
 
-/** The registered address equal to the given one (compared decoded; a doubly encoded one too). */
-function registeredRedirect(client: Client, given: string): string | undefined {
+/**
+ * The registered address equal to the given one (compared decoded; a doubly encoded one too). In
+ * DEV_MODE a loopback `http` address matches a registered loopback address on any port (RFC 8252
+ * §7.3: a native app's, or `npm start` on another PORT); the given address is then the one used.
+ */
+function registeredRedirect(client: Client, given: string, devMode: boolean): string | undefined {
   if (client.redirectUris.includes(given)) return given;
+  let once: string;
   try {
-    const once = decodeURIComponent(given);
-    if (client.redirectUris.includes(once)) return once;
+    once = decodeURIComponent(given);
   } catch {
-    /* not decodable: no match */
+    return undefined; // not decodable: no match
+  }
+  if (client.redirectUris.includes(once)) return once;
+  if (devMode) {
+    const want = loopbackWithoutPort(once);
+    if (want !== undefined && client.redirectUris.some((r) => loopbackWithoutPort(r) === want)) return once;
   }
   return undefined;
+}
+
+/** `http://localhost/path?query` of an http loopback address with its port removed; else undefined. */
+function loopbackWithoutPort(uri: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== "http:" || !LOOPBACK_HOSTS.has(u.hostname) || u.username || u.password || u.hash) return undefined;
+  return `http://${u.hostname}${u.pathname}${u.search}`;
 }
 
 function parsePrompt(v: string | undefined): Prompt {
@@ -57,7 +78,7 @@ export async function validateAuthorizeParams(env: ProviderEnv, params: Params):
 
   const given = params.get("redirect_uri");
   if (given === undefined) throw E.missing("redirect_uri");
-  const redirectUri = registeredRedirect(client, given);
+  const redirectUri = registeredRedirect(client, given, cfg.devMode);
   if (redirectUri === undefined) throw E.redirectMismatch(given.slice(0, 512));
 
   const responseType = params.require("response_type");
