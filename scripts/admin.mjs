@@ -3,6 +3,7 @@
 // Plain Node (>= 20), no build step, no dependencies. With no options it talks to the local dev
 // server of `npm start` with the dev admin token from .dev.vars; --base-url (or BASE_URL) and
 // ADMIN_TOKEN point it at a deployed service.
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -220,6 +221,72 @@ const COMMANDS = {
       return { data: r, table: () => keyValues(r) };
     },
   },
+  "test-numbers add": {
+    usage:
+      "test-numbers add --telco S|K|L --phone NUMBER --name NAME --code 123456 --client ID [--client ID ...] --expires ISO-DATE-TIME [--gender M|F] [--birth YYYY-MM-DD] [--foreign L|F] [--ci BASE64]",
+    about:
+      "Register a test number for app review: it signs in with its fixed code, only for the listed clients, until it expires; no SMS is sent.",
+    options: {
+      telco: { value: true, help: "carrier: S, K or L" },
+      phone: { value: true, help: "the number, 010-1234-5678 or 01012345678" },
+      name: { value: true, help: "the name the reviewer types" },
+      code: { value: true, help: "the fixed 6-digit code the reviewer types" },
+      client: { value: true, repeat: true, help: "a client id it may sign in to; repeat for more" },
+      expires: { value: true, help: "when it stops working, ISO 8601 (within a year)" },
+      gender: { value: true, help: "M or F (default M)" },
+      birth: { value: true, help: "YYYY-MM-DD (default 1990-01-01)" },
+      foreign: { value: true, help: "L or F (default L)" },
+      ci: { value: true, help: "Base64 of 64 bytes (default: derived from the number)" },
+    },
+    run: async (api, { opts }) => {
+      for (const o of ["telco", "phone", "name", "code", "expires"])
+        if (opts[o] === undefined) throw new UsageError(`--${o} is required`);
+      if (!opts.client?.length) throw new UsageError("--client is required");
+      const phone = opts.phone.replace(/[-\s]/g, "");
+      const body = {
+        telcoCd: opts.telco,
+        phoneNo: phone,
+        name: opts.name,
+        gender: opts.gender ?? "M",
+        birth: opts.birth ?? "1990-01-01",
+        foreign: opts.foreign ?? "L",
+        ci: opts.ci ?? testCi(phone),
+        code: opts.code,
+        clients: opts.client,
+        expiresAt: opts.expires,
+      };
+      const r = await api("POST", "/admin/test-numbers", body);
+      return { data: r, table: () => keyValues({ ...r, clients: r.clients.join(", ") }) };
+    },
+  },
+  "test-numbers list": {
+    usage: "test-numbers list",
+    about: "Registered test numbers: carrier, number, name, clients, expiry (never the code).",
+    options: {},
+    run: async (api) => {
+      const r = await api("GET", "/admin/test-numbers");
+      return {
+        data: r,
+        table: () =>
+          r.test_numbers.length
+            ? table(
+                r.test_numbers.map((t) => ({ ...t, clients: t.clients.join(",") })),
+                ["telcoCd", "phoneNo", "name", "clients", "expires_at"],
+              )
+            : "no test numbers",
+      };
+    },
+  },
+  "test-numbers remove": {
+    usage: "test-numbers remove <phone>",
+    about: "Remove a test number: its logins end as a subscriber's removal does.",
+    args: ["phone"],
+    options: {},
+    run: async (api, { args }) => {
+      const r = await api("DELETE", `/admin/test-numbers/${enc(args.phone)}`);
+      return { data: r, table: () => "removed" };
+    },
+  },
   "events list": {
     usage: "events list",
     about: "Signed events to apps not yet delivered: client, reason, attempts, next try (never the plid).",
@@ -286,6 +353,8 @@ const COMMANDS = {
 // ---------------------------------------------------------------- output
 
 const enc = encodeURIComponent;
+/** A test number's synthetic `ci`: Base64 of the 64-byte SHA-512 of the number (canonical, stable). */
+const testCi = (phone) => createHash("sha512").update(`test-number:${phone}`).digest("base64");
 const list = (s) =>
   s
     .split(",")

@@ -80,6 +80,9 @@ describe("help", () => {
     "directory stats",
     "audit list",
     "events list",
+    "test-numbers add",
+    "test-numbers list",
+    "test-numbers remove",
   ];
   it("--help lists every command", async () => {
     const r = await cli(["--help"]);
@@ -370,5 +373,47 @@ describe("events", () => {
     const table = await cli(["events", "list"]);
     expect(table.stdout).toMatch(/client_id\s+reason\s+attempts\s+next_try\s+created_at\s+last_outcome/);
     expect(table.stdout).toContain("subscriber_removed");
+  });
+});
+
+describe("test numbers", () => {
+  it("test-numbers add, list (never the code), remove; the number signs in to its listed client with its code", async () => {
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const added = await cliJson<{ phoneNo: string; clients: string[] }>([
+      "test-numbers",
+      "add",
+      "--telco",
+      "S",
+      "--phone",
+      "010-9876-0001",
+      "--name",
+      "Reviewer",
+      "--code",
+      "135790",
+      "--client",
+      "demo-client",
+      "--expires",
+      expires,
+    ]);
+    expect(added).toMatchObject({ phoneNo: "01098760001", clients: ["demo-client"] });
+    const listed = await cli(["test-numbers", "list"]);
+    expect(listed.stdout).toMatch(/telcoCd\s+phoneNo\s+name\s+clients\s+expires_at/);
+    expect(listed.stdout).toContain("01098760001");
+    expect(listed.stdout).not.toContain("135790");
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: "demo-client",
+      redirect_uri: "https://demo.example/callback",
+      state: "s",
+    });
+    const done = await signIn(`${server.base}/oauth2/authorize?${q}`, {
+      telco: "S",
+      name: "Reviewer",
+      phone: "01098760001",
+      code: "135790",
+    });
+    expect(done.code).toBeTruthy();
+    expect((await cli(["test-numbers", "remove", "01098760001"])).code).toBe(0);
+    expect((await cli(["test-numbers", "list"])).stdout.trim()).toBe("no test numbers");
   });
 });

@@ -8,6 +8,7 @@ import { create, disable, enable, list, read, remove, rotate, update } from "./c
 import type { AdminEnv } from "./config";
 import { importSubscribers, removeSubscriber, summary } from "./directory";
 import { requireAdmin } from "./steps";
+import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
 
 export const routes: Route<AdminEnv>[] = [
   { method: "ALL", path: "/admin/*", handler: requireAdmin },
@@ -22,6 +23,9 @@ export const routes: Route<AdminEnv>[] = [
   { method: "GET", path: "/admin/directory", handler: summary },
   { method: "POST", path: "/admin/directory/import", handler: importSubscribers },
   { method: "DELETE", path: "/admin/directory/:phone", handler: removeSubscriber },
+  { method: "GET", path: "/admin/test-numbers", handler: listTestNumbers },
+  { method: "POST", path: "/admin/test-numbers", handler: addTestNumber },
+  { method: "DELETE", path: "/admin/test-numbers/:phone", handler: removeTestNumber },
   { method: "GET", path: "/admin/audit", handler: listEvents },
   { method: "GET", path: "/admin/events", handler: pendingEvents },
 ];

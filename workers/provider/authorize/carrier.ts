@@ -4,12 +4,16 @@
 
 import { signinConfig, type SigninVars } from "./config";
 import type { Telco } from "../../core/spec";
-import { type Subscriber, subscriberByPhone } from "../store/directory";
+import { type ReviewRestriction, type Subscriber, subscriberByPhone } from "../store/directory";
 
-/** A confirmed subscriber; `testOtpHash` is set for test numbers (fixed code, no SMS). */
+/**
+ * A confirmed subscriber; `testOtpHash` is set for test numbers (fixed code, no SMS), `review` for
+ * test numbers registered for app review (listed clients only, until an expiry).
+ */
 export interface ConfirmedSubscriber {
   subscriber: Subscriber;
   testOtpHash: string | null;
+  review?: ReviewRestriction | null;
 }
 
 export interface CarrierDirectory {
@@ -37,8 +41,8 @@ export function d1Directory(env: { DB: D1Database }): CarrierDirectory {
       const sameTelco = s.telco === telco;
       const sameName = normalizeName(s.name) === normalizeName(name);
       if (!(sameTelco && sameName)) return null;
-      const { testOtpHash, ...subscriber } = s;
-      return { subscriber, testOtpHash };
+      const { testOtpHash, review, ...subscriber } = s;
+      return { subscriber, testOtpHash, review };
     },
   };
 }

@@ -131,7 +131,13 @@ export async function complete(
   });
   rc.waitUntil(touchLink(env, c.client.clientId, c.plid));
   rc.log.event = "signin.success";
-  rc.waitUntil(audit(env, "signin.success", c.client.clientId, "ok", { mode: "interactive", autoLogin: c.optIn }));
+  rc.waitUntil(
+    audit(env, "signin.success", c.client.clientId, "ok", {
+      mode: "interactive",
+      autoLogin: c.optIn,
+      ...(c.tx.subscriber?.review ? { testNumber: true } : {}),
+    }),
+  );
   return redirect(
     302,
     redirectLocation(c.tx.redirectUri, [

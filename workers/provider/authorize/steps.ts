@@ -248,10 +248,18 @@ async function identify(f: Flow): Promise<Response> {
     failure(f, "unconfirmed");
     return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});
   }
+  // A review test number answers only for its listed apps, until its expiry: elsewhere it is
+  // unknown, with the same answer as any number the carriers cannot confirm.
+  const review = confirmed.review ?? null;
+  if (review && (!review.clients.includes(f.client.clientId) || Date.now() >= review.expiresAt)) {
+    failure(f, "test_number_refused");
+    return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});
+  }
   const key = await phoneKey(phone);
   const nextId = await nextTxId(f.h.id, key, f.shards);
   const { code, digest } = await newCode(confirmed.testOtpHash);
-  const eligible = autoLoginEligible(f.client, telco, f.h.tx.prompt);
+  // A review test number gets no automatic login: its access ends with its expiry, not a grant's.
+  const eligible = !review && autoLoginEligible(f.client, telco, f.h.tx.prompt);
   const record: Transaction = {
     ...f.h.tx,
     v: 0,
@@ -263,6 +271,7 @@ async function identify(f: Flow): Promise<Response> {
       phoneKey: key,
       masked: maskPhone(phone),
       testOtpHash: confirmed.testOtpHash,
+      ...(review ? { review: true } : {}),
     },
     challenge: { hash: await challengeHash(nextId, key, digest), attempts: 0, expiresAt: Date.now() + f.cfg.otpTtlMs },
     autoLoginEligible: eligible,

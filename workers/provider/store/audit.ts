@@ -18,6 +18,8 @@ export type AuditType =
   | "client.deleted"
   | "directory.imported"
   | "directory.deleted"
+  | "test_number.added"
+  | "test_number.removed"
   | "plid.ended"
   | "account.signin"
   | "account.end_auto_login"

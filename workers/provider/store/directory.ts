@@ -44,12 +44,28 @@ export async function subscriberById(env: DbEnv, id: number): Promise<Subscriber
   return r ? toSubscriber(r) : null;
 }
 
+/**
+ * A test number registered for app review: it signs in only for these clients, until `expiresAt`
+ * (docs/operations.md "Test numbers"). The dev seed's test numbers have none.
+ */
+export interface ReviewRestriction {
+  clients: string[];
+  expiresAt: number;
+}
+
 export async function subscriberByPhone(
   env: DbEnv,
   phone: string,
-): Promise<(Subscriber & { testOtpHash: string | null }) | null> {
+): Promise<(Subscriber & { testOtpHash: string | null; review: ReviewRestriction | null }) | null> {
   const r = await env.DB.prepare("SELECT * FROM subscribers WHERE phone = ?")
     .bind(phone)
-    .first<SubscriberRow & { test_otp_hash: string | null }>();
-  return r ? { ...toSubscriber(r), testOtpHash: r.test_otp_hash } : null;
+    .first<
+      SubscriberRow & { test_otp_hash: string | null; test_clients: string | null; test_expires_at: number | null }
+    >();
+  if (!r) return null;
+  const review =
+    r.test_clients !== null
+      ? { clients: JSON.parse(r.test_clients) as string[], expiresAt: r.test_expires_at ?? 0 }
+      : null;
+  return { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review };
 }

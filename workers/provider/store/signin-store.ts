@@ -49,6 +49,8 @@ export interface SigninRecord {
     masked: string;
     /** Test numbers: SHA-256 of the fixed code (nothing is sent); null for real numbers. */
     testOtpHash: string | null;
+    /** A test number registered for app review: its wrong codes never lock it (reviewers share it). */
+    review?: true;
   };
   /** The one-time code: its hash (bound to this transaction and the number), tries, expiry. */
   challenge?: { hash: string; attempts: number; expiresAt: number } | null;
@@ -270,7 +272,7 @@ export class SigninMachine {
       return {
         result: "wrong",
         left: o.limits.otpMaxAttempts - c.attempts - 1,
-        refusal: this.countFailure(o),
+        refusal: r.subscriber.review ? null : this.countFailure(o),
         record: next,
       };
     }

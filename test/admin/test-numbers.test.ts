@@ -1,0 +1,139 @@
+// Test numbers for app review (docs/operations.md "Test numbers"): registered by the operator, they
+// sign in with their fixed code for the listed clients only, until their expiry, never receive an
+// SMS, are marked in the audit and are never locked by wrong codes.
+import { env } from "../support/env";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { admin } from "../support/admin";
+import { HONG } from "../support/helpers";
+import { alertText, Browser, signInAll } from "../support/signin";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const UNCONFIRMED = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";
+const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
+
+const REVIEWER = {
+  telcoCd: "K",
+  phoneNo: "01099998888",
+  name: "앱심사",
+  gender: "F",
+  birth: "1990-01-01",
+  foreign: "L",
+  ci: btoa(String.fromCharCode(...new Uint8Array(64).fill(42))),
+  code: "246810",
+  clients: ["demo-client"],
+};
+const who = { telco: "K", name: "앱심사", phone: "01099998888", code: "246810" };
+
+async function register(fields: Record<string, unknown> = {}): Promise<Response> {
+  return admin("POST", "/admin/test-numbers", { json: { ...REVIEWER, expiresAt: inAnHour(), ...fields } });
+}
+
+async function smsCount(): Promise<number> {
+  return (await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox").first<{ n: number }>())!.n;
+}
+
+describe("/admin/test-numbers", () => {
+  it("registers, lists (never the code) and replaces a test number", async () => {
+    const created = await register();
+    expect(created.status).toBe(201);
+    const body = (await created.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ telcoCd: "K", phoneNo: "01099998888", name: "앱심사", clients: ["demo-client"] });
+    expect(JSON.stringify(body)).not.toContain("246810");
+    const list = (await (await admin("GET", "/admin/test-numbers")).json()) as { test_numbers: unknown[] };
+    expect(list.test_numbers).toEqual([body]);
+    const replaced = await register({ clients: ["demo-client", "limited-client"] });
+    expect(replaced.status).toBe(200);
+    expect(((await replaced.json()) as { clients: string[] }).clients).toEqual(["demo-client", "limited-client"]);
+    await register(); // back to demo-client only
+  });
+
+  it.each([
+    ["a code that is not 6 digits", { code: "12345" }, /^The value of code is not valid: must be 6 digits\.$/],
+    ["no clients", { clients: [] }, /clients is not valid/],
+    ["an unknown client", { clients: ["nobody"] }, /every entry must be a registered client id/],
+    ["a past expiry", { expiresAt: "2020-01-01T00:00:00Z" }, /must be in the future/],
+    ["an expiry as a bare date", { expiresAt: "2099-01-01" }, /ISO 8601 date and time/],
+    ["a non-canonical ci", { ci: "CIshort==" }, /ci is not valid/],
+    ["a directory subscriber's number", { phoneNo: HONG.phone }, /a subscriber of the directory has this number/],
+    ["an unknown field", { note: "x" }, /note is not valid: unknown field/],
+  ])("refuses %s with 400 invalid_request", async (_t, fields, message) => {
+    const res = await register(fields);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: string; message: string };
+    expect(body.error).toBe("invalid_request");
+    expect(body.message).toMatch(message);
+  });
+});
+
+describe("signing in with a test number", () => {
+  it("works with its fixed code for a listed client, sends no SMS, and is marked in the audit", async () => {
+    expect((await register()).status).toBeLessThan(300);
+    const before = await smsCount();
+    const loc = await signInAll(new Browser(), who);
+    expect(loc.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await smsCount()).toBe(before);
+    const audit = await env.DB.prepare(
+      "SELECT detail FROM audit_events WHERE type = 'signin.success' ORDER BY id DESC LIMIT 1",
+    ).first<{ detail: string }>();
+    expect(JSON.parse(audit!.detail)).toMatchObject({ testNumber: true });
+  });
+
+  it("is the ordinary 'cannot be confirmed' answer for any other client and on /account", async () => {
+    await register();
+    const b = new Browser();
+    const other = await b.authorize({ client_id: "limited-client", redirect_uri: "https://limited.example/cb" });
+    const refused = await b.submit(other, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    expect(refused.form?.step).toBe("identify");
+    expect(alertText(refused.html)).toBe(UNCONFIRMED);
+    const acct = await b.page(await b.fetch("/account"));
+    const refusedAcct = await b.submit(acct, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    expect(alertText(refusedAcct.html)).toBe(UNCONFIRMED);
+    const failure = await env.DB.prepare(
+      "SELECT detail FROM audit_events WHERE type = 'signin.failure' ORDER BY id DESC LIMIT 1",
+    ).first<{ detail: string }>();
+    expect(JSON.parse(failure!.detail)).toMatchObject({ reason: "test_number_refused" });
+  });
+
+  it("stops working at its expiry", async () => {
+    await register({ expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 61_000);
+    const b = new Browser();
+    const refused = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    expect(alertText(refused.html)).toBe(UNCONFIRMED);
+  });
+
+  it("wrong codes never lock it (reviewers share it), and no automatic login is offered", async () => {
+    await register();
+    const vars = { SIGNIN_LOCK_AFTER_FAILURES: "3", SIGNIN_NUMBER_LOCK_AFTER_FAILURES: "5" };
+    for (let i = 0; i < 3; i++) {
+      const b = new Browser({ vars });
+      let p = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+      expect(p.form?.names.has("autoLogin")).toBe(false);
+      for (let k = 0; k < 4; k++) p = await b.submit(p, { otp: "000000" });
+      expect(p.status).toBe(200);
+    }
+    const b = new Browser({ vars });
+    const p = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    const done = await b.submit(p, { otp: who.code });
+    expect([200, 302]).toContain(done.status);
+    expect(done.status === 302 || done.form?.step === "consent").toBe(true);
+  });
+
+  it("DELETE ends it (404 for a number that is not a test number)", async () => {
+    await register();
+    expect((await admin("DELETE", `/admin/test-numbers/${HONG.phone}`)).status).toBe(404);
+    const res = await admin("DELETE", "/admin/test-numbers/010-9999-8888");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ deleted: true });
+    const b = new Browser();
+    const refused = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    expect(alertText(refused.html)).toBe(UNCONFIRMED);
+    expect(
+      ((await (await admin("GET", "/admin/test-numbers")).json()) as { test_numbers: unknown[] }).test_numbers,
+    ).toEqual([]);
+  });
+});
