@@ -5,6 +5,7 @@ import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import { sha256 } from "../../workers/core/crypto";
 import { basic, call, FORM, form, HONG, mintFor, userMe } from "../support/helpers";
+import { Browser } from "../support/signin";
 
 const CLIENTS = [
   {
@@ -142,8 +143,35 @@ describe("the dev seed (README)", () => {
     );
   });
 
+  it("the subscriber with an ordinary number, as listed: no fixed code; a sign-in sends a real code to the dev outbox", async () => {
+    const row = await env.DB.prepare(
+      'SELECT telco, phone, name, gender, birth, foreign_cd AS "foreign", ci, test_otp_hash FROM subscribers WHERE phone = ?',
+    )
+      .bind("01056789012")
+      .first();
+    expect(row).toEqual({
+      telco: "K",
+      phone: "01056789012",
+      name: "박서준",
+      gender: "M",
+      birth: "1995-11-30",
+      foreign: "L",
+      ci: "CIpark0005EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEA==",
+      test_otp_hash: null,
+    });
+    const b = new Browser();
+    const verify = await b.submit(await b.authorize(), { telcoCd: "K", name: "박서준", phoneNo: "010-5678-9012" });
+    expect(verify.form?.step).toBe("verify");
+    const outbox = await (await call("/dev/outbox")).text();
+    expect(outbox).toMatch(/\d{6}/);
+    expect(outbox).toContain("01056789012");
+  });
+
   it("each seed ci is canonical Base64 of 64 bytes: 88 characters, decodes to 64 bytes and re-encodes to itself", () => {
-    for (const { ci } of SUBSCRIBERS) {
+    for (const ci of [
+      ...SUBSCRIBERS.map((s) => s.ci),
+      "CIpark0005EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEA==",
+    ]) {
       expect(ci).toHaveLength(88);
       const bytes = Uint8Array.from(atob(ci), (c) => c.charCodeAt(0));
       expect(bytes).toHaveLength(64);

@@ -96,6 +96,20 @@ export const SEED_SUBSCRIBERS: readonly SeedSubscriber[] = [
   },
 ];
 
+/**
+ * A subscriber with an ordinary number: no fixed code, so a sign-in sends a real one-time code,
+ * which the dev SMS outbox (`/dev/outbox`) shows.
+ */
+export const SEED_SMS_SUBSCRIBER: Omit<SeedSubscriber, "code"> = {
+  telco: "K",
+  phone: "01056789012",
+  name: "박서준",
+  gender: "M",
+  birth: "1995-11-30",
+  foreign: "L",
+  ci: "CIpark0005EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEA==",
+};
+
 type SeedEnv = { DB: D1Database; SEAL_KEY: string; PUBLIC_BASE_URL?: string };
 
 /**
@@ -137,6 +151,13 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
       ).bind(s.telco, s.phone, s.name, s.gender, s.birth, s.foreign, s.ci, await sha256(s.code), now),
     );
   }
+  const r = SEED_SMS_SUBSCRIBER;
+  stmts.push(
+    env.DB.prepare(
+      `INSERT OR IGNORE INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+    ).bind(r.telco, r.phone, r.name, r.gender, r.birth, r.foreign, r.ci, now),
+  );
   await env.DB.batch(stmts);
 }
 
