@@ -52,7 +52,7 @@ const COMMANDS = {
   },
   "clients create": {
     usage:
-      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI]",
+      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI] [--purpose TEXT] [--retention TEXT]",
     about: "Register a client. Prints client_id and client_secret: the secret is shown only this once.",
     options: {
       name: { value: true, help: "the app's name shown on the consent page" },
@@ -64,6 +64,8 @@ const COMMANDS = {
       items: { value: true, help: `agreed items, comma-separated: ${ITEMS.join(",")} (default none)` },
       "auto-login": { help: "allow automatic login" },
       "events-uri": { value: true, help: "where signed events about the app's users go (https; docs/events.md)" },
+      purpose: { value: true, help: "the consent page's purpose of use (default: identifying and logging in)" },
+      retention: { value: true, help: "the consent page's retention period (default: until the login ends)" },
     },
     run: async (api, { opts }) => {
       if (opts.name === undefined) throw new UsageError("--name is required");
@@ -74,6 +76,8 @@ const COMMANDS = {
         items: opts.items === undefined ? [] : list(opts.items),
         auto_login: Boolean(opts["auto-login"]),
         ...(opts["events-uri"] !== undefined ? { events_uri: opts["events-uri"] } : {}),
+        ...(opts.purpose !== undefined ? { purpose: opts.purpose } : {}),
+        ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
       };
       const c = await api("POST", "/admin/clients", body);
       return { data: c, table: () => keyValues(c) + "\nSave the client_secret now: it is not shown again." };
@@ -81,7 +85,7 @@ const COMMANDS = {
   },
   "clients update": {
     usage:
-      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none]",
+      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none] [--purpose TEXT|default] [--retention TEXT|default]",
     about: "Change a client. --redirect-uri and --items replace the whole list.",
     args: ["client_id"],
     options: {
@@ -91,6 +95,8 @@ const COMMANDS = {
       "auto-login": { help: "allow automatic login" },
       "no-auto-login": { help: "do not allow automatic login" },
       "events-uri": { value: true, help: 'where signed events go (https), or "none" to stop them' },
+      purpose: { value: true, help: 'the consent page\'s purpose of use, or "default"' },
+      retention: { value: true, help: 'the consent page\'s retention period, or "default"' },
     },
     run: async (api, { args, opts }) => {
       const body = {};
@@ -102,9 +108,11 @@ const COMMANDS = {
       if (opts["auto-login"]) body.auto_login = true;
       if (opts["no-auto-login"]) body.auto_login = false;
       if (opts["events-uri"] !== undefined) body.events_uri = opts["events-uri"] === "none" ? null : opts["events-uri"];
+      if (opts.purpose !== undefined) body.purpose = opts.purpose === "default" ? null : opts.purpose;
+      if (opts.retention !== undefined) body.retention = opts.retention === "default" ? null : opts.retention;
       if (Object.keys(body).length === 0)
         throw new UsageError(
-          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login or --events-uri",
+          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login, --events-uri, --purpose or --retention",
         );
       const c = await api("PATCH", `/admin/clients/${enc(args.client_id)}`, body);
       return { data: c, table: () => keyValues(c) };

@@ -162,12 +162,36 @@ describe("GET /auth/callback: the state is checked before any token call", () =>
     expect(k.calls).toEqual([]);
   });
 
+  it("login_required (a sign-in that expired on the service) starts one fresh login by itself; a second one shows the page", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    const start = await b.startLogin("?return_to=%2Fcart");
+    const q = new URLSearchParams({ error: "login_required", message: "expired", state: start.state });
+    const first = await b.get(`/auth/callback?${q}`);
+    expect(first.status).toBe(303);
+    expect(first.headers.get("Location")).toBe("/auth/login?return_to=%2Fcart&restart=1");
+    expect(k.calls).toEqual([]);
+    // the fresh login has a new state; if the service answers login_required again, the kit stops
+    const again = await b.startLogin("?return_to=%2Fcart&restart=1");
+    expect(again.state).not.toBe(start.state);
+    const q2 = new URLSearchParams({ error: "login_required", message: "expired", state: again.state });
+    await expectFailurePage(await b.get(`/auth/callback?${q2}`), 400, /로그인을 마치지 못했습니다/);
+    // an app that asked for no page (prompt=none) gets its answer, not a new interactive login
+    const silent = await b.startLogin("?prompt=none");
+    const q3 = new URLSearchParams({ error: "login_required", message: "no session", state: silent.state });
+    expect((await b.get(`/auth/callback?${q3}`)).status).toBe(400);
+  });
+
   it("an error callback (the user cancelled) shows a 400 page, consumes the state and makes no token call (spec §4.1)", async () => {
     const k = kit();
     const b = new Browser(k);
     const start = await b.startLogin();
     const q = new URLSearchParams({ error: "access_denied", message: "The user cancelled.", state: start.state });
-    await expectFailurePage(await b.get(`/auth/callback?${q}`), 400, /로그인이 취소되었습니다/);
+    await expectFailurePage(
+      await b.get(`/auth/callback?${q}`),
+      400,
+      /로그인을 취소해 앱에 아무 정보도 제공되지 않았습니다/,
+    );
     expect(k.calls).toEqual([]);
     const { code } = await mintFor(HONG.phone, { codeChallenge: start.challenge! });
     await expectFailurePage(await b.get(`/auth/callback?code=${code}&state=${start.state}`), 400, /expired/);

@@ -136,7 +136,7 @@ describe("POST /auth/logout", () => {
     const id = b.jar.get("__Host-rp_session")!;
     const res = await b.post("/auth/logout", { headers: HTML });
     expect(res.status).toBe(303);
-    expect(res.headers.get("Location")).toBe("/");
+    expect(res.headers.get("Location")).toBe("/?done=logout");
     const cleared = setCookies(res).find((c) => c.name === "__Host-rp_session")!;
     expect(cleared.attrs).toContain("Max-Age=0");
     expect(await k.env.RP_KV.get(`session:${await sha256(id)}`)).toBeNull();
@@ -172,7 +172,7 @@ describe("POST /auth/disconnect", () => {
     await bystander.login(HONG.phone);
     const res = await b.post("/auth/disconnect", { headers: HTML });
     expect(res.status).toBe(303);
-    expect(res.headers.get("Location")).toBe("/");
+    expect(res.headers.get("Location")).toBe("/?done=disconnect");
     expect(k.calls.at(-1)).toBe("POST /v1/user/disconnect");
     // the service forgot the link: its plid is gone and the next login gets a new one
     const { subscriberByPhone } = await import("../../workers/provider/store/directory");
@@ -340,11 +340,28 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
     expect(profile).toContain("010-1234-5678");
     expect(profile).toContain("남성");
     expect(profile).toContain('action="/auth/logout"');
-    expect(profile).toContain('action="/auth/disconnect"');
+    // disconnect is confirmed first, on its own page, which holds the form
+    expect(profile).not.toContain('action="/auth/disconnect"');
+    expect(profile).toContain('href="/?confirm=disconnect"');
+    const confirm = await (await b.get("/?confirm=disconnect")).text();
+    expect(confirm).toContain("연결을 끊을까요?");
+    expect(confirm).toContain('action="/auth/disconnect"');
+    // dates in Korea Standard Time, birth date written out, the way to end automatic login
+    expect(profile).toMatch(
+      /data-item="loginAt">\d{4}년 \d{1,2}월 \d{1,2}일 \d{2}:\d{2} \(\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} KST\)</,
+    );
+    expect(profile).toContain('data-item="birthdate">1990년 3월 15일 (15 Mar 1990)<');
+    expect(profile).toContain('data-item="birthday">3월 15일 (15 Mar)<');
 
     const out = await b.post("/auth/logout", { headers: HTML });
     expect(out.status).toBe(303);
-    expect(await (await b.get("/")).text()).toContain("휴대폰번호로 로그인");
+    const after = await (await b.get(out.headers.get("Location")!)).text();
+    expect(after).toContain("휴대폰번호로 로그인");
+    expect(after).toContain('<p class="flash" role="status">로그아웃했습니다.');
+    // the flash is one of a fixed set: the query's text is never shown
+    const odd = await (await b.get("/?done=%3Cscript%3E")).text();
+    expect(odd).not.toContain('class="flash"');
+    expect(await (await b.get("/?done=__proto__")).text()).not.toContain('class="flash"');
   });
 
   it("disconnect through the in-process provider: the link is gone, the service audits it once, the session ends", async () => {

@@ -38,6 +38,8 @@ export function clientView(c: AdminClient): Record<string, unknown> {
     items: c.items,
     auto_login: c.autoLogin,
     events_uri: c.eventsUri,
+    purpose: c.purpose,
+    retention: c.retention,
     status: c.status,
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),

@@ -43,14 +43,16 @@ export interface NewClient {
   items: IdentityItem[];
   autoLogin: boolean;
   eventsUri: string | null;
+  purpose: string | null;
+  retention: string | null;
 }
 
 /** Inserts a client; false when the id is taken (the caller draws another). */
 export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
   const now = Date.now();
   const r = await env.DB.prepare(
-    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, purpose, retention, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
   )
     .bind(
       c.clientId,
@@ -60,6 +62,8 @@ export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
       JSON.stringify(c.items),
       c.autoLogin ? 1 : 0,
       c.eventsUri,
+      c.purpose,
+      c.retention,
       now,
       now,
     )
@@ -74,6 +78,9 @@ export interface ClientPatch {
   autoLogin?: boolean;
   /** null removes it. */
   eventsUri?: string | null;
+  /** null restores the default text. */
+  purpose?: string | null;
+  retention?: string | null;
   status?: "active" | "disabled";
 }
 
@@ -86,6 +93,8 @@ export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch)
   if (p.items !== undefined) (sets.push("items = ?"), values.push(JSON.stringify(p.items)));
   if (p.autoLogin !== undefined) (sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0));
   if (p.eventsUri !== undefined) (sets.push("events_uri = ?"), values.push(p.eventsUri));
+  if (p.purpose !== undefined) (sets.push("purpose = ?"), values.push(p.purpose));
+  if (p.retention !== undefined) (sets.push("retention = ?"), values.push(p.retention));
   if (p.status !== undefined) (sets.push("status = ?"), values.push(p.status));
   sets.push("updated_at = ?");
   values.push(Date.now());

@@ -107,13 +107,33 @@ function eventsUri(v: unknown, devMode: boolean): string | null {
   return v;
 }
 
-export const CLIENT_FIELDS = ["name", "redirect_uris", "items", "auto_login", "events_uri"] as const;
+/** A consent text (purpose of use, retention): 1-300 characters of one line, or null for the default. */
+function consentText(field: "purpose" | "retention", v: unknown): string | null {
+  if (v === null) return null;
+  if (typeof v !== "string") throw E.invalidBecause(field, "must be text or null");
+  const s = v.normalize("NFC").trim();
+  if (s.length < 1 || s.length > 300) throw E.invalidBecause(field, "must be 1 to 300 characters");
+  if (/[\x00-\x1f\x7f]/.test(s)) throw E.invalidBecause(field, "must not contain control characters");
+  return s;
+}
+
+export const CLIENT_FIELDS = [
+  "name",
+  "redirect_uris",
+  "items",
+  "auto_login",
+  "events_uri",
+  "purpose",
+  "retention",
+] as const;
 
 /** The fields of a create request: name and redirect_uris required; items default to none. */
 export function newClientFields(
   body: Record<string, unknown>,
   devMode: boolean,
-): Required<Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin" | "eventsUri">> {
+): Required<
+  Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin" | "eventsUri" | "purpose" | "retention">
+> {
   if (body.name === undefined) throw E.missing("name");
   if (body.redirect_uris === undefined) throw E.missing("redirect_uris");
   return {
@@ -122,6 +142,8 @@ export function newClientFields(
     items: body.items === undefined ? [] : items(body.items),
     autoLogin: body.auto_login === undefined ? false : flag("auto_login", body.auto_login),
     eventsUri: body.events_uri === undefined ? null : eventsUri(body.events_uri, devMode),
+    purpose: body.purpose === undefined ? null : consentText("purpose", body.purpose),
+    retention: body.retention === undefined ? null : consentText("retention", body.retention),
   };
 }
 
@@ -133,6 +155,8 @@ export function clientPatch(body: Record<string, unknown>, devMode: boolean): Cl
   if (body.items !== undefined) p.items = items(body.items);
   if (body.auto_login !== undefined) p.autoLogin = flag("auto_login", body.auto_login);
   if (body.events_uri !== undefined) p.eventsUri = eventsUri(body.events_uri, devMode);
+  if (body.purpose !== undefined) p.purpose = consentText("purpose", body.purpose);
+  if (body.retention !== undefined) p.retention = consentText("retention", body.retention);
   if (Object.keys(p).length === 0) throw E.missing(CLIENT_FIELDS.join(" or "));
   return p;
 }

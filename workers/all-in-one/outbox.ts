@@ -6,6 +6,7 @@ import { E } from "../core/errors";
 import { json } from "../core/http";
 import { cspNonce, html, htmlResponse, raw } from "../core/html";
 import type { Route } from "../core/router";
+import { formatKst } from "../core/dates";
 import { readOutbox } from "../provider/authorize/sms";
 
 async function outbox(req: Request, env: ProviderEnv): Promise<Response> {
@@ -16,18 +17,20 @@ async function outbox(req: Request, env: ProviderEnv): Promise<Response> {
   }
   const nonce = cspNonce();
   const body = html`<html lang="ko"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Dev SMS outbox</title>
+<title>개발용 문자함 / Dev SMS outbox</title>
 <style nonce="${nonce}">${raw(
-    "body{font-family:system-ui,'Nanum Gothic',sans-serif;margin:24px;color:#191f28}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e5e8eb;padding:8px;text-align:left;vertical-align:top}th{font-size:13px;color:#6b7684}",
+    "*,*::before,*::after{box-sizing:border-box}body{margin:0;font-family:-apple-system,BlinkMacSystemFont,'Apple SD Gothic Neo','Malgun Gothic','Nanum Gothic',sans-serif;color:#191f28;line-height:1.5;word-break:keep-all;overflow-wrap:anywhere}main{max-width:48rem;margin:0 auto;padding:16px}h1{font-size:1.4rem}.en{color:#4e5968;font-size:.9em}table{border-collapse:collapse;width:100%;table-layout:fixed}td,th{border-bottom:1px solid #d1d6db;padding:8px 6px;text-align:left;vertical-align:top}th{font-size:13px;color:#4e5968}th:nth-child(1){width:28%}th:nth-child(2){width:30%}",
   )}</style></head>
-<body><h1>Dev SMS outbox</h1><p>DEV_MODE only: the last messages the <code>outbox</code> sender kept (one hour, newest first).</p>
+<body><main><h1>개발용 문자함 <span class="en">/ Dev SMS outbox</span></h1>
+<p>개발 모드(DEV_MODE)에서만 보이는, 최근 1시간 동안 보낸 문자입니다 (최신 순, 한국 시각).
+<span class="en">DEV_MODE only: messages the <code>outbox</code> sender kept for an hour, newest first, in Korean time.</span></p>
 ${
   rows.length === 0
-    ? html`<p>No messages were sent.</p>`
-    : html`<table><thead><tr><th>time</th><th>to</th><th>text</th></tr></thead><tbody>${rows.map(
-        (r) => html`<tr><td>${new Date(r.at).toISOString()}</td><td>${r.phone}</td><td>${r.body}</td></tr>`,
+    ? html`<p>보낸 문자가 없습니다. <span class="en">No messages were sent.</span></p>`
+    : html`<table><thead><tr><th>시각 <span class="en">time</span></th><th>받는 번호 <span class="en">to</span></th><th>내용 <span class="en">text</span></th></tr></thead><tbody>${rows.map(
+        (r) => html`<tr><td>${formatKst(r.at, "ko")}</td><td>${r.phone}</td><td>${r.body}</td></tr>`,
       )}</tbody></table>`
-}</body></html>`;
+}</main></body></html>`;
   return htmlResponse(body, { nonce });
 }
 

@@ -11,3 +11,10 @@ export function formatKst(ms: number, lang: "ko" | "en"): string {
   if (lang === "ko") return `${d.getUTCFullYear()}년 ${d.getUTCMonth() + 1}월 ${d.getUTCDate()}일 ${hh}:${mm}`;
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${hh}:${mm} KST`;
 }
+
+/** `17:38` (ko) or `17:38 KST` (en): a clock time today in Korea. */
+export function formatKstTime(ms: number, lang: "ko" | "en"): string {
+  const d = new Date(ms + KST_OFFSET_MS);
+  const hm = `${String(d.getUTCHours()).padStart(2, "0")}:${String(d.getUTCMinutes()).padStart(2, "0")}`;
+  return lang === "ko" ? hm : `${hm} KST`;
+}

@@ -35,6 +35,8 @@ export interface PendingLogin {
   verifier?: string;
   /** The `prompt` sent, so a forced re-login is not repeated. */
   prompt?: string;
+  /** This login is the automatic fresh start after a `login_required` return: it is not repeated. */
+  restarted?: true;
 }
 
 export async function putState(env: KvEnv, state: string, pending: PendingLogin, ttlSeconds: number): Promise<void> {

@@ -137,7 +137,13 @@ describe("the lock: 20 consecutive failures from one network lock that network o
     const attackerIp = "203.0.113.40";
     const last = await wrongCodes(who, attackerIp, 20);
     expect(last.status).toBe(429);
-    expect(alertText(last.html)).toBe("인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다. 60분 뒤에 다시 시도하세요.");
+    expect(alertText(last.html)).toMatch(
+      /^인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다\. \d{2}:\d{2}부터\(60분 뒤\) 다시 시도할 수 있습니다\.$/,
+    );
+    // the locked page offers no code entry and no new code: only leaving
+    expect(last.form?.names.has("otp")).toBe(false);
+    expect(last.form?.names.has("resend")).toBe(false);
+    expect(last.form?.names.has("cancel")).toBe(true);
     expect(retryAfter(last)).toBeGreaterThan(3590);
     expect(retryAfter(last)).toBeLessThanOrEqual(3600);
     // from the locked network: the right code is refused, and so are resend and a new sign-in
@@ -146,7 +152,7 @@ describe("the lock: 20 consecutive failures from one network lock that network o
     const again = await attacker.submit(p, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
     expect(again.status).toBe(429);
     expect(alertText(again.html)).toMatch(
-      /^Too many failed attempts: this number is locked\. Try again in 60 minutes\.$/,
+      /^Too many failed attempts: this number is locked\. You can try again from \d{2}:\d{2} KST \(in 60 minutes\)\.$/,
     );
     // the owner, on another network, is not locked out by a stranger's guesses
     const owner = await signInAll(new Browser({ ip: "198.51.100.20" }), who);
@@ -182,7 +188,9 @@ describe("the lock: 20 consecutive failures from one network lock that network o
       const owner = new Browser({ ip: "198.51.100.21" });
       const p = await owner.submit(await owner.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
       expect(p.status).toBe(429);
-      expect(alertText(p.html)).toBe("인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다. 60분 뒤에 다시 시도하세요.");
+      expect(alertText(p.html)).toMatch(
+        /^인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다\. \d{2}:\d{2}부터\(60분 뒤\) 다시 시도할 수 있습니다\.$/,
+      );
     },
   );
 
@@ -309,13 +317,27 @@ describe("sending codes to real numbers (outbox sender in DEV_MODE)", () => {
     expect(ok.form?.step).toBe("consent");
   });
 
-  it("the cooldown also holds across a new sign-in of the same number", async () => {
+  it("the cooldown also holds across a new sign-in of the same number: its code page says when a code can be had, and sends nothing", async () => {
     const who = await subscriber("K");
     await toVerify(new Browser(), who);
+    const sent = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?")
+        .bind(who.phone)
+        .first<{ n: number }>())!.n;
+    const before = await sent();
     const b = new Browser();
     const p = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-    expect(p.status).toBe(429);
-    expect(p.form?.step).toBe("identify");
+    expect(p.status).toBe(200);
+    expect(p.form?.step).toBe("verify");
+    expect(p.html).toMatch(/방금 이 번호로 인증번호를 보냈습니다\. \d+초 뒤에 새 인증번호를 받을 수 있습니다\./);
+    // no code to type yet: getting one is the primary action
+    expect(p.form?.names.has("otp")).toBe(false);
+    expect(p.html).toContain('<button type="submit" class="primary" name="resend" value="Y"');
+    expect(await sent()).toBe(before);
+    // asking before the cooldown ends is refused there, on the code page
+    const early = await b.submit(p, { resend: "Y" });
+    expect(early.status).toBe(429);
+    expect(early.form?.step).toBe("verify");
   });
 
   it("at most 5 sends per number per hour: the 6th is refused 429 until the hour ends", async () => {

@@ -121,7 +121,9 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
       expect(p.res.headers.get("Referrer-Policy"), n).toBe("no-referrer");
       expect(p.res.headers.get("Cache-Control"), n).toBe("no-store");
       expect(p.res.headers.get("Strict-Transport-Security"), n).toBe("max-age=31536000");
-      expect(p.html, n).not.toMatch(/<script|javascript:|window\.close|window\.open|\son[a-z]+=|(src|href)="https?:/i);
+      expect(p.html, n).not.toMatch(
+        /<script|javascript:|window\.close|window\.open|\son[a-z]+=|src="https?:|<link[^>]+href="https?:/i,
+      );
       const nonce = /style-src 'nonce-([A-Za-z0-9_-]+)'/.exec(csp)?.[1];
       expect(p.html, n).toContain(`<style nonce="${nonce}">`);
     }
@@ -133,7 +135,14 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     pages.push(await b.submit(pages[0]!, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone }));
     for (const p of pages) {
       expect(p.html).not.toMatch(/<script|javascript:|window\.close|window\.open|\son[a-z]+=/i);
-      expect(p.html).not.toMatch(/(src|href)="https?:/);
+      // nothing loaded from elsewhere; the only outside links are the operator's (terms, privacy, help)
+      expect(p.html).not.toMatch(/src="https?:|<link[^>]+href="https?:/);
+      const outside = [...p.html.matchAll(/<a href="(https?:[^"]+)"/g)].map((m) => m[1]);
+      expect(outside).toEqual([
+        "https://login.example.com/terms",
+        "https://login.example.com/privacy",
+        "https://login.example.com/help",
+      ]);
     }
   });
 
@@ -460,10 +469,8 @@ describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
     const refused = await b.submit(p, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone }, { csrf: "x".repeat(43) });
     expect(refused.status).toBe(403);
     expect(refused.html).toContain("요청을 확인할 수 없습니다");
-    expect(refused.html).toMatch(
-      /<a class="button" href="\/oauth2\/authorize\?response_type=code&amp;client_id=demo-client&amp;redirect_uri=https%3A%2F%2Fdemo.example%2Fcallback&amp;state=st-1">/,
-    );
-    expect(refused.form).toBeUndefined();
+    // the way on is back to the app (a form: restart=Y), never the old request with its old state
+    expect(refused.form).toMatchObject({ action: "/oauth2/authorize", names: new Set(["tx", "restart"]) });
     const ok = await b.submit(p, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
     expect(ok.form?.step).toBe("verify");
   });
@@ -515,8 +522,12 @@ describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
     expect(late.status).toBe(403);
     expect(late.html).toContain("The login has timed out");
     expect(late.html).toContain("A login must be finished within 10 minutes.");
-    expect(late.html).toContain(
-      'href="/oauth2/authorize?response_type=code&amp;client_id=demo-client&amp;redirect_uri=https%3A%2F%2Fdemo.example%2Fcallback&amp;state=exp&amp;isHybrid=Y&amp;lang=en"',
+    expect(late.html).toContain("Back to the app");
+    // going on returns the person to the app, which must start a new login: login_required, its state
+    const back = await b.submit(late, { restart: "Y" });
+    expect(back.status).toBe(302);
+    expect(back.res.headers.get("Location")).toBe(
+      "https://demo.example/callback?error=login_required&message=The%20sign-in%20expired%20or%20could%20not%20continue.%20Start%20a%20new%20login.&state=exp",
     );
   });
 
@@ -599,7 +610,9 @@ describe("languages (docs/architecture.md §4.7)", () => {
     expect(en.html).toContain("Confirm it is you");
     expect([...en.form!.names].sort()).toEqual([...p.form!.names].sort());
     const v = await b.submit(en, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
-    expect(v.html).toContain("Enter the 6-digit code sent to 010-****-5678.");
+    expect(v.html).toMatch(
+      /Enter the 6-digit code sent to 010-\*\*\*\*-5678 within 3 minutes \(by \d{2}:\d{2} KST\)\./,
+    );
   });
 });
 

@@ -131,9 +131,18 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
     // spec §4.1, docs/architecture.md §4.4: the service reports cancel and other failures as `error=...`.
     if (params.has("error") || !params.has("code")) {
       if (login.pending) await endState(env, login.state);
+      // The service could not continue (an expired sign-in): start one fresh login, once.
+      const p = login.pending;
+      if (params.get("error") === "login_required" && p && !p.restarted && p.prompt !== "none") {
+        rc.log.cause = "login_required: a fresh login";
+        const q = new URLSearchParams({ return_to: login.returnTo, restart: "1" });
+        if (p.prompt !== undefined) q.set("prompt", p.prompt);
+        return kitRedirect(303, `/auth/login?${q}`);
+      }
+      const error = params.get("error");
       throw new CallbackRefused(
-        params.has("error") ? "denied" : "request",
-        params.has("error") ? "error callback" : "no code",
+        error === undefined ? "request" : error === "access_denied" ? "denied" : "unfinished",
+        error === undefined ? "no code" : "error callback",
       );
     }
     const code = params.get("code")!;

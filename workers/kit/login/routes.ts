@@ -26,6 +26,7 @@ function onPublicOrigin(cfg: RpConfig, url: URL): Response | undefined {
 
 interface LoginRequest {
   returnTo: string;
+  restarted: boolean;
   prompt?: string;
   isHybrid: boolean;
   lang?: string;
@@ -40,7 +41,7 @@ function loginRequest(params: Params, cfg: RpConfig): LoginRequest {
   if (hybrid !== undefined && hybrid !== "Y" && hybrid !== "N") throw E.invalid("isHybrid");
   const lang = params.get("lang");
   if (lang !== undefined && lang !== "ko" && lang !== "en") throw E.invalid("lang");
-  const r: LoginRequest = { returnTo, isHybrid: hybrid === "Y" };
+  const r: LoginRequest = { returnTo, isHybrid: hybrid === "Y", restarted: params.get("restart") === "1" };
   if (prompt !== undefined) r.prompt = prompt;
   if (lang !== undefined) r.lang = lang;
   return r;
@@ -59,6 +60,7 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   const pending: PendingLogin = { bindingHash: await sha256(binding), returnTo: lr.returnTo, created: Date.now() };
   if (pkce) pending.verifier = pkce.verifier;
   if (lr.prompt !== undefined) pending.prompt = lr.prompt;
+  if (lr.restarted) pending.restarted = true;
   await putState(env, state, pending, cfg.stateTtlSeconds);
   const location = authorizationUrl(
     { baseUrl: cfg.providerBaseUrl, clientId: cfg.clientId, redirectUri: cfg.redirectUri },

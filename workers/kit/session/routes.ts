@@ -42,9 +42,12 @@ function checkPostOrigin(req: Request, env: RpEnv): void {
   checkOrigin(req, rpConfig(env).publicOrigin, sessionClaim(req)?.kind === "token");
 }
 
-/** A browser form post gets 303 to `/`; an API caller gets JSON. Both lose the session cookie. */
-function done(req: Request, body: Record<string, unknown>): Response {
-  if (wantsHtml(req)) return kitRedirect(303, "/", [CLEAR_SESSION]);
+/**
+ * A browser form post gets 303 to `/?done=logout` (or `disconnect`), so the app can say what
+ * happened; an API caller gets JSON. Both lose the session cookie.
+ */
+function done(req: Request, body: Record<string, unknown>, what: "logout" | "disconnect"): Response {
+  if (wantsHtml(req)) return kitRedirect(303, `/?done=${what}`, [CLEAR_SESSION]);
   return json(body, 200, { "Set-Cookie": CLEAR_SESSION });
 }
 
@@ -58,7 +61,7 @@ async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Res
   const claim = sessionClaim(req);
   if (claim) await endSession(env, claim.id);
   rc.log.event = "rp.logout";
-  return done(req, { loggedOut: true });
+  return done(req, { loggedOut: true }, "logout");
 }
 
 /** Disconnects at the service, then forgets the identity: every session of the plid ends with it. */
@@ -74,7 +77,7 @@ async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise
   await forgetIdentity(env, s.record.plid);
   await endSession(env, s.id);
   rc.log.event = "rp.disconnect";
-  return done(req, { disconnected: true });
+  return done(req, { disconnected: true }, "disconnect");
 }
 
 interface TokenRequest {

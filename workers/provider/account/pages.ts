@@ -8,8 +8,10 @@ import { cspNonce, html, type SafeHtml } from "../../core/html";
 import { itemName, t, type Lang } from "../authorize/i18n";
 import { page, type PageContext } from "../authorize/pages";
 import type { Connection } from "../store/links";
+import type { Operator } from "../authorize/config";
 
 export interface DashboardView {
+  operator: Operator;
   lang: Lang;
   masked: string;
   csrf: string;
@@ -54,6 +56,8 @@ export function dashboardPage(v: DashboardView): Response {
   const L = v.lang;
   const other: Lang = L === "ko" ? "en" : "ko";
   const ctx: PageContext = {
+    operator: v.operator,
+    purpose: "account",
     lang: L,
     hybrid: false,
     appName: "",

@@ -54,6 +54,7 @@ async function startAccount(
     signinConfig(env).txTtlMs,
   );
   const ctx: PageContext = {
+    operator: signinConfig(env).operator,
     lang,
     hybrid: false,
     appName: "",
@@ -75,7 +76,14 @@ async function dashboard(
   extra: { notice?: string; alert?: string; status?: number } = {},
 ): Promise<Response> {
   const connections = await connectionsOf(env, h.session.subscriberId);
-  return dashboardPage({ lang, masked: h.session.masked, csrf: h.csrf, connections, ...extra });
+  return dashboardPage({
+    operator: signinConfig(env).operator,
+    lang,
+    masked: h.session.masked,
+    csrf: h.csrf,
+    connections,
+    ...extra,
+  });
 }
 
 type Action = "end_auto_login" | "terminate" | "sign_out";
@@ -94,10 +102,19 @@ async function act(
   lang: Lang,
 ): Promise<Response> {
   const action = params.get("action");
-  const stopCtx: PageContext = { lang, hybrid: false, appName: "", nonce: cspNonce(), formAction: [] };
+  const stopCtx: PageContext = {
+    operator: signinConfig(env).operator,
+    lang,
+    hybrid: false,
+    appName: "",
+    nonce: cspNonce(),
+    formAction: [],
+  };
   if (!(await csrfHolds(h, params.get("csrf")))) {
     rc.log.event = "account.csrf_refused";
-    return stopPage(stopCtx, t(lang, "forbiddenTitle"), t(lang, "forbiddenText"), `/account?lang=${lang}`);
+    return stopPage(stopCtx, t(lang, "forbiddenTitle"), t(lang, "forbiddenText"), {
+      href: `/account?lang=${lang}`,
+    });
   }
   if (!isAction(action)) return dashboard(env, h, lang, { alert: t(lang, "accountUnknownApp"), status: 400 });
   if (action === "sign_out") {

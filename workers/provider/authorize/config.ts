@@ -2,7 +2,16 @@
 // and limit has its documented default, so tests can shorten windows.
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
+/** Who runs the pages (every page's footer): the operator's name and links, from configuration. */
+export interface Operator {
+  name?: string;
+  terms?: string;
+  privacy?: string;
+  help?: string;
+}
+
 export interface SigninConfig {
+  operator: Operator;
   txTtlMs: number;
   otpTtlMs: number;
   otpMaxAttempts: number;
@@ -43,6 +52,23 @@ export interface SigninVars extends CommonVars {
   SMS_WEBHOOK_URL?: string;
   SMS_WEBHOOK_SECRET?: string;
   SMS_WEBHOOK_TIMEOUT_MS?: string;
+  OPERATOR_NAME?: string;
+  TERMS_URL?: string;
+  PRIVACY_URL?: string;
+  HELP_URL?: string;
+}
+
+/** A footer link: an https URL (http too in DEV_MODE) or a path on this host. */
+function linkVar(
+  env: SigninVars,
+  name: "TERMS_URL" | "PRIVACY_URL" | "HELP_URL",
+  devMode: boolean,
+): string | undefined {
+  const v = optionalVar(env, name);
+  if (v === undefined) return undefined;
+  if (!(/^https:\/\/[^\s"<>]+$/.test(v) || (devMode && /^http:\/\/[^\s"<>]+$/.test(v)) || /^\/[^\s"<>]*$/.test(v)))
+    throw new ConfigError(name, "must be an https URL or a path starting with /");
+  return v;
 }
 
 function parse(env: SigninVars): SigninConfig {
@@ -53,7 +79,16 @@ function parse(env: SigninVars): SigninConfig {
   if (smsWebhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsWebhookUrl)) {
     throw new ConfigError("SMS_WEBHOOK_URL", "must be an http(s) URL");
   }
+  const operatorName = optionalVar(env, "OPERATOR_NAME");
+  if (operatorName !== undefined && operatorName.length > 100)
+    throw new ConfigError("OPERATOR_NAME", "at most 100 characters");
   return {
+    operator: {
+      name: operatorName,
+      terms: linkVar(env, "TERMS_URL", devMode),
+      privacy: linkVar(env, "PRIVACY_URL", devMode),
+      help: linkVar(env, "HELP_URL", devMode),
+    },
     txTtlMs: intVar(env, "SIGNIN_TX_TTL_SECONDS", 600, 10, 3600) * 1000,
     otpTtlMs: intVar(env, "SIGNIN_OTP_TTL_SECONDS", 180, 10, 1800) * 1000,
     otpMaxAttempts: intVar(env, "SIGNIN_OTP_MAX_ATTEMPTS", 5, 1, 100),

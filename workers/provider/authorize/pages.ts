@@ -4,6 +4,7 @@
 
 import { html, htmlResponse, raw, type SafeHtml } from "../../core/html";
 import { itemName, t, type Lang, type MessageKey } from "./i18n";
+import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
 
 /** What every page of one transaction needs. */
@@ -22,6 +23,8 @@ export interface PageContext {
   action?: string;
   /** "account": the pages prove the number for the person's own /account page, not for an app. */
   purpose?: "account";
+  /** Who runs the pages, named with its links in every footer (configuration). */
+  operator: Operator;
 }
 
 export interface Alert {
@@ -43,8 +46,8 @@ main{max-width:440px;margin:0 auto;padding:24px 20px 32px}
 .web main{margin:24px auto;background:#fff;border-radius:16px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
 .hybrid{background:#fff}
 .hybrid main{max-width:none;min-height:100vh;display:flex;flex-direction:column;padding:20px 20px 24px}
-.brand{display:flex;align-items:center;gap:8px;margin:0 0 20px;font-size:14px;font-weight:700;color:#3182f6}
-.brand b{display:inline-block;width:22px;height:22px;border-radius:6px;background:#3182f6;color:#fff;text-align:center;font-size:13px;line-height:22px}
+.brand{display:flex;align-items:center;gap:8px;margin:0 0 20px;font-size:14px;font-weight:700;color:#1b64da}
+.brand b{display:inline-block;width:22px;height:22px;border-radius:6px;background:#1b64da;color:#fff;text-align:center;font-size:13px;line-height:22px}
 h1{margin:0 0 8px;font-size:24px;line-height:1.35;letter-spacing:-.02em}
 .lead{margin:0 0 20px;color:#4e5968}
 .lead strong{color:#191f28}
@@ -53,18 +56,18 @@ fieldset{margin:0;padding:0;border:0}
 legend,label.field{display:block;margin:0 0 6px;font-size:14px;font-weight:600;color:#333d4b}
 .carriers{display:grid;grid-template-columns:repeat(3,1fr);gap:8px}
 .carriers input{position:absolute;opacity:0;width:1px;height:1px}
-.carriers label{display:block;padding:12px 4px;border:1.5px solid #d1d6db;border-radius:10px;text-align:center;font-weight:600;background:#fff;cursor:pointer}
-.carriers input:checked+label{border-color:#3182f6;background:#e8f3ff;color:#1b64da}
-.carriers input:focus-visible+label{outline:3px solid #90c2ff;outline-offset:2px}
-input[type=text],input[type=tel]{width:100%;padding:13px 14px;font-size:17px;border:1.5px solid #d1d6db;border-radius:10px;background:#fff;color:#191f28}
-input[type=text]:focus,input[type=tel]:focus{outline:none;border-color:#3182f6;box-shadow:0 0 0 3px #cfe4ff}
+.carriers label{display:block;padding:12px 4px;border:1.5px solid #8b95a1;border-radius:10px;text-align:center;font-weight:600;background:#fff;cursor:pointer}
+.carriers input:checked+label{border-color:#1b64da;background:#e8f3ff;color:#1b64da}
+.carriers input:focus-visible+label{outline:3px solid #1b64da;outline-offset:2px}
+input[type=text],input[type=tel]{width:100%;padding:13px 14px;font-size:17px;border:1.5px solid #8b95a1;border-radius:10px;background:#fff;color:#191f28}
+input[type=text]:focus,input[type=tel]:focus{outline:3px solid #1b64da;outline-offset:1px;border-color:#1b64da}
 input[aria-invalid=true]{border-color:#e5484d}
 input.otp{letter-spacing:.4em;font-size:22px;text-align:center;font-variant-numeric:tabular-nums}
 .alert{margin:0;padding:12px 14px;border-radius:10px;background:#fff0f0;color:#c0262d;font-weight:600}
 .notice{margin:0;padding:12px 14px;border-radius:10px;background:#e8f3ff;color:#1b64da}
-.hint{margin:6px 0 0;font-size:13px;color:#6b7684}
+.hint{margin:6px 0 0;font-size:13px;color:#5f6b7a}
 .check{display:flex;gap:10px;align-items:flex-start;padding:12px 14px;border-radius:10px;background:#f9fafb}
-.check input{width:20px;height:20px;margin:2px 0 0;flex:none;accent-color:#3182f6}
+.check input{width:20px;height:20px;margin:2px 0 0;flex:none;accent-color:#1b64da}
 .check label{font-size:14px}
 .check .hint{display:block;margin-top:2px}
 .items{margin:0;padding:14px 14px 14px 34px;border-radius:10px;background:#f9fafb}
@@ -72,16 +75,19 @@ input.otp{letter-spacing:.4em;font-size:22px;text-align:center;font-variant-nume
 .actions{display:flex;flex-direction:column;gap:8px;margin-top:8px}
 .hybrid .actions{margin-top:auto;padding-top:16px}
 button{width:100%;min-height:52px;padding:12px;font:inherit;font-size:17px;font-weight:700;border-radius:12px;border:0;cursor:pointer}
-button.primary{background:#3182f6;color:#fff}
+button.primary{background:#1b64da;color:#fff}
 button.secondary{background:#f2f4f6;color:#4e5968}
-button.link{min-height:44px;background:none;color:#3182f6;font-size:15px;font-weight:600}
-button:focus-visible,a:focus-visible{outline:3px solid #90c2ff;outline-offset:2px}
+button.link{min-height:44px;background:none;color:#1b64da;font-size:15px;font-weight:600}
+button:focus-visible,a:focus-visible{outline:3px solid #1b64da;outline-offset:2px}
 .hybrid .actions button{min-height:56px}
-footer{display:flex;justify-content:space-between;align-items:center;gap:12px;margin-top:24px;font-size:13px;color:#8b95a1}
+footer{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;gap:8px 12px;margin-top:24px;font-size:13px;color:#5f6b7a}
+footer p{margin:0}
+footer nav{display:flex;flex-wrap:wrap;gap:4px 12px;width:100%}
+footer a{color:#4e5968}
 footer form{margin:0}
 footer button{width:auto;min-height:36px;padding:4px 12px;font-size:13px;font-weight:600;background:#f2f4f6;color:#4e5968;border-radius:8px}
 .stop p{color:#4e5968}
-a.button{display:block;padding:14px;border-radius:12px;background:#3182f6;color:#fff;text-align:center;font-weight:700;text-decoration:none}
+a.button{display:block;padding:14px;border-radius:12px;background:#1b64da;color:#fff;text-align:center;font-weight:700;text-decoration:none}
 .app{margin:0 0 16px;padding:16px;border:1.5px solid #d1d6db;border-radius:12px}
 .app h2{margin:0 0 8px;font-size:18px}
 .app dl{margin:0;font-size:14px}
@@ -91,6 +97,14 @@ a.button{display:block;padding:14px;border-radius:12px;background:#3182f6;color:
 .app .auto{margin:8px 0 12px;font-size:14px;font-weight:600}
 .app-actions{display:flex;flex-direction:column;gap:8px}
 .app-actions button{min-height:44px;font-size:15px}
+.carriers+.carriers{margin-top:8px}
+.carriers.mvno label{font-size:14px;padding:10px 4px}
+.consent{margin:0;padding:14px;border-radius:10px;background:#f9fafb;font-size:14px}
+.consent div{margin:0 0 10px}
+.consent dt{font-weight:700;color:#333d4b}
+.consent dd{margin:2px 0 0}
+.consent ul{margin:2px 0 0;padding-left:20px}
+.refuse{margin:0;font-size:14px;color:#4e5968}
 a.switch{align-self:center;color:#1b64da;font-size:14px;font-weight:600}
 `);
 
@@ -109,17 +123,32 @@ function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true):
 <main>
 <p class="brand"><b aria-hidden="true">P</b>${t(ctx.lang, "serviceName")}</p>
 ${body}
+<footer>
+<p>${ctx.operator.name ? t(ctx.lang, "footerOperator", { name: ctx.operator.name }) : t(ctx.lang, "footer")}</p>
 ${
   footer && ctx.txId && ctx.csrf
-    ? html`<footer><span>${t(ctx.lang, "footer")}</span><form method="post" action="${ctx.action ?? "/oauth2/authorize"}" class="lang">
+    ? html`<form method="post" action="${ctx.action ?? "/oauth2/authorize"}" class="lang">
 <input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">
 <button type="submit" name="lang" value="${other}" lang="${other}" aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}">${t(ctx.lang, "switchTo")}</button>
-</form></footer>`
-    : html`<footer><span>${t(ctx.lang, "footer")}</span></footer>`
+</form>`
+    : ""
 }
+<nav aria-label="${t(ctx.lang, "footerNav")}">${footerLinks(ctx)}</nav>
+</footer>
 </main>
 </body>
 </html>`;
+}
+
+function footerLinks(ctx: PageContext): SafeHtml[] {
+  const o = ctx.operator;
+  const links: SafeHtml[] = [];
+  if (o.terms) links.push(html`<a href="${o.terms}">${t(ctx.lang, "terms")}</a>`);
+  if (o.privacy) links.push(html`<a href="${o.privacy}"><strong>${t(ctx.lang, "privacy")}</strong></a>`);
+  if (o.help) links.push(html`<a href="${o.help}">${t(ctx.lang, "help")}</a>`);
+  if (ctx.purpose !== "account")
+    links.push(html`<a href="/account?lang=${ctx.lang}">${t(ctx.lang, "accountTitle")}</a>`);
+  return links;
 }
 
 /** A page in the sign-in pages' look (layout, headers, the language switch when `ctx` has a transaction). */
@@ -158,19 +187,23 @@ export interface IdentifyValues {
 
 export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: Alert, result?: PageResult): Response {
   const L = ctx.lang;
-  const carriers = (["S", "K", "L"] as const).map(
-    (c, i) =>
-      html`<input type="radio" id="telco-${c}" name="telcoCd" value="${c}" required${v.telcoCd === c ? raw(" checked") : ""}${
-        i === 0 && alert?.field === "telcoCd" ? raw(' aria-describedby="form-alert" autofocus') : ""
-      }><label for="telco-${c}">${t(L, `carrier${c}` as MessageKey)}</label>`,
-  );
+  // Step 1's initial focus: the field an alert is about, else the carrier choice.
+  const focusCarrier = alert?.field === "telcoCd" || alert?.field === undefined;
+  const radio = (c: string, i: number) =>
+    html`<input type="radio" id="telco-${c}" name="telcoCd" value="${c}" required${v.telcoCd === c ? raw(" checked") : ""}${
+      i === 0 && alert?.field === "telcoCd" ? raw(' aria-describedby="form-alert"') : ""
+    }${i === 0 && focusCarrier ? raw(" autofocus") : ""}><label for="telco-${c}">${t(L, `carrier${c}` as MessageKey)}</label>`;
+  // 알뜰폰 (MVNO) lines choose their host network: MS, MK, ML are read as S, K, L.
+  const carriers = html`<div class="carriers">${(["S", "K", "L"] as const).map((c, i) => radio(c, i))}</div>
+<div class="carriers mvno">${(["MS", "MK", "ML"] as const).map((c) => radio(c, 1))}</div>
+<p class="hint">${t(L, "carrierMvnoHint")}</p>`;
   const title = ctx.purpose === "account" ? t(L, "accountTitle") : t(L, "identifyTitle");
   const body = html`<h1>${title}</h1>
 <p class="lead">${ctx.purpose === "account" ? t(L, "accountIdentifyLead") : t(L, "identifyLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="identify">
 ${hidden(ctx)}
 ${alertBox(alert)}
-<fieldset><legend>${t(L, "carrier")}</legend><div class="carriers">${carriers}</div></fieldset>
+<fieldset><legend>${t(L, "carrier")}</legend>${carriers}</fieldset>
 <div><label class="field" for="name">${t(L, "name")}</label>
 <input type="text" id="name" name="name" value="${v.name ?? ""}" autocomplete="name" maxlength="50" required${invalid(alert, "name", false)}></div>
 <div><label class="field" for="phoneNo">${t(L, "phoneNo")}</label>
@@ -187,6 +220,11 @@ export interface VerifyInfo {
   masked: string;
   test: boolean;
   minutes: number;
+  /** "enter": a code to type; "newCode": none usable (used up, expired, not sent yet): getting one is
+   * the primary action; "locked": nothing can be done here until the lock lifts. */
+  state: "enter" | "newCode" | "locked";
+  /** When the code stops working, as a clock time (state "enter"). */
+  until?: string;
   /** The opt-in box, when eligible; `checked` keeps the person's choice across a re-render. */
   autoLogin: { days: number; checked: boolean } | null;
   notice?: string;
@@ -194,46 +232,69 @@ export interface VerifyInfo {
 
 export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, result?: PageResult): Response {
   const L = ctx.lang;
-  const body = html`<h1>${t(L, "verifyTitle")}</h1>
-<p class="lead">${t(L, "verifyLead", { phone: info.masked, minutes: info.minutes })}</p>
-<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="verify">
-${hidden(ctx)}
-${alertBox(alert)}
-${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
-<div><label class="field" for="otp">${t(L, "otp")}</label>
+  const lead =
+    info.state === "enter" && info.until
+      ? t(L, "verifyLead", { phone: info.masked, minutes: info.minutes, until: info.until })
+      : t(L, "verifyLeadNoCode", { phone: info.masked });
+  const entry =
+    info.state === "enter"
+      ? html`<div><label class="field" for="otp">${t(L, "otp")}</label>
 <input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${invalid(alert, "otp", true)}>
 ${info.test && html`<p class="hint">${t(L, "verifyTestNumber")}</p>`}</div>
 ${
   info.autoLogin &&
   html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${info.autoLogin.checked ? raw(" checked") : ""}>
 <label for="autoLogin">${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
-}
+}`
+      : "";
+  const actions =
+    info.state === "enter"
+      ? html`<button type="submit" class="primary">${t(L, "confirm")}</button>
+<button type="submit" class="link" name="resend" value="Y" formnovalidate>${t(L, "resend")}</button>`
+      : info.state === "newCode"
+        ? html`<button type="submit" class="primary" name="resend" value="Y" formnovalidate${alert ? "" : raw(" autofocus")}>${t(L, "resend")}</button>`
+        : "";
+  const body = html`<h1>${t(L, "verifyTitle")}</h1>
+<p class="lead">${lead}</p>
+<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="verify">
+${hidden(ctx)}
+${alertBox(alert)}
+${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
+${entry}
 <div class="actions">
-<button type="submit" class="primary">${t(L, "confirm")}</button>
-<button type="submit" class="link" name="resend" value="Y" formnovalidate>${t(L, "resend")}</button>
+${actions}
 <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
 </div>
 </form>`;
   return page(ctx, t(L, "verifyTitle"), body, result);
 }
 
-export function consentPage(
-  ctx: PageContext,
-  items: readonly IdentityItem[],
-  alert?: Alert,
-  result?: PageResult,
-): Response {
+/** What the consent page states for the provision (개인정보 보호법 §17 ②): the app's registered texts. */
+export interface ConsentTerms {
+  items: readonly IdentityItem[];
+  purpose: string | null;
+  retention: string | null;
+}
+
+export function consentPage(ctx: PageContext, terms: ConsentTerms, alert?: Alert, result?: PageResult): Response {
   const L = ctx.lang;
+  const items = terms.items;
   const list =
     items.length > 0
-      ? html`<ul class="items">${items.map((i) => html`<li>${itemName(L, i)}</li>`)}<li>${t(L, "consentIdentifier")}</li></ul>`
-      : html`<p class="notice">${t(L, "consentNone")}</p>`;
+      ? html`<ul>${items.map((i) => html`<li>${itemName(L, i)}</li>`)}<li>${t(L, "consentIdentifier")}</li></ul>`
+      : html`<p>${t(L, "consentNone")}</p>`;
   const body = html`<h1>${t(L, "consentTitle")}</h1>
 <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="consent">
 ${hidden(ctx)}
 ${alertBox(alert)}
-${list}
+<dl class="consent">
+<div><dt>${t(L, "consentRecipient")}</dt><dd>${ctx.appName}</dd></div>
+<div><dt>${t(L, "consentPurpose")}</dt><dd>${terms.purpose ?? t(L, "purposeDefault")}</dd></div>
+<div><dt>${t(L, "consentItems")}</dt><dd>${list}</dd></div>
+<div><dt>${t(L, "consentRetention")}</dt><dd>${terms.retention ?? t(L, "retentionDefault")}</dd></div>
+</dl>
+<p class="refuse">${t(L, "consentRefuse")}</p>
 <div class="actions">
 <button type="submit" class="primary" name="agree" value="Y"${alert ? raw(" autofocus") : ""}>${t(L, "agree")}</button>
 <button type="submit" class="secondary" name="agree" value="N">${t(L, "disagree")}</button>
@@ -242,10 +303,24 @@ ${list}
   return page(ctx, t(L, "consentTitle"), body, result);
 }
 
-/** A page that ends the flow (403): expired, unknown, forbidden; with a start-again link if known. */
-export function stopPage(ctx: PageContext, title: string, text: string, restart?: string, status = 403): Response {
+/**
+ * How a stop page lets the person go on: back to the app (a POST that answers the app with
+ * `login_required`, docs/signin.md "Stop pages"), or a link (the /account page starts again).
+ */
+export type Restart = { returnTx: string } | { href: string };
+
+/** A page that ends the flow (403): expired, unknown, forbidden; with the way on when one is known. */
+export function stopPage(ctx: PageContext, title: string, text: string, restart?: Restart, status = 403): Response {
+  const L = ctx.lang;
+  const action =
+    restart === undefined
+      ? ""
+      : "href" in restart
+        ? html`<p><a class="button" href="${restart.href}">${t(L, "startAgain")}</a></p>`
+        : html`<form method="post" action="/oauth2/authorize"><input type="hidden" name="tx" value="${restart.returnTx}">
+<button type="submit" class="primary" name="restart" value="Y" autofocus>${t(L, "backToApp")}</button></form>`;
   const body = html`<div class="stop" role="alert"><h1>${title}</h1><p>${text}</p></div>
-${restart && html`<p><a class="button" href="${restart}">${t(ctx.lang, "startAgain")}</a></p>`}`;
+${action}`;
   return htmlResponse(layout({ ...ctx, txId: undefined, csrf: undefined }, title, body), {
     status,
     nonce: ctx.nonce,

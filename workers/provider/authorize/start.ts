@@ -93,6 +93,7 @@ export async function startSignIn(
   rc.log.event = "signin.start";
   const target = cspSourceFor(ar.redirectUri);
   const ctx: PageContext = {
+    operator: cfg.operator,
     lang,
     hybrid: ar.isHybrid,
     appName: ar.client.name,

@@ -12,6 +12,7 @@ import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
 import { redirect, type Params } from "../../core/http";
 import { cspNonce, cspSourceFor } from "../../core/html";
+import { formatKstTime } from "../../core/dates";
 import { pickLang, t, type Lang } from "./i18n";
 import { storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
@@ -28,6 +29,7 @@ import {
   type IdentifyValues,
   type PageContext,
   type PageResult,
+  type Restart,
 } from "./pages";
 import {
   bindingHolds,
@@ -37,6 +39,7 @@ import {
   maskMove,
   nextTxId,
   restartUrl,
+  RESTART_MESSAGE,
   txKey,
   type Transaction,
   type TxHandle,
@@ -87,14 +90,17 @@ function accountClient(lang: Lang): Client {
     autoLogin: false,
     status: "active",
     eventsUri: null,
+    purpose: null,
+    retention: null,
     createdAt: 0,
     updatedAt: 0,
   };
 }
 
-function pageContext(tx: Transaction, appName: string, txId?: string, csrf?: string): PageContext {
+function pageContext(env: ProviderEnv, tx: Transaction, appName: string, txId?: string, csrf?: string): PageContext {
   const target = cspSourceFor(tx.redirectUri);
   return {
+    operator: signinConfig(env).operator,
     lang: tx.lang,
     hybrid: tx.isHybrid,
     appName,
@@ -121,7 +127,7 @@ function refusalAlert(lang: Lang, r: Refusal, field?: Alert["field"]): Alert {
     case "ip":
       return { text: t(lang, "errIpLimit", { minutes: minutes(left) }) };
     case "locked":
-      return { text: t(lang, "errLocked", { minutes: minutes(left) }), field };
+      return { text: t(lang, "errLocked", { minutes: minutes(left), until: formatKstTime(r.until, lang) }), field };
     case "cooldown":
       return { text: t(lang, "errCooldown", { seconds: Math.max(1, Math.ceil(left / 1000)) }), field };
     case "sends":
@@ -143,9 +149,32 @@ function failure(f: Flow, reason: string): void {
   );
 }
 
+/**
+ * The way on from a stop page: an app's sign-in goes back to the app (`restart=Y`, answered with
+ * login_required so the app starts a new login); the /account page starts again.
+ */
+function restartOf(h: TxHandle): Restart {
+  return h.tx.purpose === "account" ? { href: restartUrl(h.tx) } : { returnTx: h.id };
+}
+
+/** `restart=Y` from a stop page: the app gets `login_required` with its state; the sign-in ends. */
+async function returnToApp(h: TxHandle, rc: RequestContext): Promise<Response> {
+  await h.stub.signinFinish(h.key, ["identify", "verify", "consent"]);
+  rc.log.event = "signin.restart";
+  if (h.tx.purpose === "account") return redirect(303, restartUrl(h.tx));
+  return errorRedirect(h.tx.redirectUri, h.tx.state, "login_required", RESTART_MESSAGE);
+}
+
 /** The page of the transaction's current step. */
-function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: string } = {}): Response {
+function render(
+  f: Flow,
+  alert?: Alert,
+  result?: PageResult,
+  extra: { notice?: string; locked?: boolean } = {},
+): Response {
   const tx = f.h.tx;
+  const c = tx.challenge;
+  const usable = c && c.attempts < f.cfg.otpMaxAttempts && c.expiresAt > Date.now();
   switch (tx.step) {
     case "identify":
     case "moved":
@@ -157,6 +186,8 @@ function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: s
           masked: tx.subscriber!.masked,
           test: tx.subscriber!.testOtpHash !== null,
           minutes: Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000)),
+          state: extra.locked ? "locked" : usable ? "enter" : "newCode",
+          until: c ? formatKstTime(c.expiresAt, f.ctx.lang) : undefined,
           autoLogin: tx.autoLoginEligible
             ? {
                 days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000),
@@ -173,7 +204,12 @@ function render(f: Flow, alert?: Alert, result?: PageResult, extra: { notice?: s
         result,
       );
     case "consent":
-      return consentPage(f.ctx, f.client.items, alert, result);
+      return consentPage(
+        f.ctx,
+        { items: f.client.items, purpose: f.client.purpose, retention: f.client.retention },
+        alert,
+        result,
+      );
   }
 }
 
@@ -235,8 +271,10 @@ async function identify(f: Flow): Promise<Response> {
     failure(f, "ip_limited");
     return identifyPage(f.ctx, values, refusalAlert(L, ip), limited(ip));
   }
-  const telco = values.telcoCd;
-  if (!isTelco(telco)) return identifyPage(f.ctx, values, { text: t(L, "errTelco"), field: "telcoCd" }, {});
+  // 알뜰폰 lines are chosen by their host network (MS, MK, ML) and are that network's subscribers.
+  const telco = values.telcoCd?.startsWith("M") ? values.telcoCd.slice(1) : values.telcoCd;
+  if (!isTelco(telco) || (values.telcoCd!.length === 2 && !/^M[SKL]$/.test(values.telcoCd!)))
+    return identifyPage(f.ctx, values, { text: t(L, "errTelco"), field: "telcoCd" }, {});
   const name = values.name?.trim();
   if (!name || name.length > 50) return identifyPage(f.ctx, values, { text: t(L, "errName"), field: "name" }, {});
   if (!values.phoneNo) return identifyPage(f.ctx, values, { text: t(L, "errPhone"), field: "phoneNo" }, {});
@@ -291,12 +329,21 @@ async function identify(f: Flow): Promise<Response> {
     if (opened.refusal.limit === "locked") failure(f, "locked");
     return identifyPage(f.ctx, values, refusalAlert(L, opened.refusal), limited(opened.refusal));
   }
+  const waiting = opened.result === "waiting" ? opened.until : null;
   const movedTo = await maskMove(f.h.id, nextId);
   const moved = await f.h.stub.signinSupersede(f.h.key, f.h.tx.v, movedTo);
   const won = moved.moved || (moved.record?.step === "moved" && moved.record.movedTo === movedTo);
   if (!won) {
-    if (opened.result === "opened") await next.stub.signinAbandon(next.key, key, code !== null, limits);
+    if (opened.result === "opened" || waiting !== null)
+      await next.stub.signinAbandon(next.key, key, opened.result === "opened" && code !== null, limits);
     return conflict(f, moved.record);
+  }
+  if (waiting !== null) {
+    // A code went to this number moments ago (another sign-in): this one waits for the cooldown
+    // on the code page, where getting a code is the next action.
+    const g = at(f, handleOf(next, (await next.stub.signinGet(next.key)) ?? { ...record, challenge: null }));
+    const seconds = Math.max(1, Math.ceil((waiting - Date.now()) / 1000));
+    return render(g, undefined, undefined, { notice: t(L, "noticeWait", { seconds }) });
   }
   const g = at(f, opened.result === "opened" ? next : handleOf(next, (await next.stub.signinGet(next.key)) ?? record));
   if (opened.result === "opened" && code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
@@ -310,7 +357,7 @@ async function resend(f: Flow): Promise<Response> {
   let phone = "";
   if (sub.testOtpHash === null) {
     const s = await subscriberById(f.env, sub.id);
-    if (!s) return stopPage(f.ctx, t(L, "unknownTitle"), t(L, "unknownText"), restartUrl(f.h.tx));
+    if (!s) return stopPage(f.ctx, t(L, "unknownTitle"), t(L, "unknownText"), restartOf(f.h));
     phone = s.phone;
   }
   const { code, digest } = await newCode(sub.testOtpHash);
@@ -325,7 +372,8 @@ async function resend(f: Flow): Promise<Response> {
   });
   if (r.result === "conflict") return conflict(f, r.record);
   const g = at(f, handleOf(f.h, r.record));
-  if (r.result === "refused") return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal));
+  if (r.result === "refused")
+    return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal), { locked: r.refusal.limit === "locked" });
   if (code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
   f.rc.log.event = "signin.code_resent";
   return render(g, undefined, undefined, { notice: t(L, code !== null ? "noticeResent" : "noticeResentTest") });
@@ -355,7 +403,7 @@ async function verify(f: Flow): Promise<Response> {
   switch (r.result) {
     case "refused":
       failure(g, "locked");
-      return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal));
+      return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal), { locked: r.refusal.limit === "locked" });
     case "absent":
       return render(g, { text: t(L, "errOtpGone"), field: "otp" });
     case "expired":
@@ -365,7 +413,10 @@ async function verify(f: Flow): Promise<Response> {
       return render(g, { text: t(L, "errOtpExhausted"), field: "otp" }, { status: 429, retryAfterSeconds: 1 });
     case "wrong": {
       failure(g, "otp_wrong");
-      if (r.refusal) return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal));
+      if (r.refusal)
+        return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal), {
+          locked: r.refusal.limit === "locked",
+        });
       return render(g, { text: r.left > 0 ? t(L, "errOtpWrong", { left: r.left }) : t(L, "errOtpLast"), field: "otp" });
     }
     case "ok":
@@ -436,7 +487,14 @@ export async function continueSignIn(
   if (!h) {
     rc.log.event = "signin.unknown_tx";
     const lang = pickLang(req.headers.get("Accept-Language"));
-    const ctx: PageContext = { lang, hybrid: false, appName: "", nonce: cspNonce(), formAction: [] };
+    const ctx: PageContext = {
+      operator: signinConfig(env).operator,
+      lang,
+      hybrid: false,
+      appName: "",
+      nonce: cspNonce(),
+      formAction: [],
+    };
     return stopPage(ctx, t(lang, "unknownTitle"), t(lang, "unknownText"));
   }
   const tx = h.tx;
@@ -444,23 +502,24 @@ export async function continueSignIn(
   // A transaction serves the purpose it was made for: an app's step cannot be posted to /account.
   if ((tx.purpose === "account") !== (hooks !== undefined)) {
     const lang = tx.lang;
-    return stopPage(pageContext(tx, ""), t(lang, "unknownTitle"), t(lang, "unknownText"));
+    return stopPage(pageContext(env, tx, ""), t(lang, "unknownTitle"), t(lang, "unknownText"));
   }
+  if (params.get("restart") === "Y") return returnToApp(h, rc);
   const client = hooks ? accountClient(tx.lang) : await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
-  const stopCtx = pageContext(tx, client?.name ?? "");
+  const stopCtx = pageContext(env, tx, client?.name ?? "");
   if (Date.now() >= tx.expiresAt) {
     rc.log.event = "signin.expired";
     return stopPage(
       stopCtx,
       t(tx.lang, "expiredTitle"),
       t(tx.lang, "expiredText", { minutes: minutes(cfg.txTtlMs) }),
-      restartUrl(tx),
+      restartOf(h),
     );
   }
   const csrf = params.get("csrf");
   if (!(await bindingHolds(req, tx, csrf))) {
     rc.log.event = "signin.csrf_refused";
-    return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartUrl(tx));
+    return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartOf(h));
   }
   if (!client) return stopPage(stopCtx, t(tx.lang, "clientGoneTitle"), t(tx.lang, "clientGoneText"));
   const f: Flow = {
@@ -472,7 +531,7 @@ export async function continueSignIn(
     params,
     client,
     h,
-    ctx: pageContext(tx, client.name, h.id, csrf),
+    ctx: pageContext(env, tx, client.name, h.id, csrf),
     hooks,
   };
 

@@ -185,7 +185,10 @@ export function challengeHash(txId: string, phoneKey: string, codeDigest: string
   return sha256(`otp:${txId}:${phoneKey}:${codeDigest}`);
 }
 
-/** The authorize URL that starts this sign-in again (the "start again" link). */
+/** The `message` of the `login_required` answer a stop page's "back to the app" sends. */
+export const RESTART_MESSAGE = "The sign-in expired or could not continue. Start a new login.";
+
+/** Where an account sign-in starts again; an app's sign-in: the authorize URL that started it. */
 export function restartUrl(tx: SigninRecord): string {
   if (tx.purpose === "account") return tx.langGiven ? `/account?lang=${tx.lang}` : "/account";
   const q = new URLSearchParams({

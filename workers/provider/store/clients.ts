@@ -15,6 +15,9 @@ export interface Client {
   status: "active" | "disabled";
   /** Where signed events about its users go (docs/events.md), or null. */
   eventsUri: string | null;
+  /** The consent page's purpose of use and retention period (null: the defaults). */
+  purpose: string | null;
+  retention: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -31,6 +34,8 @@ export interface ClientRow {
   auto_login: number;
   status: "active" | "disabled";
   events_uri: string | null;
+  purpose: string | null;
+  retention: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -56,6 +61,8 @@ export function toClient(r: ClientRow): Client {
     autoLogin: r.auto_login === 1,
     status: r.status,
     eventsUri: r.events_uri ?? null,
+    purpose: r.purpose ?? null,
+    retention: r.retention ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

@@ -119,7 +119,11 @@ export interface OpenRequest {
   limits: NumberLimits;
 }
 
-export type OpenResult = { result: "opened" | "exists" } | { result: "refused"; refusal: Refusal };
+export type OpenResult =
+  | { result: "opened" | "exists" }
+  /** Opened without a code: the number's resend cooldown runs until `until` (another sign-in just sent one). */
+  | { result: "waiting"; until: number }
+  | { result: "refused"; refusal: Refusal };
 
 export interface VerifyRequest {
   key: string;
@@ -208,6 +212,10 @@ export class SigninMachine {
     if (locked) return { result: "refused", refusal: locked };
     if (o.send) {
       const refused = this.takeSend(phoneKey, o.limits);
+      if (refused?.limit === "cooldown") {
+        this.save(o.key, { ...o.record, challenge: null });
+        return { result: "waiting", until: refused.until };
+      }
       if (refused) return { result: "refused", refusal: refused };
     }
     this.save(o.key, o.record);
