@@ -100,7 +100,7 @@ describe("relying-party kit in Chromium (390×844)", () => {
       expect(first).toMatchObject({
         name: "홍길동",
         phoneNo: "010-1234-5678",
-        birthdate: "90.03.15",
+        birthdate: "1990년 3월 15일 (15 Mar 1990)",
         gender: "남성 (male)",
         telcoCd: "SKT",
         foreign: "내국인 (national)",
@@ -131,13 +131,17 @@ describe("relying-party kit in Chromium (390×844)", () => {
       expect(second).toMatchObject({
         name: "홍길동",
         phoneNo: "010-1234-5678",
-        birthdate: "90.03.15",
+        birthdate: "1990년 3월 15일 (15 Mar 1990)",
         plid: first.plid!,
       });
       expect(await me(c)).toMatchObject({ plid: firstMe.plid, name: "홍길동", autoLoginYn: "Y", autoStatusCheck: "N" });
 
       // 5. disconnect: back to the login; the session is gone
+      // asked first: the profile's link opens the confirmation, whose button disconnects
+      await page.getByRole("link", { name: /연결 끊기/ }).click();
+      await heading(page, /연결을 끊을까요/);
       await page.getByRole("button", { name: /연결 끊기/ }).click();
+      expect(await page.getByRole("status").innerText()).toContain("연결을 끊었습니다");
       await heading(page, /데모 쇼핑몰/);
       expect((await page.request.get(`${server.base}/auth/me`)).status()).toBe(401);
 

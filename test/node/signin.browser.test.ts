@@ -221,7 +221,7 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   await page.getByRole("button", { name: "확인", exact: true }).click();
 
   await heading(page, "정보 제공 동의");
-  expect(await page.locator(".items li").allInnerTexts()).toEqual([
+  expect(await page.locator(".consent dd li").allInnerTexts()).toEqual([
     "연계정보(CI)",
     "휴대폰번호",
     "이름",
@@ -290,7 +290,7 @@ describe("sign-in in Chromium (390×844)", () => {
       const bg = await c.page
         .getByRole("button", { name: "인증번호 받기" })
         .evaluate((el) => getComputedStyle(el).backgroundColor);
-      expect(bg).toBe("rgb(49, 130, 246)");
+      expect(bg).toBe("rgb(27, 100, 218)"); // #1b64da: white text on it is 5.4:1 (WCAG AA)
       await c.page.screenshot({ path: join(OUT, "signin-ko-empty.png") });
       await c.page.setViewportSize({ width: 320, height: 640 });
       expect(await c.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);

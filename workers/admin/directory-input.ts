@@ -4,7 +4,13 @@
 
 import type { SubscriberInput } from "./store";
 import { E } from "../core/errors";
-import { CI_SHAPE, MOBILE_NUMBER } from "../core/spec";
+import { MOBILE_NUMBER } from "../core/spec";
+
+/**
+ * A `ci` as the carriers issue it: Base64 of 64 bytes, canonical (88 characters, `==` padded, the
+ * last data character's unused bits zero), so it decodes to 64 bytes and encodes back to itself.
+ */
+export const CI_SHAPE = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
 
 export const COLUMNS = ["telcoCd", "phoneNo", "name", "gender", "birth", "foreign", "ci"] as const;
 type Column = (typeof COLUMNS)[number];

@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../core/html";
 import { kitPage } from "../kit/pages";
 import { currentSession, flatUser, type KitUser } from "../kit/sessions";
 import type { RequestContext, Route } from "../core/router";
-import { formatKst } from "../core/dates";
+import { formatKst } from "../provider/dates";
 import { rpConfig } from "../kit/config";
 import { type IdentityItem } from "../core/spec";
 

@@ -6,7 +6,7 @@ import { E } from "../core/errors";
 import { json } from "../core/http";
 import { cspNonce, html, htmlResponse, raw } from "../core/html";
 import type { Route } from "../core/router";
-import { formatKst } from "../core/dates";
+import { formatKst } from "../provider/dates";
 import { readOutbox } from "../provider/authorize/sms";
 
 async function outbox(req: Request, env: ProviderEnv): Promise<Response> {

@@ -4,10 +4,7 @@
 import { E, JSON_HEADERS } from "./errors";
 import { fromUtf8 } from "./crypto";
 
-/**
- * Request parameters: query and form body merged. A name twice in one of them is refused; a name in
- * both is accepted when the two values are equal and refused when they differ.
- */
+/** Request parameters: query and body merged; a name twice in one, or differing in both, is refused. */
 export class Params {
   constructor(private readonly values: Map<string, string>) {}
 
@@ -76,11 +73,8 @@ async function received<T>(read: Promise<T>): Promise<T> {
 const DRAIN_BYTES = 1024 * 1024;
 
 /**
- * A stream's bytes, read chunk by chunk; null once they pass maxBytes. Nothing past the limit is
- * kept; up to `drainBytes` more are read and dropped before the stream is cancelled (a request body:
- * `DRAIN_BYTES`, so a client still sending sees the 413 rather than a reset connection, as HTTP
- * servers' lingering close does; an answer read by the kit: none). For bodies whose length is not
- * declared or not trusted.
+ * A stream's bytes, chunk by chunk; null past maxBytes, after reading and dropping up to `drainBytes`
+ * more (a request: the client still sending sees the 413, not a reset), then cancelling the stream.
  */
 export async function readStreamCapped(
   body: ReadableStream<Uint8Array>,
@@ -128,10 +122,9 @@ export function mediaType(req: Request): string {
 }
 
 /**
- * Query string and form body merged (docs/architecture.md §4.7): form bodies only (urlencoded, no
- * content type, or `multipart/form-data` with text fields, as PHP cURL sends an array body); file
- * parts and any other content type with a non-empty body are invalid_request; over `maxBytes` is
- * 413. A name in both query and body must carry the same value.
+ * Query and form body merged (docs/architecture.md §4.7): urlencoded, no content type, or multipart
+ * text fields (PHP cURL's array body); anything else with a body, or a file part, is invalid_request;
+ * over `maxBytes` 413. A name in both query and body must carry the same value.
  */
 export async function readParams(req: Request, url: URL, maxBytes: number): Promise<Params> {
   const values = new Map<string, string>();

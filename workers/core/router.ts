@@ -70,10 +70,7 @@ function renderError(err: unknown, req: Routed): Response {
   return errorResponse(err);
 }
 
-/**
- * HTTPS only (spec §1): a plain-http request to a public host is refused before anything is read
- * or done (a page is sent to its https address); loopback hosts keep http where DEV_MODE=true.
- */
+/** HTTPS only (spec §1), before anything is read: pages 308 to https; loopback http in DEV_MODE. */
 function insecure(url: URL, env: CommonVars, page: boolean): Response | undefined {
   if (url.protocol !== "http:") return undefined;
   if (LOOPBACK_HOSTS.has(url.hostname) && commonConfig(env).devMode) return undefined;

@@ -55,10 +55,4 @@ export function isRandomValue(v: string | undefined | null): v is string {
 }
 
 /** Hosts where plain http is allowed for development (spec §1 is "HTTPS only" everywhere else). */
-/**
- * A `ci` as the carriers issue it: Base64 of 64 bytes, canonical (88 characters, `==` padded, the
- * last data character's unused bits zero), so it decodes to 64 bytes and encodes back to itself.
- */
-export const CI_SHAPE = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
-
 export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);

@@ -3,7 +3,7 @@
 // The form contract is stable: `<form method="post" action="/account">` with hidden `csrf`,
 // `client_id` and `lang`, and a submit button `name="action"` valued `end_auto_login` or `terminate`.
 
-import { formatKst } from "../../core/dates";
+import { formatKst } from "../dates";
 import { cspNonce, html, type SafeHtml } from "../../core/html";
 import { itemName, t, type Lang } from "../authorize/i18n";
 import { page, type PageContext } from "../authorize/pages";

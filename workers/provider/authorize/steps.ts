@@ -12,7 +12,7 @@ import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
 import { redirect, type Params } from "../../core/http";
 import { cspNonce, cspSourceFor } from "../../core/html";
-import { formatKstTime } from "../../core/dates";
+import { formatKstTime } from "../dates";
 import { pickLang, t, type Lang } from "./i18n";
 import { storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";

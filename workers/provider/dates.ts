@@ -1,4 +1,5 @@
 // Dates as a person in Korea reads them: Korea Standard Time (UTC+9, no daylight saving), written out.
+// (The pages of the service, the demo app and the dev outbox use them.)
 
 const KST_OFFSET_MS = 9 * 3600_000;
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];

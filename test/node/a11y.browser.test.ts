@@ -1,0 +1,241 @@
+// Accessibility of every page state (docs/signin.md "Pages"): axe-core's default rules, best
+// practices included, in Debian Chromium against the real `npm start` server, in Korean and in
+// English at 390×844. Any violation fails. The server runs with short limits (2 tries per code, a
+// lock after 3 failures, no resend cooldown) so that every state is reached in a few steps.
+// Screenshots of each state go to test-results/a11y/.
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "./chromium";
+import { startServer, type Server } from "./server";
+
+const OUT = join(import.meta.dirname, "..", "..", "test-results", "a11y");
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const CALLBACK = "https://demo.example/callback";
+
+let server: Server;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(OUT, { recursive: true });
+  server = await startServer({
+    args: [
+      "--var",
+      "SIGNIN_OTP_MAX_ATTEMPTS:2",
+      "--var",
+      "SIGNIN_LOCK_AFTER_FAILURES:3",
+      "--var",
+      "SIGNIN_RESEND_COOLDOWN_SECONDS:0",
+    ],
+  });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+interface Violation {
+  state: string;
+  id: string;
+  impact: string | null;
+  nodes: string[];
+}
+
+/** Runs axe-core on the page as it is; returns its violations, labelled. */
+async function audit(page: Page, state: string): Promise<Violation[]> {
+  await page.screenshot({ path: join(OUT, `${state}.png`), fullPage: true });
+  await page.addScriptTag({ content: AXE });
+  const result = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<unknown> } }).axe;
+    return (await axe.run(document, { resultTypes: ["violations"] })) as {
+      violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+    };
+  });
+  return result.violations.map((v) => ({
+    state,
+    id: v.id,
+    impact: v.impact,
+    nodes: v.nodes.map((n) => n.target.join(" ")),
+  }));
+}
+
+function authorizeUrl(extra: Record<string, string> = {}): string {
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: "demo-client",
+    redirect_uri: CALLBACK,
+    state: "a11y",
+    ...extra,
+  });
+  return `${server.base}/oauth2/authorize?${q}`;
+}
+
+const TEXT = {
+  ko: {
+    send: "인증번호 받기",
+    confirm: "확인",
+    name: "이름",
+    phone: "휴대폰번호",
+    code: "인증번호",
+    resend: "인증번호 다시 받기",
+  },
+  en: {
+    send: "Send code",
+    confirm: "Confirm",
+    name: "Name",
+    phone: "Mobile number",
+    code: "Code",
+    resend: "Get a new code",
+  },
+} as const;
+
+async function identify(page: Page, lang: "ko" | "en", who: { carrier: string; name: string; phone: string }) {
+  const t = TEXT[lang];
+  await page.getByText(who.carrier, { exact: true }).click();
+  await page.getByLabel(t.name).fill(who.name);
+  await page.getByLabel(t.phone).fill(who.phone);
+  await page.getByRole("button", { name: t.send }).click();
+  await page.waitForLoadState();
+}
+
+async function enterCode(page: Page, lang: "ko" | "en", code: string) {
+  await page.getByLabel(TEXT[lang].code, { exact: true }).fill(code);
+  await page.getByRole("button", { name: TEXT[lang].confirm, exact: true }).click();
+  await page.waitForLoadState();
+}
+
+/** Each language run uses its own people: consent is asked once, and a lock lasts an hour. */
+const PEOPLE = {
+  ko: {
+    consent: { carrier: "KT", name: "김영희", phone: "010-2345-6789", code: "234567" },
+    locked: { carrier: "SKT", name: "이민수", phone: "010-4567-8901" },
+  },
+  en: {
+    consent: { carrier: "LG U+", name: "John Smith", phone: "010-3456-7890", code: "345678" },
+    locked: { carrier: "KT", name: "박서준", phone: "010-5678-9012" },
+  },
+} as const;
+
+describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844)", (lang) => {
+  it(
+    "sign-in, consent, stop pages, /account, the kit's pages, the demo and the outbox: no violation",
+    { timeout: 120_000 },
+    async () => {
+      const context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        locale: lang === "ko" ? "ko-KR" : "en-US",
+        bypassCSP: true, // to inject axe-core; the pages' own CSP is tested elsewhere
+      });
+      await context.route("**/*", (route) =>
+        new URL(route.request().url()).host === "localhost:8787" ? route.continue() : route.abort(),
+      );
+      const page = await context.newPage();
+      const found: Violation[] = [];
+      const check = async (state: string) => found.push(...(await audit(page, `${lang}-${state}`)));
+      try {
+        // step 1, and its error
+        await page.goto(authorizeUrl({ prompt: "login" }));
+        await check("identify");
+        const who = PEOPLE[lang];
+        await identify(page, lang, { ...who.consent, name: "없는사람" });
+        await check("identify-unconfirmed");
+        // step 2 (with the automatic-login box where eligible), a wrong code, used-up tries
+        await identify(page, lang, who.consent);
+        await check("verify");
+        await enterCode(page, lang, "000000");
+        await check("verify-wrong");
+        await enterCode(page, lang, "000001");
+        await check("verify-used-up");
+        // a new code, then consent
+        await page
+          .getByRole("button", { name: lang === "ko" ? "인증번호 다시 받기" : /new code|Resend|again/i })
+          .first()
+          .click();
+        await page.waitForLoadState();
+        await enterCode(page, lang, who.consent.code);
+        await check("consent");
+        // (agreeing would leave for the app's callback, outside this test's network)
+
+        // the locked code page: three failures lock this network out of the number
+        await page.goto(authorizeUrl({ prompt: "login" }));
+        await identify(page, lang, who.locked);
+        await enterCode(page, lang, "000000");
+        await enterCode(page, lang, "000001");
+        await page
+          .getByRole("button", { name: lang === "ko" ? "인증번호 다시 받기" : /new code|Resend|again/i })
+          .first()
+          .click();
+        await page.waitForLoadState();
+        await enterCode(page, lang, "000002");
+        await check("verify-locked");
+
+        // stop pages: a form token that does not match, and an unknown sign-in
+        await page.goto(authorizeUrl());
+        await page.evaluate(() => {
+          for (const i of document.querySelectorAll<HTMLInputElement>('input[name="csrf"]')) i.value = "x".repeat(43);
+        });
+        await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
+        await check("stop-forbidden");
+        await page.goto(authorizeUrl());
+        await page.evaluate(() => {
+          for (const i of document.querySelectorAll<HTMLInputElement>('input[name="tx"]')) i.value = "A".repeat(43);
+        });
+        await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
+        await check("stop-unknown");
+
+        // the person's /account page
+        await page.goto(`${server.base}/account?lang=${lang}`);
+        await check("account-identify");
+        await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
+        await enterCode(page, lang, "123456");
+        await check("account-dashboard");
+
+        // the demo app and the kit's pages
+        await page.goto(`${server.base}/`);
+        await check("demo-welcome");
+        await page.getByRole("link", { name: /휴대폰번호로 로그인/ }).click();
+        await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
+        await enterCode(page, lang, "123456");
+        const agree = page.getByRole("button", { name: lang === "ko" ? "동의하고 계속하기" : /Agree/ });
+        if (await agree.isVisible()) await agree.click();
+        await page.waitForURL(`${server.base}/`);
+        await check("demo-profile");
+        await page.goto(`${server.base}/?confirm=disconnect`);
+        await check("demo-confirm");
+        await page.goto(`${server.base}/auth/callback?error=access_denied&state=${"s".repeat(43)}`);
+        await check("kit-failure");
+        await page.goto(`${server.base}/?done=logout`);
+        await check("demo-flash");
+        await page.goto(`${server.base}/dev/outbox`);
+        await check("outbox");
+
+        // the first page on a desktop screen, for the docs
+        await page.setViewportSize({ width: 1280, height: 800 });
+        await page.goto(authorizeUrl());
+        await check("identify-desktop");
+      } finally {
+        await context.close();
+      }
+      expect(found).toEqual([]);
+    },
+  );
+});
+
+describe("the audit itself", () => {
+  it("reports the violations of a page that has them (the check above can fail)", async () => {
+    const page = await browser.newPage();
+    try {
+      await page.setContent(
+        '<html><body><img src="data:,"><a href="#"></a><p style="color:#aaa;background:#fff">faint</p></body></html>',
+      );
+      const ids = (await audit(page, "known-bad")).map((v) => v.id);
+      expect(ids).toEqual(expect.arrayContaining(["image-alt", "link-name", "color-contrast", "html-has-lang"]));
+    } finally {
+      await page.close();
+    }
+  });
+});
