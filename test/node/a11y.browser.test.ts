@@ -176,13 +176,13 @@ describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844
         // stop pages: a form token that does not match, and an unknown sign-in
         await page.goto(authorizeUrl());
         await page.evaluate(() => {
-          for (const i of document.querySelectorAll<HTMLInputElement>('input[name="csrf"]')) i.value = "x".repeat(43);
+          document.querySelectorAll<HTMLInputElement>('input[name="csrf"]').forEach((i) => (i.value = "x".repeat(43)));
         });
         await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
         await check("stop-forbidden");
         await page.goto(authorizeUrl());
         await page.evaluate(() => {
-          for (const i of document.querySelectorAll<HTMLInputElement>('input[name="tx"]')) i.value = "A".repeat(43);
+          document.querySelectorAll<HTMLInputElement>('input[name="tx"]').forEach((i) => (i.value = "A".repeat(43)));
         });
         await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
         await check("stop-unknown");
