@@ -18,6 +18,23 @@ const kib = (b) => (b === null || b === undefined ? "-" : (b / 1024).toFixed(1))
 const partUs = (n) => (n === null || n === undefined ? "-" : n < 0 ? "≈ 0 (within noise)" : int(n));
 const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : "-");
 
+/** Each route against its floor (bench/workers/floor.ts): CPU ratio of the route ÷ the floor's, same run. */
+export function floorFractions(result) {
+  const by = Object.fromEntries(result.scenarios.filter((s) => s.available).map((s) => [s.id, s]));
+  return [
+    ["token", "floor-token"],
+    ["user-me", "floor-me"],
+  ]
+    .filter(([r, f]) => by[r]?.cpuRatio && by[f]?.cpuRatio)
+    .map(([r, f]) => ({
+      route: by[r].title,
+      floor: by[f].title,
+      routeCpu: by[r].cpuRatio.median,
+      floorCpu: by[f].cpuRatio.median,
+      fraction: by[r].cpuRatio.median / by[f].cpuRatio.median,
+    }));
+}
+
 function pad(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows
@@ -56,6 +73,8 @@ export function formatTable(result) {
     ]);
   }
   lines.push(pad(rows));
+  for (const f of floorFractions(result))
+    lines.push(`${f.route}: ${f.fraction.toFixed(2)}× its floor (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)})`);
   const bad = result.scenarios.filter((s) => s.available && (s.failedTotal > 0 || s.exhaustedTotal > 0));
   for (const s of bad)
     lines.push(
@@ -182,6 +201,14 @@ export function markdownFigures(result) {
     L.push(
       `| ${s.title} | ${range(s.ratio, pct)} | ${int(s.rate?.median)} ${s.unit} | ${int(s.cpuUs?.median)} | ${pct(s.cpuRatio?.median)} | ${ms(s.p50?.median)} | ${ms(s.p99?.median)} | ${s.goal ? `≥ ${pct(s.goal)}: ${s.meetsGoal ? "met" : "**missed**"}` : ""} |`,
     );
+  }
+  const fr = floorFractions(result);
+  if (fr.length) {
+    L.push("");
+    L.push("| route | its floor | CPU ratio, route | CPU ratio, floor | fraction of the floor |");
+    L.push("|---|---|---|---|---|");
+    for (const f of fr)
+      L.push(`| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× |`);
   }
   for (const p of result.profiles ?? []) {
     L.push("");

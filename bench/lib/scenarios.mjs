@@ -72,6 +72,8 @@ function pooled(kind) {
 const tokenPool = pooled("code");
 const userMePool = pooled("token");
 const callbackPool = pooled("rp-callback");
+const floorCodePool = pooled("floor-code");
+const floorTokenPool = pooled("floor-token");
 
 // ---- a whole sign-in, as a browser and then the app's back end do it ----
 
@@ -261,6 +263,37 @@ export const SCENARIOS = [
       path: "/v1/user/me",
       setup(r) {
         r.headers = { ...r.headers, Authorization: `Bearer ${userMePool.pool.next()}` };
+        return r;
+      },
+    },
+  },
+  {
+    id: "floor-token",
+    title: "floor: minimal atomic token exchange",
+    worker: "app",
+    pool: floorCodePool.pool,
+    prepare: floorCodePool.prepare,
+    request: {
+      method: "POST",
+      path: "/__floor/token",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      setup(r) {
+        r.body = `grant_type=authorization_code&code=${floorCodePool.pool.next()}`;
+        return r;
+      },
+    },
+  },
+  {
+    id: "floor-me",
+    title: "floor: one DO read + 5 AES fields",
+    worker: "app",
+    pool: floorTokenPool.pool,
+    prepare: floorTokenPool.prepare,
+    request: {
+      method: "GET",
+      path: "/__floor/me",
+      setup(r) {
+        r.headers = { ...r.headers, Authorization: `Bearer ${floorTokenPool.pool.next()}` };
         return r;
       },
     },

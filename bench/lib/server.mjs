@@ -58,6 +58,8 @@ function appOptions(root, scriptPath, name, vars) {
     name,
     modules: [{ type: "ESModule", path: scriptPath, contents: readFileSync(scriptPath, "utf8") }],
     bindings: { ...example, ...workerOptions.bindings, ...vars },
+    // the floors' own store (bench/workers/floor.ts), beside the project's
+    durableObjects: { ...workerOptions.durableObjects, FLOOR: { className: "FloorStore", useSQLite: true } },
     unsafeDirectSockets: [{ host: HOST, port: 0 }],
   };
 }

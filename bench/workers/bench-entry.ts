@@ -10,11 +10,12 @@
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
 
 import dev, { OneTimeStore } from "../../workers/all-in-one/index";
+import { FloorStore, floorMe, floorMint, floorToken } from "./floor";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
 
 /** The bench worker's env: the all-in-one's, plus the variant switch (bench/lib/profile.mjs). */
-type Env = AllInOneEnv & { BENCH_VARIANT?: string };
+type Env = AllInOneEnv & { BENCH_VARIANT?: string; FLOOR: DurableObjectNamespace<FloorStore> };
 import { providerConfig } from "../../workers/provider/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import {
@@ -35,7 +36,7 @@ import { recordConsent } from "../../workers/provider/store/links";
 import type { IdentityItem } from "../../workers/core/spec";
 import type { Subscriber } from "../../workers/provider/store/directory";
 
-export { OneTimeStore };
+export { OneTimeStore, FloorStore };
 
 type Part = "no-audit" | "no-d1" | "no-do";
 
@@ -123,6 +124,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, MAX_MINT);
   if (kind === "subscribers") return addSubscribers(env, Number(url.searchParams.get("from") ?? "0"), n);
   if (kind === "rp-callback") return rpCallbacks(env, n);
+  if (kind === "floor-code" || kind === "floor-token") return floorMint(env, kind, n);
   const clientId = url.searchParams.get("client") ?? SEED_CLIENTS[0]!.clientId;
   const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
   const cfg = providerConfig(env);
@@ -314,6 +316,10 @@ export default {
   async fetch(req, env, ctx) {
     const e = envFor(env);
     // no URL parse on the measured path: this wrapper should cost nothing
+    if (req.url.includes("/__floor/")) {
+      if (req.url.endsWith("/__floor/token")) return floorToken(req, env);
+      if (req.url.endsWith("/__floor/me")) return floorMe(req, env);
+    }
     if (req.url.includes("/__bench/")) {
       const url = new URL(req.url);
       if (url.pathname === "/__bench/mint") {

@@ -1,0 +1,140 @@
+// The physical floors of the two hot routes (docs/benchmarks.md "Floors"): the least any design
+// that keeps the interface's guarantees must do per request on this platform, written without the
+// project's router, error catalogue, configuration or audit, so the ratio route ÷ floor says how much
+// the project adds.
+//   floor-token  Basic credentials, a form body, 4 SHA-256 (secret digest compare, code hash, the new
+//                token and its hash), one Durable Object call doing a conditional
+//                UPDATE … RETURNING of the code and the token INSERT, a JSON answer.
+//   floor-me     one Durable Object call doing UPDATE … RETURNING of a token record that carries
+//                the link (plid, items, subscriber), 5 AES-128-CBC fields, a JSON answer.
+// Compiled into the benchmark bundle only; never deployed.
+
+import { DurableObject } from "cloudflare:workers";
+import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
+
+const CLIENT = "demo-client";
+const SECRET = "demoSecret0123456789abcdefABCDEF";
+
+export class FloorStore extends DurableObject {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql
+      .exec(`CREATE TABLE IF NOT EXISTS codes (hash TEXT PRIMARY KEY, client TEXT, record TEXT, used INTEGER DEFAULT 0);
+CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, record TEXT, reads INTEGER DEFAULT 0, expires INTEGER)`);
+  }
+
+  put(codeHashes: string[], tokenHashes: string[], record: string): void {
+    for (const h of codeHashes)
+      this.sql.exec("INSERT INTO codes (hash, client, record) VALUES (?, ?, ?)", h, CLIENT, record);
+    for (const h of tokenHashes)
+      this.sql.exec("INSERT INTO tokens (hash, record, expires) VALUES (?, ?, ?)", h, record, Date.now() + 600_000);
+  }
+
+  redeem(codeHash: string, client: string, tokenHash: string): boolean {
+    const row = this.sql
+      .exec<{ record: string }>(
+        "UPDATE codes SET used = 1 WHERE hash = ? AND client = ? AND used = 0 RETURNING record",
+        codeHash,
+        client,
+      )
+      .toArray()[0];
+    if (!row) return false;
+    this.sql.exec(
+      "INSERT INTO tokens (hash, record, expires) VALUES (?, ?, ?)",
+      tokenHash,
+      row.record,
+      Date.now() + 600_000,
+    );
+    return true;
+  }
+
+  read(tokenHash: string): string | null {
+    const row = this.sql
+      .exec<{ record: string }>(
+        "UPDATE tokens SET reads = reads + 1 WHERE hash = ? AND reads = 0 AND expires > ? RETURNING record",
+        tokenHash,
+        Date.now(),
+      )
+      .toArray()[0];
+    return row ? row.record : null;
+  }
+}
+
+type FloorEnv = { FLOOR: DurableObjectNamespace<FloorStore> };
+
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+  });
+
+function store(env: FloorEnv): DurableObjectStub<FloorStore> {
+  return env.FLOOR.get(env.FLOOR.idFromName("floor"));
+}
+
+export async function floorToken(req: Request, env: FloorEnv): Promise<Response> {
+  const auth = req.headers.get("Authorization") ?? "";
+  const [id, secret] = new TextDecoder().decode(base64ToBytes(auth.slice(6))).split(":");
+  const form = new URLSearchParams(await req.text());
+  const code = form.get("code");
+  if (form.get("grant_type") !== "authorization_code" || !code) return json({ error: "invalid_request" }, 400);
+  // the 2 digests of the constant-time compare (presented, stored), then the code's and the token's
+  if (id !== CLIENT || !(await constantTimeEqual(await sha256(secret ?? ""), await sha256(SECRET))))
+    return json({ error: "invalid_client" }, 401);
+  const token = randomToken(32);
+  const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
+  if (!(await store(env).redeem(codeHash, id, tokenHash))) return json({ error: "invalid_grant" }, 400);
+  return json({ access_token: token, token_type: "bearer", expires_in: 600 });
+}
+
+export async function floorMe(req: Request, env: FloorEnv): Promise<Response> {
+  const token = (req.headers.get("Authorization") ?? "").slice(7);
+  const record = await store(env).read(await sha256(token));
+  if (record === null) return json({ error: "authentication_failed" }, 401);
+  const r = JSON.parse(record) as Record<string, string>;
+  const [ci, phoneNo, name, birthday, birthdate] = await Promise.all(
+    [r.ci!, r.phoneNo!, r.name!, r.birthday!, r.birthdate!].map((v) => encryptField(SECRET, v)),
+  );
+  return json({
+    code: "0000",
+    error: "success",
+    message: "",
+    user: {
+      plid: r.plid,
+      ci,
+      phoneNo,
+      name,
+      gender: r.gender,
+      agegroup: r.agegroup,
+      birthday,
+      birthdate,
+      foreign: r.foreign,
+      telcoCd: r.telcoCd,
+      autoLoginYn: "N",
+      autoStatusCheck: "N",
+    },
+  });
+}
+
+/** `n` fresh floor codes or tokens (their hashes stored), for one measured round. */
+export async function floorMint(env: FloorEnv, kind: string, n: number): Promise<Response> {
+  const values = Array.from({ length: n }, () => randomToken(32));
+  const hashes = await Promise.all(values.map((v) => sha256(v)));
+  const record = JSON.stringify({
+    plid: crypto.randomUUID(),
+    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+    phoneNo: "01012345678",
+    name: "홍길동",
+    gender: "M",
+    agegroup: "30",
+    birthday: "0315",
+    birthdate: "900315",
+    foreign: "L",
+    telcoCd: "S",
+  });
+  await store(env).put(kind === "floor-code" ? hashes : [], kind === "floor-token" ? hashes : [], record);
+  return json(values);
+}
