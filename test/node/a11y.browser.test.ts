@@ -55,12 +55,17 @@ async function audit(page: Page, state: string): Promise<Violation[]> {
       violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
     };
   });
-  return result.violations.map((v) => ({
-    state,
-    id: v.id,
-    impact: v.impact,
-    nodes: v.nodes.map((n) => n.target.join(" ")),
-  }));
+  // and nothing wider than the screen (a sideways scroll on a 390 px phone)
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  return [
+    ...result.violations.map((v) => ({
+      state,
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.map((n) => n.target.join(" ")),
+    })),
+    ...(overflow > 0 ? [{ state, id: "wider-than-the-screen", impact: "serious", nodes: [`${overflow}px`] }] : []),
+  ];
 }
 
 function authorizeUrl(extra: Record<string, string> = {}): string {
