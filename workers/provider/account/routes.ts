@@ -10,7 +10,7 @@ import type { RequestContext, Route } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
 import { signinConfig } from "../authorize/config";
 import { t, type Lang } from "../authorize/i18n";
-import { identifyPage, stopPage, type PageContext } from "../authorize/pages";
+import { bareContext, identifyPage, stopPage, type PageContext } from "../authorize/pages";
 import { continueSignIn, type SigninHooks } from "../authorize/steps";
 import { browserBinding, createAccountTransaction } from "../authorize/transaction";
 import { audit } from "../store/audit";
@@ -102,14 +102,7 @@ async function act(
   lang: Lang,
 ): Promise<Response> {
   const action = params.get("action");
-  const stopCtx: PageContext = {
-    operator: signinConfig(env).operator,
-    lang,
-    hybrid: false,
-    appName: "",
-    nonce: cspNonce(),
-    formAction: [],
-  };
+  const stopCtx = bareContext(signinConfig(env).operator, lang);
   if (!(await csrfHolds(h, params.get("csrf")))) {
     rc.log.event = "account.csrf_refused";
     return stopPage(stopCtx, t(lang, "forbiddenTitle"), t(lang, "forbiddenText"), {

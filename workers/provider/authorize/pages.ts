@@ -2,7 +2,7 @@
 // JavaScript off, mobile-first (readable at 320 px), labelled, errors announced with role=alert.
 // The step form is always the first <form> of a page; the language switch follows in the footer.
 
-import { html, htmlResponse, raw, type SafeHtml } from "../../core/html";
+import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "../../core/html";
 import { itemName, t, type Lang, type MessageKey } from "./i18n";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
@@ -25,6 +25,11 @@ export interface PageContext {
   purpose?: "account";
   /** Who runs the pages, named with its links in every footer (configuration). */
   operator: Operator;
+}
+
+/** The context of a page outside any sign-in (a stop page with nothing to go on with). */
+export function bareContext(operator: Operator, lang: Lang): PageContext {
+  return { operator, lang, hybrid: false, appName: "", nonce: cspNonce(), formAction: [] };
 }
 
 export interface Alert {

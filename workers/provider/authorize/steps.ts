@@ -21,6 +21,7 @@ import { smsSender } from "./sms";
 import { autoLoginEligible, complete, DENIED_MESSAGE, errorRedirect } from "./finish";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
 import {
+  bareContext,
   consentPage,
   identifyPage,
   stopPage,
@@ -487,15 +488,7 @@ export async function continueSignIn(
   if (!h) {
     rc.log.event = "signin.unknown_tx";
     const lang = pickLang(req.headers.get("Accept-Language"));
-    const ctx: PageContext = {
-      operator: signinConfig(env).operator,
-      lang,
-      hybrid: false,
-      appName: "",
-      nonce: cspNonce(),
-      formAction: [],
-    };
-    return stopPage(ctx, t(lang, "unknownTitle"), t(lang, "unknownText"));
+    return stopPage(bareContext(signinConfig(env).operator, lang), t(lang, "unknownTitle"), t(lang, "unknownText"));
   }
   const tx = h.tx;
   rc.log.clientId = tx.clientId;
