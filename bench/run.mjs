@@ -7,7 +7,7 @@
 //                                 docs/bench/ratio.svg (commit them) and bench/results/<date>.json
 //   npm run bench -- --short      a few seconds per scenario (CI); writes bench/results/ only
 //   options: --rounds N --seconds S --warmup S --connections C --only token,user-me
-//            --no-profile --no-sizes --no-docs
+//            --race-trials N --no-peers --no-profile --no-sizes --no-docs
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
 
 import { execFileSync } from "node:child_process";
@@ -17,8 +17,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { drive, loop } from "./lib/load.mjs";
 import { formatTable, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
-import { SCENARIOS, checkOnce } from "./lib/scenarios.mjs";
+import { SCENARIOS, checkOnce, urlFor } from "./lib/scenarios.mjs";
 import { PROFILES, PROFILE_WORKERS, cryptoMicros } from "./lib/profile.mjs";
+import { RACERS, race } from "./lib/race.mjs";
 import { routeSizes } from "./lib/sizes.mjs";
 import { startServers, writeJson } from "./lib/server.mjs";
 
@@ -42,6 +43,10 @@ function parseArgs(argv) {
     // the short run exercises one profile (CI: the variants must keep working), the full run both
     profileScenarios: short ? ["token"] : ["token", "user-me"],
     connections: 32,
+    // the race: trials of 50 concurrent redemptions of one code (bench/lib/race.mjs)
+    raceTrials: short ? 5 : 20,
+    raceConcurrency: 50,
+    peers: true,
     /** @type {string[] | null} */
     only: null,
     profile: true,
@@ -57,6 +62,8 @@ function parseArgs(argv) {
     else if (a === "--warmup") o.warmup = num();
     else if (a === "--connections") o.connections = num();
     else if (a === "--only") o.only = argv[++i].split(",");
+    else if (a === "--race-trials") o.raceTrials = num();
+    else if (a === "--no-peers") o.peers = false;
     else if (a === "--no-profile") o.profile = false;
     else if (a === "--no-sizes") o.sizes = false;
     else if (a === "--no-docs") o.docs = false;
@@ -121,7 +128,7 @@ async function measure(s, ctx, seconds, connections, { retries = 2 } = {}) {
     const r = s.flow
       ? await loop({ flow: () => s.flow(ctx), concurrency: s.concurrency ?? connections, seconds, pid: ctx.pid })
       : await drive({
-          url: s.worker === "hello" ? ctx.helloUrl : ctx.url,
+          url: urlFor(ctx, s),
           request: s.request,
           connections,
           seconds,
@@ -165,7 +172,7 @@ async function main() {
 
   /** @type {{ name: string; vars: Record<string, string> }[]} */
   const workers = [{ name: "app", vars: {} }, ...(o.profile ? /** @type {any[]} */ (PROFILE_WORKERS) : [])];
-  const srv = await startServers(root, join(resultsDir, "build"), workers, { disk: o.disk });
+  const srv = await startServers(root, join(resultsDir, "build"), workers, { disk: o.disk, peers: o.peers });
   log(
     `workerd ${m.workerd} (pid ${srv.pid ?? "?"}) serving ${Object.keys(srv.urls).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
@@ -177,7 +184,9 @@ async function main() {
     // ---- main scenarios: check, warm up, then rounds interleaved with the hello ceiling ----
     const hello = SCENARIOS.find((s) => s.id === "hello");
     if (!hello) throw new Error("no hello scenario");
-    const chosen = SCENARIOS.filter((s) => s.id !== "hello" && (!o.only || o.only.includes(s.id)));
+    const chosen = SCENARIOS.filter(
+      (s) => s.id !== "hello" && (!o.only || o.only.includes(s.id)) && (o.peers || s.kind !== "peer"),
+    );
     /** @type {{ s: any; ctx: any; available: boolean; reason: string | null; rounds: any[] }[]} */
     const entries = [];
     for (const s of [hello, ...chosen]) {
@@ -222,6 +231,7 @@ async function main() {
         title: e.s.title,
         label: e.s.label ?? e.s.title,
         unit: e.s.unit ?? "req/s",
+        kind: e.s.kind ?? null,
         goal: e.s.goal ?? null,
         available: e.available,
         reason: e.reason,
@@ -230,6 +240,18 @@ async function main() {
       const sum = summarise(e.s, e.rounds, helloRounds);
       return { ...base, ...sum, meetsGoal: e.s.goal ? (sum.ratio?.median ?? 0) >= e.s.goal : null };
     });
+
+    // ---- the race: exactly one winner of concurrent redemptions of one code ----
+    const races = [];
+    for (const racer of RACERS) {
+      const e = live.find((x) => x.s.id === racer.id);
+      if (!e || o.raceTrials <= 0) continue;
+      const r = await race(e.s, e.ctx, { trials: o.raceTrials, concurrency: o.raceConcurrency });
+      races.push({ ...r, mustBeAtomic: racer.mustBeAtomic });
+      log(
+        `  race ${r.id.padEnd(14)} ${r.exactlyOne}/${r.trials} trials with exactly one winner, ${r.moreThanOne} with more (at most ${r.maxWinners})`,
+      );
+    }
 
     // ---- profile: which part of the hot path costs what ----
     const profiles = [];
@@ -287,10 +309,13 @@ async function main() {
         seconds: o.seconds,
         warmupSeconds: o.warmup,
         connections: o.connections,
+        raceTrials: o.raceTrials,
+        raceConcurrency: o.raceConcurrency,
         profileRounds: o.profileRounds,
         profileSeconds: o.profileSeconds,
       },
       scenarios,
+      races,
       profiles,
       sizes,
     };
@@ -305,6 +330,11 @@ async function main() {
     if (o.docs && o.mode === "full" && !o.only) {
       writeDocs(result);
       log("wrote docs/bench/latest.json, docs/bench/ratio.svg and the figures in docs/benchmarks.md");
+    }
+    // Ours must be atomic: any trial whose winners are not exactly one is a defect.
+    for (const r of races.filter((r) => r.mustBeAtomic && r.exactlyOne !== r.trials)) {
+      log(`FAILED: race ${r.id}: winners per trial ${r.winners.join(",")} (each must be exactly 1)`);
+      exitCode = 1;
     }
     // A scenario that answered nothing right, or failed more than 1% of its requests (beyond a
     // pool that ran dry), is a broken bench or a broken worker: fail, so CI notices.

@@ -35,6 +35,24 @@ export function floorFractions(result) {
     }));
 }
 
+/** Each peer's token exchange against ours (same run): how many times cheaper (CPU) and faster ours is. */
+export function peerMultiples(result) {
+  const ours = result.scenarios.find((s) => s.id === "token" && s.available);
+  if (!ours?.cpuRatio) return [];
+  return result.scenarios
+    .filter((s) => s.available && s.kind === "peer" && s.cpuRatio)
+    .map((s) => ({
+      peer: s.title,
+      peerCpu: s.cpuRatio.median,
+      oursCpu: ours.cpuRatio.median,
+      cpuTimes: ours.cpuRatio.median / s.cpuRatio.median,
+      rateTimes: s.rate?.median ? ours.rate.median / s.rate.median : null,
+    }));
+}
+
+const raceLine = (r) =>
+  `${r.exactlyOne} of ${r.trials} with exactly one winner; ${r.moreThanOne} with more (at most ${r.maxWinners}); ${r.none} with none`;
+
 function pad(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows
@@ -75,6 +93,11 @@ export function formatTable(result) {
   lines.push(pad(rows));
   for (const f of floorFractions(result))
     lines.push(`${f.route}: ${f.fraction.toFixed(2)}× its floor (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)})`);
+  for (const p of peerMultiples(result))
+    lines.push(
+      `ours vs ${p.peer}: ${p.cpuTimes.toFixed(1)}× CPU ratio (${pct(p.oursCpu)} vs ${pct(p.peerCpu)}), ${p.rateTimes?.toFixed(1) ?? "-"}× per second`,
+    );
+  for (const r of result.races ?? []) lines.push(`race ${r.title} (${r.concurrency} at once): ${raceLine(r)}`);
   const bad = result.scenarios.filter((s) => s.available && (s.failedTotal > 0 || s.exhaustedTotal > 0));
   for (const s of bad)
     lines.push(
@@ -209,6 +232,27 @@ export function markdownFigures(result) {
     L.push("|---|---|---|---|---|");
     for (const f of fr)
       L.push(`| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× |`);
+  }
+  const pm = peerMultiples(result);
+  if (pm.length) {
+    L.push("");
+    L.push(
+      "| peer token exchange | CPU ratio, peer | CPU ratio, ours | ours × the peer (CPU) | ours × the peer (per second) |",
+    );
+    L.push("|---|---|---|---|---|");
+    for (const p of pm)
+      L.push(
+        `| ${p.peer} | ${pct(p.peerCpu)} | ${pct(p.oursCpu)} | ${p.cpuTimes.toFixed(1)}× | ${p.rateTimes?.toFixed(1) ?? "-"}× |`,
+      );
+  }
+  if (result.races?.length) {
+    L.push("");
+    L.push(
+      `| race: ${result.races[0].concurrency} concurrent redemptions of one code | trials | exactly one winner | more than one | most winners in a trial | none |`,
+    );
+    L.push("|---|---|---|---|---|---|");
+    for (const r of result.races)
+      L.push(`| ${r.title} | ${r.trials} | ${r.exactlyOne} | ${r.moreThanOne} | ${r.maxWinners} | ${r.none} |`);
   }
   for (const p of result.profiles ?? []) {
     L.push("");

@@ -58,13 +58,19 @@ export async function mint(appUrl, kind, n) {
   return out;
 }
 
+/** The base URL a scenario loads: the hello worker, a peer, or the project's app worker. */
+export function urlFor(ctx, s) {
+  if (s.worker === "hello") return ctx.helloUrl;
+  return s.worker && s.worker !== "app" && ctx.urls?.[s.worker] ? ctx.urls[s.worker] : ctx.url;
+}
+
 /** A pool-fed scenario: before each run, mint enough values for the expected request count. */
-function pooled(kind) {
+function pooled(kind, worker = "app") {
   const pool = new Pool();
   return {
     pool,
     async prepare(ctx, expected) {
-      pool.refill(await mint(ctx.url, kind, expected));
+      pool.refill(await mint(urlFor(ctx, { worker }), kind, expected));
     },
   };
 }
@@ -74,6 +80,33 @@ const userMePool = pooled("token");
 const callbackPool = pooled("rp-callback");
 const floorCodePool = pooled("floor-code");
 const floorTokenPool = pooled("floor-token");
+const wopPool = pooled("code", "wop");
+const openauthPool = pooled("code", "openauth");
+
+/** A peer's token request from a minted `{ auth?, body }` (a dry pool sends an unknown code). */
+function peerToken(pool) {
+  return (r) => {
+    const v = pool.next();
+    const entry = typeof v === "string" ? { body: "grant_type=authorization_code&code=exhausted" } : v;
+    r.body = entry.body;
+    r.headers = entry.auth ? { ...r.headers, Authorization: entry.auth } : r.headers;
+    return r;
+  };
+}
+
+/**
+ * A unit of platform work (bench/workers/floor.ts), one GET each, nothing single-use.
+ * @param {string} id
+ * @param {string} title
+ * @returns {Scenario}
+ */
+const unit = (id, title) => ({
+  id: `unit-${id}`,
+  title,
+  worker: "app",
+  kind: "unit",
+  request: { method: "GET", path: `/__floor/unit/${id}` },
+});
 
 // ---- a whole sign-in, as a browser and then the app's back end do it ----
 
@@ -212,7 +245,8 @@ async function routeExists(ctx, path, init) {
  * @typedef {object} Scenario
  * @property {string} id
  * @property {string} title
- * @property {string} worker  "hello" or "app"
+ * @property {string} worker  "hello", "app" or a peer's name (bench/lib/server.mjs)
+ * @property {"peer" | "unit"} [kind]  a peer's token exchange, or one unit of platform work
  * @property {string} [label]
  * @property {string} [unit]
  * @property {number} [goal]
@@ -299,6 +333,41 @@ export const SCENARIOS = [
     },
   },
   {
+    id: "peer-wop",
+    title: "peer: workers-oauth-provider token exchange",
+    label: "workers-oauth-provider token",
+    worker: "wop",
+    kind: "peer",
+    pool: wopPool.pool,
+    prepare: wopPool.prepare,
+    request: {
+      method: "POST",
+      path: "/token",
+      headers: { "Content-Type": FORM },
+      setup: peerToken(wopPool.pool),
+    },
+  },
+  {
+    id: "peer-openauth",
+    title: "peer: OpenAuth token exchange",
+    label: "OpenAuth token",
+    worker: "openauth",
+    kind: "peer",
+    pool: openauthPool.pool,
+    prepare: openauthPool.prepare,
+    request: {
+      method: "POST",
+      path: "/token",
+      headers: { "Content-Type": FORM },
+      setup: peerToken(openauthPool.pool),
+    },
+  },
+  unit("do-rpc", "unit: one DO RPC doing no SQL"),
+  unit("do-insert", "unit: one DO RPC + one SQLite INSERT"),
+  unit("d1-select", "unit: one D1 point SELECT"),
+  unit("kv-get", "unit: one KV get"),
+  unit("aes9", "unit: AES-128-CBC of 9 fields + JSON"),
+  {
     id: "authorize",
     title: "authorize: validation + first page",
     label: "authorize + first page",
@@ -384,8 +453,12 @@ export async function checkOnce(ctx, s) {
     body: s.request.body,
   };
   if (s.request.setup) s.request.setup(r);
-  const base = s.worker === "hello" ? ctx.helloUrl : ctx.url;
-  const res = await control(base + r.path, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });
+  const res = await control(urlFor(ctx, s) + r.path, {
+    method: r.method,
+    headers: r.headers,
+    body: r.body,
+    redirect: "manual",
+  });
   const want = s.request.okStatus ?? 200;
   const text = await res.text();
   if (res.status !== want) throw new Error(`${s.id}: expected ${want}, got ${res.status}: ${text.slice(0, 300)}`);

@@ -1,6 +1,6 @@
 // Serves the benchmark's workers on plain workerd through Miniflare's API (no `wrangler dev`
-// proxy): the hello-world ceiling and the project's all-in-one worker (bench entry), each on its
-// own direct socket, with real local D1 and Durable Objects (and KV where wrangler.toml binds it),
+// proxy): the hello-world ceiling, the project's all-in-one worker (bench entry) and the peers,
+// each on its own direct socket, with real local D1 and Durable Objects (and KV where wrangler.toml binds it),
 // in memory, migrated from migrations/*.sql. The dev worker applies the dev seed itself.
 
 import { existsSync, mkdtempSync, readFileSync, readdirSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -64,6 +64,30 @@ function appOptions(root, scriptPath, name, vars) {
   };
 }
 
+/**
+ * The peers (bench/workers/peer-*.ts): other token services for Workers, each bundled with its
+ * library and given what its documentation asks for (a KV namespace; nodejs_compat for OpenAuth).
+ */
+async function peerOptions(root, buildDir, compatibilityDate) {
+  const peers = [
+    { name: "wop", entry: "bench/workers/peer-wop.ts", kv: "OAUTH_KV", flags: [] },
+    { name: "openauth", entry: "bench/workers/peer-openauth.ts", kv: "OPENAUTH_KV", flags: ["nodejs_compat"] },
+  ];
+  return Promise.all(
+    peers.map(async (p) => {
+      const path = await bundle(root, p.entry, join(buildDir, `${p.name}.js`));
+      return {
+        name: p.name,
+        modules: [{ type: "ESModule", path, contents: readFileSync(path, "utf8") }],
+        compatibilityDate,
+        compatibilityFlags: p.flags,
+        kvNamespaces: { [p.kv]: `${p.name}-kv` },
+        unsafeDirectSockets: [{ host: HOST, port: 0 }],
+      };
+    }),
+  );
+}
+
 /** The variables every benchmarked app worker gets (see docs/benchmarks.md). */
 export const BENCH_VARS = {
   DEV_MODE: "true",
@@ -84,13 +108,14 @@ export const BENCH_VARS = {
  * @param {string} root
  * @param {string} buildDir
  * @param {{ name: string; vars: Record<string, string>; scriptPath?: string }[]} variants
- * @param {{ disk?: boolean; inspectorPort?: number }} [options]
+ * @param {{ disk?: boolean; inspectorPort?: number; peers?: boolean }} [options]
  */
-export async function startServers(root, buildDir, variants, { disk = false, inspectorPort } = {}) {
+export async function startServers(root, buildDir, variants, { disk = false, inspectorPort, peers = true } = {}) {
   mkdirSync(buildDir, { recursive: true });
   const appPath = await bundle(root, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry.js"));
   const helloPath = join(root, "bench/workers/hello.js");
   const base = appOptions(root, appPath, "app", {});
+  const peerWorkers = peers ? await peerOptions(root, buildDir, base.compatibilityDate) : [];
   /** @type {import("miniflare").WorkerOptions[]} */
   const workers = /** @type {any[]} */ ([
     {
@@ -101,6 +126,7 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
     },
     // a variant may bring its own bundle (an A/B comparison of two builds)
     ...variants.map((v) => appOptions(root, v.scriptPath ?? appPath, v.name, { ...BENCH_VARS, ...v.vars })),
+    ...peerWorkers,
   ]);
   const stderr = [];
   // Local D1, DO and KV are SQLite files; on a disk, every commit waits for fsync, which blocks
@@ -125,7 +151,12 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
     },
     workers,
   });
-  await mf.ready;
+  try {
+    await mf.ready;
+  } catch (err) {
+    console.error(`workerd output:\n${stderr.join("").slice(-4000)}`);
+    throw err;
+  }
   const urls = {};
   for (const w of workers) urls[w.name] = String(await mf.unsafeGetDirectURL(w.name)).replace(/\/$/, "");
   await migrate(root, mf, variants[0].name);

@@ -10,7 +10,7 @@
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
 
 import dev, { OneTimeStore } from "../../workers/all-in-one/index";
-import { FloorStore, floorMe, floorMint, floorToken } from "./floor";
+import { FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
 
@@ -319,6 +319,8 @@ export default {
     if (req.url.includes("/__floor/")) {
       if (req.url.endsWith("/__floor/token")) return floorToken(req, env);
       if (req.url.endsWith("/__floor/me")) return floorMe(req, env);
+      const unit = req.url.indexOf("/__floor/unit/");
+      if (unit >= 0) return floorUnit(req.url.slice(unit + 14), env as never);
     }
     if (req.url.includes("/__bench/")) {
       const url = new URL(req.url);

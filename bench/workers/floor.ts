@@ -7,6 +7,9 @@
 //                UPDATE … RETURNING of the code and the token INSERT, a JSON answer.
 //   floor-me     one Durable Object call doing UPDATE … RETURNING of a token record that carries
 //                the link (plid, items, subscriber), 5 AES-128-CBC fields, a JSON answer.
+// And the units both are made of, one per request, so each floor can be read as a sum
+// (`/__floor/unit/<id>`): a DO RPC doing no SQL, a DO RPC with one INSERT, one D1 point SELECT, one
+// KV get, AES-128-CBC of the 9 encrypted fields of a full record with its JSON.
 // Compiled into the benchmark bundle only; never deployed.
 
 import { DurableObject } from "cloudflare:workers";
@@ -23,7 +26,17 @@ export class FloorStore extends DurableObject {
     this.sql = ctx.storage.sql;
     this.sql
       .exec(`CREATE TABLE IF NOT EXISTS codes (hash TEXT PRIMARY KEY, client TEXT, record TEXT, used INTEGER DEFAULT 0);
-CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, record TEXT, reads INTEGER DEFAULT 0, expires INTEGER)`);
+CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, record TEXT, reads INTEGER DEFAULT 0, expires INTEGER);
+CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
+  }
+
+  nothing(): number {
+    return 1;
+  }
+
+  insert(): number {
+    this.sql.exec("INSERT INTO rows (at) VALUES (?)", Date.now());
+    return 1;
   }
 
   put(codeHashes: string[], tokenHashes: string[], record: string): void {
@@ -63,7 +76,7 @@ CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, record TEXT, reads INT
   }
 }
 
-type FloorEnv = { FLOOR: DurableObjectNamespace<FloorStore> };
+type FloorEnv = { FLOOR: DurableObjectNamespace<FloorStore>; DB: D1Database; RP_KV: KVNamespace };
 
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), {
@@ -117,6 +130,43 @@ export async function floorMe(req: Request, env: FloorEnv): Promise<Response> {
       autoStatusCheck: "N",
     },
   });
+}
+
+const RECORD9 = {
+  ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+  phoneNo: "01012345678",
+  name: "홍길동",
+  gender: "M",
+  agegroup: "30",
+  birthday: "0315",
+  birthdate: "900315",
+  foreign: "L",
+  telcoCd: "S",
+};
+
+/** One unit of platform work per request (see the head of this file). */
+export async function floorUnit(unit: string, env: FloorEnv): Promise<Response> {
+  switch (unit) {
+    case "do-rpc":
+      return json(await store(env).nothing());
+    case "do-insert":
+      return json(await store(env).insert());
+    case "d1-select":
+      return json(await env.DB.prepare("SELECT name FROM clients WHERE client_id = ?").bind(CLIENT).first("name"));
+    case "kv-get": {
+      const v = await env.RP_KV.get("bench-unit");
+      if (v === null) await env.RP_KV.put("bench-unit", "x".repeat(200)); // a hit from the second request on
+      return json(v);
+    }
+    case "aes9": {
+      const entries = await Promise.all(
+        Object.entries(RECORD9).map(async ([k, v]) => [k, await encryptField(SECRET, v)] as const),
+      );
+      return json(Object.fromEntries(entries));
+    }
+    default:
+      return json({ error: "not_found" }, 404);
+  }
 }
 
 /** `n` fresh floor codes or tokens (their hashes stored), for one measured round. */

@@ -1,0 +1,59 @@
+// The race: one code, `concurrency` redemptions sent at once, `trials` times, for the project's
+// token route, its floor and each peer. A token service that is atomic has exactly one winner (one
+// 200 with a token) in every trial; the others must all be refused. Peers are reported as measured.
+
+import { control } from "./scenarios.mjs";
+import { urlFor } from "./scenarios.mjs";
+
+/** Which scenarios race (their pools mint the codes; their requests are the redemptions). */
+export const RACERS = [
+  { id: "token", mustBeAtomic: true },
+  { id: "floor-token", mustBeAtomic: true },
+  { id: "peer-wop", mustBeAtomic: false },
+  { id: "peer-openauth", mustBeAtomic: false },
+];
+
+/**
+ * @param {any} s  the scenario (bench/lib/scenarios.mjs) whose pool and request are used
+ * @param {any} ctx
+ * @param {{ trials: number; concurrency: number }} o
+ */
+export async function race(s, ctx, { trials, concurrency }) {
+  await s.prepare(ctx, trials);
+  const winners = [];
+  let refused = 0;
+  let otherStatus = null;
+  for (let t = 0; t < trials; t++) {
+    const r = {
+      method: s.request.method,
+      path: s.request.path,
+      headers: { ...(s.request.headers ?? {}) },
+      body: s.request.body,
+    };
+    s.request.setup(r); // takes one fresh code
+    const url = urlFor(ctx, s) + r.path;
+    const statuses = await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        const res = await control(url, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+    winners.push(statuses.filter((x) => x === 200).length);
+    refused += statuses.filter((x) => x >= 400 && x < 500).length;
+    otherStatus ??= statuses.find((x) => x !== 200 && (x < 400 || x >= 500)) ?? null;
+  }
+  return {
+    id: s.id,
+    title: s.title,
+    trials,
+    concurrency,
+    winners,
+    exactlyOne: winners.filter((w) => w === 1).length,
+    moreThanOne: winners.filter((w) => w > 1).length,
+    none: winners.filter((w) => w === 0).length,
+    maxWinners: Math.max(...winners),
+    refused,
+    otherStatus,
+  };
+}
