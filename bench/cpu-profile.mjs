@@ -37,6 +37,7 @@ const s = SCENARIOS.find((x) => x.id === id && !x.flow);
 if (!s) throw new Error(`no autocannon scenario ${id}`);
 const buildDir = join(root, "bench", "results", "build");
 const srv = await startServers(root, buildDir, [{ name: "app", vars: variant ? { BENCH_VARIANT: variant } : {} }], {
+  peers: false,
   inspectorPort: PORT,
 });
 

@@ -275,7 +275,7 @@ class MemoryStore {
     if (c.grant.clientId !== r.clientId) return { ok: false, reason: "foreign_client" };
     c.used = true;
     this.tokens.set(r.tokenHash, { grant: { ...c.grant, secretId: r.secretId }, reads: 0 });
-    return { ok: true, grant: c.grant };
+    return { ok: true };
   }
 
   async readToken(tokenHash: string, maxReads: number): Promise<TokenGrant | null> {

@@ -7,6 +7,9 @@
 //                UPDATE … RETURNING of the code and the token INSERT, a JSON answer.
 //   floor-me     one Durable Object call doing UPDATE … RETURNING of a token record that carries
 //                the link (plid, items, subscriber), 5 AES-128-CBC fields, a JSON answer.
+// Both spread their records over the same number of objects as the project's store by default
+// (ONE_TIME_SHARDS, 16): one object serves about a thousand writes a second, so a service for a
+// country shards, and on one local workerd 16 objects cost more than one (docs/benchmarks.md).
 // And the units both are made of, one per request, so each floor can be read as a sum
 // (`/__floor/unit/<id>`): a DO RPC doing no SQL, a DO RPC with one INSERT, one D1 point SELECT, one
 // KV get, AES-128-CBC of the 9 encrypted fields of a full record with its JSON.
@@ -14,6 +17,9 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
+import { shardOf } from "../../workers/provider/store/one-time-store";
+
+const SHARDS = 16;
 
 const CLIENT = "demo-client";
 const SECRET = "demoSecret0123456789abcdefABCDEF";
@@ -84,8 +90,14 @@ const json = (body: unknown, status = 200) =>
     headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
   });
 
-function store(env: FloorEnv): DurableObjectStub<FloorStore> {
-  return env.FLOOR.get(env.FLOOR.idFromName("floor"));
+const ids = new Map<number, DurableObjectId>();
+
+/** The object holding a random value's record: by its first character, as the project's store. */
+function store(env: FloorEnv, value = ""): DurableObjectStub<FloorStore> {
+  const shard = shardOf(value, SHARDS);
+  let id = ids.get(shard);
+  if (!id) ids.set(shard, (id = env.FLOOR.idFromName(`floor-${shard}`)));
+  return env.FLOOR.get(id);
 }
 
 export async function floorToken(req: Request, env: FloorEnv): Promise<Response> {
@@ -99,13 +111,13 @@ export async function floorToken(req: Request, env: FloorEnv): Promise<Response>
     return json({ error: "invalid_client" }, 401);
   const token = randomToken(32);
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
-  if (!(await store(env).redeem(codeHash, id, tokenHash))) return json({ error: "invalid_grant" }, 400);
+  if (!(await store(env, code).redeem(codeHash, id, tokenHash))) return json({ error: "invalid_grant" }, 400);
   return json({ access_token: token, token_type: "bearer", expires_in: 600 });
 }
 
 export async function floorMe(req: Request, env: FloorEnv): Promise<Response> {
   const token = (req.headers.get("Authorization") ?? "").slice(7);
-  const record = await store(env).read(await sha256(token));
+  const record = await store(env, token).read(await sha256(token));
   if (record === null) return json({ error: "authentication_failed" }, 401);
   const r = JSON.parse(record) as Record<string, string>;
   const [ci, phoneNo, name, birthday, birthdate] = await Promise.all(
@@ -185,6 +197,17 @@ export async function floorMint(env: FloorEnv, kind: string, n: number): Promise
     foreign: "L",
     telcoCd: "S",
   });
-  await store(env).put(kind === "floor-code" ? hashes : [], kind === "floor-token" ? hashes : [], record);
+  const byShard = new Map<number, { first: string; hashes: string[] }>();
+  values.forEach((v, i) => {
+    const shard = shardOf(v, SHARDS);
+    const group = byShard.get(shard) ?? { first: v, hashes: [] };
+    group.hashes.push(hashes[i]!);
+    byShard.set(shard, group);
+  });
+  await Promise.all(
+    [...byShard.values()].map((g) =>
+      store(env, g.first).put(kind === "floor-code" ? g.hashes : [], kind === "floor-token" ? g.hashes : [], record),
+    ),
+  );
   return json(values);
 }

@@ -21,13 +21,14 @@ export { OneTimeStore } from "../provider/store/one-time-store";
 const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
 
 // The relying-party kit (/, /auth/*) reaches this same route table in process (workers/all-in-one/kit.ts).
+// The two API routes an app calls on every login come first: the router tries routes in order.
 const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
+  ...token,
+  ...userMe,
   ...health,
   ...authorize,
   ...account,
   ...smsOutbox,
-  ...token,
-  ...userMe,
   ...disconnect,
   ...admin,
   ...kitRoutes(() => worker),

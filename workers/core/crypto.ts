@@ -93,6 +93,16 @@ export async function constantTimeEqual(a: string, b: string): Promise<boolean> 
   return crypto.subtle.timingSafeEqual(ha, hb);
 }
 
+/** SHA-256 of a stored secret, kept beside it so `matchesDigest` hashes only the presented side. */
+export function secretDigest(secret: string): Promise<ArrayBuffer> {
+  return crypto.subtle.digest("SHA-256", utf8(secret));
+}
+
+/** `constantTimeEqual` against a secret known by its `secretDigest`: one hash instead of two. */
+export async function matchesDigest(presented: string, digest: ArrayBuffer): Promise<boolean> {
+  return crypto.subtle.timingSafeEqual(await crypto.subtle.digest("SHA-256", utf8(presented)), digest);
+}
+
 /** PKCE S256 (RFC 7636 §4.2): base64url(SHA-256(ASCII(verifier))). */
 export async function pkceS256(verifier: string): Promise<string> {
   return sha256(verifier);

@@ -1,14 +1,17 @@
 // Client authentication (spec §5, docs/architecture.md §4.7): HTTP Basic with the
 // client id and secret, each half form-url-decoded (RFC 6749 §2.3.1); at the token endpoint the
-// `client_id`/`client_secret` parameters are the fallback. Secrets are compared in constant time,
+// `client_id`/`client_secret` parameters are the fallback. Secrets are compared in constant time
+// (SHA-256 digests; the stored secret's is cached with the client),
 // and an unknown id, a disabled client and a wrong secret give the same answer.
 
-import { constantTimeEqual } from "../core/crypto";
+import { matchesDigest } from "../core/crypto";
 import { E } from "../core/errors";
 import { parseBasic, type Params } from "../core/http";
 import { clientSecrets, findClient, type Client } from "./store/clients";
 
 type AuthEnv = { DB: D1Database; SEAL_KEY: string };
+
+const NO_DIGEST = new ArrayBuffer(32);
 
 export interface AuthenticatedClient {
   client: Client;
@@ -26,13 +29,13 @@ export async function checkClientSecret(
 ): Promise<AuthenticatedClient> {
   const client = await findClient(env, clientId, cacheMs);
   if (!client) {
-    await constantTimeEqual(secret, "x".repeat(32)); // same work as a known client
+    await matchesDigest(secret, NO_DIGEST); // same work as a known client
     throw E.badClient("basic", "unknown or disabled client");
   }
   const s = await clientSecrets(env, clientId, cacheMs);
-  if (await constantTimeEqual(secret, s.current.secret))
+  if (await matchesDigest(secret, s.current.digest))
     return { client, secret: s.current.secret, secretId: s.current.id };
-  if (s.previous && s.previous.until > Date.now() && (await constantTimeEqual(secret, s.previous.secret))) {
+  if (s.previous && s.previous.until > Date.now() && (await matchesDigest(secret, s.previous.digest))) {
     return { client, secret: s.previous.secret, secretId: s.previous.id };
   }
   throw E.badClient("basic", "wrong secret");

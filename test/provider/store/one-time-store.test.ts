@@ -1,5 +1,5 @@
 import { env } from "../../support/env";
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
 import { shardOf, storeFor, type CodeGrant } from "../../../workers/provider/store/one-time-store";
@@ -126,5 +126,94 @@ describe("core/one-time-store audit outbox", () => {
       { type: "code.refused", outcome: "refused", detail: '{"reason":"reused"}' },
     ]);
     expect(await store.flushAudit()).toBe(0);
+  });
+});
+
+describe("core/one-time-store redemption: one conditional statement, or the path that names the reason", () => {
+  const redeem = async (code: string, over: Partial<Parameters<ReturnType<typeof storeFor>["redeemCode"]>[0]> = {}) => {
+    const tokenHash = await sha256(`t-${code}-${randomToken(6)}`);
+    const r = await storeFor(env, code, 16).redeemCode({
+      codeHash: await sha256(code),
+      clientId: "c",
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash,
+      tokenTtlMs: 60_000,
+      secretId: "s1",
+      ...over,
+    });
+    return { r, tokenHash };
+  };
+
+  it("both paths store the same token: the code's grant with the exchanging secret, readable once per read allowed", async () => {
+    for (const redirectUri of [null, "https://x/cb"]) {
+      const code = randomToken();
+      const store = storeFor(env, code, 16);
+      await store.putCode(await sha256(code), { ...GRANT, plid: `p-${code}` }, null, 60_000);
+      const { r, tokenHash } = await redeem(code, { redirectUri });
+      expect(r).toEqual({ ok: true });
+      const read = await store.readToken(tokenHash, 1);
+      expect(read?.grant).toEqual({ ...GRANT, plid: `p-${code}`, secretId: "s1" });
+      expect(await store.readToken(tokenHash, 1)).toBeNull();
+      expect((await redeem(code, { redirectUri })).r).toEqual({ ok: false, reason: "reused" });
+      expect(await store.readToken(tokenHash, 5)).toBeNull(); // the replay revoked it
+    }
+  });
+
+  it("every refusal keeps its reason, and a refused presenter burns no good code", async () => {
+    const code = randomToken();
+    await storeFor(env, code, 16).putCode(await sha256(code), GRANT, "challenge-1", 60_000);
+    expect((await redeem(code, { clientId: "other" })).r).toEqual({ ok: false, reason: "foreign_client" });
+    expect((await redeem(code)).r).toEqual({ ok: false, reason: "pkce_missing" });
+    expect((await redeem(code, { verifierChallenge: "challenge-2" })).r).toEqual({
+      ok: false,
+      reason: "pkce_mismatch",
+    });
+    expect((await redeem(code, { verifierChallenge: "challenge-1", redirectUri: "https://y/cb" })).r).toEqual({
+      ok: false,
+      reason: "redirect_mismatch",
+    });
+    expect((await redeem(code, { verifierChallenge: "challenge-1" })).r).toEqual({ ok: true });
+    const plain = randomToken();
+    await storeFor(env, plain, 16).putCode(await sha256(plain), GRANT, null, 60_000);
+    expect((await redeem(plain, { verifierChallenge: "x" })).r).toEqual({ ok: false, reason: "pkce_unexpected" });
+    expect((await redeem(randomToken())).r).toEqual({ ok: false, reason: "unknown" });
+  });
+
+  it("an expired code and a code of an ended plid are refused as such, on either path", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const expired = randomToken();
+    await storeFor(env, expired, 16).putCode(await sha256(expired), GRANT, null, 1000);
+    vi.setSystemTime(Date.now() + 1001);
+    expect((await redeem(expired)).r).toEqual({ ok: false, reason: "expired" });
+    for (const redirectUri of [null, "https://x/cb"]) {
+      const code = randomToken();
+      const store = storeFor(env, code, 16);
+      const plid = `ended-${code}`;
+      await store.putCode(await sha256(code), { ...GRANT, plid, issuedAt: Date.now() }, null, 60_000);
+      await store.revokePlids([plid], 600_000);
+      expect((await redeem(code, { redirectUri })).r).toEqual({ ok: false, reason: "revoked" });
+    }
+  });
+
+  it("a code stored before the plid columns existed redeems, and its plid's end still ends its token", async () => {
+    const code = randomToken();
+    const store = storeFor(env, code, 16);
+    const plid = `legacy-${code}`;
+    const codeHash = await sha256(code);
+    await runInDurableObject(store, (_o, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at) VALUES (?, ?, ?, NULL, ?, ?)",
+        codeHash,
+        "c",
+        JSON.stringify({ ...GRANT, plid, issuedAt: Date.now() }),
+        Date.now() + 60_000,
+        Date.now() + 60_000,
+      );
+    });
+    const { r, tokenHash } = await redeem(code);
+    expect(r).toEqual({ ok: true });
+    await store.revokePlids([plid], 600_000);
+    expect(await store.readToken(tokenHash, 5)).toBeNull();
   });
 });

@@ -3,7 +3,7 @@
 // spec §2.2 is keyed by them). Read-mostly, cached per isolate for CLIENT_CACHE_SECONDS.
 
 import { configOf, keyVar } from "../../core/config";
-import { importSealKey, seal, sha256, unseal } from "../../core/crypto";
+import { importSealKey, seal, secretDigest, sha256, unseal } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
 
 export interface Client {
@@ -79,6 +79,8 @@ interface CachedClient {
 export interface ClientSecret {
   secret: string;
   id: string;
+  /** SHA-256 of the secret, for the constant-time compare (`matchesDigest`). */
+  digest: ArrayBuffer;
 }
 
 export interface ClientSecrets {
@@ -120,7 +122,8 @@ export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cach
     const key = await importSealKey(sealKeyVar(env));
     const open = async (sealed: string): Promise<ClientSecret> => {
       const secret = await unseal(key, sealed, secretContext(row.client_id));
-      return { secret, id: await secretFingerprint(secret) };
+      const [id, digest] = await Promise.all([secretFingerprint(secret), secretDigest(secret)]);
+      return { secret, id, digest };
     };
     const current = await open(row.secret_sealed);
     const previous =

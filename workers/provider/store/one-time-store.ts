@@ -82,7 +82,7 @@ export type RedeemFailure =
   | "pkce_mismatch"
   | "pkce_unexpected"
   | "revoked";
-export type RedeemResult = { ok: true; grant: CodeGrant } | { ok: false; reason: RedeemFailure };
+export type RedeemResult = { ok: true } | { ok: false; reason: RedeemFailure };
 
 export interface RedeemRequest {
   codeHash: string;
@@ -151,13 +151,15 @@ export class OneTimeStore extends DurableObject {
     const now = Date.now();
     if (firstReport) this.putEntry(firstReport.key, "1", firstReport.ttlMs);
     this.sql.exec(
-      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       codeHash,
       grant.clientId,
       JSON.stringify(grant),
       challenge,
       now + ttlMs,
       now + ttlMs,
+      grant.plid,
+      grant.issuedAt,
     );
     this.scheduleSweep();
   }
@@ -170,15 +172,17 @@ export class OneTimeStore extends DurableObject {
   redeemCode(r: RedeemRequest): RedeemResult {
     const result = this.redeem(r);
     // The audit event is written in the same synchronous step as the redemption, into this
-    // object's outbox; D1 receives it batched (flushAudit), off the token endpoint's hot path.
-    this.sql.exec(
-      "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
-      Date.now(),
-      result.ok ? "code.redeemed" : "code.refused",
-      r.clientId,
-      result.ok ? "ok" : "refused",
-      result.ok ? null : JSON.stringify({ reason: result.reason }),
-    );
+    // object's outbox (a redemption's by the code_redeemed trigger, with its token); D1 receives
+    // it batched (flushAudit), off the token endpoint's hot path.
+    if (!result.ok)
+      this.sql.exec(
+        "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+        Date.now(),
+        "code.refused",
+        r.clientId,
+        "refused",
+        JSON.stringify({ reason: result.reason }),
+      );
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = null;
       // Kept in the outbox on failure; the sweep alarm retries it, so make sure one is set (a shard
@@ -236,6 +240,33 @@ export class OneTimeStore extends DurableObject {
 
   private redeem(r: RedeemRequest): RedeemResult {
     const now = Date.now();
+    const tokenExpires = now + r.tokenTtlMs;
+    // The good redemption is one statement: the conditional UPDATE takes the code only if it is
+    // unused, unexpired, this client's, with this PKCE challenge (`IS`: both absent, or equal) and
+    // its plid (stored with it; a code from before that column takes the path below) not ended
+    // since the sign-in; the code_redeemed trigger then stores the token and
+    // the audit row. The used code is kept until its token expires, so a replay can still revoke
+    // that token. Anything else (or a redirect_uri to compare) takes the path below, which names
+    // the reason; both run inside this one synchronous call.
+    if (r.redirectUri === null) {
+      const won = this.sql
+        .exec(
+          `UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ?, secret_id = ?
+           WHERE hash = ? AND used_at IS NULL AND expires_at > ? AND client_id = ? AND challenge IS ?
+             AND plid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM revoked_plids p WHERE p.plid = codes.plid AND p.at >= codes.issued_at)
+           RETURNING 1`,
+          now,
+          r.tokenHash,
+          tokenExpires,
+          r.secretId,
+          r.codeHash,
+          now,
+          r.clientId,
+          r.verifierChallenge,
+        )
+        .toArray();
+      if (won.length === 1) return { ok: true };
+    }
     const row = this.sql
       .exec<{
         client_id: string;
@@ -272,26 +303,18 @@ export class OneTimeStore extends DurableObject {
       )
       .one().n;
     if (revoked > 0) return { ok: false, reason: "revoked" };
-
-    const tokenExpires = now + r.tokenTtlMs;
-    // Keep the used code until its token expires, so a replay can still revoke that token.
+    // a code stored before the plid columns existed: they are filled here for the trigger
     this.sql.exec(
-      "UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ? WHERE hash = ?",
+      "UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ?, secret_id = ?, plid = ?, issued_at = ? WHERE hash = ?",
       now,
       r.tokenHash,
       tokenExpires,
-      r.codeHash,
-    );
-    const tokenGrant: TokenGrant = { ...grant, secretId: r.secretId };
-    this.sql.exec(
-      "INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at) VALUES (?, ?, ?, ?, ?)",
-      r.tokenHash,
-      JSON.stringify(tokenGrant),
-      tokenExpires,
+      r.secretId,
       grant.plid,
       grant.issuedAt,
+      r.codeHash,
     );
-    return { ok: true, grant };
+    return { ok: true };
   }
 
   /**
@@ -303,11 +326,11 @@ export class OneTimeStore extends DurableObject {
   readToken(tokenHash: string, maxReads: number): TokenRead | null {
     const now = Date.now();
     const row = this.sql
-      .exec<{ grant_json: string }>(
+      .exec<{ grant_json: string; secret_id: string | null }>(
         `UPDATE tokens SET reads = reads + 1
          WHERE hash = ? AND revoked = 0 AND expires_at > ? AND reads < ?
            AND NOT EXISTS (SELECT 1 FROM revoked_plids r WHERE r.plid = tokens.plid AND r.at >= tokens.issued_at)
-         RETURNING grant_json`,
+         RETURNING grant_json, secret_id`,
         tokenHash,
         now,
         maxReads,
@@ -315,6 +338,7 @@ export class OneTimeStore extends DurableObject {
       .toArray()[0];
     if (!row) return null;
     const grant = JSON.parse(row.grant_json) as TokenGrant;
+    if (row.secret_id !== null) grant.secretId = row.secret_id; // older tokens carry it in the JSON
     const a = grant.autoLogin;
     const firstReport =
       a !== null &&
@@ -628,6 +652,26 @@ function migrate(sql: SqlStorage): void {
   );
   if (!columns.has("plid")) sql.exec("ALTER TABLE tokens ADD COLUMN plid TEXT");
   if (!columns.has("issued_at")) sql.exec("ALTER TABLE tokens ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
+  if (!columns.has("secret_id")) sql.exec("ALTER TABLE tokens ADD COLUMN secret_id TEXT");
+  const codeColumns = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(codes)")
+      .toArray()
+      .map((c) => c.name),
+  );
+  if (!codeColumns.has("plid")) sql.exec("ALTER TABLE codes ADD COLUMN plid TEXT");
+  if (!codeColumns.has("issued_at")) sql.exec("ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
+  if (!codeColumns.has("secret_id")) sql.exec("ALTER TABLE codes ADD COLUMN secret_id TEXT");
+  // A code's redemption (used_at set once) stores its token and its audit row in the same
+  // statement: the token record is the code's grant, with the secret that authenticated the exchange.
+  sql.exec(`CREATE TRIGGER IF NOT EXISTS code_redeemed AFTER UPDATE OF used_at ON codes
+    WHEN OLD.used_at IS NULL AND NEW.used_at IS NOT NULL
+    BEGIN
+      INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id)
+        VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.issued_at, NEW.secret_id);
+      INSERT INTO audit_outbox (at, type, client_id, outcome, detail)
+        VALUES (NEW.used_at, 'code.redeemed', NEW.client_id, 'ok', NULL);
+    END`);
 }
 
 /** Why a request may not present this code at all (client, redirect, PKCE), or null. */
