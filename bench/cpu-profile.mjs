@@ -33,7 +33,9 @@ const connections = Number(opt("--connections", "32"));
 const variant = opt("--variant", "");
 const PORT = 9339;
 
-const s = SCENARIOS.find((x) => x.id === id && !x.flow);
+/** @type {import("./lib/scenarios.mjs").Scenario} the router floor */
+const HEALTHZ = { id: "healthz", title: "/healthz", worker: "app", request: { method: "GET", path: "/healthz" } };
+const s = [...SCENARIOS, HEALTHZ].find((x) => x.id === id && !x.flow);
 if (!s) throw new Error(`no autocannon scenario ${id}`);
 const buildDir = join(root, "bench", "results", "build");
 const srv = await startServers(root, buildDir, [{ name: "app", vars: variant ? { BENCH_VARIANT: variant } : {} }], {

@@ -7,6 +7,7 @@ import { urlFor } from "./scenarios.mjs";
 
 /** Which scenarios race (their pools mint the codes; their requests are the redemptions). */
 export const RACERS = [
+  { id: "token-route", mustBeAtomic: true },
   { id: "token", mustBeAtomic: true },
   { id: "floor-token", mustBeAtomic: true },
   { id: "peer-wop", mustBeAtomic: false },

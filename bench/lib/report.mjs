@@ -18,10 +18,15 @@ const kib = (b) => (b === null || b === undefined ? "-" : (b / 1024).toFixed(1))
 const partUs = (n) => (n === null || n === undefined ? "-" : n < 0 ? "≈ 0 (within noise)" : int(n));
 const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : "-");
 
-/** Each route against its floor (bench/workers/floor.ts): CPU ratio of the route ÷ the floor's, same run. */
+/**
+ * Each route against its floor (bench/workers/floor.ts): CPU ratio of the route ÷ the floor's, same
+ * run; the route workers as deployed first, then the same routes inside the all-in-one worker.
+ */
 export function floorFractions(result) {
   const by = Object.fromEntries(result.scenarios.filter((s) => s.available).map((s) => [s.id, s]));
   return [
+    ["token-route", "floor-token"],
+    ["user-me-route", "floor-me"],
     ["token", "floor-token"],
     ["user-me", "floor-me"],
   ]
@@ -35,13 +40,18 @@ export function floorFractions(result) {
     }));
 }
 
-/** Each peer's token exchange against ours (same run): how many times cheaper (CPU) and faster ours is. */
+/**
+ * Each peer's token exchange against ours (same run): how many times cheaper (CPU) and faster ours
+ * is. Ours is the token route worker as deployed (the all-in-one's route when it was not run).
+ */
 export function peerMultiples(result) {
-  const ours = result.scenarios.find((s) => s.id === "token" && s.available);
-  if (!ours?.cpuRatio) return [];
+  const live = (id) => result.scenarios.find((s) => s.id === id && s.available && s.cpuRatio);
+  const ours = live("token-route") ?? live("token");
+  if (!ours) return [];
   return result.scenarios
     .filter((s) => s.available && s.kind === "peer" && s.cpuRatio)
     .map((s) => ({
+      ours: ours.title,
       peer: s.title,
       peerCpu: s.cpuRatio.median,
       oursCpu: ours.cpuRatio.median,
@@ -95,7 +105,7 @@ export function formatTable(result) {
     lines.push(`${f.route}: ${f.fraction.toFixed(2)}× its floor (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)})`);
   for (const p of peerMultiples(result))
     lines.push(
-      `ours vs ${p.peer}: ${p.cpuTimes.toFixed(1)}× CPU ratio (${pct(p.oursCpu)} vs ${pct(p.peerCpu)}), ${p.rateTimes?.toFixed(1) ?? "-"}× per second`,
+      `${p.ours} vs ${p.peer}: ${p.cpuTimes.toFixed(1)}× CPU ratio (${pct(p.oursCpu)} vs ${pct(p.peerCpu)}), ${p.rateTimes?.toFixed(1) ?? "-"}× per second`,
     );
   for (const r of result.races ?? []) lines.push(`race ${r.title} (${r.concurrency} at once): ${raceLine(r)}`);
   const bad = result.scenarios.filter((s) => s.available && (s.failedTotal > 0 || s.exhaustedTotal > 0));

@@ -302,6 +302,39 @@ export const SCENARIOS = [
     },
   },
   {
+    id: "token-route",
+    title: "token exchange, route worker as deployed",
+    label: "token (route worker)",
+    worker: "route-token",
+    pool: tokenPool.pool,
+    prepare: tokenPool.prepare,
+    request: {
+      method: "POST",
+      path: "/oauth2/token",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      setup(r) {
+        r.body = `grant_type=authorization_code&code=${tokenPool.pool.next()}`;
+        return r;
+      },
+    },
+  },
+  {
+    id: "user-me-route",
+    title: "/v1/user/me, route worker as deployed",
+    label: "user/me (route worker)",
+    worker: "route-user-me",
+    pool: userMePool.pool,
+    prepare: userMePool.prepare,
+    request: {
+      method: "GET",
+      path: "/v1/user/me",
+      setup(r) {
+        r.headers = { ...r.headers, Authorization: `Bearer ${userMePool.pool.next()}` };
+        return r;
+      },
+    },
+  },
+  {
     id: "floor-token",
     title: "floor: minimal atomic token exchange",
     worker: "app",

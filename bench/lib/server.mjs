@@ -65,6 +65,33 @@ function appOptions(root, scriptPath, name, vars) {
 }
 
 /**
+ * The hot routes as deployed: the `token` and `user-me` route workers (one route each, no dev
+ * seed), on the same D1 database and the app worker's one-time store objects, as wrangler.toml
+ * binds them (`script_name` of the worker hosting the store).
+ */
+async function routeOptions(root, buildDir, app) {
+  const routes = [
+    { name: "route-token", entry: "workers/provider/token/index.ts" },
+    { name: "route-user-me", entry: "workers/provider/user-me/index.ts" },
+  ];
+  return Promise.all(
+    routes.map(async (r) => {
+      const path = await bundle(root, r.entry, join(buildDir, `${r.name}.js`));
+      return {
+        name: r.name,
+        modules: [{ type: "ESModule", path, contents: readFileSync(path, "utf8") }],
+        compatibilityDate: app.compatibilityDate,
+        compatibilityFlags: app.compatibilityFlags,
+        bindings: { ...app.bindings, ...BENCH_VARS },
+        d1Databases: app.d1Databases,
+        durableObjects: { ONE_TIME: { className: "OneTimeStore", scriptName: "app" } },
+        unsafeDirectSockets: [{ host: HOST, port: 0 }],
+      };
+    }),
+  );
+}
+
+/**
  * The peers (bench/workers/peer-*.ts): other token services for Workers, each bundled with its
  * library and given what its documentation asks for (a KV namespace; nodejs_compat for OpenAuth).
  */
@@ -116,6 +143,7 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
   const helloPath = join(root, "bench/workers/hello.js");
   const base = appOptions(root, appPath, "app", {});
   const peerWorkers = peers ? await peerOptions(root, buildDir, base.compatibilityDate) : [];
+  const routeWorkers = await routeOptions(root, buildDir, base);
   /** @type {import("miniflare").WorkerOptions[]} */
   const workers = /** @type {any[]} */ ([
     {
@@ -126,6 +154,7 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
     },
     // a variant may bring its own bundle (an A/B comparison of two builds)
     ...variants.map((v) => appOptions(root, v.scriptPath ?? appPath, v.name, { ...BENCH_VARS, ...v.vars })),
+    ...routeWorkers,
     ...peerWorkers,
   ]);
   const stderr = [];

@@ -24,6 +24,7 @@ import {
   type RedeemRequest,
   type RedeemResult,
   type TokenGrant,
+  type TokenRead,
 } from "../../workers/provider/store/one-time-store";
 import { createPkce } from "../../workers/kit/client";
 import { rpConfig } from "../../workers/kit/config";
@@ -278,11 +279,11 @@ class MemoryStore {
     return { ok: true };
   }
 
-  async readToken(tokenHash: string, maxReads: number): Promise<TokenGrant | null> {
+  async readToken(tokenHash: string, maxReads: number): Promise<TokenRead | null> {
     const t = this.tokens.get(tokenHash);
     if (!t || t.reads >= maxReads) return null;
     t.reads++;
-    return t.grant;
+    return { grant: t.grant, firstReport: false };
   }
 }
 

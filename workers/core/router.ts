@@ -136,6 +136,7 @@ export function createWorker<E extends CommonVars>(worker: string, routes: reado
 /** `finally`: the request id on the answer, then the request's one log line. */
 function finish<E extends CommonVars>(res: Response, req: Routed, env: E): Response {
   const out = withHeader(res, "X-Request-Id", req.rc.requestId);
+  if (!logsOn(env)) return out;
   logLine(env, {
     time: new Date(req.started).toISOString(),
     worker: req.rc.worker,
@@ -161,13 +162,16 @@ function withHeader(res: Response, name: string, value: string): Response {
   }
 }
 
+/** Whether request log lines are on (a malformed variable was already answered: on). */
+function logsOn(env: CommonVars): boolean {
+  try {
+    return commonConfig(env).logRequests;
+  } catch {
+    return true;
+  }
+}
+
 /** One structured JSON log line. Callers pass only route templates, ids and causes: no personal data. */
 export function logLine(env: CommonVars, fields: Record<string, unknown>): void {
-  let on = true;
-  try {
-    on = commonConfig(env).logRequests;
-  } catch {
-    /* a malformed variable was already answered; the line is still written */
-  }
-  if (on) console.log(JSON.stringify(fields));
+  if (logsOn(env)) console.log(JSON.stringify(fields));
 }
