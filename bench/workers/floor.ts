@@ -2,8 +2,9 @@
 // that keeps the interface's guarantees must do per request on this platform, written without the
 // project's router, error catalogue, configuration or audit, so the ratio route ÷ floor says how much
 // the project adds.
-//   floor-token  Basic credentials, a form body, 4 SHA-256 (secret digest compare, code hash, the new
-//                token and its hash), one Durable Object call doing a conditional
+//   floor-token  Basic credentials, a form body, 3 SHA-256 (the presented secret for the
+//                constant-time compare against the stored secret's kept digest, the code, the new
+//                token), one Durable Object call doing a conditional
 //                UPDATE … RETURNING of the code and the token INSERT, a JSON answer.
 //   floor-me     one Durable Object call doing UPDATE … RETURNING of a token record that carries
 //                the link (plid, items, subscriber), 5 AES-128-CBC fields, a JSON answer.
@@ -100,14 +101,18 @@ function store(env: FloorEnv, value = ""): DurableObjectStub<FloorStore> {
   return env.FLOOR.get(id);
 }
 
+let storedDigest: Promise<ArrayBuffer> | undefined;
+
 export async function floorToken(req: Request, env: FloorEnv): Promise<Response> {
   const auth = req.headers.get("Authorization") ?? "";
   const [id, secret] = new TextDecoder().decode(base64ToBytes(auth.slice(6))).split(":");
   const form = new URLSearchParams(await req.text());
   const code = form.get("code");
   if (form.get("grant_type") !== "authorization_code" || !code) return json({ error: "invalid_request" }, 400);
-  // the 2 digests of the constant-time compare (presented, stored), then the code's and the token's
-  if (id !== CLIENT || !(await constantTimeEqual(await sha256(secret ?? ""), await sha256(SECRET))))
+  // the constant-time compare hashes the presented secret (the stored one's digest is kept), then
+  // the code's and the token's digests
+  storedDigest ??= crypto.subtle.digest("SHA-256", new TextEncoder().encode(SECRET));
+  if (id !== CLIENT || !(await constantTimeEqual(secret ?? "", await storedDigest)))
     return json({ error: "invalid_client" }, 401);
   const token = randomToken(32);
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);

@@ -84,32 +84,18 @@ export async function hmacSha256Hex(key: string, message: string): Promise<strin
   return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Constant-time string equality: both sides are hashed first, so neither length nor content leaks. */
-export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
+/** Constant-time equality: both sides hashed (`b` may come as its digest), so nothing leaks. */
+export async function constantTimeEqual(a: string, b: string | ArrayBuffer): Promise<boolean> {
   const [ha, hb] = await Promise.all([
     crypto.subtle.digest("SHA-256", utf8(a)),
-    crypto.subtle.digest("SHA-256", utf8(b)),
+    typeof b === "string" ? crypto.subtle.digest("SHA-256", utf8(b)) : b,
   ]);
   return crypto.subtle.timingSafeEqual(ha, hb);
-}
-
-/** SHA-256 of a stored secret, kept beside it so `matchesDigest` hashes only the presented side. */
-export function secretDigest(secret: string): Promise<ArrayBuffer> {
-  return crypto.subtle.digest("SHA-256", utf8(secret));
-}
-
-/** `constantTimeEqual` against a secret known by its `secretDigest`: one hash instead of two. */
-export async function matchesDigest(presented: string, digest: ArrayBuffer): Promise<boolean> {
-  return crypto.subtle.timingSafeEqual(await crypto.subtle.digest("SHA-256", utf8(presented)), digest);
 }
 
 /** PKCE S256 (RFC 7636 §4.2): base64url(SHA-256(ASCII(verifier))). */
 export async function pkceS256(verifier: string): Promise<string> {
   return sha256(verifier);
-}
-
-export function randomUuid(): string {
-  return crypto.randomUUID();
 }
 
 // ---- spec §2.2 field cipher: AES-128-CBC, PKCS#7, key = IV = first 16 characters of the secret ----

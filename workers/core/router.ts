@@ -172,6 +172,5 @@ function logsOn(env: CommonVars): boolean {
 }
 
 /** One structured JSON log line. Callers pass only route templates, ids and causes: no personal data. */
-export function logLine(env: CommonVars, fields: Record<string, unknown>): void {
-  if (logsOn(env)) console.log(JSON.stringify(fields));
-}
+export const logLine = (env: CommonVars, fields: Record<string, unknown>): void =>
+  void (logsOn(env) && console.log(JSON.stringify(fields)));

@@ -4,7 +4,7 @@
 // (SHA-256 digests; the stored secret's is cached with the client),
 // and an unknown id, a disabled client and a wrong secret give the same answer.
 
-import { matchesDigest } from "../core/crypto";
+import { constantTimeEqual } from "../core/crypto";
 import { E } from "../core/errors";
 import { parseBasic, type Params } from "../core/http";
 import { clientSecrets, findClient, type Client } from "./store/clients";
@@ -29,13 +29,13 @@ export async function checkClientSecret(
 ): Promise<AuthenticatedClient> {
   const client = await findClient(env, clientId, cacheMs);
   if (!client) {
-    await matchesDigest(secret, NO_DIGEST); // same work as a known client
+    await constantTimeEqual(secret, NO_DIGEST); // same work as a known client
     throw E.badClient("basic", "unknown or disabled client");
   }
   const s = await clientSecrets(env, clientId, cacheMs);
-  if (await matchesDigest(secret, s.current.digest))
+  if (await constantTimeEqual(secret, s.current.digest))
     return { client, secret: s.current.secret, secretId: s.current.id };
-  if (s.previous && s.previous.until > Date.now() && (await matchesDigest(secret, s.previous.digest))) {
+  if (s.previous && s.previous.until > Date.now() && (await constantTimeEqual(secret, s.previous.digest))) {
     return { client, secret: s.previous.secret, secretId: s.previous.id };
   }
   throw E.badClient("basic", "wrong secret");

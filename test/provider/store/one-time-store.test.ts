@@ -96,7 +96,7 @@ describe("core/one-time-store audit outbox", () => {
   it("redemptions are audited through the outbox; a flush with nothing to move does not block later flushes", async () => {
     const code = randomToken();
     const store = storeFor(env, code, 16);
-    // A client id of this test's own: another test's redemptions may reach D1 (their 250 ms flush
+    // A client id of this test's own: another test's redemptions may reach D1 (their flush
     // timer) while this one runs.
     const clientId = `c-${randomToken(8)}`;
     await store.flushAudit(); // whatever earlier tests left in this shard (their timer may not have fired)
@@ -114,7 +114,7 @@ describe("core/one-time-store audit outbox", () => {
     expect((await store.redeemCode(req)).ok).toBe(true);
     expect((await store.redeemCode(req)).ok).toBe(false);
     const moved = await store.flushAudit();
-    // the 250 ms timer may have moved them first; either way both are in D1 exactly once
+    // the flush timer may have moved them first; either way both are in D1 exactly once
     expect(moved).toBeLessThanOrEqual(2);
     const rows = (
       await env.DB.prepare("SELECT type, outcome, detail FROM audit_events WHERE client_id = ? ORDER BY id")

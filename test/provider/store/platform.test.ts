@@ -4,6 +4,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "../../support/env";
 import { expect, it } from "vitest";
+import { AUDIT_FLUSH_MS } from "../../../workers/provider/store/one-time-store";
 
 it("a failed audit flush after a redemption leaves a sweep alarm to retry it, even on a shard with nothing else stored", async () => {
   const stub = env.ONE_TIME.get(env.ONE_TIME.idFromName("platform-outbox-retry"));
@@ -19,7 +20,7 @@ it("a failed audit flush after a redemption leaves a sweep alarm to retry it, ev
     secretId: "s",
   });
   expect(result).toEqual({ ok: false, reason: "unknown" });
-  await new Promise((r) => setTimeout(r, 600)); // the 250 ms flush timer ran and failed
+  await new Promise((r) => setTimeout(r, AUDIT_FLUSH_MS + 400)); // the flush timer ran and failed
   const { alarm, left } = await runInDurableObject(stub, async (_o, state) => ({
     alarm: await state.storage.getAlarm(),
     left: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM audit_outbox").one().n,

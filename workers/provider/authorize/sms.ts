@@ -2,7 +2,7 @@
 // (DEV_MODE only) keeps messages in D1 for the dev page `/dev/outbox`; `webhook` POSTs a signed
 // JSON message to the deployment's SMS gateway. docs/signin.md documents the wire format.
 
-import { hmacSha256Hex, randomUuid } from "../../core/crypto";
+import { hmacSha256Hex } from "../../core/crypto";
 import { ConfigError } from "../../core/config";
 import { signinConfig, type SigninVars } from "./config";
 import type { Lang } from "./i18n";
@@ -79,7 +79,7 @@ export function webhookSender(opts: WebhookOptions): SmsSender {
     async send(m) {
       const timestamp = Math.floor(Date.now() / 1000);
       const body = JSON.stringify({
-        id: randomUuid(),
+        id: crypto.randomUUID(),
         to: m.to,
         text: m.text,
         code: m.code,

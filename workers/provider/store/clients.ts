@@ -3,7 +3,7 @@
 // spec §2.2 is keyed by them). Read-mostly, cached per isolate for CLIENT_CACHE_SECONDS.
 
 import { configOf, keyVar } from "../../core/config";
-import { importSealKey, seal, secretDigest, sha256, unseal } from "../../core/crypto";
+import { importSealKey, seal, sha256, unseal, utf8 } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
 
 export interface Client {
@@ -79,7 +79,7 @@ interface CachedClient {
 export interface ClientSecret {
   secret: string;
   id: string;
-  /** SHA-256 of the secret, for the constant-time compare (`matchesDigest`). */
+  /** SHA-256 of the secret, for the constant-time compare (`constantTimeEqual`). */
   digest: ArrayBuffer;
 }
 
@@ -122,7 +122,10 @@ export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cach
     const key = await importSealKey(sealKeyVar(env));
     const open = async (sealed: string): Promise<ClientSecret> => {
       const secret = await unseal(key, sealed, secretContext(row.client_id));
-      const [id, digest] = await Promise.all([secretFingerprint(secret), secretDigest(secret)]);
+      const [id, digest] = await Promise.all([
+        secretFingerprint(secret),
+        crypto.subtle.digest("SHA-256", utf8(secret)),
+      ]);
       return { secret, id, digest };
     };
     const current = await open(row.secret_sealed);

@@ -1,6 +1,5 @@
 // Links in D1: one pairwise `plid` per (client, subscriber) with the consented items (spec §2.1).
 
-import { randomUuid } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
 import { storeConfig, type StoreVars } from "./config";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
@@ -40,7 +39,7 @@ export async function recordConsent(
      ON CONFLICT (client_id, subscriber_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at
      RETURNING plid`,
   )
-    .bind(clientId, subscriberId, randomUuid(), JSON.stringify(items), Date.now(), Date.now())
+    .bind(clientId, subscriberId, crypto.randomUUID(), JSON.stringify(items), Date.now(), Date.now())
     .first<{ plid: string }>();
   return r!.plid;
 }

@@ -118,8 +118,14 @@ CREATE TABLE IF NOT EXISTS audit_outbox (
 `;
 
 const SWEEP_MS = 60_000;
-/** How long redemption audit events wait in the object before one batched D1 write. */
-const AUDIT_FLUSH_MS = 250;
+/**
+ * How long redemption audit events wait in the object before one batched D1 write: the delay an
+ * operator sees in /admin/audit. Each active shard writes at most once per interval, and one D1
+ * call costs far more than a row in it (docs/benchmarks.md "Units": about 2.5 DO calls' worth of
+ * CPU locally), so at 16 shards a 250 ms interval would spend up to 64 D1 calls a second on audit
+ * alone; 1 s spends 16.
+ */
+export const AUDIT_FLUSH_MS = 1000;
 /** D1 allows 100 bound parameters per statement: 20 rows of 5. */
 const AUDIT_ROWS_PER_INSERT = 20;
 
