@@ -20,7 +20,7 @@ if (typeof WebSocket === "undefined") {
 }
 
 const { drive } = await import("./lib/load.mjs");
-const { SCENARIOS, checkOnce } = await import("./lib/scenarios.mjs");
+const { SCENARIOS, checkOnce, urlFor } = await import("./lib/scenarios.mjs");
 const { startServers } = await import("./lib/server.mjs");
 
 process.env.WRANGLER_SEND_METRICS = "false";
@@ -81,13 +81,17 @@ class Cdp {
 }
 
 try {
-  const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: srv.pid };
+  const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: srv.pid, urls: srv.urls };
+  const url = urlFor(ctx, s);
   await checkOnce(ctx, s);
   if (s.prepare) await s.prepare(ctx, 2000);
-  const warm = await drive({ url: ctx.url, request: s.request, connections, seconds: 1, pid: srv.pid });
+  const warm = await drive({ url, request: s.request, connections, seconds: 1, pid: srv.pid });
 
-  const targets = (await (await fetch(`http://127.0.0.1:${PORT}/json/list`)).json()).filter((t) =>
-    (args.includes("--all-isolates") ? /^(core:user:app|d1:db:|kv:ns:)/ : /^core:user:app$/).test(t.id),
+  // the app isolate (the one-time store's objects live there) and, for a route worker, its own
+  const own = s.worker && s.worker !== "app" && s.worker !== "hello" ? [`core:user:${s.worker}`] : [];
+  const targets = (await (await fetch(`http://127.0.0.1:${PORT}/json/list`)).json()).filter(
+    (t) =>
+      ["core:user:app", ...own].includes(t.id) || (args.includes("--all-isolates") && /^(d1:db:|kv:ns:)/.test(t.id)),
   );
   const sessions = [];
   for (const t of targets) {
@@ -99,7 +103,7 @@ try {
   }
   if (s.prepare) await s.prepare(ctx, Math.ceil(warm.rps * seconds * 2) + 2 * connections + 50);
   for (const { c } of sessions) await c.send("Profiler.start");
-  const r = await drive({ url: ctx.url, request: s.request, connections, seconds, pid: srv.pid });
+  const r = await drive({ url, request: s.request, connections, seconds, pid: srv.pid });
   const profiles = [];
   for (const { t, c } of sessions) profiles.push({ t, profile: (await c.send("Profiler.stop")).profile });
   console.log(
@@ -107,8 +111,10 @@ try {
   );
 
   mkdirSync(join(root, "bench", "results"), { recursive: true });
-  const lines = moduleLines(join(buildDir, "bench-entry.js"));
+  const lines = { app: moduleLines(join(buildDir, "bench-entry.js")) };
+  for (const w of own) lines[w] = moduleLines(join(buildDir, `${w.slice("core:user:".length)}.js`));
   for (const { t, profile } of profiles) {
+    const bundleLines = lines[t.id] ?? lines.app;
     const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
     const self = new Map();
     profile.samples.forEach((nodeId, i) => {
@@ -124,8 +130,8 @@ try {
         idle += us;
         continue;
       }
-      const mod = f.url.endsWith("bench-entry.js")
-        ? (lines[f.lineNumber] ?? "(bundle)")
+      const mod = /(bench-entry|route-[a-z-]+)\.js$/.test(f.url)
+        ? (bundleLines[f.lineNumber] ?? "(bundle)")
         : f.url
           ? f.url.replace(/^.*\//, "")
           : f.functionName;

@@ -249,7 +249,7 @@ async function main() {
       const r = await race(e.s, e.ctx, { trials: o.raceTrials, concurrency: o.raceConcurrency });
       races.push({ ...r, mustBeAtomic: racer.mustBeAtomic });
       log(
-        `  race ${r.id.padEnd(14)} ${r.exactlyOne}/${r.trials} trials with exactly one winner, ${r.moreThanOne} with more (at most ${r.maxWinners})`,
+        `  race ${r.id.padEnd(14)} ${r.exactlyOne}/${r.trials} trials with exactly one winner, ${r.moreThanOne} with more (at most ${r.maxWinners}), ${r.refused} refused, ${r.other} other answers`,
       );
     }
 
@@ -339,8 +339,10 @@ async function main() {
       log("wrote docs/bench/latest.json, docs/bench/ratio.svg and the figures in docs/benchmarks.md");
     }
     // Ours must be atomic: any trial whose winners are not exactly one is a defect.
-    for (const r of races.filter((r) => r.mustBeAtomic && r.exactlyOne !== r.trials)) {
-      log(`FAILED: race ${r.id}: winners per trial ${r.winners.join(",")} (each must be exactly 1)`);
+    for (const r of races.filter((r) => r.mustBeAtomic && (r.exactlyOne !== r.trials || r.other > 0))) {
+      log(
+        `FAILED: race ${r.id}: winners per trial ${r.winners.join(",")} (each must be exactly 1), ${r.other} answers neither a token nor an error (first status ${r.otherStatus})`,
+      );
       exitCode = 1;
     }
     // A scenario that answered nothing right, or failed more than 1% of its requests (beyond a

@@ -1,6 +1,9 @@
 // The race: one code, `concurrency` redemptions sent at once, `trials` times, for the project's
 // token route, its floor and each peer. A token service that is atomic has exactly one winner (one
-// 200 with a token) in every trial; the others must all be refused. Peers are reported as measured.
+// 200 with a token) in every trial; the others must all be refused with the service's own error
+// answer (a JSON `error`: for ours 500 `server_error`, the reference's answer to an invalid code,
+// or 400 `invalid_grant` in the RFC 6749 style). Any other answer (an unhandled 500, a 200 without
+// a token) is counted apart. Peers are reported as measured.
 
 import { control } from "./scenarios.mjs";
 import { urlFor } from "./scenarios.mjs";
@@ -23,6 +26,7 @@ export async function race(s, ctx, { trials, concurrency }) {
   await s.prepare(ctx, trials);
   const winners = [];
   let refused = 0;
+  let other = 0;
   let otherStatus = null;
   for (let t = 0; t < trials; t++) {
     const r = {
@@ -36,13 +40,24 @@ export async function race(s, ctx, { trials, concurrency }) {
     const statuses = await Promise.all(
       Array.from({ length: concurrency }, async () => {
         const res = await control(url, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });
-        await res.arrayBuffer();
-        return res.status;
+        const body = await res.text();
+        let parsed = null;
+        try {
+          parsed = JSON.parse(body);
+        } catch {}
+        const kind =
+          res.status === 200 && typeof parsed?.access_token === "string"
+            ? "won"
+            : res.status >= 400 && typeof parsed?.error === "string"
+              ? "refused"
+              : "other";
+        return { status: res.status, kind };
       }),
     );
-    winners.push(statuses.filter((x) => x === 200).length);
-    refused += statuses.filter((x) => x >= 400 && x < 500).length;
-    otherStatus ??= statuses.find((x) => x !== 200 && (x < 400 || x >= 500)) ?? null;
+    winners.push(statuses.filter((x) => x.kind === "won").length);
+    refused += statuses.filter((x) => x.kind === "refused").length;
+    other += statuses.filter((x) => x.kind === "other").length;
+    otherStatus ??= statuses.find((x) => x.kind === "other")?.status ?? null;
   }
   return {
     id: s.id,
@@ -55,6 +70,8 @@ export async function race(s, ctx, { trials, concurrency }) {
     none: winners.filter((w) => w === 0).length,
     maxWinners: Math.max(...winners),
     refused,
+    /** Answers that are neither a token nor the service's error (none for an atomic service). */
+    other,
     otherStatus,
   };
 }

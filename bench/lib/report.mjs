@@ -258,11 +258,13 @@ export function markdownFigures(result) {
   if (result.races?.length) {
     L.push("");
     L.push(
-      `| race: ${result.races[0].concurrency} concurrent redemptions of one code | trials | exactly one winner | more than one | most winners in a trial | none |`,
+      `| race: ${result.races[0].concurrency} concurrent redemptions of one code | trials | exactly one winner | more than one | most winners in a trial | none | losers refused with an error | other answers |`,
     );
-    L.push("|---|---|---|---|---|---|");
+    L.push("|---|---|---|---|---|---|---|---|");
     for (const r of result.races)
-      L.push(`| ${r.title} | ${r.trials} | ${r.exactlyOne} | ${r.moreThanOne} | ${r.maxWinners} | ${r.none} |`);
+      L.push(
+        `| ${r.title} | ${r.trials} | ${r.exactlyOne} | ${r.moreThanOne} | ${r.maxWinners} | ${r.none} | ${r.refused} | ${r.other ?? "-"} |`,
+      );
   }
   for (const p of result.profiles ?? []) {
     L.push("");
