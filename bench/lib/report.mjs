@@ -20,7 +20,8 @@ const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : "-")
 
 /**
  * Each route against its floor (bench/workers/floor.ts): CPU ratio of the route ÷ the floor's, same
- * run; the route workers as deployed first, then the same routes inside the all-in-one worker.
+ * run; the route workers as deployed first, then the same routes inside the all-in-one worker, then
+ * the route workers against the floors shaped as route workers (bench/workers/floor-route.ts).
  */
 export function floorFractions(result) {
   const by = Object.fromEntries(result.scenarios.filter((s) => s.available).map((s) => [s.id, s]));
@@ -29,6 +30,9 @@ export function floorFractions(result) {
     ["user-me-route", "floor-me"],
     ["token", "floor-token"],
     ["user-me", "floor-me"],
+    // the same floors served as route workers (their object in the app's script, as ours)
+    ["token-route", "floor-token-route"],
+    ["user-me-route", "floor-me-route"],
   ]
     .filter(([r, f]) => by[r]?.cpuRatio && by[f]?.cpuRatio)
     .map(([r, f]) => ({
@@ -102,7 +106,7 @@ export function formatTable(result) {
   }
   lines.push(pad(rows));
   for (const f of floorFractions(result))
-    lines.push(`${f.route}: ${f.fraction.toFixed(2)}× its floor (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)})`);
+    lines.push(`${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)})`);
   for (const p of peerMultiples(result))
     lines.push(
       `${p.ours} vs ${p.peer}: ${p.cpuTimes.toFixed(1)}× CPU ratio (${pct(p.oursCpu)} vs ${pct(p.peerCpu)}), ${p.rateTimes?.toFixed(1) ?? "-"}× per second`,

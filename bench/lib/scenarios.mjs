@@ -366,6 +366,39 @@ export const SCENARIOS = [
     },
   },
   {
+    id: "floor-token-route",
+    title: "floor: minimal atomic token exchange, as a route worker",
+    label: "floor-token (route worker)",
+    worker: "route-floor",
+    pool: floorCodePool.pool,
+    prepare: floorCodePool.prepare,
+    request: {
+      method: "POST",
+      path: "/__floor/token",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      setup(r) {
+        r.body = `grant_type=authorization_code&code=${floorCodePool.pool.next()}`;
+        return r;
+      },
+    },
+  },
+  {
+    id: "floor-me-route",
+    title: "floor: one DO read + 5 AES fields, as a route worker",
+    label: "floor-me (route worker)",
+    worker: "route-floor",
+    pool: floorTokenPool.pool,
+    prepare: floorTokenPool.prepare,
+    request: {
+      method: "GET",
+      path: "/__floor/me",
+      setup(r) {
+        r.headers = { ...r.headers, Authorization: `Bearer ${floorTokenPool.pool.next()}` };
+        return r;
+      },
+    },
+  },
+  {
     id: "peer-wop",
     title: "peer: workers-oauth-provider token exchange",
     label: "workers-oauth-provider token",

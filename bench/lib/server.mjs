@@ -73,6 +73,7 @@ async function routeOptions(root, buildDir, app) {
   const routes = [
     { name: "route-token", entry: "workers/provider/token/index.ts" },
     { name: "route-user-me", entry: "workers/provider/user-me/index.ts" },
+    { name: "route-floor", entry: "bench/workers/floor-route.ts" },
   ];
   return Promise.all(
     routes.map(async (r) => {
@@ -84,7 +85,10 @@ async function routeOptions(root, buildDir, app) {
         compatibilityFlags: app.compatibilityFlags,
         bindings: { ...app.bindings, ...BENCH_VARS },
         d1Databases: app.d1Databases,
-        durableObjects: { ONE_TIME: { className: "OneTimeStore", scriptName: "app" } },
+        durableObjects: {
+          ONE_TIME: { className: "OneTimeStore", scriptName: "app" },
+          FLOOR: { className: "FloorStore", scriptName: "app" },
+        },
         unsafeDirectSockets: [{ host: HOST, port: 0 }],
       };
     }),
