@@ -16,12 +16,16 @@ const ms = (n) => (n === null || n === undefined ? "-" : n < 10 ? n.toFixed(1) :
 const kib = (b) => (b === null || b === undefined ? "-" : (b / 1024).toFixed(1));
 // a difference of two noisy measurements can come out below zero: it is then nothing measurable
 const partUs = (n) => (n === null || n === undefined ? "-" : n < 0 ? "≈ 0 (within noise)" : int(n));
+const times = (x) => `${x.toFixed(2)}×`;
 const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : "-");
 
 /**
  * Each route against its floor (bench/workers/floor.ts): CPU ratio of the route ÷ the floor's, same
  * run; the route workers as deployed first, then the same routes inside the all-in-one worker, then
  * the route workers against the floors shaped as route workers (bench/workers/floor-route.ts).
+ * `paired` is the same fraction taken round by round (the floor's CPU per request ÷ the route's, both
+ * measured in one round, so the round's load cancels), then the median with min and max: the
+ * steadier reading when the two medians above come from different rounds.
  */
 export function floorFractions(result) {
   const by = Object.fromEntries(result.scenarios.filter((s) => s.available).map((s) => [s.id, s]));
@@ -41,7 +45,15 @@ export function floorFractions(result) {
       routeCpu: by[r].cpuRatio.median,
       floorCpu: by[f].cpuRatio.median,
       fraction: by[r].cpuRatio.median / by[f].cpuRatio.median,
+      paired: pairedFraction(by[r].rounds, by[f].rounds),
     }));
+}
+
+function pairedFraction(route, floor) {
+  const xs = [];
+  for (let i = 0; i < Math.min(route?.length ?? 0, floor?.length ?? 0); i++)
+    if (route[i].cpuUs > 0 && floor[i].cpuUs > 0) xs.push(floor[i].cpuUs / route[i].cpuUs);
+  return xs.length ? stats(xs) : null;
 }
 
 /**
@@ -106,7 +118,9 @@ export function formatTable(result) {
   }
   lines.push(pad(rows));
   for (const f of floorFractions(result))
-    lines.push(`${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)})`);
+    lines.push(
+      `${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)}; paired by round ${range(f.paired, times)})`,
+    );
   for (const p of peerMultiples(result))
     lines.push(
       `${p.ours} vs ${p.peer}: ${p.cpuTimes.toFixed(1)}× CPU ratio (${pct(p.oursCpu)} vs ${pct(p.peerCpu)}), ${p.rateTimes?.toFixed(1) ?? "-"}× per second`,
@@ -242,10 +256,14 @@ export function markdownFigures(result) {
   const fr = floorFractions(result);
   if (fr.length) {
     L.push("");
-    L.push("| route | its floor | CPU ratio, route | CPU ratio, floor | fraction of the floor |");
-    L.push("|---|---|---|---|---|");
+    L.push(
+      "| route | its floor | CPU ratio, route | CPU ratio, floor | fraction of the floor | paired by round, median (min–max) |",
+    );
+    L.push("|---|---|---|---|---|---|");
     for (const f of fr)
-      L.push(`| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× |`);
+      L.push(
+        `| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× | ${range(f.paired, times)} |`,
+      );
   }
   const pm = peerMultiples(result);
   if (pm.length) {
