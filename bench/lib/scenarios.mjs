@@ -260,6 +260,87 @@ async function routeExists(ctx, path, init) {
  * @property {(ctx: any) => Promise<string | null>} [available]
  */
 
+/** @type {Scenario} */
+const TOKEN = {
+  id: "token",
+  title: "token exchange",
+  worker: "app",
+  goal: 0.35,
+  pool: tokenPool.pool,
+  prepare: tokenPool.prepare,
+  request: {
+    method: "POST",
+    path: "/oauth2/token",
+    headers: { Authorization: BASIC, "Content-Type": FORM },
+    setup(r) {
+      r.body = `grant_type=authorization_code&code=${tokenPool.pool.next()}`;
+      return r;
+    },
+  },
+};
+
+/** @type {Scenario} */
+const USER_ME = {
+  id: "user-me",
+  title: "/v1/user/me",
+  worker: "app",
+  goal: 0.35,
+  pool: userMePool.pool,
+  prepare: userMePool.prepare,
+  request: {
+    method: "GET",
+    path: "/v1/user/me",
+    setup(r) {
+      r.headers = { ...r.headers, Authorization: `Bearer ${userMePool.pool.next()}` };
+      return r;
+    },
+  },
+};
+
+/** @type {Scenario} */
+const FLOOR_TOKEN = {
+  id: "floor-token",
+  title: "floor: minimal atomic token exchange",
+  worker: "app",
+  pool: floorCodePool.pool,
+  prepare: floorCodePool.prepare,
+  request: {
+    method: "POST",
+    path: "/__floor/token",
+    headers: { Authorization: BASIC, "Content-Type": FORM },
+    setup(r) {
+      r.body = `grant_type=authorization_code&code=${floorCodePool.pool.next()}`;
+      return r;
+    },
+  },
+};
+
+/** @type {Scenario} */
+const FLOOR_ME = {
+  id: "floor-me",
+  title: "floor: one DO read + 5 AES fields",
+  worker: "app",
+  pool: floorTokenPool.pool,
+  prepare: floorTokenPool.prepare,
+  request: {
+    method: "GET",
+    path: "/__floor/me",
+    setup(r) {
+      r.headers = { ...r.headers, Authorization: `Bearer ${floorTokenPool.pool.next()}` };
+      return r;
+    },
+  },
+};
+
+/**
+ * The same requests served by a route worker of its own (bench/lib/server.mjs `routeOptions`): the
+ * project's route workers as deployed, or the floors shaped like them. No goal of its own.
+ * @param {Scenario} s
+ * @param {Pick<Scenario, "id" | "title" | "label" | "worker">} as
+ * @returns {Scenario}
+ */
+const asRouteWorker = ({ goal: _goal, ...s }, as) => ({ ...s, ...as });
+
 /** @type {Scenario[]} */
 export const SCENARIOS = [
   {
@@ -268,136 +349,34 @@ export const SCENARIOS = [
     worker: "hello",
     request: { method: "GET", path: "/" },
   },
-  {
-    id: "token",
-    title: "token exchange",
-    worker: "app",
-    goal: 0.35,
-    pool: tokenPool.pool,
-    prepare: tokenPool.prepare,
-    request: {
-      method: "POST",
-      path: "/oauth2/token",
-      headers: { Authorization: BASIC, "Content-Type": FORM },
-      setup(r) {
-        r.body = `grant_type=authorization_code&code=${tokenPool.pool.next()}`;
-        return r;
-      },
-    },
-  },
-  {
-    id: "user-me",
-    title: "/v1/user/me",
-    worker: "app",
-    goal: 0.35,
-    pool: userMePool.pool,
-    prepare: userMePool.prepare,
-    request: {
-      method: "GET",
-      path: "/v1/user/me",
-      setup(r) {
-        r.headers = { ...r.headers, Authorization: `Bearer ${userMePool.pool.next()}` };
-        return r;
-      },
-    },
-  },
-  {
+  TOKEN,
+  USER_ME,
+  asRouteWorker(TOKEN, {
     id: "token-route",
     title: "token exchange, route worker as deployed",
     label: "token (route worker)",
     worker: "route-token",
-    pool: tokenPool.pool,
-    prepare: tokenPool.prepare,
-    request: {
-      method: "POST",
-      path: "/oauth2/token",
-      headers: { Authorization: BASIC, "Content-Type": FORM },
-      setup(r) {
-        r.body = `grant_type=authorization_code&code=${tokenPool.pool.next()}`;
-        return r;
-      },
-    },
-  },
-  {
+  }),
+  asRouteWorker(USER_ME, {
     id: "user-me-route",
     title: "/v1/user/me, route worker as deployed",
     label: "user/me (route worker)",
     worker: "route-user-me",
-    pool: userMePool.pool,
-    prepare: userMePool.prepare,
-    request: {
-      method: "GET",
-      path: "/v1/user/me",
-      setup(r) {
-        r.headers = { ...r.headers, Authorization: `Bearer ${userMePool.pool.next()}` };
-        return r;
-      },
-    },
-  },
-  {
-    id: "floor-token",
-    title: "floor: minimal atomic token exchange",
-    worker: "app",
-    pool: floorCodePool.pool,
-    prepare: floorCodePool.prepare,
-    request: {
-      method: "POST",
-      path: "/__floor/token",
-      headers: { Authorization: BASIC, "Content-Type": FORM },
-      setup(r) {
-        r.body = `grant_type=authorization_code&code=${floorCodePool.pool.next()}`;
-        return r;
-      },
-    },
-  },
-  {
-    id: "floor-me",
-    title: "floor: one DO read + 5 AES fields",
-    worker: "app",
-    pool: floorTokenPool.pool,
-    prepare: floorTokenPool.prepare,
-    request: {
-      method: "GET",
-      path: "/__floor/me",
-      setup(r) {
-        r.headers = { ...r.headers, Authorization: `Bearer ${floorTokenPool.pool.next()}` };
-        return r;
-      },
-    },
-  },
-  {
+  }),
+  FLOOR_TOKEN,
+  FLOOR_ME,
+  asRouteWorker(FLOOR_TOKEN, {
     id: "floor-token-route",
     title: "floor: minimal atomic token exchange, as a route worker",
     label: "floor-token (route worker)",
     worker: "route-floor",
-    pool: floorCodePool.pool,
-    prepare: floorCodePool.prepare,
-    request: {
-      method: "POST",
-      path: "/__floor/token",
-      headers: { Authorization: BASIC, "Content-Type": FORM },
-      setup(r) {
-        r.body = `grant_type=authorization_code&code=${floorCodePool.pool.next()}`;
-        return r;
-      },
-    },
-  },
-  {
+  }),
+  asRouteWorker(FLOOR_ME, {
     id: "floor-me-route",
     title: "floor: one DO read + 5 AES fields, as a route worker",
     label: "floor-me (route worker)",
     worker: "route-floor",
-    pool: floorTokenPool.pool,
-    prepare: floorTokenPool.prepare,
-    request: {
-      method: "GET",
-      path: "/__floor/me",
-      setup(r) {
-        r.headers = { ...r.headers, Authorization: `Bearer ${floorTokenPool.pool.next()}` };
-        return r;
-      },
-    },
-  },
+  }),
   {
     id: "peer-wop",
     title: "peer: workers-oauth-provider token exchange",
