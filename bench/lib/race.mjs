@@ -18,6 +18,23 @@ export const RACERS = [
 ];
 
 /**
+ * One answer of a race: "won" (200 with an access_token), "refused" (an error status with the
+ * service's JSON `error`) or "other" (anything else: an unhandled 500, a 200 without a token).
+ * @param {number} status
+ * @param {string} body
+ * @returns {"won" | "refused" | "other"}
+ */
+export function classify(status, body) {
+  let parsed = null;
+  try {
+    parsed = JSON.parse(body);
+  } catch {}
+  if (status === 200 && typeof parsed?.access_token === "string") return "won";
+  if (status >= 400 && typeof parsed?.error === "string") return "refused";
+  return "other";
+}
+
+/**
  * @param {any} s  the scenario (bench/lib/scenarios.mjs) whose pool and request are used
  * @param {any} ctx
  * @param {{ trials: number; concurrency: number }} o
@@ -40,18 +57,7 @@ export async function race(s, ctx, { trials, concurrency }) {
     const statuses = await Promise.all(
       Array.from({ length: concurrency }, async () => {
         const res = await control(url, { method: r.method, headers: r.headers, body: r.body, redirect: "manual" });
-        const body = await res.text();
-        let parsed = null;
-        try {
-          parsed = JSON.parse(body);
-        } catch {}
-        const kind =
-          res.status === 200 && typeof parsed?.access_token === "string"
-            ? "won"
-            : res.status >= 400 && typeof parsed?.error === "string"
-              ? "refused"
-              : "other";
-        return { status: res.status, kind };
+        return { status: res.status, kind: classify(res.status, await res.text()) };
       }),
     );
     winners.push(statuses.filter((x) => x.kind === "won").length);

@@ -1,0 +1,46 @@
+// The benchmark's verdicts (docs/benchmarks.md): how a race answer is classified, and the floor
+// fraction paired by round. CI fails on them, so they are checked here on known inputs.
+import { describe, expect, it } from "vitest";
+import { classify } from "../../bench/lib/race.mjs";
+import { floorFractions } from "../../bench/lib/report.mjs";
+
+describe("bench race: each answer to a concurrent redemption", () => {
+  it("a 200 with an access_token wins", () => {
+    expect(classify(200, JSON.stringify({ access_token: "t", token_type: "bearer", expires_in: 600 }))).toBe("won");
+  });
+
+  it("the service's JSON error (spec: 500 server_error for an invalid code; RFC style 400 invalid_grant) is a refusal", () => {
+    expect(classify(500, JSON.stringify({ error: "server_error", message: "x" }))).toBe("refused");
+    expect(classify(400, JSON.stringify({ error: "invalid_grant" }))).toBe("refused");
+  });
+
+  it("anything else is neither: an unhandled 500, a 200 without a token, an error status without JSON", () => {
+    expect(classify(500, "Internal Server Error")).toBe("other");
+    expect(classify(200, JSON.stringify({ error: "success" }))).toBe("other");
+    expect(classify(200, "not json")).toBe("other");
+    expect(classify(302, JSON.stringify({ error: "x" }))).toBe("other");
+  });
+});
+
+describe("bench report: a route as a fraction of its floor", () => {
+  const scenario = (id: string, cpuUs: number[], cpuRatio: number) => ({
+    id,
+    title: id,
+    available: true,
+    cpuRatio: { median: cpuRatio, min: cpuRatio, max: cpuRatio },
+    rounds: cpuUs.map((c) => ({ cpuUs: c })),
+  });
+
+  it("gives the ratio of the medians and, paired by round, the floor's CPU ÷ the route's per round", () => {
+    const [f] = floorFractions({
+      scenarios: [scenario("token-route", [500, 400, 800], 0.15), scenario("floor-token", [400, 400, 400], 0.2)],
+    });
+    expect(f!.fraction).toBeCloseTo(0.75);
+    // rounds: 400/500 = 0.8, 400/400 = 1, 400/800 = 0.5
+    expect(f!.paired).toEqual({ median: 0.8, min: 0.5, max: 1 });
+  });
+
+  it("names no fraction for a route whose floor was not run", () => {
+    expect(floorFractions({ scenarios: [scenario("token-route", [500], 0.15)] })).toEqual([]);
+  });
+});
