@@ -128,17 +128,17 @@ export function mediaType(req: Request): string {
  */
 export async function readParams(req: Request, url: URL, maxBytes: number): Promise<Params> {
   const values = new Map<string, string>();
-  collect(values, url.searchParams);
+  if (url.search) collect(values, url.searchParams); // an empty query builds no URLSearchParams
   if (req.method !== "GET" && req.method !== "HEAD") {
     const bytes = await readBodyBytes(req, maxBytes);
     if (bytes.byteLength > 0) {
-      const body = new Map<string, string>();
+      const body = values.size ? new Map<string, string>() : values; // no query: nothing to merge
       const type = mediaType(req);
       if (type === "multipart/form-data") collect(body, await multipartFields(req, bytes));
       else if (req.headers.has("Content-Type") && type !== "application/x-www-form-urlencoded")
         throw E.invalid("Content-Type", "body is not a form");
       else collect(body, new URLSearchParams(utf8Text(bytes)));
-      for (const [k, v] of body) {
+      for (const [k, v] of body === values ? [] : body) {
         if (values.has(k) && values.get(k) !== v) throw E.conflicting(k);
         values.set(k, v);
       }

@@ -127,6 +127,40 @@ describe("core/one-time-store audit outbox", () => {
     ]);
     expect(await store.flushAudit()).toBe(0);
   });
+
+  it("a flush moves every row once, in order and value for value, over several D1 statements", async () => {
+    const store = env.ONE_TIME.get(env.ONE_TIME.idFromName("audit-flush-values"));
+    const clientId = `c-${randomToken(8)}`;
+    const details = [null, '{"reason":"reused"}', `{"q":"\\"'%?,;$[0]"}`, "한글 ✓"];
+    const rows = Array.from({ length: 1203 }, (_, i) => ({
+      at: 1_700_000_000_000 + i,
+      type: i % 2 ? "code.refused" : "code.redeemed",
+      client_id: i === 7 ? null : clientId,
+      outcome: i % 2 ? "refused" : "ok",
+      detail: details[i % details.length]!,
+    }));
+    await runInDurableObject(store, (_o, state) => {
+      for (const r of rows)
+        state.storage.sql.exec(
+          "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+          r.at,
+          r.type,
+          r.client_id,
+          r.outcome,
+          r.detail,
+        );
+    });
+    expect(await store.flushAudit()).toBe(rows.length);
+    const got = (
+      await env.DB.prepare(
+        "SELECT at, type, client_id, outcome, detail FROM audit_events WHERE at BETWEEN ? AND ? ORDER BY id",
+      )
+        .bind(rows[0]!.at, rows[rows.length - 1]!.at)
+        .all()
+    ).results;
+    expect(got).toEqual(rows);
+    expect(await store.flushAudit()).toBe(0);
+  });
 });
 
 describe("core/one-time-store redemption: one conditional statement, or the path that names the reason", () => {

@@ -59,16 +59,21 @@ export interface RecordInput {
   now: number;
 }
 
-/** Builds the `user` object. Mode-2 records carry every agreed item, empty (encryptions of ""). */
+/**
+ * Builds the `user` object. Mode-2 records carry every agreed item, empty (encryptions of "").
+ * Plain items are set at once and only the encrypted ones wait (each fills the place its item
+ * already holds, so the keys keep the agreed order).
+ */
 export async function buildUserRecord(r: RecordInput): Promise<UserRecord> {
   const user: UserRecord = { plid: r.plid };
-  const values = await Promise.all(
-    r.items.map((item) => {
-      const plain = r.subscriber ? itemValue(item, r.subscriber, r.now) : "";
-      return ENCRYPTED_ITEMS.has(item) ? encryptField(r.secret, plain) : Promise.resolve(plain);
-    }),
-  );
-  r.items.forEach((item, i) => (user[item] = values[i]!));
+  const sealed: Promise<void>[] = [];
+  for (const item of r.items) {
+    const plain = r.subscriber ? itemValue(item, r.subscriber, r.now) : "";
+    const encrypted = ENCRYPTED_ITEMS.has(item);
+    user[item] = encrypted ? "" : plain; // never a plain value where a cipher text belongs
+    if (encrypted) sealed.push(encryptField(r.secret, plain).then((v) => void (user[item] = v)));
+  }
+  await Promise.all(sealed);
   user.autoLoginYn = r.autoLoginYn;
   user.autoStatusCheck = r.autoStatusCheck;
   return user;
