@@ -37,6 +37,11 @@ export function floorFractions(result) {
     // the same floors served as route workers (their object in the app's script, as ours)
     ["token-route", "floor-token-route"],
     ["user-me-route", "floor-me-route"],
+    // the hybrids: floor-token with one part of the token route swapped in, and the route with the
+    // floor's store; each one's extra µs is that part's share of the route's distance to the floor
+    ["floor-token+router", "floor-token-route"],
+    ["floor-token+store", "floor-token-route"],
+    ["token-route+floor-store", "floor-token-route"],
   ]
     .filter(([r, f]) => by[r]?.cpuRatio && by[f]?.cpuRatio)
     .map(([r, f]) => ({
@@ -45,14 +50,16 @@ export function floorFractions(result) {
       routeCpu: by[r].cpuRatio.median,
       floorCpu: by[f].cpuRatio.median,
       fraction: by[r].cpuRatio.median / by[f].cpuRatio.median,
-      paired: pairedFraction(by[r].rounds, by[f].rounds),
+      paired: paired(by[r].rounds, by[f].rounds, (route, floor) => floor / route),
+      extraUs: paired(by[r].rounds, by[f].rounds, (route, floor) => route - floor),
     }));
 }
 
-function pairedFraction(route, floor) {
+/** `f(route, floor)` of the CPU µs per request of each round both ran, then median, min and max. */
+function paired(route, floor, f) {
   const xs = [];
   for (let i = 0; i < Math.min(route?.length ?? 0, floor?.length ?? 0); i++)
-    if (route[i].cpuUs > 0 && floor[i].cpuUs > 0) xs.push(floor[i].cpuUs / route[i].cpuUs);
+    if (route[i].cpuUs > 0 && floor[i].cpuUs > 0) xs.push(f(route[i].cpuUs, floor[i].cpuUs));
   return xs.length ? stats(xs) : null;
 }
 
@@ -119,7 +126,7 @@ export function formatTable(result) {
   lines.push(pad(rows));
   for (const f of floorFractions(result))
     lines.push(
-      `${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)}; paired by round ${range(f.paired, times)})`,
+      `${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)}; paired by round ${range(f.paired, times)}, ${range(f.extraUs, int)} µs more a request)`,
     );
   for (const p of peerMultiples(result))
     lines.push(
@@ -257,12 +264,12 @@ export function markdownFigures(result) {
   if (fr.length) {
     L.push("");
     L.push(
-      "| route | its floor | CPU ratio, route | CPU ratio, floor | fraction of the floor | paired by round, median (min–max) |",
+      "| route | its floor | CPU ratio, route | CPU ratio, floor | fraction of the floor | paired by round, median (min–max) | CPU µs a request more than the floor, paired by round |",
     );
-    L.push("|---|---|---|---|---|---|");
+    L.push("|---|---|---|---|---|---|---|");
     for (const f of fr)
       L.push(
-        `| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× | ${range(f.paired, times)} |`,
+        `| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× | ${range(f.paired, times)} | ${range(f.extraUs, int)} |`,
       );
   }
   const pm = peerMultiples(result);

@@ -80,8 +80,26 @@ const userMePool = pooled("token");
 const callbackPool = pooled("rp-callback");
 const floorCodePool = pooled("floor-code");
 const floorTokenPool = pooled("floor-token");
+const floorShardCodePool = pooled("floor-code-shard");
 const wopPool = pooled("code", "wop");
 const openauthPool = pooled("code", "openauth");
+
+/** An authorization-code exchange with the demo client's Basic credentials, one pooled code each. */
+function codeExchange(path, { pool, prepare }) {
+  return {
+    pool,
+    prepare,
+    request: {
+      method: "POST",
+      path,
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      setup(r) {
+        r.body = `grant_type=authorization_code&code=${pool.next()}`;
+        return r;
+      },
+    },
+  };
+}
 
 /** A peer's token request from a minted `{ auth?, body }` (a dry pool sends an unknown code). */
 function peerToken(pool) {
@@ -266,17 +284,7 @@ const TOKEN = {
   title: "token exchange",
   worker: "app",
   goal: 0.35,
-  pool: tokenPool.pool,
-  prepare: tokenPool.prepare,
-  request: {
-    method: "POST",
-    path: "/oauth2/token",
-    headers: { Authorization: BASIC, "Content-Type": FORM },
-    setup(r) {
-      r.body = `grant_type=authorization_code&code=${tokenPool.pool.next()}`;
-      return r;
-    },
-  },
+  ...codeExchange("/oauth2/token", tokenPool),
 };
 
 /** @type {Scenario} */
@@ -302,17 +310,7 @@ const FLOOR_TOKEN = {
   id: "floor-token",
   title: "floor: minimal atomic token exchange",
   worker: "app",
-  pool: floorCodePool.pool,
-  prepare: floorCodePool.prepare,
-  request: {
-    method: "POST",
-    path: "/__floor/token",
-    headers: { Authorization: BASIC, "Content-Type": FORM },
-    setup(r) {
-      r.body = `grant_type=authorization_code&code=${floorCodePool.pool.next()}`;
-      return r;
-    },
-  },
+  ...codeExchange("/__floor/token", floorCodePool),
 };
 
 /** @type {Scenario} */
@@ -377,6 +375,29 @@ export const SCENARIOS = [
     label: "floor-me (route worker)",
     worker: "route-floor",
   }),
+  // The hybrids (docs/benchmarks.md "Where the gap is"): floor-token as a route worker with one
+  // part of the project's token route swapped in, and the route with the floor's store.
+  {
+    id: "floor-token+store",
+    title: "hybrid: floor-token with the project's store",
+    label: "floor-token + project store",
+    worker: "route-floor",
+    ...codeExchange("/__floor/token-store", tokenPool),
+  },
+  {
+    id: "floor-token+router",
+    title: "hybrid: floor-token inside the project's router",
+    label: "floor-token + project router",
+    worker: "route-floor",
+    ...codeExchange("/__floor/token-routed", floorCodePool),
+  },
+  {
+    id: "token-route+floor-store",
+    title: "hybrid: token route worker with the floor's store",
+    label: "token route + floor store",
+    worker: "route-token-floor-store",
+    ...codeExchange("/oauth2/token", floorShardCodePool),
+  },
   {
     id: "peer-wop",
     title: "peer: workers-oauth-provider token exchange",

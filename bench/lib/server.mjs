@@ -74,6 +74,8 @@ async function routeOptions(root, buildDir, app) {
     { name: "route-token", entry: "workers/provider/token/index.ts" },
     { name: "route-user-me", entry: "workers/provider/user-me/index.ts" },
     { name: "route-floor", entry: "bench/workers/floor-route.ts" },
+    // a hybrid: the token route as deployed, its ONE_TIME bound to the floor's store class
+    { name: "route-token-floor-store", entry: "workers/provider/token/index.ts", store: "FloorStore" },
   ];
   return Promise.all(
     routes.map(async (r) => {
@@ -86,7 +88,7 @@ async function routeOptions(root, buildDir, app) {
         bindings: { ...app.bindings, ...BENCH_VARS },
         d1Databases: app.d1Databases,
         durableObjects: {
-          ONE_TIME: { className: "OneTimeStore", scriptName: "app" },
+          ONE_TIME: { className: r.store ?? "OneTimeStore", scriptName: "app" },
           FLOOR: { className: "FloorStore", scriptName: "app" },
         },
         unsafeDirectSockets: [{ host: HOST, port: 0 }],

@@ -125,7 +125,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, MAX_MINT);
   if (kind === "subscribers") return addSubscribers(env, Number(url.searchParams.get("from") ?? "0"), n);
   if (kind === "rp-callback") return rpCallbacks(env, n);
-  if (kind === "floor-code" || kind === "floor-token") return floorMint(env, kind, n);
+  if (["floor-code", "floor-token", "floor-code-shard"].includes(kind)) return floorMint(env, kind, n);
   const clientId = url.searchParams.get("client") ?? SEED_CLIENTS[0]!.clientId;
   const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
   const cfg = providerConfig(env);

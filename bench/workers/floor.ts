@@ -14,11 +14,15 @@
 // And the units both are made of, one per request, so each floor can be read as a sum
 // (`/__floor/unit/<id>`): a DO RPC doing no SQL, a DO RPC with one INSERT, one D1 point SELECT, one
 // KV get, AES-128-CBC of the 9 encrypted fields of a full record with its JSON.
+// And the hybrids that say where a route's distance to its floor lies (docs/benchmarks.md
+// "Where the gap is"): the floor with the project's store swapped in (`floorTokenWithProjectStore`),
+// the project's token route with the floor's store (`FloorStore.redeemCode`, bound as the route's
+// ONE_TIME), and the floor inside the project's router (bench/workers/floor-route.ts).
 // Compiled into the benchmark bundle only; never deployed.
 
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
-import { shardOf } from "../../workers/provider/store/one-time-store";
+import { shardOf, storeFor, type RedeemRequest, type RedeemResult } from "../../workers/provider/store/one-time-store";
 
 const SHARDS = 16;
 
@@ -71,6 +75,11 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
     return true;
   }
 
+  /** The same redemption behind the project's store interface, for its token route (a hybrid). */
+  redeemCode(r: RedeemRequest): RedeemResult {
+    return this.redeem(r.codeHash, r.clientId, r.tokenHash) ? { ok: true } : { ok: false, reason: "unknown" };
+  }
+
   read(tokenHash: string): string | null {
     const row = this.sql
       .exec<{ record: string }>(
@@ -83,7 +92,12 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
   }
 }
 
-type FloorEnv = { FLOOR: DurableObjectNamespace<FloorStore>; DB: D1Database; RP_KV: KVNamespace };
+type FloorEnv = {
+  FLOOR: DurableObjectNamespace<FloorStore>;
+  DB: D1Database;
+  RP_KV: KVNamespace;
+  ONE_TIME: Parameters<typeof storeFor>[0]["ONE_TIME"];
+};
 
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), {
@@ -93,17 +107,42 @@ const json = (body: unknown, status = 200) =>
 
 const ids = new Map<number, DurableObjectId>();
 
-/** The object holding a random value's record: by its first character, as the project's store. */
-function store(env: FloorEnv, value = ""): DurableObjectStub<FloorStore> {
+/**
+ * The object holding a random value's record: by its first character, as the project's store.
+ * `asProjectShard`: the object the project's store would name (`shard-N`), for the route bound to
+ * this class as its ONE_TIME (its codes are minted there).
+ */
+function store(env: FloorEnv, value = "", asProjectShard = false): DurableObjectStub<FloorStore> {
   const shard = shardOf(value, SHARDS);
+  if (asProjectShard) return env.FLOOR.get(env.FLOOR.idFromName(`shard-${shard}`));
   let id = ids.get(shard);
   if (!id) ids.set(shard, (id = env.FLOOR.idFromName(`floor-${shard}`)));
   return env.FLOOR.get(id);
 }
 
+/** How a floor exchange spends a code: the floor's own store, or a hybrid's. */
+type Redeem = (env: FloorEnv, code: string, codeHash: string, clientId: string, tokenHash: string) => Promise<boolean>;
+
+const floorRedeem: Redeem = (env, code, codeHash, clientId, tokenHash) =>
+  store(env, code).redeem(codeHash, clientId, tokenHash);
+
+/** The project's one-time store (conditions, trigger, audit row), called as its token route does. */
+const projectRedeem: Redeem = async (env, code, codeHash, clientId, tokenHash) =>
+  (
+    await storeFor(env, code, SHARDS).redeemCode({
+      codeHash,
+      clientId,
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash,
+      tokenTtlMs: 600_000,
+      secretId: "floor",
+    })
+  ).ok;
+
 let storedDigest: Promise<ArrayBuffer> | undefined;
 
-export async function floorToken(req: Request, env: FloorEnv): Promise<Response> {
+export async function floorToken(req: Request, env: FloorEnv, redeem: Redeem = floorRedeem): Promise<Response> {
   const auth = req.headers.get("Authorization") ?? "";
   const [id, secret] = new TextDecoder().decode(base64ToBytes(auth.slice(6))).split(":");
   const form = new URLSearchParams(await req.text());
@@ -116,9 +155,12 @@ export async function floorToken(req: Request, env: FloorEnv): Promise<Response>
     return json({ error: "invalid_client" }, 401);
   const token = randomToken(32);
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
-  if (!(await store(env, code).redeem(codeHash, id, tokenHash))) return json({ error: "invalid_grant" }, 400);
+  if (!(await redeem(env, code, codeHash, id, tokenHash))) return json({ error: "invalid_grant" }, 400);
   return json({ access_token: token, token_type: "bearer", expires_in: 600 });
 }
+
+/** floor-token with the project's store in place of the floor's: the store's share of the gap. */
+export const floorTokenWithProjectStore = (req: Request, env: FloorEnv) => floorToken(req, env, projectRedeem);
 
 export async function floorMe(req: Request, env: FloorEnv): Promise<Response> {
   const token = (req.headers.get("Authorization") ?? "").slice(7);
@@ -186,7 +228,10 @@ export async function floorUnit(unit: string, env: FloorEnv): Promise<Response> 
   }
 }
 
-/** `n` fresh floor codes or tokens (their hashes stored), for one measured round. */
+/**
+ * `n` fresh floor codes or tokens (their hashes stored), for one measured round; kind
+ * `floor-code-shard`: codes in the objects the project's store names, for the route bound to them.
+ */
 export async function floorMint(env: FloorEnv, kind: string, n: number): Promise<Response> {
   const values = Array.from({ length: n }, () => randomToken(32));
   const hashes = await Promise.all(values.map((v) => sha256(v)));
@@ -211,7 +256,11 @@ export async function floorMint(env: FloorEnv, kind: string, n: number): Promise
   });
   await Promise.all(
     [...byShard.values()].map((g) =>
-      store(env, g.first).put(kind === "floor-code" ? g.hashes : [], kind === "floor-token" ? g.hashes : [], record),
+      store(env, g.first, kind === "floor-code-shard").put(
+        kind === "floor-token" ? [] : g.hashes,
+        kind === "floor-token" ? g.hashes : [],
+        record,
+      ),
     ),
   );
   return json(values);

@@ -38,6 +38,22 @@ describe("bench report: a route as a fraction of its floor", () => {
     expect(f!.fraction).toBeCloseTo(0.75);
     // rounds: 400/500 = 0.8, 400/400 = 1, 400/800 = 0.5
     expect(f!.paired).toEqual({ median: 0.8, min: 0.5, max: 1 });
+    // and the route's extra CPU per request, round by round: 100, 0, 400
+    expect(f!.extraUs).toEqual({ median: 100, min: 0, max: 400 });
+  });
+
+  it("compares each hybrid with the floor shaped as a route worker", () => {
+    const fr = floorFractions({
+      scenarios: [
+        scenario("floor-token-route", [400, 300], 0.2),
+        scenario("floor-token+store", [440, 320], 0.18),
+        scenario("token-route+floor-store", [460, 360], 0.17),
+      ],
+    });
+    expect(fr.map((f) => [f.route, f.floor, f.extraUs!.median])).toEqual([
+      ["floor-token+store", "floor-token-route", 30],
+      ["token-route+floor-store", "floor-token-route", 60],
+    ]);
   });
 
   it("names no fraction for a route whose floor was not run", () => {
