@@ -118,7 +118,8 @@ export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cach
   const entry = await loadClient(env, clientId, cacheMs);
   const row = entry.row;
   if (!row) throw new Error("client vanished");
-  entry.secrets ??= (async () => {
+  if (entry.secrets) return entry.secrets;
+  const secrets = (async () => {
     const key = await importSealKey(sealKeyVar(env));
     const open = async (sealed: string): Promise<ClientSecret> => {
       const secret = await unseal(key, sealed, secretContext(row.client_id));
@@ -135,10 +136,12 @@ export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cach
         : null;
     return { current, previous };
   })();
-  entry.secrets.catch(() => {
-    entry.secrets = undefined;
+  entry.secrets = secrets;
+  // a failed unseal is not cached: the next request tries again (set once, not on every hit)
+  secrets.catch(() => {
+    if (entry.secrets === secrets) entry.secrets = undefined;
   });
-  return entry.secrets;
+  return secrets;
 }
 
 export function secretContext(clientId: string): string {
