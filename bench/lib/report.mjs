@@ -42,6 +42,8 @@ export function floorFractions(result) {
     ["floor-token+router", "floor-token-route"],
     ["floor-token+store", "floor-token-route"],
     ["token-route+floor-store", "floor-token-route"],
+    ["floor-me+store", "floor-me-route"],
+    ["user-me-route+floor-store", "floor-me-route"],
   ]
     .filter(([r, f]) => by[r]?.cpuRatio && by[f]?.cpuRatio)
     .map(([r, f]) => ({

@@ -81,6 +81,7 @@ const callbackPool = pooled("rp-callback");
 const floorCodePool = pooled("floor-code");
 const floorTokenPool = pooled("floor-token");
 const floorShardCodePool = pooled("floor-code-shard");
+const floorShardTokenPool = pooled("floor-token-shard");
 const wopPool = pooled("code", "wop");
 const openauthPool = pooled("code", "openauth");
 
@@ -95,6 +96,22 @@ function codeExchange(path, { pool, prepare }) {
       headers: { Authorization: BASIC, "Content-Type": FORM },
       setup(r) {
         r.body = `grant_type=authorization_code&code=${pool.next()}`;
+        return r;
+      },
+    },
+  };
+}
+
+/** A bearer read, one pooled access token each. */
+function bearerRead(path, { pool, prepare }) {
+  return {
+    pool,
+    prepare,
+    request: {
+      method: "GET",
+      path,
+      setup(r) {
+        r.headers = { ...r.headers, Authorization: `Bearer ${pool.next()}` };
         return r;
       },
     },
@@ -293,16 +310,7 @@ const USER_ME = {
   title: "/v1/user/me",
   worker: "app",
   goal: 0.35,
-  pool: userMePool.pool,
-  prepare: userMePool.prepare,
-  request: {
-    method: "GET",
-    path: "/v1/user/me",
-    setup(r) {
-      r.headers = { ...r.headers, Authorization: `Bearer ${userMePool.pool.next()}` };
-      return r;
-    },
-  },
+  ...bearerRead("/v1/user/me", userMePool),
 };
 
 /** @type {Scenario} */
@@ -318,16 +326,7 @@ const FLOOR_ME = {
   id: "floor-me",
   title: "floor: one DO read + 5 AES fields",
   worker: "app",
-  pool: floorTokenPool.pool,
-  prepare: floorTokenPool.prepare,
-  request: {
-    method: "GET",
-    path: "/__floor/me",
-    setup(r) {
-      r.headers = { ...r.headers, Authorization: `Bearer ${floorTokenPool.pool.next()}` };
-      return r;
-    },
-  },
+  ...bearerRead("/__floor/me", floorTokenPool),
 };
 
 /**
@@ -397,6 +396,20 @@ export const SCENARIOS = [
     label: "token route + floor store",
     worker: "route-token-floor-store",
     ...codeExchange("/oauth2/token", floorShardCodePool),
+  },
+  {
+    id: "floor-me+store",
+    title: "hybrid: floor-me with the project's store",
+    label: "floor-me + project store",
+    worker: "route-floor",
+    ...bearerRead("/__floor/me-store", userMePool),
+  },
+  {
+    id: "user-me-route+floor-store",
+    title: "hybrid: user/me route worker with the floor's store",
+    label: "user/me route + floor store",
+    worker: "route-user-me-floor-store",
+    ...bearerRead("/v1/user/me", floorShardTokenPool),
   },
   {
     id: "peer-wop",

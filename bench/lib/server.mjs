@@ -74,8 +74,9 @@ async function routeOptions(root, buildDir, app) {
     { name: "route-token", entry: "workers/provider/token/index.ts" },
     { name: "route-user-me", entry: "workers/provider/user-me/index.ts" },
     { name: "route-floor", entry: "bench/workers/floor-route.ts" },
-    // a hybrid: the token route as deployed, its ONE_TIME bound to the floor's store class
+    // hybrids: the routes as deployed, their ONE_TIME bound to the floor's store class
     { name: "route-token-floor-store", entry: "workers/provider/token/index.ts", store: "FloorStore" },
+    { name: "route-user-me-floor-store", entry: "workers/provider/user-me/index.ts", store: "FloorStore" },
   ];
   return Promise.all(
     routes.map(async (r) => {

@@ -11,6 +11,7 @@
 
 import dev, { OneTimeStore } from "../../workers/all-in-one/index";
 import { FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
+import { partsWork } from "./parts";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
 
@@ -125,7 +126,8 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, MAX_MINT);
   if (kind === "subscribers") return addSubscribers(env, Number(url.searchParams.get("from") ?? "0"), n);
   if (kind === "rp-callback") return rpCallbacks(env, n);
-  if (["floor-code", "floor-token", "floor-code-shard"].includes(kind)) return floorMint(env, kind, n);
+  if (["floor-code", "floor-token", "floor-code-shard", "floor-token-shard"].includes(kind))
+    return floorMint(env, kind, n);
   const clientId = url.searchParams.get("client") ?? SEED_CLIENTS[0]!.clientId;
   const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
   const cfg = providerConfig(env);
@@ -330,6 +332,10 @@ export default {
         return mint(e, url);
       }
       if (url.pathname === "/__bench/crypto") return cryptoWork(url);
+      if (url.pathname === "/__bench/parts") {
+        await dev.fetch(new Request(new URL("/healthz", url)), e, ctx); // the client the parts authenticate
+        return partsWork(url, e);
+      }
     }
     return dev.fetch(req, e, ctx);
   },

@@ -6,7 +6,7 @@
 // store (`/__floor/token-store`) and inside the project's router (`/__floor/token-routed`).
 
 import { createWorker } from "../../workers/core/router";
-import { floorMe, floorToken, floorTokenWithProjectStore } from "./floor";
+import { floorMe, floorMeWithProjectStore, floorToken, floorTokenWithProjectStore } from "./floor";
 
 type FloorRouteEnv = Parameters<typeof floorToken>[1];
 
@@ -20,6 +20,8 @@ export default {
     switch (new URL(req.url).pathname) {
       case "/__floor/me":
         return floorMe(req, env);
+      case "/__floor/me-store":
+        return floorMeWithProjectStore(req, env);
       case "/__floor/token-store":
         return floorTokenWithProjectStore(req, env);
       case "/__floor/token-routed":

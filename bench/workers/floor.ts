@@ -17,12 +17,23 @@
 // And the hybrids that say where a route's distance to its floor lies (docs/benchmarks.md
 // "Where the gap is"): the floor with the project's store swapped in (`floorTokenWithProjectStore`),
 // the project's token route with the floor's store (`FloorStore.redeemCode`, bound as the route's
-// ONE_TIME), and the floor inside the project's router (bench/workers/floor-route.ts).
+// ONE_TIME), and the floor inside the project's router (bench/workers/floor-route.ts); for user/me,
+// floor-me with the project's store (`floorMeWithProjectStore`) and the route with the floor's
+// (`FloorStore.readToken`).
 // Compiled into the benchmark bundle only; never deployed.
 
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
-import { shardOf, storeFor, type RedeemRequest, type RedeemResult } from "../../workers/provider/store/one-time-store";
+import {
+  shardOf,
+  storeFor,
+  type RedeemRequest,
+  type RedeemResult,
+  type TokenGrant,
+  type TokenRead,
+} from "../../workers/provider/store/one-time-store";
+import { secretFingerprint } from "../../workers/provider/store/clients";
+import { IDENTITY_ITEMS } from "../../workers/core/spec";
 
 const SHARDS = 16;
 
@@ -78,6 +89,12 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
   /** The same redemption behind the project's store interface, for its token route (a hybrid). */
   redeemCode(r: RedeemRequest): RedeemResult {
     return this.redeem(r.codeHash, r.clientId, r.tokenHash) ? { ok: true } : { ok: false, reason: "unknown" };
+  }
+
+  /** The same read behind the project's store interface, for its user/me route (a hybrid). */
+  readToken(tokenHash: string): TokenRead | null {
+    const record = this.read(tokenHash);
+    return record === null ? null : { grant: JSON.parse(record) as TokenGrant, firstReport: false };
   }
 
   read(tokenHash: string): string | null {
@@ -162,11 +179,41 @@ export async function floorToken(req: Request, env: FloorEnv, redeem: Redeem = f
 /** floor-token with the project's store in place of the floor's: the store's share of the gap. */
 export const floorTokenWithProjectStore = (req: Request, env: FloorEnv) => floorToken(req, env, projectRedeem);
 
-export async function floorMe(req: Request, env: FloorEnv): Promise<Response> {
+/** How floor-me reads a token's record: the floor's own store, or a hybrid's. */
+type Read = (env: FloorEnv, token: string, tokenHash: string) => Promise<Record<string, string> | null>;
+
+const floorRead: Read = async (env, token, tokenHash) => {
+  const record = await store(env, token).read(tokenHash);
+  return record === null ? null : (JSON.parse(record) as Record<string, string>);
+};
+
+/** The project's one-time store read (revocation, expiry, read count), its grant laid flat. */
+const projectRead: Read = async (env, token, tokenHash) => {
+  const read = await storeFor(env, token, SHARDS).readToken(tokenHash, 1);
+  if (!read) return null;
+  const s = read.grant.subscriber;
+  const [, mm, dd] = s.birth.split("-");
+  return {
+    plid: read.grant.plid,
+    ci: s.ci,
+    phoneNo: s.phone,
+    name: s.name,
+    gender: s.gender,
+    agegroup: "30",
+    birthday: `${mm}${dd}`,
+    birthdate: `${s.birth.slice(2, 4)}${mm}${dd}`,
+    foreign: s.foreign,
+    telcoCd: s.telco,
+  };
+};
+
+/** floor-me with the project's store in place of the floor's: the store's share of the gap. */
+export const floorMeWithProjectStore = (req: Request, env: FloorEnv) => floorMe(req, env, projectRead);
+
+export async function floorMe(req: Request, env: FloorEnv, read: Read = floorRead): Promise<Response> {
   const token = (req.headers.get("Authorization") ?? "").slice(7);
-  const record = await store(env, token).read(await sha256(token));
-  if (record === null) return json({ error: "authentication_failed" }, 401);
-  const r = JSON.parse(record) as Record<string, string>;
+  const r = await read(env, token, await sha256(token));
+  if (r === null) return json({ error: "authentication_failed" }, 401);
   const [ci, phoneNo, name, birthday, birthdate] = await Promise.all(
     [r.ci!, r.phoneNo!, r.name!, r.birthday!, r.birthdate!].map((v) => encryptField(SECRET, v)),
   );
@@ -201,7 +248,7 @@ const RECORD9 = {
   birthdate: "900315",
   foreign: "L",
   telcoCd: "S",
-};
+} as const;
 
 /** One unit of platform work per request (see the head of this file). */
 export async function floorUnit(unit: string, env: FloorEnv): Promise<Response> {
@@ -228,25 +275,43 @@ export async function floorUnit(unit: string, env: FloorEnv): Promise<Response> 
   }
 }
 
+/** A token record in the project's grant shape, for the user/me route bound to the floor's store. */
+async function projectShapedRecord(): Promise<string> {
+  const grant: TokenGrant = {
+    clientId: CLIENT,
+    subscriberId: 1,
+    plid: crypto.randomUUID(),
+    redirectUri: "https://demo.example/callback",
+    autoLogin: null,
+    issuedAt: Date.now(),
+    items: [...IDENTITY_ITEMS],
+    subscriber: {
+      telco: RECORD9.telcoCd,
+      phone: RECORD9.phoneNo,
+      name: RECORD9.name,
+      gender: RECORD9.gender,
+      birth: "1990-03-15",
+      foreign: RECORD9.foreign,
+      ci: RECORD9.ci,
+    },
+    secretId: await secretFingerprint(SECRET),
+  };
+  return JSON.stringify(grant);
+}
+
 /**
- * `n` fresh floor codes or tokens (their hashes stored), for one measured round; kind
- * `floor-code-shard`: codes in the objects the project's store names, for the route bound to them.
+ * `n` fresh floor codes or tokens (their hashes stored), for one measured round; kinds
+ * `floor-code-shard` and `floor-token-shard`: in the objects the project's store names (tokens in
+ * its grant shape), for the routes bound to the floor's store.
  */
 export async function floorMint(env: FloorEnv, kind: string, n: number): Promise<Response> {
   const values = Array.from({ length: n }, () => randomToken(32));
   const hashes = await Promise.all(values.map((v) => sha256(v)));
-  const record = JSON.stringify({
-    plid: crypto.randomUUID(),
-    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
-    phoneNo: "01012345678",
-    name: "홍길동",
-    gender: "M",
-    agegroup: "30",
-    birthday: "0315",
-    birthdate: "900315",
-    foreign: "L",
-    telcoCd: "S",
-  });
+  const tokens = kind === "floor-token" || kind === "floor-token-shard";
+  const record =
+    kind === "floor-token-shard"
+      ? await projectShapedRecord()
+      : JSON.stringify({ plid: crypto.randomUUID(), ...RECORD9 });
   const byShard = new Map<number, { first: string; hashes: string[] }>();
   values.forEach((v, i) => {
     const shard = shardOf(v, SHARDS);
@@ -256,11 +321,7 @@ export async function floorMint(env: FloorEnv, kind: string, n: number): Promise
   });
   await Promise.all(
     [...byShard.values()].map((g) =>
-      store(env, g.first, kind === "floor-code-shard").put(
-        kind === "floor-token" ? [] : g.hashes,
-        kind === "floor-token" ? g.hashes : [],
-        record,
-      ),
+      store(env, g.first, kind.endsWith("-shard")).put(tokens ? [] : g.hashes, tokens ? g.hashes : [], record),
     ),
   );
   return json(values);

@@ -1,0 +1,118 @@
+// The parts of the hot routes measured one against the other inside one isolate
+// (`node bench/parts.mjs`, docs/benchmarks.md "What each remaining microsecond is"): each pair is
+// the floor's way of doing one step (bench/workers/floor.ts) and the project's, called `n` times in
+// one request while the runner reads workerd's CPU time around it. No storage: what is left is the
+// JavaScript and the runtime calls of the step. Compiled into the benchmark bundle only.
+
+import { IttyRouter, Router } from "itty-router";
+import { base64ToBytes, constantTimeEqual, encryptField } from "../../workers/core/crypto";
+import { json, readParams } from "../../workers/core/http";
+import { createWorker } from "../../workers/core/router";
+import { IDENTITY_ITEMS } from "../../workers/core/spec";
+import { authenticateClient } from "../../workers/provider/client-auth";
+import { providerConfig, type ProviderEnv } from "../../workers/provider/config";
+import type { TokenGrant } from "../../workers/provider/store/one-time-store";
+import { buildUserRecord } from "../../workers/provider/user-me/record";
+
+const CLIENT = "demo-client";
+const SECRET = "demoSecret0123456789abcdefABCDEF";
+const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
+const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
+const BODY = `grant_type=authorization_code&code=${CODE}`;
+const GRANT: TokenGrant = {
+  clientId: CLIENT,
+  subscriberId: 1,
+  plid: "6f1c2b9e-1d2a-4c7b-9a55-0e6a1f3b2c4d",
+  redirectUri: "https://demo.example/callback",
+  autoLogin: null,
+  issuedAt: 1_763_900_000_000,
+  items: [...IDENTITY_ITEMS],
+  subscriber: {
+    telco: "S",
+    phone: "01012345678",
+    name: "홍길동",
+    gender: "M",
+    birth: "1990-03-15",
+    foreign: "L",
+    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+  },
+  secretId: "abcdefghijklmnopqrstuv",
+};
+const GRANT_JSON = JSON.stringify(GRANT);
+
+const tokenRequest = () =>
+  new Request("https://login.example/oauth2/token", {
+    method: "POST",
+    headers: {
+      Authorization: BASIC,
+      "Content-Type": "application/x-www-form-urlencoded",
+      "Content-Length": String(BODY.length),
+    },
+    body: BODY,
+  });
+const meRequest = () =>
+  new Request("https://login.example/v1/user/me", { headers: { Authorization: `Bearer ${CODE}` } });
+const answer = () => json({ a: 1 });
+const viaProject = createWorker<ProviderEnv>("parts", [{ method: "GET", path: "/v1/user/me", handler: answer }]);
+const viaItty = Router();
+viaItty.get("/v1/user/me", answer);
+const viaIttyMinimal = IttyRouter();
+viaIttyMinimal.get("/v1/user/me", answer);
+const noCtx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+let storedDigest: Promise<ArrayBuffer> | undefined;
+
+/** One call of each step, keyed `<step>/<floor|project|…>`; each makes its own request where it reads one. */
+export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
+  "request/alone": async () => tokenRequest(),
+  "parse/floor": async () => new URLSearchParams(await tokenRequest().text()),
+  "parse/project": async () => {
+    const req = tokenRequest();
+    return readParams(req, new URL(req.url), 65_536);
+  },
+  "client-auth/floor": async () => {
+    const req = tokenRequest();
+    const [, secret] = new TextDecoder().decode(base64ToBytes(req.headers.get("Authorization")!.slice(6))).split(":");
+    storedDigest ??= crypto.subtle.digest("SHA-256", new TextEncoder().encode(SECRET));
+    return constantTimeEqual(secret!, await storedDigest);
+  },
+  "client-auth/project": async (env) => authenticateClient(tokenRequest(), env, providerConfig(env).clientCacheMs),
+  "route/bare": async () => {
+    meRequest().headers.get("Authorization");
+    return answer();
+  },
+  "route/itty-minimal": async () => viaIttyMinimal.fetch(meRequest()),
+  "route/itty": async () => viaItty.fetch(meRequest()),
+  "route/project": async (env) => viaProject.fetch!(meRequest() as never, env, noCtx),
+  "record/floor": async () => {
+    const s = GRANT.subscriber;
+    const [ci, phoneNo, name, birthday, birthdate] = await Promise.all(
+      [s.ci, s.phone, s.name, "0315", "900315"].map((v) => encryptField(SECRET, v)),
+    );
+    const user = { plid: GRANT.plid, ci, phoneNo, name, gender: s.gender, agegroup: "30", birthday, birthdate };
+    return JSON.stringify({ code: "0000", error: "success", message: "", user });
+  },
+  "record/project": async () => {
+    const user = await buildUserRecord({
+      plid: GRANT.plid,
+      items: GRANT.items,
+      subscriber: GRANT.subscriber,
+      autoLoginYn: "N",
+      autoStatusCheck: "N",
+      secret: SECRET,
+      now: Date.now(),
+    });
+    return JSON.stringify({ code: "0000", error: "success", message: "success", user });
+  },
+  "grant-clone/object": async () => structuredClone(GRANT),
+  "grant-clone/string+parse": async () => JSON.parse(structuredClone(GRANT_JSON)),
+};
+
+/** `/__bench/parts?part=<id>&n=<calls>`: runs one part `n` times (the dev seed must exist). */
+export async function partsWork(url: URL, env: ProviderEnv): Promise<Response> {
+  const id = url.searchParams.get("part") ?? "";
+  const part = PARTS[id];
+  if (!part) return Response.json({ parts: Object.keys(PARTS) }, { status: id ? 404 : 200 });
+  const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, 500_000);
+  for (let i = 0; i < n; i++) await part(env);
+  return Response.json({ part: id, n });
+}
