@@ -338,6 +338,16 @@ const FLOOR_ME = {
  */
 const asRouteWorker = ({ goal: _goal, ...s }, as) => ({ ...s, ...as });
 
+/**
+ * A hybrid (docs/benchmarks.md "Hybrids"): no goal; its label is its id.
+ * @param {string} id
+ * @param {string} what
+ * @param {string} worker
+ * @param {Pick<Scenario, "pool" | "prepare" | "request">} load
+ * @returns {Scenario}
+ */
+const hybrid = (id, what, worker, load) => ({ id, title: `hybrid: ${what}`, label: id, worker, ...load });
+
 /** @type {Scenario[]} */
 export const SCENARIOS = [
   {
@@ -374,43 +384,38 @@ export const SCENARIOS = [
     label: "floor-me (route worker)",
     worker: "route-floor",
   }),
-  // The hybrids (docs/benchmarks.md "Where the gap is"): floor-token as a route worker with one
-  // part of the project's token route swapped in, and the route with the floor's store.
-  {
-    id: "floor-token+store",
-    title: "hybrid: floor-token with the project's store",
-    label: "floor-token + project store",
-    worker: "route-floor",
-    ...codeExchange("/__floor/token-store", tokenPool),
-  },
-  {
-    id: "floor-token+router",
-    title: "hybrid: floor-token inside the project's router",
-    label: "floor-token + project router",
-    worker: "route-floor",
-    ...codeExchange("/__floor/token-routed", floorCodePool),
-  },
-  {
-    id: "token-route+floor-store",
-    title: "hybrid: token route worker with the floor's store",
-    label: "token route + floor store",
-    worker: "route-token-floor-store",
-    ...codeExchange("/oauth2/token", floorShardCodePool),
-  },
-  {
-    id: "floor-me+store",
-    title: "hybrid: floor-me with the project's store",
-    label: "floor-me + project store",
-    worker: "route-floor",
-    ...bearerRead("/__floor/me-store", userMePool),
-  },
-  {
-    id: "user-me-route+floor-store",
-    title: "hybrid: user/me route worker with the floor's store",
-    label: "user/me route + floor store",
-    worker: "route-user-me-floor-store",
-    ...bearerRead("/v1/user/me", floorShardTokenPool),
-  },
+  // The hybrids (docs/benchmarks.md "Hybrids"): a floor as a route worker with one part of the
+  // project's route swapped in, and the project's routes with the floor's store.
+  hybrid(
+    "floor-token+store",
+    "floor-token with the project's store",
+    "route-floor",
+    codeExchange("/__floor/token-store", tokenPool),
+  ),
+  hybrid(
+    "floor-token+router",
+    "floor-token inside the project's router",
+    "route-floor",
+    codeExchange("/__floor/token-routed", floorCodePool),
+  ),
+  hybrid(
+    "token-route+floor-store",
+    "token route worker with the floor's store",
+    "route-token-floor-store",
+    codeExchange("/oauth2/token", floorShardCodePool),
+  ),
+  hybrid(
+    "floor-me+store",
+    "floor-me with the project's store",
+    "route-floor",
+    bearerRead("/__floor/me-store", userMePool),
+  ),
+  hybrid(
+    "user-me-route+floor-store",
+    "user/me route worker with the floor's store",
+    "route-user-me-floor-store",
+    bearerRead("/v1/user/me", floorShardTokenPool),
+  ),
   {
     id: "peer-wop",
     title: "peer: workers-oauth-provider token exchange",

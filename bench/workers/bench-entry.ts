@@ -10,7 +10,7 @@
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
 
 import dev, { OneTimeStore } from "../../workers/all-in-one/index";
-import { FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
+import { FLOOR_MINT_KINDS, FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
 import { partsWork } from "./parts";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
@@ -126,8 +126,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, MAX_MINT);
   if (kind === "subscribers") return addSubscribers(env, Number(url.searchParams.get("from") ?? "0"), n);
   if (kind === "rp-callback") return rpCallbacks(env, n);
-  if (["floor-code", "floor-token", "floor-code-shard", "floor-token-shard"].includes(kind))
-    return floorMint(env, kind, n);
+  if (FLOOR_MINT_KINDS.includes(kind)) return floorMint(env, kind, n);
   const clientId = url.searchParams.get("client") ?? SEED_CLIENTS[0]!.clientId;
   const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
   const cfg = providerConfig(env);

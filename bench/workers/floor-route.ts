@@ -2,8 +2,9 @@
 // whose Durable Object class lives in another worker's script (here the app's, through
 // `script_name`), as the project's token and user-me route workers reach the one-time store.
 // The same code as bench/workers/floor.ts; only where the object runs differs. Two hybrids of
-// floor-token are served here too (docs/benchmarks.md "Where the gap is"): with the project's
-// store (`/__floor/token-store`) and inside the project's router (`/__floor/token-routed`).
+// floor-token and one of floor-me are served here too (docs/benchmarks.md "Hybrids"): with the
+// project's store (`/__floor/token-store`, `/__floor/me-store`) and inside the project's router
+// (`/__floor/token-routed`).
 
 import { createWorker } from "../../workers/core/router";
 import { floorMe, floorMeWithProjectStore, floorToken, floorTokenWithProjectStore } from "./floor";

@@ -15,7 +15,7 @@
 // (`/__floor/unit/<id>`): a DO RPC doing no SQL, a DO RPC with one INSERT, one D1 point SELECT, one
 // KV get, AES-128-CBC of the 9 encrypted fields of a full record with its JSON.
 // And the hybrids that say where a route's distance to its floor lies (docs/benchmarks.md
-// "Where the gap is"): the floor with the project's store swapped in (`floorTokenWithProjectStore`),
+// "Hybrids"): the floor with the project's store swapped in (`floorTokenWithProjectStore`),
 // the project's token route with the floor's store (`FloorStore.redeemCode`, bound as the route's
 // ONE_TIME), and the floor inside the project's router (bench/workers/floor-route.ts); for user/me,
 // floor-me with the project's store (`floorMeWithProjectStore`) and the route with the floor's
@@ -34,11 +34,12 @@ import {
 } from "../../workers/provider/store/one-time-store";
 import { secretFingerprint } from "../../workers/provider/store/clients";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
+import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 
 const SHARDS = 16;
 
-const CLIENT = "demo-client";
-const SECRET = "demoSecret0123456789abcdefABCDEF";
+export const CLIENT = "demo-client";
+export const SECRET = "demoSecret0123456789abcdefABCDEF";
 
 export class FloorStore extends DurableObject {
   private readonly sql: SqlStorage;
@@ -248,7 +249,7 @@ const RECORD9 = {
   birthdate: "900315",
   foreign: "L",
   telcoCd: "S",
-} as const;
+};
 
 /** One unit of platform work per request (see the head of this file). */
 export async function floorUnit(unit: string, env: FloorEnv): Promise<Response> {
@@ -275,29 +276,28 @@ export async function floorUnit(unit: string, env: FloorEnv): Promise<Response> 
   }
 }
 
-/** A token record in the project's grant shape, for the user/me route bound to the floor's store. */
-async function projectShapedRecord(): Promise<string> {
-  const grant: TokenGrant = {
+/**
+ * A token grant in the project's shape for the demo client and the first seed subscriber, all items
+ * consented: the record the user/me route reads from the floor's store, and the grant of
+ * bench/workers/parts.ts.
+ */
+export function demoGrant(plid: string, secretId: string, issuedAt: number): TokenGrant {
+  const { code: _, ...subscriber } = SEED_SUBSCRIBERS[0]!;
+  return {
     clientId: CLIENT,
     subscriberId: 1,
-    plid: crypto.randomUUID(),
+    plid,
     redirectUri: "https://demo.example/callback",
     autoLogin: null,
-    issuedAt: Date.now(),
+    issuedAt,
     items: [...IDENTITY_ITEMS],
-    subscriber: {
-      telco: RECORD9.telcoCd,
-      phone: RECORD9.phoneNo,
-      name: RECORD9.name,
-      gender: RECORD9.gender,
-      birth: "1990-03-15",
-      foreign: RECORD9.foreign,
-      ci: RECORD9.ci,
-    },
-    secretId: await secretFingerprint(SECRET),
+    subscriber,
+    secretId,
   };
-  return JSON.stringify(grant);
 }
+
+/** What `floorMint` mints: floor codes or tokens, or (`-shard`) in the objects the project's store names. */
+export const FLOOR_MINT_KINDS = ["floor-code", "floor-token", "floor-code-shard", "floor-token-shard"];
 
 /**
  * `n` fresh floor codes or tokens (their hashes stored), for one measured round; kinds
@@ -310,7 +310,7 @@ export async function floorMint(env: FloorEnv, kind: string, n: number): Promise
   const tokens = kind === "floor-token" || kind === "floor-token-shard";
   const record =
     kind === "floor-token-shard"
-      ? await projectShapedRecord()
+      ? JSON.stringify(demoGrant(crypto.randomUUID(), await secretFingerprint(SECRET), Date.now()))
       : JSON.stringify({ plid: crypto.randomUUID(), ...RECORD9 });
   const byShard = new Map<number, { first: string; hashes: string[] }>();
   values.forEach((v, i) => {

@@ -8,36 +8,15 @@ import { IttyRouter, Router } from "itty-router";
 import { base64ToBytes, constantTimeEqual, encryptField } from "../../workers/core/crypto";
 import { json, readParams } from "../../workers/core/http";
 import { createWorker } from "../../workers/core/router";
-import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { authenticateClient } from "../../workers/provider/client-auth";
 import { providerConfig, type ProviderEnv } from "../../workers/provider/config";
-import type { TokenGrant } from "../../workers/provider/store/one-time-store";
 import { buildUserRecord } from "../../workers/provider/user-me/record";
+import { CLIENT, demoGrant, SECRET } from "./floor";
 
-const CLIENT = "demo-client";
-const SECRET = "demoSecret0123456789abcdefABCDEF";
 const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
 const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
 const BODY = `grant_type=authorization_code&code=${CODE}`;
-const GRANT: TokenGrant = {
-  clientId: CLIENT,
-  subscriberId: 1,
-  plid: "6f1c2b9e-1d2a-4c7b-9a55-0e6a1f3b2c4d",
-  redirectUri: "https://demo.example/callback",
-  autoLogin: null,
-  issuedAt: 1_763_900_000_000,
-  items: [...IDENTITY_ITEMS],
-  subscriber: {
-    telco: "S",
-    phone: "01012345678",
-    name: "홍길동",
-    gender: "M",
-    birth: "1990-03-15",
-    foreign: "L",
-    ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
-  },
-  secretId: "abcdefghijklmnopqrstuv",
-};
+const GRANT = demoGrant("6f1c2b9e-1d2a-4c7b-9a55-0e6a1f3b2c4d", "abcdefghijklmnopqrstuv", 1_763_900_000_000);
 const GRANT_JSON = JSON.stringify(GRANT);
 
 const tokenRequest = () =>
