@@ -11,7 +11,10 @@ import { createWorker } from "../../workers/core/router";
 import { authenticateClient } from "../../workers/provider/client-auth";
 import { providerConfig, type ProviderEnv } from "../../workers/provider/config";
 import { buildUserRecord } from "../../workers/provider/user-me/record";
-import { CLIENT, demoGrant, SECRET } from "./floor";
+import tokenWorker from "../../workers/provider/token/index";
+import meWorker from "../../workers/provider/user-me/index";
+import { clientSecrets } from "../../workers/provider/store/clients";
+import { CLIENT, demoGrant, floorMe, floorToken, SECRET } from "./floor";
 
 const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
 const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
@@ -39,6 +42,34 @@ const viaIttyMinimal = IttyRouter();
 viaIttyMinimal.get("/v1/user/me", answer);
 const noCtx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 let storedDigest: Promise<ArrayBuffer> | undefined;
+
+/**
+ * The env of a whole route with its one-time store answered from memory at once (every code
+ * redeems, every token reads the demo grant under the client's current secret): the route's own
+ * CPU, as the floor's with its store call answered the same way.
+ */
+let memoryEnv: Promise<ProviderEnv> | undefined;
+const routeEnv = (env: ProviderEnv) =>
+  (memoryEnv ??= clientSecrets(env, CLIENT, providerConfig(env).clientCacheMs).then((s) => {
+    const store = {
+      redeemCode: async () => ({ ok: true }),
+      readToken: async () => ({ grant: demoGrant(GRANT.plid, s.current.id, Date.now()), firstReport: false }),
+    };
+    return { ...env, ONE_TIME: { idFromName: () => ({}), get: () => store } } as unknown as ProviderEnv;
+  }));
+const FLAT = (() => {
+  const s = GRANT.subscriber;
+  const b = s.birth.split("-");
+  const flat = { plid: GRANT.plid, ci: s.ci, phoneNo: s.phone, name: s.name, gender: s.gender, agegroup: "30" };
+  return { ...flat, birthday: b[1]! + b[2]!, birthdate: b[0]!.slice(2) + b[1]! + b[2]!, foreign: s.foreign, telcoCd: s.telco };
+})();
+
+/** A whole route's answer, which must be its success (a refusal would cost less and mislead). */
+async function ok(res: Response): Promise<string> {
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`${res.status} ${body}`);
+  return body;
+}
 
 /** One call of each step, keyed `<step>/<floor|project|…>`; each makes its own request where it reads one. */
 export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
@@ -82,6 +113,11 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
     });
     return JSON.stringify({ code: "0000", error: "success", message: "success", user });
   },
+  "token-route/floor": async (env) => ok(await floorToken(tokenRequest(), env as never, async () => true)),
+  "token-route/project": async (env) =>
+    ok(await tokenWorker.fetch!(tokenRequest() as never, await routeEnv(env), noCtx)),
+  "me-route/floor": async (env) => ok(await floorMe(meRequest(), env as never, async () => ({ ...FLAT }))),
+  "me-route/project": async (env) => ok(await meWorker.fetch!(meRequest() as never, await routeEnv(env), noCtx)),
   "grant-clone/object": async () => structuredClone(GRANT),
   "grant-clone/string+parse": async () => JSON.parse(structuredClone(GRANT_JSON)),
 };
