@@ -61,7 +61,13 @@ const FLAT = (() => {
   const s = GRANT.subscriber;
   const b = s.birth.split("-");
   const flat = { plid: GRANT.plid, ci: s.ci, phoneNo: s.phone, name: s.name, gender: s.gender, agegroup: "30" };
-  return { ...flat, birthday: b[1]! + b[2]!, birthdate: b[0]!.slice(2) + b[1]! + b[2]!, foreign: s.foreign, telcoCd: s.telco };
+  return {
+    ...flat,
+    birthday: b[1]! + b[2]!,
+    birthdate: b[0]!.slice(2) + b[1]! + b[2]!,
+    foreign: s.foreign,
+    telcoCd: s.telco,
+  };
 })();
 
 /** A whole route's answer, which must be its success (a refusal would cost less and mislead). */

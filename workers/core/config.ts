@@ -48,26 +48,22 @@ export function withBindings<E extends object, X extends object>(env: E, extra: 
   return derived;
 }
 
-function str(env: Vars, name: string): string | undefined {
+/** An optional string variable: undefined when unset or empty. */
+export function optionalVar(env: Vars, name: string): string | undefined {
   const v = (env as Record<string, unknown>)[name];
   if (v === undefined || v === null || v === "") return undefined;
   if (typeof v !== "string") throw new ConfigError(name, "must be a string");
   return v;
 }
 
-/** An optional string variable. */
-export function optionalVar(env: Vars, name: string): string | undefined {
-  return str(env, name);
-}
-
 export function requiredVar(env: Vars, name: string): string {
-  const v = str(env, name);
+  const v = optionalVar(env, name);
   if (v === undefined) throw new ConfigError(name, "is required but not set");
   return v;
 }
 
 export function intVar(env: Vars, name: string, dflt: number, min: number, max: number): number {
-  const v = str(env, name);
+  const v = optionalVar(env, name);
   if (v === undefined) return dflt;
   if (!/^\d+$/.test(v)) throw new ConfigError(name, `must be a whole number, got ${JSON.stringify(v)}`);
   const n = Number(v);
@@ -76,7 +72,7 @@ export function intVar(env: Vars, name: string, dflt: number, min: number, max: 
 }
 
 export function boolVar(env: Vars, name: string, dflt: boolean): boolean {
-  const v = str(env, name);
+  const v = optionalVar(env, name);
   if (v === undefined) return dflt;
   if (v === "true" || v === "1") return true;
   if (v === "false" || v === "0") return false;
@@ -84,7 +80,7 @@ export function boolVar(env: Vars, name: string, dflt: boolean): boolean {
 }
 
 export function enumVar<T extends string>(env: Vars, name: string, values: readonly T[], dflt: T): T {
-  const v = str(env, name);
+  const v = optionalVar(env, name);
   if (v === undefined) return dflt;
   if (!(values as readonly string[]).includes(v)) throw new ConfigError(name, `must be one of ${values.join(", ")}`);
   return v as T;

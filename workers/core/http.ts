@@ -24,10 +24,6 @@ export class Params {
   has(name: string): boolean {
     return this.get(name) !== undefined;
   }
-
-  names(): string[] {
-    return [...this.values.keys()];
-  }
 }
 
 function collect(into: Map<string, string>, search: Iterable<[string, string]>): void {
@@ -62,13 +58,10 @@ export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uin
 }
 
 /** A body read that fails is the client's doing (an aborted upload): a 400 and a client-abort log cause. */
-async function received<T>(read: Promise<T>): Promise<T> {
-  try {
-    return await read;
-  } catch {
+const received = <T>(read: Promise<T>): Promise<T> =>
+  read.catch((): never => {
     throw E.aborted();
-  }
-}
+  });
 
 /** After a body passes its limit, up to this much more is read and dropped before giving up. */
 const DRAIN_BYTES = 1024 * 1024;

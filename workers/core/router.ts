@@ -1,9 +1,10 @@
-// The router factory: a worker is a route table over core/ (docs/architecture.md), routed by
-// itty-router. Its `before` starts the request context (request id, clock), its `catch` is the one
-// error renderer, and its `finally` answers an unmatched request (404, or 405 with Allow) and
-// writes the one JSON log line, which names the route template, never the raw path or query.
+// The router factory: a worker is a route table over core/ (docs/architecture.md). itty-router
+// compiles the table (its path syntax, its regexes); each request is matched against the request
+// context's one URL parse, its steps awaited in order until one answers. Around them: the context
+// (request id, clock), the one error renderer, 404 or 405 with Allow for an unmatched request, and
+// the one JSON log line, which names the route template, never the raw path or query.
 
-import { Router, type IRequest } from "itty-router";
+import { IttyRouter } from "itty-router";
 import { commonConfig, ConfigError, type CommonVars } from "./config";
 import { ApiError, describe, E, errorResponse } from "./errors";
 import { redirect } from "./http";
@@ -34,39 +35,31 @@ export interface Route<E> {
   page?: true;
 }
 
-/** What itty hands our steps: the request with the matched route, its params and our context. */
-type Routed = IRequest & { rc: Context; started: number };
-type Context = RequestContext & { params: Record<string, string> };
+/** The context as the router keeps it: the matched template and the start time are its own. */
+type Context = RequestContext & { params: Record<string, string>; route?: string; started: number };
+type Step<E> = (req: Request, env: E, rc: Context, groups: Record<string, string>) => ReturnType<Handler<E>>;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** `before`: the request id (an acceptable `X-Request-Id`, else a new one) and the context. */
-function start(worker: string) {
-  return (req: Routed, _env: unknown, ctx: ExecutionContext): Response | undefined => {
-    const given = req.headers.get("X-Request-Id");
-    req.started = Date.now();
-    req.rc = {
-      url: new URL(req.url),
-      requestId: given && REQUEST_ID.test(given) ? given : crypto.randomUUID(),
-      params: {},
-      worker,
-      log: {},
-      waitUntil: (p) => ctx.waitUntil(p),
-    };
-    // itty would let "/oauth2/token/" match "/oauth2/token": a path is matched exactly.
-    const path = req.rc.url.pathname;
-    if (path.length > 1 && path.endsWith("/")) return renderError(E.notFound(), req);
+/** The request's context: the request id (an acceptable `X-Request-Id`, else a new one), its URL. */
+function begin(worker: string, req: Request, ctx: ExecutionContext): Context {
+  const given = req.headers.get("X-Request-Id");
+  return {
+    url: new URL(req.url),
+    requestId: given && REQUEST_ID.test(given) ? given : crypto.randomUUID(),
+    params: {},
+    worker,
+    log: {},
+    waitUntil: (p) => ctx.waitUntil(p),
+    started: Date.now(),
   };
 }
 
-/** `catch`: the one error renderer. The wire gets the catalogue's message; the log the cause. */
-function renderError(err: unknown, req: Routed): Response {
-  const log = req.rc?.log;
-  if (log) {
-    if (!(err instanceof ApiError) || err.status >= 500) log.cause = describe(err);
-    else if (err.reason) log.cause = err.reason;
-    if (err instanceof ConfigError) log.cause = err.message;
-  }
+/** The one error renderer. The wire gets the catalogue's message; the log the cause. */
+function renderError(err: unknown, rc: Context): Response {
+  if (!(err instanceof ApiError) || err.status >= 500) rc.log.cause = describe(err);
+  else if (err.reason) rc.log.cause = err.reason;
+  if (err instanceof ConfigError) rc.log.cause = err.message;
   return errorResponse(err);
 }
 
@@ -81,19 +74,18 @@ function insecure(url: URL, env: CommonVars, page: boolean): Response | undefine
 }
 
 /** A matched route's step: HTTPS, the path parameters decoded (undecodable: 404), then the handler. */
-function step<E extends CommonVars>(r: Route<E>) {
-  const handler = r.handler;
-  return (req: Routed, env: E): Promise<Response | void> | Response | void => {
-    const refused = insecure(req.rc.url, env, r.page === true);
+function step<E extends CommonVars>(r: Route<E>): Step<E> {
+  return (req, env, rc, groups) => {
+    const refused = insecure(rc.url, env, r.page === true);
     if (refused) return refused;
-    for (const [k, v] of Object.entries(req.params ?? {})) {
+    for (const [k, v] of Object.entries(groups)) {
       try {
-        req.rc.params[k] = decodeURIComponent(v);
+        rc.params[k] = decodeURIComponent(v);
       } catch {
         throw E.notFound();
       }
     }
-    return handler(req as unknown as Request, env, req.rc);
+    return r.handler(req, env, rc);
   };
 }
 
@@ -106,46 +98,64 @@ export function createWorker<E extends CommonVars>(worker: string, routes: reado
     methods.add(r.method);
     table.set(r.path, methods);
   }
-  const router = Router<Routed, [E, ExecutionContext]>({
-    before: [start(worker)],
-    catch: renderError,
-    finally: [
-      (res: Response | undefined, req: Routed) => res ?? renderError(unmatched(req.rc.url.pathname), req),
-      (res: Response, req: Routed, env: E) => finish(res, req, env),
-    ],
-  });
-  const paths: { path: string; regex: RegExp }[] = [];
+  const router = IttyRouter();
   for (const r of routes) {
     router[r.method.toLowerCase()](r.path, step(r));
     if (r.method === "GET" && !r.effects && !table.get(r.path)!.has("HEAD")) router.head(r.path, step(r));
   }
-  // itty keeps [method, regex, handlers, path] per registered route: the same regexes decide 405.
-  for (const [, regex, , path] of router.routes) {
-    if (path !== undefined && table.has(path) && !paths.some((p) => p.path === path)) paths.push({ path, regex });
+  // itty keeps [method, regex, steps, path] per registered route: the same regexes decide 405.
+  const compiled = router.routes as unknown as [string, RegExp, Step<E>[], string][];
+  const paths = compiled.filter(([, , , path], i) => table.has(path) && compiled.findIndex((c) => c[3] === path) === i);
+
+  /** The steps of every route matching the method and path, in order, until one answers. */
+  async function dispatch(req: Request, env: E, rc: Context): Promise<Response | void> {
+    for (const [method, regex, steps, path] of compiled) {
+      const m = method === req.method || method === "ALL" ? regex.exec(rc.url.pathname) : null;
+      if (!m) continue;
+      rc.route = path;
+      for (const s of steps) {
+        const res = await s(req, env, rc, m.groups ?? {});
+        if (res) return res;
+      }
+    }
   }
 
-  /** No route for this method: 405 with Allow when the path exists, else 404. */
-  function unmatched(pathname: string): ApiError {
-    const hit = paths.find((p) => p.regex.test(pathname));
-    return hit ? E.methodNotAllowed([...table.get(hit.path)!]) : E.notFound();
+  /** Nothing answered: 405 with Allow when the path exists for other methods only, else 404. */
+  function unmatched(pathname: string, method: string): ApiError {
+    const allow = table.get(paths.find(([, regex]) => regex.test(pathname))?.[3] ?? "");
+    return allow && !allow.has(method) ? E.methodNotAllowed([...allow]) : E.notFound();
   }
 
-  return { fetch: (req, env, ctx) => router.fetch(req as unknown as Routed, env, ctx) as Promise<Response> };
+  return {
+    async fetch(req, env, ctx) {
+      const rc = begin(worker, req, ctx);
+      const path = rc.url.pathname;
+      let res: Response;
+      try {
+        // itty would let "/oauth2/token/" match "/oauth2/token": a path is matched exactly.
+        if (path.length > 1 && path.endsWith("/")) throw E.notFound();
+        res = (await dispatch(req, env, rc)) ?? renderError(unmatched(path, req.method), rc);
+      } catch (err) {
+        res = renderError(err, rc);
+      }
+      return finish(res, req, env, rc);
+    },
+  };
 }
 
-/** `finally`: the request id on the answer, then the request's one log line. */
-function finish<E extends CommonVars>(res: Response, req: Routed, env: E): Response {
-  const out = withHeader(res, "X-Request-Id", req.rc.requestId);
+/** The request id on the answer, then the request's one log line. */
+function finish<E extends CommonVars>(res: Response, req: Request, env: E, rc: Context): Response {
+  const out = withHeader(res, "X-Request-Id", rc.requestId);
   if (!logsOn(env)) return out;
   logLine(env, {
-    time: new Date(req.started).toISOString(),
-    worker: req.rc.worker,
-    route: typeof req.route === "string" ? req.route : "(unmatched)",
+    time: new Date(rc.started).toISOString(),
+    worker: rc.worker,
+    route: rc.route ?? "(unmatched)",
     method: req.method,
     status: out.status,
-    durationMs: Date.now() - req.started,
-    requestId: req.rc.requestId,
-    ...req.rc.log,
+    durationMs: Date.now() - rc.started,
+    requestId: rc.requestId,
+    ...rc.log,
   });
   return out;
 }

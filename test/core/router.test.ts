@@ -1,0 +1,102 @@
+// The router's contract (workers/core/router.ts), on a table of its own: which step answers, what an
+// unmatched request gets, path parameters, HTTPS, the request id and the error renderer.
+
+import { describe, expect, it } from "vitest";
+import { E } from "../../workers/core/errors";
+import { json } from "../../workers/core/http";
+import { createWorker, type RequestContext } from "../../workers/core/router";
+
+const seen: string[] = [];
+let lastContext: RequestContext | undefined;
+
+const worker = createWorker<{ DEV_MODE?: string }>("test", [
+  { method: "ALL", path: "/gated/*", handler: () => void seen.push("gate") },
+  { method: "GET", path: "/gated/item/:id", handler: (_req, _env, rc) => json({ id: rc.params.id }) },
+  { method: "GET", path: "/gated/item/:id", handler: () => json({ second: true }) },
+  { method: "POST", path: "/gated/item/:id", handler: () => json({ posted: true }) },
+  { method: "GET", path: "/plain", handler: () => json({ plain: true }) },
+  { method: "GET", path: "/spend", handler: () => json({ spent: true }), effects: true },
+  { method: "GET", path: "/page", handler: () => new Response("page"), page: true },
+  { method: "GET", path: "/nothing", handler: () => undefined },
+  {
+    method: "GET",
+    path: "/context",
+    handler: (_req, _env, rc) => {
+      lastContext = rc;
+      rc.log.cause = "a cause";
+      return json({ worker: rc.worker, path: rc.url.pathname, query: rc.url.searchParams.get("q") });
+    },
+  },
+  { method: "GET", path: "/throws/api", handler: () => Promise.reject(E.invalid("x", "bad x")) },
+  { method: "GET", path: "/throws/other", handler: () => Promise.reject(new Error("secret detail")) },
+]);
+
+const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+const env = { DEV_MODE: "true", LOG_REQUESTS: "false" };
+const call = (path: string, init: RequestInit = {}, base = "https://login.example") =>
+  worker.fetch!(new Request(base + path, init) as never, env, ctx) as Promise<Response>;
+
+describe("core/router createWorker", () => {
+  it("runs a gate that answers nothing, then the first matching route that answers", async () => {
+    seen.length = 0;
+    const res = await call("/gated/item/a%20b");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: "a b" }); // decoded, and the second GET route never ran
+    expect(seen).toEqual(["gate"]);
+    expect(await (await call("/gated/item/x", { method: "POST" })).json()).toEqual({ posted: true });
+  });
+
+  it("answers 404 for an unknown path, a trailing slash or an undecodable path parameter", async () => {
+    for (const path of ["/nowhere", "/plain/", "/gated/item/%E0%A4%A", "/gated/item/x/"]) {
+      const res = await call(path);
+      expect(res.status, path).toBe(404);
+      expect(await res.json(), path).toEqual({ error: "not_found", message: "The requested API address is invalid." });
+    }
+  });
+
+  it("answers 405 with Allow for a known path and another method; HEAD only where GET has no effects", async () => {
+    const put = await call("/gated/item/x", { method: "PUT" });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("Allow")).toBe("GET, POST"); // the methods routed; HEAD follows GET unlisted
+    expect((await call("/plain", { method: "HEAD" })).status).toBe(200);
+    const head = await call("/spend", { method: "HEAD" });
+    expect(head.status).toBe(405);
+    expect(head.headers.get("Allow")).toBe("GET");
+  });
+
+  it("a route of this method that answers nothing, and no other: 404, not 405 naming the method sent", async () => {
+    expect((await call("/nothing")).status).toBe(404);
+  });
+
+  it("gives the handler the context: one URL, the worker's name, a request id echoed on the answer", async () => {
+    const res = await call("/context?q=1", { headers: { "X-Request-Id": "abc-123" } });
+    expect(await res.json()).toEqual({ worker: "test", path: "/context", query: "1" });
+    expect(res.headers.get("X-Request-Id")).toBe("abc-123");
+    expect(lastContext?.requestId).toBe("abc-123");
+    const fresh = await call("/context", { headers: { "X-Request-Id": "not acceptable!" } });
+    expect(fresh.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await call("/nowhere")).headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/); // on errors too
+  });
+
+  it("renders a thrown catalogue error as it is, anything else as a fixed server_error", async () => {
+    const api = await call("/throws/api");
+    expect(api.status).toBe(400);
+    expect(await api.json()).toEqual({ error: "invalid_request", message: "The value of x is not valid." });
+    const other = await call("/throws/other");
+    expect(other.status).toBe(500);
+    const text = await other.text();
+    expect(JSON.parse(text).error).toBe("server_error");
+    expect(text).not.toContain("secret detail");
+  });
+
+  it("refuses plain http to a public host before the handler; a page is redirected to https", async () => {
+    seen.length = 0;
+    const api = await call("/gated/item/x", {}, "http://login.example");
+    expect(api.status).toBe(400);
+    expect(seen).toEqual([]); // the gate did not run either
+    const page = await call("/page?a=1", {}, "http://login.example");
+    expect(page.status).toBe(308);
+    expect(page.headers.get("Location")).toBe("https://login.example/page?a=1");
+    expect((await call("/plain", {}, "http://localhost:8787")).status).toBe(200); // loopback in DEV_MODE
+  });
+});
