@@ -21,6 +21,7 @@ const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
 const BODY = `grant_type=authorization_code&code=${CODE}`;
 const GRANT = demoGrant("6f1c2b9e-1d2a-4c7b-9a55-0e6a1f3b2c4d", "abcdefghijklmnopqrstuv", 1_763_900_000_000);
 const GRANT_JSON = JSON.stringify(GRANT);
+const TOKEN_BODY = { access_token: CODE, token_type: "bearer", expires_in: 600 };
 
 const tokenRequest = () =>
   new Request("https://login.example/oauth2/token", {
@@ -84,6 +85,15 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
   "parse/project": async () => {
     const req = tokenRequest();
     return readParams(req, new URL(req.url), 65_536);
+  },
+  "response/floor": async () =>
+    new Response(JSON.stringify(TOKEN_BODY), {
+      headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+    }),
+  "response/project": async () => {
+    const res = json(TOKEN_BODY);
+    res.headers.set("X-Request-Id", GRANT.plid); // as the router's `finish` does
+    return res;
   },
   "client-auth/floor": async () => {
     const req = tokenRequest();
