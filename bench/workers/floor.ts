@@ -188,14 +188,12 @@ const floorRead: Read = async (env, token, tokenHash) => {
   return record === null ? null : (JSON.parse(record) as Record<string, string>);
 };
 
-/** The project's one-time store read (revocation, expiry, read count), its grant laid flat. */
-const projectRead: Read = async (env, token, tokenHash) => {
-  const read = await storeFor(env, token, SHARDS).readToken(tokenHash, 1);
-  if (!read) return null;
-  const s = read.grant.subscriber;
+/** A project token grant laid flat as the floor's record (its fields already formatted). */
+export function flatRecord(grant: TokenGrant): Record<string, string> {
+  const s = grant.subscriber;
   const [, mm, dd] = s.birth.split("-");
   return {
-    plid: read.grant.plid,
+    plid: grant.plid,
     ci: s.ci,
     phoneNo: s.phone,
     name: s.name,
@@ -206,6 +204,12 @@ const projectRead: Read = async (env, token, tokenHash) => {
     foreign: s.foreign,
     telcoCd: s.telco,
   };
+}
+
+/** The project's one-time store read (revocation, expiry, read count), its grant laid flat. */
+const projectRead: Read = async (env, token, tokenHash) => {
+  const read = await storeFor(env, token, SHARDS).readToken(tokenHash, 1);
+  return read ? flatRecord(read.grant) : null;
 };
 
 /** floor-me with the project's store in place of the floor's: the store's share of the gap. */
@@ -215,10 +219,15 @@ export async function floorMe(req: Request, env: FloorEnv, read: Read = floorRea
   const token = (req.headers.get("Authorization") ?? "").slice(7);
   const r = await read(env, token, await sha256(token));
   if (r === null) return json({ error: "authentication_failed" }, 401);
+  return json(await floorUserBody(r));
+}
+
+/** floor-me's answer for a flat record: its 5 encrypted fields, then the body's JSON shape. */
+export async function floorUserBody(r: Record<string, string>) {
   const [ci, phoneNo, name, birthday, birthdate] = await Promise.all(
     [r.ci!, r.phoneNo!, r.name!, r.birthday!, r.birthdate!].map((v) => encryptField(SECRET, v)),
   );
-  return json({
+  return {
     code: "0000",
     error: "success",
     message: "",
@@ -236,7 +245,7 @@ export async function floorMe(req: Request, env: FloorEnv, read: Read = floorRea
       autoLoginYn: "N",
       autoStatusCheck: "N",
     },
-  });
+  };
 }
 
 const RECORD9 = {

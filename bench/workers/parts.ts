@@ -5,7 +5,7 @@
 // JavaScript and the runtime calls of the step. Compiled into the benchmark bundle only.
 
 import { IttyRouter, Router } from "itty-router";
-import { base64ToBytes, constantTimeEqual, encryptField } from "../../workers/core/crypto";
+import { base64ToBytes, constantTimeEqual } from "../../workers/core/crypto";
 import { json, readParams } from "../../workers/core/http";
 import { createWorker } from "../../workers/core/router";
 import { authenticateClient } from "../../workers/provider/client-auth";
@@ -14,7 +14,7 @@ import { buildUserRecord } from "../../workers/provider/user-me/record";
 import tokenWorker from "../../workers/provider/token/index";
 import meWorker from "../../workers/provider/user-me/index";
 import { clientSecrets } from "../../workers/provider/store/clients";
-import { CLIENT, demoGrant, floorMe, floorToken, SECRET } from "./floor";
+import { CLIENT, demoGrant, flatRecord, floorMe, floorToken, floorUserBody, SECRET } from "./floor";
 
 const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
 const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
@@ -58,18 +58,7 @@ const routeEnv = (env: ProviderEnv) =>
     };
     return { ...env, ONE_TIME: { idFromName: () => ({}), get: () => store } } as unknown as ProviderEnv;
   }));
-const FLAT = (() => {
-  const s = GRANT.subscriber;
-  const b = s.birth.split("-");
-  const flat = { plid: GRANT.plid, ci: s.ci, phoneNo: s.phone, name: s.name, gender: s.gender, agegroup: "30" };
-  return {
-    ...flat,
-    birthday: b[1]! + b[2]!,
-    birthdate: b[0]!.slice(2) + b[1]! + b[2]!,
-    foreign: s.foreign,
-    telcoCd: s.telco,
-  };
-})();
+const FLAT = flatRecord(GRANT);
 
 /** A whole route's answer, which must be its success (a refusal would cost less and mislead). */
 async function ok(res: Response): Promise<string> {
@@ -109,14 +98,7 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
   "route/itty-minimal": async () => viaIttyMinimal.fetch(meRequest()),
   "route/itty": async () => viaItty.fetch(meRequest()),
   "route/project": async (env) => viaProject.fetch!(meRequest() as never, env, noCtx),
-  "record/floor": async () => {
-    const s = GRANT.subscriber;
-    const [ci, phoneNo, name, birthday, birthdate] = await Promise.all(
-      [s.ci, s.phone, s.name, "0315", "900315"].map((v) => encryptField(SECRET, v)),
-    );
-    const user = { plid: GRANT.plid, ci, phoneNo, name, gender: s.gender, agegroup: "30", birthday, birthdate };
-    return JSON.stringify({ code: "0000", error: "success", message: "", user });
-  },
+  "record/floor": async () => JSON.stringify(await floorUserBody(FLAT)),
   "record/project": async () => {
     const user = await buildUserRecord({
       plid: GRANT.plid,

@@ -23,7 +23,6 @@ const worker = createWorker<{ DEV_MODE?: string }>("test", [
     path: "/context",
     handler: (_req, _env, rc) => {
       lastContext = rc;
-      rc.log.cause = "a cause";
       return json({ worker: rc.worker, path: rc.url.pathname, query: rc.url.searchParams.get("q") });
     },
   },
