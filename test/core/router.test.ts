@@ -77,6 +77,15 @@ describe("core/router createWorker", () => {
     expect((await call("/nowhere")).headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/); // on errors too
   });
 
+  it("concurrent requests keep their own context: each answer carries its own parameter and request id", async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `req-${i}`);
+    const answers = await Promise.all(
+      ids.map((id, i) => call(`/gated/item/n${i}`, { headers: { "X-Request-Id": id } })),
+    );
+    expect(await Promise.all(answers.map((r) => r.json()))).toEqual(ids.map((_, i) => ({ id: `n${i}` })));
+    expect(answers.map((r) => r.headers.get("X-Request-Id"))).toEqual(ids);
+  });
+
   it("renders a thrown catalogue error as it is, anything else as a fixed server_error", async () => {
     const api = await call("/throws/api");
     expect(api.status).toBe(400);
