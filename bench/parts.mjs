@@ -4,7 +4,7 @@
 // workerd's CPU time around it; rounds alternate the parts, and each figure is the median over
 // rounds of CPU µs per call (min–max). Prints a table; writes nothing.
 //
-//   node bench/parts.mjs [--rounds 7] [--calls 20000] [--only parse,route]
+//   node bench/parts.mjs [--rounds 7] [--calls 20000] [--only parse,route,redeem]
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,6 +43,16 @@ try {
   for (const p of chosen) {
     const s = stats(per[p]) ?? { median: NaN, min: NaN, max: NaN };
     console.log(`${p.padEnd(28)} ${f(s.median).padStart(7)}  (${f(s.min)}–${f(s.max)})`);
+  }
+  // Paired by round: each part against the first of its step (`<step>/…`), round by round, which
+  // cancels a round's load (the machines are shared).
+  for (const p of chosen) {
+    const base = chosen.find((q) => q.split("/")[0] === p.split("/")[0]);
+    if (base === p) continue;
+    const s = stats(per[p].map((v, r) => v - per[base][r])) ?? { median: NaN, min: NaN, max: NaN };
+    console.log(
+      `${p.padEnd(28)} ${f(s.median).padStart(7)}  (${f(s.min)}–${f(s.max)})  more than ${base}, paired by round`,
+    );
   }
 } finally {
   await srv.dispose();

@@ -9,8 +9,10 @@
 //   no-d1     every D1 statement answers from memory (clients, links; audit dropped)
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
 
-import dev, { OneTimeStore } from "../../workers/all-in-one/index";
-import { FLOOR_MINT_KINDS, FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
+import dev from "../../workers/all-in-one/index";
+import { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
+import type { OneTimeStore } from "../../workers/provider/store/one-time-store";
+import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
 import { partsWork } from "./parts";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
@@ -38,7 +40,8 @@ import { recordConsent } from "../../workers/provider/store/links";
 import type { IdentityItem } from "../../workers/core/spec";
 import type { Subscriber } from "../../workers/provider/store/directory";
 
-export { OneTimeStore, FloorStore };
+// The stores with the bench-only loops of bench/workers/parts-store.ts; otherwise the same classes.
+export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };
 
 type Part = "no-audit" | "no-d1" | "no-do";
 

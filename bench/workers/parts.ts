@@ -14,6 +14,7 @@ import { buildUserRecord } from "../../workers/provider/user-me/record";
 import tokenWorker from "../../workers/provider/token/index";
 import meWorker from "../../workers/provider/user-me/index";
 import { clientSecrets } from "../../workers/provider/store/clients";
+import type { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
 import { CLIENT, demoGrant, flatRecord, floorMe, floorToken, floorUserBody, SECRET } from "./floor";
 
 const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
@@ -120,12 +121,48 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
   "grant-clone/string+parse": async () => JSON.parse(structuredClone(GRANT_JSON)),
 };
 
+type StoreEnv = {
+  ONE_TIME: DurableObjectNamespace<PartsOneTimeStore>;
+  FLOOR: DurableObjectNamespace<PartsFloorStore>;
+};
+const projectStore = (env: ProviderEnv, name = "bench-parts") => (env as unknown as StoreEnv).ONE_TIME.getByName(name);
+const floorStore = (env: ProviderEnv) => (env as unknown as StoreEnv).FLOOR.getByName("bench-parts");
+
+/** Parts that run their `n` calls inside a store object in one RPC (bench/workers/parts-store.ts). */
+export const BATCH_PARTS: Record<string, (env: ProviderEnv, n: number) => Promise<number>> = {};
+for (const [step, commitEach] of [
+  ["redeem", false],
+  ["redeem-commit", true],
+] as const) {
+  Object.assign(BATCH_PARTS, {
+    [`${step}/floor-mint`]: (env: ProviderEnv, n: number) => floorStore(env).partsRedeem(GRANT_JSON, n, false),
+    [`${step}/floor`]: (env: ProviderEnv, n: number) => floorStore(env).partsRedeem(GRANT_JSON, n, true, commitEach),
+    [`${step}/project-mint`]: (env: ProviderEnv, n: number) => projectStore(env).partsRedeem(GRANT, n, false),
+    [`${step}/project`]: async (env: ProviderEnv, n: number) => {
+      const stub = projectStore(env);
+      const won = await stub.partsRedeem(GRANT, n, true, commitEach);
+      await stub.flushAudit(); // its audit records shipped to D1, as the route's shard does each second
+      return won;
+    },
+    [`${step}/project-no-audit-row`]: async (env: ProviderEnv, n: number) => {
+      const stub = projectStore(env, "bench-parts-no-audit-row");
+      await stub.partsWithoutAuditRow();
+      return stub.partsRedeem(GRANT, n, true, commitEach);
+    },
+  });
+}
+
 /** `/__bench/parts?part=<id>&n=<calls>`: runs one part `n` times (the dev seed must exist). */
 export async function partsWork(url: URL, env: ProviderEnv): Promise<Response> {
   const id = url.searchParams.get("part") ?? "";
   const part = PARTS[id];
-  if (!part) return Response.json({ parts: Object.keys(PARTS) }, { status: id ? 404 : 200 });
+  const batch = BATCH_PARTS[id];
+  if (!part && !batch)
+    return Response.json({ parts: [...Object.keys(PARTS), ...Object.keys(BATCH_PARTS)] }, { status: id ? 404 : 200 });
   const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, 500_000);
-  for (let i = 0; i < n; i++) await part(env);
+  if (batch) {
+    const done = await batch(env, n);
+    if (done !== n) return Response.json({ part: id, n, done }, { status: 500 });
+  } else for (let i = 0; i < n; i++) await part!(env);
   return Response.json({ part: id, n });
 }

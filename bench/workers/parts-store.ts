@@ -1,0 +1,74 @@
+// The one-time stores' own work inside their object (`node bench/parts.mjs --only redeem,redeem-commit`):
+// the project's store and the floor's, each minting `n` codes and then redeeming them inside the
+// object, with no RPC per call, so the difference is the SQL and JavaScript of a redemption.
+// `redeem/…` redeems in one synchronous loop (one implicit transaction); `redeem-commit/…` yields
+// to the event loop before each redemption, so each commits on its own, as one per request does.
+// `…-mint` parts mint only: subtract them. The project's parts include shipping their audit rows to
+// D1 (flushAudit), which a shard does once a second. Compiled into the benchmark bundle only.
+
+import { OneTimeStore } from "../../workers/all-in-one/index";
+import type { TokenGrant } from "../../workers/provider/store/one-time-store";
+import { FloorStore, CLIENT } from "./floor";
+
+/** Distinct random-looking 43-character values, as the SHA-256 digests the stores key by. */
+const hashes = (n: number) =>
+  Array.from({ length: n }, () => (crypto.randomUUID() + crypto.randomUUID()).replaceAll("-", "").slice(0, 43));
+
+/** A turn of the event loop: the object's implicit transaction commits before the next write. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** The project's store with bench-only loops (the bench bundle exports it as OneTimeStore). */
+export class PartsOneTimeStore extends OneTimeStore {
+  /**
+   * This object only (named for it): the redemption's trigger without its audit row, to split what a
+   * redemption costs in the object. Never the case outside the bench.
+   */
+  partsWithoutAuditRow(): void {
+    const sql = this.ctx.storage.sql;
+    sql.exec("DROP TRIGGER IF EXISTS code_redeemed");
+    sql.exec(`CREATE TRIGGER code_redeemed AFTER UPDATE OF used_at ON codes
+      WHEN OLD.used_at IS NULL AND NEW.used_at IS NOT NULL
+      BEGIN
+        INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id)
+          VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.issued_at, NEW.secret_id);
+      END`);
+  }
+
+  async partsRedeem(grant: TokenGrant, n: number, spend: boolean, commitEach = false): Promise<number> {
+    const codes = hashes(n);
+    const tokens = hashes(n);
+    for (const h of codes) this.putCode(h, grant, null, 600_000);
+    if (!spend) return n;
+    let won = 0;
+    for (let i = 0; i < n; i++) {
+      if (commitEach) await tick(); // each redemption its own implicit transaction, as one per request
+      const r = this.redeemCode({
+        codeHash: codes[i]!,
+        clientId: grant.clientId,
+        verifierChallenge: null,
+        redirectUri: null,
+        tokenHash: tokens[i]!,
+        tokenTtlMs: 600_000,
+        secretId: grant.secretId,
+      });
+      if (r.ok) won++;
+    }
+    return won;
+  }
+}
+
+/** The floor's store with the same loops. */
+export class PartsFloorStore extends FloorStore {
+  async partsRedeem(record: string, n: number, spend: boolean, commitEach = false): Promise<number> {
+    const codes = hashes(n);
+    const tokens = hashes(n);
+    this.put(codes, [], record);
+    if (!spend) return n;
+    let won = 0;
+    for (let i = 0; i < n; i++) {
+      if (commitEach) await tick();
+      if (this.redeem(codes[i]!, CLIENT, tokens[i]!)) won++;
+    }
+    return won;
+  }
+}
