@@ -5,8 +5,8 @@
 // The variable BENCH_VARIANT (comma-separated) strips parts of the hot path so their share can be
 // measured (docs/benchmarks.md "What costs the most"):
 //   none      the real worker
-//   no-audit  D1 writes to audit_events become no-ops (the token route's waitUntil insert)
-//   no-d1     every D1 statement answers from memory (clients, links; audit dropped)
+//   no-d1     this worker's D1 reads answer from memory (clients, links) and its audit inserts are
+//             dropped; the one-time store's batched audit write is its object's own, and stays
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
 
 import dev from "../../workers/all-in-one/index";
@@ -43,7 +43,7 @@ import type { Subscriber } from "../../workers/provider/store/directory";
 // The stores with the bench-only loops of bench/workers/parts-store.ts; otherwise the same classes.
 export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };
 
-type Part = "no-audit" | "no-d1" | "no-do";
+type Part = "no-d1" | "no-do";
 
 const MAX_MINT = 5000;
 
@@ -187,7 +187,7 @@ async function cryptoWork(url: URL): Promise<Response> {
 
 // ---- variants: in-memory stand-ins for one part of the platform ----
 
-/** A D1 statement that touches nothing: the audit insert of the no-audit/no-d1 variants. */
+/** A D1 statement that touches nothing: the audit insert of the no-d1 variant. */
 function nullStatement(): D1PreparedStatement {
   const result = { success: true, results: [], meta: { changes: 0 } };
   const s = {
@@ -247,14 +247,14 @@ function memoStatement(real: D1Database, sql: string, memo: Map<string, Promise<
   return s as unknown as D1PreparedStatement;
 }
 
-function variantDb(real: D1Database, variant: "no-audit" | "no-d1"): D1Database {
+function variantDb(real: D1Database): D1Database {
   const memo = new Map<string, Promise<unknown>>();
   return new Proxy(real, {
     get(target, prop) {
       if (prop === "prepare") {
         return (sql: string) => {
           if (sql.startsWith("INSERT INTO audit_events")) return nullStatement();
-          if (variant === "no-d1" && sql.startsWith("SELECT")) return memoStatement(target, sql, memo);
+          if (sql.startsWith("SELECT")) return memoStatement(target, sql, memo);
           return target.prepare(sql);
         };
       }
@@ -309,8 +309,7 @@ function envFor(env: Env): Env {
   if (!v) {
     const parts = new Set(spec.split(",") as Part[]);
     v = { ...env };
-    if (parts.has("no-d1")) v.DB = variantDb(env.DB, "no-d1");
-    else if (parts.has("no-audit")) v.DB = variantDb(env.DB, "no-audit");
+    if (parts.has("no-d1")) v.DB = variantDb(env.DB);
     if (parts.has("no-do")) v.ONE_TIME = memoryNamespace();
     variantEnvs.set(env, v);
   }
