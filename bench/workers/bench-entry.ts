@@ -69,6 +69,7 @@ function subjectFor(env: Env, clientId: string, phone: string): Promise<Subject>
       if (!sub) throw new Error(`no seed subscriber ${phone}`);
       const items = client.items.length ? client.items : IDENTITY_ITEMS;
       const plid = await recordConsent(env, clientId, sub.id, items);
+      if (plid === null) throw new Error(`seed subscriber ${phone} gone`);
       const { testOtpHash: _, ...subscriber } = sub;
       return { clientId, subscriber, plid, items, redirectUri: client.redirectUris[0]! };
     })();

@@ -53,6 +53,7 @@ export async function mintFor(
   if (!s) throw new Error(`no subscriber ${phone}`);
   const items = client.items.length ? client.items : IDENTITY_ITEMS;
   const plid = await recordConsent(env, client.clientId, s.id, items);
+  if (plid === null) throw new Error(`subscriber ${phone} gone`);
   const cfg = providerConfig(env);
   const { testOtpHash: _, ...subscriber } = s;
   const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {

@@ -20,7 +20,6 @@ import {
   replaceDevice,
 } from "../store/grants";
 import { audit } from "../store/audit";
-import { E } from "../../core/errors";
 import type { IdentityItem } from "../../core/spec";
 import { subscriberById } from "../store/directory";
 import { touchLink } from "../store/links";
@@ -82,7 +81,7 @@ export interface Completion {
  * fresh device id and sets its cookie: a device id the browser already held (which someone may
  * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the
  * same subscriber is kept (the login reports Y/N) and a grant of another subscriber on this
- * device ends.
+ * device ends. Null, with nothing minted or stored, when the subscriber is gone.
  */
 export async function complete(
   req: Request,
@@ -90,7 +89,11 @@ export async function complete(
   rc: RequestContext,
   cfg: SigninConfig,
   c: Completion,
-): Promise<Response> {
+): Promise<Response | null> {
+  // Ids are never given twice (migrations/0009_subscriber_ids.sql): a subscriber removed, or whose
+  // number was reassigned, since the sign-in began is simply gone, and the sign-in ends with nothing.
+  const subscriber = await subscriberById(env, c.subscriberId);
+  if (!subscriber) return null;
   const pcfg = providerConfig(env);
   const cookies: string[] = [];
   let autoLogin: { deviceHash: string; automatic: boolean } | null = null;
@@ -117,8 +120,6 @@ export async function complete(
     if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
     else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
   }
-  const subscriber = await subscriberById(env, c.subscriberId);
-  if (!subscriber) throw E.server("subscriber removed during the sign-in");
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,
     subscriber,

@@ -428,7 +428,7 @@ async function verify(f: Flow): Promise<Response> {
     f.rc.log.event = "signin.consent";
     return render(g);
   }
-  return complete(f.req, f.env, f.rc, f.cfg, {
+  const done = await complete(f.req, f.env, f.rc, f.cfg, {
     tx: r.record,
     client: f.client,
     subscriberId: sub.id,
@@ -436,6 +436,7 @@ async function verify(f: Flow): Promise<Response> {
     items: f.client.items.filter((i) => link!.items.includes(i)),
     optIn,
   });
+  return done ?? subscriberGone(f);
 }
 
 async function consent(f: Flow): Promise<Response> {
@@ -447,9 +448,10 @@ async function consent(f: Flow): Promise<Response> {
   const tx = done.record!;
   const sub = tx.subscriber!;
   const plid = await recordConsent(f.env, f.client.clientId, sub.id, f.client.items);
+  if (plid === null) return subscriberGone(f);
   f.rc.waitUntil(audit(f.env, "consent", f.client.clientId, "ok", { items: f.client.items.length }));
   const optIn = tx.autoLoginEligible === true && (tx.autoLoginOptIn === true || f.params.get("autoLogin") === "Y");
-  return complete(f.req, f.env, f.rc, f.cfg, {
+  const completed = await complete(f.req, f.env, f.rc, f.cfg, {
     tx,
     client: f.client,
     subscriberId: sub.id,
@@ -457,6 +459,21 @@ async function consent(f: Flow): Promise<Response> {
     items: f.client.items,
     optIn,
   });
+  return completed ?? subscriberGone(f);
+}
+
+/**
+ * The subscriber was removed, or their number reassigned, during the sign-in (its transaction has
+ * ended): nothing is minted or linked, and the person starts again from the app.
+ */
+function subscriberGone(f: Flow): Response {
+  failure(f, "subscriber_gone");
+  f.rc.log.event = "signin.subscriber_gone";
+  return stopPage(
+    pageContext(f.env, f.h.tx, f.client.name),
+    t(f.ctx.lang, "unknownTitle"),
+    t(f.ctx.lang, "unknownText"),
+  );
 }
 
 async function cancel(f: Flow): Promise<Response> {

@@ -27,21 +27,23 @@ export async function findLink(env: DbEnv, clientId: string, subscriberId: numbe
 /**
  * Records consent to `items`: keeps the existing plid (consent asked again when items grew,
  * docs/architecture.md §4.7), or makes a new UUID v4 plid for a first login or after a disconnect.
+ * Null when the subscriber is gone (removed, or the number reassigned, during the sign-in).
  */
 export async function recordConsent(
   env: DbEnv,
   clientId: string,
   subscriberId: number,
   items: readonly IdentityItem[],
-): Promise<string> {
+): Promise<string | null> {
   const r = await env.DB.prepare(
-    `INSERT INTO links (client_id, subscriber_id, plid, items, consented_at, linked_at) VALUES (?, ?, ?, ?, ?, ?)
+    `INSERT INTO links (client_id, subscriber_id, plid, items, consented_at, linked_at)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?5 WHERE EXISTS (SELECT 1 FROM subscribers WHERE id = ?2)
      ON CONFLICT (client_id, subscriber_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at
      RETURNING plid`,
   )
-    .bind(clientId, subscriberId, crypto.randomUUID(), JSON.stringify(items), Date.now(), Date.now())
+    .bind(clientId, subscriberId, crypto.randomUUID(), JSON.stringify(items), Date.now())
     .first<{ plid: string }>();
-  return r!.plid;
+  return r?.plid ?? null;
 }
 
 /** Records a login of the link (shown on the person's /account page). */
