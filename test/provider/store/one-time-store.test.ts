@@ -1,6 +1,7 @@
 import { env } from "../../support/env";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
 import { shardOf, storeFor, type CodeGrant } from "../../../workers/provider/store/one-time-store";
 
@@ -228,6 +229,33 @@ describe("core/one-time-store redemption: one conditional statement, or the path
       await store.revokePlids([plid], 600_000);
       expect((await redeem(code, { redirectUri })).r).toEqual({ ok: false, reason: "revoked" });
     }
+  });
+
+  it("an ended plid never comes back: whatever the code's issue time (a sign-in that read the link just before the end, a skewed clock), after the end no code of it redeems and no token of it reads", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: -10_000, max: 10_000 }), // the code's issue time against the object's clock at the end
+        fc.boolean(), // redeemed before the end (its token must then read nothing) or after (refused)
+        fc.constantFrom<string | null>(null, "https://x/cb"), // either redemption path
+        async (skewMs, redeemedBefore, redirectUri) => {
+          const code = randomToken();
+          const store = storeFor(env, code, 16);
+          const plid = `ended-${code}`;
+          const grant = { ...GRANT, plid, issuedAt: Date.now() + skewMs };
+          await store.putCode(await sha256(code), grant, null, 60_000);
+          if (redeemedBefore) {
+            const { r, tokenHash } = await redeem(code, { redirectUri });
+            expect(r).toEqual({ ok: true });
+            await store.revokePlids([plid], 600_000);
+            expect(await store.readToken(tokenHash, 5)).toBeNull();
+          } else {
+            await store.revokePlids([plid], 600_000);
+            expect((await redeem(code, { redirectUri })).r).toEqual({ ok: false, reason: "revoked" });
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it("a code stored before the plid columns existed redeems, and its plid's end still ends its token", async () => {

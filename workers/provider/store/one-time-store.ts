@@ -253,8 +253,8 @@ export class OneTimeStore extends DurableObject {
     const tokenExpires = now + r.tokenTtlMs;
     // The good redemption is one statement: the conditional UPDATE takes the code only if it is
     // unused, unexpired, this client's, with this PKCE challenge (`IS`: both absent, or equal) and
-    // its plid (stored with it; a code from before that column takes the path below) not ended
-    // since the sign-in; the code_redeemed trigger then stores the token and
+    // its plid (stored with it; a code from before that column takes the path below) not ended;
+    // the code_redeemed trigger then stores the token and
     // the audit row. The used code is kept until its token expires, so a replay can still revoke
     // that token. Anything else (or a redirect_uri to compare) takes the path below, which names
     // the reason; both run inside this one synchronous call.
@@ -263,7 +263,7 @@ export class OneTimeStore extends DurableObject {
         .exec(
           `UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ?, secret_id = ?
            WHERE hash = ? AND used_at IS NULL AND expires_at > ? AND client_id = ? AND challenge IS ?
-             AND plid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM revoked_plids p WHERE p.plid = codes.plid AND p.at >= codes.issued_at)
+             AND plid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM revoked_plids p WHERE p.plid = codes.plid)
            RETURNING 1`,
           now,
           r.tokenHash,
@@ -306,11 +306,7 @@ export class OneTimeStore extends DurableObject {
       return { ok: false, reason: "expired" };
     }
     const revoked = this.sql
-      .exec<{ n: number }>(
-        "SELECT count(*) AS n FROM revoked_plids WHERE plid = ? AND at >= ?",
-        grant.plid,
-        grant.issuedAt,
-      )
+      .exec<{ n: number }>("SELECT count(*) AS n FROM revoked_plids WHERE plid = ?", grant.plid)
       .one().n;
     if (revoked > 0) return { ok: false, reason: "revoked" };
     // a code stored before the plid columns existed: they are filled here for the trigger
@@ -328,9 +324,8 @@ export class OneTimeStore extends DurableObject {
   }
 
   /**
-   * One read of an access token: null when unknown, expired, revoked, its plid ended since its
-   * sign-in, or already read `maxReads` times (the reference allows one `/v1/user/me` read per
-   * token). Under an automatic-login grant, the read takes the grant's pending first report.
+   * One read of an access token: null when unknown, expired, revoked, its plid ended, or already
+   * read `maxReads` times (the reference allows one `/v1/user/me` read per token). Under an automatic-login grant, the read takes the grant's pending first report.
    * One synchronous call: the check, the read count and the report cannot interleave with another.
    */
   readToken(tokenHash: string, maxReads: number): TokenRead | null {
@@ -339,7 +334,7 @@ export class OneTimeStore extends DurableObject {
       .exec<{ grant_json: string; secret_id: string | null }>(
         `UPDATE tokens SET reads = reads + 1
          WHERE hash = ? AND revoked = 0 AND expires_at > ? AND reads < ?
-           AND NOT EXISTS (SELECT 1 FROM revoked_plids r WHERE r.plid = tokens.plid AND r.at >= tokens.issued_at)
+           AND NOT EXISTS (SELECT 1 FROM revoked_plids r WHERE r.plid = tokens.plid)
          RETURNING grant_json, secret_id`,
         tokenHash,
         now,
@@ -364,8 +359,11 @@ export class OneTimeStore extends DurableObject {
 
   /**
    * Ends plids (a disconnect, the person's termination, a number reassigned, a subscriber or a
-   * client removed): every code and token of theirs issued up to now reads nothing from now on.
-   * Kept for `retainMs` (longer than a code and its token can live). `events` for the apps are
+   * client removed): none of their codes redeems and none of their tokens reads from now on,
+   * whenever issued. An ended plid is never given again (the next sign-in links anew, with a new
+   * plid), so a code minted in the moment between this end and the deletion of the link (a sign-in
+   * that read the link just before) is refused too. Kept for `retainMs` (longer than a code and its
+   * token can live). `events` for the apps are
    * recorded in this same step, and sent by this object's alarm (docs/events.md).
    */
   revokePlids(plids: readonly string[], retainMs: number, events: readonly PendingEvent[] = []): void {
