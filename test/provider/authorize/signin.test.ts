@@ -497,6 +497,30 @@ describe("CSRF and the transaction (docs/architecture.md §4.7)", () => {
     expect((await otherCookie.submit(p, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone })).status).toBe(403);
   });
 
+  it("restart=Y from another browser (no cookie, or its own cookie) ends nothing and hands out no state; the owner's own restart still returns with it", async () => {
+    const victim = new Browser();
+    const p = await victim.authorize({ state: "victim-state" });
+    const noCookie = new Browser();
+    const ownCookie = new Browser();
+    await ownCookie.authorize();
+    for (const other of [noCookie, ownCookie]) {
+      const res = await other.fetch("/oauth2/authorize", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ tx: p.form!.hidden.tx!, restart: "Y" }),
+      });
+      expect(res.status).toBe(403);
+      expect(res.headers.get("Location")).toBeNull();
+      expect(await res.text()).not.toContain("victim-state");
+    }
+    // the victim's sign-in goes on
+    const next = await victim.submit(p, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone });
+    expect(next.form?.step).toBe("verify");
+    const back = await victim.submit(next, { restart: "Y" });
+    expect(back.status).toBe(302);
+    expect(back.res.headers.get("Location")).toContain("state=victim-state");
+  });
+
   it("an unknown transaction id is refused 403 with a 'start again' text and no form", async () => {
     const b = new Browser({ lang: "en" });
     const res = await b.fetch("/oauth2/authorize", {

@@ -34,6 +34,7 @@ import {
 } from "./pages";
 import {
   bindingHolds,
+  sameBrowser,
   challengeHash,
   handleOf,
   loadTransaction,
@@ -514,7 +515,13 @@ export async function continueSignIn(
     const lang = tx.lang;
     return stopPage(pageContext(env, tx, ""), t(lang, "unknownTitle"), t(lang, "unknownText"));
   }
-  if (params.get("restart") === "Y") return returnToApp(h, rc);
+  if (params.get("restart") === "Y") {
+    // The way back from a stop page, which may lack the CSRF token; the browser's cookie is still
+    // needed: from anywhere else it would end someone's sign-in and hand out their app's state.
+    if (await sameBrowser(req, tx)) return returnToApp(h, rc);
+    rc.log.event = "signin.restart_refused";
+    return stopPage(pageContext(env, tx, ""), t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
+  }
   const client = hooks ? accountClient(tx.lang) : await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
   const stopCtx = pageContext(env, tx, client?.name ?? "");
   if (Date.now() >= tx.expiresAt) {

@@ -168,12 +168,18 @@ export function handleOf(h: TxHandle, tx: SigninRecord): TxHandle {
 
 /** True when the posted CSRF token and the browser cookie both belong to this transaction. */
 export async function bindingHolds(req: Request, tx: SigninRecord, csrf: string | undefined): Promise<boolean> {
-  const browser = readHostCookie(req, TX_COOKIE);
   const [csrfOk, browserOk] = await Promise.all([
     constantTimeEqual(await sha256(csrf ?? ""), tx.csrfHash),
-    constantTimeEqual(await sha256(browser ?? ""), tx.browserHash),
+    sameBrowser(req, tx),
   ]);
-  return csrf !== undefined && browser !== undefined && csrfOk && browserOk;
+  return csrf !== undefined && csrfOk && browserOk;
+}
+
+/** Whether the request carries the browser-binding cookie of the sign-in (constant time). */
+export async function sameBrowser(req: Request, tx: SigninRecord): Promise<boolean> {
+  const browser = readHostCookie(req, TX_COOKIE);
+  const ok = await constantTimeEqual(await sha256(browser ?? ""), tx.browserHash);
+  return browser !== undefined && ok;
 }
 
 /**
