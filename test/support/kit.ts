@@ -148,3 +148,26 @@ export function denyOutbound() {
     throw new Error(`unexpected outbound fetch to ${new Request(input).url}`);
   });
 }
+
+/**
+ * The real KV namespace, with the limit deployed KV enforces and the local one does not: one write
+ * to a key per second; a second write within the second fails as deployed KV's does (429).
+ */
+export function withKeyWriteLimit(kv: KVNamespace): KVNamespace {
+  const last = new Map<string, number>();
+  return new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "put")
+        return (key: string, ...rest: unknown[]) => {
+          const now = Date.now();
+          const before = last.get(key);
+          if (before !== undefined && now - before < 1000)
+            return Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"));
+          last.set(key, now);
+          return (target.put as (...a: unknown[]) => Promise<void>)(key, ...rest);
+        };
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

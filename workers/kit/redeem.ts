@@ -12,7 +12,7 @@
 
 import { randomToken } from "../core/crypto";
 import type { RpEnv } from "./config";
-import { getRedemption, putRedemption, type RedeemOutcome, type Redemption } from "./store";
+import { getOutcome, getRedemption, putOutcome, putRedemption, type RedeemOutcome, type Redemption } from "./store";
 
 /** Time for a concurrent claim of another isolate to land before ours is read back. */
 const SETTLE_MS = 30;
@@ -32,9 +32,9 @@ export interface Redeemed {
 /** A duplicate's wait for the claimer's outcome; the service's failure when it never comes. */
 async function follow(env: RpEnv, keyHash: string, deadline: number): Promise<RedeemOutcome> {
   for (;;) {
-    const r = await getRedemption(env, keyHash);
-    if (r?.outcome) return r.outcome;
-    if (!r || Date.now() >= deadline) return { kind: "failed", failure: "upstream" };
+    const outcome = await getOutcome(env, keyHash);
+    if (outcome) return outcome;
+    if (Date.now() >= deadline || !(await getRedemption(env, keyHash))) return { kind: "failed", failure: "upstream" };
     await sleep(POLL_MS);
   }
 }
@@ -51,7 +51,7 @@ const NOT_YOURS: Redeemed = { outcome: { kind: "failed", failure: "invalid_code"
 export async function redeemOnce(
   env: RpEnv,
   keyHash: string,
-  claim: Omit<Redemption, "owner" | "outcome">,
+  claim: Omit<Redemption, "owner">,
   waitMs: number,
   work: () => Promise<RedeemOutcome>,
 ): Promise<Redeemed> {
@@ -76,7 +76,8 @@ export async function redeemOnce(
       outcome = await work();
       return outcome;
     } finally {
-      await putRedemption(env, keyHash, { ...claim, owner, outcome });
+      // for duplicates only: a failed write leaves them to time out, never this login
+      await putOutcome(env, keyHash, outcome).catch(() => {});
     }
   })();
   inFlight.set(keyHash, { proofHash: claim.proofHash, run });
