@@ -464,8 +464,8 @@ async function consent(f: Flow): Promise<Response> {
 }
 
 /**
- * The subscriber was removed, or their number reassigned, during the sign-in (its transaction has
- * ended): nothing is minted or linked, and the person starts again from the app.
+ * The subscriber was removed, or their number reassigned, or the client deleted, during the sign-in
+ * (its transaction has ended): nothing is minted or linked, and the person starts again from the app.
  */
 function subscriberGone(f: Flow): Response {
   failure(f, "subscriber_gone");
@@ -538,7 +538,9 @@ export async function continueSignIn(
     rc.log.event = "signin.csrf_refused";
     return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartOf(h));
   }
-  if (!client) return stopPage(stopCtx, t(tx.lang, "clientGoneTitle"), t(tx.lang, "clientGoneText"));
+  // A client disabled, or the sign-in's redirect URI removed, since the sign-in began: no code goes there.
+  if (!client || (!hooks && !client.redirectUris.includes(tx.redirectUri)))
+    return stopPage(stopCtx, t(tx.lang, "clientGoneTitle"), t(tx.lang, "clientGoneText"));
   const f: Flow = {
     req,
     env,

@@ -18,16 +18,22 @@ export interface StoreConfig {
   revocationRetainMs: number;
 }
 
+const MAX_CODE_TTL_SECONDS = 600;
+const MAX_TOKEN_TTL_SECONDS = 86_400;
+
 function parse(env: StoreVars): StoreConfig {
   const shards = intVar(env, "ONE_TIME_SHARDS", 16, 1, 64);
   if ((shards & (shards - 1)) !== 0) throw new ConfigError("ONE_TIME_SHARDS", "must be a power of two");
-  const codeTtlMs = intVar(env, "CODE_TTL_SECONDS", 60, 1, 600) * 1000;
-  const accessTokenTtlSeconds = intVar(env, "ACCESS_TOKEN_TTL_SECONDS", 600, 1, 86400);
+  const codeTtlMs = intVar(env, "CODE_TTL_SECONDS", 60, 1, MAX_CODE_TTL_SECONDS) * 1000;
+  const accessTokenTtlSeconds = intVar(env, "ACCESS_TOKEN_TTL_SECONDS", 600, 1, MAX_TOKEN_TTL_SECONDS);
   return {
     oneTimeShards: shards,
     codeTtlMs,
     accessTokenTtlSeconds,
-    revocationRetainMs: codeTtlMs + accessTokenTtlSeconds * 1000 + 60_000,
+    // An ended plid is kept as long as the longest code and token any worker may be configured to
+    // issue, not this worker's: the worker ending a plid (disconnect, admin) need not share the
+    // token worker's ACCESS_TOKEN_TTL_SECONDS, and a token must not outlive its plid's end record.
+    revocationRetainMs: (MAX_CODE_TTL_SECONDS + MAX_TOKEN_TTL_SECONDS) * 1000 + 60_000,
   };
 }
 

@@ -27,7 +27,8 @@ export async function findLink(env: DbEnv, clientId: string, subscriberId: numbe
 /**
  * Records consent to `items`: keeps the existing plid (consent asked again when items grew,
  * docs/architecture.md §4.7), or makes a new UUID v4 plid for a first login or after a disconnect.
- * Null when the subscriber is gone (removed, or the number reassigned, during the sign-in).
+ * Null when the subscriber (removed, or the number reassigned) or the client (deleted) went away
+ * during the sign-in.
  */
 export async function recordConsent(
   env: DbEnv,
@@ -37,7 +38,8 @@ export async function recordConsent(
 ): Promise<string | null> {
   const r = await env.DB.prepare(
     `INSERT INTO links (client_id, subscriber_id, plid, items, consented_at, linked_at)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?5 WHERE EXISTS (SELECT 1 FROM subscribers WHERE id = ?2)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?5
+       WHERE EXISTS (SELECT 1 FROM subscribers WHERE id = ?2) AND EXISTS (SELECT 1 FROM clients WHERE client_id = ?1)
      ON CONFLICT (client_id, subscriber_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at
      RETURNING plid`,
   )

@@ -1,0 +1,60 @@
+// What changes at the operator's hand while a sign-in is open must hold when the sign-in goes on:
+// a redirect URI removed receives no code, a client deleted ends the sign-in with a page (not a
+// server error), and an ended plid stays ended whatever the ending worker's token lifetime.
+import { env } from "../../support/env";
+import { describe, expect, it } from "vitest";
+import { admin } from "../../support/admin";
+import { HONG, KIM } from "../../support/helpers";
+import { Browser, throughCode } from "../../support/signin";
+import { forgetClient } from "../../../workers/provider/store/clients";
+import { storeConfig } from "../../../workers/provider/store/config";
+
+/** A client registered through the admin API; its id. */
+async function newClient(redirectUris: string[]): Promise<string> {
+  const res = await admin("POST", "/admin/clients", {
+    json: { name: "앱", redirect_uris: redirectUris, items: ["gender"] },
+  });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+describe("changes during an open sign-in", () => {
+  it("a redirect URI removed by the operator receives no code: the next step shows 'the app is not available'", async () => {
+    const id = await newClient(["https://a.example/cb", "https://b.example/cb"]);
+    const b = new Browser();
+    const p1 = await b.authorize({ client_id: id, redirect_uri: "https://a.example/cb" });
+    expect(p1.form?.step).toBe("identify");
+    const patched = await admin("PATCH", `/admin/clients/${id}`, { json: { redirect_uris: ["https://b.example/cb"] } });
+    expect(patched.status).toBe(200);
+    forgetClient(id); // as every isolate does within CLIENT_CACHE_SECONDS
+    const p2 = await b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    expect(p2.status).toBe(403);
+    expect(p2.html).toContain("앱을 이용할 수 없습니다");
+    expect(p2.res.headers.get("Location")).toBeNull();
+  });
+
+  it("a client deleted while still cached: the consent ends the sign-in with a page, no link, no server error", async () => {
+    const id = await newClient(["https://gone.example/cb"]);
+    const b = new Browser();
+    const consent = await throughCode(b, KIM, { client_id: id, redirect_uri: "https://gone.example/cb" });
+    expect(consent.form?.step).toBe("consent");
+    // deleted in D1 behind this isolate's client cache (another isolate's admin call)
+    await env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(id).run();
+    const done = await b.submit(consent, { agree: "Y" });
+    expect(done.status).toBe(403);
+    expect(done.html).toContain("로그인을 계속할 수 없습니다");
+    expect(done.res.headers.get("Location")).toBeNull();
+    const links = await env.DB.prepare("SELECT count(*) AS n FROM links WHERE client_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
+    expect(links!.n).toBe(0);
+    forgetClient(id);
+  });
+
+  it("an ended plid is kept at least as long as the longest token any worker may issue, whatever the ending worker's own settings", () => {
+    const short = storeConfig({ ACCESS_TOKEN_TTL_SECONDS: "60", CODE_TTL_SECONDS: "10" } as never);
+    const long = storeConfig({ ACCESS_TOKEN_TTL_SECONDS: "86400", CODE_TTL_SECONDS: "600" } as never);
+    expect(short.revocationRetainMs).toBe(long.revocationRetainMs);
+    expect(short.revocationRetainMs).toBeGreaterThanOrEqual((86_400 + 600) * 1000);
+  });
+});
