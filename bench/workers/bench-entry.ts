@@ -135,7 +135,9 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
   const cfg = providerConfig(env);
   const subject = await subjectFor(env, clientId, phone);
-  const secretId = (await clientSecrets(env, clientId, cfg.clientCacheMs)).current.id;
+  const secrets = await clientSecrets(env, clientId, cfg.clientCacheMs);
+  if (!secrets) return Response.json({ error: `no client ${clientId}` }, { status: 400 });
+  const secretId = secrets.current.id;
   const one = async (): Promise<string> => {
     const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
       ...subject,

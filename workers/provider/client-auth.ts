@@ -33,6 +33,7 @@ export async function checkClientSecret(
     throw E.badClient("basic", "unknown or disabled client");
   }
   const s = await clientSecrets(env, clientId, cacheMs);
+  if (!s) throw E.badClient("basic", "client deleted during the request");
   if (await constantTimeEqual(secret, s.current.digest))
     return { client, secret: s.current.secret, secretId: s.current.id };
   if (s.previous && s.previous.until > Date.now() && (await constantTimeEqual(secret, s.previous.digest))) {

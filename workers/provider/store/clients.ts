@@ -113,11 +113,18 @@ export async function findClient(env: DbEnv, clientId: string, cacheMs: number):
   return c && c.status === "active" ? c : null;
 }
 
-/** The client's secrets, unsealed (cached with the client). */
-export async function clientSecrets(env: DbEnv & SealEnv, clientId: string, cacheMs: number): Promise<ClientSecrets> {
+/**
+ * The client's secrets, unsealed (cached with the client); null when the client is gone (deleted
+ * between a caller's `findClient` and this read, each reading D1 once the cache has expired).
+ */
+export async function clientSecrets(
+  env: DbEnv & SealEnv,
+  clientId: string,
+  cacheMs: number,
+): Promise<ClientSecrets | null> {
   const entry = await loadClient(env, clientId, cacheMs);
   const row = entry.row;
-  if (!row) throw new Error("client vanished");
+  if (!row) return null;
   if (entry.secrets) return entry.secrets;
   const secrets = (async () => {
     const key = await importSealKey(sealKeyVar(env));

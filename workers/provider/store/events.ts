@@ -103,7 +103,9 @@ type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars;
 export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): Promise<DeliveryOutcome> {
   const client = await findClient(env, e.clientId, 0);
   if (!client?.eventsUri) return "no_receiver";
-  const secret = (await clientSecrets(env, e.clientId, 0)).current.secret;
+  const secrets = await clientSecrets(env, e.clientId, 0);
+  if (!secrets) return "no_receiver";
+  const secret = secrets.current.secret;
   const body = await eventToken(e, issuer(env), secret, now);
   try {
     const res = await fetch(client.eventsUri, {

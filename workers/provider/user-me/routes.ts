@@ -45,6 +45,7 @@ async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promi
   const client = await findClient(env, grant.clientId, cfg.clientCacheMs);
   if (!client) throw E.authFailed("client gone or disabled");
   const secrets = await clientSecrets(env, client.clientId, cfg.clientCacheMs);
+  if (!secrets) throw E.authFailed("client gone");
   // The secret that authenticated the exchange, across later rotations; gone (rotated out, or
   // revoked at once as leaked): its tokens read nothing.
   const secret = secretForToken(secrets, grant.secretId);
