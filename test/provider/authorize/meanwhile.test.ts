@@ -4,10 +4,13 @@
 import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { admin } from "../../support/admin";
-import { HONG, KIM } from "../../support/helpers";
+import { DEMO, HONG, KIM } from "../../support/helpers";
 import { Browser, throughCode } from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { storeConfig } from "../../../workers/provider/store/config";
+import { providerConfig } from "../../../workers/provider/config";
+import { subscriberByPhone } from "../../../workers/provider/store/directory";
+import { endLink, recordConsent } from "../../../workers/provider/store/links";
 
 /** A client registered through the admin API; its id. */
 async function newClient(redirectUris: string[]): Promise<string> {
@@ -56,5 +59,44 @@ describe("changes during an open sign-in", () => {
     const long = storeConfig({ ACCESS_TOKEN_TTL_SECONDS: "86400", CODE_TTL_SECONDS: "600" } as never);
     expect(short.revocationRetainMs).toBe(long.revocationRetainMs);
     expect(short.revocationRetainMs).toBeGreaterThanOrEqual((86_400 + 600) * 1000);
+  });
+});
+
+describe("an end of the plid racing the automatic-login opt-in", () => {
+  it("a disconnect landing between the sign-in's link read and its grant: no grant stays, no code, a 'start again' page", async () => {
+    const hong = (await subscriberByPhone(env, HONG.phone))!;
+    const plid = (await recordConsent(env, DEMO.clientId, hong.id, DEMO.items))!;
+    const cfg = providerConfig(env);
+    // The real D1; as the grant's insert is prepared, the app's disconnect of that plid is sent,
+    // and the insert runs once it has landed.
+    let disconnect: Promise<boolean> | null = null;
+    const db = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "prepare")
+          return (sql: string) => {
+            if (!disconnect && sql.includes("INSERT INTO auto_login_grants"))
+              disconnect = endLink(env, DEMO.clientId, plid, cfg.oneTimeShards, cfg.revocationRetainMs);
+            return target.prepare(sql);
+          };
+        if (prop === "batch")
+          return async (stmts: D1PreparedStatement[]) => {
+            if (disconnect) await disconnect;
+            return target.batch(stmts);
+          };
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const b = new Browser({ vars: { DB: db } as never });
+    const done = await throughCode(b, HONG, {}, { autoLogin: "Y" });
+    expect(await disconnect).toBe(true); // the race happened
+    expect(done.status).toBe(403);
+    expect(done.res.headers.get("Location")).toBeNull();
+    const grants = await env.DB.prepare(
+      "SELECT count(*) AS n FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?",
+    )
+      .bind(DEMO.clientId, hong.id)
+      .first<{ n: number }>();
+    expect(grants!.n).toBe(0);
   });
 });

@@ -22,7 +22,7 @@ import {
 import { audit } from "../store/audit";
 import type { IdentityItem } from "../../core/spec";
 import { subscriberById } from "../store/directory";
-import { touchLink } from "../store/links";
+import { linkExists, touchLink } from "../store/links";
 
 /**
  * `redirect_uri` with the parameters appended. Values are encoded with encodeURIComponent (space
@@ -81,7 +81,7 @@ export interface Completion {
  * fresh device id and sets its cookie: a device id the browser already held (which someone may
  * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the
  * same subscriber is kept (the login reports Y/N) and a grant of another subscriber on this
- * device ends. Null, with nothing minted or stored, when the subscriber is gone.
+ * device ends. Null, with nothing minted, when the subscriber is gone or the plid ended meanwhile.
  */
 export async function complete(
   req: Request,
@@ -108,6 +108,13 @@ export async function complete(
       subscriberId: c.subscriberId,
       expiresAt: Date.now() + cfg.autoLoginTtlMs,
     });
+    // An end of the plid (a disconnect, /account) deletes the client's grants of this subscriber;
+    // one that landed after the link was read but before this grant missed it: the grant stands
+    // only while the link does, or it would log this device in again after the disconnect.
+    if (!(await linkExists(env, c.client.clientId, c.plid))) {
+      await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
+      return null;
+    }
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };
   } else if (c.tx.autoLoginHeld) {

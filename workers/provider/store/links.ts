@@ -48,6 +48,14 @@ export async function recordConsent(
   return r?.plid ?? null;
 }
 
+/** Whether the client's link of this plid still exists (no end has deleted it). */
+export async function linkExists(env: DbEnv, clientId: string, plid: string): Promise<boolean> {
+  const r = await env.DB.prepare("SELECT 1 AS one FROM links WHERE client_id = ? AND plid = ?")
+    .bind(clientId, plid)
+    .first<{ one: number }>();
+  return r !== null;
+}
+
 /** Records a login of the link (shown on the person's /account page). */
 export async function touchLink(env: DbEnv, clientId: string, plid: string): Promise<void> {
   await env.DB.prepare("UPDATE links SET last_login_at = ? WHERE client_id = ? AND plid = ?")
