@@ -7,9 +7,10 @@ import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { admin } from "../support/admin";
-import { DEMO } from "../support/helpers";
+import { DEMO, exchange, mintFor } from "../support/helpers";
 import { Browser, DEMO_CB } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { deleteSubscriber } from "../../workers/admin/store";
 
 /** A canonical Base64 `ci` of 64 bytes (88 characters). */
 const ciOf = (n: number) => btoa(String.fromCharCode(...new Uint8Array(64).fill(n)));
@@ -148,5 +149,45 @@ describe("subscriber ids", () => {
       .bind(DEMO.clientId, next)
       .all<{ plid: string }>();
     expect(plids.results).toHaveLength(1);
+  });
+});
+
+describe("a consent landing while the subscriber is removed", () => {
+  it("the link it made between the removal's read of the links and the row's deletion ends too: its code redeems nothing", async () => {
+    const phone = "01055500021";
+    await importRows([person(phone, "늦은동의", 51)]);
+    let late: { code: string; plid: string } | null = null;
+    // The real D1: as soon as the removal has read the person's links, a sign-in's consent lands
+    // (a new link and its code), before the removal deletes the row.
+    const db = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "prepare")
+          return (sql: string) => {
+            const stmt = target.prepare(sql);
+            if (late || !sql.includes("FROM links l JOIN clients")) return stmt;
+            return {
+              bind: (...args: unknown[]) => ({
+                all: async () => {
+                  const read = await stmt.bind(...args).all();
+                  late = await mintFor(phone);
+                  return read;
+                },
+              }),
+            };
+          };
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    expect(await deleteSubscriber({ ...env, DB: db } as never, phone)).not.toBeNull();
+    expect(late).not.toBeNull();
+    const res = await exchange(late!.code);
+    expect(res.status).not.toBe(200);
+    const ended = await env.DB.prepare(
+      "SELECT count(*) AS n FROM audit_events WHERE type = 'plid.ended' AND detail LIKE '%subscriber_removed%' AND at >= ?",
+    )
+      .bind(Date.now() - 60_000)
+      .first<{ n: number }>();
+    expect(ended!.n).toBeGreaterThanOrEqual(1);
   });
 });

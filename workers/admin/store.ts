@@ -5,10 +5,12 @@ import { type IdentityItem } from "../core/spec";
 import { type Client, type ClientRow, toClient } from "../provider/store/clients";
 import { type Subscriber } from "../provider/store/directory";
 import { storeConfig, type StoreVars } from "../provider/store/config";
-import { endLinks, revokePlids } from "../provider/store/links";
+import { endLateLinks, endLinks, revokePlids } from "../provider/store/links";
 import type { OneTimeStore } from "../provider/store/one-time-store";
 
 type DbEnv = { DB: D1Database };
+/** A link deleted with its subscriber (RETURNING), for `endLateLinks`. */
+type LateLink = { client_id: string; plid: string; subscriber_id: number };
 type StoreEnv = DbEnv & StoreVars & { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
 /** A client as the operator sees it: never a secret, but when the rotated-out one stops working. */
@@ -131,19 +133,24 @@ export async function rotateClientSecret(
 
 /** Deletes a client with its links and automatic-login grants (one transaction); false when absent. */
 /** Ends every plid of the links a statement selects (their codes and tokens read nothing from now on). */
-async function revokeLinks(env: StoreEnv, select: D1PreparedStatement): Promise<void> {
+async function revokeLinks(env: StoreEnv, select: D1PreparedStatement): Promise<string[]> {
   const plids = (await select.all<{ plid: string }>()).results.map((r) => r.plid);
   const cfg = storeConfig(env);
   if (plids.length) await revokePlids(env, plids, cfg.oneTimeShards, cfg.revocationRetainMs);
+  return plids;
 }
 
 export async function deleteClient(env: StoreEnv, clientId: string): Promise<boolean> {
-  await revokeLinks(env, env.DB.prepare("SELECT plid FROM links WHERE client_id = ?").bind(clientId));
-  const results = await env.DB.batch([
+  const ended = await revokeLinks(env, env.DB.prepare("SELECT plid FROM links WHERE client_id = ?").bind(clientId));
+  const results = await env.DB.batch<{ plid: string }>([
     env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ?").bind(clientId),
-    env.DB.prepare("DELETE FROM links WHERE client_id = ?").bind(clientId),
+    env.DB.prepare("DELETE FROM links WHERE client_id = ? RETURNING plid").bind(clientId),
     env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId),
   ]);
+  // a link made by a consent that landed after the read above ends too
+  const late = (results[1]?.results ?? []).map((r) => r.plid).filter((p) => !ended.includes(p));
+  const cfg = storeConfig(env);
+  if (late.length) await revokePlids(env, late, cfg.oneTimeShards, cfg.revocationRetainMs);
   return (results[2]?.meta.changes ?? 0) === 1;
 }
 
@@ -211,12 +218,16 @@ export async function upsertSubscribers(
     if (displacedIds.length) {
       const list = JSON.stringify(displacedIds);
       await endLinks(env, "l.subscriber_id IN (SELECT value FROM json_each(?))", [list], "number_reassigned");
-      await env.DB.batch([
+      const [late] = await env.DB.batch<LateLink>([
+        env.DB.prepare(
+          "DELETE FROM links WHERE subscriber_id IN (SELECT value FROM json_each(?)) RETURNING client_id, plid, subscriber_id",
+        ).bind(list),
         env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id IN (SELECT value FROM json_each(?))").bind(
           list,
         ),
         env.DB.prepare("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?))").bind(list),
       ]);
+      await endLateLinks(env, late?.results ?? [], "number_reassigned");
     }
     if (moves.length) {
       // through a placeholder first, so two people trading numbers never meet on one
@@ -250,10 +261,12 @@ export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<nu
   const row = await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?").bind(phone).first<{ id: number }>();
   if (!row) return null;
   await endLinks(env, "l.subscriber_id = ?", [row.id], "subscriber_removed");
-  await env.DB.batch([
+  const [late] = await env.DB.batch<LateLink>([
+    env.DB.prepare("DELETE FROM links WHERE subscriber_id = ? RETURNING client_id, plid, subscriber_id").bind(row.id),
     env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id = ?").bind(row.id),
     env.DB.prepare("DELETE FROM subscribers WHERE id = ?").bind(row.id),
   ]);
+  await endLateLinks(env, late?.results ?? [], "subscriber_removed");
   return row.id;
 }
 

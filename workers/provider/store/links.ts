@@ -158,6 +158,43 @@ export async function endLinks(
       .bind(...binds)
       .all<{ client_id: string; plid: string; subscriber_id: number; events_uri: string | null }>()
   ).results;
+  return endRows(env, rows, reason);
+}
+
+/**
+ * Ends links deleted by the statement that removed their subscriber (`DELETE FROM links …
+ * RETURNING client_id, plid, subscriber_id`), which `endLinks` did not see: made by a consent that
+ * landed between its read and the removal. Their codes and tokens end as any other's.
+ */
+export async function endLateLinks(
+  env: StoreEnv & StoreVars,
+  late: readonly { client_id: string; plid: string; subscriber_id: number }[],
+  reason: EndReason,
+): Promise<EndedLink[]> {
+  if (late.length === 0) return [];
+  const clients = JSON.stringify([...new Set(late.map((r) => r.client_id))]);
+  const uris = new Map(
+    (
+      await env.DB.prepare(
+        "SELECT client_id, events_uri FROM clients WHERE client_id IN (SELECT value FROM json_each(?))",
+      )
+        .bind(clients)
+        .all<{ client_id: string; events_uri: string | null }>()
+    ).results.map((c) => [c.client_id, c.events_uri]),
+  );
+  return endRows(
+    env,
+    late.map((r) => ({ ...r, events_uri: uris.get(r.client_id) ?? null })),
+    reason,
+  );
+}
+
+/** Revokes the links' plids with their events, then deletes what is left of them, audited. */
+async function endRows(
+  env: StoreEnv & StoreVars,
+  rows: readonly { client_id: string; plid: string; subscriber_id: number; events_uri: string | null }[],
+  reason: EndReason,
+): Promise<EndedLink[]> {
   if (rows.length === 0) return [];
   const cfg = storeConfig(env);
   const events = rows.filter((r) => r.events_uri).map((r) => newEvent(r.client_id, r.plid, reason));
