@@ -183,6 +183,20 @@ describe("POST /auth/disconnect", () => {
     expect((await bystander.get("/auth/me")).status).toBe(200);
   });
 
+  it("ends the plid's other sessions themselves: a login in flight that stores the identity again after the disconnect brings none of them back", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    const other = new Browser(k);
+    const { plid } = await b.login(KIM.phone);
+    await other.login(KIM.phone);
+    const key = `identity:${await sha256(plid)}`;
+    const sealed = (await k.env.RP_KV.get(key))!;
+    expect((await b.post("/auth/disconnect", { headers: HTML })).status).toBe(303);
+    // a login of the same plid that had read the user before the disconnect stores its identity now
+    await k.env.RP_KV.put(key, sealed);
+    expect((await other.get("/auth/me")).status).toBe(401);
+  });
+
   it("answers JSON to an API caller, and works with a session token", async () => {
     const k = kit();
     const { token } = await sessionToken(k, SMITH.phone);

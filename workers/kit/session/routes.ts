@@ -20,7 +20,7 @@ import {
   sessionIdFor,
   type CurrentSession,
 } from "../sessions";
-import { endSession, forgetIdentity, hitRateLimit, type RedeemOutcome } from "../store";
+import { endPlid, endSession, hitRateLimit, type RedeemOutcome } from "../store";
 import type { RequestContext, Route } from "../../core/router";
 
 const MAX_BODY_BYTES = 16 * 1024;
@@ -64,7 +64,10 @@ async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Res
   return done(req, { loggedOut: true }, "logout");
 }
 
-/** Disconnects at the service, then forgets the identity: every session of the plid ends with it. */
+/**
+ * Disconnects at the service, then ends every session of the plid (its index) and forgets the
+ * identity: a login of the plid still in flight that stores the identity again brings no session back.
+ */
 async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
   checkPostOrigin(req, env);
   const s = await requireSession(req, env);
@@ -74,7 +77,7 @@ async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise
     if (err instanceof RpClientError) throw E.upstream(`${err.kind}: ${err.message}`);
     throw err;
   }
-  await forgetIdentity(env, s.record.plid);
+  await endPlid(env, s.record.plid);
   await endSession(env, s.id);
   rc.log.event = "rp.disconnect";
   return done(req, { disconnected: true }, "disconnect");
