@@ -19,6 +19,7 @@ import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
 import { autoLoginEligible, complete, DENIED_MESSAGE, errorRedirect } from "./finish";
+import { registeredRedirect } from "./validate";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
 import {
   bareContext,
@@ -539,7 +540,7 @@ export async function continueSignIn(
     return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartOf(h));
   }
   // A client disabled, or the sign-in's redirect URI removed, since the sign-in began: no code goes there.
-  if (!client || (!hooks && !client.redirectUris.includes(tx.redirectUri)))
+  if (!client || (!hooks && registeredRedirect(client, tx.redirectUri, providerConfig(env).devMode) === undefined))
     return stopPage(stopCtx, t(tx.lang, "clientGoneTitle"), t(tx.lang, "clientGoneText"));
   const f: Flow = {
     req,

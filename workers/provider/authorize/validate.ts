@@ -35,7 +35,7 @@ const MAX_LOCATION = 16 * 1024 - 256;
  * DEV_MODE a loopback `http` address matches a registered loopback address on any port (RFC 8252
  * §7.3: a native app's, or `npm start` on another PORT); the given address is then the one used.
  */
-function registeredRedirect(client: Client, given: string, devMode: boolean): string | undefined {
+export function registeredRedirect(client: Client, given: string, devMode: boolean): string | undefined {
   if (client.redirectUris.includes(given)) return given;
   let once: string;
   try {
