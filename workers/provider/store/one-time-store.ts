@@ -161,7 +161,7 @@ export class OneTimeStore extends DurableObject {
     const now = Date.now();
     if (firstReport) this.putEntry(firstReport.key, "1", firstReport.ttlMs);
     this.sql.exec(
-      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid) VALUES (?, ?, ?, ?, ?, ?, ?)",
       codeHash,
       grant.clientId,
       JSON.stringify(grant),
@@ -169,7 +169,6 @@ export class OneTimeStore extends DurableObject {
       now + ttlMs,
       now + ttlMs,
       grant.plid,
-      grant.issuedAt,
     );
     this.scheduleSweep();
   }
@@ -254,8 +253,7 @@ export class OneTimeStore extends DurableObject {
     // The good redemption is one statement: the conditional UPDATE takes the code only if it is
     // unused, unexpired, this client's, with this PKCE challenge (`IS`: both absent, or equal) and
     // its plid (stored with it; a code from before that column takes the path below) not ended;
-    // the code_redeemed trigger then stores the token and
-    // the audit row. The used code is kept until its token expires, so a replay can still revoke
+    // the code_redeemed trigger then stores the token and the audit row. The used code is kept until its token expires, so a replay can still revoke
     // that token. Anything else (or a redirect_uri to compare) takes the path below, which names
     // the reason; both run inside this one synchronous call.
     if (r.redirectUri === null) {
@@ -309,15 +307,14 @@ export class OneTimeStore extends DurableObject {
       .exec<{ n: number }>("SELECT count(*) AS n FROM revoked_plids WHERE plid = ?", grant.plid)
       .one().n;
     if (revoked > 0) return { ok: false, reason: "revoked" };
-    // a code stored before the plid columns existed: they are filled here for the trigger
+    // a code stored before the plid column existed: it is filled here for the trigger
     this.sql.exec(
-      "UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ?, secret_id = ?, plid = ?, issued_at = ? WHERE hash = ?",
+      "UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ?, secret_id = ?, plid = ? WHERE hash = ?",
       now,
       r.tokenHash,
       tokenExpires,
       r.secretId,
       grant.plid,
-      grant.issuedAt,
       r.codeHash,
     );
     return { ok: true };
@@ -325,8 +322,9 @@ export class OneTimeStore extends DurableObject {
 
   /**
    * One read of an access token: null when unknown, expired, revoked, its plid ended, or already
-   * read `maxReads` times (the reference allows one `/v1/user/me` read per token). Under an automatic-login grant, the read takes the grant's pending first report.
-   * One synchronous call: the check, the read count and the report cannot interleave with another.
+   * read `maxReads` times (the reference allows one `/v1/user/me` read per token). Under an
+   * automatic-login grant, the read takes the grant's pending first report. One synchronous call:
+   * the check, the read count and the report cannot interleave with another.
    */
   readToken(tokenHash: string, maxReads: number): TokenRead | null {
     const now = Date.now();
@@ -363,8 +361,8 @@ export class OneTimeStore extends DurableObject {
    * whenever issued. An ended plid is never given again (the next sign-in links anew, with a new
    * plid), so a code minted in the moment between this end and the deletion of the link (a sign-in
    * that read the link just before) is refused too. Kept for `retainMs` (longer than a code and its
-   * token can live). `events` for the apps are
-   * recorded in this same step, and sent by this object's alarm (docs/events.md).
+   * token can live). `events` for the apps are recorded in this same step, and sent by this
+   * object's alarm (docs/events.md).
    */
   revokePlids(plids: readonly string[], retainMs: number, events: readonly PendingEvent[] = []): void {
     const now = Date.now();
@@ -668,6 +666,8 @@ function migrate(sql: SqlStorage): void {
       .map((c) => c.name),
   );
   if (!codeColumns.has("plid")) sql.exec("ALTER TABLE codes ADD COLUMN plid TEXT");
+  // issued_at (codes, tokens) is no longer written or read: an ended plid is refused whatever the
+  // issue time. The columns stay, as the trigger below, which objects already hold, copies it.
   if (!codeColumns.has("issued_at")) sql.exec("ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
   if (!codeColumns.has("secret_id")) sql.exec("ALTER TABLE codes ADD COLUMN secret_id TEXT");
   // A code's redemption (used_at set once) stores its token and its audit row in the same
