@@ -6,11 +6,10 @@ import { type Client, type ClientRow, toClient } from "../provider/store/clients
 import { type Subscriber } from "../provider/store/directory";
 import { storeConfig, type StoreVars } from "../provider/store/config";
 import { endLateLinks, endLinks, revokePlids } from "../provider/store/links";
+import type { EndReason } from "../provider/store/events";
 import type { OneTimeStore } from "../provider/store/one-time-store";
 
 type DbEnv = { DB: D1Database };
-/** A link deleted with its subscriber (RETURNING), for `endLateLinks`. */
-type LateLink = { client_id: string; plid: string; subscriber_id: number };
 type StoreEnv = DbEnv & StoreVars & { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
 /** A client as the operator sees it: never a secret, but when the rotated-out one stops working. */
@@ -148,7 +147,8 @@ export async function deleteClient(env: StoreEnv, clientId: string): Promise<boo
     env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId),
   ]);
   // a link made by a consent that landed after the read above ends too
-  const late = (results[1]?.results ?? []).map((r) => r.plid).filter((p) => !ended.includes(p));
+  const seen = new Set(ended);
+  const late = (results[1]?.results ?? []).map((r) => r.plid).filter((p) => !seen.has(p));
   const cfg = storeConfig(env);
   if (late.length) await revokePlids(env, late, cfg.oneTimeShards, cfg.revocationRetainMs);
   return (results[2]?.meta.changes ?? 0) === 1;
@@ -215,20 +215,7 @@ export async function upsertSubscribers(
     counts.inserted += part.length - updated;
     counts.reassigned += displacedIds.length;
     if (dryRun) continue;
-    if (displacedIds.length) {
-      const list = JSON.stringify(displacedIds);
-      await endLinks(env, "l.subscriber_id IN (SELECT value FROM json_each(?))", [list], "number_reassigned");
-      const [late] = await env.DB.batch<LateLink>([
-        env.DB.prepare(
-          "DELETE FROM links WHERE subscriber_id IN (SELECT value FROM json_each(?)) RETURNING client_id, plid, subscriber_id",
-        ).bind(list),
-        env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id IN (SELECT value FROM json_each(?))").bind(
-          list,
-        ),
-        env.DB.prepare("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?))").bind(list),
-      ]);
-      await endLateLinks(env, late?.results ?? [], "number_reassigned");
-    }
+    if (displacedIds.length) await removeSubscribers(env, displacedIds, "number_reassigned");
     if (moves.length) {
       // through a placeholder first, so two people trading numbers never meet on one
       await env.DB.batch([
@@ -260,14 +247,26 @@ export async function upsertSubscribers(
 export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<number | null> {
   const row = await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?").bind(phone).first<{ id: number }>();
   if (!row) return null;
-  await endLinks(env, "l.subscriber_id = ?", [row.id], "subscriber_removed");
-  const [late] = await env.DB.batch<LateLink>([
-    env.DB.prepare("DELETE FROM links WHERE subscriber_id = ? RETURNING client_id, plid, subscriber_id").bind(row.id),
-    env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id = ?").bind(row.id),
-    env.DB.prepare("DELETE FROM subscribers WHERE id = ?").bind(row.id),
-  ]);
-  await endLateLinks(env, late?.results ?? [], "subscriber_removed");
+  await removeSubscribers(env, [row.id], "subscriber_removed");
   return row.id;
+}
+
+/**
+ * Removes subscribers: their links end as disconnects do (codes and tokens, events, audit), then
+ * the rows go with their links and grants. The links are deleted by that statement itself, so one
+ * made by a consent that landed after `endLinks` read them is returned and ended too.
+ */
+async function removeSubscribers(env: StoreEnv, ids: readonly number[], reason: EndReason): Promise<void> {
+  const list = JSON.stringify(ids);
+  await endLinks(env, "l.subscriber_id IN (SELECT value FROM json_each(?))", [list], reason);
+  const [late] = await env.DB.batch<{ client_id: string; plid: string; subscriber_id: number }>([
+    env.DB.prepare(
+      "DELETE FROM links WHERE subscriber_id IN (SELECT value FROM json_each(?)) RETURNING client_id, plid, subscriber_id",
+    ).bind(list),
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id IN (SELECT value FROM json_each(?))").bind(list),
+    env.DB.prepare("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?))").bind(list),
+  ]);
+  await endLateLinks(env, late?.results ?? [], reason);
 }
 
 export async function countSubscribers(env: DbEnv): Promise<{ total: number; testNumbers: number }> {
