@@ -438,7 +438,7 @@ async function verify(f: Flow): Promise<Response> {
     items: f.client.items.filter((i) => link!.items.includes(i)),
     optIn,
   });
-  return done ?? subscriberGone(f);
+  return done ?? goneMeanwhile(f);
 }
 
 async function consent(f: Flow): Promise<Response> {
@@ -450,7 +450,7 @@ async function consent(f: Flow): Promise<Response> {
   const tx = done.record!;
   const sub = tx.subscriber!;
   const plid = await recordConsent(f.env, f.client.clientId, sub.id, f.client.items);
-  if (plid === null) return subscriberGone(f);
+  if (plid === null) return goneMeanwhile(f);
   f.rc.waitUntil(audit(f.env, "consent", f.client.clientId, "ok", { items: f.client.items.length }));
   const optIn = tx.autoLoginEligible === true && (tx.autoLoginOptIn === true || f.params.get("autoLogin") === "Y");
   const completed = await complete(f.req, f.env, f.rc, f.cfg, {
@@ -461,16 +461,17 @@ async function consent(f: Flow): Promise<Response> {
     items: f.client.items,
     optIn,
   });
-  return completed ?? subscriberGone(f);
+  return completed ?? goneMeanwhile(f);
 }
 
 /**
- * The subscriber was removed, or their number reassigned, or the client deleted, during the sign-in
- * (its transaction has ended): nothing is minted or linked, and the person starts again from the app.
+ * What the sign-in stood on went away during it (its transaction has ended): the subscriber removed
+ * or their number reassigned, the client deleted, or the plid ended by a disconnect. Nothing is
+ * minted or linked, and the person starts again from the app.
  */
-function subscriberGone(f: Flow): Response {
-  failure(f, "subscriber_gone");
-  f.rc.log.event = "signin.subscriber_gone";
+function goneMeanwhile(f: Flow): Response {
+  failure(f, "gone_meanwhile");
+  f.rc.log.event = "signin.gone_meanwhile";
   return stopPage(
     pageContext(f.env, f.h.tx, f.client.name),
     t(f.ctx.lang, "unknownTitle"),
