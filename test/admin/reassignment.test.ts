@@ -5,15 +5,13 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../support/admin";
 import { bodyText, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
 import { Browser } from "../support/signin";
+import { ciOf, importRows, lastCode } from "../support/directory";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { findLink } from "../../workers/provider/store/links";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-/** A canonical Base64 `ci` of 64 bytes (88 characters). */
-const ciOf = (n: number) => btoa(String.fromCharCode(...new Uint8Array(64).fill(n)));
 
 function deliveries() {
   const sent: string[] = [];
@@ -25,20 +23,6 @@ function deliveries() {
 }
 
 const claimsOf = (jws: string) => JSON.parse(atob(jws.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")));
-
-async function importRows(rows: Record<string, string>[]): Promise<Record<string, unknown>> {
-  const res = await admin("POST", "/admin/directory/import", { json: rows });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>;
-}
-
-/** The latest SMS code sent to `phone` (the dev outbox). */
-async function lastCode(phone: string): Promise<string> {
-  const r = await env.DB.prepare("SELECT body FROM sms_outbox WHERE phone = ? ORDER BY id DESC LIMIT 1")
-    .bind(phone)
-    .first<{ body: string }>();
-  return /\d{6}/.exec(r!.body)![0];
-}
 
 describe("re-importing a number", () => {
   it("with another ci: the previous person's links, consents and grants end (number_reassigned); the new person starts with nothing", async () => {

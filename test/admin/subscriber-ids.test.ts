@@ -7,13 +7,11 @@ import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { admin } from "../support/admin";
-import { DEMO, exchange, mintFor } from "../support/helpers";
+import { DEMO, exchange, intercept, mintFor } from "../support/helpers";
+import { ciOf, importRows, lastCode } from "../support/directory";
 import { Browser, DEMO_CB } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { deleteSubscriber } from "../../workers/admin/store";
-
-/** A canonical Base64 `ci` of 64 bytes (88 characters). */
-const ciOf = (n: number) => btoa(String.fromCharCode(...new Uint8Array(64).fill(n)));
 
 const person = (phone: string, name: string, ci: number) => ({
   telcoCd: "K",
@@ -25,25 +23,12 @@ const person = (phone: string, name: string, ci: number) => ({
   ci: ciOf(ci),
 });
 
-async function importRows(rows: Record<string, string>[]): Promise<void> {
-  const res = await admin("POST", "/admin/directory/import", { json: rows });
-  expect(res.status).toBe(200);
-}
-
 async function idOf(phone: string): Promise<number> {
   return (await subscriberByPhone(env, phone))!.id;
 }
 
 async function maxId(): Promise<number> {
   return (await env.DB.prepare("SELECT max(id) AS m FROM subscribers").first<{ m: number }>())!.m;
-}
-
-/** The latest SMS code sent to `phone` (the dev outbox). */
-async function lastCode(phone: string): Promise<string> {
-  const r = await env.DB.prepare("SELECT body FROM sms_outbox WHERE phone = ? ORDER BY id DESC LIMIT 1")
-    .bind(phone)
-    .first<{ body: string }>();
-  return /\d{6}/.exec(r!.body)![0];
 }
 
 describe("subscriber ids", () => {
@@ -159,24 +144,20 @@ describe("a consent landing while the subscriber is removed", () => {
     let late: { code: string; plid: string } | null = null;
     // The real D1: as soon as the removal has read the person's links, a sign-in's consent lands
     // (a new link and its code), before the removal deletes the row.
-    const db = new Proxy(env.DB, {
-      get(target, prop) {
-        if (prop === "prepare")
-          return (sql: string) => {
-            const stmt = target.prepare(sql);
-            if (late || !sql.includes("FROM links l JOIN clients")) return stmt;
-            return {
-              bind: (...args: unknown[]) => ({
-                all: async () => {
-                  const read = await stmt.bind(...args).all();
-                  late = await mintFor(phone);
-                  return read;
-                },
-              }),
-            };
-          };
-        const v = Reflect.get(target, prop, target) as unknown;
-        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    const db = intercept(env.DB, {
+      prepare: (sql: string) => {
+        const stmt = env.DB.prepare(sql);
+        if (late || !sql.includes("FROM links l JOIN clients")) return stmt;
+        return intercept(stmt, {
+          bind: (...args: unknown[]) =>
+            intercept(stmt.bind(...args), {
+              all: async () => {
+                const read = await stmt.bind(...args).all();
+                late = await mintFor(phone);
+                return read;
+              },
+            }),
+        });
       },
     });
     expect(await deleteSubscriber({ ...env, DB: db } as never, phone)).not.toBeNull();

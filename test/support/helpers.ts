@@ -106,3 +106,17 @@ export function userMe(token: string): Promise<Response> {
 export async function bodyText(req: Request): Promise<string> {
   return new TextDecoder().decode(await req.arrayBuffer());
 }
+
+/**
+ * `target` (a real binding: D1, KV, a statement) with some members replaced, to interleave another
+ * request at a chosen point or add a deployed platform limit; every other member is the real one.
+ */
+export function intercept<T extends object>(target: T, overrides: Record<string, unknown>): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (typeof prop === "string" && prop in overrides) return overrides[prop];
+      const v = Reflect.get(t, prop, t) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+}

@@ -11,7 +11,7 @@ import type { RpEnv } from "../../workers/kit/config";
 import rpCallback from "../../workers/kit/callback/index";
 import rpLogin from "../../workers/kit/login/index";
 import rpSession from "../../workers/kit/session/index";
-import { mintFor, type MintOptions } from "./helpers";
+import { intercept, mintFor, type MintOptions } from "./helpers";
 
 export const ORIGIN = "http://localhost:8787";
 
@@ -155,19 +155,14 @@ export function denyOutbound() {
  */
 export function withKeyWriteLimit(kv: KVNamespace): KVNamespace {
   const last = new Map<string, number>();
-  return new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "put")
-        return (key: string, ...rest: unknown[]) => {
-          const now = Date.now();
-          const before = last.get(key);
-          if (before !== undefined && now - before < 1000)
-            return Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"));
-          last.set(key, now);
-          return (target.put as (...a: unknown[]) => Promise<void>)(key, ...rest);
-        };
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+  return intercept(kv, {
+    put: (key: string, ...rest: unknown[]) => {
+      const now = Date.now();
+      const before = last.get(key);
+      if (before !== undefined && now - before < 1000)
+        return Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"));
+      last.set(key, now);
+      return (kv.put as (...a: unknown[]) => Promise<void>).call(kv, key, ...rest);
     },
   });
 }

@@ -4,7 +4,7 @@
 import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { admin } from "../../support/admin";
-import { DEMO, HONG, KIM } from "../../support/helpers";
+import { DEMO, HONG, intercept, KIM } from "../../support/helpers";
 import { Browser, throughCode } from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { storeConfig } from "../../../workers/provider/store/config";
@@ -70,21 +70,15 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
     // The real D1; as the grant's insert is prepared, the app's disconnect of that plid is sent,
     // and the insert runs once it has landed.
     let disconnect: Promise<boolean> | null = null;
-    const db = new Proxy(env.DB, {
-      get(target, prop) {
-        if (prop === "prepare")
-          return (sql: string) => {
-            if (!disconnect && sql.includes("INSERT INTO auto_login_grants"))
-              disconnect = endLink(env, DEMO.clientId, plid, cfg.oneTimeShards, cfg.revocationRetainMs);
-            return target.prepare(sql);
-          };
-        if (prop === "batch")
-          return async (stmts: D1PreparedStatement[]) => {
-            if (disconnect) await disconnect;
-            return target.batch(stmts);
-          };
-        const v = Reflect.get(target, prop, target) as unknown;
-        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    const db = intercept(env.DB, {
+      prepare: (sql: string) => {
+        if (!disconnect && sql.includes("INSERT INTO auto_login_grants"))
+          disconnect = endLink(env, DEMO.clientId, plid, cfg.oneTimeShards, cfg.revocationRetainMs);
+        return env.DB.prepare(sql);
+      },
+      batch: async (stmts: D1PreparedStatement[]) => {
+        if (disconnect) await disconnect;
+        return env.DB.batch(stmts);
       },
     });
     const b = new Browser({ vars: { DB: db } as never });

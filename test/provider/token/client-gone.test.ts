@@ -4,39 +4,27 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "../../support/env";
 import { expect, it } from "vitest";
 import { createClient } from "../../support/admin";
-import { basic } from "../../support/helpers";
+import { basic, intercept } from "../../support/helpers";
 import tokenWorker from "../../../workers/provider/token/index";
 
 /** The real D1, deleting `clientId` right after the first read of its record has answered. */
 function deletingAfterFirstRead(db: D1Database, clientId: string): D1Database {
   let done = false;
-  return new Proxy(db, {
-    get(target, prop) {
-      if (prop === "prepare")
-        return (sql: string) => {
-          const stmt = target.prepare(sql);
-          if (done || !sql.startsWith("SELECT * FROM clients")) return stmt;
-          return new Proxy(stmt, {
-            get(s, p) {
-              if (p === "bind")
-                return (...args: unknown[]) => {
-                  const bound = s.bind(...args);
-                  return {
-                    first: async () => {
-                      const row = await bound.first();
-                      done = true;
-                      await target.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId).run();
-                      return row;
-                    },
-                  };
-                };
-              const v = Reflect.get(s, p, s) as unknown;
-              return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(s) : v;
+  return intercept(db, {
+    prepare: (sql: string) => {
+      const stmt = db.prepare(sql);
+      if (done || !sql.startsWith("SELECT * FROM clients")) return stmt;
+      return intercept(stmt, {
+        bind: (...args: unknown[]) =>
+          intercept(stmt.bind(...args), {
+            first: async () => {
+              const row = await stmt.bind(...args).first();
+              done = true;
+              await db.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId).run();
+              return row;
             },
-          });
-        };
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+          }),
+      });
     },
   });
 }
