@@ -8,7 +8,22 @@ import { storeFor } from "../../workers/provider/store/one-time-store";
 import { B64URL_ALPHABET } from "../../workers/core/crypto";
 import { redirectUriProblem } from "../../workers/admin/validate";
 import { admin, ADMIN_TOKEN, asClient, createClient } from "../support/admin";
-import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, mintFor, tokenFor, userMe } from "../support/helpers";
+import {
+  basic,
+  call,
+  DEMO,
+  exchange,
+  FORM,
+  form,
+  HONG,
+  intercept,
+  KIM,
+  mintFor,
+  tokenFor,
+  userMe,
+} from "../support/helpers";
+import { deleteClient } from "../../workers/admin/store";
+import { sha256 } from "../../workers/core/crypto";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 
@@ -410,6 +425,43 @@ describe("clients: update, disable, enable, delete", () => {
       .bind(plid)
       .first<{ n: number }>();
     expect(link?.n).toBe(0);
+  });
+
+  it("a consent landing mid-deletion (after the plids were read, before the rows go): its plid ends too", async () => {
+    const c = await createClient();
+    let late: { code: string; plid: string } | null = null;
+    // The real D1: as soon as the deletion has read the client's links, a sign-in's consent lands
+    // (a new link and its code), before the deletion removes the rows.
+    const db = intercept(env.DB, {
+      prepare: (sql: string) => {
+        const stmt = env.DB.prepare(sql);
+        if (late || sql !== "SELECT plid FROM links WHERE client_id = ?") return stmt;
+        return intercept(stmt, {
+          bind: (...args: unknown[]) =>
+            intercept(stmt.bind(...args), {
+              all: async () => {
+                const read = await stmt.bind(...args).all();
+                late = await mintFor(HONG.phone, { client: asClient(c) });
+                return read;
+              },
+            }),
+        });
+      },
+    });
+    expect(await deleteClient({ ...env, DB: db } as never, c.client_id)).toBe(true);
+    expect(late).not.toBeNull();
+    // The client is gone, so its credentials fail first at the token route; the store itself, which
+    // holds the code, must refuse it for the ended plid.
+    const r = await storeFor(env, late!.code, 16).redeemCode({
+      codeHash: await sha256(late!.code),
+      clientId: c.client_id,
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash: await sha256(`t${late!.code}`),
+      tokenTtlMs: 60_000,
+      secretId: "s",
+    });
+    expect(r).toEqual({ ok: false, reason: "revoked" });
   });
 });
 

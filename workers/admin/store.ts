@@ -130,7 +130,6 @@ export async function rotateClientSecret(
   return r.meta.changes === 1;
 }
 
-/** Deletes a client with its links and automatic-login grants (one transaction); false when absent. */
 /** Ends every plid of the links a statement selects (their codes and tokens read nothing from now on). */
 async function revokeLinks(env: StoreEnv, select: D1PreparedStatement): Promise<string[]> {
   const plids = (await select.all<{ plid: string }>()).results.map((r) => r.plid);
@@ -139,6 +138,7 @@ async function revokeLinks(env: StoreEnv, select: D1PreparedStatement): Promise<
   return plids;
 }
 
+/** Deletes a client with its links and automatic-login grants (one transaction); false when absent. */
 export async function deleteClient(env: StoreEnv, clientId: string): Promise<boolean> {
   const ended = await revokeLinks(env, env.DB.prepare("SELECT plid FROM links WHERE client_id = ?").bind(clientId));
   const results = await env.DB.batch<{ plid: string }>([
