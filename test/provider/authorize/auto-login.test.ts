@@ -238,6 +238,17 @@ describe("the ends of automatic login", () => {
     expect((await b.authorize()).form?.step).toBe("identify");
   });
 
+  it("another subscriber who has automatic login elsewhere and unticks the box here still ends the device's grant of the first one", async () => {
+    const b = new Browser();
+    await optIn(b, HONG);
+    const hash = await deviceHash(b);
+    await optIn(new Browser(), KIM); // KIM's own phone: the box is shown ticked to KIM everywhere
+    // KIM on HONG's browser, leaving the ticked box unticked so nothing is remembered here
+    await signInAll(b, KIM, { prompt: "login" });
+    expect(await findAutoLoginGrant(env, hash, DEMO.clientId)).toBeNull();
+    expect((await b.authorize()).form?.step).toBe("identify");
+  });
+
   it("is not used when the client's agreed items grew (consent needed) or the client no longer allows it", async () => {
     const b = new Browser();
     await optIn(b, HONG);

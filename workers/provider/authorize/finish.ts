@@ -117,15 +117,20 @@ export async function complete(
     }
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };
-  } else if (c.tx.autoLoginHeld) {
-    // The box was shown ticked (automatic login was on) and left unticked: it ends, every device.
-    const ended = await endAutoLogin(env, c.client.clientId, c.subscriberId);
-    rc.waitUntil(audit(env, "signin.auto_login_ended", c.client.clientId, "ok", { grants: ended }));
-  } else if (existing && c.tx.prompt !== "N") {
-    const deviceHash = await sha256(existing);
-    const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
-    if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
-    else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
+  } else {
+    if (c.tx.autoLoginHeld) {
+      // The box was shown ticked (automatic login was on) and left unticked: it ends, every device.
+      const ended = await endAutoLogin(env, c.client.clientId, c.subscriberId);
+      rc.waitUntil(audit(env, "signin.auto_login_ended", c.client.clientId, "ok", { grants: ended }));
+    }
+    // Whatever the box said: another subscriber's grant on this device ends (after the above, a
+    // grant of this subscriber is left only when the box was not shown ticked).
+    if (existing && c.tx.prompt !== "N") {
+      const deviceHash = await sha256(existing);
+      const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
+      if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
+      else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
+    }
   }
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,
