@@ -275,6 +275,28 @@ describe("POST /auth/token (the token/user proxy for native and WebView apps)", 
     expect((await nativeToken(bad, form({ code: "x", code_verifier: "v".repeat(43) }))).status).toBe(500);
   });
 
+  it("RP_TOKEN_PKCE=optional: a code without verifier gets its session once; a repeat of the code, from anywhere, is refused and learns nothing", async () => {
+    const k = kit({ RP_TOKEN_PKCE: "optional" });
+    const { code } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback" });
+    const first = await nativeToken(k, form({ code }));
+    expect(first.status).toBe(200);
+    const { session_token } = (await first.json()) as { session_token: string };
+    for (const ip of ["203.0.113.77", "198.51.100.77"]) {
+      const again = await nativeToken(k, form({ code }), { ...FORM, "CF-Connecting-IP": ip });
+      const text = await again.clone().text();
+      await expectError(again, 400, "invalid_grant");
+      expect(text).not.toContain(session_token);
+    }
+    // and concurrently: exactly one caller gets a session
+    const other = await mintFor(KIM.phone, { redirectUri: "demoapp://callback" });
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        nativeToken(k, form({ code: other.code }), { ...FORM, "CF-Connecting-IP": `192.0.2.${i + 101}` }),
+      ),
+    );
+    expect(racing.map((r) => r.status).filter((s) => s === 200)).toHaveLength(1);
+  });
+
   it("answers 400 invalid_grant for a refused code (another verifier, or redeemed by another caller) and 400 invalid_request for a malformed request", async () => {
     const k = kit();
     const first = await createPkce();

@@ -3,7 +3,7 @@
 // (the app never holds the client secret).
 
 import { hostCookie } from "../../core/cookies";
-import { sha256 } from "../../core/crypto";
+import { randomToken, sha256 } from "../../core/crypto";
 import { clientNetwork, json, mediaType, readBodyText, readParams } from "../../core/http";
 import { E } from "../../core/errors";
 import { disconnectUser, RpClientError } from "../client";
@@ -152,7 +152,10 @@ async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   if (tr.codeVerifier === undefined && cfg.tokenPkce === "required")
     throw E.missing("code_verifier", "PKCE required at /auth/token");
   rc.log.event = "rp.token";
-  const proof = `${tr.code}.${tr.codeVerifier ?? ""}`;
+  // What a repeat caller must prove to share the first caller's session: the verifier. Without one
+  // (RP_TOKEN_PKCE=optional) nothing but the code would, and anyone who saw the code would get the
+  // session, so every repeat is refused as a reused code, as the service refuses it.
+  const proof = `${tr.code}.${tr.codeVerifier ?? randomToken(16)}`;
   const sessionId = await sessionIdFor(env, "token", proof);
   const claim = { proofHash: await sha256(proof) };
   const { outcome, first } = await redeemOnce(
