@@ -3,7 +3,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
-import { shardOf, storeFor, type CodeGrant } from "../../../workers/provider/store/one-time-store";
+import { inShard, plidShard, shardOf, storeFor, type CodeGrant } from "../../../workers/provider/store/one-time-store";
+import { revokePlids } from "../../../workers/provider/store/links";
 
 const GRANT: CodeGrant = {
   clientId: "c",
@@ -255,6 +256,41 @@ describe("core/one-time-store redemption: one conditional statement, or the path
         },
       ),
       { numRuns: 40 },
+    );
+  });
+
+  it("an ended plid ends whatever ONE_TIME_SHARDS the minting worker and the ending worker each had (a setting that differs between workers, or changed since)", async () => {
+    const counts = [1, 2, 4, 8, 16, 32, 64];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uuid({ version: 4 }),
+        fc.constantFrom(...counts), // the minting worker's setting
+        fc.constantFrom(...counts), // the ending worker's
+        fc.boolean(), // redeemed before the end (its token must then read nothing) or after (refused)
+        async (uuid, mintShards, endShards, redeemedBefore) => {
+          const plid = `${randomToken(8)}-${uuid}`; // fresh each run; its shard is the uuid's last byte
+          const code = inShard(randomToken(), plidShard(plid, mintShards), mintShards);
+          const store = storeFor(env, code, mintShards);
+          const codeHash = await sha256(code);
+          await store.putCode(codeHash, { ...GRANT, plid, issuedAt: Date.now() }, null, 60_000);
+          const tokenHash = await sha256(`t-${code}`);
+          const redeem = () =>
+            store.redeemCode({
+              codeHash,
+              clientId: "c",
+              verifierChallenge: null,
+              redirectUri: null,
+              tokenHash,
+              tokenTtlMs: 60_000,
+              secretId: "s1",
+            });
+          if (redeemedBefore) expect(await redeem()).toEqual({ ok: true });
+          await revokePlids(env, [plid], endShards, 600_000);
+          if (redeemedBefore) expect(await store.readToken(tokenHash, 5)).toBeNull();
+          else expect(await redeem()).toEqual({ ok: false, reason: "revoked" });
+        },
+      ),
+      { numRuns: 30 },
     );
   });
 

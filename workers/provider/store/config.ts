@@ -18,11 +18,13 @@ export interface StoreConfig {
   revocationRetainMs: number;
 }
 
+/** The most objects the store may be spread over (ONE_TIME_SHARDS is a power of two up to this). */
+export const MAX_SHARDS = 64;
 const MAX_CODE_TTL_SECONDS = 600;
 const MAX_TOKEN_TTL_SECONDS = 86_400;
 
 function parse(env: StoreVars): StoreConfig {
-  const shards = intVar(env, "ONE_TIME_SHARDS", 16, 1, 64);
+  const shards = intVar(env, "ONE_TIME_SHARDS", 16, 1, MAX_SHARDS);
   if ((shards & (shards - 1)) !== 0) throw new ConfigError("ONE_TIME_SHARDS", "must be a power of two");
   const codeTtlMs = intVar(env, "CODE_TTL_SECONDS", 60, 1, MAX_CODE_TTL_SECONDS) * 1000;
   const accessTokenTtlSeconds = intVar(env, "ACCESS_TOKEN_TTL_SECONDS", 600, 1, MAX_TOKEN_TTL_SECONDS);

@@ -1,9 +1,9 @@
 // Links in D1: one pairwise `plid` per (client, subscriber) with the consented items (spec §2.1).
 
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
-import { storeConfig, type StoreVars } from "./config";
+import { MAX_SHARDS, storeConfig, type StoreVars } from "./config";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
-import { plidShard, storeForPlid, type OneTimeStore } from "./one-time-store";
+import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
 
 type DbEnv = { DB: D1Database };
 
@@ -107,8 +107,21 @@ export async function connectionsOf(env: DbEnv, subscriberId: number): Promise<C
 type StoreEnv = { DB: D1Database; ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
 /**
- * Ends plids in the one-time store, one call per object holding them (all of a plid's codes and
- * tokens live in its object): from now on none of their codes redeems and none of their tokens reads.
+ * Every object a plid's codes and tokens can be in, whichever ONE_TIME_SHARDS the worker that
+ * minted them had: a power of two up to MAX_SHARDS, so at most 7 objects. A worker ending a plid
+ * need not share the minting worker's setting (or the setting changed since): its own shard alone
+ * would leave the plid's tokens reading in another object.
+ */
+export function plidShardsAnyCount(plid: string): Set<number> {
+  const out = new Set<number>();
+  for (let k = 1; k <= MAX_SHARDS; k *= 2) out.add(plidShard(plid, k));
+  return out;
+}
+
+/**
+ * Ends plids in the one-time store, one call per object that may hold them (all of a plid's codes
+ * and tokens live in its object): from now on none of their codes redeems and none of their tokens
+ * reads. The events go to the plid's object under this worker's `shards` only, so each is sent once.
  */
 export async function revokePlids(
   env: Pick<StoreEnv, "ONE_TIME">,
@@ -118,17 +131,14 @@ export async function revokePlids(
   events: readonly PendingEvent[] = [],
 ): Promise<void> {
   const byShard = new Map<number, { plids: string[]; events: PendingEvent[] }>();
-  const group = (plid: string) => {
-    const s = plidShard(plid, shards);
+  const at = (s: number) => {
     const g = byShard.get(s) ?? { plids: [], events: [] };
     byShard.set(s, g);
     return g;
   };
-  for (const p of plids) group(p).plids.push(p);
-  for (const e of events) group(e.plid).events.push(e);
-  await Promise.all(
-    [...byShard.values()].map((g) => storeForPlid(env, g.plids[0]!, shards).revokePlids(g.plids, retainMs, g.events)),
-  );
+  for (const p of plids) for (const s of plidShardsAnyCount(p)) at(s).plids.push(p);
+  for (const e of events) at(plidShard(e.plid, shards)).events.push(e);
+  await Promise.all([...byShard].map(([s, g]) => storeAt(env, s).revokePlids(g.plids, retainMs, g.events)));
 }
 
 /** A link being ended. */
