@@ -7,6 +7,8 @@ import { createPkce, type ProviderFetcher } from "../../workers/kit/client";
 import { basic, call, DEMO, FORM, form, HONG, KIM, LEE, mintFor, SMITH } from "../support/helpers";
 import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
 import { findLink } from "../../workers/provider/store/links";
+import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { exports } from "cloudflare:workers";
 
 const HTML = { Accept: "text/html,application/xhtml+xml" };
 const FLAT_KEYS = [
@@ -158,6 +160,18 @@ describe("POST /auth/logout", () => {
     await one.post("/auth/logout");
     expect((await two.get("/auth/me")).status).toBe(200);
   });
+
+  it("a request carrying both the cookie and a Bearer token (an app's own API token) ends the cookie's session too: a copy of the cookie no longer works", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    await b.login(HONG.phone);
+    const id = b.jar.get("__Host-rp_session")!;
+    const res = await b.post("/auth/logout", { headers: { Authorization: `Bearer ${randomToken()}` } });
+    expect(res.status).toBe(200);
+    const copy = await send(k, "/auth/me", { headers: { Cookie: `__Host-rp_session=${id}` } });
+    expect(copy.status).toBe(401);
+    expect(await k.env.RP_KV.get(`session:${await sha256(id)}`)).toBeNull();
+  });
 });
 
 describe("POST /auth/disconnect", () => {
@@ -175,7 +189,6 @@ describe("POST /auth/disconnect", () => {
     expect(res.headers.get("Location")).toBe("/?done=disconnect");
     expect(k.calls.at(-1)).toBe("POST /v1/user/disconnect");
     // the service forgot the link: its plid is gone and the next login gets a new one
-    const { subscriberByPhone } = await import("../../workers/provider/store/directory");
     expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, LEE.phone))!.id)).toBeNull();
     expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();
     for (const gone of [b, other]) expect((await gone.get("/auth/me")).status).toBe(401);
@@ -211,19 +224,47 @@ describe("POST /auth/disconnect", () => {
     expect(k.calls).toEqual([]);
   });
 
-  it("answers 502 when the service refuses, and keeps the session and identity", async () => {
+  it("the service no longer knows the plid (disconnected already: an earlier answer lost, or elsewhere): every session and the identity end all the same", async () => {
     const k = kit();
     const b = new Browser(k);
+    const other = new Browser(k);
     const { plid } = await b.login(KIM.phone);
-    // the user already disconnected elsewhere: the service no longer knows the plid
+    await other.login(KIM.phone);
+    // the disconnect went through at the service, but its answer never reached the kit
     const direct = await call("/v1/user/disconnect", {
       method: "POST",
       headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
       body: form({ plid }),
     });
     expect(direct.status).toBe(200);
+    const res = await b.post("/auth/disconnect", { headers: HTML });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/?done=disconnect");
+    for (const gone of [b, other]) expect((await gone.get("/auth/me")).status).toBe(401);
+    expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();
+  });
+
+  it("answers 502 when the service fails (unreachable, 5xx), and keeps the session and identity so the person can try again", async () => {
+    let down = false;
+    const k = kit(
+      {},
+      {
+        fetch: async (input, init) => {
+          if (down) throw new TypeError("connection refused");
+          return exports.default.fetch(new Request(input, init));
+        },
+      },
+    );
+    const b = new Browser(k);
+    const { plid } = await b.login(KIM.phone);
+    down = true;
     await expectError(await b.post("/auth/disconnect"), 502, "server_error");
     expect((await b.get("/auth/me")).status).toBe(200);
+    expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).not.toBeNull();
+    down = false;
+    expect((await b.post("/auth/disconnect")).status).toBe(200);
+    expect((await b.get("/auth/me")).status).toBe(401);
+    expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();
   });
 });
 
@@ -413,7 +454,6 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
       n: number;
     }>())!.n;
     expect(after).toBe(before + 1);
-    const { subscriberByPhone } = await import("../../workers/provider/store/directory");
     expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).toBeNull();
     expect((await b.get("/auth/me")).status).toBe(401);
   });

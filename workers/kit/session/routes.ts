@@ -2,7 +2,7 @@
 // POST /auth/disconnect, and POST /auth/token, the token/user proxy for native and WebView apps
 // (the app never holds the client secret).
 
-import { hostCookie } from "../../core/cookies";
+import { hostCookie, readHostCookie } from "../../core/cookies";
 import { randomToken, sha256 } from "../../core/crypto";
 import { clientNetwork, json, mediaType, readBodyText, readParams } from "../../core/http";
 import { E } from "../../core/errors";
@@ -58,8 +58,10 @@ async function me(req: Request, env: RpEnv): Promise<Response> {
 
 async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
   checkPostOrigin(req, env);
-  const claim = sessionClaim(req);
-  if (claim) await endSession(env, claim.id);
+  // Both the cookie's session and a Bearer one when a request carries both (an app's fetch wrapper
+  // adding its own token): the cookie is cleared below, so its session must not outlive it.
+  const ids = new Set([sessionClaim(req)?.id, readHostCookie(req, SESSION_COOKIE)].filter((id) => id !== undefined));
+  for (const id of ids) await endSession(env, id);
   rc.log.event = "rp.logout";
   return done(req, { loggedOut: true }, "logout");
 }
@@ -67,6 +69,10 @@ async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Res
 /**
  * Disconnects at the service, then ends every session of the plid (its index) and forgets the
  * identity: a login of the plid still in flight that stores the identity again brings no session back.
+ * The service refusing the plid (400: it has no such link) means it is disconnected already (an
+ * earlier disconnect whose answer was lost, or one from elsewhere): the sessions end all the same,
+ * or they would outlive the link with no way left to end them. A failing service (timeout, 5xx)
+ * keeps them, so the person can try again.
  */
 async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
   checkPostOrigin(req, env);
@@ -74,8 +80,9 @@ async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise
   try {
     await disconnectUser(rpClientConfig(env), s.record.plid);
   } catch (err) {
-    if (err instanceof RpClientError) throw E.upstream(`${err.kind}: ${err.message}`);
-    throw err;
+    if (!(err instanceof RpClientError)) throw err;
+    if (err.status !== 400) throw E.upstream(`${err.kind}: ${err.message}`);
+    rc.log.cause = `${err.kind}: ${err.message} (disconnected already)`;
   }
   await endPlid(env, s.record.plid);
   await endSession(env, s.id);
