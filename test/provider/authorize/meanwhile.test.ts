@@ -54,6 +54,33 @@ describe("changes during an open sign-in", () => {
     forgetClient(id);
   });
 
+  it("the app's items (or name, purpose, retention) changed while the consent page was shown: the agreement does not cover them, the page is shown again with the new terms, and only an agreement to those links", async () => {
+    const id = await newClient(["https://terms.example/cb"]);
+    const b = new Browser();
+    const consent = await throughCode(b, HONG, { client_id: id, redirect_uri: "https://terms.example/cb" });
+    expect(consent.form?.step).toBe("consent");
+    expect(consent.html).not.toContain("연계정보(CI)");
+    const patched = await admin("PATCH", `/admin/clients/${id}`, { json: { items: ["gender", "ci", "phoneNo"] } });
+    expect(patched.status).toBe(200);
+    forgetClient(id);
+    const again = await b.submit(consent, { agree: "Y" });
+    expect(again.status).toBe(200);
+    expect(again.form?.step).toBe("consent");
+    expect(again.html).toContain("앱이 요청하는 정보가 바뀌었습니다");
+    expect(again.html).toContain("연계정보(CI)");
+    expect(again.res.headers.get("Location")).toBeNull();
+    const linked = () =>
+      env.DB.prepare("SELECT items FROM links WHERE client_id = ?").bind(id).first<{ items: string }>();
+    expect(await linked()).toBeNull();
+    // an agreement that does not post the terms it answers (a tool dropping the hidden field) neither
+    const bare = await b.submit(again, { agree: "Y" }, { terms: "" });
+    expect(bare.form?.step).toBe("consent");
+    expect(await linked()).toBeNull();
+    const done = await b.submit(bare, { agree: "Y" });
+    expect(done.status).toBe(302);
+    expect(JSON.parse((await linked())!.items)).toEqual(["ci", "phoneNo", "gender"]); // spec §2.1 order
+  });
+
   it("an ended plid is kept at least as long as the longest token any worker may issue, whatever the ending worker's own settings", () => {
     const short = storeConfig({ ACCESS_TOKEN_TTL_SECONDS: "60", CODE_TTL_SECONDS: "10" } as never);
     const long = storeConfig({ ACCESS_TOKEN_TTL_SECONDS: "86400", CODE_TTL_SECONDS: "600" } as never);

@@ -119,6 +119,7 @@ const ko = {
   errIpLimit: (v: Vars) => `이 네트워크에서 요청이 너무 많습니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
   errSendFailed: "인증번호를 보내지 못했습니다. 잠시 뒤에 다시 시도하세요.",
   errAgree: "동의 여부를 선택하세요.",
+  errTermsChanged: "앱이 요청하는 정보가 바뀌었습니다. 내용을 다시 확인하고 동의 여부를 선택하세요.",
   noticeResent: "인증번호를 다시 보냈습니다.",
   noticeResentTest: "테스트 번호입니다. 정해진 인증번호를 그대로 입력하세요.",
   // stop pages
@@ -226,6 +227,7 @@ const en: Record<MessageKey, Text> = {
   errIpLimit: (v) => `Too many requests from your network. Try again in ${v.minutes} minutes.`,
   errSendFailed: "The code could not be sent. Try again in a moment.",
   errAgree: "Choose whether you agree.",
+  errTermsChanged: "What the app asks for has changed. Review it again and choose whether you agree.",
   noticeResent: "A new code was sent.",
   noticeResentTest: "This is a test number: enter its fixed code.",
   expiredTitle: "The login has timed out",

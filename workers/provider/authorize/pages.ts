@@ -279,6 +279,27 @@ export interface ConsentTerms {
   items: readonly IdentityItem[];
   purpose: string | null;
   retention: string | null;
+  /** The version of these terms with the app's name (`termsVersion`), posted back with the answer. */
+  version: string;
+}
+
+/**
+ * A short fingerprint of what the consent page states (recipient, purpose, items, retention): an
+ * agreement counts only for the terms the person was shown, so a change between the page and the
+ * answer (an operator's edit, another isolate's fresher client cache) shows the page again.
+ */
+export function termsVersion(appName: string, t: Omit<ConsentTerms, "version">): string {
+  const s = JSON.stringify([appName, t.purpose, t.items, t.retention]);
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36);
 }
 
 export function consentPage(ctx: PageContext, terms: ConsentTerms, alert?: Alert, result?: PageResult): Response {
@@ -291,7 +312,7 @@ export function consentPage(ctx: PageContext, terms: ConsentTerms, alert?: Alert
   const body = html`<h1>${t(L, "consentTitle")}</h1>
 <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="consent">
-${hidden(ctx)}
+${hidden(ctx)}<input type="hidden" name="terms" value="${terms.version}">
 ${alertBox(alert)}
 <dl class="consent">
 <div><dt>${t(L, "consentRecipient")}</dt><dd>${ctx.appName}</dd></div>

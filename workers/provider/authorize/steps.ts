@@ -26,8 +26,10 @@ import {
   consentPage,
   identifyPage,
   stopPage,
+  termsVersion,
   verifyPage,
   type Alert,
+  type ConsentTerms,
   type IdentifyValues,
   type PageContext,
   type PageResult,
@@ -207,12 +209,7 @@ function render(
         result,
       );
     case "consent":
-      return consentPage(
-        f.ctx,
-        { items: f.client.items, purpose: f.client.purpose, retention: f.client.retention },
-        alert,
-        result,
-      );
+      return consentPage(f.ctx, consentTerms(f.client), alert, result);
   }
 }
 
@@ -441,10 +438,21 @@ async function verify(f: Flow): Promise<Response> {
   return done ?? goneMeanwhile(f);
 }
 
+/** What the consent page states, as the client is now. */
+function consentTerms(client: Client): ConsentTerms {
+  const terms = { items: client.items, purpose: client.purpose, retention: client.retention };
+  return { ...terms, version: termsVersion(client.name, terms) };
+}
+
 async function consent(f: Flow): Promise<Response> {
   const agree = f.params.get("agree");
   if (agree === "N") return cancel(f);
   if (agree !== "Y") return render(f, { text: t(f.ctx.lang, "errAgree"), field: "agree" });
+  // An agreement holds for the terms shown: changed since (or not posted back), the page again.
+  if (f.params.get("terms") !== consentTerms(f.client).version) {
+    f.rc.log.event = "signin.consent_terms_changed";
+    return render(f, { text: t(f.ctx.lang, "errTermsChanged") });
+  }
   const done = await f.h.stub.signinFinish(f.h.key, ["consent"]);
   if (!done.ended) return conflict(f, done.record);
   const tx = done.record!;
