@@ -1,6 +1,6 @@
 // The person's /account page (docs/account.md): proving the number with the sign-in's own steps
 // and counters, the 10-minute session, the list of connected apps and its two actions, and the
-// sign-in's automatic-login box that, shown ticked, turns automatic login off when left unticked.
+// sign-in's automatic-login box, never shown ticked before the code is proven.
 import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { bodyText, DEMO, HONG, KIM, LEE, SMITH, tokenFor, userMe } from "../../support/helpers";
@@ -262,23 +262,27 @@ describe("/account: the two actions", () => {
 });
 
 describe("sign-in: the automatic-login box of a person who has automatic login", () => {
-  it("is shown ticked on an interactive sign-in (prompt=login); left unticked, the grant ends", async () => {
+  it("is not shown ticked before the code is proven (it would tell whoever typed the number); left unticked, the grant stays (the person ends it on /account)", async () => {
     const b = new Browser();
     await signInAll(b, KIM, {}, { autoLogin: "Y" });
-    const p1 = await b.authorize({ prompt: "login" });
-    const p2 = await b.submit(p1, { telcoCd: KIM.telco, name: KIM.name, phoneNo: KIM.phone });
-    expect(p2.html).toMatch(/<input type="checkbox" id="autoLogin" name="autoLogin" value="Y"[^>]* checked>/);
-    const done = await b.submit(p2, { otp: KIM.code }); // unticked: no autoLogin field
-    expect(done.status).toBe(302);
-    const next = await b.authorize();
-    expect(next.form?.step).toBe("identify");
+    const v = new Browser();
+    const p1 = await v.authorize({ prompt: "login" });
+    const p2 = await v.submit(p1, { telcoCd: KIM.telco, name: KIM.name, phoneNo: KIM.phone });
+    expect(p2.html).toContain('id="autoLogin"');
+    expect(p2.html).not.toMatch(/id="autoLogin"[^>]* checked/);
     const s = (await subscriberByPhone(env, KIM.phone))!;
-    const grants = await env.DB.prepare(
-      "SELECT count(*) AS n FROM auto_login_grants WHERE client_id = 'demo-client' AND subscriber_id = ?",
-    )
-      .bind(s.id)
-      .first<{ n: number }>();
-    expect(grants!.n).toBe(0);
+    const grants = async () =>
+      (await env.DB.prepare(
+        "SELECT count(*) AS n FROM auto_login_grants WHERE client_id = 'demo-client' AND subscriber_id = ?",
+      )
+        .bind(s.id)
+        .first<{ n: number }>())!.n;
+    const other = new Browser();
+    const q1 = await other.authorize({ prompt: "login" });
+    const q2 = await other.submit(q1, { telcoCd: KIM.telco, name: KIM.name, phoneNo: KIM.phone });
+    expect((await other.submit(q2, { otp: KIM.code })).status).toBe(302); // unticked: no autoLogin field
+    expect(await grants()).toBeGreaterThan(0);
+    expect((await b.authorize()).status).toBe(302);
   });
 
   it("is unticked for a person without automatic login, and ticking it keeps working", async () => {

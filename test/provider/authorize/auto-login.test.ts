@@ -128,7 +128,7 @@ describe("automatic login through /v1/user/me (spec §2.1 modes)", () => {
     }
   });
 
-  it("an interactive login by the same subscriber while the grant exists (prompt=login): the box is shown ticked; kept, Y/Y; left unticked, N/N and the grant ends", async () => {
+  it("an interactive login by the same subscriber while the grant exists (prompt=login): ticked, the grant renews, Y/Y; left unticked, Y/N and the device's grant is kept", async () => {
     const b = new Browser();
     await readUser(codeOf(await optIn(b, KIM)));
     const p = await b.authorize({ prompt: "login" });
@@ -137,8 +137,26 @@ describe("automatic login through /v1/user/me (spec §2.1 modes)", () => {
     expect(kept).toMatchObject({ autoLoginYn: "Y", autoStatusCheck: "Y", telcoCd: "K" });
     expect(await decryptField(DEMO.secret, kept.name!)).toBe(KIM.name);
     const unticked = await readUser(codeOf(await signInAll(b, KIM, { prompt: "login" })));
-    expect(unticked).toMatchObject({ autoLoginYn: "N", autoStatusCheck: "N", telcoCd: "K" });
-    expect((await b.authorize()).status).toBe(200);
+    expect(unticked).toMatchObject({ autoLoginYn: "Y", autoStatusCheck: "N", telcoCd: "K" });
+    expect((await b.authorize()).status).toBe(302);
+  });
+
+  it("the code step never tells whoever typed a number whether it has automatic login with the app: the box is unticked before the code is proven, for everyone", async () => {
+    await optIn(new Browser(), HONG); // HONG has automatic login with the app (their own phone)
+    const box = async (who: Who) => {
+      const b = new Browser();
+      const verify = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+      expect(verify.form?.step).toBe("verify");
+      return /<input type="checkbox" id="autoLogin"[^>]*>/.exec(verify.html)![0];
+    };
+    // LEE (SKT, eligible too) without automatic login with the app
+    await env.DB.prepare(
+      "DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",
+    )
+      .bind(LEE.phone)
+      .run();
+    expect(await box(HONG)).toBe(await box(LEE));
+    expect(await box(HONG)).not.toContain("checked");
   });
 
   it("ticking the box again renews the grant: that login reports Y/Y once more", async () => {

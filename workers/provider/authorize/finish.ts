@@ -12,13 +12,7 @@ import { isRandomValue } from "../../core/spec";
 import { AUTO_COOKIE, type Transaction } from "./transaction";
 import type { Prompt } from "./validate";
 import { type Client } from "../store/clients";
-import {
-  deleteAutoLoginGrant,
-  endAutoLogin,
-  findAutoLoginGrant,
-  putAutoLoginGrant,
-  replaceDevice,
-} from "../store/grants";
+import { deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice } from "../store/grants";
 import { audit } from "../store/audit";
 import type { IdentityItem } from "../../core/spec";
 import { subscriberById } from "../store/directory";
@@ -117,20 +111,12 @@ export async function complete(
     }
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };
-  } else {
-    if (c.tx.autoLoginHeld) {
-      // The box was shown ticked (automatic login was on) and left unticked: it ends, every device.
-      const ended = await endAutoLogin(env, c.client.clientId, c.subscriberId);
-      rc.waitUntil(audit(env, "signin.auto_login_ended", c.client.clientId, "ok", { grants: ended }));
-    }
-    // Whatever the box said: another subscriber's grant on this device ends (after the above, a
-    // grant of this subscriber is left only when the box was not shown ticked).
-    if (existing && c.tx.prompt !== "N") {
-      const deviceHash = await sha256(existing);
-      const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
-      if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
-      else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
-    }
+  } else if (existing && c.tx.prompt !== "N") {
+    // Not ticked: a grant of this subscriber on this device is kept, another subscriber's ends.
+    const deviceHash = await sha256(existing);
+    const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
+    if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
+    else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
   }
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,

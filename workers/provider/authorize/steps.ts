@@ -52,7 +52,6 @@ import {
 import { type Client, findClient } from "../store/clients";
 import { subscriberById } from "../store/directory";
 import { findLink, recordConsent } from "../store/links";
-import { autoLoginUntil } from "../store/grants";
 import { audit } from "../store/audit";
 
 /** One step submission: the transaction, its client and what rendering needs. */
@@ -196,11 +195,9 @@ function render(
           autoLogin: tx.autoLoginEligible
             ? {
                 days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000),
-                // The person's choice once the verify form was posted; before, whether it is on now.
-                checked:
-                  f.params.has("otp") || f.params.has("resend")
-                    ? f.params.get("autoLogin") === "Y"
-                    : tx.autoLoginHeld === true,
+                // The person's choice once the verify form was posted; before, unticked for everyone:
+                // whether the number has automatic login with this app is not shown to whoever typed it.
+                checked: f.params.get("autoLogin") === "Y",
               }
             : null,
           notice: extra.notice,
@@ -314,7 +311,6 @@ async function identify(f: Flow): Promise<Response> {
     challenge: { hash: await challengeHash(nextId, key, digest), attempts: 0, expiresAt: Date.now() + f.cfg.otpTtlMs },
     autoLoginEligible: eligible,
     autoLoginOptIn: false,
-    autoLoginHeld: eligible && (await autoLoginUntil(f.env, f.client.clientId, confirmed.subscriber.id)) !== null,
   };
   const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };
   const limits = numberLimits(f.cfg);

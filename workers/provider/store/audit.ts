@@ -6,7 +6,6 @@ type DbEnv = { DB: D1Database };
 export type AuditType =
   | "signin.success"
   | "signin.failure"
-  | "signin.auto_login_ended"
   | "consent"
   | "code.redeemed"
   | "code.refused"

@@ -73,16 +73,6 @@ export async function deleteAutoLoginGrant(env: DbEnv, deviceHash: string, clien
     .run();
 }
 
-/** When the person's automatic login with the app ends (their latest live grant, any device), or null. */
-export async function autoLoginUntil(env: DbEnv, clientId: string, subscriberId: number): Promise<number | null> {
-  const r = await env.DB.prepare(
-    "SELECT max(expires_at) AS until FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ? AND expires_at > ?",
-  )
-    .bind(clientId, subscriberId, Date.now())
-    .first<{ until: number | null }>();
-  return r?.until ?? null;
-}
-
 /** Ends every automatic-login grant of the person for the app (every device); returns how many. */
 export async function endAutoLogin(env: DbEnv, clientId: string, subscriberId: number): Promise<number> {
   const r = await env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?")

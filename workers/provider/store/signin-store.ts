@@ -56,11 +56,6 @@ export interface SigninRecord {
   challenge?: { hash: string; attempts: number; expiresAt: number } | null;
   autoLoginEligible?: boolean;
   autoLoginOptIn?: boolean;
-  /**
-   * The person already has automatic login with this app (a live grant): the opt-in box is shown
-   * ticked, and leaving it unticked ends their grants for the app (docs/signin.md).
-   */
-  autoLoginHeld?: boolean;
 }
 
 /** The number's limits, as configured (docs/signin.md "Limits"). */
