@@ -3,8 +3,13 @@
 // SMS, are marked in the audit and are never locked by wrong codes.
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { admin } from "../support/admin";
-import { HONG } from "../support/helpers";
+import { admin, ADMIN_TOKEN } from "../support/admin";
+import { BASE, exchange, HONG, intercept, mintFor } from "../support/helpers";
+import { ciOf, importRows } from "../support/directory";
+import { subscriberByPhone } from "../../workers/provider/store/directory";
+import adminWorker from "../../workers/admin/index";
+
+const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 import { alertText, Browser, signInAll } from "../support/signin";
 
 afterEach(() => {
@@ -65,6 +70,63 @@ describe("/admin/test-numbers", () => {
     const body = (await res.json()) as { error: string; message: string };
     expect(body.error).toBe("invalid_request");
     expect(body.message).toMatch(message);
+  });
+});
+
+describe("a test number over time", () => {
+  it("registered again with another persona (another ci): the previous persona's logins end and the new one inherits no plid", async () => {
+    await register();
+    const before = (await subscriberByPhone(env, REVIEWER.phoneNo))!;
+    const { code, plid } = await mintFor(REVIEWER.phoneNo);
+    const other = btoa(String.fromCharCode(...new Uint8Array(64).fill(43)));
+    expect((await register({ ci: other, name: "다른심사" })).status).toBe(200);
+    const after = (await subscriberByPhone(env, REVIEWER.phoneNo))!;
+    expect(after.ci).toBe(other);
+    expect(after.id).not.toBe(before.id);
+    expect((await exchange(code)).status).not.toBe(200);
+    expect(await env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(plid).first()).toBeNull();
+    const next = await mintFor(REVIEWER.phoneNo);
+    expect(next.plid).not.toBe(plid);
+    await register(); // back to the first persona
+  });
+
+  it("a directory import landing between the check and the write keeps its row: the registration is refused", async () => {
+    const phone = "01099997777";
+    const db = intercept(env.DB, {
+      prepare: (sql: string) => {
+        const stmt = env.DB.prepare(sql);
+        if (!sql.startsWith("SELECT test_clients, ci FROM subscribers")) return stmt;
+        return intercept(stmt, {
+          bind: (...args: unknown[]) =>
+            intercept(stmt.bind(...args), {
+              first: async () => {
+                const read = await stmt.bind(...args).first();
+                await importRows([
+                  {
+                    telcoCd: "K",
+                    phoneNo: phone,
+                    name: "실제사람",
+                    gender: "F",
+                    birth: "1990-01-01",
+                    foreign: "L",
+                    ci: ciOf(77),
+                  },
+                ]);
+                return read;
+              },
+            }),
+        });
+      },
+    });
+    const req = new Request(`${BASE}/admin/test-numbers`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ ...REVIEWER, phoneNo: phone, expiresAt: inAnHour() }),
+    });
+    const res = await adminWorker.fetch!(req as never, { ...env, DB: db } as never, ctx);
+    expect(res.status).toBe(400);
+    const row = (await subscriberByPhone(env, phone))!;
+    expect(row).toMatchObject({ name: "실제사람", ci: ciOf(77), testOtpHash: null });
   });
 });
 

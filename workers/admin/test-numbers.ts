@@ -73,17 +73,22 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
   if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_MS)
     throw E.invalidBecause("expiresAt", "must be in the future and within a year");
 
-  const existing = await env.DB.prepare("SELECT test_clients FROM subscribers WHERE phone = ?")
+  const existing = await env.DB.prepare("SELECT test_clients, ci FROM subscribers WHERE phone = ?")
     .bind(row.phone)
-    .first<{ test_clients: string | null }>();
-  if (existing && existing.test_clients === null)
-    throw E.invalidBecause("phoneNo", "a subscriber of the directory has this number");
-  await env.DB.prepare(
+    .first<{ test_clients: string | null; ci: string }>();
+  const directoryOwns = () => E.invalidBecause("phoneNo", "a subscriber of the directory has this number");
+  if (existing && existing.test_clients === null) throw directoryOwns();
+  // Another persona (another ci) is another person: the previous one's logins end with its row, and
+  // the new one gets a new id, so it never inherits a plid (as a reassigned number does).
+  if (existing && existing.ci !== row.ci) await deleteSubscriber(env, row.phone);
+  // The update touches test numbers only: a directory import landing after the read above keeps its row.
+  const written = await env.DB.prepare(
     `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, test_clients, test_expires_at, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (phone) DO UPDATE SET telco = excluded.telco, name = excluded.name, gender = excluded.gender,
        birth = excluded.birth, foreign_cd = excluded.foreign_cd, ci = excluded.ci, test_otp_hash = excluded.test_otp_hash,
-       test_clients = excluded.test_clients, test_expires_at = excluded.test_expires_at`,
+       test_clients = excluded.test_clients, test_expires_at = excluded.test_expires_at
+     WHERE subscribers.test_clients IS NOT NULL AND subscribers.ci = excluded.ci`,
   )
     .bind(
       row.telco,
@@ -99,6 +104,7 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
       now,
     )
     .run();
+  if (written.meta.changes === 0) throw directoryOwns();
   rc.log.event = "test_number.added";
   await audit(env, "test_number.added", null, "ok", { clients: ids.length, replaced: existing !== null });
   const saved = await env.DB.prepare(
