@@ -210,6 +210,41 @@ describe("POST /auth/disconnect", () => {
     expect((await other.get("/auth/me")).status).toBe(401);
   });
 
+  it("a login in flight across a disconnect (its user read before the disconnect, its session stored after) keeps no session and brings no identity back", async () => {
+    let hold: (() => Promise<void>) | null = null;
+    const k = kit(
+      {},
+      {
+        fetch: async (input, init) => {
+          const req = new Request(input, init);
+          const res = await exports.default.fetch(req);
+          // the in-flight login's user read has its answer; the disconnect runs before the kit goes on
+          if (hold && new URL(req.url).pathname === "/v1/user/me") {
+            const h = hold;
+            hold = null;
+            await h();
+          }
+          return res;
+        },
+      },
+    );
+    const b = new Browser(k);
+    const inFlight = new Browser(k);
+    const { plid } = await b.login(KIM.phone);
+    hold = async () => {
+      expect((await b.post("/auth/disconnect", { headers: HTML })).status).toBe(303);
+    };
+    const late = await inFlight.login(KIM.phone);
+    expect(hold).toBeNull(); // the disconnect ran in the window
+    expect(late.res.status).toBe(502);
+    expect((await inFlight.get("/auth/me")).status).toBe(401);
+    expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();
+    // a login that starts after the disconnect is an ordinary login
+    const again = new Browser(k);
+    await again.login(KIM.phone);
+    expect((await again.get("/auth/me")).status).toBe(200);
+  });
+
   it("answers JSON to an API caller, and works with a session token", async () => {
     const k = kit();
     const { token } = await sessionToken(k, SMITH.phone);

@@ -35,7 +35,8 @@ export interface RpClientConfig {
 }
 
 export type RpEndpoint = "token" | "user" | "disconnect";
-export type RpClientErrorKind = "network" | "status" | "envelope" | "decryption";
+/** `ended`: the plid was ended (a disconnect, an event) while the login that read it was under way. */
+export type RpClientErrorKind = "network" | "status" | "envelope" | "decryption" | "ended";
 
 /** A typed failure of a call to the service. Carries no secret, token, code or personal value. */
 export class RpClientError extends Error {

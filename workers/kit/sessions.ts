@@ -3,15 +3,17 @@
 
 import { readHostCookie } from "../core/cookies";
 import { parseBearer } from "../core/http";
-import { exchangeCode, readUser, type ProviderUser } from "./client";
+import { exchangeCode, readUser, RpClientError, type ProviderUser } from "./client";
 import { derivedToken } from "../core/crypto";
 import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config";
 import { SESSION_COOKIE } from "./http";
 import {
   createSession,
   endSession,
+  forgetIdentity,
   getIdentity,
   identityItems,
+  plidEndedAt,
   putIdentity,
   readSession,
   type SessionKind,
@@ -70,6 +72,7 @@ export interface LoginOptions {
 export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions): Promise<LoginOutcome> {
   const cfg = rpConfig(env);
   const client = rpClientConfig(env);
+  const started = Date.now();
   const tokens = await exchangeCode(
     client,
     code,
@@ -91,6 +94,15 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;
   if (user.autoStatusCheck) record.autoStatusCheck = user.autoStatusCheck;
   const sessionId = await createSession(env, record, cfg.sessionTtlSeconds, opts.sessionId);
+  // A disconnect (or the service's event) that ended the plid after this login began: the user read
+  // above may predate it, and the writes above may have landed after its deletions. Ended here,
+  // nothing of this login stays. (The end is recorded before its deletions; if this read missed
+  // it, those deletions come after these writes.)
+  const ended = await plidEndedAt(env, user.plid);
+  if (ended !== null && ended >= started) {
+    await Promise.all([endSession(env, sessionId), forgetIdentity(env, user.plid)]);
+    throw new RpClientError("ended", "user", "the login's plid was ended while it was under way");
+  }
   return { kind: "session", sessionId, user: flatUser(identity, record), expiresIn: cfg.sessionTtlSeconds };
 }
 

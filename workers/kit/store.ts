@@ -20,6 +20,7 @@ const KEY = {
   redemption: (hash: string) => `redeem:${hash}`,
   redemptionOutcome: (hash: string) => `redeem-outcome:${hash}`,
   plidSessions: (plidHash: string) => `plid-sessions:${plidHash}`,
+  plidEnded: (plidHash: string) => `plid-ended:${plidHash}`,
   eventJti: (hash: string) => `event-jti:${hash}`,
 } as const;
 
@@ -152,9 +153,25 @@ async function indexSession(env: KvEnv, plid: string, sessionHash: string, ttlSe
   await env.RP_KV.put(key, JSON.stringify([...list, sessionHash]), { expirationTtl: ttlSeconds }).catch(() => {});
 }
 
-/** Ends every session of a plid and forgets its identity (an event from the service). */
+/**
+ * How long a plid's end is remembered: longer than a login can be under way (its exchange and user
+ * read, each bounded by RP_PROVIDER_TIMEOUT_MS, at most 60 s), so that a login that read the user
+ * before the end finds it once it has stored its session (`plidEndedAt`).
+ */
+const ENDED_TTL_SECONDS = 300;
+
+/**
+ * Ends every session of a plid and forgets its identity (a disconnect, an event from the service).
+ * The end is recorded first: a login of the plid under way meanwhile looks for it after storing
+ * its identity and session, and if it missed it, this deletion comes after its writes.
+ */
 export async function endPlid(env: KvEnv, plid: string): Promise<number> {
-  const key = KEY.plidSessions(await sha256(plid));
+  const plidHash = await sha256(plid);
+  // a second end within the second (a disconnect and its event) is refused by KV: the first holds
+  await env.RP_KV.put(KEY.plidEnded(plidHash), String(Date.now()), { expirationTtl: ENDED_TTL_SECONDS }).catch(
+    () => {},
+  );
+  const key = KEY.plidSessions(plidHash);
   const list = (await env.RP_KV.get<string[]>(key, "json")) ?? [];
   await Promise.all([
     ...list.map((h) => env.RP_KV.delete(KEY.session(h))),
@@ -162,6 +179,12 @@ export async function endPlid(env: KvEnv, plid: string): Promise<number> {
     forgetIdentity(env, plid),
   ]);
   return list.length;
+}
+
+/** When the plid was last ended here (epoch ms), within the last ENDED_TTL_SECONDS; else null. */
+export async function plidEndedAt(env: KvEnv, plid: string): Promise<number | null> {
+  const v = await env.RP_KV.get(KEY.plidEnded(await sha256(plid)));
+  return v === null ? null : Number(v);
 }
 
 /**
