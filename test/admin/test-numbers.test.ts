@@ -90,44 +90,52 @@ describe("a test number over time", () => {
     await register(); // back to the first persona
   });
 
-  it("a directory import landing between the check and the write keeps its row: the registration is refused", async () => {
-    const phone = "01099997777";
-    const db = intercept(env.DB, {
-      prepare: (sql: string) => {
-        const stmt = env.DB.prepare(sql);
-        if (!sql.startsWith("SELECT test_clients, ci FROM subscribers")) return stmt;
-        return intercept(stmt, {
-          bind: (...args: unknown[]) =>
-            intercept(stmt.bind(...args), {
-              first: async () => {
-                const read = await stmt.bind(...args).first();
-                await importRows([
-                  {
-                    telcoCd: "K",
-                    phoneNo: phone,
-                    name: "실제사람",
-                    gender: "F",
-                    birth: "1990-01-01",
-                    foreign: "L",
-                    ci: ciOf(77),
-                  },
-                ]);
-                return read;
-              },
-            }),
-        });
-      },
+  for (const [what, phone, before] of [
+    ["a new test number", "01099997777", null],
+    ["a test number registered again as another persona", "01099996666", ciOf(66)],
+  ] as const) {
+    it(`a directory import landing between the check and the write keeps its row: ${what} is refused`, async () => {
+      if (before) expect((await register({ phoneNo: phone, ci: before })).status).toBe(201);
+      let landed = false;
+      const db = intercept(env.DB, {
+        prepare: (sql: string) => {
+          const stmt = env.DB.prepare(sql);
+          if (landed || !/SELECT .*test_clients.* FROM subscribers WHERE phone = \?/.test(sql)) return stmt;
+          return intercept(stmt, {
+            bind: (...args: unknown[]) =>
+              intercept(stmt.bind(...args), {
+                first: async () => {
+                  const read = await stmt.bind(...args).first();
+                  landed = true;
+                  await importRows([
+                    {
+                      telcoCd: "K",
+                      phoneNo: phone,
+                      name: "실제사람",
+                      gender: "F",
+                      birth: "1990-01-01",
+                      foreign: "L",
+                      ci: ciOf(77),
+                    },
+                  ]);
+                  return read;
+                },
+              }),
+          });
+        },
+      });
+      const req = new Request(`${BASE}/admin/test-numbers`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ ...REVIEWER, phoneNo: phone, expiresAt: inAnHour() }),
+      });
+      const res = await adminWorker.fetch!(req as never, { ...env, DB: db } as never, ctx);
+      expect(landed).toBe(true);
+      expect(res.status).toBe(400);
+      const row = (await subscriberByPhone(env, phone))!;
+      expect(row).toMatchObject({ name: "실제사람", ci: ciOf(77), testOtpHash: null });
     });
-    const req = new Request(`${BASE}/admin/test-numbers`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ ...REVIEWER, phoneNo: phone, expiresAt: inAnHour() }),
-    });
-    const res = await adminWorker.fetch!(req as never, { ...env, DB: db } as never, ctx);
-    expect(res.status).toBe(400);
-    const row = (await subscriberByPhone(env, phone))!;
-    expect(row).toMatchObject({ name: "실제사람", ci: ciOf(77), testOtpHash: null });
-  });
+  }
 });
 
 describe("signing in with a test number", () => {

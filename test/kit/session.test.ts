@@ -279,24 +279,31 @@ describe("POST /auth/disconnect", () => {
     expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();
   });
 
-  it("answers 502 when the service fails (unreachable, 5xx), and keeps the session and identity so the person can try again", async () => {
-    let down = false;
+  it("answers 502 when the service fails (unreachable, 5xx, a 400 that is not about the plid), and keeps the session and identity so the person can try again", async () => {
+    let down: "unreachable" | "400" | null = null;
     const k = kit(
       {},
       {
         fetch: async (input, init) => {
-          if (down) throw new TypeError("connection refused");
+          if (down === "unreachable") throw new TypeError("connection refused");
+          if (down === "400")
+            return Response.json(
+              { error: "invalid_request", message: "A required item grant_type is missing." },
+              { status: 400 },
+            );
           return exports.default.fetch(new Request(input, init));
         },
       },
     );
     const b = new Browser(k);
     const { plid } = await b.login(KIM.phone);
-    down = true;
-    await expectError(await b.post("/auth/disconnect"), 502, "server_error");
-    expect((await b.get("/auth/me")).status).toBe(200);
+    for (const failure of ["unreachable", "400"] as const) {
+      down = failure;
+      await expectError(await b.post("/auth/disconnect"), 502, "server_error");
+      expect((await b.get("/auth/me")).status).toBe(200);
+    }
     expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).not.toBeNull();
-    down = false;
+    down = null;
     expect((await b.post("/auth/disconnect")).status).toBe(200);
     expect((await b.get("/auth/me")).status).toBe(401);
     expect(await k.env.RP_KV.get(`identity:${await sha256(plid)}`)).toBeNull();

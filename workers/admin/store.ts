@@ -252,6 +252,14 @@ export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<nu
 }
 
 /**
+ * Removes one subscriber by id (a test number's persona replaced), as `deleteSubscriber` does; a row
+ * already gone (an import replaced it meanwhile) removes nothing, and ids are never given twice.
+ */
+export async function deleteSubscriberId(env: StoreEnv, id: number): Promise<void> {
+  await removeSubscribers(env, [id], "subscriber_removed");
+}
+
+/**
  * Removes subscribers: their links end as disconnects do (codes and tokens, events, audit), then
  * the rows go with their links and grants. The links are deleted by that statement itself, so one
  * made by a consent that landed after `endLinks` read them is returned and ended too.

@@ -10,7 +10,7 @@ import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
 import type { RequestContext } from "../core/router";
 import { COLUMNS, validateRow } from "./directory-input";
-import { deleteSubscriber } from "./store";
+import { deleteSubscriber, deleteSubscriberId } from "./store";
 import { onlyFields, readJsonObject } from "./steps";
 import { audit } from "../provider/store/audit";
 
@@ -73,14 +73,15 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
   if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_MS)
     throw E.invalidBecause("expiresAt", "must be in the future and within a year");
 
-  const existing = await env.DB.prepare("SELECT test_clients, ci FROM subscribers WHERE phone = ?")
+  const existing = await env.DB.prepare("SELECT id, test_clients, ci FROM subscribers WHERE phone = ?")
     .bind(row.phone)
-    .first<{ test_clients: string | null; ci: string }>();
+    .first<{ id: number; test_clients: string | null; ci: string }>();
   const directoryOwns = () => E.invalidBecause("phoneNo", "a subscriber of the directory has this number");
   if (existing && existing.test_clients === null) throw directoryOwns();
   // Another persona (another ci) is another person: the previous one's logins end with its row, and
   // the new one gets a new id, so it never inherits a plid (as a reassigned number does).
-  if (existing && existing.ci !== row.ci) await deleteSubscriber(env, row.phone);
+  // By the id read: a directory row that replaced it meanwhile is another id, and is left alone.
+  if (existing && existing.ci !== row.ci) await deleteSubscriberId(env, existing.id);
   // The update touches test numbers only: a directory import landing after the read above keeps its row.
   const written = await env.DB.prepare(
     `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, test_clients, test_expires_at, created_at)

@@ -48,12 +48,14 @@ export class RpClientError extends Error {
   readonly providerError: string | undefined;
   /** True when the token endpoint said the code is invalid (spec §4.2, reference behaviour). */
   readonly invalidCode: boolean;
+  /** True when the disconnect endpoint refused the plid itself (400 naming it): no such link. */
+  readonly unknownPlid: boolean;
 
   constructor(
     kind: RpClientErrorKind,
     endpoint: RpEndpoint,
     detail: string,
-    extra: { status?: number; providerError?: string; invalidCode?: boolean } = {},
+    extra: { status?: number; providerError?: string; invalidCode?: boolean; unknownPlid?: boolean } = {},
   ) {
     super(`${endpoint} endpoint: ${detail}`);
     this.name = "RpClientError";
@@ -62,6 +64,7 @@ export class RpClientError extends Error {
     this.status = extra.status;
     this.providerError = extra.providerError;
     this.invalidCode = extra.invalidCode ?? false;
+    this.unknownPlid = extra.unknownPlid ?? false;
   }
 }
 
@@ -349,10 +352,13 @@ function statusError(endpoint: RpEndpoint, status: number, body: Record<string, 
     endpoint === "token" &&
     (providerError === "invalid_grant" ||
       (typeof body.message === "string" && body.message.includes("Invalid authorization code")));
+  const unknownPlid =
+    endpoint === "disconnect" && status === 400 && typeof body.message === "string" && body.message.includes("plid");
   return new RpClientError("status", endpoint, `answered ${status}${providerError ? ` ${providerError}` : ""}`, {
     status,
     providerError,
     invalidCode,
+    unknownPlid,
   });
 }
 

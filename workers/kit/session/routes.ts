@@ -69,7 +69,7 @@ async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Res
 /**
  * Disconnects at the service, then ends every session of the plid (its index) and forgets the
  * identity: a login of the plid still in flight that stores the identity again brings no session back.
- * The service refusing the plid (400: it has no such link) means it is disconnected already (an
+ * The service refusing the plid itself (400 naming it: it has no such link) means it is disconnected already (an
  * earlier disconnect whose answer was lost, or one from elsewhere): the sessions end all the same,
  * or they would outlive the link with no way left to end them. A failing service (timeout, 5xx)
  * keeps them, so the person can try again.
@@ -81,7 +81,7 @@ async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise
     await disconnectUser(rpClientConfig(env), s.record.plid);
   } catch (err) {
     if (!(err instanceof RpClientError)) throw err;
-    if (err.status !== 400) throw E.upstream(`${err.kind}: ${err.message}`);
+    if (!err.unknownPlid) throw E.upstream(`${err.kind}: ${err.message}`);
     rc.log.cause = `${err.kind}: ${err.message} (disconnected already)`;
   }
   await endPlid(env, s.record.plid);
