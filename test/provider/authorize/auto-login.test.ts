@@ -260,8 +260,8 @@ describe("the ends of automatic login", () => {
     const b = new Browser();
     await optIn(b, HONG);
     const hash = await deviceHash(b);
-    await optIn(new Browser(), KIM); // KIM's own phone: the box is shown ticked to KIM everywhere
-    // KIM on HONG's browser, leaving the ticked box unticked so nothing is remembered here
+    await optIn(new Browser(), KIM); // KIM has automatic login with the app on their own phone
+    // KIM on HONG's browser, leaving the box unticked so nothing is remembered here
     await signInAll(b, KIM, { prompt: "login" });
     expect(await findAutoLoginGrant(env, hash, DEMO.clientId)).toBeNull();
     expect((await b.authorize()).form?.step).toBe("identify");

@@ -3,8 +3,15 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
-import { inShard, plidShard, shardOf, storeFor, type CodeGrant } from "../../../workers/provider/store/one-time-store";
-import { revokePlids } from "../../../workers/provider/store/links";
+import {
+  inShard,
+  plidShard,
+  shardOf,
+  storeAt,
+  storeFor,
+  type CodeGrant,
+} from "../../../workers/provider/store/one-time-store";
+import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
 
 const GRANT: CodeGrant = {
   clientId: "c",
@@ -292,6 +299,23 @@ describe("core/one-time-store redemption: one conditional statement, or the path
       ),
       { numRuns: 30 },
     );
+  });
+
+  it("a bulk end (more plids than one call carries) ends every plid, in every object each maps to", async () => {
+    const plids = Array.from({ length: 450 }, () => crypto.randomUUID());
+    await revokePlids(env, plids, 16, 600_000);
+    for (const shard of [0, 1, 3, 7, 15, 31, 63]) {
+      const expected = new Set(plids.filter((p) => plidShardsAnyCount(p).has(shard)));
+      const stored = await runInDurableObject(storeAt(env, shard), (_o, state) => {
+        const rows = state.storage.sql
+          .exec<{ plid: string }>("SELECT plid FROM revoked_plids")
+          .toArray()
+          .map((r) => r.plid);
+        return new Set(rows);
+      });
+      for (const p of expected) expect(stored.has(p)).toBe(true);
+    }
+    expect(plids.every((p) => plidShardsAnyCount(p).has(0))).toBe(true);
   });
 
   it("a code stored before the plid columns existed redeems, and its plid's end still ends its token", async () => {

@@ -138,8 +138,20 @@ export async function revokePlids(
   };
   for (const p of plids) for (const s of plidShardsAnyCount(p)) at(s).plids.push(p);
   for (const e of events) at(plidShard(e.plid, shards)).events.push(e);
-  await Promise.all([...byShard].map(([s, g]) => storeAt(env, s).revokePlids(g.plids, retainMs, g.events)));
+  // Object 0 gets every ended plid (a setting of 1 maps them all there): a bulk end (a client
+  // deleted) goes in calls of REVOKE_CHUNK, so the object serves codes and tokens in between.
+  const calls: Promise<void>[] = [];
+  for (const [s, g] of byShard) {
+    for (let i = 0; i < Math.max(g.plids.length, 1); i += REVOKE_CHUNK) {
+      const events = i === 0 ? g.events : [];
+      calls.push(storeAt(env, s).revokePlids(g.plids.slice(i, i + REVOKE_CHUNK), retainMs, events));
+    }
+  }
+  await Promise.all(calls);
 }
+
+/** Plids per revocation call into one object. */
+const REVOKE_CHUNK = 200;
 
 /** A link being ended. */
 export interface EndedLink {
