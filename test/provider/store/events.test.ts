@@ -22,7 +22,18 @@ import {
 } from "../../support/helpers";
 import { providerConfig } from "../../../workers/provider/config";
 import { storeForPlid } from "../../../workers/provider/store/one-time-store";
-import { nextAttemptAt, RETRY_FOR_MS } from "../../../workers/provider/store/events";
+import { nextAttemptAt, PLID_DELETED, RETRY_FOR_MS } from "../../../workers/provider/store/events";
+import { ciOf, importRows } from "../../support/directory";
+
+const person = (phone: string, n: number) => ({
+  telcoCd: "S",
+  phoneNo: phone,
+  name: "이벤트",
+  gender: "M",
+  birth: "1988-02-03",
+  foreign: "L",
+  ci: ciOf(n),
+});
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -198,6 +209,55 @@ describe("delivery: durable, at least once, retried with backoff for at least 24
       { timeout: 5000, interval: 50 },
     );
     expect(outcomes.filter((t) => t === "event.failed")).toHaveLength(2);
+  });
+
+  it("a disabled app still hears its plids end: the event is sent whatever the client's status", async () => {
+    const sent = receivers(() => 202);
+    const phone = "01055500071";
+    await importRows([person(phone, 71)]);
+    const { plid } = await mintFor(phone);
+    expect((await admin("POST", `/admin/clients/${DEMO.clientId}/disable`)).status).toBe(200);
+    try {
+      expect((await admin("DELETE", `/admin/directory/${phone}`)).status).toBe(200);
+      await vi.waitFor(() => expect(sent).toHaveLength(1), { timeout: 5000, interval: 25 });
+      const claims = b64urlJson(sent[0]!.body.split(".")[1]!);
+      expect(claims.events).toEqual({ [PLID_DELETED]: { plid, reason: "subscriber_removed" } });
+    } finally {
+      expect((await admin("POST", `/admin/clients/${DEMO.clientId}/enable`)).status).toBe(200);
+    }
+  });
+
+  it("an events_uri removed while an event waits keeps it (listed, retried), and it goes out once the address is back", async () => {
+    let state: number | "down" = "down";
+    const sent = receivers(() => state);
+    const phone = "01055500072";
+    await importRows([person(phone, 72)]);
+    const { plid } = await mintFor(phone);
+    expect((await admin("DELETE", `/admin/directory/${phone}`)).status).toBe(200);
+    const stub = storeForPlid(env, plid, providerConfig(env).oneTimeShards);
+    await vi.waitFor(async () => expect((await pending())[0]?.attempts).toBe(1), { timeout: 5000, interval: 50 });
+    const uri = (await (await admin("GET", `/admin/clients/${DEMO.clientId}`)).json()) as { events_uri: string };
+    const setUri = async (v: string | null) =>
+      expect((await admin("PATCH", `/admin/clients/${DEMO.clientId}`, { json: { events_uri: v } })).status).toBe(200);
+    const elapse = async () => {
+      await runInDurableObject(stub, (_o, st) => {
+        st.storage.sql.exec("UPDATE event_outbox SET next_at = ?", Date.now() - 1);
+      });
+      await runDurableObjectAlarm(stub);
+    };
+    state = 202;
+    await setUri(null);
+    try {
+      await elapse();
+      expect(await pending()).toHaveLength(1);
+      expect(sent).toHaveLength(0);
+    } finally {
+      await setUri(uri.events_uri);
+    }
+    await elapse();
+    expect(await pending()).toEqual([]);
+    expect(sent).toHaveLength(1);
+    expect(b64urlJson(sent[0]!.body.split(".")[1]!).events[PLID_DELETED].plid).toBe(plid);
   });
 
   it("the backoff schedule covers at least 24 hours before an event is abandoned", () => {

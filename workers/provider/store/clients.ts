@@ -113,6 +113,11 @@ export async function findClient(env: DbEnv, clientId: string, cacheMs: number):
   return c && c.status === "active" ? c : null;
 }
 
+/** The client with this id whatever its status (a disabled app still hears its plids end), or null. */
+export async function clientOfAnyStatus(env: DbEnv, clientId: string, cacheMs: number): Promise<Client | null> {
+  return (await loadClient(env, clientId, cacheMs)).client;
+}
+
 /**
  * The client's secrets, unsealed (cached with the client); null when the client is gone (deleted
  * between a caller's `findClient` and this read, each reading D1 once the cache has expired).

@@ -8,7 +8,7 @@ import { configOf, requiredVar } from "../../core/config";
 import { randomToken } from "../../core/crypto";
 import { signHs256 } from "../../core/jws";
 import { LOOPBACK_HOSTS } from "../../core/spec";
-import { clientSecrets, findClient } from "./clients";
+import { clientOfAnyStatus, clientSecrets } from "./clients";
 
 /** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
 export type EndReason = "user_terminated" | "number_reassigned" | "subscriber_removed";
@@ -92,19 +92,21 @@ export async function eventToken(e: PendingEvent, iss: string, secret: string, n
   );
 }
 
-export type DeliveryOutcome = "delivered" | "refused" | "unreachable" | "no_receiver";
+export type DeliveryOutcome = "delivered" | "refused" | "unreachable" | "no_receiver" | "client_gone";
 
 type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars;
 
 /**
- * One attempt (RFC 8935 §2): POST the token; a 2xx (202) acknowledges. A client without an
- * `events_uri` any more, or gone, counts as nothing to deliver.
+ * One attempt (RFC 8935 §2): POST the token; a 2xx (202) acknowledges. A disabled client is sent
+ * its events all the same; one without an `events_uri` for now is tried again later (the operator
+ * may set it back); only a deleted client has nobody left to tell (`client_gone`).
  */
 export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): Promise<DeliveryOutcome> {
-  const client = await findClient(env, e.clientId, 0);
-  if (!client?.eventsUri) return "no_receiver";
+  const client = await clientOfAnyStatus(env, e.clientId, 0);
+  if (!client) return "client_gone";
+  if (!client.eventsUri) return "no_receiver";
   const secrets = await clientSecrets(env, e.clientId, 0);
-  if (!secrets) return "no_receiver";
+  if (!secrets) return "client_gone";
   const secret = secrets.current.secret;
   const body = await eventToken(e, issuer(env), secret, now);
   try {

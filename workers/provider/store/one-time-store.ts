@@ -450,7 +450,7 @@ export class OneTimeStore extends DurableObject {
       };
       const outcome = await deliver(env, e, Date.now()).catch(() => "unreachable" as const);
       const attempts = r.attempts + 1;
-      const done = outcome === "delivered" || outcome === "no_receiver";
+      const done = outcome === "delivered" || outcome === "client_gone";
       const next = done ? null : nextAttemptAt(attempts, r.created_at, Date.now());
       if (done) this.sql.exec("DELETE FROM event_outbox WHERE jti = ?", r.jti);
       else
@@ -461,12 +461,19 @@ export class OneTimeStore extends DurableObject {
           outcome,
           r.jti,
         );
-      this.auditLater(
-        done ? "event.delivered" : next === null ? "event.abandoned" : "event.failed",
-        r.client_id,
-        done ? "ok" : "refused",
-        { reason: r.reason, outcome, attempts },
-      );
+      const type =
+        outcome === "delivered"
+          ? "event.delivered"
+          : outcome === "client_gone"
+            ? "event.dropped"
+            : next === null
+              ? "event.abandoned"
+              : "event.failed";
+      this.auditLater(type, r.client_id, outcome === "delivered" ? "ok" : "refused", {
+        reason: r.reason,
+        outcome,
+        attempts,
+      });
     }
     const nextDue = this.sql.exec<{ t: number | null }>("SELECT min(next_at) AS t FROM event_outbox").one().t;
     return nextDue;
