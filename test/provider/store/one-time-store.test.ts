@@ -12,6 +12,8 @@ import {
   type CodeGrant,
 } from "../../../workers/provider/store/one-time-store";
 import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
+import { newEvent } from "../../../workers/provider/store/events";
+import { intercept } from "../../support/helpers";
 
 const GRANT: CodeGrant = {
   clientId: "c",
@@ -299,6 +301,43 @@ describe("core/one-time-store redemption: one conditional statement, or the path
       ),
       { numRuns: 30 },
     );
+  });
+
+  it("an app is told of an end only once every object has it: one object failing records no event", async () => {
+    const plid = `${crypto.randomUUID().slice(0, -2)}1f`; // home shard 15 (of 16); 31 under 32 shards
+    const failing = env.ONE_TIME.idFromName("shard-31").toString();
+    const started: Promise<unknown>[] = []; // every call made, to count only once all have settled
+    const ns = intercept(env.ONE_TIME, {
+      get: (id: DurableObjectId) => {
+        const stub = env.ONE_TIME.get(id);
+        const unavailable = id.toString() === failing;
+        return intercept(stub, {
+          revokePlids: (...args: Parameters<typeof stub.revokePlids>) => {
+            const p = unavailable ? Promise.reject(new Error("object unavailable")) : stub.revokePlids(...args);
+            started.push(p.catch(() => {}));
+            return p;
+          },
+        });
+      },
+    });
+    await expect(
+      revokePlids({ ONE_TIME: ns }, [plid], 16, 600_000, [newEvent("demo-client", plid, "user_terminated")]),
+    ).rejects.toThrow("object unavailable");
+    await Promise.all(started);
+    const events = await runInDurableObject(
+      storeAt(env, 15),
+      (_o, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox WHERE plid = ?", plid).one().n,
+    );
+    expect(events).toBe(0);
+    // the whole end retried once the object is back: the ends and the one event
+    await revokePlids(env, [plid], 16, 600_000, [newEvent("demo-client", plid, "user_terminated")]);
+    const after = await runInDurableObject(
+      storeAt(env, 15),
+      (_o, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox WHERE plid = ?", plid).one().n,
+    );
+    expect(after).toBe(1);
   });
 
   it("a bulk end (more plids than one call carries) ends every plid, in every object each maps to", async () => {

@@ -139,15 +139,20 @@ export async function revokePlids(
   for (const p of plids) for (const s of plidShardsAnyCount(p)) at(s).plids.push(p);
   for (const e of events) at(plidShard(e.plid, shards)).events.push(e);
   // Object 0 gets every ended plid (a setting of 1 maps them all there): a bulk end (a client
-  // deleted) goes in calls of REVOKE_CHUNK, so the object serves codes and tokens in between.
-  const calls: Promise<void>[] = [];
+  // deleted) goes in calls of REVOKE_CHUNK, so the object serves codes and tokens in between. The
+  // calls that record events go last, once every other object has the ends: an app is never told
+  // of an end that failed somewhere (a retry of the whole end records no second event).
+  const plain: (() => Promise<void>)[] = [];
+  const withEvents: (() => Promise<void>)[] = [];
   for (const [s, g] of byShard) {
     for (let i = 0; i < Math.max(g.plids.length, 1); i += REVOKE_CHUNK) {
       const events = i === 0 ? g.events : [];
-      calls.push(storeAt(env, s).revokePlids(g.plids.slice(i, i + REVOKE_CHUNK), retainMs, events));
+      const call = () => storeAt(env, s).revokePlids(g.plids.slice(i, i + REVOKE_CHUNK), retainMs, events);
+      (events.length ? withEvents : plain).push(call);
     }
   }
-  await Promise.all(calls);
+  await Promise.all(plain.map((c) => c()));
+  await Promise.all(withEvents.map((c) => c()));
 }
 
 /** Plids per revocation call into one object. */
