@@ -6,7 +6,7 @@ import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../support/admin";
 import { sha256 } from "../../workers/core/crypto";
-import { HONG, KIM, LEE, SMITH } from "../support/helpers";
+import { HONG, intercept, KIM, LEE, SMITH } from "../support/helpers";
 import { Browser, kit, send, type Kit } from "../support/kit";
 
 afterEach(() => {
@@ -83,6 +83,35 @@ describe("POST /auth/events", () => {
     expect((await one.b.get("/auth/me")).status).toBe(401);
     expect((await two.get("/auth/me")).status).toBe(401);
     expect((await other.b.get("/auth/me")).status).toBe(200);
+  });
+
+  it("an event whose handling failed (KV refusing a deletion) is accepted when the service sends it again, and then ends the sessions", async () => {
+    const k = kit();
+    const { b, plid } = await loggedIn(k, HONG.phone);
+    const token = await sign(claimsFor(plid));
+    let failOnce = true;
+    const flaky = {
+      ...k,
+      env: {
+        ...k.env,
+        RP_KV: intercept(k.env.RP_KV, {
+          delete: async (key: string) => {
+            if (failOnce && key.startsWith("session:")) {
+              failOnce = false;
+              throw new Error("KV PUT failed: 429 Too Many Requests");
+            }
+            return k.env.RP_KV.delete(key);
+          },
+        }),
+      },
+    };
+    expect((await post(flaky, token)).status).toBe(500);
+    expect(failOnce).toBe(false);
+    expect((await post(k, token)).status).toBe(202); // the service's retry: the same jti
+    // the session itself is gone, not only the identity it needs (a later login stores that again)
+    expect(await k.env.RP_KV.get(`session:${await sha256(b.jar.get("__Host-rp_session")!)}`)).toBeNull();
+    expect((await b.get("/auth/me")).status).toBe(401);
+    await refused(await post(k, token), "invalid_request"); // acted on: now a replay
   });
 
   it("refuses, changing nothing: bad signature or another alg → invalid_key; aud → invalid_audience; iss → invalid_issuer; malformed, stale iat, replayed jti → invalid_request", async () => {

@@ -9,7 +9,7 @@ import { verifyHs256 } from "../core/jws";
 import { readBodyText } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { rpClientConfig, rpConfig, type RpEnv } from "./config";
-import { endPlid, firstSightOfJti } from "./store";
+import { endPlid, jtiSeen, recordJti } from "./store";
 
 /** The event type of a deleted plid (the service's contract, docs/events.md). */
 const PLID_DELETED = "urn:phone-login:event:plid-deleted";
@@ -32,7 +32,10 @@ function refuse(err: SetError, description: string): Response {
 }
 
 /** The checks of one token; a refusal, or the plid it is about. */
-async function check(env: RpEnv, token: string): Promise<{ plid: string } | { err: SetError; description: string }> {
+async function check(
+  env: RpEnv,
+  token: string,
+): Promise<{ plid: string; jti: string } | { err: SetError; description: string }> {
   const cfg = rpConfig(env);
   const v = await verifyHs256(token.trim(), rpClientConfig(env).clientSecret);
   if ("refused" in v) {
@@ -56,9 +59,8 @@ async function check(env: RpEnv, token: string): Promise<{ plid: string } | { er
   if (!event || typeof event.plid !== "string" || event.plid.length === 0 || event.plid.length > 128) {
     return { err: "invalid_request", description: "no plid-deleted event" };
   }
-  if (!(await firstSightOfJti(env, c.jti, 2 * MAX_SKEW_SECONDS)))
-    return { err: "invalid_request", description: "jti already seen" };
-  return { plid: event.plid };
+  if (await jtiSeen(env, c.jti)) return { err: "invalid_request", description: "jti already seen" };
+  return { plid: event.plid, jti: c.jti };
 }
 
 export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
@@ -74,6 +76,9 @@ export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext)
     rc.log.cause = `event refused: ${r.err}`;
     return refuse(r.err, r.description);
   }
+  // The jti is recorded once the plid has ended: a failure (500) leaves the service's retry of
+  // the same event acceptable, not refused as a replay.
   await endPlid(env, r.plid);
+  await recordJti(env, r.jti, 2 * MAX_SKEW_SECONDS);
   return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
 }

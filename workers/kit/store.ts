@@ -173,11 +173,9 @@ export async function endPlid(env: KvEnv, plid: string): Promise<number> {
   );
   const key = KEY.plidSessions(plidHash);
   const list = (await env.RP_KV.get<string[]>(key, "json")) ?? [];
-  await Promise.all([
-    ...list.map((h) => env.RP_KV.delete(KEY.session(h))),
-    env.RP_KV.delete(key),
-    forgetIdentity(env, plid),
-  ]);
+  await Promise.all([...list.map((h) => env.RP_KV.delete(KEY.session(h))), forgetIdentity(env, plid)]);
+  // the index last: an end that failed midway leaves it for the retry (an event sent again)
+  await env.RP_KV.delete(key);
   return list.length;
 }
 
@@ -188,15 +186,16 @@ export async function plidEndedAt(env: KvEnv, plid: string): Promise<number | nu
 }
 
 /**
- * Records an event's `jti` for `ttlSeconds`; false when it was seen already (a replay). KV is not
- * atomic: a replay racing its original within KV's propagation may pass; ending a plid twice is
- * harmless.
+ * Whether an event's `jti` was acted on already (a replay). KV is not atomic: a replay racing its
+ * original within KV's propagation may pass; ending a plid twice is harmless.
  */
-export async function firstSightOfJti(env: KvEnv, jti: string, ttlSeconds: number): Promise<boolean> {
-  const key = KEY.eventJti(await sha256(jti));
-  if ((await env.RP_KV.get(key)) !== null) return false;
-  await env.RP_KV.put(key, "1", { expirationTtl: ttlSeconds });
-  return true;
+export async function jtiSeen(env: KvEnv, jti: string): Promise<boolean> {
+  return (await env.RP_KV.get(KEY.eventJti(await sha256(jti)))) !== null;
+}
+
+/** Records an event's `jti` for `ttlSeconds`, once the event was acted on (a failure is retried). */
+export async function recordJti(env: KvEnv, jti: string, ttlSeconds: number): Promise<void> {
+  await env.RP_KV.put(KEY.eventJti(await sha256(jti)), "1", { expirationTtl: ttlSeconds });
 }
 
 /** The session of `id` if it exists, is of `kind` and has not outlived `ttlSeconds`. */
