@@ -1,6 +1,6 @@
 // GET /admin/audit: audit events newest first, paged by id (docs/operations.md).
 
-import { storeConfig } from "../provider/store/config";
+import { MAX_SHARDS } from "../provider/store/config";
 import { storeAt } from "../provider/store/one-time-store";
 import { listAudit } from "./store";
 import type { AdminEnv } from "./config";
@@ -56,8 +56,9 @@ export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContex
  * client, reason, attempts, next try (null once the retries ended), never the plid.
  */
 export async function pendingEvents(_req: Request, env: AdminEnv): Promise<Response> {
-  const shards = storeConfig(env).oneTimeShards;
-  const lists = await Promise.all(Array.from({ length: shards }, (_, i) => storeAt(env, i).pendingEvents()));
+  // every object any ONE_TIME_SHARDS setting may use: the worker that recorded an event may have
+  // had more shards than this one (or the setting was lowered since)
+  const lists = await Promise.all(Array.from({ length: MAX_SHARDS }, (_, i) => storeAt(env, i).pendingEvents()));
   const events = lists
     .flat()
     .sort((a, b) => a.createdAt - b.createdAt)

@@ -21,8 +21,9 @@ import {
   userMe,
 } from "../../support/helpers";
 import { providerConfig } from "../../../workers/provider/config";
-import { storeForPlid } from "../../../workers/provider/store/one-time-store";
-import { nextAttemptAt, PLID_DELETED, RETRY_FOR_MS } from "../../../workers/provider/store/events";
+import { storeAt, storeForPlid } from "../../../workers/provider/store/one-time-store";
+import { newEvent, nextAttemptAt, PLID_DELETED, RETRY_FOR_MS } from "../../../workers/provider/store/events";
+import { revokePlids } from "../../../workers/provider/store/links";
 import { ciOf, importRows } from "../../support/directory";
 
 const person = (phone: string, n: number) => ({
@@ -258,6 +259,23 @@ describe("delivery: durable, at least once, retried with backoff for at least 24
     expect(await pending()).toEqual([]);
     expect(sent).toHaveLength(1);
     expect(b64urlJson(sent[0]!.body.split(".")[1]!).events[PLID_DELETED].plid).toBe(plid);
+  });
+
+  it("the operator's list shows an event whichever ONE_TIME_SHARDS the worker that recorded it had", async () => {
+    receivers(() => "down");
+    const plid = `${crypto.randomUUID().slice(0, -2)}1f`; // shard 31 under 32 shards, 15 under 16
+    const e = newEvent(DEMO.clientId, plid, "user_terminated");
+    await revokePlids(env, [plid], 32, 600_000, [e]);
+    try {
+      await vi.waitFor(async () => expect((await pending()).map((x) => x.id)).toContain(e.jti), {
+        timeout: 5000,
+        interval: 50,
+      });
+    } finally {
+      await runInDurableObject(storeAt(env, 31), (_o, st) => {
+        st.storage.sql.exec("DELETE FROM event_outbox WHERE jti = ?", e.jti);
+      });
+    }
   });
 
   it("the backoff schedule covers at least 24 hours before an event is abandoned", () => {
