@@ -340,6 +340,23 @@ describe("core/one-time-store redemption: one conditional statement, or the path
     expect(after).toBe(1);
   });
 
+  it("an event recorded in an object without an alarm is sent at once, not at the next sweep", async () => {
+    const sent: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      sent.push(new Request(input).url);
+      return new Response(null, { status: 202 });
+    });
+    const stub = storeAt(env, 47); // an object no test used: no alarm set
+    expect(await runInDurableObject(stub, (_o, st) => st.storage.getAlarm())).toBeNull();
+    const plid = `${crypto.randomUUID().slice(0, -2)}2f`; // 47 under 64 shards
+    try {
+      await stub.revokePlids([plid], 600_000, [newEvent("demo-client", plid, "user_terminated")]);
+      await vi.waitFor(() => expect(sent).toHaveLength(1), { timeout: 3000, interval: 20 });
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   it("a bulk end (more plids than one call carries) ends every plid, in every object each maps to", async () => {
     const plids = Array.from({ length: 450 }, () => crypto.randomUUID());
     await revokePlids(env, plids, 16, 600_000);

@@ -391,8 +391,10 @@ export class OneTimeStore extends DurableObject {
         now,
       );
     }
+    // Events: the alarm now (it sweeps and reschedules itself). Not both: each reads the alarm
+    // before either sets it, and the sweep's later time would win on an object without one.
     if (events.length) this.alarmBy(now);
-    this.scheduleSweep();
+    else this.scheduleSweep();
   }
 
   /** The events not yet delivered (never the plid: the operator sees client, reason and tries). */
