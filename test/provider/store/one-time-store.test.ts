@@ -9,11 +9,13 @@ import {
   shardOf,
   storeAt,
   storeFor,
+  storeForPlid,
   type CodeGrant,
 } from "../../../workers/provider/store/one-time-store";
 import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
 import { newEvent } from "../../../workers/provider/store/events";
-import { intercept } from "../../support/helpers";
+import { HONG, intercept, mintFor } from "../../support/helpers";
+import { asClient, createClient } from "../../support/admin";
 
 const GRANT: CodeGrant = {
   clientId: "c",
@@ -355,6 +357,26 @@ describe("core/one-time-store redemption: one conditional statement, or the path
     } finally {
       vi.restoreAllMocks();
     }
+  });
+
+  it("an end whose link deletion never happened (a D1 error after the revocation) removes the leftover link before the end is forgotten: the plid never comes back", async () => {
+    const c = await createClient({ auto_login: true });
+    const { plid } = await mintFor(HONG.phone, { client: asClient(c) });
+    const stub = storeForPlid(env, plid, 16);
+    await stub.revokePlids([plid], 600_000); // the end reached the store; the link's deletion did not
+    const link = () => env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(plid).first();
+    expect(await link()).not.toBeNull();
+    await runInDurableObject(stub, (_o, st) => {
+      st.storage.sql.exec("UPDATE revoked_plids SET expires_at = ? WHERE plid = ?", Date.now() - 1, plid);
+    });
+    await runDurableObjectAlarm(stub);
+    expect(await link()).toBeNull();
+    const kept = await runInDurableObject(
+      stub,
+      (_o, st) =>
+        st.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM revoked_plids WHERE plid = ?", plid).one().n,
+    );
+    expect(kept).toBe(0);
   });
 
   it("a bulk end (more plids than one call carries) ends every plid, in every object each maps to", async () => {

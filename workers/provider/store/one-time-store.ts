@@ -632,6 +632,39 @@ export class OneTimeStore extends DurableObject {
       .catch(() => {});
   }
 
+  /**
+   * Drops the ends whose retention is over, once their links are surely gone from D1: an end whose
+   * link deletion failed after the revocation (a D1 error, the caller gone) would otherwise bring
+   * the plid back to life when its end is forgotten. A plid is never given again, so a link still
+   * holding one is a leftover and goes now, with its automatic-login grants; a D1 failure keeps the
+   * ends for the next sweep.
+   */
+  private async forgetEndedPlids(now: number): Promise<void> {
+    const ended = this.sql
+      .exec<{ plid: string }>("SELECT plid FROM revoked_plids WHERE expires_at <= ? LIMIT 500", now)
+      .toArray()
+      .map((r) => r.plid);
+    if (ended.length === 0) return;
+    const list = JSON.stringify(ended);
+    if (this.db) {
+      const inList = "IN (SELECT value FROM json_each(?))";
+      try {
+        await this.db.batch([
+          this.db
+            .prepare(
+              `DELETE FROM auto_login_grants WHERE EXISTS (SELECT 1 FROM links l WHERE l.plid ${inList}
+                 AND l.client_id = auto_login_grants.client_id AND l.subscriber_id = auto_login_grants.subscriber_id)`,
+            )
+            .bind(list),
+          this.db.prepare(`DELETE FROM links WHERE plid ${inList}`).bind(list),
+        ]);
+      } catch {
+        return;
+      }
+    }
+    this.sql.exec("DELETE FROM revoked_plids WHERE plid IN (SELECT value FROM json_each(?))", list);
+  }
+
   /** Sends due events, deletes what has expired, retries any audit rows left; reschedules while anything is left. */
   override async alarm(): Promise<void> {
     const nextEvent = await this.deliverDue().catch(() => Date.now() + SWEEP_MS);
@@ -641,7 +674,7 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now);
     this.sql.exec("DELETE FROM entries WHERE expires_at <= ?", now);
     this.sql.exec("DELETE FROM counters WHERE window_end <= ?", now);
-    this.sql.exec("DELETE FROM revoked_plids WHERE expires_at <= ?", now);
+    await this.forgetEndedPlids(now);
     this.sql.exec(
       "DELETE FROM event_outbox WHERE next_at IS NULL AND created_at <= ?",
       now - RETRY_FOR_MS - KEEP_UNDELIVERED_MS,
