@@ -161,6 +161,23 @@ describe("POST /auth/logout", () => {
     expect((await two.get("/auth/me")).status).toBe(200);
   });
 
+  it("a callback of this browser replayed after the logout is refused, also when two tabs' callbacks ran at once (each made a session, the cookie names one)", async () => {
+    const k = kit();
+    const b = new Browser(k);
+    const starts = [await b.startLogin(), await b.startLogin()];
+    const urls = await Promise.all(
+      starts.map(async (s) => {
+        const { code } = await mintFor(HONG.phone, { codeChallenge: s.challenge! });
+        return `/auth/callback?${new URLSearchParams({ code, state: s.state })}`;
+      }),
+    );
+    const answers = await Promise.all(urls.map((u) => b.get(u)));
+    expect(answers.map((r) => r.status)).toEqual([303, 303]);
+    expect((await b.post("/auth/logout")).status).toBe(200);
+    for (const u of urls) expect((await b.get(u)).status).toBe(400);
+    expect((await b.get("/auth/me")).status).toBe(401);
+  });
+
   it("a request carrying both the cookie and a Bearer token (an app's own API token) ends the cookie's session too: a copy of the cookie no longer works", async () => {
     const k = kit();
     const b = new Browser(k);

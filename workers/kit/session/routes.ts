@@ -8,7 +8,7 @@ import { clientNetwork, json, mediaType, readBodyText, readParams } from "../../
 import { E } from "../../core/errors";
 import { disconnectUser, RpClientError } from "../client";
 import { rpClientConfig, rpConfig, type RpEnv } from "../config";
-import { checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http";
+import { BINDING_COOKIE, checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http";
 import { receiveEvent } from "../events";
 import { redeemOnce } from "../redeem";
 import {
@@ -27,6 +27,7 @@ const MAX_BODY_BYTES = 16 * 1024;
 const CODE_SHAPE = /^[\x21-\x7e]{1,512}$/;
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
 const CLEAR_SESSION = hostCookie(SESSION_COOKIE, "", { maxAgeSeconds: 0 });
+const CLEAR_BINDING = hostCookie(BINDING_COOKIE, "", { maxAgeSeconds: 0 });
 
 async function requireSession(req: Request, env: RpEnv): Promise<CurrentSession> {
   const session = await currentSession(req, env);
@@ -44,11 +45,16 @@ function checkPostOrigin(req: Request, env: RpEnv): void {
 
 /**
  * A browser form post gets 303 to `/?done=logout` (or `disconnect`), so the app can say what
- * happened; an API caller gets JSON. Both lose the session cookie.
+ * happened; an API caller gets JSON. Both lose the session cookie, and the login binding cookie:
+ * a callback of this browser replayed afterwards (its address from the history, within the minute
+ * a duplicate is answered) must not log it in again, also when two tabs' callbacks ran at once and
+ * left a session the cookie no longer names.
  */
 function done(req: Request, body: Record<string, unknown>, what: "logout" | "disconnect"): Response {
-  if (wantsHtml(req)) return kitRedirect(303, `/?done=${what}`, [CLEAR_SESSION]);
-  return json(body, 200, { "Set-Cookie": CLEAR_SESSION });
+  if (wantsHtml(req)) return kitRedirect(303, `/?done=${what}`, [CLEAR_SESSION, CLEAR_BINDING]);
+  const res = json(body, 200, { "Set-Cookie": CLEAR_SESSION });
+  res.headers.append("Set-Cookie", CLEAR_BINDING);
+  return res;
 }
 
 async function me(req: Request, env: RpEnv): Promise<Response> {
