@@ -8,12 +8,11 @@ import { derivedToken } from "../core/crypto";
 import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config";
 import { SESSION_COOKIE } from "./http";
 import {
-  createSession,
+  createLoginSession,
   endSession,
   forgetIdentity,
   getIdentity,
   identityItems,
-  plidEndedAt,
   putIdentity,
   readSession,
   type SessionKind,
@@ -93,14 +92,19 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
   if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;
   if (user.autoStatusCheck) record.autoStatusCheck = user.autoStatusCheck;
-  const sessionId = await createSession(env, record, cfg.sessionTtlSeconds, opts.sessionId);
+  const { id: sessionId, endedAt } = await createLoginSession(
+    env,
+    record,
+    cfg.sessionTtlSeconds,
+    opts.sessionId,
+    started,
+  );
   // A disconnect (or the service's event) that ended the plid after this login began: the user read
   // above may predate it, and the writes above may have landed after its deletions. Ended here,
-  // nothing of this login stays. (The end is recorded before its deletions; if this read missed
-  // it, those deletions come after these writes, where KV shows writes at once: one location.
-  // Across locations KV lags up to 60 s, and this is best effort.)
-  const ended = await plidEndedAt(env, user.plid);
-  if (ended !== null && ended >= started) {
+  // nothing of this login stays. (The end is recorded before its deletions; if the index read
+  // missed it, those deletions come after these writes, where KV shows writes at once: one
+  // location. Across locations KV lags up to 60 s, and this is best effort.)
+  if (endedAt !== null) {
     await Promise.all([endSession(env, sessionId), forgetIdentity(env, user.plid)]);
     throw new RpClientError("ended", "user", "the login's plid was ended while it was under way");
   }

@@ -20,7 +20,6 @@ const KEY = {
   redemption: (hash: string) => `redeem:${hash}`,
   redemptionOutcome: (hash: string) => `redeem-outcome:${hash}`,
   plidSessions: (plidHash: string) => `plid-sessions:${plidHash}`,
-  plidEnded: (plidHash: string) => `plid-ended:${plidHash}`,
   eventJti: (hash: string) => `event-jti:${hash}`,
 } as const;
 
@@ -134,55 +133,72 @@ export async function createSession(
   ttlSeconds: number,
   id = randomToken(32),
 ): Promise<string> {
+  return (await createLoginSession(env, record, ttlSeconds, id, record.loginAt)).id;
+}
+
+/**
+ * `createSession` for a login that began at `startedAt` (before its exchange and user read), and
+ * when its plid was ended at or after that moment (`endedAt`): the index, read after the session
+ * and identity were written, carries the time of the plid's last end (`endPlid`). Such a session
+ * is not indexed; the caller ends it.
+ */
+export async function createLoginSession(
+  env: KvEnv,
+  record: SessionRecord,
+  ttlSeconds: number,
+  id: string,
+  startedAt: number,
+): Promise<{ id: string; endedAt: number | null }> {
   const hash = await sha256(id);
   await env.RP_KV.put(KEY.session(hash), JSON.stringify(record), { expirationTtl: ttlSeconds });
-  await indexSession(env, record.plid, hash, ttlSeconds);
-  return id;
+  const key = KEY.plidSessions(await sha256(record.plid));
+  const index = await readIndex(env, key);
+  if (index.ended !== undefined && index.ended >= startedAt) return { id, endedAt: index.ended };
+  // Adds the session so an end of the plid can end every session of it (docs/rp-kit.md "Events").
+  // KV has no atomic append: two logins of one plid at the same moment may keep one; the identity's
+  // removal, which every session checks, still ends both. A second login of the plid within a
+  // second may be refused by KV (one write per key per second): that index then misses this
+  // session, as above, and the login goes on.
+  const sessions = [...index.sessions.filter((h) => h !== hash).slice(-49), hash];
+  const ttl = Math.max(ttlSeconds, index.ended !== undefined ? ENDED_TTL_SECONDS : 0);
+  await env.RP_KV.put(key, JSON.stringify({ ...index, sessions }), { expirationTtl: ttl }).catch(() => {});
+  return { id, endedAt: null };
+}
+
+/** A plid's index: its sessions' hashes, and when it was last ended (a list alone before ends were kept). */
+interface PlidIndex {
+  sessions: string[];
+  ended?: number;
+}
+
+async function readIndex(env: KvEnv, key: string): Promise<PlidIndex> {
+  const v = await env.RP_KV.get<PlidIndex | string[]>(key, "json");
+  return Array.isArray(v) ? { sessions: v } : (v ?? { sessions: [] });
 }
 
 /**
- * Adds a session to its plid's index, so an event about the plid can end every session of it
- * (docs/rp-kit.md "Events"). KV has no atomic append: two logins of one plid at the same moment
- * may keep one; the identity's removal, which every session checks, still ends both.
+ * How long a plid's index keeps the time of its end: longer than a login can be under way (its
+ * exchange and user read, each bounded by RP_PROVIDER_TIMEOUT_MS, at most 60 s), and than the
+ * service's retries of an event within the hour.
  */
-async function indexSession(env: KvEnv, plid: string, sessionHash: string, ttlSeconds: number): Promise<void> {
-  const key = KEY.plidSessions(await sha256(plid));
-  const list = ((await env.RP_KV.get<string[]>(key, "json")) ?? []).filter((h) => h !== sessionHash).slice(-49);
-  // A second login of the plid within a second may be refused by KV (one write per key per
-  // second): that index then misses this session, as above, and the login goes on.
-  await env.RP_KV.put(key, JSON.stringify([...list, sessionHash]), { expirationTtl: ttlSeconds }).catch(() => {});
-}
-
-/**
- * How long a plid's end is remembered: longer than a login can be under way (its exchange and user
- * read, each bounded by RP_PROVIDER_TIMEOUT_MS, at most 60 s), so that a login that read the user
- * before the end finds it once it has stored its session (`plidEndedAt`).
- */
-const ENDED_TTL_SECONDS = 300;
+const ENDED_TTL_SECONDS = 3600;
 
 /**
  * Ends every session of a plid and forgets its identity (a disconnect, an event from the service).
- * The end is recorded first: a login of the plid under way meanwhile looks for it after storing
- * its identity and session, and if it missed it, this deletion comes after its writes.
+ * The end is recorded in the plid's index first, with the sessions to end kept there (a retry of
+ * an end that failed midway finds them again): a login of the plid under way meanwhile reads the
+ * index after storing its identity and session (`createLoginSession`), and if it missed the end,
+ * these deletions come after its writes.
  */
 export async function endPlid(env: KvEnv, plid: string): Promise<number> {
-  const plidHash = await sha256(plid);
-  // a second end within the second (a disconnect and its event) is refused by KV: the first holds
-  await env.RP_KV.put(KEY.plidEnded(plidHash), String(Date.now()), { expirationTtl: ENDED_TTL_SECONDS }).catch(
-    () => {},
-  );
-  const key = KEY.plidSessions(plidHash);
-  const list = (await env.RP_KV.get<string[]>(key, "json")) ?? [];
-  await Promise.all([...list.map((h) => env.RP_KV.delete(KEY.session(h))), forgetIdentity(env, plid)]);
-  // the index last: an end that failed midway leaves it for the retry (an event sent again)
-  await env.RP_KV.delete(key);
-  return list.length;
-}
-
-/** When the plid was last ended here (epoch ms), within the last ENDED_TTL_SECONDS; else null. */
-export async function plidEndedAt(env: KvEnv, plid: string): Promise<number | null> {
-  const v = await env.RP_KV.get(KEY.plidEnded(await sha256(plid)));
-  return v === null ? null : Number(v);
+  const key = KEY.plidSessions(await sha256(plid));
+  const { sessions } = await readIndex(env, key);
+  // a second write within the second (a disconnect and its event) is refused by KV: the first holds
+  await env.RP_KV.put(key, JSON.stringify({ sessions, ended: Date.now() } satisfies PlidIndex), {
+    expirationTtl: ENDED_TTL_SECONDS,
+  }).catch(() => {});
+  await Promise.all([...sessions.map((h) => env.RP_KV.delete(KEY.session(h))), forgetIdentity(env, plid)]);
+  return sessions.length;
 }
 
 /**
