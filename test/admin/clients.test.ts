@@ -16,7 +16,7 @@ import {
   FORM,
   form,
   HONG,
-  intercept,
+  afterRead,
   KIM,
   mintFor,
   tokenFor,
@@ -432,22 +432,11 @@ describe("clients: update, disable, enable, delete", () => {
     let late: { code: string; plid: string } | null = null;
     // The real D1: as soon as the deletion has read the client's links, a sign-in's consent lands
     // (a new link and its code), before the deletion removes the rows.
-    const db = intercept(env.DB, {
-      prepare: (sql: string) => {
-        const stmt = env.DB.prepare(sql);
-        if (late || sql !== "SELECT plid FROM links WHERE client_id = ?") return stmt;
-        return intercept(stmt, {
-          bind: (...args: unknown[]) =>
-            intercept(stmt.bind(...args), {
-              all: async () => {
-                const read = await stmt.bind(...args).all();
-                late = await mintFor(HONG.phone, { client: asClient(c) });
-                return read;
-              },
-            }),
-        });
-      },
-    });
+    const db = afterRead(
+      env.DB,
+      (sql) => sql === "SELECT plid FROM links WHERE client_id = ?",
+      async () => (late = await mintFor(HONG.phone, { client: asClient(c) })),
+    );
     expect(await deleteClient({ ...env, DB: db } as never, c.client_id)).toBe(true);
     expect(late).not.toBeNull();
     // The client is gone, so its credentials fail first at the token route; the store itself, which

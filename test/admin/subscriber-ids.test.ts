@@ -7,7 +7,7 @@ import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { admin } from "../support/admin";
-import { DEMO, exchange, intercept, mintFor } from "../support/helpers";
+import { afterRead, DEMO, exchange, mintFor } from "../support/helpers";
 import { ciOf, importRows, lastCode } from "../support/directory";
 import { Browser, DEMO_CB } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
@@ -144,22 +144,11 @@ describe("a consent landing while the subscriber is removed", () => {
     let late: { code: string; plid: string } | null = null;
     // The real D1: as soon as the removal has read the person's links, a sign-in's consent lands
     // (a new link and its code), before the removal deletes the row.
-    const db = intercept(env.DB, {
-      prepare: (sql: string) => {
-        const stmt = env.DB.prepare(sql);
-        if (late || !sql.includes("FROM links l JOIN clients")) return stmt;
-        return intercept(stmt, {
-          bind: (...args: unknown[]) =>
-            intercept(stmt.bind(...args), {
-              all: async () => {
-                const read = await stmt.bind(...args).all();
-                late = await mintFor(phone);
-                return read;
-              },
-            }),
-        });
-      },
-    });
+    const db = afterRead(
+      env.DB,
+      (sql) => sql.includes("FROM links l JOIN clients"),
+      async () => (late = await mintFor(phone)),
+    );
     expect(await deleteSubscriber({ ...env, DB: db } as never, phone)).not.toBeNull();
     expect(late).not.toBeNull();
     const res = await exchange(late!.code);

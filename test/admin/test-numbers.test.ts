@@ -4,7 +4,7 @@
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin, ADMIN_TOKEN } from "../support/admin";
-import { BASE, exchange, HONG, intercept, mintFor } from "../support/helpers";
+import { afterRead, BASE, exchange, HONG, mintFor } from "../support/helpers";
 import { ciOf, importRows } from "../support/directory";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import adminWorker from "../../workers/admin/index";
@@ -97,33 +97,24 @@ describe("a test number over time", () => {
     it(`a directory import landing between the check and the write keeps its row: ${what} is refused`, async () => {
       if (before) expect((await register({ phoneNo: phone, ci: before })).status).toBe(201);
       let landed = false;
-      const db = intercept(env.DB, {
-        prepare: (sql: string) => {
-          const stmt = env.DB.prepare(sql);
-          if (landed || !/SELECT .*test_clients.* FROM subscribers WHERE phone = \?/.test(sql)) return stmt;
-          return intercept(stmt, {
-            bind: (...args: unknown[]) =>
-              intercept(stmt.bind(...args), {
-                first: async () => {
-                  const read = await stmt.bind(...args).first();
-                  landed = true;
-                  await importRows([
-                    {
-                      telcoCd: "K",
-                      phoneNo: phone,
-                      name: "실제사람",
-                      gender: "F",
-                      birth: "1990-01-01",
-                      foreign: "L",
-                      ci: ciOf(77),
-                    },
-                  ]);
-                  return read;
-                },
-              }),
-          });
+      const db = afterRead(
+        env.DB,
+        (sql) => /SELECT .*test_clients.* FROM subscribers WHERE phone = \?/.test(sql),
+        async () => {
+          landed = true;
+          await importRows([
+            {
+              telcoCd: "K",
+              phoneNo: phone,
+              name: "실제사람",
+              gender: "F",
+              birth: "1990-01-01",
+              foreign: "L",
+              ci: ciOf(77),
+            },
+          ]);
         },
-      });
+      );
       const req = new Request(`${BASE}/admin/test-numbers`, {
         method: "POST",
         headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },

@@ -120,3 +120,39 @@ export function intercept<T extends object>(target: T, overrides: Record<string,
     },
   });
 }
+
+/**
+ * The real D1, running `meanwhile` once, right after the first statement whose SQL `match`es has
+ * read its rows (`all` or `first`) and before its caller goes on: another request's step landing
+ * between a read and the write that follows it.
+ */
+export function afterRead(
+  db: D1Database,
+  match: (sql: string) => boolean,
+  meanwhile: () => Promise<unknown>,
+): D1Database {
+  let done = false;
+  const after = async <T>(read: Promise<T>): Promise<T> => {
+    const rows = await read;
+    if (!done) {
+      done = true;
+      await meanwhile();
+    }
+    return rows;
+  };
+  return intercept(db, {
+    prepare: (sql: string) => {
+      const stmt = db.prepare(sql);
+      if (done || !match(sql)) return stmt;
+      return intercept(stmt, {
+        bind: (...args: unknown[]) => {
+          const bound = stmt.bind(...args);
+          return intercept(bound, {
+            all: () => after(bound.all()),
+            first: (column?: string) => after(column === undefined ? bound.first() : bound.first(column)),
+          });
+        },
+      });
+    },
+  });
+}

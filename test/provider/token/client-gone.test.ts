@@ -4,29 +4,16 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "../../support/env";
 import { expect, it } from "vitest";
 import { createClient } from "../../support/admin";
-import { basic, intercept } from "../../support/helpers";
+import { afterRead, basic } from "../../support/helpers";
 import tokenWorker from "../../../workers/provider/token/index";
 
 /** The real D1, deleting `clientId` right after the first read of its record has answered. */
 function deletingAfterFirstRead(db: D1Database, clientId: string): D1Database {
-  let done = false;
-  return intercept(db, {
-    prepare: (sql: string) => {
-      const stmt = db.prepare(sql);
-      if (done || !sql.startsWith("SELECT * FROM clients")) return stmt;
-      return intercept(stmt, {
-        bind: (...args: unknown[]) =>
-          intercept(stmt.bind(...args), {
-            first: async () => {
-              const row = await stmt.bind(...args).first();
-              done = true;
-              await db.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId).run();
-              return row;
-            },
-          }),
-      });
-    },
-  });
+  return afterRead(
+    db,
+    (sql) => sql.startsWith("SELECT * FROM clients"),
+    () => db.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId).run(),
+  );
 }
 
 it("the token endpoint: a client deleted between its record and its secrets is invalid_client, not a 500", async () => {
