@@ -129,6 +129,43 @@ describe("a test number over time", () => {
   }
 });
 
+describe("removing a test number", () => {
+  it("removes only the test number it read: a directory import giving the number to a real person meanwhile keeps that person and their link (404)", async () => {
+    const phone = "01099995555";
+    expect((await register({ phoneNo: phone, ci: ciOf(103) })).status).toBe(201);
+    let realPlid = "";
+    const db = afterRead(
+      env.DB,
+      (sql) => /FROM subscribers WHERE phone = \? AND test_clients IS NOT NULL/.test(sql),
+      async () => {
+        // the carrier directory now lists a real subscriber at this number, who signs in to an app
+        await importRows([
+          {
+            telcoCd: "K",
+            phoneNo: phone,
+            name: "실제사람",
+            gender: "F",
+            birth: "1990-01-01",
+            foreign: "L",
+            ci: ciOf(104),
+          },
+        ]);
+        realPlid = (await mintFor(phone)).plid;
+      },
+    );
+    const req = new Request(`${BASE}/admin/test-numbers/${phone}`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const res = await adminWorker.fetch!(req as never, { ...env, DB: db } as never, ctx);
+    expect(realPlid).not.toBe("");
+    // the test number it read is gone (the import replaced it): nothing was removed by this request
+    expect(res.status).toBe(404);
+    expect(await subscriberByPhone(env, phone)).toMatchObject({ name: "실제사람", ci: ciOf(104), testOtpHash: null });
+    expect(await env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(realPlid).first()).not.toBeNull();
+  });
+});
+
 describe("signing in with a test number", () => {
   it("works with its fixed code for a listed client, sends no SMS, and is marked in the audit", async () => {
     expect((await register()).status).toBeLessThan(300);

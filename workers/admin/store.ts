@@ -215,7 +215,12 @@ export async function upsertSubscribers(
     counts.inserted += part.length - updated;
     counts.reassigned += displacedIds.length;
     if (dryRun) continue;
-    if (displacedIds.length) await removeSubscribers(env, displacedIds, "number_reassigned");
+    if (displacedIds.length)
+      await removeSubscribers(
+        env,
+        { sql: "SELECT value FROM json_each(?)", binds: [JSON.stringify(displacedIds)] },
+        "number_reassigned",
+      );
     if (moves.length) {
       // through a placeholder first, so two people trading numbers never meet on one
       await env.DB.batch([
@@ -247,34 +252,49 @@ export async function upsertSubscribers(
 export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<number | null> {
   const row = await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?").bind(phone).first<{ id: number }>();
   if (!row) return null;
-  await removeSubscribers(env, [row.id], "subscriber_removed");
+  await removeSubscribers(
+    env,
+    { sql: "SELECT value FROM json_each(?)", binds: [JSON.stringify([row.id])] },
+    "subscriber_removed",
+  );
   return row.id;
 }
 
 /**
- * Removes one subscriber by id (a test number's persona replaced), as `deleteSubscriber` does; a row
- * already gone (an import replaced it meanwhile) removes nothing, and ids are never given twice.
+ * Removes a registered test number by the id its caller read, as `deleteSubscriber` does; false when
+ * that row is no longer a test number. By id and with the test condition in the removal's own
+ * statements: an import may have given the number to a real person since the caller's read (the
+ * test number's row deleted, the person's row another id, ids never given twice), and that person
+ * and their links stay.
  */
-export async function deleteSubscriberId(env: StoreEnv, id: number): Promise<void> {
-  await removeSubscribers(env, [id], "subscriber_removed");
+export async function deleteTestNumber(env: StoreEnv, id: number): Promise<boolean> {
+  const which = { sql: "SELECT id FROM subscribers WHERE id = ? AND test_clients IS NOT NULL", binds: [id] };
+  return (await removeSubscribers(env, which, "subscriber_removed")) > 0;
+}
+
+/** The subscribers a removal takes: an SQL query of their ids, with its bound values. */
+interface Selection {
+  sql: string;
+  binds: readonly unknown[];
 }
 
 /**
  * Removes subscribers: their links end as disconnects do (codes and tokens, events, audit), then
  * the rows go with their links and grants. The links are deleted by that statement itself, so one
- * made by a consent that landed after `endLinks` read them is returned and ended too.
+ * made by a consent that landed after `endLinks` read them is returned and ended too. The
+ * selection is evaluated again by each statement (the rows' deletion last); the rows removed.
  */
-async function removeSubscribers(env: StoreEnv, ids: readonly number[], reason: EndReason): Promise<void> {
-  const list = JSON.stringify(ids);
-  await endLinks(env, "l.subscriber_id IN (SELECT value FROM json_each(?))", [list], reason);
-  const [late] = await env.DB.batch<{ client_id: string; plid: string; subscriber_id: number }>([
+async function removeSubscribers(env: StoreEnv, which: Selection, reason: EndReason): Promise<number> {
+  await endLinks(env, `l.subscriber_id IN (${which.sql})`, which.binds, reason);
+  const [late, , removed] = await env.DB.batch<{ client_id: string; plid: string; subscriber_id: number }>([
     env.DB.prepare(
-      "DELETE FROM links WHERE subscriber_id IN (SELECT value FROM json_each(?)) RETURNING client_id, plid, subscriber_id",
-    ).bind(list),
-    env.DB.prepare("DELETE FROM auto_login_grants WHERE subscriber_id IN (SELECT value FROM json_each(?))").bind(list),
-    env.DB.prepare("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?))").bind(list),
+      `DELETE FROM links WHERE subscriber_id IN (${which.sql}) RETURNING client_id, plid, subscriber_id`,
+    ).bind(...which.binds),
+    env.DB.prepare(`DELETE FROM auto_login_grants WHERE subscriber_id IN (${which.sql})`).bind(...which.binds),
+    env.DB.prepare(`DELETE FROM subscribers WHERE id IN (${which.sql})`).bind(...which.binds),
   ]);
   await endLateLinks(env, late?.results ?? [], reason);
+  return removed?.meta.changes ?? 0;
 }
 
 export async function countSubscribers(env: DbEnv): Promise<{ total: number; testNumbers: number }> {

@@ -10,7 +10,7 @@ import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
 import type { RequestContext } from "../core/router";
 import { COLUMNS, validateRow } from "./directory-input";
-import { deleteSubscriber, deleteSubscriberId } from "./store";
+import { deleteTestNumber } from "./store";
 import { onlyFields, readJsonObject } from "./steps";
 import { audit } from "../provider/store/audit";
 
@@ -81,7 +81,7 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
   // Another persona (another ci) is another person: the previous one's logins end with its row, and
   // the new one gets a new id, so it never inherits a plid (as a reassigned number does).
   // By the id read: a directory row that replaced it meanwhile is another id, and is left alone.
-  if (existing && existing.ci !== row.ci) await deleteSubscriberId(env, existing.id);
+  if (existing && existing.ci !== row.ci) await deleteTestNumber(env, existing.id);
   // The update touches test numbers only: a directory import landing after the read above keeps its row.
   const written = await env.DB.prepare(
     `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, test_clients, test_expires_at, created_at)
@@ -130,11 +130,12 @@ export async function listTestNumbers(_req: Request, env: AdminEnv): Promise<Res
 export async function removeTestNumber(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const phone = rc.params.phone!.replace(/[-\s]/g, "");
   if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
-  const isTest = await env.DB.prepare("SELECT 1 AS y FROM subscribers WHERE phone = ? AND test_clients IS NOT NULL")
+  const row = await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ? AND test_clients IS NOT NULL")
     .bind(phone)
-    .first();
-  if (!isTest) throw E.noSuch("test number");
-  await deleteSubscriber(env, phone);
+    .first<{ id: number }>();
+  // By the id read, never the phone again: an import giving the number to a real person since
+  // this read replaced the test number's row, and that person is not removed (nothing is: 404).
+  if (!row || !(await deleteTestNumber(env, row.id))) throw E.noSuch("test number");
   await audit(env, "test_number.removed", null, "ok");
   return json({ deleted: true });
 }
