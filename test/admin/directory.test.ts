@@ -214,6 +214,44 @@ describe("POST /admin/directory/import", () => {
     expect(await subscriberByPhone(env, "01066660002")).toBeNull();
   });
 
+  it("a ci repeated within one file is rejected from its second row (one person, one row), whichever number it names", async () => {
+    const r = await report(
+      await importJson([
+        {
+          telcoCd: "S",
+          phoneNo: "01066670001",
+          name: "한사람",
+          gender: "M",
+          birth: "1980-01-01",
+          foreign: "L",
+          ci: CI(61),
+        },
+        {
+          telcoCd: "S",
+          phoneNo: "01066670002",
+          name: "다른이",
+          gender: "M",
+          birth: "1980-01-01",
+          foreign: "L",
+          ci: CI(62),
+        },
+        {
+          telcoCd: "K",
+          phoneNo: "01066670003",
+          name: "한사람",
+          gender: "M",
+          birth: "1980-01-01",
+          foreign: "L",
+          ci: CI(61),
+        },
+      ]),
+    );
+    expect(r).toMatchObject({ received: 3, inserted: 2, rejected_count: 1 });
+    expect(r.rejected).toEqual([{ row: 3, reason: "ci repeats row 1" }]);
+    expect(await subscriberByPhone(env, "01066670001")).toMatchObject({ ci: CI(61) });
+    expect(await subscriberByPhone(env, "01066670003")).toBeNull();
+  });
+
   it("JSON rows that are not objects, or hold numbers instead of text, are rejected by row", async () => {
     const r = await report(
       await importJson([

@@ -185,6 +185,7 @@ export function parseImport(format: "csv" | "json", text: string, maxRows: numbe
   const valid: SubscriberInput[] = [];
   const rejected: Rejected[] = [];
   const firstRowOfPhone = new Map<string, number>();
+  const firstRowOfCi = new Map<string, number>();
   const today = new Date(now + KST_OFFSET_MS).toISOString().slice(0, 10);
   rows.forEach((raw, i) => {
     const row = i + 1;
@@ -212,7 +213,15 @@ export function parseImport(format: "csv" | "json", text: string, maxRows: numbe
       rejected.push({ row, reason: `phoneNo repeats row ${first}` });
       return;
     }
+    // A ci is a person, and a person is one row (docs/account.md): a second row of one ci would
+    // make which number the person keeps depend on the rows' order.
+    const firstOfCi = firstRowOfCi.get(result.ci);
+    if (firstOfCi !== undefined) {
+      rejected.push({ row, reason: `ci repeats row ${firstOfCi}` });
+      return;
+    }
     firstRowOfPhone.set(result.phone, row);
+    firstRowOfCi.set(result.ci, row);
     valid.push(result);
   });
   return { format, valid, rejected, received: rows.length, ignoredColumns: [...ignored] };

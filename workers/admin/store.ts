@@ -159,8 +159,11 @@ export async function deleteClient(env: StoreEnv, clientId: string): Promise<boo
 /** One validated directory row, in the table's terms. */
 export type SubscriberInput = Omit<Subscriber, "id">;
 
-/** Rows per statement: the rows travel as one JSON parameter, so D1's 100-parameter cap does not bind. */
+/** Rows per staging statement: the rows travel as one JSON parameter (D1 binds at most 100 values). */
 const IMPORT_CHUNK = 500;
+
+/** Staged rows (personal data) left by an import that died midway are deleted by the next after this. */
+const STAGED_MAX_MS = 3600_000;
 
 /** How an import changed the directory. */
 export interface ImportCounts {
@@ -170,6 +173,34 @@ export interface ImportCounts {
   reassigned: number;
 }
 
+const STAGE = `INSERT INTO import_rows (import_id, seq, telco, phone, name, gender, birth, foreign_cd, ci, staged_at)
+  SELECT ?2, ?3 + key, json_extract(value, '$.telco'), json_extract(value, '$.phone'), json_extract(value, '$.name'),
+         json_extract(value, '$.gender'), json_extract(value, '$.birth'), json_extract(value, '$.foreign'),
+         json_extract(value, '$.ci'), ?4
+  FROM json_each(?1)`;
+
+/**
+ * The decision, made from the directory as it is when these statements run: each staged row's
+ * person is the row with its `ci` (the one at its number first), a registered test number never
+ * (its persona and fixed code belong to the review, not to a directory person); every other row
+ * at a staged number is another person's, displaced.
+ */
+const DECIDE = [
+  `UPDATE import_rows SET subscriber_id = coalesce(
+     (SELECT s.id FROM subscribers s WHERE s.ci = import_rows.ci AND s.phone = import_rows.phone AND s.test_clients IS NULL),
+     (SELECT min(s.id) FROM subscribers s WHERE s.ci = import_rows.ci AND s.test_clients IS NULL))
+   WHERE import_id = ?1`,
+  `UPDATE import_rows SET displaced_id = (
+     SELECT s.id FROM subscribers s WHERE s.phone = import_rows.phone AND s.id NOT IN
+       (SELECT c.subscriber_id FROM import_rows c WHERE c.import_id = ?1 AND c.subscriber_id IS NOT NULL))
+   WHERE import_id = ?1`,
+];
+
+const COUNT = `SELECT count(*) - count(subscriber_id) AS inserted, count(subscriber_id) AS updated,
+  count(displaced_id) AS reassigned FROM import_rows WHERE import_id = ?1`;
+
+const DISPLACED = "SELECT displaced_id FROM import_rows WHERE import_id = ? AND displaced_id IS NOT NULL";
+
 /**
  * Applies the rows to the directory. A subscriber is a person, identified by `ci`
  * (docs/account.md "A reassigned number is a new person"):
@@ -177,11 +208,15 @@ export interface ImportCounts {
  *   consent kept;
  * - the same `ci` under a new number is the person who changed number: the row moves (plids
  *   kept), the old number is freed;
- * - a number whose row has another `ci` (not moving elsewhere in this import) passed to another
- *   person: the previous person's record for that number ends, every link of every app ended as
- *   a disconnect is (codes and tokens end, an event with reason `number_reassigned` to apps that
- *   registered one, audited), and the new person starts with nothing.
- * Test-number codes are never set or changed here. With `dryRun` nothing is written.
+ * - a number whose row has another `ci` (not moving elsewhere in this import), or is a registered
+ *   test number, passed to another person: the previous person's record for that number ends,
+ *   every link of every app ended as a disconnect is (codes and tokens end, an event with reason
+ *   `number_reassigned` to apps that registered one, audited), and the new person starts with
+ *   nothing.
+ * A row's `ci` is never written once the row exists, and a test number's code never: a row holds
+ * one person for its life. The rows are staged, then decided and written in one D1 batch (a
+ * transaction), so a write landing before it (a test number registered, another import) is
+ * decided on, never overwritten in place. With `dryRun` nothing is written.
  */
 export async function upsertSubscribers(
   env: StoreEnv,
@@ -189,60 +224,81 @@ export async function upsertSubscribers(
   dryRun: boolean,
 ): Promise<ImportCounts> {
   const counts: ImportCounts = { inserted: 0, updated: 0, reassigned: 0 };
+  const db = env.DB;
+  const importId = crypto.randomUUID();
   const now = Date.now();
-  for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
-    const part = rows.slice(i, i + IMPORT_CHUNK);
-    const chunk = JSON.stringify(part);
-    const [same, displaced, moving] = await env.DB.batch<{ n?: number; id?: number; phone?: string }>([
-      env.DB.prepare(
-        `SELECT count(*) AS n FROM subscribers s JOIN json_each(?1) j
-           ON s.phone = json_extract(j.value, '$.phone') AND s.ci = json_extract(j.value, '$.ci')`,
-      ).bind(chunk),
-      env.DB.prepare(
-        `SELECT s.id FROM subscribers s JOIN json_each(?1) j ON s.phone = json_extract(j.value, '$.phone')
-         WHERE s.ci != json_extract(j.value, '$.ci')
-           AND s.ci NOT IN (SELECT json_extract(value, '$.ci') FROM json_each(?1))`,
-      ).bind(chunk),
-      env.DB.prepare(
-        `SELECT s.id, json_extract(j.value, '$.phone') AS phone FROM subscribers s JOIN json_each(?1) j
-           ON s.ci = json_extract(j.value, '$.ci') WHERE s.phone != json_extract(j.value, '$.phone')`,
-      ).bind(chunk),
-    ]);
-    const displacedIds = (displaced?.results ?? []).map((r) => r.id!);
-    const moves = (moving?.results ?? []).map((r) => ({ id: r.id!, phone: r.phone! }));
-    const updated = (same?.results[0]?.n ?? 0) + moves.length;
-    counts.updated += updated;
-    counts.inserted += part.length - updated;
-    counts.reassigned += displacedIds.length;
-    if (dryRun) continue;
-    if (displacedIds.length)
-      await removeSubscribers(
-        env,
-        { sql: "SELECT value FROM json_each(?)", binds: [JSON.stringify(displacedIds)] },
-        "number_reassigned",
-      );
-    if (moves.length) {
-      // through a placeholder first, so two people trading numbers never meet on one
-      await env.DB.batch([
-        ...moves.map((m) =>
-          env.DB.prepare("UPDATE subscribers SET phone = ? WHERE id = ?").bind(`moving:${m.id}`, m.id),
-        ),
-        ...moves.map((m) => env.DB.prepare("UPDATE subscribers SET phone = ? WHERE id = ?").bind(m.phone, m.id)),
-      ]);
+  await db
+    .prepare("DELETE FROM import_rows WHERE staged_at < ?")
+    .bind(now - STAGED_MAX_MS)
+    .run();
+  const decide = DECIDE.map((sql) => db.prepare(sql).bind(importId));
+  const count = db.prepare(COUNT).bind(importId);
+  try {
+    for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
+      await db
+        .prepare(STAGE)
+        .bind(JSON.stringify(rows.slice(i, i + IMPORT_CHUNK)), importId, i, now)
+        .run();
+      const planned = (await db.batch<ImportCounts>([...decide, count]))[2]!.results[0]!;
+      if (dryRun) {
+        add(counts, planned);
+      } else {
+        // The displaced people's logins end before the transaction, as any removal's do (the store
+        // calls cannot be in it). A person displaced only by a write landing after this is ended
+        // from the links the transaction deletes; one planned here but no longer displaced by then
+        // keeps the row, and the links ended here stay ended.
+        if (planned.reassigned)
+          await endLinks(env, `l.subscriber_id IN (${DISPLACED})`, [importId], "number_reassigned");
+        const applied = await db.batch<{ client_id: string; plid: string; subscriber_id: number } & ImportCounts>([
+          ...decide,
+          db
+            .prepare(`DELETE FROM links WHERE subscriber_id IN (${DISPLACED}) RETURNING client_id, plid, subscriber_id`)
+            .bind(importId),
+          db.prepare(`DELETE FROM auto_login_grants WHERE subscriber_id IN (${DISPLACED})`).bind(importId),
+          db.prepare(`DELETE FROM subscribers WHERE id IN (${DISPLACED})`).bind(importId),
+          // through a placeholder first, so two people trading numbers never meet on one
+          db
+            .prepare(
+              `UPDATE subscribers SET phone = 'moving:' || id WHERE id IN (SELECT r.subscriber_id FROM import_rows r
+               JOIN subscribers s ON s.id = r.subscriber_id WHERE r.import_id = ?1 AND s.phone != r.phone)`,
+            )
+            .bind(importId),
+          db
+            .prepare(
+              `UPDATE subscribers SET telco = r.telco, phone = r.phone, name = r.name, gender = r.gender,
+               birth = r.birth, foreign_cd = r.foreign_cd
+             FROM import_rows r WHERE r.import_id = ?1 AND r.subscriber_id = subscribers.id`,
+            )
+            .bind(importId),
+          db
+            .prepare(
+              `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at)
+             SELECT telco, phone, name, gender, birth, foreign_cd, ci, ?2 FROM import_rows
+             WHERE import_id = ?1 AND subscriber_id IS NULL ORDER BY seq`,
+            )
+            .bind(importId, now),
+          count,
+        ]);
+        add(counts, applied[8]!.results[0]!);
+        await endLateLinks(env, applied[2]?.results ?? [], "number_reassigned");
+      }
+      await db.prepare("DELETE FROM import_rows WHERE import_id = ?").bind(importId).run();
     }
-    await env.DB.prepare(
-      `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at)
-       SELECT json_extract(value, '$.telco'), json_extract(value, '$.phone'), json_extract(value, '$.name'),
-              json_extract(value, '$.gender'), json_extract(value, '$.birth'), json_extract(value, '$.foreign'),
-              json_extract(value, '$.ci'), ?2
-       FROM json_each(?1) WHERE true
-       ON CONFLICT (phone) DO UPDATE SET telco = excluded.telco, name = excluded.name, gender = excluded.gender,
-         birth = excluded.birth, foreign_cd = excluded.foreign_cd, ci = excluded.ci`,
-    )
-      .bind(chunk, now)
-      .run();
+  } finally {
+    // A failed import leaves no personal data staged (or the next one deletes it after an hour).
+    await db
+      .prepare("DELETE FROM import_rows WHERE import_id = ?")
+      .bind(importId)
+      .run()
+      .catch(() => undefined);
   }
   return counts;
+}
+
+function add(to: ImportCounts, c: ImportCounts): void {
+  to.inserted += c.inserted;
+  to.updated += c.updated;
+  to.reassigned += c.reassigned;
 }
 
 /**
