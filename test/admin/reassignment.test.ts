@@ -137,6 +137,46 @@ describe("re-importing a number", () => {
     expect((await subscriberByPhone(env, LEE.phone))!.name).toBe("새사람");
   });
 
+  for (const [n, order] of ["the new owner of the old number first", "the person who changed number first"].entries()) {
+    it(`the same ci under a new number keeps its row and plid whatever the rows' order and however many rows lie between (500 and more): ${order}`, async () => {
+      const sent = deliveries();
+      const oldPhone = `010666${n}0001`;
+      const newPhone = `010666${n}0002`;
+      const mover = {
+        telcoCd: "K",
+        phoneNo: oldPhone,
+        name: "번호바꾼사람",
+        gender: "F",
+        birth: "1990-01-01",
+        foreign: "L",
+        ci: ciOf(101 + n),
+      };
+      await importRows([mover]);
+      const before = (await subscriberByPhone(env, oldPhone))!;
+      const { plid } = await mintFor(oldPhone);
+      // The carrier's file: the old number now someone else's, 499 unrelated rows, and the mover
+      // under the new number: 501 rows, more than one statement stages.
+      const newOwner = { ...mover, name: "새주인", ci: ciOf(111 + n) };
+      const filler = Array.from({ length: 499 }, (_, i) => {
+        const ci = new Uint8Array(64).fill(7);
+        [ci[0], ci[1], ci[2]] = [i & 0xff, i >> 8, 200 + n];
+        const phoneNo = `0106${n}7${String(i).padStart(5, "0")}`;
+        return { ...mover, phoneNo, name: "채움", ci: btoa(String.fromCharCode(...ci)) };
+      });
+      const moved = { ...mover, phoneNo: newPhone };
+      const rows = n === 0 ? [newOwner, ...filler, moved] : [moved, ...filler, newOwner];
+      const expected = { received: 501, inserted: 500, updated: 1, reassigned: 0, rejected_count: 0 };
+      const dry = await admin("POST", "/admin/directory/import?dry_run=true", { json: rows });
+      expect(await dry.json()).toMatchObject(expected);
+      expect(await importRows(rows)).toMatchObject(expected);
+      const after = (await subscriberByPhone(env, newPhone))!;
+      expect(after.id).toBe(before.id);
+      expect((await findLink(env, "demo-client", after.id))!.plid).toBe(plid);
+      expect((await subscriberByPhone(env, oldPhone))!).toMatchObject({ name: "새주인", ci: newOwner.ci });
+      expect(sent).toEqual([]);
+    });
+  }
+
   it("a dry run counts the reassignment and changes nothing", async () => {
     const s = (await subscriberByPhone(env, KIM.phone))!;
     const { plid } = await mintFor(KIM.phone);

@@ -223,7 +223,6 @@ export async function upsertSubscribers(
   rows: readonly SubscriberInput[],
   dryRun: boolean,
 ): Promise<ImportCounts> {
-  const counts: ImportCounts = { inserted: 0, updated: 0, reassigned: 0 };
   const db = env.DB;
   const importId = crypto.randomUUID();
   const now = Date.now();
@@ -233,72 +232,81 @@ export async function upsertSubscribers(
     .run();
   const decide = DECIDE.map((sql) => db.prepare(sql).bind(importId));
   const count = db.prepare(COUNT).bind(importId);
+  let staged = true;
   try {
-    for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
+    // The whole file first: who is displaced is decided against every row, whatever their order or
+    // the statement that staged them (a person who changed number keeps their row and plids even
+    // when the new owner of their old number comes 500 rows earlier).
+    for (let i = 0; i < rows.length; i += IMPORT_CHUNK)
       await db
         .prepare(STAGE)
         .bind(JSON.stringify(rows.slice(i, i + IMPORT_CHUNK)), importId, i, now)
         .run();
-      const planned = (await db.batch<ImportCounts>([...decide, count]))[2]!.results[0]!;
-      if (dryRun) {
-        add(counts, planned);
-      } else {
-        // The displaced people's logins end before the transaction, as any removal's do (the store
-        // calls cannot be in it). A person displaced only by a write landing after this is ended
-        // from the links the transaction deletes; one planned here but no longer displaced by then
-        // keeps the row, and the links ended here stay ended.
-        if (planned.reassigned)
-          await endLinks(env, `l.subscriber_id IN (${DISPLACED})`, [importId], "number_reassigned");
-        const applied = await db.batch<{ client_id: string; plid: string; subscriber_id: number } & ImportCounts>([
-          ...decide,
-          db
-            .prepare(`DELETE FROM links WHERE subscriber_id IN (${DISPLACED}) RETURNING client_id, plid, subscriber_id`)
-            .bind(importId),
-          db.prepare(`DELETE FROM auto_login_grants WHERE subscriber_id IN (${DISPLACED})`).bind(importId),
-          db.prepare(`DELETE FROM subscribers WHERE id IN (${DISPLACED})`).bind(importId),
-          // through a placeholder first, so two people trading numbers never meet on one
-          db
-            .prepare(
-              `UPDATE subscribers SET phone = 'moving:' || id WHERE id IN (SELECT r.subscriber_id FROM import_rows r
-               JOIN subscribers s ON s.id = r.subscriber_id WHERE r.import_id = ?1 AND s.phone != r.phone)`,
-            )
-            .bind(importId),
-          db
-            .prepare(
-              `UPDATE subscribers SET telco = r.telco, phone = r.phone, name = r.name, gender = r.gender,
-               birth = r.birth, foreign_cd = r.foreign_cd
-             FROM import_rows r WHERE r.import_id = ?1 AND r.subscriber_id = subscribers.id`,
-            )
-            .bind(importId),
-          db
-            .prepare(
-              `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at)
-             SELECT telco, phone, name, gender, birth, foreign_cd, ci, ?2 FROM import_rows
-             WHERE import_id = ?1 AND subscriber_id IS NULL ORDER BY seq`,
-            )
-            .bind(importId, now),
-          count,
-        ]);
-        add(counts, applied[8]!.results[0]!);
-        await endLateLinks(env, applied[2]?.results ?? [], "number_reassigned");
-      }
-      await db.prepare("DELETE FROM import_rows WHERE import_id = ?").bind(importId).run();
-    }
+    const [, , planned, windows] = await db.batch<ImportCounts & { w: number }>([
+      ...decide,
+      count,
+      db
+        .prepare(
+          `SELECT DISTINCT seq / ${IMPORT_CHUNK} AS w FROM import_rows WHERE import_id = ? AND displaced_id IS NOT NULL ORDER BY w`,
+        )
+        .bind(importId),
+    ]);
+    if (dryRun) return planned!.results[0]!;
+    // The displaced people's logins end before the transaction, as any removal's do (the store
+    // calls cannot be in it), those of IMPORT_CHUNK rows at a time. A person displaced only by a
+    // write landing after this is ended from the links the transaction deletes; one planned here
+    // but no longer displaced by then keeps the row, and the links ended here stay ended.
+    for (const { w } of windows!.results)
+      await endLinks(
+        env,
+        `l.subscriber_id IN (${DISPLACED} AND seq >= ? AND seq < ?)`,
+        [importId, w * IMPORT_CHUNK, (w + 1) * IMPORT_CHUNK],
+        "number_reassigned",
+      );
+    const applied = await db.batch<{ client_id: string; plid: string; subscriber_id: number } & ImportCounts>([
+      ...decide,
+      db
+        .prepare(`DELETE FROM links WHERE subscriber_id IN (${DISPLACED}) RETURNING client_id, plid, subscriber_id`)
+        .bind(importId),
+      db.prepare(`DELETE FROM auto_login_grants WHERE subscriber_id IN (${DISPLACED})`).bind(importId),
+      db.prepare(`DELETE FROM subscribers WHERE id IN (${DISPLACED})`).bind(importId),
+      // through a placeholder first, so two people trading numbers never meet on one
+      db
+        .prepare(
+          `UPDATE subscribers SET phone = 'moving:' || id WHERE id IN (SELECT r.subscriber_id FROM import_rows r
+           JOIN subscribers s ON s.id = r.subscriber_id WHERE r.import_id = ?1 AND s.phone != r.phone)`,
+        )
+        .bind(importId),
+      db
+        .prepare(
+          `UPDATE subscribers SET telco = r.telco, phone = r.phone, name = r.name, gender = r.gender,
+             birth = r.birth, foreign_cd = r.foreign_cd
+           FROM import_rows r WHERE r.import_id = ?1 AND r.subscriber_id = subscribers.id`,
+        )
+        .bind(importId),
+      db
+        .prepare(
+          `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at)
+           SELECT telco, phone, name, gender, birth, foreign_cd, ci, ?2 FROM import_rows
+           WHERE import_id = ?1 AND subscriber_id IS NULL ORDER BY seq`,
+        )
+        .bind(importId, now),
+      count,
+      db.prepare("DELETE FROM import_rows WHERE import_id = ?").bind(importId),
+    ]);
+    staged = false;
+    await endLateLinks(env, applied[2]?.results ?? [], "number_reassigned");
+    return applied[8]!.results[0]!;
   } finally {
-    // A failed import leaves no personal data staged (or the next one deletes it after an hour).
-    await db
-      .prepare("DELETE FROM import_rows WHERE import_id = ?")
-      .bind(importId)
-      .run()
-      .catch(() => undefined);
+    // A dry run or a failed import leaves no personal data staged (else the next one deletes it
+    // after STAGED_MAX_MS); the original error, if any, is the one that propagates.
+    if (staged)
+      await db
+        .prepare("DELETE FROM import_rows WHERE import_id = ?")
+        .bind(importId)
+        .run()
+        .catch(() => undefined);
   }
-  return counts;
-}
-
-function add(to: ImportCounts, c: ImportCounts): void {
-  to.inserted += c.inserted;
-  to.updated += c.updated;
-  to.reassigned += c.reassigned;
 }
 
 /**
