@@ -290,7 +290,7 @@ class MemoryStore {
     const t = this.tokens.get(tokenHash);
     if (!t || t.reads >= maxReads) return null;
     t.reads++;
-    return { grant: t.grant, firstReport: false };
+    return { grantJson: JSON.stringify(t.grant), secretId: t.grant.secretId, firstReport: false };
   }
 }
 

@@ -55,7 +55,11 @@ const routeEnv = (env: ProviderEnv) =>
   (memoryEnv ??= clientSecrets(env, CLIENT, providerConfig(env).clientCacheMs).then((s) => {
     const store = {
       redeemCode: async () => ({ ok: true }),
-      readToken: async () => ({ grant: demoGrant(GRANT.plid, s!.current.id, Date.now()), firstReport: false }),
+      readToken: async () => ({
+        grantJson: JSON.stringify(demoGrant(GRANT.plid, s!.current.id, Date.now())),
+        secretId: s!.current.id,
+        firstReport: false,
+      }),
     };
     return { ...env, ONE_TIME: { idFromName: () => ({}), get: () => store } } as unknown as ProviderEnv;
   }));

@@ -10,6 +10,7 @@ import {
   storeAt,
   storeFor,
   storeForPlid,
+  tokenGrant,
   type CodeGrant,
 } from "../../../workers/provider/store/one-time-store";
 import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
@@ -59,7 +60,8 @@ describe("core/one-time-store", () => {
       secretId: "s",
     });
     expect(r.ok).toBe(true);
-    expect((await store.readToken(tokenHash, 2))?.grant).toMatchObject({ plid: "p", secretId: "s" });
+    const read = await store.readToken(tokenHash, 2);
+    expect(read && tokenGrant(read)).toMatchObject({ plid: "p", secretId: "s" });
     expect(await store.readToken(tokenHash, 2)).not.toBeNull();
     expect(await store.readToken(tokenHash, 2)).toBeNull();
   });
@@ -135,8 +137,8 @@ describe("core/one-time-store audit outbox", () => {
         .all()
     ).results;
     expect(rows).toEqual([
-      { type: "code.redeemed", outcome: "ok", detail: null },
       { type: "code.refused", outcome: "refused", detail: '{"reason":"reused"}' },
+      { type: "code.redeemed", outcome: "ok", detail: expect.stringMatching(/^\{"count":1,"until":\d+\}$/) },
     ]);
     expect(await store.flushAudit()).toBe(0);
   });
@@ -204,7 +206,7 @@ describe("core/one-time-store redemption: one conditional statement, or the path
       const { r, tokenHash } = await redeem(code, { redirectUri });
       expect(r).toEqual({ ok: true });
       const read = await store.readToken(tokenHash, 1);
-      expect(read?.grant).toEqual({ ...GRANT, plid: `p-${code}`, secretId: "s1" });
+      expect(read && tokenGrant(read)).toEqual({ ...GRANT, plid: `p-${code}`, secretId: "s1" });
       expect(await store.readToken(tokenHash, 1)).toBeNull();
       expect((await redeem(code, { redirectUri })).r).toEqual({ ok: false, reason: "reused" });
       expect(await store.readToken(tokenHash, 5)).toBeNull(); // the replay revoked it

@@ -386,7 +386,7 @@ describe("POST /oauth2/token: request validation (spec §7; docs/architecture.md
 });
 
 describe("POST /oauth2/token: audit", () => {
-  it("every redemption is audited in D1 (code.redeemed / code.refused with its reason), batched by the store and in D1 about one flush interval later", async () => {
+  it("every redemption is audited in D1 (code.redeemed counted per client and flush window, code.refused one by one with its reason), batched by the store and in D1 about one flush interval later", async () => {
     // a client of its own: the rows of earlier tests (still in an outbox for up to a flush interval) never match
     const c = await createClient({ auto_login: false });
     const client = { clientId: c.client_id, secret: c.client_secret };
@@ -399,14 +399,14 @@ describe("POST /oauth2/token: audit", () => {
       await new Promise((r) => setTimeout(r, 50));
       rows = (
         await env.DB.prepare(
-          "SELECT type, outcome, detail FROM audit_events WHERE type LIKE 'code.%' AND client_id = ? ORDER BY id",
+          "SELECT type, outcome, detail FROM audit_events WHERE type LIKE 'code.%' AND client_id = ? ORDER BY type",
         )
           .bind(c.client_id)
           .all<{ type: string; outcome: string; detail: string | null }>()
       ).results;
     }
     expect(rows).toEqual([
-      { type: "code.redeemed", outcome: "ok", detail: null },
+      { type: "code.redeemed", outcome: "ok", detail: expect.stringMatching(/^\{"count":1,"until":\d+\}$/) },
       { type: "code.refused", outcome: "refused", detail: JSON.stringify({ reason: "reused" }) },
     ]);
     // what docs/operations.md tells operators: the flush interval, with room for a loaded machine

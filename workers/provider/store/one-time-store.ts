@@ -55,10 +55,23 @@ export interface CodeGrant {
 
 export type SubscriberSnapshot = Omit<Subscriber, "id">;
 
-/** One read of an access token: its grant, and whether it takes its automatic-login first report. */
+/**
+ * One read of an access token: its grant as stored (JSON of a `TokenGrant`: a string crosses the
+ * RPC for a fraction of what the object's structured clone costs; `tokenGrant` parses it), and
+ * whether it takes its automatic-login first report.
+ */
 export interface TokenRead {
-  grant: TokenGrant;
+  grantJson: string;
+  /** The fingerprint of the secret that authenticated the exchange (`TokenGrant.secretId`). */
+  secretId: string;
   firstReport: boolean;
+}
+
+/** The grant of a token read. */
+export function tokenGrant(read: TokenRead): TokenGrant {
+  const grant = JSON.parse(read.grantJson) as TokenGrant;
+  grant.secretId = read.secretId;
+  return grant;
 }
 
 /** The entry marking an automatic-login grant's first report as pending (spec §2.1 autoStatusCheck). */
@@ -115,12 +128,18 @@ CREATE TABLE IF NOT EXISTS event_outbox (
 CREATE TABLE IF NOT EXISTS audit_outbox (
   id INTEGER PRIMARY KEY, at INTEGER NOT NULL, type TEXT NOT NULL,
   client_id TEXT, outcome TEXT NOT NULL, detail TEXT);
+CREATE TABLE IF NOT EXISTS redeemed_counts (
+  client_id TEXT PRIMARY KEY, n INTEGER NOT NULL, first_at INTEGER NOT NULL, last_at INTEGER NOT NULL);
 `;
 
 const SWEEP_MS = 60_000;
 /**
  * How long redemption audit events wait in the object before one batched D1 write: the delay an
- * operator sees in /admin/audit. Each active shard writes at most once per interval, and one D1
+ * operator sees in /admin/audit. Good redemptions are counted per client (`redeemed_counts`, by
+ * the code_redeemed trigger) and each flush writes one `code.redeemed` event per client with the
+ * count and the window's first and last redemption: a good redemption's event names nothing but
+ * its client and time, and one row per redemption was about a fifth of the token route's CPU
+ * (docs/benchmarks.md). Refusals, which carry their reason, stay one event each. Each active shard writes at most once per interval, and one D1
  * call costs far more than a row in it (docs/benchmarks.md "Units": about 2.5 DO calls' worth of
  * CPU locally), so at 16 shards a 250 ms interval would spend up to 64 D1 calls a second on audit
  * alone; 1 s spends 16.
@@ -210,6 +229,11 @@ export class OneTimeStore extends DurableObject {
     if (this.flushing) return this.flushing;
     const db = this.db;
     const run = async () => {
+      // The window's counts become events in the same synchronous step that empties them.
+      this.sql.exec(`INSERT INTO audit_outbox (at, type, client_id, outcome, detail)
+        SELECT first_at, 'code.redeemed', client_id, 'ok', json_object('count', n, 'until', last_at)
+        FROM redeemed_counts ORDER BY first_at`);
+      this.sql.exec("DELETE FROM redeemed_counts");
       let moved = 0;
       for (;;) {
         const rows = this.sql
@@ -329,30 +353,30 @@ export class OneTimeStore extends DurableObject {
   readToken(tokenHash: string, maxReads: number): TokenRead | null {
     const now = Date.now();
     const row = this.sql
-      .exec<{ grant_json: string; secret_id: string | null }>(
+      .exec<{ grant_json: string; secret_id: string | null; client_id: string | null; device: string | null }>(
         `UPDATE tokens SET reads = reads + 1
          WHERE hash = ? AND revoked = 0 AND expires_at > ? AND reads < ?
            AND NOT EXISTS (SELECT 1 FROM revoked_plids r WHERE r.plid = tokens.plid)
-         RETURNING grant_json, secret_id`,
+         RETURNING grant_json, secret_id, grant_json ->> '$.clientId' AS client_id,
+           grant_json ->> '$.autoLogin.deviceHash' AS device`,
         tokenHash,
         now,
         maxReads,
       )
       .toArray()[0];
     if (!row) return null;
-    const grant = JSON.parse(row.grant_json) as TokenGrant;
-    if (row.secret_id !== null) grant.secretId = row.secret_id; // older tokens carry it in the JSON
-    const a = grant.autoLogin;
+    // older tokens carry the secret's fingerprint in the JSON only
+    const secretId = row.secret_id ?? (JSON.parse(row.grant_json) as TokenGrant).secretId;
     const firstReport =
-      a !== null &&
+      row.device !== null &&
       this.sql
         .exec(
           "DELETE FROM entries WHERE key = ? AND expires_at > ? RETURNING key",
-          firstReportKey(a.deviceHash, grant.clientId),
+          firstReportKey(row.device, row.client_id!),
           now,
         )
         .toArray().length > 0;
-    return { grant, firstReport };
+    return { grantJson: row.grant_json, secretId, firstReport };
   }
 
   /**
@@ -681,7 +705,7 @@ export class OneTimeStore extends DurableObject {
     );
     const left = this.sql
       .exec<{ n: number }>(
-        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM event_outbox) + (SELECT count(*) FROM audit_outbox) AS n",
+        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM event_outbox) + (SELECT count(*) FROM audit_outbox) + (SELECT count(*) FROM redeemed_counts) AS n",
       )
       .one().n;
     const sweep = left > 0 ? now + SWEEP_MS : null;
@@ -712,15 +736,21 @@ function migrate(sql: SqlStorage): void {
   // issue time. The columns stay, as the trigger below, which objects already hold, copies it.
   if (!codeColumns.has("issued_at")) sql.exec("ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
   if (!codeColumns.has("secret_id")) sql.exec("ALTER TABLE codes ADD COLUMN secret_id TEXT");
-  // A code's redemption (used_at set once) stores its token and its audit row in the same
-  // statement: the token record is the code's grant, with the secret that authenticated the exchange.
+  // A code's redemption (used_at set once) stores its token and counts it for the audit in the
+  // same statement: the token record is the code's grant, with the secret that authenticated the
+  // exchange. Objects made before the counts hold a trigger writing one audit row per redemption:
+  // it is replaced once.
+  const trigger = sql
+    .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'code_redeemed'")
+    .toArray()[0];
+  if (trigger && !trigger.sql.includes("redeemed_counts")) sql.exec("DROP TRIGGER code_redeemed");
   sql.exec(`CREATE TRIGGER IF NOT EXISTS code_redeemed AFTER UPDATE OF used_at ON codes
     WHEN OLD.used_at IS NULL AND NEW.used_at IS NOT NULL
     BEGIN
       INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id)
         VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.issued_at, NEW.secret_id);
-      INSERT INTO audit_outbox (at, type, client_id, outcome, detail)
-        VALUES (NEW.used_at, 'code.redeemed', NEW.client_id, 'ok', NULL);
+      INSERT INTO redeemed_counts (client_id, n, first_at, last_at) VALUES (NEW.client_id, 1, NEW.used_at, NEW.used_at)
+        ON CONFLICT (client_id) DO UPDATE SET n = n + 1, last_at = excluded.last_at;
     END`);
 }
 

@@ -5,7 +5,7 @@ import { sha256 } from "../../core/crypto";
 import { E } from "../../core/errors";
 import { json, parseBearer } from "../../core/http";
 import { isRandomValue, type YN } from "../../core/spec";
-import { storeFor, type TokenRead } from "../store/one-time-store";
+import { storeFor, tokenGrant, type TokenGrant, type TokenRead } from "../store/one-time-store";
 import type { RequestContext, Route } from "../../core/router";
 import { buildUserRecord } from "./record";
 import { clientSecrets, findClient, secretForToken } from "../store/clients";
@@ -25,8 +25,8 @@ async function readToken(req: Request, env: ProviderEnv, shards: number, maxRead
  * report under a grant is full with Y/Y; a later automatic login is mode 2 (Y/N, empty); an
  * interactive login under a grant is full with Y/N; no grant is full with N/N.
  */
-function loginMode(read: TokenRead): { full: boolean; autoLoginYn: YN; autoStatusCheck: YN } {
-  const a = read.grant.autoLogin;
+function loginMode(grant: TokenGrant, read: TokenRead): { full: boolean; autoLoginYn: YN; autoStatusCheck: YN } {
+  const a = grant.autoLogin;
   if (!a) return { full: true, autoLoginYn: "N", autoStatusCheck: "N" };
   if (read.firstReport) return { full: true, autoLoginYn: "Y", autoStatusCheck: "Y" };
   return { full: !a.automatic, autoLoginYn: "Y", autoStatusCheck: "N" };
@@ -40,7 +40,7 @@ function loginMode(read: TokenRead): { full: boolean; autoLoginYn: YN; autoStatu
 async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
   const read = await readToken(req, env, cfg.oneTimeShards, cfg.userMeMaxReads);
-  const grant = read.grant;
+  const grant = tokenGrant(read);
   rc.log.clientId = grant.clientId;
   const client = await findClient(env, grant.clientId, cfg.clientCacheMs);
   if (!client) throw E.authFailed("client gone or disabled");
@@ -50,7 +50,7 @@ async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promi
   // revoked at once as leaked): its tokens read nothing.
   const secret = secretForToken(secrets, grant.secretId);
   if (secret === null) throw E.authFailed("the exchanging client secret was rotated out");
-  const mode = loginMode(read);
+  const mode = loginMode(grant, read);
   // Only items agreed by the client now and consented to by the subscriber (spec §2.1, reference behaviour).
   const items = client.items.filter((i) => grant.items.includes(i));
   const user = await buildUserRecord({
