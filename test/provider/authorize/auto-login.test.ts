@@ -256,6 +256,20 @@ describe("the ends of automatic login", () => {
     expect((await b.authorize()).form?.step).toBe("identify");
   });
 
+  it("prompt=N leaves only the signing-in person's own grants as they are: another subscriber's interactive sign-in with prompt=N still ends the first one's grant, and the next ordinary login shows the pages", async () => {
+    const b = new Browser();
+    const hong = await readUser(codeOf(await optIn(b, HONG)));
+    const hash = await deviceHash(b);
+    // KIM, at HONG's browser, through an app page asking for prompt=N (name, number, KIM's code)
+    const kim = await readUser(codeOf(await signInAll(b, KIM, { prompt: "N" })));
+    expect(kim.plid).not.toBe(hong.plid);
+    expect(await findAutoLoginGrant(env, hash, DEMO.clientId)).toBeNull();
+    const next = await b.authorize();
+    // before the fix: 302 with a code for HONG's plid, no page
+    expect(next.status, next.res.headers.get("Location") ?? "").toBe(200);
+    expect(next.form?.step).toBe("identify");
+  });
+
   it("another subscriber who has automatic login elsewhere and unticks the box here still ends the device's grant of the first one", async () => {
     const b = new Browser();
     await optIn(b, HONG);

@@ -111,12 +111,15 @@ export async function complete(
     }
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };
-  } else if (existing && c.tx.prompt !== "N") {
+  } else if (existing) {
     // Not ticked: a grant of this subscriber on this device is kept, another subscriber's ends.
+    // prompt=N (the app wants no automatic login) changes only what this login reports: another
+    // person has proven their number on this browser, so the previous person's grant still ends.
     const deviceHash = await sha256(existing);
     const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
-    if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
-    else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
+    if (grant && grant.subscriberId === c.subscriberId) {
+      if (c.tx.prompt !== "N") autoLogin = { deviceHash, automatic: false };
+    } else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
   }
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,
