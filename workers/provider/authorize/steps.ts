@@ -18,7 +18,7 @@ import { storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
-import { autoLoginEligible, complete, DENIED_MESSAGE, errorRedirect } from "./finish";
+import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
 import { registeredRedirect } from "./validate";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
 import {
@@ -418,6 +418,9 @@ async function verify(f: Flow): Promise<Response> {
     case "ok":
       break;
   }
+  // The number is proven on this browser: from now on no other subscriber's automatic login answers
+  // from it, whatever follows (the account page, a consent refused, a subscriber gone meanwhile).
+  await endOtherSubscribersOnDevice(f.req, f.env, sub.id);
   if (f.hooks) return f.hooks.verified(f.req, f.env, f.rc, sub.id, r.record);
   if (needsConsent) {
     f.rc.log.event = "signin.consent";
