@@ -161,6 +161,27 @@ describe("/account: proving the number", () => {
     expect(c.status).toBe(303);
     expect(c.res.headers.get("Location")).toBe("/account");
   });
+
+  it("proving a number here ends another subscriber's automatic login on this browser (a shared browser), and keeps the person's own", async () => {
+    const b = new Browser();
+    /** What the browser's automatic login at the demo app answers now (prompt=none: never a page). */
+    const automatic = async () => {
+      const p = await b.authorize({ prompt: "none" });
+      expect(p.status).toBe(302);
+      return new URL(p.res.headers.get("Location")!).searchParams.has("code") ? "logged in" : "login_required";
+    };
+    await signInAll(b, HONG, {}, { autoLogin: "Y" });
+    expect(await automatic()).toBe("logged in");
+    // KIM, at HONG's browser, proves their own number on the account page
+    await proveOnAccount(b, KIM);
+    // before the fix: the browser still logged in to the app as HONG
+    expect(await automatic()).toBe("login_required");
+    // KIM's own grant on this browser outlives KIM's next proof here
+    await signInAll(b, KIM, { prompt: "login" }, { autoLogin: "Y" });
+    b.cookies.delete("__Host-pl_account"); // the first check's session, over
+    await proveOnAccount(b, KIM);
+    expect(await automatic()).toBe("logged in");
+  });
 });
 
 describe("/account: the two actions", () => {

@@ -1,8 +1,10 @@
 // Automatic login (spec §2.1 modes; docs/architecture.md §4.4, §4.5, §4.7; reference behaviour): the
 // opt-in on the code step, the __Host- cookie, the code at once on a later authorize, the
-// /v1/user/me modes, prompt semantics, and the ends of a grant (disconnect, expiry, another user).
+// /v1/user/me modes, prompt semantics, and the ends of a grant (disconnect, expiry, another user,
+// another person proving their number on a shared browser).
 import { env } from "../../support/env";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { decryptField, sha256 } from "../../../workers/core/crypto";
 import { createClient } from "../../support/admin";
 import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
@@ -256,6 +258,20 @@ describe("the ends of automatic login", () => {
     expect((await b.authorize()).form?.step).toBe("identify");
   });
 
+  it("prompt=N leaves only the signing-in person's own grants as they are: another subscriber's interactive sign-in with prompt=N still ends the first one's grant, and the next ordinary login shows the pages", async () => {
+    const b = new Browser();
+    const hong = await readUser(codeOf(await optIn(b, HONG)));
+    const hash = await deviceHash(b);
+    // KIM, at HONG's browser, through an app page asking for prompt=N (name, number, KIM's code)
+    const kim = await readUser(codeOf(await signInAll(b, KIM, { prompt: "N" })));
+    expect(kim.plid).not.toBe(hong.plid);
+    expect(await findAutoLoginGrant(env, hash, DEMO.clientId)).toBeNull();
+    const next = await b.authorize();
+    // before the fix: 302 with a code for HONG's plid, no page
+    expect(next.status, next.res.headers.get("Location") ?? "").toBe(200);
+    expect(next.form?.step).toBe("identify");
+  });
+
   it("another subscriber who has automatic login elsewhere and unticks the box here still ends the device's grant of the first one", async () => {
     const b = new Browser();
     await optIn(b, HONG);
@@ -342,5 +358,169 @@ describe("the grant belongs to (device, client)", () => {
     } else {
       expect(p.form?.step).toBe("identify");
     }
+  });
+});
+
+describe("a shared browser: once a person proves their number on it, no automatic login of another subscriber answers from it, for any app", () => {
+  let nextPerson = 0;
+  /** A new directory entry (a test number with a fixed code): no consent, no grant anywhere yet. */
+  async function person(telco: "S" | "K" | "L"): Promise<Who> {
+    const k = nextPerson++;
+    const phone = `0107${String(k).padStart(7, "0")}`;
+    const code = String(100000 + ((k * 7919) % 900000));
+    await env.DB.prepare(
+      "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at) VALUES (?, ?, ?, 'F', '1994-04-04', 'L', ?, ?, 0)",
+    )
+      .bind(telco, phone, `공용${k}`, `CI-shared-${k}`, await sha256(code))
+      .run();
+    return { telco, name: `공용${k}`, phone, code };
+  }
+
+  interface App {
+    params: Record<string, string>;
+    client: { clientId: string; secret: string };
+  }
+  const demo: App = { params: {}, client: DEMO };
+  const limited: App = {
+    params: { client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! },
+    client: LIMITED,
+  };
+  let second: App;
+  beforeAll(async () => {
+    const c = await createClient({
+      name: "Second Shop",
+      redirect_uris: ["https://second.example/cb"],
+      auto_login: true,
+    });
+    second = {
+      params: { client_id: c.client_id, redirect_uri: "https://second.example/cb" },
+      client: { clientId: c.client_id, secret: c.client_secret },
+    };
+  });
+
+  async function plidOf(loc: URL, app: App): Promise<string> {
+    const tok = await exchange(codeOf(loc), app.client);
+    expect(tok.status).toBe(200);
+    const me = await userMe(((await tok.json()) as { access_token: string }).access_token);
+    return ((await me.json()) as { user: User }).user.plid!;
+  }
+
+  /** Who the browser's automatic login at each of the two apps logs in now (prompt=none: never a page). */
+  async function automaticAs(b: Browser): Promise<(string | null)[]> {
+    const out: (string | null)[] = [];
+    for (const app of [demo, second]) {
+      const loc = await instant(b, { ...app.params, prompt: "none" });
+      out.push(loc.searchParams.has("code") ? await plidOf(loc, app) : null);
+    }
+    return out;
+  }
+
+  /** A browser of its own network (the per-network limit on step 1 stays out of the way). */
+  const browser = () => new Browser({ ip: `198.51.${100 + (nextPerson >> 8)}.${nextPerson & 255}` });
+
+  /** A browser where `first` ticked automatic login at both apps: their plids and the device ids it held. */
+  async function sharedBrowser(first: Who): Promise<{ b: Browser; plids: string[]; devices: string[] }> {
+    const b = browser();
+    await optIn(b, first, second.params);
+    await optIn(b, first, demo.params);
+    const plids = await automaticAs(b);
+    expect(plids.every((p) => p !== null)).toBe(true);
+    return { b, plids: plids as string[], devices: [await deviceHash(b)] };
+  }
+
+  async function grantsOf(who: Who, devices: string[]): Promise<number> {
+    const r = await env.DB.prepare(
+      `SELECT count(*) AS n FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)
+       AND device_hash IN (${devices.map(() => "?").join(",")})`,
+    )
+      .bind(who.phone, ...devices)
+      .first<{ n: number }>();
+    return r!.n;
+  }
+
+  it(
+    "whatever the prompt, the box, the carrier, the app and its settings, and whether the consent is given (random combinations)",
+    { timeout: 180_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom<"S" | "K" | "L">("S", "K", "L"),
+          fc.constantFrom("demo", "second", "limited"),
+          fc.constantFrom("login", "select_account", "N"),
+          fc.boolean(),
+          fc.boolean(),
+          async (telco, appName, prompt, box, agree) => {
+            const first = await person("S");
+            const { b, plids, devices } = await sharedBrowser(first);
+            // the next person, at the same browser, proves their own number through the pages
+            const next = await person(telco);
+            const app = { demo, second, limited }[appName];
+            const p = await throughCode(b, next, { ...app.params, prompt }, box ? { autoLogin: "Y" } : {});
+            expect(p.form?.step).toBe("consent");
+            const done = await b.submit(p, { agree: agree ? "Y" : "N" });
+            expect(done.status).toBe(302);
+            if (b.cookies.has("__Host-pl_auto")) devices.push(await deviceHash(b));
+            const now = await automaticAs(b);
+            // before the fix: the first person's grants at the other app (or at every app, prompt=N) answered
+            expect(now.filter((plid) => plid !== null && plids.includes(plid))).toEqual([]);
+            // ended, not merely out of reach: none stays on a device id this browser ever held
+            expect(await grantsOf(first, devices)).toBe(0);
+          },
+        ),
+        { numRuns: 16 },
+      );
+    },
+  );
+
+  it("box unticked: signing in to one app ends the previous person's grant at another app too, not only the signed-in app's", async () => {
+    const first = await person("S");
+    const { b, devices } = await sharedBrowser(first);
+    // the next person signs in to the demo app (box left unticked), then opens app B
+    await signInAll(b, await person("K"), { prompt: "login" });
+    // before the fix: app B logged the browser in as the first person, no page
+    expect(await automaticAs(b)).toEqual([null, null]);
+    expect((await b.authorize(second.params)).form?.step).toBe("identify");
+    expect(await grantsOf(first, devices)).toBe(0);
+  });
+
+  it("box ticked: the previous person's grants end, not only fall out of reach behind the new device id", async () => {
+    const first = await person("S");
+    const { b, devices } = await sharedBrowser(first);
+    await optIn(b, await person("K"), { prompt: "login" });
+    expect(await deviceHash(b)).not.toBe(devices[0]);
+    expect((await b.authorize(second.params)).form?.step).toBe("identify");
+    // before the fix: they stayed on the old id, for anyone else holding it (a lost response, a copy)
+    expect(await grantsOf(first, devices)).toBe(0);
+  });
+
+  it(
+    "the same person's grants stay: an interactive sign-in of their own at one app (box unticked, any prompt) keeps automatic login at both",
+    { timeout: 120_000 },
+    async () => {
+      for (const prompt of ["login", "select_account", "N"]) {
+        const first = await person("K");
+        const { b, plids } = await sharedBrowser(first);
+        await signInAll(b, first, { prompt });
+        expect(await automaticAs(b)).toEqual(plids);
+      }
+    },
+  );
+
+  it("interleaved: the first person ticks automatic login in another tab while the next person is on the consent page; the next person's agreement still ends it", async () => {
+    const first = await person("S");
+    const next = await person("K");
+    const b = browser();
+    // the next person proves their number and reaches the consent page (no grant on this browser yet)
+    const consent = await throughCode(b, next, { prompt: "login" });
+    expect(consent.form?.step).toBe("consent");
+    // meanwhile, in another tab of the same browser, the first person opts in at app B
+    await optIn(b, first, second.params);
+    const firstAtB = await automaticAs(b);
+    expect(firstAtB[1]).not.toBeNull();
+    const device = await deviceHash(b);
+    // the next person agrees (box unticked): they are the one at this browser now
+    expect((await b.submit(consent, { agree: "Y" })).status).toBe(302);
+    expect(await automaticAs(b)).toEqual([null, null]);
+    expect(await grantsOf(first, [device])).toBe(0);
   });
 });

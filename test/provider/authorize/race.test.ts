@@ -5,7 +5,9 @@
 // - one atomic transition per step: of racing submissions of one step exactly one wins; the
 //   losers change nothing and are shown the page of the state that won;
 // - the lock counts and decides with the code check: never more wrong codes checked than the
-//   limit, nothing accepted once it is reached.
+//   limit, nothing accepted once it is reached;
+// - an ended, cancelled or superseded sign-in never comes back: a stale identify submission (one
+//   that read the sign-in before it went on) changes nothing and shows where the sign-in is.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "../../support/env";
 import fc from "fast-check";
@@ -13,7 +15,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "../../../workers/core/crypto";
 import { storeFor } from "../../../workers/provider/store/one-time-store";
 import { loadTransaction } from "../../../workers/provider/authorize/transaction";
-import { DEMO } from "../../support/helpers";
+import { afterRead, DEMO, intercept } from "../../support/helpers";
+import { lastCode } from "../../support/directory";
 import { alertText, Browser, type Page, type Who } from "../../support/signin";
 import { recordConsent } from "../../../workers/provider/store/links";
 import { providerConfig } from "../../../workers/provider/config";
@@ -25,19 +28,22 @@ const VARS = { SIGNIN_IP_LIMIT: "1000000", SIGNIN_RESEND_COOLDOWN_SECONDS: "0", 
 
 let next = 0;
 
-/** New directory entries: test numbers (fixed codes), consented to the demo app when `consented`. */
-async function subscribers(n: number, consented: boolean): Promise<(Who & { id: number })[]> {
+/**
+ * New directory entries, consented to the demo app when `consented`: test numbers (fixed codes),
+ * or with `sms` real numbers (their codes go to the dev SMS outbox).
+ */
+async function subscribers(n: number, consented: boolean, sms = false): Promise<(Who & { id: number })[]> {
   const rows: (Who & { id: number })[] = [];
   const stmts: D1PreparedStatement[] = [];
   for (let i = 0; i < n; i++) {
     const k = next++;
     const phone = `0108${String(k).padStart(7, "0")}`;
     const code = String(100000 + ((k * 7919) % 900000));
-    rows.push({ telco: "S", name: `경합${k}`, phone, code, id: 0 });
+    rows.push({ telco: "S", name: `경합${k}`, phone, code: sms ? "" : code, id: 0 });
     stmts.push(
       env.DB.prepare(
         "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at) VALUES ('S', ?, ?, 'M', '1991-02-03', 'L', ?, ?, 0) RETURNING id",
-      ).bind(phone, `경합${k}`, `CI-race-${k}`, await sha256(code)),
+      ).bind(phone, `경합${k}`, `CI-race-${k}`, sms ? null : await sha256(code)),
     );
   }
   const results = await env.DB.batch<{ id: number }>(stmts);
@@ -158,6 +164,155 @@ describe("identify racing identify in one sign-in (the victim's number and the a
       expect(after!.n - before!.n).toBe(1);
     }
   });
+});
+
+describe("a stale identify submission: read before its twin moved the sign-in on, landing after it went on", () => {
+  const shards = () => providerConfig(env).oneTimeShards;
+  const smsTo = async (who: Who) =>
+    (await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?")
+      .bind(who.phone)
+      .first<{ n: number }>())!.n;
+  /** Where the sign-in begun at `id` is now: the record it continues in, or null (ended). */
+  const whereIs = async (id: string) => {
+    const h = await loadTransaction(env, shards(), id);
+    return h && { id: h.id, tx: h.tx };
+  };
+  const OUTCOMES = [
+    "still at the code step",
+    "completed",
+    "cancelled at the code step",
+    "consent refused",
+    "sent back to the app",
+    "moved on to another number",
+    "cancelled at step 1",
+  ] as const;
+
+  it("a double click held at the directory until its twin's sign-in ended with a code re-opens nothing: no second code for the same state", async () => {
+    const [who] = await subscribers(1, true);
+    const b = new Browser({ vars: VARS, ip: "198.17.255.1" });
+    const p1 = await b.authorize({ state: "once" });
+    let first: Page | undefined;
+    // the first click goes through (identify, the code, 302 with a code) while the second is held
+    const slowDb = afterRead(
+      env.DB,
+      (sql) => sql.includes("FROM subscribers WHERE phone"),
+      async () => {
+        const verify = await b.submit(p1, identifyFields(who!));
+        first = await b.submit(verify, { otp: who!.code });
+      },
+    );
+    const slow = new Browser({
+      vars: { ...VARS, DB: slowDb } as unknown as Record<string, string>,
+      ip: "198.17.255.1",
+    });
+    for (const [k, v] of b.cookies) slow.cookies.set(k, v);
+    const stale = await slow.submit(p1, identifyFields(who!));
+    expect(first!.status).toBe(302);
+    expect(new URL(first!.res.headers.get("Location")!).searchParams.get("code")).toBeTruthy();
+    // before the fix: the ended sign-in was live again at the code step, and the code completed it again
+    expect(stale.status).toBe(403);
+    expect(stale.form?.step).toBeUndefined();
+    expect(await loadTransaction(env, providerConfig(env).oneTimeShards, p1.form!.hidden.tx)).toBeNull();
+  });
+
+  it(
+    `an ended, cancelled or superseded sign-in never comes back: the stale submission sends nothing, opens nothing, and shows where the sign-in is (${Math.min(TRIALS, 100)} trials)`,
+    { timeout: 600_000 },
+    async () => {
+      const n = Math.min(TRIALS, 100);
+      let trial = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          // where the stale submission was held: at the carrier directory read (before it opened the
+          // record that continues the sign-in), or after opening it, before moving the previous record
+          fc.constantFrom("directory", "supersede"),
+          fc.constantFrom(...OUTCOMES),
+          fc.boolean(),
+          async (stall, outcome, consented) => {
+            const t = trial++;
+            const [who, other] = (await subscribers(2, false, true)) as [Who & { id: number }, Who & { id: number }];
+            if (consented && outcome !== "consent refused") await recordConsent(env, DEMO.clientId, who.id, DEMO.items);
+            const ip = `198.17.${t >> 8}.${t & 255}`;
+            const b = new Browser({ vars: VARS, ip });
+            const p1 = await b.authorize({ state: `stale-${t}` });
+            const id0 = p1.form!.hidden.tx!;
+            let before: { sms: number; where: Awaited<ReturnType<typeof whereIs>> } | undefined;
+            // The twin submission (the same number, a double click) goes first; the person goes on.
+            const meanwhile = async () => {
+              if (outcome === "cancelled at step 1") {
+                expect((await b.submit(p1, { cancel: "Y" })).status).toBe(302);
+              } else {
+                let v = await b.submit(p1, identifyFields(who));
+                expect(v.form?.step).toBe("verify");
+                // held after opening, the stale submission sends the first code: the person asks again
+                if (stall === "supersede") v = await b.submit(v, { resend: "Y" });
+                if (outcome === "completed" || outcome === "consent refused") {
+                  let p = await b.submit(v, { otp: await lastCode(who.phone) });
+                  if (p.form?.step === "consent") p = await b.submit(p, { agree: outcome === "completed" ? "Y" : "N" });
+                  expect(p.status).toBe(302);
+                  const loc = new URL(p.res.headers.get("Location")!);
+                  expect(loc.searchParams.has(outcome === "completed" ? "code" : "error")).toBe(true);
+                } else if (outcome === "cancelled at the code step") {
+                  expect((await b.submit(v, { cancel: "Y" })).status).toBe(302);
+                } else if (outcome === "sent back to the app") {
+                  expect((await b.submit(v, { restart: "Y" })).status).toBe(302);
+                } else if (outcome === "moved on to another number") {
+                  expect((await b.submit(v, identifyFields(other))).form?.step).toBe("verify");
+                }
+              }
+              before = { sms: await smsTo(who), where: await whereIs(id0) };
+            };
+            let slowEnv: Record<string, unknown>;
+            if (stall === "directory") {
+              slowEnv = { DB: afterRead(env.DB, (sql) => sql.includes("FROM subscribers WHERE phone"), meanwhile) };
+            } else {
+              let held = false;
+              const ns = env.ONE_TIME;
+              slowEnv = {
+                ONE_TIME: intercept(ns, {
+                  get: (id: DurableObjectId) => {
+                    const stub = ns.get(id);
+                    // not intercept(): any property of an RPC method is a remote call (bind included)
+                    return new Proxy(stub, {
+                      get(t, prop) {
+                        if (prop !== "signinSupersede") return Reflect.get(t, prop);
+                        return async (...a: Parameters<typeof stub.signinSupersede>) => {
+                          if (!held) {
+                            held = true;
+                            await meanwhile();
+                          }
+                          return t.signinSupersede(...a);
+                        };
+                      },
+                    });
+                  },
+                }),
+              };
+            }
+            const slow = new Browser({ vars: { ...VARS, ...slowEnv } as unknown as Record<string, string>, ip });
+            for (const [k, v] of b.cookies) slow.cookies.set(k, v);
+            const stale = await slow.submit(p1, identifyFields(who));
+            expect(before, "the stale submission was held while the sign-in went on").toBeDefined();
+
+            // it changed nothing: no code sent, the sign-in where it was (ended stays ended)
+            expect(await smsTo(who), `${stall}, ${outcome}: codes sent by the stale submission`).toBe(before!.sms);
+            expect(await whereIs(id0), `${stall}, ${outcome}: the sign-in after the stale submission`).toEqual(
+              before!.where,
+            );
+            // and it shows where the sign-in is: its page, or that it has ended
+            if (before!.where === null) {
+              expect(stale.status).toBe(403);
+              expect(stale.form?.step).toBeUndefined();
+            } else {
+              expect(stale.form?.step).toBe(before!.where.tx.step);
+              expect(stale.form?.hidden.tx).toBe(before!.where.id);
+            }
+          },
+        ),
+        { numRuns: n },
+      );
+    },
+  );
 });
 
 describe("wrong codes racing the lock (SIGNIN_LOCK_AFTER_FAILURES=3; 6 wrong codes over 2 sign-ins of one number at once)", () => {

@@ -38,6 +38,25 @@ const KEYED: Record<string, [string, ...unknown[]]> = {
     "demo-client",
     0,
   ],
+  "endOthersOnDevice, keepOwnGrant: another subscriber's grants on the device": [
+    "DELETE FROM auto_login_grants WHERE device_hash = ? AND subscriber_id <> ?",
+    "d",
+    1,
+  ],
+  "keepOwnGrant: the person's own grant": [
+    "SELECT expires_at FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND subscriber_id = ? AND expires_at > ?",
+    "d",
+    "demo-client",
+    1,
+    0,
+  ],
+  "replaceDevice: the person's grants move": [
+    "UPDATE auto_login_grants SET device_hash = ? WHERE device_hash = ? AND subscriber_id = ?",
+    "n",
+    "d",
+    1,
+  ],
+  "replaceDevice: what stays on the old id": ["DELETE FROM auto_login_grants WHERE device_hash = ?", "d"],
   subscriberByPhone: ["SELECT * FROM subscribers WHERE phone = ?", "01012345678"],
 };
 

@@ -192,6 +192,30 @@ describe("sign-in store: compare-and-set steps", () => {
     });
   });
 
+  it("open writes only where nothing was: where a sign-in ended, moved on, or once it expired, it is stale and takes nothing", async () => {
+    const stub = storeFor(env, "Bstale", 16);
+    const limits = { ...LIMITS, sendsPerWindow: 2 };
+    const rec = record("Pstale", "h");
+    const open = (key: string, r = rec) => stub.signinOpen({ key, record: r, netKey: "n", send: true, limits });
+    // ended by the right code (nothing after it), by a consent or cancel, and moved on to another number
+    expect((await open("tx:s1")).result).toBe("opened");
+    const verify = { key: "tx:s1", phoneKey: "Pstale", netKey: "n", presented: "h", limits } as const;
+    expect((await stub.signinVerify({ ...verify, next: "done", autoLoginOptIn: false })).result).toBe("ok");
+    await stub.signinCreate("tx:s2", { ...rec, step: "consent", challenge: null });
+    expect((await stub.signinFinish("tx:s2", ["consent"])).ended).toBe(true);
+    await stub.signinCreate("tx:s3", rec);
+    expect((await stub.signinSupersede("tx:s3", 0, "elsewhere")).moved).toBe(true);
+    for (const key of ["tx:s1", "tx:s2", "tx:s3"]) expect(await open(key)).toEqual({ result: "stale" });
+    expect(await stub.signinGet("tx:s1")).toBeNull();
+    expect(await stub.signinGet("tx:s2")).toBeNull();
+    expect((await stub.signinGet("tx:s3"))?.step).toBe("moved");
+    expect(await open("tx:s4", { ...rec, expiresAt: Date.now() - 1 })).toEqual({ result: "stale" });
+    expect(await stub.signinGet("tx:s4")).toBeNull();
+    // the stale opens took no send: the number's second send of the window is still there
+    expect((await open("tx:s5")).result).toBe("opened");
+    expect((await open("tx:s6")).result).toBe("refused");
+  });
+
   it("20 concurrent consents of one sign-in: exactly one ends it", async () => {
     const stub = storeFor(env, "Bend", 16);
     await stub.signinCreate("tx:end", { ...record("Pend", "h"), step: "consent", challenge: null });

@@ -12,7 +12,13 @@ import { isRandomValue } from "../../core/spec";
 import { AUTO_COOKIE, type Transaction } from "./transaction";
 import type { Prompt } from "./validate";
 import { type Client } from "../store/clients";
-import { deleteAutoLoginGrant, findAutoLoginGrant, putAutoLoginGrant, replaceDevice } from "../store/grants";
+import {
+  deleteAutoLoginGrant,
+  endOthersOnDevice,
+  keepOwnGrant,
+  putAutoLoginGrant,
+  replaceDevice,
+} from "../store/grants";
 import { audit } from "../store/audit";
 import type { IdentityItem } from "../../core/spec";
 import { subscriberById } from "../store/directory";
@@ -60,6 +66,17 @@ export function autoLoginEligible(client: Client, telco: string, prompt: Prompt)
   return client.autoLogin && (telco === "S" || telco === "K") && prompt !== "N";
 }
 
+/**
+ * The person has just proven their number on this browser (a right code): every automatic-login
+ * grant of another subscriber on the device id it holds ends, for every app, whatever the prompt,
+ * the box, the carrier or the client's settings; the person's own grants stay. A shared browser
+ * never logs the next person in as the previous one (docs/security.md, invariants).
+ */
+export async function endOtherSubscribersOnDevice(req: Request, env: ProviderEnv, subscriberId: number): Promise<void> {
+  const existing = deviceIdOf(req);
+  if (existing) await endOthersOnDevice(env, await sha256(existing), subscriberId);
+}
+
 export interface Completion {
   tx: Transaction;
   client: Client;
@@ -73,9 +90,12 @@ export interface Completion {
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
  * fresh device id and sets its cookie: a device id the browser already held (which someone may
- * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise a grant of the
- * same subscriber is kept (the login reports Y/N) and a grant of another subscriber on this
- * device ends. Null, with nothing minted, when the subscriber is gone or the plid ended meanwhile.
+ * have planted or copied) is never promoted to a grant (`replaceDevice`). Otherwise the same
+ * subscriber's grants are kept (the login reports Y/N). Either way no grant of another subscriber
+ * stays on the device id the browser presented, for any client: they ended at the right code
+ * (`endOtherSubscribersOnDevice`) and end again here, since the consent page may be answered with
+ * another device cookie than the code page was. Null, with nothing minted, when the subscriber is
+ * gone or the plid ended meanwhile.
  */
 export async function complete(
   req: Request,
@@ -95,7 +115,7 @@ export async function complete(
   if (c.optIn) {
     const deviceId = randomToken(32);
     const deviceHash = await sha256(deviceId);
-    if (existing) await replaceDevice(env, await sha256(existing), deviceHash, c.subscriberId, c.client.clientId);
+    if (existing) await replaceDevice(env, await sha256(existing), deviceHash, c.subscriberId);
     await putAutoLoginGrant(env, {
       deviceHash,
       clientId: c.client.clientId,
@@ -111,12 +131,12 @@ export async function complete(
     }
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
     autoLogin = { deviceHash, automatic: false };
-  } else if (existing && c.tx.prompt !== "N") {
-    // Not ticked: a grant of this subscriber on this device is kept, another subscriber's ends.
+  } else if (existing) {
+    // Not ticked: this subscriber's grants on this device are kept, other subscribers' end.
+    // prompt=N (the app wants no automatic login) changes only what this login reports.
     const deviceHash = await sha256(existing);
-    const grant = await findAutoLoginGrant(env, deviceHash, c.client.clientId);
-    if (grant && grant.subscriberId === c.subscriberId) autoLogin = { deviceHash, automatic: false };
-    else if (grant) await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
+    const own = await keepOwnGrant(env, deviceHash, c.subscriberId, c.client.clientId);
+    if (own && c.tx.prompt !== "N") autoLogin = { deviceHash, automatic: false };
   }
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,

@@ -18,7 +18,7 @@ import { storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
-import { autoLoginEligible, complete, DENIED_MESSAGE, errorRedirect } from "./finish";
+import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
 import { registeredRedirect } from "./validate";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
 import {
@@ -212,10 +212,19 @@ function render(
 
 /** Another submission changed the transaction first: show where it is now (following a move). */
 async function conflict(f: Flow, now: Transaction | null): Promise<Response> {
-  const h =
-    now === null ? null : now.step === "moved" ? await loadTransaction(f.env, f.shards, f.h.id) : handleOf(f.h, now);
-  if (!h) return stopPage(f.ctx, t(f.ctx.lang, "unknownTitle"), t(f.ctx.lang, "unknownText"));
-  return render(at(f, h));
+  if (now === null) return ended(f);
+  return now.step === "moved" ? current(f) : render(at(f, handleOf(f.h, now)));
+}
+
+/** The page of where the sign-in is now, read again from the submitted transaction (moves followed). */
+async function current(f: Flow): Promise<Response> {
+  const h = await loadTransaction(f.env, f.shards, f.h.id);
+  return h ? render(at(f, h)) : ended(f);
+}
+
+/** The sign-in has ended (or is unknown): nothing continues it from here. */
+function ended(f: Flow): Response {
+  return stopPage(f.ctx, t(f.ctx.lang, "unknownTitle"), t(f.ctx.lang, "unknownText"));
 }
 
 /** Sends a code by SMS; false when the gateway failed (a configuration error still throws). */
@@ -321,6 +330,12 @@ async function identify(f: Flow): Promise<Response> {
     send: code !== null,
     limits,
   });
+  if (opened.result === "stale") {
+    // The sign-in went on without this submission since it was read (it ended, or moved on to
+    // another number): nothing was opened or sent; the page of where the sign-in is now.
+    f.rc.log.event = "signin.stale_identify";
+    return current(f);
+  }
   if (opened.result === "refused") {
     if (opened.refusal.limit === "locked") failure(f, "locked");
     return identifyPage(f.ctx, values, refusalAlert(L, opened.refusal), limited(opened.refusal));
@@ -334,15 +349,23 @@ async function identify(f: Flow): Promise<Response> {
       await next.stub.signinAbandon(next.key, key, opened.result === "opened" && code !== null, limits);
     return conflict(f, moved.record);
   }
+  // The record this submission opened and itself moved the sign-in to is as it wrote it. Otherwise
+  // a twin submission opened it, or moved the previous record to it first, and showed its page:
+  // the sign-in may have gone on since (a code entered, a resend, a cancel), so it is read again.
+  const now = opened.result === "opened" && moved.moved ? record : await next.stub.signinGet(next.key);
+  if (now === null) return ended(f);
+  if (now.step === "moved") return conflict(f, now);
   if (waiting !== null) {
     // A code went to this number moments ago (another sign-in): this one waits for the cooldown
     // on the code page, where getting a code is the next action.
-    const g = at(f, handleOf(next, (await next.stub.signinGet(next.key)) ?? { ...record, challenge: null }));
+    const g = at(f, handleOf(next, now));
     const seconds = Math.max(1, Math.ceil((waiting - Date.now()) / 1000));
     return render(g, undefined, undefined, { notice: t(L, "noticeWait", { seconds }) });
   }
-  const g = at(f, opened.result === "opened" ? next : handleOf(next, (await next.stub.signinGet(next.key)) ?? record));
-  if (opened.result === "opened" && code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
+  const g = at(f, handleOf(next, now));
+  // Only the code this submission opened is sent, and only while it is still the one to enter.
+  const ours = opened.result === "opened" && now.step === "verify" && now.challenge?.hash === record.challenge!.hash;
+  if (ours && code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
   f.rc.log.event = "signin.code_sent";
   return render(g);
 }
@@ -418,6 +441,9 @@ async function verify(f: Flow): Promise<Response> {
     case "ok":
       break;
   }
+  // The number is proven on this browser: from now on no other subscriber's automatic login answers
+  // from it, whatever follows (the account page, a consent refused, a subscriber gone meanwhile).
+  await endOtherSubscribersOnDevice(f.req, f.env, sub.id);
   if (f.hooks) return f.hooks.verified(f.req, f.env, f.rc, sub.id, r.record);
   if (needsConsent) {
     f.rc.log.event = "signin.consent";

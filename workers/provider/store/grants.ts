@@ -31,25 +31,55 @@ export async function putAutoLoginGrant(env: DbEnv, g: AutoLoginGrant): Promise<
 }
 
 /**
- * A fresh device id replaces the one a browser held (an automatic-login opt-in): the same
- * subscriber's grants move to the new id, and the old id's grant for `clientId` ends whoever it
- * was for. The old id itself is never promoted to a new grant (it may have been planted).
+ * A fresh device id replaces the one a browser held (an automatic-login opt-in): the subscriber's
+ * grants move to the new id, and whatever stays on the old id (another subscriber's grants, for
+ * every client) ends: that person's automatic login must not answer from this browser again, even
+ * if the new cookie never reaches it (a lost response). The old id itself is never promoted to a
+ * new grant (it may have been planted).
  */
-export async function replaceDevice(
-  env: DbEnv,
-  oldHash: string,
-  newHash: string,
-  subscriberId: number,
-  clientId: string,
-): Promise<void> {
+export async function replaceDevice(env: DbEnv, oldHash: string, newHash: string, subscriberId: number): Promise<void> {
   await env.DB.batch([
-    env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?").bind(oldHash, clientId),
     env.DB.prepare("UPDATE auto_login_grants SET device_hash = ? WHERE device_hash = ? AND subscriber_id = ?").bind(
       newHash,
       oldHash,
       subscriberId,
     ),
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ?").bind(oldHash),
   ]);
+}
+
+/**
+ * Every grant on the device that is not `subscriberId`'s ends, for every client: that subscriber
+ * has just proven their number on the browser holding the device id. Grants are only ever created
+ * on (or moved to) a fresh device id, so none of another subscriber can land on this one later.
+ */
+export async function endOthersOnDevice(env: DbEnv, deviceHash: string, subscriberId: number): Promise<void> {
+  await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND subscriber_id <> ?")
+    .bind(deviceHash, subscriberId)
+    .run();
+}
+
+/**
+ * `endOthersOnDevice`, then the subscriber's own live grant of (device, client), or null, in one
+ * batch: what an interactive login without the opt-in keeps and reports.
+ */
+export async function keepOwnGrant(
+  env: DbEnv,
+  deviceHash: string,
+  subscriberId: number,
+  clientId: string,
+): Promise<AutoLoginGrant | null> {
+  const [, own] = await env.DB.batch<{ expires_at: number }>([
+    env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND subscriber_id <> ?").bind(
+      deviceHash,
+      subscriberId,
+    ),
+    env.DB.prepare(
+      "SELECT expires_at FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND subscriber_id = ? AND expires_at > ?",
+    ).bind(deviceHash, clientId, subscriberId, Date.now()),
+  ]);
+  const r = own?.results[0];
+  return r ? { deviceHash, clientId, subscriberId, expiresAt: r.expires_at } : null;
 }
 
 /** The live grant of (device, client), or null. */
@@ -66,7 +96,7 @@ export async function findAutoLoginGrant(
   return r ? { deviceHash, clientId, subscriberId: r.subscriber_id, expiresAt: r.expires_at } : null;
 }
 
-/** Ends the grant of (device, client), if any (another subscriber signed in on that device). */
+/** Ends the grant of (device, client), if any (its link ended while it was being stored). */
 export async function deleteAutoLoginGrant(env: DbEnv, deviceHash: string, clientId: string): Promise<void> {
   await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?")
     .bind(deviceHash, clientId)

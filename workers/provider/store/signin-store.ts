@@ -8,6 +8,9 @@
 // - a record at "verify" or "consent" names one number forever; its code's hash binds the
 //   transaction id and that number, so a code proves only the number it was sent to;
 // - each transition checks the step it starts from; two submissions of one step: one winner;
+// - an ended, cancelled or superseded sign-in never comes back: an ended record leaves a marker
+//   until it would have expired, and `open` writes only where nothing ever was, so a stale
+//   identify submission (one that read the sign-in before it moved on) opens nothing;
 // - a number's lock is decided in the same call that checks a code: once the limit of failures
 //   is reached nothing more is checked and nothing is accepted.
 
@@ -95,6 +98,13 @@ export interface Entries {
 /** How long a record outlives its transaction, to show "expired" with a start-again link. */
 export const RETAIN_MS = 3600_000;
 
+/** What stays of an ended sign-in (completed, cancelled, sent back to the app). */
+const ENDED = "ended";
+
+function retainMs(r: SigninRecord): number {
+  return Math.max(1, r.expiresAt - Date.now()) + RETAIN_MS;
+}
+
 const K = {
   lock: (phone: string) => `lock:${phone}`,
   fail: (phone: string) => `fail:${phone}`,
@@ -116,6 +126,11 @@ export interface OpenRequest {
 
 export type OpenResult =
   | { result: "opened" | "exists" }
+  /**
+   * The record this submission would open was opened before and has since ended, or moved on to
+   * another number, or the sign-in expired: the submission is stale and nothing changed.
+   */
+  | { result: "stale" }
   /** Opened without a code: the number's resend cooldown runs until `until` (another sign-in just sent one). */
   | { result: "waiting"; until: number }
   | { result: "refused"; refusal: Refusal };
@@ -160,13 +175,22 @@ export class SigninMachine {
     private readonly counters: Counters,
   ) {}
 
+  /** The record, or null when there is none or the sign-in has ended. */
   get(key: string): SigninRecord | null {
     const raw = this.entries.get(key);
-    return raw === null ? null : (JSON.parse(raw) as SigninRecord);
+    return raw === null || raw === ENDED ? null : (JSON.parse(raw) as SigninRecord);
   }
 
   private save(key: string, r: SigninRecord): void {
-    this.entries.put(key, JSON.stringify(r), Math.max(1, r.expiresAt - Date.now()) + RETAIN_MS);
+    this.entries.put(key, JSON.stringify(r), retainMs(r));
+  }
+
+  /**
+   * Ends the sign-in at `key`: only a marker stays (no client, state or number), as long as the
+   * record would have, so that `open` can tell "ended" from "never opened" for a late submission.
+   */
+  private end(key: string, r: SigninRecord): void {
+    this.entries.put(key, ENDED, retainMs(r));
   }
 
   /** A new transaction at its first step. */
@@ -198,11 +222,19 @@ export class SigninMachine {
    * The identify step's half in the number's object: the continuing record, opened unless the
    * number is locked for this network or a send is refused. Its key derives from the previous
    * record's id and the number, so a repeated submission finds it ("exists") and sends nothing.
+   * Only a key where nothing is stored is written: a record there that ended or moved on to another
+   * number means the sign-in went on without this submission, which read it before; reopening it
+   * would bring back a sign-in that ended, with a new code ("stale": nothing changes).
    */
   open(o: OpenRequest): OpenResult {
     const phoneKey = o.record.subscriber!.phoneKey;
-    const have = this.get(o.key);
-    if (have && have.step !== "moved" && have.subscriber?.phoneKey === phoneKey) return { result: "exists" };
+    const raw = this.entries.get(o.key);
+    if (raw !== null) {
+      const have = raw === ENDED ? null : (JSON.parse(raw) as SigninRecord);
+      const live = have !== null && have.step !== "moved" && have.subscriber?.phoneKey === phoneKey;
+      return { result: live ? "exists" : "stale" };
+    }
+    if (o.record.expiresAt <= Date.now()) return { result: "stale" };
     const locked = this.lockOf(phoneKey, o.netKey);
     if (locked) return { result: "refused", refusal: locked };
     if (o.send) {
@@ -217,7 +249,11 @@ export class SigninMachine {
     return { result: "opened" };
   }
 
-  /** Undoes `open` for a request that lost the race to move the previous record: nothing stays. */
+  /**
+   * Undoes `open` for a request that lost the race to move the previous record: nothing stays (no
+   * ended marker either: the previous record did not move, and a retry from its page, once it is
+   * shown again, derives this same key and must be able to open it).
+   */
   abandon(key: string, phoneKey: string, refundSend: boolean, limits: NumberLimits): void {
     const have = this.get(key);
     if (!have || have.subscriber?.phoneKey !== phoneKey) return;
@@ -282,7 +318,7 @@ export class SigninMachine {
     this.counters.clear(K.netFail(o.phoneKey, o.netKey));
     this.counters.clear(K.fail(o.phoneKey));
     if (o.next === "done") {
-      this.entries.delete(o.key);
+      this.end(o.key, r);
       return { result: "ok", record: { ...r, challenge: null } };
     }
     const next: SigninRecord = { ...r, v: r.v + 1, step: "consent", challenge: null, autoLoginOptIn: o.autoLoginOptIn };
@@ -327,13 +363,13 @@ export class SigninMachine {
   }
 
   /**
-   * Ends the sign-in from one of `from` (consent agreed, cancelled): the record is deleted and
-   * returned; null with the current record when it is elsewhere or gone.
+   * Ends the sign-in from one of `from` (consent agreed, cancelled): the record is replaced by the
+   * ended marker and returned; null with the current record when it is elsewhere or gone.
    */
   finish(key: string, from: readonly Step[]): { ended: boolean; record: SigninRecord | null } {
     const r = this.get(key);
     if (!r || !from.includes(r.step) || r.expiresAt <= Date.now()) return { ended: false, record: r };
-    this.entries.delete(key);
+    this.end(key, r);
     return { ended: true, record: r };
   }
 
