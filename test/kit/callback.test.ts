@@ -10,6 +10,7 @@ import type { ProviderFetcher } from "../../workers/kit/client";
 import { DEMO, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
 import { Browser, kit, ORIGIN, setCookies } from "../support/kit";
 import { putAutoLoginGrant } from "../../workers/provider/store/grants";
+import { fullRecord, loginAs, PERSON, ScriptedProvider } from "./scripted-provider";
 
 const EXCHANGE = ["POST /oauth2/token", "GET /v1/user/me"];
 
@@ -297,6 +298,31 @@ describe("GET /auth/callback: sessions and automatic login", () => {
       autoLoginYn: "Y",
       autoStatusCheck: "N",
     });
+  });
+
+  it("an automatic login in the reference's format (plid and the flags, no identity keys at all) takes the stored identity and leaves it as it was for every session of the plid", async () => {
+    const p = new ScriptedProvider();
+    const k = kit({}, p.fetcher);
+    const plid = randomToken(16);
+    const first = new Browser(k);
+    expect((await loginAs(first, p, await fullRecord(plid, { autoLoginYn: "Y", autoStatusCheck: "Y" }))).status).toBe(
+      303,
+    );
+    // docs/interface.md "Reference behaviour": later automatic logins carry only plid and Y/N
+    const later = new Browser(k);
+    const res = await loginAs(later, p, { plid, autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/");
+    expect(await (await later.get("/auth/me")).json()).toMatchObject({
+      ...PERSON,
+      plid,
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
+    expect(await (await first.get("/auth/me")).json()).toMatchObject({ ...PERSON, plid, autoStatusCheck: "Y" });
+    // with nothing stored, the same record asks for the identity once more
+    const fresh = await loginAs(new Browser(k), p, { plid: randomToken(16), autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(fresh.headers.get("Location")).toMatch(/^\/auth\/login\?.*prompt=login/);
   });
 
   it("an automatic login with no stored identity asks once more with prompt=login, then stores what it gets", async () => {

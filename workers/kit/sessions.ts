@@ -28,12 +28,14 @@ export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; lo
 
 /**
  * spec §2.1 mode 2 (automatic login, not the first): `autoLoginYn` Y, `autoStatusCheck` not Y, and
- * every identity item present is empty. Only then is the stored identity used.
+ * no identity item carries a value: each is empty, or absent as in the reference's
+ * `{"plid","autoLoginYn":"Y","autoStatusCheck":"N"}` (docs/interface.md "Reference behaviour":
+ * later automatic logins carry only `plid` and the flags).
+ * Only then is the stored identity used.
  */
 export function isAutomaticRecord(user: ProviderUser): boolean {
   if (user.autoLoginYn !== "Y" || user.autoStatusCheck === "Y") return false;
-  const present = IDENTITY_ITEMS.filter((i) => user[i] !== undefined);
-  return present.length > 0 && present.every((i) => user[i] === "");
+  return IDENTITY_ITEMS.every((i) => user[i] === undefined || user[i] === "");
 }
 
 export function flatUser(identity: StoredIdentity, session: SessionRecord): KitUser {
