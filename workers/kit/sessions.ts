@@ -82,14 +82,18 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   const user = await readUser(client, tokens.accessToken);
   const key = await rpSealKey(env);
   const now = Date.now();
-  let identity: StoredIdentity | null = null;
+  let identity: StoredIdentity = { plid: user.plid, items: identityItems(user), storedAt: now };
   if (isAutomaticRecord(user)) {
-    identity = await getIdentity(env, key, user.plid);
-    if (!identity && opts.allowRelogin) return { kind: "relogin" };
+    const stored = await getIdentity(env, key, user.plid);
+    if (stored && !stored.placeholder) identity = stored;
+    else if (opts.allowRelogin) return { kind: "relogin" };
+    // Nothing of the person is stored and no re-login may be asked (a native app, or the re-login
+    // itself): the session gets the empty values, stored as a placeholder that no later automatic
+    // login takes for the person's identity (a browser's asks once more).
+    else identity.placeholder = true;
   }
-  identity ??= { plid: user.plid, items: identityItems(user), storedAt: now };
-  // Written on every login, so the lifetime counts from the last one.
-  await putIdentity(env, key, identity, cfg.identityTtlSeconds);
+  // Written on every login, so the lifetime counts from the last one; a placeholder lives as long as its sessions.
+  await putIdentity(env, key, identity, identity.placeholder ? cfg.sessionTtlSeconds : cfg.identityTtlSeconds);
   if (opts.previousSessionId !== undefined) await endSession(env, opts.previousSessionId);
   const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
   if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;

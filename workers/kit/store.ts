@@ -241,6 +241,12 @@ export interface StoredIdentity {
   items: Partial<Record<IdentityItem, string>>;
   /** Epoch ms of the login that reported it. */
   storedAt: number;
+  /**
+   * Not the person's identity: a mode-2 record's empty values, stored (for the session TTL) only so
+   * the sessions of an automatic login that found nothing stored work. An automatic login never
+   * takes it as the identity; a full record replaces it.
+   */
+  placeholder?: true;
 }
 
 const identityContext = (plid: string) => `rp-identity:${plid}`;
