@@ -3,9 +3,13 @@
 // A login must never depend on writing one key twice within a second.
 import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
+import { encryptField, randomToken } from "../../workers/core/crypto";
 import { createPkce } from "../../workers/kit/client";
 import { HONG, KIM, mintFor } from "../support/helpers";
 import { Browser, kit, send, withKeyWriteLimit } from "../support/kit";
+import { emptyRecord, fullRecord, loginAs, ScriptedProvider, SECRET } from "./scripted-provider";
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const limited = (vars: Record<string, unknown> = {}) => kit({ RP_KV: withKeyWriteLimit(env.RP_KV), ...vars });
 
@@ -36,5 +40,23 @@ describe("the kit under KV's one write per key per second", () => {
       });
       expect(res.status).toBe(200);
     }
+  });
+
+  it("a full login within a second of an automatic login of the same plid stores what it received: the automatic login's write-back of the older identity does not win", async () => {
+    const p = new ScriptedProvider();
+    const k = kit({ RP_KV: withKeyWriteLimit(env.RP_KV) }, p.fetcher);
+    const plid = randomToken(16);
+    const before = await fullRecord(plid, { autoLoginYn: "Y", autoStatusCheck: "Y" });
+    expect((await loginAs(new Browser(k), p, before)).status).toBe(303);
+    await sleep(1100);
+    // the name changed at the service; a device with automatic login signs in (writes back the stored identity)...
+    const auto = new Browser(k);
+    expect((await loginAs(auto, p, emptyRecord(plid))).status).toBe(303);
+    // ...and within that second an interactive login on another device reports the new name
+    const fresh = new Browser(k);
+    const changed = { ...before, name: await encryptField(SECRET, "홍길순"), autoLoginYn: "N", autoStatusCheck: "N" };
+    expect((await loginAs(fresh, p, changed)).status).toBe(303);
+    for (const b of [fresh, auto])
+      expect(((await (await b.get("/auth/me")).json()) as { name: string }).name).toBe("홍길순");
   });
 });

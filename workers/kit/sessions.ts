@@ -83,7 +83,8 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   const key = await rpSealKey(env);
   const now = Date.now();
   let identity: StoredIdentity = { plid: user.plid, items: identityItems(user), storedAt: now };
-  if (isAutomaticRecord(user)) {
+  const automatic = isAutomaticRecord(user);
+  if (automatic) {
     const stored = await getIdentity(env, key, user.plid);
     if (stored && !stored.placeholder) identity = stored;
     else if (opts.allowRelogin) return { kind: "relogin" };
@@ -93,7 +94,11 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
     else identity.placeholder = true;
   }
   // Written on every login, so the lifetime counts from the last one; a placeholder lives as long as its sessions.
-  await putIdentity(env, key, identity, identity.placeholder ? cfg.sessionTtlSeconds : cfg.identityTtlSeconds);
+  // An automatic login writes back what it read (or a placeholder): a full record landing in the
+  // same second wins over it (`putIdentity`).
+  await putIdentity(env, key, identity, identity.placeholder ? cfg.sessionTtlSeconds : cfg.identityTtlSeconds, {
+    writeBack: automatic,
+  });
   if (opts.previousSessionId !== undefined) await endSession(env, opts.previousSessionId);
   const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
   if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;

@@ -251,20 +251,41 @@ export interface StoredIdentity {
 
 const identityContext = (plid: string) => `rp-identity:${plid}`;
 
-/** Seals the identity with the plid as context (a value moved to another plid's key does not open). */
+/** Deployed KV takes one write to a key per second: a write refused for that goes through after it. */
+const KV_KEY_WRITE_INTERVAL_MS = 1100;
+
+const sameIdentity = (a: StoredIdentity, b: StoredIdentity) =>
+  a.plid === b.plid && a.placeholder === b.placeholder && JSON.stringify(a.items) === JSON.stringify(b.items);
+
+/**
+ * Seals the identity with the plid as context (a value moved to another plid's key does not open).
+ *
+ * KV refuses a second write to one key within a second (429). A `writeBack` (an automatic login
+ * renewing the identity it read, or a placeholder) then gives way: whatever was written in that
+ * second serves its session as well, and a full record written meanwhile must not be overwritten
+ * by the older identity. A full record (what the service has just reported) is written again once
+ * the second has passed, unless what is stored is the same already: it replaces an automatic
+ * login's write-back of the previous identity.
+ */
 export async function putIdentity(
   env: KvEnv,
   key: CryptoKey,
   identity: StoredIdentity,
   ttlSeconds: number,
+  { writeBack = false }: { writeBack?: boolean } = {},
 ): Promise<void> {
   const sealed = await seal(key, JSON.stringify(identity), identityContext(identity.plid));
   const at = KEY.identity(await sha256(identity.plid));
-  await env.RP_KV.put(at, sealed, { expirationTtl: ttlSeconds }).catch(async (err: unknown) => {
-    // KV refuses a second write to one key within a second (429): another login of the same person
-    // in that second has just stored this identity, which serves both sessions.
-    if ((await env.RP_KV.get(at)) === null) throw err;
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await env.RP_KV.put(at, sealed, { expirationTtl: ttlSeconds });
+    } catch (err) {
+      const stored = await getIdentity(env, key, identity.plid);
+      if (stored && (writeBack || sameIdentity(stored, identity))) return;
+      if (writeBack || attempt === 3) throw err;
+      await new Promise((r) => setTimeout(r, KV_KEY_WRITE_INTERVAL_MS));
+    }
+  }
 }
 
 /** The stored identity of `plid`, or null when absent or when it does not open. */
