@@ -4,6 +4,7 @@
 import { encryptField, randomToken } from "../../workers/core/crypto";
 import type { ProviderFetcher } from "../../workers/kit/client";
 import { Browser } from "../support/kit";
+import { env } from "../support/env";
 
 export const SECRET = "demoSecret0123456789abcdefABCDEF"; // vitest.config.ts RP_CLIENT_SECRET
 
@@ -115,4 +116,30 @@ export function gate(): { wait: () => Promise<void>; open: () => void; reached: 
     open,
     reached,
   };
+}
+
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+const part = (v: unknown) => b64url(new TextEncoder().encode(JSON.stringify(v)));
+
+/** The service's signed plid-deleted event for the dev kit (docs/events.md), HS256 under the client secret. */
+export async function signedEvent(plid: string): Promise<string> {
+  const input = `${part({ alg: "HS256", typ: "secevent+jwt" })}.${part({
+    iss: "http://localhost:8787",
+    aud: "demo-client",
+    iat: Math.floor(Date.now() / 1000),
+    jti: crypto.randomUUID(),
+    events: { "urn:phone-login:event:plid-deleted": { plid, reason: "user_terminated" } },
+  })}`;
+  const k = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(env.RP_CLIENT_SECRET as string),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return `${input}.${b64url(new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(input))))}`;
 }

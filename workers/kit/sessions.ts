@@ -112,7 +112,7 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   );
   // A disconnect (or the service's event) that ended the plid after this login began: the user read
   // above may predate it, and the writes above may have landed after its deletions. Ended here,
-  // nothing of this login stays. (The end is recorded before its deletions; if the index read
+  // nothing of this login stays. (The end is recorded before its deletions; if the read of it
   // missed it, those deletions come after these writes, where KV shows writes at once: one
   // location. Across locations KV lags up to 60 s, and this is best effort.)
   if (endedAt !== null) {
