@@ -179,6 +179,30 @@ describe("POST /auth/logout", () => {
     expect((await b.get("/auth/me")).status).toBe(401);
   });
 
+  it("a callback under way in another tab when the person logs out does not log the browser in afterwards: its session needs the login binding cookie the logout cleared, also once a new login has started", async () => {
+    const p = new ScriptedProvider();
+    const k = kit({}, p.fetcher);
+    const user = await fullRecord(randomToken(16), { autoLoginYn: "N", autoStatusCheck: "N" });
+    const browser = new Browser(k); // one cookie jar: two tabs of a shared computer's browser
+    expect((await loginAs(browser, p, user)).status).toBe(303);
+    // tab 1: another login's callback reaches the kit; the service is slow to answer the user read
+    const g = gate();
+    const tab1 = loginAs(browser, p, user, g.wait);
+    await g.reached;
+    // tab 2: the person logs out and walks away
+    expect((await browser.post("/auth/logout", { headers: HTML })).status).toBe(303);
+    expect(browser.jar.size).toBe(0);
+    g.open();
+    await tab1; // its answer sets a session cookie
+    expect(browser.jar.has("__Host-rp_session")).toBe(true);
+    expect((await browser.get("/auth/me")).status).toBe(401);
+    // the next person starts a login (a new binding): the session the late callback made stays ended
+    const late = browser.jar.get("__Host-rp_session")!;
+    await browser.startLogin();
+    browser.jar.set("__Host-rp_session", late);
+    expect((await browser.get("/auth/me")).status).toBe(401);
+  });
+
   it("a request carrying both the cookie and a Bearer token (an app's own API token) ends the cookie's session too: a copy of the cookie no longer works", async () => {
     const k = kit();
     const b = new Browser(k);

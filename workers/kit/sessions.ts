@@ -6,8 +6,9 @@ import { parseBearer } from "../core/http";
 import { exchangeCode, readUser, RpClientError, type ProviderUser } from "./client";
 import { derivedToken } from "../core/crypto";
 import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config";
-import { SESSION_COOKIE } from "./http";
+import { BINDING_COOKIE, SESSION_COOKIE } from "./http";
 import {
+  bindingMatches,
   createLoginSession,
   endSession,
   forgetIdentity,
@@ -64,6 +65,8 @@ export interface LoginOptions {
   previousSessionId?: string;
   /** The new session's id, derived so that a duplicate of this login can answer with it (`sessionIdFor`). */
   sessionId: string;
+  /** A browser login: SHA-256 of its binding cookie, which the session will need (`SessionRecord.bindingHash`). */
+  bindingHash?: string;
 }
 
 /**
@@ -103,6 +106,7 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
   if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;
   if (user.autoStatusCheck) record.autoStatusCheck = user.autoStatusCheck;
+  if (opts.bindingHash !== undefined) record.bindingHash = opts.bindingHash;
   const { id: sessionId, endedAt } = await createLoginSession(
     env,
     record,
@@ -140,7 +144,8 @@ export function sessionClaim(req: Request): { id: string; kind: SessionKind } | 
 
 /**
  * The request's live session, or null. A session whose identity is gone (disconnected) is ended
- * here: that is how a disconnect ends every session of its plid.
+ * here: that is how a disconnect ends every session of its plid. So is a browser session presented
+ * without the login binding cookie it was made with (logout cleared it): no I/O, one hash.
  */
 export async function currentSession(req: Request, env: RpEnv): Promise<CurrentSession | null> {
   const claim = sessionClaim(req);
@@ -148,6 +153,14 @@ export async function currentSession(req: Request, env: RpEnv): Promise<CurrentS
   const cfg = rpConfig(env);
   const record = await readSession(env, claim.id, claim.kind, cfg.sessionTtlSeconds);
   if (!record) return null;
+  if (
+    claim.kind === "cookie" &&
+    record.bindingHash !== undefined &&
+    !(await bindingMatches({ bindingHash: record.bindingHash }, readHostCookie(req, BINDING_COOKIE)))
+  ) {
+    await endSession(env, claim.id);
+    return null;
+  }
   const identity = await getIdentity(env, await rpSealKey(env), record.plid);
   if (!identity) {
     await endSession(env, claim.id);

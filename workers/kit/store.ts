@@ -122,6 +122,12 @@ export interface SessionRecord {
   loginAt: number;
   autoLoginYn?: YN;
   autoStatusCheck?: YN;
+  /**
+   * A browser session made by /auth/callback: SHA-256 of the login binding cookie it was made
+   * with. The session is valid only with that cookie, which logout clears: a callback still under
+   * way in another tab when the person logs out makes a session that no request can use.
+   */
+  bindingHash?: string;
 }
 
 /**
