@@ -6,10 +6,11 @@ import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256, unseal } from "../../workers/core/crypto";
 import { rpSealKey } from "../../workers/kit/config";
-import type { ProviderFetcher } from "../../workers/kit/client";
+import { createPkce, type ProviderFetcher } from "../../workers/kit/client";
 import { DEMO, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
-import { Browser, kit, ORIGIN, setCookies } from "../support/kit";
+import { Browser, kit, ORIGIN, send, setCookies } from "../support/kit";
 import { putAutoLoginGrant } from "../../workers/provider/store/grants";
+import { emptyRecord, fullRecord, loginAs, PERSON, ScriptedProvider } from "./scripted-provider";
 
 const EXCHANGE = ["POST /oauth2/token", "GET /v1/user/me"];
 
@@ -299,6 +300,31 @@ describe("GET /auth/callback: sessions and automatic login", () => {
     });
   });
 
+  it("an automatic login in the reference's format (plid and the flags, no identity keys at all) takes the stored identity and leaves it as it was for every session of the plid", async () => {
+    const p = new ScriptedProvider();
+    const k = kit({}, p.fetcher);
+    const plid = randomToken(16);
+    const first = new Browser(k);
+    expect((await loginAs(first, p, await fullRecord(plid, { autoLoginYn: "Y", autoStatusCheck: "Y" }))).status).toBe(
+      303,
+    );
+    // docs/interface.md "Reference behaviour": later automatic logins carry only plid and Y/N
+    const later = new Browser(k);
+    const res = await loginAs(later, p, { plid, autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/");
+    expect(await (await later.get("/auth/me")).json()).toMatchObject({
+      ...PERSON,
+      plid,
+      autoLoginYn: "Y",
+      autoStatusCheck: "N",
+    });
+    expect(await (await first.get("/auth/me")).json()).toMatchObject({ ...PERSON, plid, autoStatusCheck: "Y" });
+    // with nothing stored, the same record asks for the identity once more
+    const fresh = await loginAs(new Browser(k), p, { plid: randomToken(16), autoLoginYn: "Y", autoStatusCheck: "N" });
+    expect(fresh.headers.get("Location")).toMatch(/^\/auth\/login\?.*prompt=login/);
+  });
+
   it("an automatic login with no stored identity asks once more with prompt=login, then stores what it gets", async () => {
     const k = kit();
     const b = new Browser(k);
@@ -324,6 +350,34 @@ describe("GET /auth/callback: sessions and automatic login", () => {
       autoLoginYn: "Y",
       autoStatusCheck: "N",
     });
+  });
+
+  it("a mode-2 record is never stored as the person's identity: a native app's automatic login with nothing stored keeps its empty values for its own session only, and a browser's automatic login after it still asks for the identity", async () => {
+    const p = new ScriptedProvider();
+    const k = kit({}, p.fetcher);
+    const plid = randomToken(16);
+    const pkce = await createPkce();
+    const tr = await send(k, "/auth/token", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ code: p.issue(emptyRecord(plid)), code_verifier: pkce.verifier }),
+    });
+    expect(tr.status).toBe(200);
+    const app = { Authorization: `Bearer ${((await tr.json()) as { session_token: string }).session_token}` };
+    expect(await (await send(k, "/auth/me", { headers: app })).json()).toMatchObject({ plid, name: "" });
+    // the browser's automatic login: nothing of the person is stored, so it asks once more
+    const b = new Browser(k);
+    const res = await loginAs(b, p, emptyRecord(plid));
+    const again = new URL(res.headers.get("Location")!, ORIGIN);
+    expect(again.pathname).toBe("/auth/login");
+    expect(again.searchParams.get("prompt")).toBe("login");
+    // the interactive login returns the full record: every session of the plid shows the person now
+    expect(
+      (await loginAs(b, p, await fullRecord(plid, { autoLoginYn: "Y", autoStatusCheck: "N" }), undefined, again.search))
+        .status,
+    ).toBe(303);
+    expect(await (await b.get("/auth/me")).json()).toMatchObject({ ...PERSON, plid });
+    expect(await (await send(k, "/auth/me", { headers: app })).json()).toMatchObject({ ...PERSON, plid });
   });
 
   it("does not loop: after a forced login, a second empty record still makes a session (with empty items)", async () => {

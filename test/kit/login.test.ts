@@ -44,7 +44,8 @@ describe("GET /auth/login", () => {
     const [c] = setCookies(res);
     expect(c!.name).toBe("__Host-rp_state");
     expect(c!.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(c!.attrs).toEqual(expect.arrayContaining(["Path=/", "HttpOnly", "Secure", "SameSite=Lax", "Max-Age=600"]));
+    // the state's lifetime and then a session's: a session made by the login needs it (RP_SESSION_TTL_SECONDS)
+    expect(c!.attrs).toEqual(expect.arrayContaining(["Path=/", "HttpOnly", "Secure", "SameSite=Lax", "Max-Age=4200"]));
     expect(c!.attrs.some((a) => /^domain=/i.test(a))).toBe(false);
   });
 

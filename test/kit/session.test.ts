@@ -4,11 +4,12 @@ import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../workers/core/crypto";
 import { createPkce, type ProviderFetcher } from "../../workers/kit/client";
-import { basic, call, DEMO, FORM, form, HONG, KIM, LEE, mintFor, SMITH } from "../support/helpers";
+import { basic, call, DEMO, FORM, form, HONG, intercept, KIM, LEE, mintFor, SMITH } from "../support/helpers";
 import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
 import { findLink } from "../../workers/provider/store/links";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { exports } from "cloudflare:workers";
+import { fullRecord, gate, loginAs, ScriptedProvider } from "./scripted-provider";
 
 const HTML = { Accept: "text/html,application/xhtml+xml" };
 const FLAT_KEYS = [
@@ -178,6 +179,30 @@ describe("POST /auth/logout", () => {
     expect((await b.get("/auth/me")).status).toBe(401);
   });
 
+  it("a callback under way in another tab when the person logs out does not log the browser in afterwards: its session needs the login binding cookie the logout cleared, also once a new login has started", async () => {
+    const p = new ScriptedProvider();
+    const k = kit({}, p.fetcher);
+    const user = await fullRecord(randomToken(16), { autoLoginYn: "N", autoStatusCheck: "N" });
+    const browser = new Browser(k); // one cookie jar: two tabs of a shared computer's browser
+    expect((await loginAs(browser, p, user)).status).toBe(303);
+    // tab 1: another login's callback reaches the kit; the service is slow to answer the user read
+    const g = gate();
+    const tab1 = loginAs(browser, p, user, g.wait);
+    await g.reached;
+    // tab 2: the person logs out and walks away
+    expect((await browser.post("/auth/logout", { headers: HTML })).status).toBe(303);
+    expect(browser.jar.size).toBe(0);
+    g.open();
+    await tab1; // its answer sets a session cookie
+    expect(browser.jar.has("__Host-rp_session")).toBe(true);
+    expect((await browser.get("/auth/me")).status).toBe(401);
+    // the next person starts a login (a new binding): the session the late callback made stays ended
+    const late = browser.jar.get("__Host-rp_session")!;
+    await browser.startLogin();
+    browser.jar.set("__Host-rp_session", late);
+    expect((await browser.get("/auth/me")).status).toBe(401);
+  });
+
   it("a request carrying both the cookie and a Bearer token (an app's own API token) ends the cookie's session too: a copy of the cookie no longer works", async () => {
     const k = kit();
     const b = new Browser(k);
@@ -260,6 +285,57 @@ describe("POST /auth/disconnect", () => {
     const again = new Browser(k);
     await again.login(KIM.phone);
     expect((await again.get("/auth/me")).status).toBe(200);
+  });
+
+  it("the end of a plid is never lost to another login of it: a disconnect landing right after a login read what it had to know of the plid (before it indexed its session) still ends a login in flight across it, and brings neither session back", async () => {
+    const p = new ScriptedProvider();
+    const plid = randomToken(16);
+    const plidHash = await sha256(plid);
+    const kv = env.RP_KV as KVNamespace;
+    let meanwhile: (() => Promise<void>) | null = null;
+    const RP_KV = intercept(kv, {
+      get: async (key: string, ...rest: unknown[]) => {
+        const v = await (kv.get as (...a: unknown[]) => Promise<unknown>).call(kv, key, ...rest);
+        // a login's read of its plid's index or end: another request's step lands before it goes on
+        if (meanwhile && key.startsWith("plid-") && key.includes(plidHash)) {
+          const m = meanwhile;
+          meanwhile = null;
+          await m();
+        }
+        return v;
+      },
+    });
+    const k = kit({ RP_KV }, p.fetcher);
+    const user = await fullRecord(plid, { autoLoginYn: "N", autoStatusCheck: "N" });
+    const a = new Browser(k); // the session that will disconnect
+    expect((await loginAs(a, p, user)).status).toBe(303);
+    // login C: its user read done before the disconnect, its writes after
+    const c = new Browser(k);
+    const g = gate();
+    const lateLogin = loginAs(c, p, user, g.wait);
+    await g.reached;
+    // login B: right after its read of the plid, the person disconnects from browser A
+    let disconnected: Response | null = null;
+    meanwhile = async () => {
+      disconnected = await a.post("/auth/disconnect", { headers: HTML });
+    };
+    const b = new Browser(k);
+    const bStart = await b.startLogin();
+    const bCallback = `/auth/callback?${new URLSearchParams({ code: p.issue(user), state: bStart.state })}`;
+    const bRes = await b.get(bCallback);
+    expect(disconnected!.status).toBe(303);
+    expect(p.disconnected).toEqual([plid]);
+    expect(bRes.status).toBe(400); // its session's identity is gone
+    g.open();
+    const cRes = await lateLogin;
+    const bAgain = await b.get(bCallback); // B's browser repeats its callback within the minute
+    expect({
+      cLogin: cRes.status,
+      cMe: (await c.get("/auth/me")).status,
+      bAgain: bAgain.status,
+      bMe: (await b.get("/auth/me")).status,
+      identity: await kv.get(`identity:${plidHash}`),
+    }).toEqual({ cLogin: 502, cMe: 401, bAgain: 400, bMe: 401, identity: null });
   });
 
   it("answers JSON to an API caller, and works with a session token", async () => {

@@ -6,8 +6,9 @@ import { parseBearer } from "../core/http";
 import { exchangeCode, readUser, RpClientError, type ProviderUser } from "./client";
 import { derivedToken } from "../core/crypto";
 import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config";
-import { SESSION_COOKIE } from "./http";
+import { BINDING_COOKIE, SESSION_COOKIE } from "./http";
 import {
+  bindingMatches,
   createLoginSession,
   endSession,
   forgetIdentity,
@@ -28,12 +29,14 @@ export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; lo
 
 /**
  * spec §2.1 mode 2 (automatic login, not the first): `autoLoginYn` Y, `autoStatusCheck` not Y, and
- * every identity item present is empty. Only then is the stored identity used.
+ * no identity item carries a value: each is empty, or absent as in the reference's
+ * `{"plid","autoLoginYn":"Y","autoStatusCheck":"N"}` (docs/interface.md "Reference behaviour":
+ * later automatic logins carry only `plid` and the flags).
+ * Only then is the stored identity used.
  */
 export function isAutomaticRecord(user: ProviderUser): boolean {
   if (user.autoLoginYn !== "Y" || user.autoStatusCheck === "Y") return false;
-  const present = IDENTITY_ITEMS.filter((i) => user[i] !== undefined);
-  return present.length > 0 && present.every((i) => user[i] === "");
+  return IDENTITY_ITEMS.every((i) => user[i] === undefined || user[i] === "");
 }
 
 export function flatUser(identity: StoredIdentity, session: SessionRecord): KitUser {
@@ -62,6 +65,8 @@ export interface LoginOptions {
   previousSessionId?: string;
   /** The new session's id, derived so that a duplicate of this login can answer with it (`sessionIdFor`). */
   sessionId: string;
+  /** A browser login: SHA-256 of its binding cookie, which the session will need (`SessionRecord.bindingHash`). */
+  bindingHash?: string;
 }
 
 /**
@@ -80,18 +85,28 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   const user = await readUser(client, tokens.accessToken);
   const key = await rpSealKey(env);
   const now = Date.now();
-  let identity: StoredIdentity | null = null;
-  if (isAutomaticRecord(user)) {
-    identity = await getIdentity(env, key, user.plid);
-    if (!identity && opts.allowRelogin) return { kind: "relogin" };
+  let identity: StoredIdentity = { plid: user.plid, items: identityItems(user), storedAt: now };
+  const automatic = isAutomaticRecord(user);
+  if (automatic) {
+    const stored = await getIdentity(env, key, user.plid);
+    if (stored && !stored.placeholder) identity = stored;
+    else if (opts.allowRelogin) return { kind: "relogin" };
+    // Nothing of the person is stored and no re-login may be asked (a native app, or the re-login
+    // itself): the session gets the empty values, stored as a placeholder that no later automatic
+    // login takes for the person's identity (a browser's asks once more).
+    else identity.placeholder = true;
   }
-  identity ??= { plid: user.plid, items: identityItems(user), storedAt: now };
-  // Written on every login, so the lifetime counts from the last one.
-  await putIdentity(env, key, identity, cfg.identityTtlSeconds);
+  // Written on every login, so the lifetime counts from the last one; a placeholder lives as long as its sessions.
+  // An automatic login writes back what it read (or a placeholder): a full record landing in the
+  // same second wins over it (`putIdentity`).
+  await putIdentity(env, key, identity, identity.placeholder ? cfg.sessionTtlSeconds : cfg.identityTtlSeconds, {
+    writeBack: automatic,
+  });
   if (opts.previousSessionId !== undefined) await endSession(env, opts.previousSessionId);
   const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
   if (user.autoLoginYn) record.autoLoginYn = user.autoLoginYn;
   if (user.autoStatusCheck) record.autoStatusCheck = user.autoStatusCheck;
+  if (opts.bindingHash !== undefined) record.bindingHash = opts.bindingHash;
   const { id: sessionId, endedAt } = await createLoginSession(
     env,
     record,
@@ -101,7 +116,7 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   );
   // A disconnect (or the service's event) that ended the plid after this login began: the user read
   // above may predate it, and the writes above may have landed after its deletions. Ended here,
-  // nothing of this login stays. (The end is recorded before its deletions; if the index read
+  // nothing of this login stays. (The end is recorded before its deletions; if the read of it
   // missed it, those deletions come after these writes, where KV shows writes at once: one
   // location. Across locations KV lags up to 60 s, and this is best effort.)
   if (endedAt !== null) {
@@ -129,7 +144,8 @@ export function sessionClaim(req: Request): { id: string; kind: SessionKind } | 
 
 /**
  * The request's live session, or null. A session whose identity is gone (disconnected) is ended
- * here: that is how a disconnect ends every session of its plid.
+ * here: that is how a disconnect ends every session of its plid. So is a browser session presented
+ * without the login binding cookie it was made with (logout cleared it): no I/O, one hash.
  */
 export async function currentSession(req: Request, env: RpEnv): Promise<CurrentSession | null> {
   const claim = sessionClaim(req);
@@ -137,6 +153,14 @@ export async function currentSession(req: Request, env: RpEnv): Promise<CurrentS
   const cfg = rpConfig(env);
   const record = await readSession(env, claim.id, claim.kind, cfg.sessionTtlSeconds);
   if (!record) return null;
+  if (
+    claim.kind === "cookie" &&
+    record.bindingHash !== undefined &&
+    !(await bindingMatches({ bindingHash: record.bindingHash }, readHostCookie(req, BINDING_COOKIE)))
+  ) {
+    await endSession(env, claim.id);
+    return null;
+  }
   const identity = await getIdentity(env, await rpSealKey(env), record.plid);
   if (!identity) {
     await endSession(env, claim.id);

@@ -19,7 +19,8 @@ const KEY = {
   rate: (ipHash: string, window: number) => `rate:token:${ipHash}:${window}`,
   redemption: (hash: string) => `redeem:${hash}`,
   redemptionOutcome: (hash: string) => `redeem-outcome:${hash}`,
-  plidSessions: (plidHash: string) => `plid-sessions:${plidHash}`,
+  plidSession: (plidHash: string, sessionHash: string) => `plid-session:${plidHash}:${sessionHash}`,
+  plidEnded: (plidHash: string) => `plid-ended:${plidHash}`,
   eventJti: (hash: string) => `event-jti:${hash}`,
 } as const;
 
@@ -121,6 +122,12 @@ export interface SessionRecord {
   loginAt: number;
   autoLoginYn?: YN;
   autoStatusCheck?: YN;
+  /**
+   * A browser session made by /auth/callback: SHA-256 of the login binding cookie it was made
+   * with. The session is valid only with that cookie, which logout clears: a callback still under
+   * way in another tab when the person logs out makes a session that no request can use.
+   */
+  bindingHash?: string;
 }
 
 /**
@@ -138,9 +145,8 @@ export async function createSession(
 
 /**
  * `createSession` for a login that began at `startedAt` (before its exchange and user read), and
- * when its plid was ended at or after that moment (`endedAt`): the index, read after the session
- * and identity were written, carries the time of the plid's last end (`endPlid`). Such a session
- * is not indexed; the caller ends it.
+ * when its plid was ended at or after that moment (`endedAt`): the plid's end (`endPlid`), read
+ * after the session, its index entry and the identity were written. The caller ends such a session.
  */
 export async function createLoginSession(
   env: KvEnv,
@@ -149,54 +155,56 @@ export async function createLoginSession(
   id: string,
   startedAt: number,
 ): Promise<{ id: string; endedAt: number | null }> {
-  const hash = await sha256(id);
-  await env.RP_KV.put(KEY.session(hash), JSON.stringify(record), { expirationTtl: ttlSeconds });
-  const key = KEY.plidSessions(await sha256(record.plid));
-  const index = await readIndex(env, key);
-  if (index.ended !== undefined && index.ended >= startedAt) return { id, endedAt: index.ended };
-  // Adds the session so an end of the plid can end every session of it (docs/rp-kit.md "Events").
-  // KV has no atomic append: two logins of one plid at the same moment may keep one; the identity's
-  // removal, which every session checks, still ends both. A second login of the plid within a
-  // second may be refused by KV (one write per key per second): that index then misses this
-  // session, as above, and the login goes on.
-  const sessions = [...index.sessions.filter((h) => h !== hash).slice(-49), hash];
-  const ttl = Math.max(ttlSeconds, index.ended !== undefined ? ENDED_TTL_SECONDS : 0);
-  await env.RP_KV.put(key, JSON.stringify({ ...index, sessions }), { expirationTtl: ttl }).catch(() => {});
-  return { id, endedAt: null };
+  const [hash, plidHash] = await Promise.all([sha256(id), sha256(record.plid)]);
+  const ttl = { expirationTtl: ttlSeconds };
+  await Promise.all([
+    env.RP_KV.put(KEY.session(hash), JSON.stringify(record), ttl),
+    // The session in its plid's index, so that an end of the plid ends it (docs/rp-kit.md "Events").
+    // A key of its own: no login reads and writes back a list another one is writing. A failed
+    // write leaves the session out; the identity's removal, which every session checks, still ends it.
+    env.RP_KV.put(KEY.plidSession(plidHash, hash), "", ttl).catch(() => {}),
+  ]);
+  const end = await env.RP_KV.get<PlidEnd>(KEY.plidEnded(plidHash), "json");
+  return { id, endedAt: end !== null && end.at >= startedAt ? end.at : null };
 }
 
-/** A plid's index: its sessions' hashes, and when it was last ended (a list alone before ends were kept). */
-interface PlidIndex {
-  sessions: string[];
-  ended?: number;
-}
-
-async function readIndex(env: KvEnv, key: string): Promise<PlidIndex> {
-  const v = await env.RP_KV.get<PlidIndex | string[]>(key, "json");
-  return Array.isArray(v) ? { sessions: v } : (v ?? { sessions: [] });
+/** When a plid was last ended here (a disconnect, an event). Only `endPlid` writes it. */
+interface PlidEnd {
+  at: number;
 }
 
 /**
- * How long a plid's index keeps the time of its end: longer than a login can be under way (its
- * exchange and user read, each bounded by RP_PROVIDER_TIMEOUT_MS, at most 60 s), and than the
- * service's retries of an event within the hour.
+ * How long the end of a plid is kept: longer than a login can be under way (its exchange and user
+ * read, each bounded by RP_PROVIDER_TIMEOUT_MS, at most 60 s), and than the service's retries of
+ * an event within the hour.
  */
 const ENDED_TTL_SECONDS = 3600;
 
+/** The most sessions one end deletes itself (KV allows 1,000 operations per invocation); the rest end with the identity. */
+const MAX_ENDED_SESSIONS = 500;
+
 /**
  * Ends every session of a plid and forgets its identity (a disconnect, an event from the service).
- * The end is recorded in the plid's index first, with the sessions to end kept there (a retry of
- * an end that failed midway finds them again): a login of the plid under way meanwhile reads the
- * index after storing its identity and session (`createLoginSession`), and if it missed the end,
- * these deletions come after its writes.
+ * The end is recorded first, under a key no login writes (so none writes back an older value over
+ * it, and KV's one write per key per second never refuses it because a login just wrote there): a
+ * login of the plid under way meanwhile reads it after storing its identity, session and index
+ * entry (`createLoginSession`), and if it read before the end was recorded, its writes came before
+ * it and these deletions come after them. The index entries stay until they expire, so a retry of
+ * an end that failed midway finds the sessions again.
  */
 export async function endPlid(env: KvEnv, plid: string): Promise<number> {
-  const key = KEY.plidSessions(await sha256(plid));
-  const { sessions } = await readIndex(env, key);
-  // a second write within the second (a disconnect and its event) is refused by KV: the first holds
-  await env.RP_KV.put(key, JSON.stringify({ sessions, ended: Date.now() } satisfies PlidIndex), {
+  const plidHash = await sha256(plid);
+  const key = KEY.plidEnded(plidHash);
+  await env.RP_KV.put(key, JSON.stringify({ at: Date.now() } satisfies PlidEnd), {
     expirationTtl: ENDED_TTL_SECONDS,
-  }).catch(() => {});
+  }).catch(async (err: unknown) => {
+    // refused within a second of another end of the plid (a disconnect and its event): that one
+    // holds, and a login that began after it cannot have read the ended plid at the service
+    if ((await env.RP_KV.get(key)) === null) throw err;
+  });
+  const prefix = KEY.plidSession(plidHash, "");
+  const { keys } = await env.RP_KV.list({ prefix, limit: MAX_ENDED_SESSIONS });
+  const sessions = keys.map((k) => k.name.slice(prefix.length));
   await Promise.all([...sessions.map((h) => env.RP_KV.delete(KEY.session(h))), forgetIdentity(env, plid)]);
   return sessions.length;
 }
@@ -241,24 +249,51 @@ export interface StoredIdentity {
   items: Partial<Record<IdentityItem, string>>;
   /** Epoch ms of the login that reported it. */
   storedAt: number;
+  /**
+   * Not the person's identity: a mode-2 record's empty values, stored (for the session TTL) only so
+   * the sessions of an automatic login that found nothing stored work. An automatic login never
+   * takes it as the identity; a full record replaces it.
+   */
+  placeholder?: true;
 }
 
 const identityContext = (plid: string) => `rp-identity:${plid}`;
 
-/** Seals the identity with the plid as context (a value moved to another plid's key does not open). */
+/** Deployed KV takes one write to a key per second: a write refused for that goes through after it. */
+const KV_KEY_WRITE_INTERVAL_MS = 1100;
+
+const sameIdentity = (a: StoredIdentity, b: StoredIdentity) =>
+  a.plid === b.plid && a.placeholder === b.placeholder && JSON.stringify(a.items) === JSON.stringify(b.items);
+
+/**
+ * Seals the identity with the plid as context (a value moved to another plid's key does not open).
+ *
+ * KV refuses a second write to one key within a second (429). A `writeBack` (an automatic login
+ * renewing the identity it read, or a placeholder) then gives way: whatever was written in that
+ * second serves its session as well, and a full record written meanwhile must not be overwritten
+ * by the older identity. A full record (what the service has just reported) is written again once
+ * the second has passed, unless what is stored is the same already: it replaces an automatic
+ * login's write-back of the previous identity.
+ */
 export async function putIdentity(
   env: KvEnv,
   key: CryptoKey,
   identity: StoredIdentity,
   ttlSeconds: number,
+  { writeBack = false }: { writeBack?: boolean } = {},
 ): Promise<void> {
   const sealed = await seal(key, JSON.stringify(identity), identityContext(identity.plid));
   const at = KEY.identity(await sha256(identity.plid));
-  await env.RP_KV.put(at, sealed, { expirationTtl: ttlSeconds }).catch(async (err: unknown) => {
-    // KV refuses a second write to one key within a second (429): another login of the same person
-    // in that second has just stored this identity, which serves both sessions.
-    if ((await env.RP_KV.get(at)) === null) throw err;
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await env.RP_KV.put(at, sealed, { expirationTtl: ttlSeconds });
+    } catch (err) {
+      const stored = await getIdentity(env, key, identity.plid);
+      if (stored && (writeBack || sameIdentity(stored, identity))) return;
+      if (writeBack || attempt === 3) throw err;
+      await new Promise((r) => setTimeout(r, KV_KEY_WRITE_INTERVAL_MS));
+    }
+  }
 }
 
 /** The stored identity of `plid`, or null when absent or when it does not open. */

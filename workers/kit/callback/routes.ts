@@ -90,6 +90,7 @@ async function redeem(
       allowRelogin: pending.prompt !== cfg.reloginPrompt,
       ...(previous !== undefined ? { previousSessionId: previous } : {}),
       sessionId: await sessionIdFor(env, "callback", `${login.state}.${login.binding}`),
+      bindingHash: pending.bindingHash,
     });
     if (outcome.kind === "relogin") rc.log.cause = "automatic login without a stored identity: relogin";
     return { kind: outcome.kind };

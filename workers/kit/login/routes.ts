@@ -52,7 +52,8 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   const moved = onPublicOrigin(cfg, rc.url);
   if (moved) return moved;
   const lr = loginRequest(await readParams(req, rc.url, 8192), cfg);
-  // One binding per browser, reused while valid, so logins started in two tabs both complete.
+  // One binding per browser, reused while valid (and renewed), so logins started in two tabs both
+  // complete and the sessions already made with it stay valid.
   const existing = readHostCookie(req, BINDING_COOKIE);
   const binding = isRandomValue(existing) ? existing : randomToken(32);
   const state = randomToken(32);
@@ -73,7 +74,10 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
     },
   );
   rc.log.event = "rp.login";
-  return kitRedirect(302, location, [hostCookie(BINDING_COOKIE, binding, { maxAgeSeconds: cfg.stateTtlSeconds })]);
+  // The binding outlives the login: a session made by its callback (at most the state's lifetime
+  // from now) is valid only with it, so it lasts as long as such a session can. Logout clears it.
+  const maxAgeSeconds = cfg.stateTtlSeconds + cfg.sessionTtlSeconds;
+  return kitRedirect(302, location, [hostCookie(BINDING_COOKIE, binding, { maxAgeSeconds })]);
 }
 
 export const routes: Route<RpEnv>[] = [
