@@ -2,9 +2,10 @@
 // unmatched request gets, path parameters, HTTPS, the request id and the error renderer.
 
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { E } from "../../workers/core/errors";
 import { json } from "../../workers/core/http";
-import { createWorker, type RequestContext } from "../../workers/core/router";
+import { createWorker, pathAndQuery, type RequestContext } from "../../workers/core/router";
 
 const seen: string[] = [];
 let lastContext: RequestContext | undefined;
@@ -67,14 +68,36 @@ describe("core/router createWorker", () => {
     expect((await call("/nothing")).status).toBe(404);
   });
 
-  it("gives the handler the context: one URL, the worker's name, a request id echoed on the answer", async () => {
+  it("gives the handler the context: the URL, its path and query, the worker's name, the caller's request id echoed on the answer", async () => {
     const res = await call("/context?q=1", { headers: { "X-Request-Id": "abc-123" } });
     expect(await res.json()).toEqual({ worker: "test", path: "/context", query: "1" });
     expect(res.headers.get("X-Request-Id")).toBe("abc-123");
     expect(lastContext?.requestId).toBe("abc-123");
+    expect([lastContext?.path, lastContext?.search]).toEqual(["/context", "?q=1"]);
+    expect((await call("/nowhere", { headers: { "X-Request-Id": "e-1" } })).headers.get("X-Request-Id")).toBe("e-1"); // on errors too
+    // none sent, or one not acceptable: no X-Request-Id (deployed, Cloudflare's cf-ray names every
+    // answer); the log line names the request by cf-ray, else by a new id
     const fresh = await call("/context", { headers: { "X-Request-Id": "not acceptable!" } });
-    expect(fresh.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
-    expect((await call("/nowhere")).headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/); // on errors too
+    expect(fresh.headers.get("X-Request-Id")).toBeNull();
+    expect(lastContext?.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await call("/nowhere")).headers.get("X-Request-Id")).toBeNull();
+    await call("/context", { headers: { "cf-ray": "8f1e2d3c4b5a6978-ICN" } });
+    expect(lastContext?.requestId).toBe("8f1e2d3c4b5a6978-ICN");
+  });
+
+  it("the path and query it matches on are the URL's own (pathname, search), whatever the URL", () => {
+    fc.assert(
+      fc.property(
+        fc.webUrl({ validSchemes: ["https", "http"], withQueryParameters: true, withFragments: true }),
+        fc.constantFrom("", "?", "#", "?a=%2F&b=?c", "#x?y", "?q#f", "//x/", "/%2e%2E/a?"),
+        (raw, tail) => {
+          const url = new URL(raw + tail);
+          // what workerd hands a worker: a serialized URL
+          expect(pathAndQuery(url.href)).toEqual([url.pathname, url.search]);
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it("concurrent requests keep their own context: each answer carries its own parameter and request id", async () => {

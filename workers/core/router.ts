@@ -1,8 +1,9 @@
 // The router factory: a worker is a route table over core/ (docs/architecture.md). itty-router
 // compiles the table (its path syntax, its regexes); each request is matched against the request
-// context's one URL parse, its steps awaited in order until one answers. Around them: the context
-// (request id, clock), the one error renderer, 404 or 405 with Allow for an unmatched request, and
-// the one JSON log line, which names the route template, never the raw path or query.
+// context's path, its steps awaited in order until one answers. Around them: the context (path,
+// query, the URL parsed on first use), the one error renderer, 404 or 405 with Allow for an
+// unmatched request, and the one JSON log line, which names the route template, never the raw path
+// or query.
 
 import { IttyRouter } from "itty-router";
 import { commonConfig, ConfigError, type CommonVars } from "./config";
@@ -11,7 +12,16 @@ import { redirect } from "./http";
 import { LOOPBACK_HOSTS } from "./spec";
 
 export interface RequestContext {
+  /** The request's URL, parsed on first use (most API requests need only `path` and `search`). */
   readonly url: URL;
+  /** The URL's path, as `url.pathname`. */
+  readonly path: string;
+  /** The URL's query with its `?`, or "" (as `url.search`). */
+  readonly search: string;
+  /**
+   * The caller's `X-Request-Id` when acceptable (echoed on the answer), else Cloudflare's `cf-ray`,
+   * else a new UUID: what the log line names the request by. Read only when needed.
+   */
   readonly requestId: string;
   /** Path parameters of the matched template (`/admin/clients/:id` → `{ id }`), decoded. */
   readonly params: Record<string, string>;
@@ -35,24 +45,75 @@ export interface Route<E> {
   page?: true;
 }
 
-/** The context as the router keeps it: the matched template and the start time are its own. */
-type Context = RequestContext & { params: Record<string, string>; route?: string; started: number };
-type Step<E> = (req: Request, env: E, rc: Context, groups: Record<string, string>) => ReturnType<Handler<E>>;
+type Step<E> = (
+  req: Request,
+  env: E,
+  rc: Context,
+  groups: Record<string, string> | undefined,
+) => ReturnType<Handler<E>>;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** The request's context: the request id (an acceptable `X-Request-Id`, else a new one), its URL. */
-function begin(worker: string, req: Request, ctx: ExecutionContext): Context {
-  const given = req.headers.get("X-Request-Id");
-  return {
-    url: new URL(req.url),
-    requestId: given && REQUEST_ID.test(given) ? given : crypto.randomUUID(),
-    params: {},
-    worker,
-    log: {},
-    waitUntil: (p) => ctx.waitUntil(p),
-    started: Date.now(),
+/**
+ * The path and query (`pathname`, `search`) of a serialized URL. The URL workerd hands a worker is
+ * already serialized by the URL parser (scheme, `//`, the authority, the path, then `?` and `#`), so
+ * both are slices of the string; the full parse costs a few times more (docs/benchmarks.md).
+ */
+export function pathAndQuery(href: string): [path: string, search: string] {
+  const start = href.indexOf("/", href.indexOf("//") + 2);
+  if (start < 0) return ["/", ""];
+  let end = href.indexOf("#", start);
+  if (end < 0) end = href.length;
+  const q = href.indexOf("?", start);
+  if (q < 0 || q > end) return [href.slice(start, end), ""];
+  return [href.slice(start, q), q === end - 1 ? "" : href.slice(q, end)];
+}
+
+/** The request's context; the URL's full parse waits until a handler asks for `url`. */
+class Context implements RequestContext {
+  readonly path: string;
+  readonly search: string;
+  readonly params: Record<string, string> = {};
+  // every field present from the start: one object shape however a handler fills it
+  readonly log: { clientId?: string; cause?: string; event?: string } = {
+    clientId: undefined,
+    cause: undefined,
+    event: undefined,
   };
+  route: string | undefined = undefined;
+  readonly started = Date.now();
+  private parsed: URL | undefined = undefined;
+  private givenId: string | null | undefined = undefined;
+  private id: string | undefined = undefined;
+
+  constructor(
+    readonly worker: string,
+    private readonly req: Request,
+    private readonly ctx: ExecutionContext,
+  ) {
+    [this.path, this.search] = pathAndQuery(req.url);
+  }
+
+  get url(): URL {
+    return (this.parsed ??= new URL(this.req.url));
+  }
+
+  /** The caller's acceptable `X-Request-Id`, or null. */
+  given(): string | null {
+    if (this.givenId === undefined) {
+      const given = this.req.headers.get("X-Request-Id");
+      this.givenId = given !== null && REQUEST_ID.test(given) ? given : null;
+    }
+    return this.givenId;
+  }
+
+  get requestId(): string {
+    return (this.id ??= this.given() ?? this.req.headers.get("cf-ray") ?? crypto.randomUUID());
+  }
+
+  waitUntil(p: Promise<unknown>): void {
+    this.ctx.waitUntil(p);
+  }
 }
 
 /** The one error renderer. The wire gets the catalogue's message; the log the cause. */
@@ -64,8 +125,9 @@ function renderError(err: unknown, rc: Context): Response {
 }
 
 /** HTTPS only (spec §1), before anything is read: pages 308 to https; loopback http in DEV_MODE. */
-function insecure(url: URL, env: CommonVars, page: boolean): Response | undefined {
-  if (url.protocol !== "http:") return undefined;
+function insecure(req: Request, rc: Context, env: CommonVars, page: boolean): Response | undefined {
+  if (!req.url.startsWith("http:")) return undefined;
+  const url = rc.url;
   if (LOOPBACK_HOSTS.has(url.hostname) && commonConfig(env).devMode) return undefined;
   if (!page) throw E.httpsRequired();
   const https = new URL(url);
@@ -76,15 +138,16 @@ function insecure(url: URL, env: CommonVars, page: boolean): Response | undefine
 /** A matched route's step: HTTPS, the path parameters decoded (undecodable: 404), then the handler. */
 function step<E extends CommonVars>(r: Route<E>): Step<E> {
   return (req, env, rc, groups) => {
-    const refused = insecure(rc.url, env, r.page === true);
+    const refused = insecure(req, rc, env, r.page === true);
     if (refused) return refused;
-    for (const [k, v] of Object.entries(groups)) {
-      try {
-        rc.params[k] = decodeURIComponent(v);
-      } catch {
-        throw E.notFound();
+    if (groups)
+      for (const k in groups) {
+        try {
+          rc.params[k] = decodeURIComponent(groups[k]!);
+        } catch {
+          throw E.notFound();
+        }
       }
-    }
     return r.handler(req, env, rc);
   };
 }
@@ -109,12 +172,13 @@ export function createWorker<E extends CommonVars>(worker: string, routes: reado
 
   /** The steps of every route matching the method and path, in order, until one answers. */
   async function dispatch(req: Request, env: E, rc: Context): Promise<Response | void> {
-    for (const [method, regex, steps, path] of compiled) {
-      const m = method === req.method || method === "ALL" ? regex.exec(rc.url.pathname) : null;
+    for (let i = 0; i < compiled.length; i++) {
+      const [method, regex, steps, path] = compiled[i]!;
+      const m = method === req.method || method === "ALL" ? regex.exec(rc.path) : null;
       if (!m) continue;
       rc.route = path;
-      for (const s of steps) {
-        const res = await s(req, env, rc, m.groups ?? {});
+      for (let j = 0; j < steps.length; j++) {
+        const res = await steps[j]!(req, env, rc, m.groups);
         if (res) return res;
       }
     }
@@ -128,8 +192,8 @@ export function createWorker<E extends CommonVars>(worker: string, routes: reado
 
   return {
     async fetch(req, env, ctx) {
-      const rc = begin(worker, req, ctx);
-      const path = rc.url.pathname;
+      const rc = new Context(worker, req, ctx);
+      const path = rc.path;
       let res: Response;
       try {
         // itty would let "/oauth2/token/" match "/oauth2/token": a path is matched exactly.
@@ -143,9 +207,10 @@ export function createWorker<E extends CommonVars>(worker: string, routes: reado
   };
 }
 
-/** The request id on the answer, then the request's one log line. */
+/** The caller's request id back on the answer, then the request's one log line. */
 function finish<E extends CommonVars>(res: Response, req: Request, env: E, rc: Context): Response {
-  const out = withHeader(res, "X-Request-Id", rc.requestId);
+  const given = rc.given();
+  const out = given === null ? res : withHeader(res, "X-Request-Id", given);
   if (!logsOn(env)) return out;
   logLine(env, {
     time: new Date(rc.started).toISOString(),
