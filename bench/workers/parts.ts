@@ -78,7 +78,7 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
   "parse/floor": async () => new URLSearchParams(await tokenRequest().text()),
   "parse/project": async () => {
     const req = tokenRequest();
-    return readParams(req, new URL(req.url), 65_536);
+    return readParams(req, new URL(req.url).search, 65_536);
   },
   "response/floor": async () =>
     new Response(JSON.stringify(TOKEN_BODY), {

@@ -60,6 +60,28 @@ describe("core/http readBodyText (docs/architecture.md §4.7 body limit)", () =>
     ).rejects.toMatchObject({ status: 400 });
   });
 
+  it("U+FFFD in a body is refused on both paths (the one-read path sees it where bytes were not UTF-8); a leading byte-order mark is dropped", async () => {
+    const declared = (b: Uint8Array) =>
+      new Request("http://x/", { method: "POST", headers: { "Content-Length": String(b.byteLength) }, body: b });
+    for (const text of ["a=\uFFFD", "\uFFFD"]) {
+      await expect(readBodyText(declared(utf8(text)), 1024)).rejects.toMatchObject({ status: 400 });
+      await expect(
+        readBodyText(new Request("http://x/", { method: "POST", body: streamed([utf8(text)]) }), 1024),
+      ).rejects.toMatchObject({ status: 400 });
+    }
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8("a=1")]);
+    expect(await readBodyText(declared(bom), 1024)).toBe("a=1");
+    expect(await readBodyText(new Request("http://x/", { method: "POST", body: streamed([bom]) }), 1024)).toBe("a=1");
+  });
+
+  it("the limit counts bytes, not characters: Hangul over the limit in bytes is refused though its characters fit", async () => {
+    const body = utf8("n=" + "홍".repeat(400)); // 402 characters, 1,202 bytes
+    const post = (length: string) =>
+      new Request("http://x/", { method: "POST", headers: { "Content-Length": length }, body });
+    await expect(readBodyText(post("10"), 1024)).rejects.toMatchObject({ status: 413 });
+    expect(await readBodyText(post(String(body.byteLength)), 2048)).toBe("n=" + "홍".repeat(400));
+  });
+
   it("no body is the empty string", async () => {
     expect(await readBodyText(new Request("http://x/", { method: "POST" }), 1024)).toBe("");
     expect(await readBodyText(new Request("http://x/"), 1024)).toBe("");

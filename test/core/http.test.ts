@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseBasic, parseBearer, rateLimitNetwork, readParams } from "../../workers/core/http";
+import { formPairs, parseBasic, parseBearer, rateLimitNetwork, readParams } from "../../workers/core/http";
 
 describe("core/http parseBasic (RFC 7617, RFC 6749 §2.3.1)", () => {
   it("splits at the first colon and form-url-decodes each half", () => {
@@ -43,7 +44,7 @@ describe("core/http readParams (docs/architecture.md §4.7)", () => {
   const bytes = (s: string) => new TextEncoder().encode(s);
   const read = (url: string, init?: RequestInit) => {
     const req = new Request(url, init);
-    return readParams(req, new URL(req.url), 1024);
+    return readParams(req, new URL(req.url).search, 1024);
   };
 
   it("merges query and form body; an empty value counts as missing", async () => {
@@ -82,6 +83,54 @@ describe("core/http readParams (docs/architecture.md §4.7)", () => {
     await expect(read("http://x/", { method: "POST", body: "a=" + "x".repeat(2000) })).rejects.toMatchObject({
       status: 413,
     });
+  });
+});
+
+describe("core/http formPairs (application/x-www-form-urlencoded, WHATWG URL §5.1)", () => {
+  // names and values with the characters a form text may hold, and the ones that trip decoders
+  const piece = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(
+          "%",
+          "+",
+          "=",
+          "%2",
+          "%zz",
+          "%41",
+          "%2B",
+          "%26",
+          "%3D",
+          "%C3%A9",
+          "%ED%99%8D",
+          "%FF",
+          "%C3",
+          "%ED%A0%80",
+          "%EF%BB%BF",
+          " ",
+          "한",
+          "\uFFFD",
+        ),
+        fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+      ),
+      { maxLength: 12 },
+    )
+    .map((chars) => chars.join(""));
+  const text = fc.array(fc.oneof(piece, fc.constant("")), { maxLength: 6 }).map((parts) => parts.join("&"));
+
+  it("reads every text as URLSearchParams does, and refuses exactly the texts naming a name twice", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const expected = [...new URLSearchParams(t)];
+        const names = expected.map(([k]) => k);
+        if (new Set(names).size < names.length) {
+          expect(() => formPairs(t)).toThrow(/sent more than once/);
+          return;
+        }
+        expect([...formPairs(t)]).toEqual(expected);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
 

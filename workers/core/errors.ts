@@ -154,12 +154,16 @@ export const JSON_HEADERS = {
   "X-Content-Type-Options": "nosniff",
 } as const;
 
+let errorHeaders: Headers | undefined;
+
 /** Writes `{"error","message"}` for any thrown value; unknown throws become a fixed server_error. */
 export function errorResponse(err: unknown): Response {
   const e = err instanceof ApiError ? err : E.server(describe(err));
+  const own = Object.keys(e.headers).length > 0;
   return new Response(JSON.stringify({ error: e.code, message: e.message }), {
     status: e.status,
-    headers: { ...JSON_HEADERS, ...e.headers },
+    // copied by the runtime; built once where the error adds no header of its own
+    headers: own ? { ...JSON_HEADERS, ...e.headers } : (errorHeaders ??= new Headers(JSON_HEADERS)),
   });
 }
 

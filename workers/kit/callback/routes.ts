@@ -29,7 +29,7 @@ class CallbackRefused extends Error {
 
 async function callbackParams(req: Request, url: URL): Promise<Params> {
   try {
-    return await readParams(req, url, 8192);
+    return await readParams(req, url.search, 8192);
   } catch (err) {
     if (err instanceof ApiError) throw new CallbackRefused("request", err.reason ?? err.message);
     throw err;

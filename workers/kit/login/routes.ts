@@ -51,7 +51,7 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   const cfg = rpConfig(env);
   const moved = onPublicOrigin(cfg, rc.url);
   if (moved) return moved;
-  const lr = loginRequest(await readParams(req, rc.url, 8192), cfg);
+  const lr = loginRequest(await readParams(req, rc.search, 8192), cfg);
   // One binding per browser, reused while valid (and renewed), so logins started in two tabs both
   // complete and the sessions already made with it stay valid.
   const existing = readHostCookie(req, BINDING_COOKIE);

@@ -118,7 +118,7 @@ async function tokenRequest(req: Request, url: URL): Promise<TokenRequest> {
       throw E.invalid("body", "JSON body is not an object");
     ({ code, code_verifier: verifier } = body as Record<string, unknown>);
   } else {
-    const params = await readParams(req, url, MAX_BODY_BYTES);
+    const params = await readParams(req, url.search, MAX_BODY_BYTES);
     code = params.get("code");
     verifier = params.get("code_verifier");
   }

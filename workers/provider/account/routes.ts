@@ -141,7 +141,7 @@ async function act(
 }
 
 async function account(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
-  const params = await readParams(req, rc.url, providerConfig(env).maxBodyBytes);
+  const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
   if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, hooks);
   const { lang, given } = langOf(params);
   const h = await loadSession(req, env, providerConfig(env).oneTimeShards);

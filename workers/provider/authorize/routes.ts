@@ -10,7 +10,7 @@ import { continueSignIn } from "./steps";
 import { validateAuthorizeParams } from "./validate";
 
 async function authorize(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
-  const params = await readParams(req, rc.url, providerConfig(env).maxBodyBytes);
+  const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
   if (req.method === "POST" && params.has("tx") && !params.has("client_id"))
     return continueSignIn(req, env, rc, params);
   const ar = await validateAuthorizeParams(env, params);

@@ -10,7 +10,7 @@ import { audit } from "../store/audit";
 
 async function disconnect(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
-  const params = await readParams(req, rc.url, cfg.maxBodyBytes);
+  const params = await readParams(req, rc.search, cfg.maxBodyBytes);
   const { client } = await authenticateClient(req, env, cfg.clientCacheMs);
   rc.log.clientId = client.clientId;
   const plid = params.require("plid");

@@ -25,7 +25,7 @@ async function verifierChallenge(params: Params): Promise<string | null> {
 
 async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
-  const params = await readParams(req, rc.url, cfg.maxBodyBytes);
+  const params = await readParams(req, rc.search, cfg.maxBodyBytes);
   const auth = await authenticateClient(req, env, cfg.clientCacheMs, params);
   const clientId = auth.client.clientId;
   rc.log.clientId = clientId;
