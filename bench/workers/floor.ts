@@ -25,9 +25,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import {
+  redeemArgs,
   shardOf,
   storeFor,
-  type RedeemRequest,
+  type RedeemArgs,
   type RedeemResult,
   type TokenGrant,
   type TokenRead,
@@ -89,8 +90,8 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
   }
 
   /** The same redemption behind the project's store interface, for its token route (a hybrid). */
-  redeemCode(r: RedeemRequest): RedeemResult {
-    return this.redeem(r.codeHash, r.clientId, r.tokenHash) ? { ok: true } : { ok: false, reason: "unknown" };
+  redeemCode(...[codeHash, clientId, tokenHash]: RedeemArgs): RedeemResult {
+    return this.redeem(codeHash, clientId, tokenHash) ? { ok: true } : { ok: false, reason: "unknown" };
   }
 
   /** The same read behind the project's store interface, for its user/me route (a hybrid). */
@@ -150,15 +151,17 @@ const floorRedeem: Redeem = (env, code, codeHash, clientId, tokenHash) =>
 /** The project's one-time store (conditions, trigger, audit row), called as its token route does. */
 const projectRedeem: Redeem = async (env, code, codeHash, clientId, tokenHash) =>
   (
-    await storeFor(env, code, SHARDS).redeemCode({
-      codeHash,
-      clientId,
-      verifierChallenge: null,
-      redirectUri: null,
-      tokenHash,
-      tokenTtlMs: 600_000,
-      secretId: "floor",
-    })
+    await storeFor(env, code, SHARDS).redeemCode(
+      ...redeemArgs({
+        codeHash,
+        clientId,
+        verifierChallenge: null,
+        redirectUri: null,
+        tokenHash,
+        tokenTtlMs: 600_000,
+        secretId: "floor",
+      }),
+    )
   ).ok;
 
 let storedDigest: Promise<ArrayBuffer> | undefined;

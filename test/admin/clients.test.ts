@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import adminWorker from "../../workers/admin/index";
 import devWorker from "../../workers/all-in-one/index";
 import { decryptField } from "../../workers/core/crypto";
-import { storeFor } from "../../workers/provider/store/one-time-store";
+import { redeemArgs, storeFor } from "../../workers/provider/store/one-time-store";
 import { B64URL_ALPHABET } from "../../workers/core/crypto";
 import { redirectUriProblem } from "../../workers/admin/validate";
 import { admin, ADMIN_TOKEN, asClient, createClient } from "../support/admin";
@@ -441,15 +441,17 @@ describe("clients: update, disable, enable, delete", () => {
     expect(late).not.toBeNull();
     // The client is gone, so its credentials fail first at the token route; the store itself, which
     // holds the code, must refuse it for the ended plid.
-    const r = await storeFor(env, late!.code, 16).redeemCode({
-      codeHash: await sha256(late!.code),
-      clientId: c.client_id,
-      verifierChallenge: null,
-      redirectUri: null,
-      tokenHash: await sha256(`t${late!.code}`),
-      tokenTtlMs: 60_000,
-      secretId: "s",
-    });
+    const r = await storeFor(env, late!.code, 16).redeemCode(
+      ...redeemArgs({
+        codeHash: await sha256(late!.code),
+        clientId: c.client_id,
+        verifierChallenge: null,
+        redirectUri: null,
+        tokenHash: await sha256(`t${late!.code}`),
+        tokenTtlMs: 60_000,
+        secretId: "s",
+      }),
+    );
     expect(r).toEqual({ ok: false, reason: "revoked" });
   });
 });

@@ -7,7 +7,7 @@
 import { constantTimeEqual } from "../core/crypto";
 import { E } from "../core/errors";
 import { parseBasic, type Params } from "../core/http";
-import { clientSecrets, findClient, type Client } from "./store/clients";
+import { clientWithSecrets, type Client } from "./store/clients";
 
 type AuthEnv = { DB: D1Database; SEAL_KEY: string };
 
@@ -27,13 +27,12 @@ export async function checkClientSecret(
   secret: string,
   cacheMs: number,
 ): Promise<AuthenticatedClient> {
-  const client = await findClient(env, clientId, cacheMs);
-  if (!client) {
+  const found = await clientWithSecrets(env, clientId, cacheMs);
+  if (!found) {
     await constantTimeEqual(secret, NO_DIGEST); // same work as a known client
-    throw E.badClient("basic", "unknown or disabled client");
+    throw E.badClient("basic", "unknown, disabled or deleted client");
   }
-  const s = await clientSecrets(env, clientId, cacheMs);
-  if (!s) throw E.badClient("basic", "client deleted during the request");
+  const { client, secrets: s } = found;
   if (await constantTimeEqual(secret, s.current.digest))
     return { client, secret: s.current.secret, secretId: s.current.id };
   if (s.previous && s.previous.until > Date.now() && (await constantTimeEqual(secret, s.previous.digest))) {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
 import {
+  redeemArgs,
   inShard,
   plidShard,
   shardOf,
@@ -12,6 +13,7 @@ import {
   storeForPlid,
   tokenGrant,
   type CodeGrant,
+  type RedeemRequest,
 } from "../../../workers/provider/store/one-time-store";
 import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
 import { newEvent } from "../../../workers/provider/store/events";
@@ -50,15 +52,17 @@ describe("core/one-time-store", () => {
     const store = storeFor(env, code, 16);
     await store.putCode(await sha256(code), GRANT, null, 60_000);
     const tokenHash = await sha256("t" + code);
-    const r = await store.redeemCode({
-      codeHash: await sha256(code),
-      clientId: "c",
-      verifierChallenge: null,
-      redirectUri: null,
-      tokenHash,
-      tokenTtlMs: 60_000,
-      secretId: "s",
-    });
+    const r = await store.redeemCode(
+      ...redeemArgs({
+        codeHash: await sha256(code),
+        clientId: "c",
+        verifierChallenge: null,
+        redirectUri: null,
+        tokenHash,
+        tokenTtlMs: 60_000,
+        secretId: "s",
+      }),
+    );
     expect(r.ok).toBe(true);
     const read = await store.readToken(tokenHash, 2);
     expect(read && tokenGrant(read)).toMatchObject({ plid: "p", secretId: "s" });
@@ -126,8 +130,8 @@ describe("core/one-time-store audit outbox", () => {
       tokenTtlMs: 60_000,
       secretId: "s",
     };
-    expect((await store.redeemCode(req)).ok).toBe(true);
-    expect((await store.redeemCode(req)).ok).toBe(false);
+    expect((await store.redeemCode(...redeemArgs(req))).ok).toBe(true);
+    expect((await store.redeemCode(...redeemArgs(req))).ok).toBe(false);
     const moved = await store.flushAudit();
     // the flush timer may have moved them first; either way both are in D1 exactly once
     expect(moved).toBeLessThanOrEqual(2);
@@ -179,22 +183,20 @@ describe("core/one-time-store audit outbox", () => {
 });
 
 describe("core/one-time-store redemption: one conditional statement, or the path that names the reason", () => {
-  const redeem = async (
-    code: string,
-    over: Partial<Parameters<ReturnType<typeof storeFor>["redeemCode"]>[0]> = {},
-    shards = 16,
-  ) => {
+  const redeem = async (code: string, over: Partial<RedeemRequest> = {}, shards = 16) => {
     const tokenHash = await sha256(`t-${code}-${randomToken(6)}`);
-    const r = await storeFor(env, code, shards).redeemCode({
-      codeHash: await sha256(code),
-      clientId: "c",
-      verifierChallenge: null,
-      redirectUri: null,
-      tokenHash,
-      tokenTtlMs: 60_000,
-      secretId: "s1",
-      ...over,
-    });
+    const r = await storeFor(env, code, shards).redeemCode(
+      ...redeemArgs({
+        codeHash: await sha256(code),
+        clientId: "c",
+        verifierChallenge: null,
+        redirectUri: null,
+        tokenHash,
+        tokenTtlMs: 60_000,
+        secretId: "s1",
+        ...over,
+      }),
+    );
     return { r, tokenHash };
   };
 

@@ -4,21 +4,23 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "../../support/env";
 import { expect, it } from "vitest";
-import { AUDIT_FLUSH_MS } from "../../../workers/provider/store/one-time-store";
+import { AUDIT_FLUSH_MS, redeemArgs } from "../../../workers/provider/store/one-time-store";
 
 it("a failed audit flush after a redemption leaves a sweep alarm to retry it, even on a shard with nothing else stored", async () => {
   const stub = env.ONE_TIME.get(env.ONE_TIME.idFromName("platform-outbox-retry"));
   // D1 refuses the batched insert (this file's storage is its own).
   await env.DB.exec("ALTER TABLE audit_events RENAME TO audit_events_away");
-  const result = await stub.redeemCode({
-    codeHash: "x".repeat(43),
-    clientId: "demo-client",
-    verifierChallenge: null,
-    redirectUri: null,
-    tokenHash: "y".repeat(43),
-    tokenTtlMs: 600_000,
-    secretId: "s",
-  });
+  const result = await stub.redeemCode(
+    ...redeemArgs({
+      codeHash: "x".repeat(43),
+      clientId: "demo-client",
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash: "y".repeat(43),
+      tokenTtlMs: 600_000,
+      secretId: "s",
+    }),
+  );
   expect(result).toEqual({ ok: false, reason: "unknown" });
   await new Promise((r) => setTimeout(r, AUDIT_FLUSH_MS + 400)); // the flush timer ran and failed
   const { alarm, left } = await runInDurableObject(stub, async (_o, state) => ({

@@ -73,6 +73,8 @@ interface CachedClient {
   row: ClientRow | null;
   client: Client | null;
   secrets?: Promise<ClientSecrets>;
+  /** `secrets` once unsealed: the hot paths take it without awaiting. */
+  opened?: ClientSecrets;
 }
 
 /** A client secret with its fingerprint (`secretFingerprint`), computed once per cache fill. */
@@ -96,10 +98,16 @@ export function forgetClient(clientId: string): void {
   clientCache.delete(clientId);
 }
 
-async function loadClient(env: DbEnv, clientId: string, cacheMs: number): Promise<CachedClient> {
+/** The isolate's entry for a client while it is fresh, else undefined. */
+function cached(clientId: string, cacheMs: number): CachedClient | undefined {
   const hit = clientCache.get(clientId);
+  return hit && Date.now() - hit.at < cacheMs ? hit : undefined;
+}
+
+async function loadClient(env: DbEnv, clientId: string, cacheMs: number): Promise<CachedClient> {
+  const hit = cached(clientId, cacheMs);
+  if (hit) return hit;
   const now = Date.now();
-  if (hit && now - hit.at < cacheMs) return hit;
   const row = await env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(clientId).first<ClientRow>();
   const entry: CachedClient = { at: now, row, client: row ? toClient(row) : null };
   if (clientCache.size > 5000) clientCache.clear();
@@ -127,7 +135,11 @@ export async function clientSecrets(
   clientId: string,
   cacheMs: number,
 ): Promise<ClientSecrets | null> {
-  const entry = await loadClient(env, clientId, cacheMs);
+  return clientSecretsOf(env, await loadClient(env, clientId, cacheMs));
+}
+
+/** The secrets of a loaded entry, unsealed once per entry. */
+function clientSecretsOf(env: SealEnv, entry: CachedClient): Promise<ClientSecrets> | null {
   const row = entry.row;
   if (!row) return null;
   if (entry.secrets) return entry.secrets;
@@ -150,10 +162,29 @@ export async function clientSecrets(
   })();
   entry.secrets = secrets;
   // a failed unseal is not cached: the next request tries again (set once, not on every hit)
-  secrets.catch(() => {
-    if (entry.secrets === secrets) entry.secrets = undefined;
-  });
+  secrets.then(
+    (opened) => void (entry.opened = opened),
+    () => {
+      if (entry.secrets === secrets) entry.secrets = undefined;
+    },
+  );
   return secrets;
+}
+
+/**
+ * The active client with its secrets, from one read of its record: null when unknown, disabled or
+ * deleted. What the token and user/me routes need, with no await when the isolate has both cached.
+ */
+export async function clientWithSecrets(
+  env: DbEnv & SealEnv,
+  clientId: string,
+  cacheMs: number,
+): Promise<{ client: Client; secrets: ClientSecrets } | null> {
+  const entry = cached(clientId, cacheMs) ?? (await loadClient(env, clientId, cacheMs));
+  const client = entry.client;
+  if (!client || client.status !== "active") return null;
+  const secrets = entry.opened ?? (await clientSecretsOf(env, entry));
+  return secrets && { client, secrets };
 }
 
 export function secretContext(clientId: string): string {

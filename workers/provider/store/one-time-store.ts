@@ -97,6 +97,31 @@ export type RedeemFailure =
   | "revoked";
 export type RedeemResult = { ok: true } | { ok: false; reason: RedeemFailure };
 
+/**
+ * A redemption as the RPC carries it: positional values, which the runtime serializes for a
+ * fraction of an object's cost (each key written and read back). `redeemArgs` makes them from a
+ * `RedeemRequest`.
+ */
+export type RedeemArgs = [
+  codeHash: string,
+  clientId: string,
+  tokenHash: string,
+  secretId: string,
+  tokenTtlMs: number,
+  verifierChallenge: string | null,
+  redirectUri: string | null,
+];
+
+export const redeemArgs = (r: RedeemRequest): RedeemArgs => [
+  r.codeHash,
+  r.clientId,
+  r.tokenHash,
+  r.secretId,
+  r.tokenTtlMs,
+  r.verifierChallenge,
+  r.redirectUri,
+];
+
 export interface RedeemRequest {
   codeHash: string;
   clientId: string;
@@ -180,7 +205,7 @@ export class OneTimeStore extends DurableObject {
     const now = Date.now();
     if (firstReport) this.putEntry(firstReport.key, "1", firstReport.ttlMs);
     this.sql.exec(
-      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid, first_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       codeHash,
       grant.clientId,
       JSON.stringify(grant),
@@ -188,6 +213,7 @@ export class OneTimeStore extends DurableObject {
       now + ttlMs,
       now + ttlMs,
       grant.plid,
+      grant.autoLogin ? firstReportKey(grant.autoLogin.deviceHash, grant.clientId) : "",
     );
     this.scheduleSweep();
   }
@@ -197,7 +223,10 @@ export class OneTimeStore extends DurableObject {
    * PKCE failure does not consume the code (docs/architecture.md §4.7); a reused code revokes the token
    * issued from it (RFC 6749 §4.1.2).
    */
-  redeemCode(r: RedeemRequest): RedeemResult {
+  redeemCode(
+    ...[codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri]: RedeemArgs
+  ): RedeemResult {
+    const r: RedeemRequest = { codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri };
     const result = this.redeem(r);
     // The audit event is written in the same synchronous step as the redemption, into this
     // object's outbox (a redemption's by the code_redeemed trigger, with its token); D1 receives
@@ -353,29 +382,30 @@ export class OneTimeStore extends DurableObject {
   readToken(tokenHash: string, maxReads: number): TokenRead | null {
     const now = Date.now();
     const row = this.sql
-      .exec<{ grant_json: string; secret_id: string | null; client_id: string | null; device: string | null }>(
+      .exec<{ grant_json: string; secret_id: string | null; first_key: string | null }>(
         `UPDATE tokens SET reads = reads + 1
          WHERE hash = ? AND revoked = 0 AND expires_at > ? AND reads < ?
            AND NOT EXISTS (SELECT 1 FROM revoked_plids r WHERE r.plid = tokens.plid)
-         RETURNING grant_json, secret_id, grant_json ->> '$.clientId' AS client_id,
-           grant_json ->> '$.autoLogin.deviceHash' AS device`,
+         RETURNING grant_json, secret_id, first_key`,
         tokenHash,
         now,
         maxReads,
       )
       .toArray()[0];
     if (!row) return null;
-    // older tokens carry the secret's fingerprint in the JSON only
-    const secretId = row.secret_id ?? (JSON.parse(row.grant_json) as TokenGrant).secretId;
+    // The key of a pending first report under the grant's automatic login ("" without one), kept
+    // with the token so that the read needs no JSON; tokens from before it, and their secret's
+    // fingerprint, are in the JSON only.
+    let { secret_id: secretId, first_key: firstKey } = row;
+    if (secretId === null || firstKey === null) {
+      const grant = JSON.parse(row.grant_json) as TokenGrant;
+      secretId ??= grant.secretId;
+      firstKey ??= grant.autoLogin ? firstReportKey(grant.autoLogin.deviceHash, grant.clientId) : "";
+    }
     const firstReport =
-      row.device !== null &&
-      this.sql
-        .exec(
-          "DELETE FROM entries WHERE key = ? AND expires_at > ? RETURNING key",
-          firstReportKey(row.device, row.client_id!),
-          now,
-        )
-        .toArray().length > 0;
+      firstKey !== "" &&
+      this.sql.exec("DELETE FROM entries WHERE key = ? AND expires_at > ? RETURNING key", firstKey, now).toArray()
+        .length > 0;
     return { grantJson: row.grant_json, secretId, firstReport };
   }
 
@@ -725,6 +755,7 @@ function migrate(sql: SqlStorage): void {
   if (!columns.has("plid")) sql.exec("ALTER TABLE tokens ADD COLUMN plid TEXT");
   if (!columns.has("issued_at")) sql.exec("ALTER TABLE tokens ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
   if (!columns.has("secret_id")) sql.exec("ALTER TABLE tokens ADD COLUMN secret_id TEXT");
+  if (!columns.has("first_key")) sql.exec("ALTER TABLE tokens ADD COLUMN first_key TEXT");
   const codeColumns = new Set(
     sql
       .exec<{ name: string }>("PRAGMA table_info(codes)")
@@ -736,19 +767,20 @@ function migrate(sql: SqlStorage): void {
   // issue time. The columns stay, as the trigger below, which objects already hold, copies it.
   if (!codeColumns.has("issued_at")) sql.exec("ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
   if (!codeColumns.has("secret_id")) sql.exec("ALTER TABLE codes ADD COLUMN secret_id TEXT");
+  if (!codeColumns.has("first_key")) sql.exec("ALTER TABLE codes ADD COLUMN first_key TEXT");
   // A code's redemption (used_at set once) stores its token and counts it for the audit in the
   // same statement: the token record is the code's grant, with the secret that authenticated the
-  // exchange. Objects made before the counts hold a trigger writing one audit row per redemption:
-  // it is replaced once.
+  // exchange and the key of its first report. Objects made before hold a trigger without them (one
+  // audit row per redemption): it is replaced once.
   const trigger = sql
     .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'code_redeemed'")
     .toArray()[0];
-  if (trigger && !trigger.sql.includes("redeemed_counts")) sql.exec("DROP TRIGGER code_redeemed");
+  if (trigger && !trigger.sql.includes("first_key")) sql.exec("DROP TRIGGER code_redeemed");
   sql.exec(`CREATE TRIGGER IF NOT EXISTS code_redeemed AFTER UPDATE OF used_at ON codes
     WHEN OLD.used_at IS NULL AND NEW.used_at IS NOT NULL
     BEGIN
-      INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id)
-        VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.issued_at, NEW.secret_id);
+      INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id, first_key)
+        VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.issued_at, NEW.secret_id, NEW.first_key);
       INSERT INTO redeemed_counts (client_id, n, first_at, last_at) VALUES (NEW.client_id, 1, NEW.used_at, NEW.used_at)
         ON CONFLICT (client_id) DO UPDATE SET n = n + 1, last_at = excluded.last_at;
     END`);

@@ -16,7 +16,8 @@ function requireGrantType(params: Params): void {
   if (params.require("grant_type") !== "authorization_code") throw E.invalid("grant_type");
 }
 
-async function verifierChallenge(params: Params): Promise<string | null> {
+/** S256 of a presented code_verifier (RFC 7636 §4.6); none sent: no promise to wait for. */
+function verifierChallenge(params: Params): Promise<string> | null {
   const v = params.get("code_verifier");
   if (v === undefined) return null;
   if (!VERIFIER_SHAPE.test(v)) throw E.invalid("code_verifier");
@@ -31,34 +32,30 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   rc.log.clientId = clientId;
   requireGrantType(params);
   const code = params.require("code");
-  const challenge = await verifierChallenge(params);
+  const verifier = verifierChallenge(params);
+  const challenge = verifier && (await verifier);
   const redirectUri = cfg.tokenErrorStyle === "rfc6749" ? (params.get("redirect_uri") ?? null) : null;
   if (!isRandomValue(code)) throw E.invalidCode(cfg.tokenErrorStyle, code, "malformed code");
 
   const accessToken = tokenForCode(code);
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(accessToken)]);
-  const result = await storeFor(env, code, cfg.oneTimeShards).redeemCode({
+  const result = await storeFor(env, code, cfg.oneTimeShards).redeemCode(
     codeHash,
     clientId,
-    verifierChallenge: challenge,
-    redirectUri,
     tokenHash,
-    tokenTtlMs: cfg.accessTokenTtlSeconds * 1000,
-    secretId: auth.secretId,
-  });
+    auth.secretId,
+    cfg.accessTokenTtlSeconds * 1000,
+    challenge,
+    redirectUri,
+  );
   // The store audits the redemption itself (code.redeemed / code.refused), batched into D1.
   if (!result.ok) throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);
 
   // spec §2.3 / reference behaviour: number expires_in, lower-case bearer, no `error` key on success;
   // state echoes the token request's own state when sent (never validated here).
-  const body: Record<string, string | number> = {
-    access_token: accessToken,
-    token_type: "bearer",
-    expires_in: cfg.accessTokenTtlSeconds,
-  };
   const state = params.get("state");
-  if (state !== undefined) body.state = state;
-  return json(body);
+  const body = { access_token: accessToken, token_type: "bearer", expires_in: cfg.accessTokenTtlSeconds };
+  return json(state === undefined ? body : { ...body, state });
 }
 
 export const routes: Route<ProviderEnv>[] = [{ method: "POST", path: "/oauth2/token", handler: token }];

@@ -60,21 +60,26 @@ export interface RecordInput {
 }
 
 /**
- * Builds the `user` object. Mode-2 records carry every agreed item, empty (encryptions of "").
- * Plain items are set at once and only the encrypted ones wait (each fills the place its item
- * already holds, so the keys keep the agreed order).
+ * The `user` object as JSON text, its keys in the agreed order. Mode-2 records carry every agreed
+ * item, empty (encryptions of ""). Written as text rather than built as an object and serialized:
+ * the keys are the spec's item names and the flags, and every value goes through `JSON.stringify`
+ * (docs/benchmarks.md: the object's keyed stores and its serialization cost more than the text).
  */
-export async function buildUserRecord(r: RecordInput): Promise<UserRecord> {
-  const user: UserRecord = { plid: r.plid };
-  const sealed: Promise<void>[] = [];
-  for (const item of r.items) {
+export async function userRecordJson(r: RecordInput): Promise<string> {
+  // every encryption starts before the first is awaited
+  const values = r.items.map((item) => {
     const plain = r.subscriber ? itemValue(item, r.subscriber, r.now) : "";
-    const encrypted = ENCRYPTED_ITEMS.has(item);
-    user[item] = encrypted ? "" : plain; // never a plain value where a cipher text belongs
-    if (encrypted) sealed.push(encryptField(r.secret, plain).then((v) => void (user[item] = v)));
+    return ENCRYPTED_ITEMS.has(item) ? encryptField(r.secret, plain) : plain; // never a plain value where a cipher text belongs
+  });
+  let json = `{"plid":${JSON.stringify(r.plid)}`;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    json += `,"${r.items[i]}":${JSON.stringify(typeof v === "string" ? v : await v)}`;
   }
-  await Promise.all(sealed);
-  user.autoLoginYn = r.autoLoginYn;
-  user.autoStatusCheck = r.autoStatusCheck;
-  return user;
+  return `${json},"autoLoginYn":"${r.autoLoginYn}","autoStatusCheck":"${r.autoStatusCheck}"}`;
+}
+
+/** The `user` object (spec §2.1), as `userRecordJson` writes it. */
+export async function buildUserRecord(r: RecordInput): Promise<UserRecord> {
+  return JSON.parse(await userRecordJson(r)) as UserRecord;
 }

@@ -3,12 +3,12 @@
 import { providerConfig, type ProviderEnv } from "../config";
 import { sha256 } from "../../core/crypto";
 import { E } from "../../core/errors";
-import { json, parseBearer } from "../../core/http";
+import { jsonText, parseBearer } from "../../core/http";
 import { isRandomValue, type YN } from "../../core/spec";
-import { storeFor, tokenGrant, type TokenGrant, type TokenRead } from "../store/one-time-store";
+import { storeFor, type CodeGrant, type TokenRead } from "../store/one-time-store";
 import type { RequestContext, Route } from "../../core/router";
-import { buildUserRecord } from "./record";
-import { clientSecrets, findClient, secretForToken } from "../store/clients";
+import { userRecordJson } from "./record";
+import { clientWithSecrets, secretForToken } from "../store/clients";
 
 /** The one read this token allows (atomic in the plid's store object), or authentication_failed. */
 async function readToken(req: Request, env: ProviderEnv, shards: number, maxReads: number): Promise<TokenRead> {
@@ -25,7 +25,7 @@ async function readToken(req: Request, env: ProviderEnv, shards: number, maxRead
  * report under a grant is full with Y/Y; a later automatic login is mode 2 (Y/N, empty); an
  * interactive login under a grant is full with Y/N; no grant is full with N/N.
  */
-function loginMode(grant: TokenGrant, read: TokenRead): { full: boolean; autoLoginYn: YN; autoStatusCheck: YN } {
+function loginMode(grant: CodeGrant, read: TokenRead): { full: boolean; autoLoginYn: YN; autoStatusCheck: YN } {
   const a = grant.autoLogin;
   if (!a) return { full: true, autoLoginYn: "N", autoStatusCheck: "N" };
   if (read.firstReport) return { full: true, autoLoginYn: "Y", autoStatusCheck: "Y" };
@@ -40,20 +40,19 @@ function loginMode(grant: TokenGrant, read: TokenRead): { full: boolean; autoLog
 async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
   const read = await readToken(req, env, cfg.oneTimeShards, cfg.userMeMaxReads);
-  const grant = tokenGrant(read);
+  const grant = JSON.parse(read.grantJson) as CodeGrant;
   rc.log.clientId = grant.clientId;
-  const client = await findClient(env, grant.clientId, cfg.clientCacheMs);
-  if (!client) throw E.authFailed("client gone or disabled");
-  const secrets = await clientSecrets(env, client.clientId, cfg.clientCacheMs);
-  if (!secrets) throw E.authFailed("client gone");
+  const found = await clientWithSecrets(env, grant.clientId, cfg.clientCacheMs);
+  if (!found) throw E.authFailed("client gone or disabled");
+  const { client, secrets } = found;
   // The secret that authenticated the exchange, across later rotations; gone (rotated out, or
   // revoked at once as leaked): its tokens read nothing.
-  const secret = secretForToken(secrets, grant.secretId);
+  const secret = secretForToken(secrets, read.secretId);
   if (secret === null) throw E.authFailed("the exchanging client secret was rotated out");
   const mode = loginMode(grant, read);
   // Only items agreed by the client now and consented to by the subscriber (spec §2.1, reference behaviour).
   const items = client.items.filter((i) => grant.items.includes(i));
-  const user = await buildUserRecord({
+  const user = await userRecordJson({
     plid: grant.plid,
     items,
     subscriber: mode.full ? grant.subscriber : null,
@@ -62,7 +61,7 @@ async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promi
     secret,
     now: Date.now(),
   });
-  return json({ code: "0000", error: "success", message: "success", user });
+  return jsonText(`{"code":"0000","error":"success","message":"success","user":${user}}`);
 }
 
 export const routes: Route<ProviderEnv>[] = [{ method: "GET", path: "/v1/user/me", handler: userMe, effects: true }];
