@@ -3,8 +3,8 @@
 // object, with no RPC per call, so the difference is the SQL and JavaScript of a redemption.
 // `redeem/…` redeems in one synchronous loop (one implicit transaction); `redeem-commit/…` yields
 // to the event loop before each redemption, so each commits on its own, as one per request does.
-// `…-mint` parts mint only: subtract them. The project's parts include shipping their audit rows to
-// D1 (flushAudit), which a shard does once a second. Compiled into the benchmark bundle only.
+// `…-mint` parts mint only: subtract them. The project's parts include its audit flush (the count
+// of the tokens issued, to D1), which a shard does once a second. Compiled into the benchmark bundle only.
 
 import { OneTimeStore } from "../../workers/all-in-one/index";
 import { redeemArgs, type TokenGrant } from "../../workers/provider/store/one-time-store";
@@ -19,21 +19,6 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** The project's store with bench-only loops (the bench bundle exports it as OneTimeStore). */
 export class PartsOneTimeStore extends OneTimeStore {
-  /**
-   * This object only (named for it): the redemption's trigger without its audit row, to split what a
-   * redemption costs in the object. Never the case outside the bench.
-   */
-  partsWithoutAuditRow(): void {
-    const sql = this.ctx.storage.sql;
-    sql.exec("DROP TRIGGER IF EXISTS code_redeemed");
-    sql.exec(`CREATE TRIGGER code_redeemed AFTER UPDATE OF used_at ON codes
-      WHEN OLD.used_at IS NULL AND NEW.used_at IS NOT NULL
-      BEGIN
-        INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id)
-          VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.issued_at, NEW.secret_id);
-      END`);
-  }
-
   async partsRedeem(grant: TokenGrant, n: number, spend: boolean, commitEach = false): Promise<number> {
     const codes = hashes(n);
     const tokens = hashes(n);

@@ -148,11 +148,6 @@ for (const [step, commitEach] of [
       await stub.flushAudit(); // its audit records shipped to D1, as the route's shard does each second
       return won;
     },
-    [`${step}/project-no-audit-row`]: async (env: ProviderEnv, n: number) => {
-      const stub = projectStore(env, "bench-parts-no-audit-row");
-      await stub.partsWithoutAuditRow();
-      return stub.partsRedeem(GRANT, n, true, commitEach);
-    },
   });
 }
 

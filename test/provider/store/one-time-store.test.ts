@@ -147,6 +147,53 @@ describe("core/one-time-store audit outbox", () => {
     expect(await store.flushAudit()).toBe(0);
   });
 
+  it("good redemptions reach D1 as one code.redeemed event per client and flush, each counted once, also after the sweep deleted every token", async () => {
+    const store = env.ONE_TIME.get(env.ONE_TIME.idFromName(`audit-count-${randomToken(6)}`));
+    const [x, y] = [`x-${randomToken(6)}`, `y-${randomToken(6)}`];
+    const redeem = async (clientId: string) => {
+      const code = randomToken();
+      await store.putCode(await sha256(code), { ...GRANT, clientId }, null, 60_000);
+      const args = redeemArgs({
+        codeHash: await sha256(code),
+        clientId,
+        verifierChallenge: null,
+        redirectUri: null,
+        tokenHash: await sha256(`t-${code}`),
+        tokenTtlMs: 60_000,
+        secretId: "s",
+      });
+      expect(await store.redeemCode(...args)).toEqual({ ok: true });
+    };
+    const counted = async () => {
+      await store.flushAudit();
+      const rows = (
+        await env.DB.prepare(
+          "SELECT client_id, detail FROM audit_events WHERE type = 'code.redeemed' AND client_id IN (?, ?) ORDER BY id",
+        )
+          .bind(x, y)
+          .all<{ client_id: string; detail: string }>()
+      ).results;
+      return rows.map((r) => [r.client_id, (JSON.parse(r.detail) as { count: number }).count]);
+    };
+    await redeem(x);
+    await redeem(x);
+    expect(await counted()).toEqual([[x, 2]]);
+    await redeem(y);
+    await redeem(x);
+    expect((await counted()).slice(1).sort()).toEqual([
+      [x, 1],
+      [y, 1],
+    ]);
+    expect(await counted()).toHaveLength(3); // nothing new, nothing counted twice
+    // every token expires and the sweep deletes them all: the next token's rowid starts low again
+    await runInDurableObject(store, (_o, state) => {
+      state.storage.sql.exec("UPDATE tokens SET expires_at = 0");
+    });
+    await runDurableObjectAlarm(store);
+    await redeem(y);
+    expect((await counted()).slice(3)).toEqual([[y, 1]]);
+  });
+
   it("a flush moves every row once, in order and value for value, over several D1 statements", async () => {
     const store = env.ONE_TIME.get(env.ONE_TIME.idFromName("audit-flush-values"));
     const clientId = `c-${randomToken(8)}`;

@@ -153,18 +153,20 @@ CREATE TABLE IF NOT EXISTS event_outbox (
 CREATE TABLE IF NOT EXISTS audit_outbox (
   id INTEGER PRIMARY KEY, at INTEGER NOT NULL, type TEXT NOT NULL,
   client_id TEXT, outcome TEXT NOT NULL, detail TEXT);
-CREATE TABLE IF NOT EXISTS redeemed_counts (
-  client_id TEXT PRIMARY KEY, n INTEGER NOT NULL, first_at INTEGER NOT NULL, last_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS audit_mark (
+  id INTEGER PRIMARY KEY CHECK (id = 1), tokens_rowid INTEGER NOT NULL);
 `;
 
 const SWEEP_MS = 60_000;
 /**
  * How long redemption audit events wait in the object before one batched D1 write: the delay an
- * operator sees in /admin/audit. Good redemptions are counted per client (`redeemed_counts`, by
- * the code_redeemed trigger) and each flush writes one `code.redeemed` event per client with the
- * count and the window's first and last redemption: a good redemption's event names nothing but
- * its client and time, and one row per redemption was about a fifth of the token route's CPU
- * (docs/benchmarks.md). Refusals, which carry their reason, stay one event each. Each active shard writes at most once per interval, and one D1
+ * operator sees in /admin/audit. A good redemption's record is its token row (client, issue time),
+ * written by the redemption's own statement; each flush counts the token rows above a mark and
+ * writes one `code.redeemed` event per client with the count and the window's first and last
+ * redemption. A good redemption's event names nothing but its client and time: one outbox row and
+ * one D1 row for each was about a fifth of the token route's CPU, and a counter row of its own
+ * another page written each redemption (docs/benchmarks.md). Refusals, which carry their reason,
+ * stay one event each. Each active shard writes at most once per interval, and one D1
  * call costs far more than a row in it (docs/benchmarks.md "Units": about 2.5 DO calls' worth of
  * CPU locally), so at 16 shards a 250 ms interval would spend up to 64 D1 calls a second on audit
  * alone; 1 s spends 16.
@@ -258,11 +260,7 @@ export class OneTimeStore extends DurableObject {
     if (this.flushing) return this.flushing;
     const db = this.db;
     const run = async () => {
-      // The window's counts become events in the same synchronous step that empties them.
-      this.sql.exec(`INSERT INTO audit_outbox (at, type, client_id, outcome, detail)
-        SELECT first_at, 'code.redeemed', client_id, 'ok', json_object('count', n, 'until', last_at)
-        FROM redeemed_counts ORDER BY first_at`);
-      this.sql.exec("DELETE FROM redeemed_counts");
+      this.countRedeemed();
       let moved = 0;
       for (;;) {
         const rows = this.sql
@@ -298,6 +296,22 @@ export class OneTimeStore extends DurableObject {
     });
     this.flushing = flushing;
     return this.flushing;
+  }
+
+  /**
+   * The tokens issued since the last count become one `code.redeemed` outbox row per client, and
+   * the mark moves past them, in one synchronous step (so a failing D1 loses none of them). Tokens
+   * take increasing rowids; the sweep lowers the mark if it ever deletes the highest (see `alarm`).
+   */
+  private countRedeemed(): void {
+    const mark = this.sql.exec<{ m: number }>("SELECT tokens_rowid AS m FROM audit_mark").one().m;
+    this.sql.exec(
+      `INSERT INTO audit_outbox (at, type, client_id, outcome, detail)
+       SELECT min(issued_at), 'code.redeemed', client_id, 'ok', json_object('count', count(*), 'until', max(issued_at))
+       FROM tokens WHERE rowid > ? AND client_id IS NOT NULL GROUP BY client_id ORDER BY min(issued_at)`,
+      mark,
+    );
+    this.sql.exec("UPDATE audit_mark SET tokens_rowid = (SELECT coalesce(max(rowid), 0) FROM tokens)");
   }
 
   private redeem(r: RedeemRequest): RedeemResult {
@@ -726,6 +740,11 @@ export class OneTimeStore extends DurableObject {
     const now = Date.now();
     this.sql.exec("DELETE FROM codes WHERE purge_at <= ?", now);
     this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now);
+    // Every token row was counted by the flush above (its synchronous start). With the highest
+    // rows deleted (every token expired), the next would take a rowid under the mark: lower it.
+    this.sql.exec(
+      "UPDATE audit_mark SET tokens_rowid = min(tokens_rowid, (SELECT coalesce(max(rowid), 0) FROM tokens))",
+    );
     this.sql.exec("DELETE FROM entries WHERE expires_at <= ?", now);
     this.sql.exec("DELETE FROM counters WHERE window_end <= ?", now);
     await this.forgetEndedPlids(now);
@@ -735,7 +754,7 @@ export class OneTimeStore extends DurableObject {
     );
     const left = this.sql
       .exec<{ n: number }>(
-        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM event_outbox) + (SELECT count(*) FROM audit_outbox) + (SELECT count(*) FROM redeemed_counts) AS n",
+        "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM event_outbox) + (SELECT count(*) FROM audit_outbox) AS n",
       )
       .one().n;
     const sweep = left > 0 ? now + SWEEP_MS : null;
@@ -756,6 +775,10 @@ function migrate(sql: SqlStorage): void {
   if (!columns.has("issued_at")) sql.exec("ALTER TABLE tokens ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
   if (!columns.has("secret_id")) sql.exec("ALTER TABLE tokens ADD COLUMN secret_id TEXT");
   if (!columns.has("first_key")) sql.exec("ALTER TABLE tokens ADD COLUMN first_key TEXT");
+  if (!columns.has("client_id")) sql.exec("ALTER TABLE tokens ADD COLUMN client_id TEXT");
+  // the audit counts tokens above the mark: the rows an object holds when the count begins were
+  // audited one by one before
+  sql.exec("INSERT OR IGNORE INTO audit_mark (id, tokens_rowid) SELECT 1, coalesce(max(rowid), 0) FROM tokens");
   const codeColumns = new Set(
     sql
       .exec<{ name: string }>("PRAGMA table_info(codes)")
@@ -763,26 +786,24 @@ function migrate(sql: SqlStorage): void {
       .map((c) => c.name),
   );
   if (!codeColumns.has("plid")) sql.exec("ALTER TABLE codes ADD COLUMN plid TEXT");
-  // issued_at (codes, tokens) is no longer written or read: an ended plid is refused whatever the
-  // issue time. The columns stay, as the trigger below, which objects already hold, copies it.
+  // codes.issued_at is no longer written or read: an ended plid is refused whatever the issue
+  // time. tokens.issued_at is the redemption's time (the audit counts it).
   if (!codeColumns.has("issued_at")) sql.exec("ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
   if (!codeColumns.has("secret_id")) sql.exec("ALTER TABLE codes ADD COLUMN secret_id TEXT");
   if (!codeColumns.has("first_key")) sql.exec("ALTER TABLE codes ADD COLUMN first_key TEXT");
-  // A code's redemption (used_at set once) stores its token and counts it for the audit in the
-  // same statement: the token record is the code's grant, with the secret that authenticated the
-  // exchange and the key of its first report. Objects made before hold a trigger without them (one
-  // audit row per redemption): it is replaced once.
+  // A code's redemption (used_at set once) stores its token in the same statement: the code's
+  // grant, with the secret that authenticated the exchange, the key of its first report, and its
+  // client and time, which are the redemption's audit record. Objects made before hold a trigger
+  // writing one audit row per redemption: it is replaced once.
   const trigger = sql
     .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'code_redeemed'")
     .toArray()[0];
-  if (trigger && !trigger.sql.includes("first_key")) sql.exec("DROP TRIGGER code_redeemed");
+  if (trigger && !trigger.sql.includes("NEW.client_id)")) sql.exec("DROP TRIGGER code_redeemed");
   sql.exec(`CREATE TRIGGER IF NOT EXISTS code_redeemed AFTER UPDATE OF used_at ON codes
     WHEN OLD.used_at IS NULL AND NEW.used_at IS NOT NULL
     BEGIN
-      INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id, first_key)
-        VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.issued_at, NEW.secret_id, NEW.first_key);
-      INSERT INTO redeemed_counts (client_id, n, first_at, last_at) VALUES (NEW.client_id, 1, NEW.used_at, NEW.used_at)
-        ON CONFLICT (client_id) DO UPDATE SET n = n + 1, last_at = excluded.last_at;
+      INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id, first_key, client_id)
+        VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.used_at, NEW.secret_id, NEW.first_key, NEW.client_id);
     END`);
 }
 
