@@ -61,8 +61,8 @@ describe("the layout's import rules", () => {
     expect(bad).toEqual([]);
   });
 
-  it("core/ is at most 1,200 lines", () => {
+  it("core/ is at most 1,350 lines", () => {
     const lines = files(join(workers, "core")).reduce((n, f) => n + readFileSync(f, "utf8").split("\n").length, 0);
-    expect(lines).toBeLessThanOrEqual(1200);
+    expect(lines).toBeLessThanOrEqual(1350);
   });
 });

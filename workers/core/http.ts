@@ -27,10 +27,9 @@ export class Params {
 }
 
 /**
- * The name-value pairs of an `application/x-www-form-urlencoded` text (WHATWG URL §5.1, as
- * `URLSearchParams` parses it), into `into`; a name twice is refused. Parsed here rather than by
- * `URLSearchParams`: a form of a few fields costs a third as much in JavaScript as crossing into
- * the runtime and iterating its entries (docs/benchmarks.md).
+ * The pairs of an `application/x-www-form-urlencoded` text as `URLSearchParams` reads it (WHATWG
+ * URL §5.1), into `into`; a name twice is refused. In JavaScript: a third of what crossing into
+ * the runtime and iterating its entries costs for a small form (docs/benchmarks.md).
  */
 export function formPairs(text: string, into = new Map<string, string>()): Map<string, string> {
   for (let start = 0; start <= text.length;) {
@@ -48,13 +47,12 @@ export function formPairs(text: string, into = new Map<string, string>()): Map<s
   return into;
 }
 
-/** One form component: `+` is a space, `%XX` a byte of UTF-8; what that cannot read, as the URL standard reads it. */
+/** One form component: `+` a space, `%XX` a UTF-8 byte; a stray % or bad UTF-8 as the standard reads them. */
 function formComponent(s: string): string {
   if (!s.includes("%")) return s.includes("+") ? s.replaceAll("+", " ") : s;
   try {
     return decodeURIComponent(s.replaceAll("+", " "));
   } catch {
-    // a stray % or bytes that are not UTF-8: kept as they are, or U+FFFD, exactly as the standard's parser does
     return new URLSearchParams(`a=${s}`).get("a")!;
   }
 }
@@ -69,27 +67,21 @@ function declaredLength(req: Request, maxBytes: number): number | undefined {
 
 /**
  * Reads the body as text, refusing more than `maxBytes` whatever Content-Length claims, and bytes
- * that are not UTF-8. With a declared length the runtime decodes it in one read, which writes
- * U+FFFD for bytes that are not UTF-8: a body holding U+FFFD is refused (no form, JSON or JWT
- * encoder sends that character raw), on either path; a leading byte-order mark is dropped.
+ * that are not UTF-8. With a declared length the runtime decodes it in one read, writing U+FFFD for
+ * bytes that are not UTF-8: a body holding U+FFFD is refused on either path (no form, JSON or JWT
+ * encoder sends it raw). A leading byte-order mark is dropped.
  */
 export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
   let text: string;
   if (declaredLength(req, maxBytes) === undefined) text = utf8Text(await readBodyBytes(req, maxBytes));
   else {
-    try {
-      text = await req.text();
-    } catch {
-      throw E.aborted(); // the client went away while sending it
-    }
+    text = await received(req.text());
     // UTF-16 units never outnumber UTF-8 bytes: only a long text needs its bytes counted
-    if (text.length > maxBytes / 3 && utf8Bytes(text) > maxBytes) throw E.tooLarge();
+    if (text.length > maxBytes / 3 && new TextEncoder().encode(text).byteLength > maxBytes) throw E.tooLarge();
   }
   if (text.includes("\uFFFD")) throw E.invalid("body", "body is not UTF-8");
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
-
-const utf8Bytes = (text: string): number => new TextEncoder().encode(text).byteLength;
 
 /** Reads the body's bytes, refusing more than `maxBytes` whatever Content-Length claims. */
 export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uint8Array> {
@@ -163,11 +155,7 @@ function utf8Text(bytes: Uint8Array): string {
 
 /** A media type: `Content-Type` without its parameters, lower case; "" when absent. */
 const mediaTypeOf = (type: string | null): string => (type ?? "").split(";")[0]!.trim().toLowerCase();
-
-/** The request's media type: `Content-Type` without its parameters, lower case; "" when absent. */
-export function mediaType(req: Request): string {
-  return mediaTypeOf(req.headers.get("Content-Type"));
-}
+export const mediaType = (req: Request): string => mediaTypeOf(req.headers.get("Content-Type"));
 
 /**
  * Query and form body merged (docs/architecture.md §4.7): urlencoded, no content type, or multipart
@@ -183,7 +171,11 @@ export async function readParams(req: Request, search: string, maxBytes: number)
     const body = values.size ? new Map<string, string>() : values; // no query: nothing to merge
     if (media === "multipart/form-data") {
       const bytes = await readBodyBytes(req, maxBytes);
-      if (bytes.byteLength > 0) for (const [k, v] of await multipartFields(type!, bytes)) addOnce(body, k, v);
+      if (bytes.byteLength > 0)
+        for (const [k, v] of await multipartFields(type!, bytes)) {
+          if (body.has(k)) throw E.duplicated(k);
+          body.set(k, v);
+        }
     } else {
       const text = await readBodyText(req, maxBytes);
       if (text.length > 0) {
@@ -199,11 +191,6 @@ export async function readParams(req: Request, search: string, maxBytes: number)
       }
   }
   return new Params(values);
-}
-
-function addOnce(into: Map<string, string>, k: string, v: string): void {
-  if (into.has(k)) throw E.duplicated(k);
-  into.set(k, v);
 }
 
 /** The text fields of a multipart/form-data body (RFC 7578); a file part is refused. */

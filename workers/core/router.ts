@@ -27,9 +27,11 @@ export interface RequestContext {
   readonly params: Record<string, string>;
   readonly worker: string;
   /** Fields a handler adds to its log line. Never secrets or personal data. */
-  readonly log: { clientId?: string; cause?: string; event?: string };
+  readonly log: LogFields;
   waitUntil(p: Promise<unknown>): void;
 }
+
+type LogFields = { clientId?: string; cause?: string; event?: string };
 
 /** A route's handler: a Response finishes the request; nothing lets the next matching route run. */
 export type Handler<E> = (req: Request, env: E, rc: RequestContext) => Promise<Response | void> | Response | void;
@@ -73,17 +75,13 @@ export function pathAndQuery(href: string): [path: string, search: string] {
 class Context implements RequestContext {
   readonly path: string;
   readonly search: string;
+  /** The caller's acceptable `X-Request-Id` (echoed on the answer), or null. */
+  readonly given: string | null;
   readonly params: Record<string, string> = {};
-  // every field present from the start: one object shape however a handler fills it
-  readonly log: { clientId?: string; cause?: string; event?: string } = {
-    clientId: undefined,
-    cause: undefined,
-    event: undefined,
-  };
+  readonly log: LogFields = { clientId: undefined, cause: undefined, event: undefined }; // one shape however filled
   route: string | undefined = undefined;
   readonly started = Date.now();
   private parsed: URL | undefined = undefined;
-  private givenId: string | null | undefined = undefined;
   private id: string | undefined = undefined;
 
   constructor(
@@ -92,23 +90,16 @@ class Context implements RequestContext {
     private readonly ctx: ExecutionContext,
   ) {
     [this.path, this.search] = pathAndQuery(req.url);
+    const given = req.headers.get("X-Request-Id");
+    this.given = given !== null && REQUEST_ID.test(given) ? given : null;
   }
 
   get url(): URL {
     return (this.parsed ??= new URL(this.req.url));
   }
 
-  /** The caller's acceptable `X-Request-Id`, or null. */
-  given(): string | null {
-    if (this.givenId === undefined) {
-      const given = this.req.headers.get("X-Request-Id");
-      this.givenId = given !== null && REQUEST_ID.test(given) ? given : null;
-    }
-    return this.givenId;
-  }
-
   get requestId(): string {
-    return (this.id ??= this.given() ?? this.req.headers.get("cf-ray") ?? crypto.randomUUID());
+    return (this.id ??= this.given ?? this.req.headers.get("cf-ray") ?? crypto.randomUUID());
   }
 
   waitUntil(p: Promise<unknown>): void {
@@ -209,8 +200,7 @@ export function createWorker<E extends CommonVars>(worker: string, routes: reado
 
 /** The caller's request id back on the answer, then the request's one log line. */
 function finish<E extends CommonVars>(res: Response, req: Request, env: E, rc: Context): Response {
-  const given = rc.given();
-  const out = given === null ? res : withHeader(res, "X-Request-Id", given);
+  const out = rc.given === null ? res : withHeader(res, "X-Request-Id", rc.given);
   if (!logsOn(env)) return out;
   logLine(env, {
     time: new Date(rc.started).toISOString(),
