@@ -298,7 +298,7 @@ class MemoryStore {
     const t = this.tokens.get(tokenHash);
     if (!t || t.reads >= maxReads) return null;
     t.reads++;
-    return { grantJson: JSON.stringify(t.grant), secretId: t.grant.secretId, firstReport: false };
+    return [JSON.stringify(t.grant), t.grant.secretId, false];
   }
 }
 

@@ -97,9 +97,7 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
   /** The same read behind the project's store interface, for its user/me route (a hybrid). */
   readToken(tokenHash: string): TokenRead | null {
     const record = this.read(tokenHash);
-    return record === null
-      ? null
-      : { grantJson: record, secretId: (JSON.parse(record) as TokenGrant).secretId, firstReport: false };
+    return record === null ? null : [record, (JSON.parse(record) as TokenGrant).secretId, false];
   }
 
   read(tokenHash: string): string | null {
@@ -215,7 +213,7 @@ export function flatRecord(grant: TokenGrant): Record<string, string> {
 /** The project's one-time store read (revocation, expiry, read count), its grant laid flat. */
 const projectRead: Read = async (env, token, tokenHash) => {
   const read = await storeFor(env, token, SHARDS).readToken(tokenHash, 1);
-  return read ? flatRecord(tokenGrant(read)) : null;
+  return read ? flatRecord(tokenGrant(read as TokenRead)) : null;
 };
 
 /** floor-me with the project's store in place of the floor's: the store's share of the gap. */

@@ -2,7 +2,8 @@
 // the project's store and the floor's, each minting `n` codes and then redeeming them inside the
 // object, with no RPC per call, so the difference is the SQL and JavaScript of a redemption.
 // `redeem/…` redeems in one synchronous loop (one implicit transaction); `redeem-commit/…` yields
-// to the event loop before each redemption, so each commits on its own, as one per request does.
+// to the event loop before each redemption, so each commits on its own, as one per request does;
+// `read-commit/…` reads tokens the same way (user/me's store step).
 // `…-mint` parts mint only: subtract them. The project's parts include its audit flush (the count
 // of the tokens issued, to D1), which a shard does once a second. Compiled into the benchmark bundle only.
 
@@ -42,6 +43,22 @@ export class PartsOneTimeStore extends OneTimeStore {
     }
     return won;
   }
+
+  /** Mints `n` tokens (codes redeemed), then (`read`) reads each once, each read committing on its own. */
+  async partsRead(grant: TokenGrant, n: number, read: boolean): Promise<number> {
+    const codes = hashes(n);
+    const tokens = hashes(n);
+    for (const h of codes) this.putCode(h, grant, null, 600_000);
+    for (let i = 0; i < n; i++)
+      this.redeemCode(codes[i]!, grant.clientId, tokens[i]!, grant.secretId, 600_000, null, null);
+    if (!read) return n;
+    let got = 0;
+    for (const t of tokens) {
+      await tick();
+      if (this.readToken(t, 1)) got++;
+    }
+    return got;
+  }
 }
 
 /** The floor's store with the same loops. */
@@ -57,5 +74,17 @@ export class PartsFloorStore extends FloorStore {
       if (this.redeem(codes[i]!, CLIENT, tokens[i]!)) won++;
     }
     return won;
+  }
+
+  async partsRead(record: string, n: number, read: boolean): Promise<number> {
+    const tokens = hashes(n);
+    this.put([], tokens, record);
+    if (!read) return n;
+    let got = 0;
+    for (const t of tokens) {
+      await tick();
+      if (this.read(t) !== null) got++;
+    }
+    return got;
   }
 }

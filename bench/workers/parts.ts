@@ -55,11 +55,7 @@ const routeEnv = (env: ProviderEnv) =>
   (memoryEnv ??= clientSecrets(env, CLIENT, providerConfig(env).clientCacheMs).then((s) => {
     const store = {
       redeemCode: async () => ({ ok: true }),
-      readToken: async () => ({
-        grantJson: JSON.stringify(demoGrant(GRANT.plid, s!.current.id, Date.now())),
-        secretId: s!.current.id,
-        firstReport: false,
-      }),
+      readToken: async () => [JSON.stringify(demoGrant(GRANT.plid, s!.current.id, Date.now())), s!.current.id, false],
     };
     return { ...env, ONE_TIME: { idFromName: () => ({}), get: () => store } } as unknown as ProviderEnv;
   }));
@@ -150,6 +146,13 @@ for (const [step, commitEach] of [
     },
   });
 }
+
+Object.assign(BATCH_PARTS, {
+  "read-commit/floor-mint": (env: ProviderEnv, n: number) => floorStore(env).partsRead(GRANT_JSON, n, false),
+  "read-commit/floor": (env: ProviderEnv, n: number) => floorStore(env).partsRead(GRANT_JSON, n, true),
+  "read-commit/project-mint": (env: ProviderEnv, n: number) => projectStore(env).partsRead(GRANT, n, false),
+  "read-commit/project": (env: ProviderEnv, n: number) => projectStore(env).partsRead(GRANT, n, true),
+});
 
 /** `/__bench/parts?part=<id>&n=<calls>`: runs one part `n` times (the dev seed must exist). */
 export async function partsWork(url: URL, env: ProviderEnv): Promise<Response> {

@@ -14,6 +14,7 @@ import {
   tokenGrant,
   type CodeGrant,
   type RedeemRequest,
+  type TokenRead,
 } from "../../../workers/provider/store/one-time-store";
 import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
 import { newEvent } from "../../../workers/provider/store/events";
@@ -65,7 +66,7 @@ describe("core/one-time-store", () => {
     );
     expect(r.ok).toBe(true);
     const read = await store.readToken(tokenHash, 2);
-    expect(read && tokenGrant(read)).toMatchObject({ plid: "p", secretId: "s" });
+    expect(read && tokenGrant(read as TokenRead)).toMatchObject({ plid: "p", secretId: "s" });
     expect(await store.readToken(tokenHash, 2)).not.toBeNull();
     expect(await store.readToken(tokenHash, 2)).toBeNull();
   });
@@ -255,7 +256,7 @@ describe("core/one-time-store redemption: one conditional statement, or the path
       const { r, tokenHash } = await redeem(code, { redirectUri });
       expect(r).toEqual({ ok: true });
       const read = await store.readToken(tokenHash, 1);
-      expect(read && tokenGrant(read)).toEqual({ ...GRANT, plid: `p-${code}`, secretId: "s1" });
+      expect(read && tokenGrant(read as TokenRead)).toEqual({ ...GRANT, plid: `p-${code}`, secretId: "s1" });
       expect(await store.readToken(tokenHash, 1)).toBeNull();
       expect((await redeem(code, { redirectUri })).r).toEqual({ ok: false, reason: "reused" });
       expect(await store.readToken(tokenHash, 5)).toBeNull(); // the replay revoked it

@@ -56,22 +56,17 @@ export interface CodeGrant {
 export type SubscriberSnapshot = Omit<Subscriber, "id">;
 
 /**
- * One read of an access token: its grant as stored (JSON of a `TokenGrant`: a string crosses the
- * RPC for a fraction of what the object's structured clone costs; `tokenGrant` parses it), and
- * whether it takes its automatic-login first report.
+ * One read of an access token, as positional values (the RPC carries them for less than an
+ * object's keys): its grant as stored (JSON of a `CodeGrant`: a string crosses the RPC for a
+ * fraction of what the object's structured clone costs; `tokenGrant` parses it), the fingerprint
+ * of the secret that authenticated the exchange, and whether it takes its automatic-login first
+ * report.
  */
-export interface TokenRead {
-  grantJson: string;
-  /** The fingerprint of the secret that authenticated the exchange (`TokenGrant.secretId`). */
-  secretId: string;
-  firstReport: boolean;
-}
+export type TokenRead = [grantJson: string, secretId: string, firstReport: boolean];
 
 /** The grant of a token read. */
-export function tokenGrant(read: TokenRead): TokenGrant {
-  const grant = JSON.parse(read.grantJson) as TokenGrant;
-  grant.secretId = read.secretId;
-  return grant;
+export function tokenGrant([grantJson, secretId]: TokenRead): TokenGrant {
+  return { ...(JSON.parse(grantJson) as CodeGrant), secretId };
 }
 
 /** The entry marking an automatic-login grant's first report as pending (spec §2.1 autoStatusCheck). */
@@ -210,7 +205,7 @@ export class OneTimeStore extends DurableObject {
       "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid, first_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       codeHash,
       grant.clientId,
-      JSON.stringify(grant),
+      asciiJson(grant),
       challenge,
       now + ttlMs,
       now + ttlMs,
@@ -420,7 +415,7 @@ export class OneTimeStore extends DurableObject {
       firstKey !== "" &&
       this.sql.exec("DELETE FROM entries WHERE key = ? AND expires_at > ? RETURNING key", firstKey, now).toArray()
         .length > 0;
-    return { grantJson: row.grant_json, secretId, firstReport };
+    return [row.grant_json, secretId, firstReport];
   }
 
   /**
@@ -805,6 +800,18 @@ function migrate(sql: SqlStorage): void {
       INSERT INTO tokens (hash, grant_json, expires_at, plid, issued_at, secret_id, first_key, client_id)
         VALUES (NEW.token_hash, NEW.grant_json, NEW.purge_at, NEW.plid, NEW.used_at, NEW.secret_id, NEW.first_key, NEW.client_id);
     END`);
+}
+
+/**
+ * JSON with every character past ASCII escaped (`\uXXXX`): the same value once parsed, but a
+ * one-byte string from SQLite through the RPC to `JSON.parse`, each of which handles a Hangul name
+ * in a two-byte string at about twice the cost (docs/benchmarks.md).
+ */
+export function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** Why a request may not present this code at all (client, redirect, PKCE), or null. */

@@ -17,7 +17,7 @@ async function readToken(req: Request, env: ProviderEnv, shards: number, maxRead
   if (!isRandomValue(token)) throw E.authFailed("malformed token");
   const read = await storeFor(env, token, shards).readToken(await sha256(token), maxReads);
   if (!read) throw E.authFailed("unknown, expired, revoked, ended or already read token");
-  return read;
+  return read as TokenRead; // the RPC types a tuple as an array
 }
 
 /**
@@ -25,10 +25,10 @@ async function readToken(req: Request, env: ProviderEnv, shards: number, maxRead
  * report under a grant is full with Y/Y; a later automatic login is mode 2 (Y/N, empty); an
  * interactive login under a grant is full with Y/N; no grant is full with N/N.
  */
-function loginMode(grant: CodeGrant, read: TokenRead): { full: boolean; autoLoginYn: YN; autoStatusCheck: YN } {
+function loginMode(grant: CodeGrant, firstReport: boolean): { full: boolean; autoLoginYn: YN; autoStatusCheck: YN } {
   const a = grant.autoLogin;
   if (!a) return { full: true, autoLoginYn: "N", autoStatusCheck: "N" };
-  if (read.firstReport) return { full: true, autoLoginYn: "Y", autoStatusCheck: "Y" };
+  if (firstReport) return { full: true, autoLoginYn: "Y", autoStatusCheck: "Y" };
   return { full: !a.automatic, autoLoginYn: "Y", autoStatusCheck: "N" };
 }
 
@@ -39,17 +39,17 @@ function loginMode(grant: CodeGrant, read: TokenRead): { full: boolean; autoLogi
  */
 async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);
-  const read = await readToken(req, env, cfg.oneTimeShards, cfg.userMeMaxReads);
-  const grant = JSON.parse(read.grantJson) as CodeGrant;
+  const [grantJson, secretId, firstReport] = await readToken(req, env, cfg.oneTimeShards, cfg.userMeMaxReads);
+  const grant = JSON.parse(grantJson) as CodeGrant;
   rc.log.clientId = grant.clientId;
   const found = await clientWithSecrets(env, grant.clientId, cfg.clientCacheMs);
   if (!found) throw E.authFailed("client gone or disabled");
   const { client, secrets } = found;
   // The secret that authenticated the exchange, across later rotations; gone (rotated out, or
   // revoked at once as leaked): its tokens read nothing.
-  const secret = secretForToken(secrets, read.secretId);
+  const secret = secretForToken(secrets, secretId);
   if (secret === null) throw E.authFailed("the exchanging client secret was rotated out");
-  const mode = loginMode(grant, read);
+  const mode = loginMode(grant, firstReport);
   // Only items agreed by the client now and consented to by the subscriber (spec §2.1, reference behaviour).
   const items = client.items.filter((i) => grant.items.includes(i));
   const user = await userRecordJson({
