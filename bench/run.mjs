@@ -6,7 +6,7 @@
 //   npm run bench                 full run; writes docs/benchmarks.md figures, docs/bench/latest.json,
 //                                 docs/bench/ratio.svg (commit them) and bench/results/<date>.json
 //   npm run bench -- --short      a few seconds per scenario (CI); writes bench/results/ only
-//   options: --rounds N --seconds S --warmup S --connections C --only token,user-me
+//   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
 //            --race-trials N --no-peers --no-profile --no-sizes --no-docs
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
 
@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem, type as osType, release } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { drive, loop } from "./lib/load.mjs";
+import { combineSlices, drive, loop } from "./lib/load.mjs";
 import { formatTable, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
 import { SCENARIOS, checkOnce, urlFor } from "./lib/scenarios.mjs";
 import { PROFILES, PROFILE_WORKERS, cryptoMicros } from "./lib/profile.mjs";
@@ -36,6 +36,10 @@ function parseArgs(argv) {
     mode: short ? "short" : "full",
     rounds: short ? 1 : 5,
     seconds: short ? 2 : 5,
+    // a round of a scenario is this many slices, interleaved with every other scenario's
+    slices: short ? 1 : 5,
+    // after each slice, seconds more of CPU counted with no requests (its deferred work)
+    settle: 1.2,
     warmup: short ? 0.5 : 2,
     profileRounds: short ? 1 : 3,
     profileSeconds: short ? 0.5 : 4,
@@ -60,6 +64,8 @@ function parseArgs(argv) {
     if (a === "--rounds") o.rounds = num();
     else if (a === "--seconds") o.seconds = num();
     else if (a === "--warmup") o.warmup = num();
+    else if (a === "--slices") o.slices = num();
+    else if (a === "--settle") o.settle = num();
     else if (a === "--connections") o.connections = num();
     else if (a === "--only") o.only = argv[++i].split(",");
     else if (a === "--race-trials") o.raceTrials = num();
@@ -122,17 +128,24 @@ const need = (rate, seconds, connections) => Math.ceil(rate * seconds * 2) + con
  * (requests went out without a fresh code or token) is not a measurement: it is repeated with a
  * pool sized from what it reached, up to twice.
  */
-async function measure(s, ctx, seconds, connections, { retries = 2 } = {}) {
+async function measure(s, ctx, seconds, connections, { retries = 2, settle = 0 } = {}) {
   for (let attempt = 0; ; attempt++) {
     if (s.prepare) await s.prepare(ctx, need(ctx.rateGuess[s.key] ?? s.guess ?? 3000, seconds, connections));
     const r = s.flow
-      ? await loop({ flow: () => s.flow(ctx), concurrency: s.concurrency ?? connections, seconds, pid: ctx.pid })
+      ? await loop({
+          flow: () => s.flow(ctx),
+          concurrency: s.concurrency ?? connections,
+          seconds,
+          pid: ctx.pid,
+          settle,
+        })
       : await drive({
           url: urlFor(ctx, s),
           request: s.request,
           connections,
           seconds,
           pid: ctx.pid,
+          settle,
         });
     r.exhausted = s.pool?.exhausted ?? 0;
     // failed requests are cheap: the response rate bounds what a full pool needs
@@ -215,9 +228,16 @@ async function main() {
       log(`  warm-up ${e.s.id}`);
       await measure(e.s, e.ctx, o.warmup, o.connections, { retries: 0 }); // also sizes the pools
     }
+    // A round is `slices` slices of every scenario in turn (hello world among them), so what the
+    // machine or a periodic job does at some moment falls on every scenario of the round alike;
+    // each slice's CPU is counted until its own deferred work is done (`settle`).
     for (let r = 0; r < o.rounds; r++) {
-      for (const e of live) {
-        const res = await measure(e.s, e.ctx, o.seconds, o.connections);
+      const slices = live.map(() => /** @type {any[]} */ ([]));
+      for (let k = 0; k < o.slices; k++)
+        for (const [i, e] of live.entries())
+          slices[i]?.push(await measure(e.s, e.ctx, o.seconds / o.slices, o.connections, { settle: o.settle }));
+      for (const [i, e] of live.entries()) {
+        const res = combineSlices(slices[i] ?? []);
         e.rounds.push(res);
         log(
           `  round ${r + 1}/${o.rounds} ${e.s.id.padEnd(12)} ${Math.round(res.rps)}/s cpu ${res.cpuUs === null ? "-" : Math.round(res.cpuUs)} µs${res.failed ? ` failed ${res.failed}` : ""}${res.exhausted ? ` exhausted ${res.exhausted}` : ""}`,
@@ -269,7 +289,8 @@ async function main() {
         for (const row of rows)
           if (o.profileWarmup > 0) await measure(row.s, row.ctx, o.profileWarmup, o.connections, { retries: 0 });
         for (let r = 0; r < o.profileRounds; r++) {
-          for (const row of rows) row.rounds.push(await measure(row.s, row.ctx, o.profileSeconds, o.connections));
+          for (const row of rows)
+            row.rounds.push(await measure(row.s, row.ctx, o.profileSeconds, o.connections, { settle: o.settle }));
         }
         const helloR = rows.find((row) => row.id === "hello")?.rounds ?? [];
         const summed = rows.map((row) => ({ id: row.id, title: row.title, ...summarise(row.s, row.rounds, helloR) }));
@@ -314,6 +335,8 @@ async function main() {
       settings: {
         rounds: o.rounds,
         seconds: o.seconds,
+        slices: o.slices,
+        settleSeconds: o.settle,
         warmupSeconds: o.warmup,
         connections: o.connections,
         raceTrials: o.raceTrials,
