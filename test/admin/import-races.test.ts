@@ -316,6 +316,38 @@ const initial = fc
     linked,
   }));
 
+describe("removing a subscriber with another write landing before its own", () => {
+  it("an import moving the person to another number between the removal's read and its statements: the person, their plid and the number's new holder stay (404)", async () => {
+    const [old, moved] = ["01099996661", "01099996662"];
+    const person = {
+      telcoCd: "K",
+      phoneNo: old,
+      name: "옮긴사람",
+      gender: "F",
+      birth: "1991-02-03",
+      foreign: "L",
+      ci: ciOf(311),
+    };
+    await importRows([person]);
+    const { plid } = await mintFor(old);
+    const db = beforeExecution(
+      env.DB,
+      (_sql, n) => n === 1, // after the read of who holds the number, before anything else
+      () =>
+        importRows([
+          { ...person, phoneNo: moved },
+          { telcoCd: "S", phoneNo: old, name: "새사람", gender: "M", birth: "1980-01-01", foreign: "L", ci: ciOf(312) },
+        ]),
+    );
+    const res = await adminOver(db, "DELETE", `/admin/directory/${old}`);
+    expect(db.landed()).toBe(true);
+    expect(res.status).toBe(404);
+    expect(await subscriberByPhone(env, moved)).toMatchObject({ ci: ciOf(311) });
+    expect(await subscriberByPhone(env, old)).toMatchObject({ ci: ciOf(312) });
+    expect(await env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(plid).first()).not.toBeNull();
+  });
+});
+
 describe("any operator action or sign-in landing between any two statements of another", () => {
   it("every row keeps its one person (ci) and its kind (test number or not), and the directory is one that the two actions, run one after the other, give", async () => {
     await fc.assert(

@@ -310,18 +310,16 @@ export async function upsertSubscribers(
 }
 
 /**
- * Removes one subscriber: their logins with every app end as disconnects do (reason
- * `subscriber_removed`), then the row goes. The removed id, or null when absent.
+ * Removes the subscriber at `phone`: their logins with every app end as disconnects do (reason
+ * `subscriber_removed`), then the row goes. By the id read and only while that person still holds
+ * the number, in every statement of the removal: an import moving them to another number since the
+ * read leaves them (and whoever holds the number now) as they are. The removed id, or null.
  */
 export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<number | null> {
   const row = await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ?").bind(phone).first<{ id: number }>();
   if (!row) return null;
-  await removeSubscribers(
-    env,
-    { sql: "SELECT value FROM json_each(?)", binds: [JSON.stringify([row.id])] },
-    "subscriber_removed",
-  );
-  return row.id;
+  const which = { sql: "SELECT id FROM subscribers WHERE id = ? AND phone = ?", binds: [row.id, phone] };
+  return (await removeSubscribers(env, which, "subscriber_removed")) > 0 ? row.id : null;
 }
 
 /**
