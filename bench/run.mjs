@@ -214,10 +214,13 @@ async function main() {
           await checkOnce(ctx, s);
         } catch (err) {
           if (!s.optional) throw err;
+          // optional: the scenario may be missing (available() says so); present but failing is a defect
           Object.assign(e, {
             available: false,
             reason: String(/** @type {Error} */ (err).message ?? err).slice(0, 120),
           });
+          log(`FAILED: ${s.id}: ${e.reason}`);
+          exitCode = 1;
         }
       }
       if (!e.available) log(`  ${s.id}: not available (${e.reason})`);

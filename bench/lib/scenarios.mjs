@@ -240,7 +240,8 @@ async function prepareSubscribers(ctx, expected) {
 const SESSION_COOKIE = "__Host-rp_session";
 const BINDING_COOKIE = "__Host-rp_state";
 /** @type {{ list: string[]; i: number }} */
-const sessions = { list: [], i: 0 };
+/** Sessions made through the callback, each with the login binding cookie its browser holds. */
+const sessions = { list: /** @type {{ session: string; binding: string }[]} */ ([]), i: 0 };
 
 function callbackRequest(entry) {
   const [state, code, binding] = entry.split(" ");
@@ -259,7 +260,8 @@ async function prepareSessions(ctx, n = 200) {
         await res.arrayBuffer();
         const set = res.headers.getSetCookie().find((h) => h.startsWith(SESSION_COOKIE + "="));
         if (res.status !== 303 || !set) throw new Error(`rp callback answered ${res.status}`);
-        return set.split(";")[0].slice(SESSION_COOKIE.length + 1);
+        // a browser session works only with the binding cookie of its login (docs/rp-kit.md)
+        return { session: set.split(";")[0].slice(SESSION_COOKIE.length + 1), binding: e.split(" ")[2] ?? "" };
       }),
     );
     sessions.list.push(...got);
@@ -516,7 +518,8 @@ export const SCENARIOS = [
       method: "GET",
       path: "/auth/me",
       setup(r) {
-        r.headers = { ...r.headers, Cookie: `${SESSION_COOKIE}=${sessions.list[sessions.i++ % sessions.list.length]}` };
+        const s = sessions.list[sessions.i++ % sessions.list.length];
+        r.headers = { ...r.headers, Cookie: `${SESSION_COOKIE}=${s?.session}; ${BINDING_COOKIE}=${s?.binding}` };
         return r;
       },
     },
