@@ -151,18 +151,20 @@ export function denyOutbound() {
 
 /**
  * The real KV namespace, with the limit deployed KV enforces and the local one does not: one write
- * to a key per second; a second write within the second fails as deployed KV's does (429).
+ * to a key per second, a delete counting as a write; a second within the second fails as deployed
+ * KV's does (429).
  */
 export function withKeyWriteLimit(kv: KVNamespace): KVNamespace {
   const last = new Map<string, number>();
-  return intercept(kv, {
-    put: (key: string, ...rest: unknown[]) => {
+  const limited =
+    (method: "put" | "delete") =>
+    (key: string, ...rest: unknown[]) => {
       const now = Date.now();
       const before = last.get(key);
       if (before !== undefined && now - before < 1000)
-        return Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"));
+        return Promise.reject(new Error(`KV ${method.toUpperCase()} failed: 429 Too Many Requests`));
       last.set(key, now);
-      return (kv.put as (...a: unknown[]) => Promise<void>).call(kv, key, ...rest);
-    },
-  });
+      return (kv[method] as (...a: unknown[]) => Promise<void>).call(kv, key, ...rest);
+    };
+  return intercept(kv, { put: limited("put"), delete: limited("delete") });
 }

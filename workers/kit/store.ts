@@ -58,7 +58,21 @@ export async function readState(env: KvEnv, state: string): Promise<PendingLogin
 /** Ends a state: its login was redeemed, refused by the service, or cancelled. */
 export async function endState(env: KvEnv, state: string): Promise<void> {
   if (!isRandomValue(state)) return;
-  await env.RP_KV.delete(KEY.state(await sha256(state)));
+  await deleteKey(env, KEY.state(await sha256(state)));
+}
+
+/**
+ * Deletes a key, once more a second on if KV refuses: a delete is a write, and deployed KV takes one
+ * write a second to a key (an automatic login's callback can end its state well within a second of
+ * the login's start, an end can follow a login of its plid as closely). Refused twice: thrown.
+ */
+async function deleteKey(env: KvEnv, key: string): Promise<void> {
+  try {
+    await env.RP_KV.delete(key);
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await env.RP_KV.delete(key);
+  }
 }
 
 // ---- redemptions: one code exchange per login (docs/rp-kit.md "Duplicated callbacks") ----
@@ -205,7 +219,7 @@ export async function endPlid(env: KvEnv, plid: string): Promise<number> {
   const prefix = KEY.plidSession(plidHash, "");
   const { keys } = await env.RP_KV.list({ prefix, limit: MAX_ENDED_SESSIONS });
   const sessions = keys.map((k) => k.name.slice(prefix.length));
-  await Promise.all([...sessions.map((h) => env.RP_KV.delete(KEY.session(h))), forgetIdentity(env, plid)]);
+  await Promise.all([...sessions.map((h) => deleteKey(env, KEY.session(h))), forgetIdentity(env, plid)]);
   return sessions.length;
 }
 
@@ -238,7 +252,7 @@ export async function readSession(
 
 export async function endSession(env: KvEnv, id: string): Promise<void> {
   if (!isRandomValue(id)) return;
-  await env.RP_KV.delete(KEY.session(await sha256(id)));
+  await deleteKey(env, KEY.session(await sha256(id)));
 }
 
 // ---- identities by plid ----
@@ -310,7 +324,7 @@ export async function getIdentity(env: KvEnv, key: CryptoKey, plid: string): Pro
 
 /** Forgets the identity: every session of this plid then ends (a session needs its identity). */
 export async function forgetIdentity(env: KvEnv, plid: string): Promise<void> {
-  await env.RP_KV.delete(KEY.identity(await sha256(plid)));
+  await deleteKey(env, KEY.identity(await sha256(plid)));
 }
 
 /** The identity items of a user record, as stored. */
