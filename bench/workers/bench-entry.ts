@@ -22,7 +22,6 @@ type Env = AllInOneEnv & { BENCH_VARIANT?: string; FLOOR: DurableObjectNamespace
 import { providerConfig } from "../../workers/provider/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import {
-  redeemArgs,
   storeAt,
   storeFor,
   type CodeGrant,
@@ -149,16 +148,15 @@ async function mint(env: Env, url: URL): Promise<Response> {
     if (kind === "code") return code;
     const token = tokenForCode(code);
     const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
+    const ttlMs = cfg.accessTokenTtlSeconds * 1000;
     const r = await storeFor(env, code, cfg.oneTimeShards).redeemCode(
-      ...redeemArgs({
-        codeHash,
-        clientId,
-        verifierChallenge: null,
-        redirectUri: null,
-        tokenHash,
-        tokenTtlMs: cfg.accessTokenTtlSeconds * 1000,
-        secretId,
-      }),
+      codeHash,
+      clientId,
+      tokenHash,
+      secretId,
+      ttlMs,
+      null,
+      null,
     );
     if (!r.ok) throw new Error(`mint token: ${r.reason}`);
     return token;

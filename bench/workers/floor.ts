@@ -25,7 +25,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import {
-  redeemArgs,
   shardOf,
   storeFor,
   type RedeemArgs,
@@ -148,19 +147,7 @@ const floorRedeem: Redeem = (env, code, codeHash, clientId, tokenHash) =>
 
 /** The project's one-time store (conditions, trigger, audit row), called as its token route does. */
 const projectRedeem: Redeem = async (env, code, codeHash, clientId, tokenHash) =>
-  (
-    await storeFor(env, code, SHARDS).redeemCode(
-      ...redeemArgs({
-        codeHash,
-        clientId,
-        verifierChallenge: null,
-        redirectUri: null,
-        tokenHash,
-        tokenTtlMs: 600_000,
-        secretId: "floor",
-      }),
-    )
-  ).ok;
+  (await storeFor(env, code, SHARDS).redeemCode(codeHash, clientId, tokenHash, "floor", 600_000, null, null)).ok;
 
 let storedDigest: Promise<ArrayBuffer> | undefined;
 

@@ -8,7 +8,7 @@
 // of the tokens issued, to D1), which a shard does once a second. Compiled into the benchmark bundle only.
 
 import { OneTimeStore } from "../../workers/all-in-one/index";
-import { redeemArgs, type TokenGrant } from "../../workers/provider/store/one-time-store";
+import type { TokenGrant } from "../../workers/provider/store/one-time-store";
 import { FloorStore, CLIENT } from "./floor";
 
 /** Distinct random-looking 43-character values, as the SHA-256 digests the stores key by. */
@@ -28,17 +28,7 @@ export class PartsOneTimeStore extends OneTimeStore {
     let won = 0;
     for (let i = 0; i < n; i++) {
       if (commitEach) await tick(); // each redemption its own implicit transaction, as one per request
-      const r = this.redeemCode(
-        ...redeemArgs({
-          codeHash: codes[i]!,
-          clientId: grant.clientId,
-          verifierChallenge: null,
-          redirectUri: null,
-          tokenHash: tokens[i]!,
-          tokenTtlMs: 600_000,
-          secretId: grant.secretId,
-        }),
-      );
+      const r = this.redeemCode(codes[i]!, grant.clientId, tokens[i]!, grant.secretId, 600_000, null, null);
       if (r.ok) won++;
     }
     return won;

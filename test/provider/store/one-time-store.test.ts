@@ -53,17 +53,7 @@ describe("core/one-time-store", () => {
     const store = storeFor(env, code, 16);
     await store.putCode(await sha256(code), GRANT, null, 60_000);
     const tokenHash = await sha256("t" + code);
-    const r = await store.redeemCode(
-      ...redeemArgs({
-        codeHash: await sha256(code),
-        clientId: "c",
-        verifierChallenge: null,
-        redirectUri: null,
-        tokenHash,
-        tokenTtlMs: 60_000,
-        secretId: "s",
-      }),
-    );
+    const r = await store.redeemCode(await sha256(code), "c", tokenHash, "s", 60_000, null, null);
     expect(r.ok).toBe(true);
     const read = await store.readToken(tokenHash, 2);
     expect(read && tokenGrant(read as TokenRead)).toMatchObject({ plid: "p", secretId: "s" });
