@@ -69,7 +69,7 @@ function appOptions(root, scriptPath, name, vars) {
  * seed), on the same D1 database and the app worker's one-time store objects, as wrangler.toml
  * binds them (`script_name` of the worker hosting the store).
  */
-async function routeOptions(root, buildDir, app) {
+async function routeOptions(root, buildDir, app, base) {
   const routes = [
     { name: "route-token", entry: "workers/provider/token/index.ts" },
     { name: "route-user-me", entry: "workers/provider/user-me/index.ts" },
@@ -77,10 +77,17 @@ async function routeOptions(root, buildDir, app) {
     // hybrids: the routes as deployed, their ONE_TIME bound to the floor's store class
     { name: "route-token-floor-store", entry: "workers/provider/token/index.ts", store: "FloorStore" },
     { name: "route-user-me-floor-store", entry: "workers/provider/user-me/index.ts", store: "FloorStore" },
+    // a baseline checkout's route workers, bound to its own app's store (`startServers` `base`)
+    ...(base
+      ? [
+          { name: "route-token-base", entry: "workers/provider/token/index.ts", root: base, script: "app-base" },
+          { name: "route-user-me-base", entry: "workers/provider/user-me/index.ts", root: base, script: "app-base" },
+        ]
+      : []),
   ];
   return Promise.all(
     routes.map(async (r) => {
-      const path = await bundle(root, r.entry, join(buildDir, `${r.name}.js`));
+      const path = await bundle(r.root ?? root, r.entry, join(buildDir, `${r.name}.js`));
       return {
         name: r.name,
         modules: [{ type: "ESModule", path, contents: readFileSync(path, "utf8") }],
@@ -89,7 +96,7 @@ async function routeOptions(root, buildDir, app) {
         bindings: { ...app.bindings, ...BENCH_VARS },
         d1Databases: app.d1Databases,
         durableObjects: {
-          ONE_TIME: { className: r.store ?? "OneTimeStore", scriptName: "app" },
+          ONE_TIME: { className: r.store ?? "OneTimeStore", scriptName: r.script ?? "app" },
           FLOOR: { className: "FloorStore", scriptName: "app" },
         },
         unsafeDirectSockets: [{ host: HOST, port: 0 }],
@@ -142,21 +149,33 @@ export const BENCH_VARS = {
  * @param {string} root
  * @param {string} buildDir
  * @param {{ name: string; vars: Record<string, string>; scriptPath?: string }[]} variants
- * @param {{ disk?: boolean; inspectorPort?: number; peers?: boolean }} [options]
+ * `base`: another checkout of the project (a path), served beside this one as `app-base` (its bench
+ * entry and store) with its token and user/me route workers (`route-token-base`,
+ * `route-user-me-base`), so that a change is compared with what it changes in one run.
+ * @param {{ disk?: boolean; inspectorPort?: number; peers?: boolean; base?: string }} [options]
  */
-export async function startServers(root, buildDir, variants, { disk = false, inspectorPort, peers = true } = {}) {
+export async function startServers(root, buildDir, variants, { disk = false, inspectorPort, peers = true, base } = {}) {
   mkdirSync(buildDir, { recursive: true });
   const appPath = await bundle(root, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry.js"));
   const helloPath = join(root, "bench/workers/hello.js");
-  const base = appOptions(root, appPath, "app", {});
-  const peerWorkers = peers ? await peerOptions(root, buildDir, base.compatibilityDate) : [];
-  const routeWorkers = await routeOptions(root, buildDir, base);
+  const app = appOptions(root, appPath, "app", {});
+  const peerWorkers = peers ? await peerOptions(root, buildDir, app.compatibilityDate) : [];
+  const routeWorkers = await routeOptions(root, buildDir, app, base);
+  if (base)
+    variants = [
+      ...variants,
+      {
+        name: "app-base",
+        vars: {},
+        scriptPath: await bundle(base, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry-base.js")),
+      },
+    ];
   /** @type {import("miniflare").WorkerOptions[]} */
   const workers = /** @type {any[]} */ ([
     {
       name: "hello",
       modules: [{ type: "ESModule", path: helloPath, contents: readFileSync(helloPath, "utf8") }],
-      compatibilityDate: base.compatibilityDate,
+      compatibilityDate: app.compatibilityDate,
       unsafeDirectSockets: [{ host: HOST, port: 0 }],
     },
     // a variant may bring its own bundle (an A/B comparison of two builds)

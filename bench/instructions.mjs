@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// Instructions per request of whole scenarios, workerd run under valgrind's callgrind (Debian's
+// `valgrind` package): the same servers, pools and requests as `npm run bench`, instrumentation on
+// only while a scenario's requests are answered and its deferred work settles. Instructions, unlike
+// CPU time on a shared machine, repeat from run to run, so a change of a few per cent shows
+// (docs/benchmarks.md "Instructions"). About fifty times slower than workerd itself.
+//
+//   node bench/instructions.mjs [token-route,floor-token-route,user-me-route,floor-me-route]
+//        [--requests 400] [--rounds 3] [--compare a:b,c:d] [--functions 25]
+//        [--base ../other-checkout]    its token and user/me routes as token-route@base, user-me-route@base
+//
+// Each figure is instructions per request, the median of the rounds: "work" (what repeats) and
+// "housekeeping" (garbage collection, the allocator, V8's compiler and tasks: these move with
+// timing). `--compare a:b` prints b's work against a's by category and the functions that differ most.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import {
+  byCategory,
+  byFunction,
+  counted,
+  haveValgrind,
+  readDump,
+  valgrindPid,
+  workerdWrapper,
+} from "./lib/callgrind.mjs";
+import { stats } from "./lib/report.mjs";
+import { SCENARIOS, checkOnce, urlFor } from "./lib/scenarios.mjs";
+
+process.env.WRANGLER_SEND_METRICS = "false";
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
+const positional = args.filter((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--"));
+const ids = (positional[0] ?? "token-route,floor-token-route,user-me-route,floor-me-route").split(",");
+const requests = Number(opt("--requests", "400"));
+const rounds = Number(opt("--rounds", "3"));
+const base = opt("--base", "");
+const compare = opt("--compare", "")
+  .split(",")
+  .filter(Boolean)
+  .map((p) => p.split(":"));
+const topFunctions = Number(opt("--functions", "25"));
+
+if (!haveValgrind()) {
+  console.error("bench/instructions.mjs needs valgrind (apt-get install -y valgrind)");
+  process.exit(2);
+}
+const dir = mkdtempSync(join(tmpdir(), "phone-login-callgrind-"));
+process.env.MINIFLARE_WORKERD_PATH = workerdWrapper(root, dir);
+const { startServers } = await import("./lib/server.mjs");
+
+/** `id` or `id@base`: a scenario, or the same requests against the baseline checkout's route. */
+const scenarios = ids.map((id) => {
+  const [name, at] = id.split("@");
+  const s = SCENARIOS.find((x) => x.id === name);
+  if (!s || s.flow || !s.request) throw new Error(`no request scenario ${name}`);
+  if (!at) return { ...s, key: id, onBase: false };
+  if (at !== "base" || !base) throw new Error(`${id}: only @base, with --base`);
+  const worker = { "token-route": "route-token-base", "user-me-route": "route-user-me-base" }[name];
+  if (!worker) throw new Error(`${id}: only token-route and user-me-route run on the baseline`);
+  return { ...s, key: id, worker, onBase: true };
+});
+
+const srv = await startServers(root, join(root, "bench", "results", "build"), [{ name: "app", vars: {} }], {
+  peers: false,
+  base: base ? resolve(base) : undefined,
+});
+try {
+  const pid = valgrindPid(dir);
+  const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: null, urls: srv.urls };
+  const baseCtx = { ...ctx, url: srv.urls["app-base"] }; // the baseline's routes spend its own codes
+  const ctxOf = (s) => (s.onBase ? baseCtx : ctx);
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  /** `n` requests, 8 at a time (under valgrind more would only queue); the answers counted. */
+  const send = async (s, n) => {
+    const req = { method: s.request.method, path: s.request.path, headers: s.request.headers ?? {} };
+    if (s.request.body !== undefined) req.body = s.request.body;
+    if (s.request.setup) req.setupRequest = (r) => s.request.setup(r);
+    const r = await autocannon({ url: urlFor(ctxOf(s), s), connections: 8, amount: n, requests: [req], timeout: 120 });
+    const ok = (s.request.okStatus ?? 200) >= 300 ? r["3xx"] : r["2xx"];
+    return { ok, answered: r["1xx"] + r["2xx"] + r["3xx"] + r["4xx"] + r["5xx"] };
+  };
+  // warm-up: the JIT tiers up, caches fill (three times the measured requests)
+  for (const s of scenarios) {
+    await checkOnce(ctxOf(s), s);
+    if (s.prepare) await s.prepare(ctxOf(s), 3 * requests + 50);
+    await send(s, 3 * requests);
+  }
+  await sleep(3000);
+  /** @type {Record<string, { work: number; housekeeping: number; total: number; dump: any }[]>} */
+  const got = Object.fromEntries(scenarios.map((s) => [s.key, []]));
+  for (let r = 0; r < rounds; r++) {
+    // each round starts with another scenario: the first after a pause counts apart from the rest
+    for (const s of [...scenarios.slice(r % scenarios.length), ...scenarios.slice(0, r % scenarios.length)]) {
+      if (s.prepare) await s.prepare(ctxOf(s), requests + 50);
+      let res = { ok: 0, answered: 0 };
+      const file = await counted(pid, dir, async () => {
+        res = await send(s, requests);
+        await sleep(2500); // its deferred work (the audit flush a second on) is its own
+      });
+      if (res.ok < res.answered) throw new Error(`${s.key}: ${res.answered - res.ok} of ${res.answered} failed`);
+      const dump = readDump(file, res.answered);
+      got[s.key]?.push({ work: dump.work, housekeeping: dump.housekeeping, total: dump.total, dump });
+      const k = (x) => `${Math.round(x / 1000)}k`;
+      console.error(`  round ${r + 1}/${rounds} ${s.key.padEnd(22)} ${k(dump.total)} (work ${k(dump.work)})`);
+    }
+  }
+  const median = (xs) => stats(xs)?.median ?? NaN;
+  const k = (x) => `${(x / 1000).toFixed(1)}k`;
+  console.log(`\ninstructions per request, median of ${rounds} rounds of ${requests} requests`);
+  console.log(
+    `${"scenario".padEnd(24)} ${"total".padStart(9)} ${"work".padStart(9)} ${"housekeeping".padStart(13)}  work per round`,
+  );
+  for (const s of scenarios) {
+    const rs = got[s.key] ?? [];
+    console.log(
+      `${s.key.padEnd(24)} ${k(median(rs.map((x) => x.total))).padStart(9)} ${k(median(rs.map((x) => x.work))).padStart(9)} ${k(median(rs.map((x) => x.housekeeping))).padStart(13)}  ${rs.map((x) => k(x.work)).join(" ")}`,
+    );
+  }
+  for (const [a, b] of compare) {
+    const ra = got[a ?? ""];
+    const rb = got[b ?? ""];
+    if (!ra?.length || !rb?.length) throw new Error(`--compare ${a}:${b}: both must be measured`);
+    // the round whose work is the median, of each
+    const pick = (rs) => [...rs].sort((x, y) => x.work - y.work)[rs.length >> 1].dump;
+    const da = pick(ra);
+    const db = pick(rb);
+    const ratio = median(ra.map((x) => x.total)) / median(rb.map((x) => x.total));
+    console.log(`\n${b} against ${a}: ${a} does ${ratio.toFixed(3)}× the instructions of ${b} (totals, medians)`);
+    for (const [cat, x, y] of byCategory(da, db))
+      console.log(`  ${cat.padEnd(28)} ${k(x).padStart(8)} ${k(y).padStart(8)} ${(y - x >= 0 ? "+" : "") + k(y - x)}`);
+    console.log("  functions that differ most:");
+    for (const [fn, x, y] of byFunction(da, db, topFunctions))
+      console.log(`  ${((y - x >= 0 ? "+" : "") + Math.round(y - x)).padStart(8)}  ${fn.slice(0, 110)}`);
+  }
+} finally {
+  await srv.dispose();
+  rmSync(dir, { recursive: true, force: true });
+}
