@@ -18,6 +18,16 @@ afterEach(() => {
 
 const UNCONFIRMED = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";
 const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
+/** A real subscriber the carrier directory lists at `phone` (an import row). */
+const realPerson = (phone: string, ci: string) => ({
+  telcoCd: "K",
+  phoneNo: phone,
+  name: "실제사람",
+  gender: "F",
+  birth: "1990-01-01",
+  foreign: "L",
+  ci,
+});
 
 const REVIEWER = {
   telcoCd: "K",
@@ -102,17 +112,7 @@ describe("a test number over time", () => {
         (sql) => /SELECT .*test_clients.* FROM subscribers WHERE phone = \?/.test(sql),
         async () => {
           landed = true;
-          await importRows([
-            {
-              telcoCd: "K",
-              phoneNo: phone,
-              name: "실제사람",
-              gender: "F",
-              birth: "1990-01-01",
-              foreign: "L",
-              ci: ciOf(77),
-            },
-          ]);
+          await importRows([realPerson(phone, ciOf(77))]);
         },
       );
       const req = new Request(`${BASE}/admin/test-numbers`, {
@@ -139,17 +139,7 @@ describe("removing a test number", () => {
       (sql) => /FROM subscribers WHERE phone = \? AND test_clients IS NOT NULL/.test(sql),
       async () => {
         // the carrier directory now lists a real subscriber at this number, who signs in to an app
-        await importRows([
-          {
-            telcoCd: "K",
-            phoneNo: phone,
-            name: "실제사람",
-            gender: "F",
-            birth: "1990-01-01",
-            foreign: "L",
-            ci: ciOf(104),
-          },
-        ]);
+        await importRows([realPerson(phone, ciOf(104))]);
         realPlid = (await mintFor(phone)).plid;
       },
     );

@@ -8,18 +8,13 @@ import { admin } from "../support/admin";
 import { sha256 } from "../../workers/core/crypto";
 import { HONG, intercept, KIM, LEE, SMITH } from "../support/helpers";
 import { Browser, kit, send, type Kit } from "../support/kit";
+import { b64url, part } from "./scripted-provider";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
 const SECRET = env.RP_CLIENT_SECRET as string;
-const b64url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-const part = (v: unknown) => b64url(new TextEncoder().encode(JSON.stringify(v)));
 
 /** An HS256 compact JWS made here with WebCrypto (not the service's code). */
 async function sign(

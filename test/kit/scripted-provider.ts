@@ -118,12 +118,13 @@ export function gate(): { wait: () => Promise<void>; open: () => void; reached: 
   };
 }
 
-const b64url = (bytes: Uint8Array) =>
+/** base64url without padding, and a JSON value as a JWS part. */
+export const b64url = (bytes: Uint8Array) =>
   btoa(String.fromCharCode(...bytes))
     .replace(/\+/g, "-")
     .replace(/\//g, "_")
     .replace(/=+$/, "");
-const part = (v: unknown) => b64url(new TextEncoder().encode(JSON.stringify(v)));
+export const part = (v: unknown) => b64url(new TextEncoder().encode(JSON.stringify(v)));
 
 /** The service's signed plid-deleted event for the dev kit (docs/events.md), HS256 under the client secret. */
 export async function signedEvent(plid: string): Promise<string> {
