@@ -56,7 +56,7 @@ function shares(rows, cryptoUs) {
   if (full === null || hello === null) return null;
   const parts = {
     "workerd HTTP (hello world)": hello,
-    "router, request id, dev-seed check": Math.max(0, diff("router", "hello")),
+    "router, dev-seed check": Math.max(0, diff("router", "hello")),
     "Durable Object (one-time store, with what it writes to D1)": Math.max(0, diff("full", "no-do")),
     D1: Math.max(0, diff("full", "no-d1")),
     crypto: cryptoUs,
