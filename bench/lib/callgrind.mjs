@@ -69,7 +69,8 @@ const HOUSEKEEPING =
 /** Where a function's instructions go, for the comparison of two dumps. */
 /** @type {[string, RegExp][]} */
 export const CATEGORIES = [
-  ["SQLite", /sqlite|wal[A-Z]|pcache|btree|balance|Vdbe|json[A-Z]|memjrnl|subjournal|pager/i],
+  // SQLite's own JSON functions are json* in lower case; V8's JsonParser is in "JSON"
+  ["SQLite", /sqlite|wal[A-Z]|pcache|btree|balance|Vdbe|memjrnl|subjournal|pager|(^|[^A-Za-z])json[A-Z]/],
   ["RPC serialization", /ValueSerializer|ValueDeserializer|Serializ/],
   ["JSON", /Json|JSON/],
   ["headers, HTTP", /Headers|Header|Http|normalizeHeader|strcaseeq/],
