@@ -10,7 +10,7 @@ import { json, readParams } from "../../workers/core/http";
 import { createWorker } from "../../workers/core/router";
 import { authenticateClient } from "../../workers/provider/client-auth";
 import { providerConfig, type ProviderEnv } from "../../workers/provider/config";
-import { buildUserRecord } from "../../workers/provider/user-me/record";
+import { userRecordJson } from "../../workers/provider/user-me/record";
 import tokenWorker from "../../workers/provider/token/index";
 import meWorker from "../../workers/provider/user-me/index";
 import { clientSecrets } from "../../workers/provider/store/clients";
@@ -101,7 +101,8 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
   "route/project": async (env) => viaProject.fetch!(meRequest() as never, env, noCtx),
   "record/floor": async () => JSON.stringify(await floorUserBody(FLAT)),
   "record/project": async () => {
-    const user = await buildUserRecord({
+    // as the route writes it: the record as JSON text inside the answer's text
+    const user = await userRecordJson({
       plid: GRANT.plid,
       items: GRANT.items,
       subscriber: GRANT.subscriber,
@@ -110,7 +111,7 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
       secret: SECRET,
       now: Date.now(),
     });
-    return JSON.stringify({ code: "0000", error: "success", message: "success", user });
+    return `{"code":"0000","error":"success","message":"success","user":${user}}`;
   },
   "token-route/floor": async (env) => ok(await floorToken(tokenRequest(), env as never, async () => true)),
   "token-route/project": async (env) =>

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import adminWorker from "../../workers/admin/index";
 import devWorker from "../../workers/all-in-one/index";
 import { decryptField } from "../../workers/core/crypto";
-import { redeemArgs, storeFor } from "../../workers/provider/store/one-time-store";
+import { storeFor } from "../../workers/provider/store/one-time-store";
 import { B64URL_ALPHABET } from "../../workers/core/crypto";
 import { redirectUriProblem } from "../../workers/admin/validate";
 import { admin, ADMIN_TOKEN, asClient, createClient } from "../support/admin";
@@ -19,6 +19,7 @@ import {
   afterRead,
   KIM,
   mintFor,
+  redeemArgs,
   tokenFor,
   userMe,
 } from "../support/helpers";

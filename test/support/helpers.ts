@@ -4,7 +4,7 @@
 import { exports } from "cloudflare:workers";
 import { env } from "./env";
 import { mintCode } from "../../workers/provider/codes";
-import type { CodeGrant } from "../../workers/provider/store/one-time-store";
+import type { CodeGrant, RedeemArgs, RedeemRequest } from "../../workers/provider/store/one-time-store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
@@ -156,3 +156,14 @@ export function afterRead(
     },
   });
 }
+
+/** A `RedeemRequest` as the store's `redeemCode` takes it: positional values, in its order. */
+export const redeemArgs = (r: RedeemRequest): RedeemArgs => [
+  r.codeHash,
+  r.clientId,
+  r.tokenHash,
+  r.secretId,
+  r.tokenTtlMs,
+  r.verifierChallenge,
+  r.redirectUri,
+];

@@ -1,7 +1,7 @@
 // Request parsing that trusts nothing (docs/architecture.md §7) and the tolerance rules of
 // docs/architecture.md §4.2 and §4.7.
 
-import { E, JSON_HEADERS } from "./errors";
+import { E, jsonHeaders } from "./errors";
 import { fromUtf8 } from "./crypto";
 
 /** Request parameters: query and body merged; a name twice in one, or differing in both, is refused. */
@@ -255,20 +255,14 @@ export function parseBearer(header: string | null): string | undefined {
   return m?.[1];
 }
 
-let jsonHeaders: Headers | undefined;
-
-/**
- * A JSON response with the no-store headers every API answer carries. Without headers of its own it
- * starts from one `Headers` built once: the runtime copies it into the response, a third of what
- * reading a headers object's properties costs (docs/benchmarks.md).
- */
+/** A JSON response with the no-store headers every API answer carries (`jsonHeaders`). */
 export function json(body: unknown, status = 200, headers?: Record<string, string>): Response {
   return jsonText(JSON.stringify(body), status, headers);
 }
 
 /** `json` for a body already written as JSON text. */
 export function jsonText(text: string, status = 200, headers?: Record<string, string>): Response {
-  const h = headers ? { ...JSON_HEADERS, ...headers } : (jsonHeaders ??= new Headers(JSON_HEADERS));
+  const h = jsonHeaders(headers);
   return new Response(text, status === 200 ? { headers: h } : { status, headers: h });
 }
 

@@ -4,7 +4,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "../../support/env";
 import { expect, it } from "vitest";
-import { AUDIT_FLUSH_MS, redeemArgs } from "../../../workers/provider/store/one-time-store";
+import { AUDIT_FLUSH_MS } from "../../../workers/provider/store/one-time-store";
+import { redeemArgs } from "../../support/helpers";
 
 it("a failed audit flush after a redemption leaves a sweep alarm to retry it, even on a shard with nothing else stored", async () => {
   const stub = env.ONE_TIME.get(env.ONE_TIME.idFromName("platform-outbox-retry"));

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { decryptField } from "../../../workers/core/crypto";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS } from "../../../workers/core/spec";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { buildUserRecord } from "../../../workers/provider/user-me/record";
+import { userRecordJson } from "../../../workers/provider/user-me/record";
 import userMeWorker from "../../../workers/provider/user-me/index";
 import { admin, asClient, createClient } from "../../support/admin";
 import { env } from "../../support/env";
@@ -66,15 +66,17 @@ describe("/v1/user/me without D1", () => {
         const { token, plid } = await tokenFor(who.phone, { client, secret: client.secret });
         const got = ((await (await userMe(token)).json()) as { user: Record<string, string> }).user;
         const s = (await subscriberByPhone(env, who.phone))!;
-        const want = await buildUserRecord({
-          plid,
-          items: client.items.length ? client.items : IDENTITY_ITEMS,
-          subscriber: s,
-          autoLoginYn: "N",
-          autoStatusCheck: "N",
-          secret: client.secret,
-          now,
-        });
+        const want = JSON.parse(
+          await userRecordJson({
+            plid,
+            items: client.items.length ? client.items : IDENTITY_ITEMS,
+            subscriber: s,
+            autoLoginYn: "N",
+            autoStatusCheck: "N",
+            secret: client.secret,
+            now,
+          }),
+        ) as Record<string, string>;
         expect(Object.keys(got)).toEqual(Object.keys(want));
         for (const [k, v] of Object.entries(want)) {
           // encryption is deterministic (key = IV) but compare plaintexts to say what is meant

@@ -93,9 +93,8 @@ export type RedeemFailure =
 export type RedeemResult = { ok: true } | { ok: false; reason: RedeemFailure };
 
 /**
- * A redemption as the RPC carries it: positional values, which the runtime serializes for a
- * fraction of an object's cost (each key written and read back). `redeemArgs` makes them from a
- * `RedeemRequest`.
+ * A redemption as the RPC carries it: the fields of a `RedeemRequest` as positional values, which
+ * the runtime serializes for a fraction of an object's cost (each key written and read back).
  */
 export type RedeemArgs = [
   codeHash: string,
@@ -105,16 +104,6 @@ export type RedeemArgs = [
   tokenTtlMs: number,
   verifierChallenge: string | null,
   redirectUri: string | null,
-];
-
-export const redeemArgs = (r: RedeemRequest): RedeemArgs => [
-  r.codeHash,
-  r.clientId,
-  r.tokenHash,
-  r.secretId,
-  r.tokenTtlMs,
-  r.verifierChallenge,
-  r.redirectUri,
 ];
 
 export interface RedeemRequest {

@@ -5,8 +5,6 @@ import { encryptField } from "../../core/crypto";
 import { ENCRYPTED_ITEMS, type IdentityItem, type YN } from "../../core/spec";
 import type { SubscriberSnapshot } from "../store/one-time-store";
 
-export type UserRecord = Record<string, string>;
-
 const KST_OFFSET_MS = 9 * 3600 * 1000; // Korea has no daylight saving time
 
 /** International age on `now` (in Korean time) for a YYYY-MM-DD birth date. */
@@ -77,9 +75,4 @@ export async function userRecordJson(r: RecordInput): Promise<string> {
     json += `,"${r.items[i]}":${JSON.stringify(typeof v === "string" ? v : await v)}`;
   }
   return `${json},"autoLoginYn":"${r.autoLoginYn}","autoStatusCheck":"${r.autoStatusCheck}"}`;
-}
-
-/** The `user` object (spec §2.1), as `userRecordJson` writes it. */
-export async function buildUserRecord(r: RecordInput): Promise<UserRecord> {
-  return JSON.parse(await userRecordJson(r)) as UserRecord;
 }
