@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
 import {
-  redeemArgs,
   inShard,
   plidShard,
   shardOf,
@@ -18,7 +17,7 @@ import {
 } from "../../../workers/provider/store/one-time-store";
 import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
 import { newEvent } from "../../../workers/provider/store/events";
-import { HONG, intercept, mintFor } from "../../support/helpers";
+import { HONG, intercept, mintFor, redeemArgs } from "../../support/helpers";
 import { asClient, createClient } from "../../support/admin";
 
 const GRANT: CodeGrant = {
@@ -183,6 +182,71 @@ describe("core/one-time-store audit outbox", () => {
     await runDurableObjectAlarm(store);
     await redeem(y);
     expect((await counted()).slice(3)).toEqual([[y, 1]]);
+  });
+
+  it("every good redemption is counted exactly once, whatever flushes and sweeps interleave with it", async () => {
+    // Invariant: the code.redeemed counts in D1 add up, per client, to the redemptions made, when
+    // redemptions, flushes (one may be waiting for D1 while others redeem) and sweeps that delete
+    // every token (expired by then) run concurrently, batch after batch.
+    const batch = fc.record({
+      redeems: fc.array(fc.constantFrom(0, 1), { maxLength: 6 }),
+      flushes: fc.integer({ min: 0, max: 2 }),
+      sweep: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(batch, { minLength: 1, maxLength: 4 }), async (batches) => {
+        const store = env.ONE_TIME.get(env.ONE_TIME.idFromName(`audit-interleave-${randomToken(8)}`));
+        const clients = [`x-${randomToken(6)}`, `y-${randomToken(6)}`];
+        const made = [0, 0];
+        // a code put beforehand, so that its redemption lands while the batch's flushes are under way
+        const prepared = async (c: number) => {
+          const code = randomToken();
+          await store.putCode(await sha256(code), { ...GRANT, clientId: clients[c]! }, null, 60_000);
+          return redeemArgs({
+            codeHash: await sha256(code),
+            clientId: clients[c]!,
+            verifierChallenge: null,
+            redirectUri: null,
+            tokenHash: await sha256(`t-${code}`),
+            tokenTtlMs: 60_000,
+            secretId: "s",
+          });
+        };
+        const redeem = async (c: number, args: Awaited<ReturnType<typeof prepared>>) => {
+          expect(await store.redeemCode(...args)).toEqual({ ok: true });
+          made[c]! += 1;
+        };
+        const sweep = async () => {
+          await runInDurableObject(store, (_o, state) => {
+            state.storage.sql.exec("UPDATE tokens SET expires_at = 0");
+          });
+          await runDurableObjectAlarm(store);
+        };
+        for (const b of batches) {
+          const args = await Promise.all(b.redeems.map(prepared));
+          await Promise.all([
+            ...Array.from({ length: b.flushes }, () => store.flushAudit()),
+            ...(b.sweep ? [sweep()] : []),
+            ...b.redeems.map((c, i) => redeem(c, args[i]!)),
+          ]);
+        }
+        await store.flushAudit();
+        const rows = (
+          await env.DB.prepare(
+            "SELECT client_id, detail FROM audit_events WHERE type = 'code.redeemed' AND client_id IN (?, ?)",
+          )
+            .bind(clients[0], clients[1])
+            .all<{ client_id: string; detail: string }>()
+        ).results;
+        const counted = clients.map((c) =>
+          rows
+            .filter((r) => r.client_id === c)
+            .reduce((n, r) => n + (JSON.parse(r.detail) as { count: number }).count, 0),
+        );
+        expect(counted).toEqual(made);
+      }),
+      { numRuns: 50 },
+    );
   });
 
   it("a flush moves every row once, in order and value for value, over several D1 statements", async () => {

@@ -723,9 +723,11 @@ export class OneTimeStore extends DurableObject {
     await this.flushAudit().catch(() => {});
     const now = Date.now();
     this.sql.exec("DELETE FROM codes WHERE purge_at <= ?", now);
+    // Every token row is counted before any is deleted: the flush above may have been one already
+    // under way, which counted at its start. With the highest rows deleted (every token expired),
+    // the next would take a rowid under the mark: lower it.
+    this.countRedeemed();
     this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now);
-    // Every token row was counted by the flush above (its synchronous start). With the highest
-    // rows deleted (every token expired), the next would take a rowid under the mark: lower it.
     this.sql.exec(
       "UPDATE audit_mark SET tokens_rowid = min(tokens_rowid, (SELECT coalesce(max(rowid), 0) FROM tokens))",
     );
