@@ -272,7 +272,15 @@ const COMMANDS = {
     about: "Registered test numbers: carrier, number, name, clients, expiry (never the code).",
     options: {},
     run: async (api) => {
-      const r = await api("GET", "/admin/test-numbers");
+      // every page (the service lists them 100 at a time, by number, across its shards)
+      const all = [];
+      let after = null;
+      do {
+        const page = await api("GET", "/admin/test-numbers" + (after ? `?after=${enc(after)}` : ""));
+        all.push(...page.test_numbers);
+        after = page.next_after;
+      } while (after);
+      const r = { test_numbers: all };
       return {
         data: r,
         table: () =>

@@ -36,13 +36,15 @@ import { putState } from "../../workers/kit/store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { clientSecrets } from "../../workers/provider/store/clients";
-import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { dirAt, dirShards, subscriberByPhone } from "../../workers/provider/store/directory";
+import { ciShard, numberShard } from "../../workers/provider/store/directory-keys";
 import { recordConsent } from "../../workers/provider/store/links";
 import type { IdentityItem } from "../../workers/core/spec";
 import type { Subscriber } from "../../workers/provider/store/directory";
 
 // The stores with the bench-only loops of bench/workers/parts-store.ts; otherwise the same classes.
 export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };
+export { DirectoryShard } from "../../workers/provider/store/directory-shard";
 
 type Part = "no-d1" | "no-do";
 
@@ -83,15 +85,19 @@ function subjectFor(env: Env, clientId: string, phone: string): Promise<Subject>
 /** Bench subscribers 0109xxxxxxx (SKT, test numbers with the fixed code 000000): fresh people for first sign-ins. */
 async function addSubscribers(env: Env, from: number, n: number): Promise<Response> {
   const otpHash = await sha256("000000");
-  const now = Date.now();
+  const shards = dirShards(env);
   const phones = Array.from({ length: n }, (_, i) => `0109${String(from + i).padStart(7, "0")}`);
-  const stmt = env.DB.prepare(
-    `INSERT OR IGNORE INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at)
-     VALUES ('S', ?, '벤치사용자', 'F', '1995-06-30', 'L', ?, ?, ?)`,
-  );
-  for (let i = 0; i < phones.length; i += 500) {
-    await env.DB.batch(phones.slice(i, i + 500).map((p) => stmt.bind(p, `CIbench${p}`.padEnd(88, "B"), otpHash, now)));
-  }
+  const rows = phones.map((phone) => {
+    const ci = `CIbench${phone}`.padEnd(88, "B");
+    const f = { telco: "S", phone, name: "벤치사용자", gender: "F", birth: "1995-06-30", foreign: "L", ci };
+    return { ...f, testOtpHash: otpHash, ciShard: ciShard(ci, shards) };
+  });
+  const byShard = new Map<number, typeof rows>();
+  for (const r of rows)
+    byShard.set(numberShard(r.phone, shards), [...(byShard.get(numberShard(r.phone, shards)) ?? []), r]);
+  // the numbers' shards write the people where the number is free (as the dev seed does), then their cis are indexed
+  const made = (await Promise.all([...byShard].map(([s, list]) => dirAt(env, s).seed(s, list)))).flat();
+  await Promise.all(made.map((m) => dirAt(env, m.ciShard).indexCi(m.ci, m.id)));
   return Response.json(phones);
 }
 

@@ -1,5 +1,6 @@
 // The admin API: bearer-token gate, client registration and changes, audit paging.
 import { env } from "../support/env";
+import { afterShardCall, shardRows } from "../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import adminWorker from "../../workers/admin/index";
 import devWorker from "../../workers/all-in-one/index";
@@ -422,23 +423,20 @@ describe("clients: update, disable, enable, delete", () => {
     expect(await res.json()).toEqual({ client_id: c.client_id, deleted: true });
     await expectError(await admin("GET", `/admin/clients/${c.client_id}`), 404, "not_found");
     await expectError(await exchange(code, { clientId: c.client_id, secret: c.client_secret }), 401, "invalid_client");
-    const link = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE plid = ?")
-      .bind(plid)
-      .first<{ n: number }>();
-    expect(link?.n).toBe(0);
+    expect(await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).toEqual([]);
   });
 
   it("a consent landing mid-deletion (after the plids were read, before the rows go): its plid ends too", async () => {
     const c = await createClient();
     let late: { code: string; plid: string } | null = null;
-    // The real D1: as soon as the deletion has read the client's links, a sign-in's consent lands
-    // (a new link and its code), before the deletion removes the rows.
-    const db = afterRead(
-      env.DB,
-      (sql) => sql === "SELECT plid FROM links WHERE client_id = ?",
+    // The real shards: as soon as the deletion has taken a shard's links of the client, a sign-in's
+    // consent lands (a new link and its code), before the client's row goes.
+    const dir = afterShardCall(
+      env.DIRECTORY,
+      "takeClientLinks",
       async () => (late = await mintFor(HONG.phone, { client: asClient(c) })),
     );
-    expect(await deleteClient({ ...env, DB: db } as never, c.client_id)).toBe(true);
+    expect(await deleteClient({ ...env, DIRECTORY: dir } as never, c.client_id)).toBe(true);
     expect(late).not.toBeNull();
     // The client is gone, so its credentials fail first at the token route; the store itself, which
     // holds the code, must refuse it for the ended plid.

@@ -1,13 +1,17 @@
 // A subscriber row holds one person for its life (docs/account.md "A subscriber is a person"): a
 // directory import never turns the row of one person into another's, nor a test number into a
-// directory person, whatever lands between its statements. The import decides who holds each
-// number and writes it in one D1 transaction (workers/admin/store.ts upsertSubscribers); these tests
-// land another operator action, or a sign-in, at every point of it over the real D1.
+// directory person, whatever lands between its steps. The import decides who holds each number and
+// each number's shard applies it only while the holder is still the one decided against
+// (workers/admin/directory-import.ts); these tests land another operator action, or a sign-in,
+// before every call the import (or the other action) makes to a directory shard, over the real
+// shards (four of them in tests, so the steps of one action land on different shards).
 import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { ADMIN_TOKEN, admin } from "../support/admin";
-import { BASE, DEMO, exchange, intercept, mintFor, userMe } from "../support/helpers";
+import { BASE, DEMO, exchange, mintFor, userMe } from "../support/helpers";
+import { beforeShardCall, shardExec, shardRows } from "../support/shards";
+import type { DirectoryShard } from "../../workers/provider/store/directory-shard";
 import { ciOf, importRows, lastCode } from "../support/directory";
 import { Browser, DEMO_CB, signInAll } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
@@ -16,55 +20,10 @@ import adminWorker from "../../workers/admin/index";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 
-type Exec = "run" | "all" | "first" | "raw";
+type Dir = DurableObjectNamespace<DirectoryShard>;
 
-/**
- * The real D1, running `meanwhile` once, right before the first execution (a statement's run, all,
- * first or raw, or a batch) that `pick` chooses from its SQL and its place among this database's
- * executions (0 first): another request landing between two statements of one operation. The
- * statements stay the binding's own objects (a batch takes only those), their methods wrapped.
- */
-function beforeExecution(
-  db: D1Database,
-  pick: (sql: readonly string[], n: number) => boolean,
-  meanwhile: () => Promise<unknown>,
-): D1Database & { landed: () => boolean } {
-  let done = false;
-  let n = 0;
-  const sqlOf = new WeakMap<object, string>();
-  const before = async (sql: readonly string[]) => {
-    if (!done && pick(sql, n++)) {
-      done = true;
-      await meanwhile();
-    }
-  };
-  const watch = (stmt: D1PreparedStatement, sql: string): D1PreparedStatement => {
-    sqlOf.set(stmt, sql);
-    const s = stmt as unknown as Record<string, (...a: unknown[]) => unknown>;
-    for (const m of ["run", "all", "first", "raw"] as Exec[]) {
-      const real = s[m]!.bind(stmt);
-      s[m] = async (...a: unknown[]) => (await before([sql]), real(...a));
-    }
-    const bind = s.bind!.bind(stmt);
-    s.bind = (...a: unknown[]) => watch(bind(...a) as D1PreparedStatement, sql);
-    return stmt;
-  };
-  return intercept(db, {
-    prepare: (sql: string) => watch(db.prepare(sql), sql),
-    batch: async (stmts: D1PreparedStatement[]) => {
-      await before(stmts.map((st) => sqlOf.get(st) ?? ""));
-      return db.batch(stmts);
-    },
-    landed: () => done,
-  }) as D1Database & { landed: () => boolean };
-}
-
-/** The import's write of the directory rows (its transaction, or a statement of its own). */
-const IMPORT_WRITE = (sql: readonly string[]) =>
-  sql.some((s) => /INSERT INTO subscribers \(telco, phone, name, gender, birth, foreign_cd, ci, created_at\)/.test(s));
-
-/** An admin API call through the admin worker over `db`. */
-async function adminOver(db: D1Database, method: string, path: string, json?: unknown): Promise<Response> {
+/** An admin API call through the admin worker over the directory namespace `dir`. */
+async function adminOver(dir: Dir, method: string, path: string, json?: unknown): Promise<Response> {
   const headers: Record<string, string> = { Authorization: `Bearer ${ADMIN_TOKEN}` };
   if (json !== undefined) headers["Content-Type"] = "application/json";
   const req = new Request(`${BASE}${path}`, {
@@ -72,8 +31,13 @@ async function adminOver(db: D1Database, method: string, path: string, json?: un
     headers,
     body: json === undefined ? undefined : JSON.stringify(json),
   });
-  return adminWorker.fetch!(req as never, { ...env, DB: db } as never, ctx);
+  return adminWorker.fetch!(req as never, { ...env, DIRECTORY: dir } as never, ctx);
 }
+
+/** The import's write of a number: its claim (the holder decided against, then written). */
+const IMPORT_WRITE = (method: string) => method === "claim";
+/** The import's first step at a number: an update of the same person is read and written in it. */
+const IMPORT_STEP = (method: string) => method === "importAtNumbers" || method === "claim";
 
 const person = (phone: string, name: string, ci: string) => ({
   telcoCd: "K",
@@ -108,14 +72,14 @@ async function userOf(code: string) {
 }
 
 async function linkCount(plid: string): Promise<number> {
-  return (await env.DB.prepare("SELECT count(*) AS n FROM links WHERE plid = ?").bind(plid).first<{ n: number }>())!.n;
+  return (await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).length;
 }
 
 describe("a directory import with another write landing before its own", () => {
   it("a test number registered meanwhile at the number is removed, never turned into the imported person: its fixed code signs in as no one", async () => {
     const phone = "01077770001";
     const real = person(phone, "실제사람", ciOf(91));
-    const db = beforeExecution(env.DB, IMPORT_WRITE, async () => {
+    const db = beforeShardCall(env.DIRECTORY, IMPORT_WRITE, async () => {
       // the operator registers a review test number at the same number (not in the directory yet)
       expect((await admin("POST", "/admin/test-numbers", { json: testNumber(phone, ciOf(92)) })).status).toBe(201);
     });
@@ -131,51 +95,37 @@ describe("a directory import with another write landing before its own", () => {
     await expect(signInAll(new Browser(), { telco: "K", name: "실제사람", phone, code: "246810" })).rejects.toThrow();
   });
 
-  it("another import giving the number to someone who then signed in: that person's row and plid never carry the first import's person, whose row is new", async () => {
+  it("another import sent while the first is between its read and its write waits for it (one import at a time): the result is the two one after the other, and the person it displaces is a new row", async () => {
     const phone = "01077770002";
     const earlier = person(phone, "예전주인", ciOf(93)); // in the directory with this number
     const later = person(phone, "새주인", ciOf(94)); // the number passed to this person
     await importRows([earlier]);
     const earlierId = (await subscriberByPhone(env, phone))!.id;
-    let laterPlid = "";
-    let laterId = 0;
-    let laterCode = "";
-    // Import A re-sends the earlier person; import B, reassigning the number, runs whole while A
-    // sits before its write; the new owner then signs in to an app.
-    const db = beforeExecution(env.DB, IMPORT_WRITE, async () => {
-      expect(await importRows([later])).toMatchObject({ reassigned: 1 });
-      const m = await mintFor(phone);
-      laterPlid = m.plid;
-      laterId = m.subscriberId;
-      expect(await userOf(m.code)).toMatchObject({ name: "새주인", ci: later.ci });
-      laterCode = (await mintFor(phone)).code; // a code not yet redeemed
+    const { plid: earlierPlid } = await mintFor(phone);
+    // Import A re-sends the earlier person; import B, reassigning the number, is sent while A is
+    // at its first step. B waits for A's lease, so it runs whole after A.
+    let b: Promise<Response> | null = null;
+    let bDone = false;
+    const db = beforeShardCall(env.DIRECTORY, IMPORT_STEP, async () => {
+      b = admin("POST", "/admin/directory/import", { json: [later] }).then((r) => ((bDone = true), r));
+      await new Promise((r) => setTimeout(r, 200));
     });
     const res = await adminOver(db, "POST", "/admin/directory/import", [earlier]);
     expect(db.landed()).toBe(true);
+    expect(bDone).toBe(false); // it waited
     expect(res.status).toBe(200);
-    // As if B ran first: the number passed back to the earlier person, a new row and no link.
-    expect(await res.json()).toMatchObject({ inserted: 1, updated: 0, reassigned: 1 });
+    expect(await res.json()).toMatchObject({ inserted: 0, updated: 1, reassigned: 0 });
+    const bRes = await b!;
+    expect(bRes.status).toBe(200);
+    expect(await bRes.json()).toMatchObject({ inserted: 1, updated: 0, reassigned: 1 });
     const row = (await subscriberByPhone(env, phone))!;
-    expect(row.ci).toBe(earlier.ci);
-    expect(row.id).not.toBe(laterId);
+    expect(row).toMatchObject({ name: "새주인", ci: later.ci });
     expect(row.id).not.toBe(earlierId);
-    expect(await env.DB.prepare("SELECT id FROM subscribers WHERE id = ?").bind(laterId).first()).toBeNull();
-    // The new owner's login with the app ended (its code redeems nothing), as a reassignment ends it.
-    expect(await linkCount(laterPlid)).toBe(0);
-    expect((await exchange(laterCode)).status).not.toBe(200);
-
-    // The earlier person's next sign-in asks for consent and reaches the app under a new plid.
-    const b = new Browser({ vars: { SIGNIN_RESEND_COOLDOWN_SECONDS: "0" } });
-    const p1 = await b.authorize();
-    const p2 = await b.submit(p1, { telcoCd: "K", name: "예전주인", phoneNo: phone });
-    const p3 = await b.submit(p2, { otp: await lastCode(phone) });
-    expect(p3.form?.step).toBe("consent");
-    const done = await b.submit(p3, { agree: "Y" });
-    const loc = new URL(done.res.headers.get("Location")!);
-    expect(loc.origin + loc.pathname).toBe(DEMO_CB);
-    const got = await userOf(loc.searchParams.get("code")!);
-    expect(got).toMatchObject({ name: "예전주인", ci: earlier.ci });
-    expect(got.plid).not.toBe(laterPlid);
+    // the earlier person's login with the app ended, as a reassignment ends it
+    expect(await linkCount(earlierPlid)).toBe(0);
+    const m = await mintFor(phone);
+    expect(await userOf(m.code)).toMatchObject({ name: "새주인", ci: later.ci });
+    expect(m.plid).not.toBe(earlierPlid);
   });
 });
 
@@ -227,21 +177,21 @@ function model(d: Directory, op: Op): Directory {
   }
 }
 
-function send(db: D1Database, op: Op): Promise<unknown> {
+function send(dir: Dir, op: Op): Promise<unknown> {
   switch (op.kind) {
     case "import":
       return adminOver(
-        db,
+        dir,
         "POST",
         "/admin/directory/import",
         op.rows.map((r) => person(POOL[r.p]!, "사람", CIS[r.c]!)),
       );
     case "testAdd":
-      return adminOver(db, "POST", "/admin/test-numbers", testNumber(POOL[op.p]!, CIS[op.c]!));
+      return adminOver(dir, "POST", "/admin/test-numbers", testNumber(POOL[op.p]!, CIS[op.c]!));
     case "testRemove":
-      return adminOver(db, "DELETE", `/admin/test-numbers/${POOL[op.p]}`);
+      return adminOver(dir, "DELETE", `/admin/test-numbers/${POOL[op.p]}`);
     case "dirDelete":
-      return adminOver(db, "DELETE", `/admin/directory/${POOL[op.p]}`);
+      return adminOver(dir, "DELETE", `/admin/directory/${POOL[op.p]}`);
     case "signIn":
       return subscriberByPhone(env, POOL[op.p]!).then((s) => (s ? mintFor(POOL[op.p]!) : null));
   }
@@ -249,20 +199,21 @@ function send(db: D1Database, op: Op): Promise<unknown> {
 
 const IN_POOL = `phone IN (${POOL.map(() => "?").join(", ")})`;
 
-/** The pool's rows (and any left parked mid-move), by id. */
+/** The people rows naming a pool number, by id. */
 async function rows(): Promise<{ id: number; phone: string; ci: string; test: number }[]> {
-  return (
-    await env.DB.prepare(
-      `SELECT id, phone, ci, test_clients IS NOT NULL AS test FROM subscribers WHERE ${IN_POOL} OR phone LIKE 'moving:%'`,
-    )
-      .bind(...POOL)
-      .all<{ id: number; phone: string; ci: string; test: number }>()
-  ).results;
+  return shardRows<{ id: number; phone: string; ci: string; test: number }>(
+    `SELECT id, phone, ci, test_clients IS NOT NULL AS test FROM people WHERE ${IN_POOL}`,
+    ...POOL,
+  );
 }
 
+/** Who holds each pool number, as a sign-in finds them. */
 async function directory(): Promise<Directory> {
   const d: Directory = new Map();
-  for (const r of await rows()) d.set(POOL.indexOf(r.phone), { ci: CIS.indexOf(r.ci), test: r.test === 1 });
+  for (const [i, phone] of POOL.entries()) {
+    const s = await subscriberByPhone(env, phone);
+    if (s) d.set(i, { ci: CIS.indexOf(s.ci), test: s.review !== null });
+  }
   return d;
 }
 
@@ -270,12 +221,12 @@ const show = (d: Directory) => JSON.stringify([...d].sort((a, b) => a[0] - b[0])
 
 /** Empties the pool's numbers, then registers the start: directory people, test numbers and their links. */
 async function start(initial: (Held | null)[], linked: boolean[]): Promise<void> {
-  const ids = `SELECT id FROM subscribers WHERE ${IN_POOL} OR phone LIKE 'moving:%'`;
-  await env.DB.batch([
-    env.DB.prepare(`DELETE FROM auto_login_grants WHERE subscriber_id IN (${ids})`).bind(...POOL),
-    env.DB.prepare(`DELETE FROM links WHERE subscriber_id IN (${ids})`).bind(...POOL),
-    env.DB.prepare(`DELETE FROM subscribers WHERE id IN (${ids})`).bind(...POOL),
-  ]);
+  const ids = `SELECT id FROM people WHERE ${IN_POOL}`;
+  await shardExec(`DELETE FROM grants WHERE subscriber_id IN (${ids})`, ...POOL);
+  await shardExec(`DELETE FROM links WHERE subscriber_id IN (${ids})`, ...POOL);
+  await shardExec(`DELETE FROM people WHERE ${IN_POOL}`, ...POOL);
+  await shardExec(`DELETE FROM numbers WHERE ${IN_POOL}`, ...POOL);
+  await shardExec(`DELETE FROM by_ci WHERE ci IN (${CIS.map(() => "?").join(", ")})`, ...CIS);
   const people = initial.flatMap((h, p) => (h && !h.test ? [person(POOL[p]!, "사람", CIS[h.ci]!)] : []));
   if (people.length) await importRows(people);
   for (const [p, h] of initial.entries())
@@ -330,9 +281,9 @@ describe("removing a subscriber with another write landing before its own", () =
     };
     await importRows([person]);
     const { plid } = await mintFor(old);
-    const db = beforeExecution(
-      env.DB,
-      (_sql, n) => n === 1, // after the read of who holds the number, before anything else
+    const db = beforeShardCall(
+      env.DIRECTORY,
+      (_method, _args, n) => n === 1, // after the read of who holds the number, before anything else
       () =>
         importRows([
           { ...person, phoneNo: moved },
@@ -344,7 +295,7 @@ describe("removing a subscriber with another write landing before its own", () =
     expect(res.status).toBe(404);
     expect(await subscriberByPhone(env, moved)).toMatchObject({ ci: ciOf(311) });
     expect(await subscriberByPhone(env, old)).toMatchObject({ ci: ciOf(312) });
-    expect(await env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(plid).first()).not.toBeNull();
+    expect(await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).toHaveLength(1);
   });
 });
 
@@ -363,21 +314,24 @@ describe("any operator action or sign-in landing between any two statements of a
           }
         };
         await observe();
-        const db = beforeExecution(
-          env.DB,
-          (_sql, n) => n === k,
+        // Imports run one at a time (the directory's import lease): an import landing inside
+        // another waits for it, so it is sent and awaited after the first one ends.
+        let waiting: Promise<unknown> | null = null;
+        const db = beforeShardCall(
+          env.DIRECTORY,
+          (_method, _args, n) => n === k,
           async () => {
             await observe();
-            await send(env.DB, b);
+            if (a.kind === "import" && b.kind === "import") waiting = send(env.DIRECTORY, b);
+            else await send(env.DIRECTORY, b);
             await observe();
           },
         );
         await send(db, a);
-        if (!db.landed()) await send(env.DB, b);
+        if (waiting) await waiting;
+        if (!db.landed()) await send(env.DIRECTORY, b);
         await observe();
-        expect(await rows(), "a row left parked mid-move").not.toContainEqual(
-          expect.objectContaining({ phone: expect.stringMatching(/^moving:/) }),
-        );
+        expect(await shardRows("SELECT job FROM jobs"), "a change left unfinished").toEqual([]);
         const got = show(await directory());
         const serial = [show(model(model(before, a), b)), show(model(model(before, b), a))];
         expect(serial, `${JSON.stringify({ init, a, b, k })} gave ${got}`).toContain(got);

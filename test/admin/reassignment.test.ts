@@ -1,6 +1,8 @@
 // A reassigned number is a new person (spec §2.1: a plid "is deleted when the user leaves ... and
 // changes when the user registers again"; docs/account.md): a subscriber is identified by `ci`.
 import { env } from "../support/env";
+import { deviceOfSubscriber, shardRows } from "../support/shards";
+import { putAutoLoginGrant } from "../../workers/provider/store/grants";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../support/admin";
 import { bodyText, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
@@ -29,11 +31,12 @@ describe("re-importing a number", () => {
     const sent = deliveries();
     const before = (await subscriberByPhone(env, HONG.phone))!;
     const { token, plid } = await tokenFor(HONG.phone);
-    await env.DB.prepare(
-      "INSERT INTO auto_login_grants (device_hash, client_id, subscriber_id, expires_at, created_at) VALUES ('d', 'demo-client', ?, ?, ?)",
-    )
-      .bind(before.id, Date.now() + 86400_000, Date.now())
-      .run();
+    await putAutoLoginGrant(env, {
+      device: deviceOfSubscriber(before.id, "d"),
+      clientId: "demo-client",
+      subscriberId: before.id,
+      expiresAt: Date.now() + 86400_000,
+    });
     const report = await importRows([
       {
         telcoCd: "S",
@@ -49,10 +52,7 @@ describe("re-importing a number", () => {
     // the old token reads nothing, the old link and grant are gone
     expect((await userMe(token)).status).toBe(401);
     expect(await findLink(env, "demo-client", before.id)).toBeNull();
-    const grants = await env.DB.prepare("SELECT count(*) AS n FROM auto_login_grants WHERE subscriber_id = ?")
-      .bind(before.id)
-      .first<{ n: number }>();
-    expect(grants!.n).toBe(0);
+    expect(await shardRows("SELECT 1 FROM grants WHERE subscriber_id = ?", before.id)).toEqual([]);
     const after = (await subscriberByPhone(env, HONG.phone))!;
     expect(after.id).not.toBe(before.id);
     expect(after).toMatchObject({ name: "박새봄", testOtpHash: null });

@@ -1,4 +1,5 @@
-// A subscriber id is never given twice (migrations/0009_subscriber_ids.sql): sign-in transactions
+// A subscriber id is never given twice (each directory shard gives ids from a sequence that only
+// grows: workers/provider/store/directory-shard.ts, directory-keys.ts): sign-in transactions
 // and /account sessions hold a subscriber by id, so an id given again after its row was deleted
 // (a number reassigned, a subscriber removed) would hand the previous person's open sign-in to the
 // next person imported: the code would carry the new person's identity, and the link made at
@@ -7,7 +8,8 @@ import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { admin } from "../support/admin";
-import { afterRead, DEMO, exchange, mintFor } from "../support/helpers";
+import { DEMO, exchange, mintFor } from "../support/helpers";
+import { afterShardCall, shardRows } from "../support/shards";
 import { ciOf, importRows, lastCode } from "../support/directory";
 import { Browser, DEMO_CB } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
@@ -27,63 +29,58 @@ async function idOf(phone: string): Promise<number> {
   return (await subscriberByPhone(env, phone))!.id;
 }
 
-async function maxId(): Promise<number> {
-  return (await env.DB.prepare("SELECT max(id) AS m FROM subscribers").first<{ m: number }>())!.m;
+/** A canonical 64-byte ci of its own for each k. */
+function ciSerial(k: number): string {
+  const b = new Uint8Array(64).fill(0x33);
+  b[0] = k >> 8;
+  b[1] = k & 255;
+  return btoa(String.fromCharCode(...b));
+}
+
+async function allIds(): Promise<number[]> {
+  return (await shardRows<{ id: number }>("SELECT id FROM people")).map((r) => r.id);
 }
 
 describe("subscriber ids", () => {
-  it("the largest subscriber removed, the next one imported gets a new id", async () => {
+  it("the newest subscriber removed, the next one imported gets a new id", async () => {
     await importRows([person("01055500001", "가장큰", 31)]);
     const removed = await idOf("01055500001");
-    expect(removed).toBe(await maxId());
     expect((await admin("DELETE", "/admin/directory/01055500001")).status).toBe(200);
-    await importRows([person("01055500002", "다음사람", 32)]);
-    expect(await idOf("01055500002")).toBeGreaterThan(removed);
+    await importRows([person("01055500001", "다음사람", 32)]);
+    const next = await idOf("01055500001");
+    expect(next).not.toBe(removed);
+    expect(next).toBeGreaterThan(removed);
   });
 
-  it("never given twice: any sequence of inserts and deletes, the largest row or any other, one at a time or in one statement", async () => {
-    const given = new Set<number>(
-      (await env.DB.prepare("SELECT id FROM subscribers").all<{ id: number }>()).results.map((r) => r.id),
-    );
+  it("never given twice: any sequence of imports and removals, of the newest row or any other", async () => {
+    const given = new Set<number>(await allIds());
     let serial = 0;
     const op = fc.oneof(
       fc.record({ kind: fc.constant("insert" as const), n: fc.integer({ min: 1, max: 3 }) }),
-      fc.record({ kind: fc.constant("delete-largest" as const) }),
+      fc.record({ kind: fc.constant("delete-newest" as const) }),
       fc.record({ kind: fc.constant("delete-any" as const), pick: fc.nat() }),
-      fc.record({ kind: fc.constant("insert-at" as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant("reassign" as const), pick: fc.nat() }),
     );
+    const live: string[] = [];
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
         for (const o of ops) {
-          const ids = (
-            await env.DB.prepare("SELECT id FROM subscribers WHERE phone LIKE '0106%' ORDER BY id").all<{
-              id: number;
-            }>()
-          ).results.map((r) => r.id);
-          if (o.kind === "insert" || o.kind === "insert-at") {
-            const rows = Array.from({ length: o.kind === "insert" ? o.n : 1 }, () => {
-              const k = ++serial;
-              return { phone: `0106${String(k).padStart(7, "0")}`, ci: `CI-ids-${k}` };
-            });
-            // "insert-at": a row asking for an id given before (a gap or a deleted one)
-            const at = o.kind === "insert-at" && given.size ? [...given][o.pick % given.size]! : null;
-            const res = await env.DB.prepare(
-              `INSERT INTO subscribers (id, telco, phone, name, gender, birth, foreign_cd, ci, created_at)
-               SELECT ?2, 'S', json_extract(value, '$.phone'), '번호', 'M', '1990-01-01', 'L', json_extract(value, '$.ci'), 0
-               FROM json_each(?1) WHERE true ON CONFLICT (id) DO NOTHING`,
-            )
-              .bind(JSON.stringify(rows), at)
-              .run();
-            expect(res.success).toBe(true);
-            for (const r of rows) {
-              const id = (await subscriberByPhone(env, r.phone))?.id;
-              if (id === undefined) continue; // the asked id was taken by a live row: nothing inserted
+          if (o.kind === "insert" || (o.kind === "reassign" && live.length)) {
+            const phones =
+              o.kind === "insert"
+                ? Array.from({ length: o.n }, () => `0106${String(++serial).padStart(7, "0")}`)
+                : [live[o.pick % live.length]!];
+            await importRows(phones.map((p) => person(p, "번호", 0)).map((r) => ({ ...r, ci: ciSerial(++serial) })));
+            for (const p of phones) {
+              const id = await idOf(p);
               expect(given.has(id)).toBe(false);
               given.add(id);
+              if (!live.includes(p)) live.push(p);
             }
-          } else if (ids.length) {
-            const id = o.kind === "delete-largest" ? ids[ids.length - 1]! : ids[o.pick % ids.length]!;
-            await env.DB.prepare("DELETE FROM subscribers WHERE id = ?").bind(id).run();
+          } else if (live.length && o.kind !== "reassign") {
+            const phone = o.kind === "delete-newest" ? live[live.length - 1]! : live[o.pick % live.length]!;
+            expect((await admin("DELETE", `/admin/directory/${phone}`)).status).toBe(200);
+            live.splice(live.indexOf(phone), 1);
           }
         }
       }),
@@ -95,7 +92,6 @@ describe("subscriber ids", () => {
     const phone = "01055500011";
     await importRows([person(phone, "이전사람", 41)]);
     const previous = await idOf(phone);
-    expect(previous).toBe(await maxId());
 
     // The previous owner identifies and receives a code.
     const a = new Browser();
@@ -116,10 +112,7 @@ describe("subscriber ids", () => {
     expect(p4.res.headers.get("Location") ?? "").not.toContain(DEMO_CB);
     expect(p4.status).toBe(403);
     expect(p4.html).toContain("로그인을 계속할 수 없습니다");
-    const links = await env.DB.prepare("SELECT count(*) AS n FROM links WHERE subscriber_id = ?")
-      .bind(next)
-      .first<{ n: number }>();
-    expect(links!.n).toBe(0);
+    expect(await shardRows("SELECT plid FROM links WHERE subscriber_id = ?", next)).toEqual([]);
     expect(next).not.toBe(previous);
 
     // The new owner's own first sign-in asks for consent: nothing of theirs was made by the previous
@@ -130,10 +123,12 @@ describe("subscriber ids", () => {
     const q3 = await b.submit(q2, { otp: await lastCode(phone) });
     expect(q3.form?.step).toBe("consent");
     await b.submit(q3, { agree: "Y" });
-    const plids = await env.DB.prepare("SELECT plid FROM links WHERE client_id = ? AND subscriber_id = ?")
-      .bind(DEMO.clientId, next)
-      .all<{ plid: string }>();
-    expect(plids.results).toHaveLength(1);
+    const plids = await shardRows(
+      "SELECT plid FROM links WHERE client_id = ? AND subscriber_id = ?",
+      DEMO.clientId,
+      next,
+    );
+    expect(plids).toHaveLength(1);
   });
 });
 
@@ -142,14 +137,12 @@ describe("a consent landing while the subscriber is removed", () => {
     const phone = "01055500021";
     await importRows([person(phone, "늦은동의", 51)]);
     let late: { code: string; plid: string } | null = null;
-    // The real D1: as soon as the removal has read the person's links, a sign-in's consent lands
-    // (a new link and its code), before the removal deletes the row.
-    const db = afterRead(
-      env.DB,
-      (sql) => sql.includes("FROM links l JOIN clients"),
-      async () => (late = await mintFor(phone)),
-    );
-    expect(await deleteSubscriber({ ...env, DB: db } as never, phone)).not.toBeNull();
+    // The real shards: as soon as the removal has read the person's links, a sign-in's consent
+    // lands (a new link and its code), before the removal deletes the row.
+    // the sign-in found the person before the removal began
+    const who = (await subscriberByPhone(env, phone))!;
+    const dir = afterShardCall(env.DIRECTORY, "linksOf", async () => (late = await mintFor(phone, { as: who })));
+    expect(await deleteSubscriber({ ...env, DIRECTORY: dir } as never, phone)).not.toBeNull();
     expect(late).not.toBeNull();
     const res = await exchange(late!.code);
     expect(res.status).not.toBe(200);

@@ -2,6 +2,7 @@
 // sign in with their fixed code for the listed clients only, until their expiry, never receive an
 // SMS, are marked in the audit and are never locked by wrong codes.
 import { env } from "../support/env";
+import { afterShardCall, shardRows } from "../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin, ADMIN_TOKEN } from "../support/admin";
 import { afterRead, BASE, exchange, HONG, mintFor } from "../support/helpers";
@@ -94,7 +95,7 @@ describe("a test number over time", () => {
     expect(after.ci).toBe(other);
     expect(after.id).not.toBe(before.id);
     expect((await exchange(code)).status).not.toBe(200);
-    expect(await env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(plid).first()).toBeNull();
+    expect(await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).toEqual([]);
     const next = await mintFor(REVIEWER.phoneNo);
     expect(next.plid).not.toBe(plid);
     await register(); // back to the first persona
@@ -107,20 +108,16 @@ describe("a test number over time", () => {
     it(`a directory import landing between the check and the write keeps its row: ${what} is refused`, async () => {
       if (before) expect((await register({ phoneNo: phone, ci: before })).status).toBe(201);
       let landed = false;
-      const db = afterRead(
-        env.DB,
-        (sql) => /SELECT .*test_clients.* FROM subscribers WHERE phone = \?/.test(sql),
-        async () => {
-          landed = true;
-          await importRows([realPerson(phone, ciOf(77))]);
-        },
-      );
+      const dir = afterShardCall(env.DIRECTORY, "holder", async () => {
+        landed = true;
+        await importRows([realPerson(phone, ciOf(77))]);
+      });
       const req = new Request(`${BASE}/admin/test-numbers`, {
         method: "POST",
         headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
         body: JSON.stringify({ ...REVIEWER, phoneNo: phone, expiresAt: inAnHour() }),
       });
-      const res = await adminWorker.fetch!(req as never, { ...env, DB: db } as never, ctx);
+      const res = await adminWorker.fetch!(req as never, { ...env, DIRECTORY: dir } as never, ctx);
       expect(landed).toBe(true);
       expect(res.status).toBe(400);
       const row = (await subscriberByPhone(env, phone))!;
@@ -134,25 +131,21 @@ describe("removing a test number", () => {
     const phone = "01099995555";
     expect((await register({ phoneNo: phone, ci: ciOf(103) })).status).toBe(201);
     let realPlid = "";
-    const db = afterRead(
-      env.DB,
-      (sql) => /FROM subscribers WHERE phone = \? AND test_clients IS NOT NULL/.test(sql),
-      async () => {
-        // the carrier directory now lists a real subscriber at this number, who signs in to an app
-        await importRows([realPerson(phone, ciOf(104))]);
-        realPlid = (await mintFor(phone)).plid;
-      },
-    );
+    const dir = afterShardCall(env.DIRECTORY, "holder", async () => {
+      // the carrier directory now lists a real subscriber at this number, who signs in to an app
+      await importRows([realPerson(phone, ciOf(104))]);
+      realPlid = (await mintFor(phone)).plid;
+    });
     const req = new Request(`${BASE}/admin/test-numbers/${phone}`, {
       method: "DELETE",
       headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
     });
-    const res = await adminWorker.fetch!(req as never, { ...env, DB: db } as never, ctx);
+    const res = await adminWorker.fetch!(req as never, { ...env, DIRECTORY: dir } as never, ctx);
     expect(realPlid).not.toBe("");
     // the test number it read is gone (the import replaced it): nothing was removed by this request
     expect(res.status).toBe(404);
     expect(await subscriberByPhone(env, phone)).toMatchObject({ name: "실제사람", ci: ciOf(104), testOtpHash: null });
-    expect(await env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(realPlid).first()).not.toBeNull();
+    expect(await shardRows("SELECT plid FROM links WHERE plid = ?", realPlid)).toHaveLength(1);
   });
 });
 
@@ -224,4 +217,32 @@ describe("signing in with a test number", () => {
       ((await (await admin("GET", "/admin/test-numbers")).json()) as { test_numbers: unknown[] }).test_numbers,
     ).toEqual([]);
   });
+});
+
+describe("listing test numbers across the shards", () => {
+  it("pages by number, 100 at a time, with a cursor: every registered number once, in order, whatever shard holds it", async () => {
+    const phones = Array.from({ length: 105 }, (_, i) => `0108888${String(i).padStart(4, "0")}`);
+    for (const [i, phone] of phones.entries()) {
+      const b = new Uint8Array(64).fill(0x44);
+      b[0] = i;
+      expect((await register({ phoneNo: phone, ci: btoa(String.fromCharCode(...b)) })).status).toBe(201);
+    }
+    const seen: string[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const res = await admin("GET", "/admin/test-numbers" + (after ? `?after=${after}` : ""));
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { test_numbers: { phoneNo: string }[]; next_after: string | null };
+      expect(page.test_numbers.length).toBeLessThanOrEqual(100);
+      seen.push(...page.test_numbers.map((t) => t.phoneNo));
+      after = page.next_after;
+      pages++;
+    } while (after);
+    expect(pages).toBe(2);
+    expect(seen).toEqual([...seen].sort());
+    for (const phone of phones) expect(seen.filter((p) => p === phone)).toHaveLength(1);
+    expect((await admin("GET", "/admin/test-numbers?after=x")).status).toBe(400);
+    for (const phone of phones) expect((await admin("DELETE", `/admin/test-numbers/${phone}`)).status).toBe(200);
+  }, 60_000);
 });

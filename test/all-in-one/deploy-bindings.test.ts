@@ -87,7 +87,10 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
       redirect_uri: DEMO.redirectUris[0]!,
       state: "s",
     });
-    return (await run(authorizeWorker, b, `/oauth2/authorize?${q}`)).status === 200;
+    // with a device cookie: the automatic-login grant is looked up (the directory), none is found,
+    // and the first page opens a transaction (the one-time store)
+    const device = `__Host-pl_auto=${"A".repeat(43)}`;
+    return (await run(authorizeWorker, b, `/oauth2/authorize?${q}`, { headers: { Cookie: device } })).status === 200;
   },
   token: async (b) => {
     forgetClient(DEMO.clientId);

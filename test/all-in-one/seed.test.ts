@@ -2,6 +2,7 @@
 // seed from workers/all-in-one/seed.ts, so they would not notice a changed value; this file writes the
 // issue's values out literally and checks them through HTTP, and that D1 holds no secret in clear.
 import { env } from "../support/env";
+import { shardRows } from "../support/shards";
 import { describe, expect, it } from "vitest";
 import { sha256 } from "../../workers/core/crypto";
 import { basic, call, FORM, form, HONG, mintFor, userMe } from "../support/helpers";
@@ -132,23 +133,21 @@ describe("the dev seed (README)", () => {
 
   it("the four test subscribers, as listed, with their fixed codes (stored hashed)", async () => {
     const rows = (
-      await env.DB.prepare(
-        'SELECT telco, phone, name, gender, birth, foreign_cd AS "foreign", ci, test_otp_hash FROM subscribers WHERE phone IN (?, ?, ?, ?) ORDER BY phone',
+      await shardRows<{ phone: string }>(
+        'SELECT telco, phone, name, gender, birth, foreign_cd AS "foreign", ci, test_otp_hash FROM people WHERE phone IN (?, ?, ?, ?)',
+        ...SUBSCRIBERS.map((s) => s.phone),
       )
-        .bind(...SUBSCRIBERS.map((s) => s.phone))
-        .all()
-    ).results;
+    ).sort((a, b) => (a.phone < b.phone ? -1 : 1));
     expect(rows).toEqual(
       await Promise.all(SUBSCRIBERS.map(async ({ code, ...s }) => ({ ...s, test_otp_hash: await sha256(code) }))),
     );
   });
 
   it("the subscriber with an ordinary number, as listed: no fixed code; a sign-in sends a real code to the dev outbox", async () => {
-    const row = await env.DB.prepare(
-      'SELECT telco, phone, name, gender, birth, foreign_cd AS "foreign", ci, test_otp_hash FROM subscribers WHERE phone = ?',
-    )
-      .bind("01056789012")
-      .first();
+    const [row] = await shardRows(
+      'SELECT telco, phone, name, gender, birth, foreign_cd AS "foreign", ci, test_otp_hash FROM people WHERE phone = ?',
+      "01056789012",
+    );
     expect(row).toEqual({
       telco: "K",
       phone: "01056789012",

@@ -2,6 +2,7 @@
 // token call, the exchange, the identity kept sealed by plid and merged into automatic logins,
 // session rotation.
 import { exports } from "cloudflare:workers";
+import { deviceOfSubscriber } from "../support/shards";
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256, unseal } from "../../workers/core/crypto";
@@ -34,7 +35,7 @@ async function expectFailurePage(res: Response, status: number, text: RegExp): P
 async function grantWithFirstReportTaken(phone: string, device: string): Promise<void> {
   const { subscriberId } = await mintFor(phone);
   await putAutoLoginGrant(env, {
-    deviceHash: device,
+    device: deviceOfSubscriber(subscriberId, device),
     clientId: DEMO.clientId,
     subscriberId,
     expiresAt: Date.now() + 86400_000,
@@ -268,7 +269,7 @@ describe("GET /auth/callback: sessions and automatic login", () => {
     const device = randomToken(32);
     const { subscriberId } = await mintFor(KIM.phone);
     await putAutoLoginGrant(env, {
-      deviceHash: device,
+      device: deviceOfSubscriber(subscriberId, device),
       clientId: DEMO.clientId,
       subscriberId,
       expiresAt: Date.now() + 86400_000,

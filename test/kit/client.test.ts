@@ -1,6 +1,7 @@
 // The kit's client module (workers/kit/client.ts) against our provider and against crafted
 // answers a spec-following service may give (spec §2.1-§2.4, §4, §5).
 import { exports } from "cloudflare:workers";
+import { deviceOfSubscriber } from "../support/shards";
 import { afterEach, describe, expect, it } from "vitest";
 import { encryptField } from "../../workers/core/crypto";
 import {
@@ -351,7 +352,7 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
     const device = "device-" + crypto.randomUUID();
     const first = await mintFor(KIM.phone);
     await putAutoLoginGrant(env, {
-      deviceHash: device,
+      device: deviceOfSubscriber(first.subscriberId, device),
       clientId: DEMO.clientId,
       subscriberId: first.subscriberId,
       expiresAt: Date.now() + 86400_000,

@@ -7,7 +7,7 @@ import { mintCode } from "../../workers/provider/codes";
 import type { CodeGrant, RedeemArgs, RedeemRequest } from "../../workers/provider/store/one-time-store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
-import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { subscriberByPhone, type DirectoryEntry } from "../../workers/provider/store/directory";
 import { recordConsent } from "../../workers/provider/store/links";
 import { providerConfig } from "../../workers/provider/config";
 
@@ -41,6 +41,8 @@ export interface MintOptions {
   redirectUri?: string;
   /** The login that ticked the automatic-login box: its grant's first report becomes pending. */
   optIn?: boolean;
+  /** The person as a sign-in found them earlier (it read the directory before a change landed). */
+  as?: DirectoryEntry;
 }
 
 /** Consents the subscriber to the client (making the plid) and mints a code, as a finished sign-in does. */
@@ -49,7 +51,7 @@ export async function mintFor(
   opts: MintOptions = {},
 ): Promise<{ code: string; plid: string; subscriberId: number }> {
   const client = opts.client ?? DEMO;
-  const s = await subscriberByPhone(env, phone);
+  const s = opts.as ?? (await subscriberByPhone(env, phone));
   if (!s) throw new Error(`no subscriber ${phone}`);
   const items = client.items.length ? client.items : IDENTITY_ITEMS;
   const plid = await recordConsent(env, client.clientId, s.id, items);

@@ -5,6 +5,7 @@ import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "..
 import { sealKeyVar } from "../provider/store/clients";
 import type { StoreVars } from "../provider/store/config";
 import type { OneTimeStore } from "../provider/store/one-time-store";
+import type { DirectoryShard } from "../provider/store/directory-shard";
 
 /** The admin worker's optional variables (docs/operations.md "Configuration"). */
 export interface AdminVars extends CommonVars {
@@ -14,12 +15,13 @@ export interface AdminVars extends CommonVars {
 }
 
 /** The admin worker's bindings and secrets (`wrangler types`) and variables. ADMIN_TOKEN unset means no admin API. */
-export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME"> &
+export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME" | "DIRECTORY"> &
   AdminVars &
   StoreVars & {
     ADMIN_TOKEN?: string;
     // Typed here: `wrangler types` cannot type a namespace bound to another worker's class.
     ONE_TIME: DurableObjectNamespace<OneTimeStore>;
+    DIRECTORY: DurableObjectNamespace<DirectoryShard>;
   };
 
 export interface AdminConfig {

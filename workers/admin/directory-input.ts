@@ -2,7 +2,7 @@
 // JSON (an array of objects, or {"subscribers": [...]}). Each row is validated on its own; a
 // rejected row is reported by its number and a fixed reason, never by its content (personal data).
 
-import type { SubscriberInput } from "./store";
+import type { SubscriberInput } from "./directory-import";
 import { E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";
 

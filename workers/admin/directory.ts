@@ -2,7 +2,8 @@
 // Import validates every row and reports rejected ones by row number and reason only.
 
 import { adminConfig } from "./config";
-import { countSubscribers, deleteSubscriber, upsertSubscribers } from "./store";
+import { countSubscribers, deleteSubscriber } from "./store";
+import { ImportBusy, importDirectory } from "./directory-import";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";
@@ -31,7 +32,12 @@ function dryRunParam(url: URL): boolean {
 /** Counts only: the directory's content is personal data and is not listed. */
 export async function summary(_req: Request, env: AdminEnv): Promise<Response> {
   const c = await countSubscribers(env);
-  return json({ subscribers: c.total, test_numbers: c.testNumbers });
+  return json({
+    subscribers: c.total,
+    test_numbers: c.testNumbers,
+    shards: c.shards,
+    pending_changes: c.pendingChanges,
+  });
 }
 
 export async function importSubscribers(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
@@ -40,7 +46,10 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
   const dryRun = dryRunParam(rc.url);
   const text = await readBodyText(req, cfg.maxImportBytes);
   const parsed = parseImport(format, text, cfg.maxImportRows, Date.now());
-  const { inserted, updated, reassigned } = await upsertSubscribers(env, parsed.valid, dryRun);
+  // Imports run one at a time; one that waited too long for another is told to retry (the CLI does).
+  const { inserted, updated, reassigned } = await importDirectory(env, parsed.valid, dryRun).catch((e: unknown) => {
+    throw e instanceof ImportBusy ? E.tooMany(5, "import: another import is running") : e;
+  });
   const report = {
     format,
     dry_run: dryRun,

@@ -10,7 +10,10 @@ import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
 import type { RequestContext } from "../core/router";
 import { COLUMNS, validateRow } from "./directory-input";
-import { deleteTestNumber } from "./store";
+import { removeHolder } from "./store";
+import { dirAt, dirShards, personAtNumber } from "../provider/store/directory";
+import { numberShard } from "../provider/store/directory-keys";
+import type { PersonRow } from "../provider/store/directory-shard";
 import { onlyFields, readJsonObject } from "./steps";
 import { audit } from "../provider/store/audit";
 
@@ -20,22 +23,13 @@ const MAX_CLIENTS = 50;
 const MAX_LIFETIME_MS = 366 * 86_400_000;
 const KST_OFFSET_MS = 9 * 3600_000;
 
-interface TestNumberRow {
-  telco: string;
-  phone: string;
-  name: string;
-  test_clients: string;
-  test_expires_at: number;
-  created_at: number;
-}
-
-function view(r: TestNumberRow) {
+function view(r: PersonRow) {
   return {
     telcoCd: r.telco,
     phoneNo: r.phone,
     name: r.name,
-    clients: JSON.parse(r.test_clients) as string[],
-    expires_at: new Date(r.test_expires_at).toISOString(),
+    clients: JSON.parse(r.test_clients ?? "[]") as string[],
+    expires_at: new Date(r.test_expires_at ?? 0).toISOString(),
     created_at: new Date(r.created_at).toISOString(),
   };
 }
@@ -73,69 +67,69 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
   if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_MS)
     throw E.invalidBecause("expiresAt", "must be in the future and within a year");
 
-  const existing = await env.DB.prepare("SELECT id, test_clients, ci FROM subscribers WHERE phone = ?")
-    .bind(row.phone)
-    .first<{ id: number; test_clients: string | null; ci: string }>();
+  const n = dirShards(env);
+  const shard = numberShard(row.phone, n);
+  const test = { otpHash: await sha256(code), clients: JSON.stringify(ids), expiresAt };
   const directoryOwns = () => E.invalidBecause("phoneNo", "a subscriber of the directory has this number");
-  if (existing && existing.test_clients === null) throw directoryOwns();
-  // Another persona (another ci) is another person: the previous one's logins end with its row, and
-  // the new one gets a new id, so it never inherits a plid (as a reassigned number does).
-  // By the id read: a directory row that replaced it meanwhile is another id, and is left alone.
-  if (existing && existing.ci !== row.ci) await deleteTestNumber(env, existing.id);
-  // The update touches test numbers only: a directory import landing after the read above keeps its row.
-  const written = await env.DB.prepare(
-    `INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, test_clients, test_expires_at, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (phone) DO UPDATE SET telco = excluded.telco, name = excluded.name, gender = excluded.gender,
-       birth = excluded.birth, foreign_cd = excluded.foreign_cd, ci = excluded.ci, test_otp_hash = excluded.test_otp_hash,
-       test_clients = excluded.test_clients, test_expires_at = excluded.test_expires_at
-     WHERE subscribers.test_clients IS NOT NULL AND subscribers.ci = excluded.ci`,
-  )
-    .bind(
-      row.telco,
-      row.phone,
-      row.name,
-      row.gender,
-      row.birth,
-      row.foreign,
-      row.ci,
-      await sha256(code),
-      JSON.stringify(ids),
-      expiresAt,
-      now,
-    )
-    .run();
-  if (written.meta.changes === 0) throw directoryOwns();
+  // Decided against the number's holder and written only while it still holds it (a directory
+  // import or a removal landing in between makes it be decided again).
+  let saved: PersonRow | null = null;
+  let replaced = false;
+  for (let round = 0; round < 5 && !saved; round++) {
+    const h = await dirAt(env, shard).holder(shard, row.phone);
+    const holder = h.at === "here" ? h.person : h.at === "away" ? await personAtNumber(env, row.phone) : null;
+    if (holder && holder.test_clients === null) throw directoryOwns();
+    let expect = h.at === "none" ? null : h.at === "here" ? h.person.id : h.id;
+    let update = holder !== null;
+    if (holder && holder.ci !== row.ci) {
+      // Another persona (another ci) is another person: the previous one's logins end with its row,
+      // and the new one gets a new id, so it never inherits a plid (as a reassigned number does).
+      if (!(await removeHolder(env, row.phone, holder.id))) continue;
+      replaced = true;
+      expect = null;
+      update = false;
+    } else if (holder) replaced = true;
+    const id = await dirAt(env, shard).putTestNumber(shard, expect, update, { ...row }, test);
+    if (id !== null) saved = await dirAt(env, shard).person(id);
+  }
+  if (!saved) throw new Error("test number: the number kept changing hands");
   rc.log.event = "test_number.added";
-  await audit(env, "test_number.added", null, "ok", { clients: ids.length, replaced: existing !== null });
-  const saved = await env.DB.prepare(
-    "SELECT telco, phone, name, test_clients, test_expires_at, created_at FROM subscribers WHERE phone = ?",
-  )
-    .bind(row.phone)
-    .first<TestNumberRow>();
-  return json(view(saved!), existing ? 200 : 201);
+  await audit(env, "test_number.added", null, "ok", { clients: ids.length, replaced });
+  return json(view(saved), replaced ? 200 : 201);
 }
 
-/** `GET /admin/test-numbers`: every registered test number (never its code). */
-export async function listTestNumbers(_req: Request, env: AdminEnv): Promise<Response> {
-  const rows = (
-    await env.DB.prepare(
-      "SELECT telco, phone, name, test_clients, test_expires_at, created_at FROM subscribers WHERE test_clients IS NOT NULL ORDER BY phone",
-    ).all<TestNumberRow>()
-  ).results;
-  return json({ test_numbers: rows.map(view) });
+/** Test numbers per page of `GET /admin/test-numbers`. */
+const PAGE = 100;
+
+/**
+ * `GET /admin/test-numbers[?after=<phone>]`: registered test numbers by number (never their codes),
+ * a page at a time: each shard gives its next ones after the cursor and the smallest win.
+ */
+export async function listTestNumbers(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const after = rc.url.searchParams.get("after") ?? "";
+  if (after !== "" && !/^\d{10,11}$/.test(after)) throw E.invalidBecause("after", "must be a phone number");
+  const all = await Promise.all(
+    Array.from({ length: dirShards(env) }, (_, s) => dirAt(env, s).testNumbers(after, PAGE + 1)),
+  );
+  const rows = all
+    .flat()
+    .sort((a, b) => (a.phone < b.phone ? -1 : 1))
+    .slice(0, PAGE + 1);
+  const page = rows.slice(0, PAGE);
+  return json({
+    test_numbers: page.map(view),
+    next_after: rows.length > PAGE ? page[page.length - 1]!.phone : null,
+  });
 }
 
 /** `DELETE /admin/test-numbers/:phone`: ends its logins (as a subscriber's removal) and removes it. */
 export async function removeTestNumber(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const phone = rc.params.phone!.replace(/[-\s]/g, "");
   if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
-  const row = await env.DB.prepare("SELECT id FROM subscribers WHERE phone = ? AND test_clients IS NOT NULL")
-    .bind(phone)
-    .first<{ id: number }>();
-  // By the id read, never the phone again: an import giving the number to a real person since
-  // this read replaced the test number's row, and that person is not removed (nothing is: 404).
-  if (!row || !(await deleteTestNumber(env, row.id))) throw E.noSuch("test number");
+  const row = await personAtNumber(env, phone);
+  // By the id read: an import giving the number to a real person since this read replaced the
+  // test number's holder, and that person is not removed (nothing is: 404).
+  if (!row || row.test_clients === null || !(await removeHolder(env, phone, row.id))) throw E.noSuch("test number");
   await audit(env, "test_number.removed", null, "ok");
   return json({ deleted: true });
 }

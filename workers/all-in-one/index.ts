@@ -17,6 +17,7 @@ import { routes as admin } from "../admin/routes";
 import { kitRoutes } from "./kit";
 
 export { OneTimeStore } from "../provider/store/one-time-store";
+export { DirectoryShard } from "../provider/store/directory-shard";
 
 const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
 

@@ -4,6 +4,8 @@
 import { sha256 } from "../core/crypto";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { sealSecret } from "../provider/store/clients";
+import { dirAt, dirShards, personAtNumber, type DirectoryEnv } from "../provider/store/directory";
+import { ciShard, numberShard } from "../provider/store/directory-keys";
 
 export interface SeedClient {
   clientId: string;
@@ -110,7 +112,7 @@ export const SEED_SMS_SUBSCRIBER: Omit<SeedSubscriber, "code"> = {
   ci: "CIpark0005EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEA==",
 };
 
-type SeedEnv = { DB: D1Database; SEAL_KEY: string; PUBLIC_BASE_URL?: string };
+type SeedEnv = DirectoryEnv & { DB: D1Database; SEAL_KEY: string; PUBLIC_BASE_URL?: string };
 
 /**
  * A seed client's events address on this server: the demo app's kit is on the service's own
@@ -143,22 +145,31 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
       ),
     );
   }
-  for (const s of SEED_SUBSCRIBERS) {
-    stmts.push(
-      env.DB.prepare(
-        `INSERT OR IGNORE INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).bind(s.telco, s.phone, s.name, s.gender, s.birth, s.foreign, s.ci, await sha256(s.code), now),
-    );
-  }
-  const r = SEED_SMS_SUBSCRIBER;
-  stmts.push(
-    env.DB.prepare(
-      `INSERT OR IGNORE INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
-    ).bind(r.telco, r.phone, r.name, r.gender, r.birth, r.foreign, r.ci, now),
-  );
   await env.DB.batch(stmts);
+  // The people, in their numbers' shards where the number is free; then each seed person's ci is
+  // indexed (again, harmlessly, on a later start), so a seed that died half way is completed.
+  const n = dirShards(env);
+  const people = [
+    ...(await Promise.all(SEED_SUBSCRIBERS.map(async (s) => ({ ...s, testOtpHash: await sha256(s.code) })))),
+    { ...SEED_SMS_SUBSCRIBER, testOtpHash: null },
+  ].map(({ telco, phone, name, gender, birth, foreign, ci, testOtpHash }) => ({
+    telco,
+    phone,
+    name,
+    gender,
+    birth,
+    foreign,
+    ci,
+    testOtpHash,
+    ciShard: ciShard(ci, n),
+  }));
+  const byShard = new Map<number, typeof people>();
+  for (const p of people) byShard.set(numberShard(p.phone, n), [...(byShard.get(numberShard(p.phone, n)) ?? []), p]);
+  await Promise.all([...byShard].map(([s, rows]) => dirAt(env, s).seed(s, rows)));
+  for (const p of people) {
+    const at = await personAtNumber(env, p.phone);
+    if (at && at.ci === p.ci && at.test_clients === null) await dirAt(env, p.ciShard).indexCi(p.ci, at.id);
+  }
 }
 
 let seeded: Promise<void> | undefined;

@@ -6,6 +6,7 @@ import { commonConfig, configOf, enumVar, intVar, type CommonVars } from "../cor
 import { storeConfig, type StoreVars } from "./store/config";
 import type { SigninVars } from "./authorize/config";
 import type { OneTimeStore } from "./store/one-time-store";
+import type { DirectoryShard } from "./store/directory-shard";
 
 /** The provider's optional variables (defaults in README "Configuration"). */
 export interface ProviderVars extends CommonVars, StoreVars {
@@ -15,11 +16,12 @@ export interface ProviderVars extends CommonVars, StoreVars {
 }
 
 /** Every binding and variable of the login service's workers. */
-export type ProviderEnv = Omit<Cloudflare.AuthorizeEnv, "ONE_TIME"> &
+export type ProviderEnv = Omit<Cloudflare.AuthorizeEnv, "ONE_TIME" | "DIRECTORY"> &
   ProviderVars &
   SigninVars & {
     // Typed here: `wrangler types` cannot type a namespace bound to another worker's class.
     ONE_TIME: DurableObjectNamespace<OneTimeStore>;
+    DIRECTORY: DurableObjectNamespace<DirectoryShard>;
   };
 
 export interface ProviderConfig {

@@ -2,6 +2,7 @@
 // and counters, the 10-minute session, the list of connected apps and its two actions, and the
 // sign-in's automatic-login box, never shown ticked before the code is proven.
 import { env } from "../../support/env";
+import { shardRows } from "../../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { bodyText, DEMO, HONG, KIM, LEE, SMITH, tokenFor, userMe } from "../../support/helpers";
 import { alertText, Browser, parseForms, signInAll, type Page, type Who } from "../../support/signin";
@@ -293,11 +294,7 @@ describe("sign-in: the automatic-login box of a person who has automatic login",
     expect(p2.html).not.toMatch(/id="autoLogin"[^>]* checked/);
     const s = (await subscriberByPhone(env, KIM.phone))!;
     const grants = async () =>
-      (await env.DB.prepare(
-        "SELECT count(*) AS n FROM auto_login_grants WHERE client_id = 'demo-client' AND subscriber_id = ?",
-      )
-        .bind(s.id)
-        .first<{ n: number }>())!.n;
+      (await shardRows("SELECT 1 FROM grants WHERE client_id = 'demo-client' AND subscriber_id = ?", s.id)).length;
     const other = new Browser();
     const q1 = await other.authorize({ prompt: "login" });
     const q2 = await other.submit(q1, { telcoCd: KIM.telco, name: KIM.name, phoneNo: KIM.phone });

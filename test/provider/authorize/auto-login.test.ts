@@ -3,6 +3,8 @@
 // /v1/user/me modes, prompt semantics, and the ends of a grant (disconnect, expiry, another user,
 // another person proving their number on a shared browser).
 import { env } from "../../support/env";
+import { insertPerson, shardExec, shardRows } from "../../support/shards";
+import { itemsMask } from "../../../workers/provider/store/directory-shard";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { decryptField, sha256 } from "../../../workers/core/crypto";
@@ -11,7 +13,7 @@ import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, LEE, LIMITED, SMITH
 import { Browser, DEMO_CB, signInAll, throughCode, type Who } from "../../support/signin";
 import { IDENTITY_ITEMS } from "../../../workers/core/spec";
 import { forgetClient } from "../../../workers/provider/store/clients";
-import { findAutoLoginGrant } from "../../../workers/provider/store/grants";
+import { deviceOf, findAutoLoginGrant, type Device } from "../../../workers/provider/store/grants";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -47,6 +49,11 @@ async function instant(b: Browser, params: Record<string, string> = {}): Promise
 
 async function deviceHash(b: Browser): Promise<string> {
   return sha256(b.cookies.get("__Host-pl_auto")!);
+}
+
+/** The browser's automatic-login device, as the grants know it (its shard and hash). */
+async function device(b: Browser): Promise<Device> {
+  return deviceOf(env, b.cookies.get("__Host-pl_auto")!);
 }
 
 describe("the opt-in (docs/architecture.md §4.7: on the code step, whenever eligible)", () => {
@@ -152,11 +159,7 @@ describe("automatic login through /v1/user/me (spec §2.1 modes)", () => {
       return /<input type="checkbox" id="autoLogin"[^>]*>/.exec(verify.html)![0];
     };
     // LEE (SKT, eligible too) without automatic login with the app
-    await env.DB.prepare(
-      "DELETE FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)",
-    )
-      .bind(LEE.phone)
-      .run();
+    await shardExec("DELETE FROM grants WHERE subscriber_id IN (SELECT id FROM people WHERE phone = ?)", LEE.phone);
     expect(await box(HONG)).toBe(await box(LEE));
     expect(await box(HONG)).not.toContain("checked");
   });
@@ -230,7 +233,7 @@ describe("the ends of automatic login", () => {
       body: form({ plid: user.plid! }),
     });
     expect(res.status).toBe(200);
-    expect(await findAutoLoginGrant(env, await deviceHash(b), DEMO.clientId)).toBeNull();
+    expect(await findAutoLoginGrant(env, await device(b), DEMO.clientId)).toBeNull();
     expect((await b.authorize()).form?.step).toBe("identify");
     expect((await instant(b, { prompt: "none" })).searchParams.get("error")).toBe("login_required");
     const p = await throughCode(b, KIM);
@@ -252,7 +255,7 @@ describe("the ends of automatic login", () => {
   it("another subscriber signing in on the device ends the first one's grant for that client", async () => {
     const b = new Browser();
     await optIn(b, HONG);
-    const hash = await deviceHash(b);
+    const hash = await device(b);
     await signInAll(b, KIM, { prompt: "select_account" });
     expect(await findAutoLoginGrant(env, hash, DEMO.clientId)).toBeNull();
     expect((await b.authorize()).form?.step).toBe("identify");
@@ -261,7 +264,7 @@ describe("the ends of automatic login", () => {
   it("prompt=N leaves only the signing-in person's own grants as they are: another subscriber's interactive sign-in with prompt=N still ends the first one's grant, and the next ordinary login shows the pages", async () => {
     const b = new Browser();
     const hong = await readUser(codeOf(await optIn(b, HONG)));
-    const hash = await deviceHash(b);
+    const hash = await device(b);
     // KIM, at HONG's browser, through an app page asking for prompt=N (name, number, KIM's code)
     const kim = await readUser(codeOf(await signInAll(b, KIM, { prompt: "N" })));
     expect(kim.plid).not.toBe(hong.plid);
@@ -275,7 +278,7 @@ describe("the ends of automatic login", () => {
   it("another subscriber who has automatic login elsewhere and unticks the box here still ends the device's grant of the first one", async () => {
     const b = new Browser();
     await optIn(b, HONG);
-    const hash = await deviceHash(b);
+    const hash = await device(b);
     await optIn(new Browser(), KIM); // KIM has automatic login with the app on their own phone
     // KIM on HONG's browser, leaving the box unticked so nothing is remembered here
     await signInAll(b, KIM, { prompt: "login" });
@@ -295,9 +298,7 @@ describe("the ends of automatic login", () => {
       forgetClient(DEMO.clientId);
     }
     codeOf(await instant(b));
-    await env.DB.prepare("UPDATE links SET items = ? WHERE client_id = ?")
-      .bind(JSON.stringify(["gender"]), DEMO.clientId)
-      .run();
+    await shardExec("UPDATE links SET items = ? WHERE client_id = ?", itemsMask(["gender"]), DEMO.clientId);
     expect((await b.authorize()).form?.step).toBe("identify");
     // prompt=none still shows no page: the unusable grant gives login_required
     expect((await instant(b, { prompt: "none" })).searchParams.get("error")).toBe("login_required");
@@ -328,7 +329,7 @@ describe("the grant belongs to (device, client)", () => {
     // one cookie, both clients: the grant at the second shop moved to the new device id
     codeOf(await instant(b));
     codeOf(await instant(b, { client_id: other.client_id, redirect_uri: "https://second.example/cb" }));
-    expect(await findAutoLoginGrant(env, await sha256(first), other.client_id)).toBeNull();
+    expect(await findAutoLoginGrant(env, await deviceOf(env, first), other.client_id)).toBeNull();
     const rows = (
       await env.DB.prepare("SELECT detail FROM audit_events WHERE type = 'signin.success'").all<{ detail: string }>()
     ).results;
@@ -345,9 +346,9 @@ describe("the grant belongs to (device, client)", () => {
     victim.cookies.set("__Host-pl_auto", planted);
     await optIn(victim, HONG, { prompt: "login" });
     expect(victim.cookies.get("__Host-pl_auto")).not.toBe(planted);
-    const grant = await findAutoLoginGrant(env, await sha256(planted), DEMO.clientId);
+    const grant = await findAutoLoginGrant(env, await deviceOf(env, planted), DEMO.clientId);
     expect(grant?.subscriberId ?? null).not.toBe(
-      (await findAutoLoginGrant(env, await deviceHash(victim), DEMO.clientId))!.subscriberId,
+      (await findAutoLoginGrant(env, await device(victim), DEMO.clientId))!.subscriberId,
     );
     // with the planted id the attacker is never logged in as the victim
     const p = await attacker.authorize();
@@ -368,11 +369,7 @@ describe("a shared browser: once a person proves their number on it, no automati
     const k = nextPerson++;
     const phone = `0107${String(k).padStart(7, "0")}`;
     const code = String(100000 + ((k * 7919) % 900000));
-    await env.DB.prepare(
-      "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at) VALUES (?, ?, ?, 'F', '1994-04-04', 'L', ?, ?, 0)",
-    )
-      .bind(telco, phone, `공용${k}`, `CI-shared-${k}`, await sha256(code))
-      .run();
+    await insertPerson({ telco, phone, name: `공용${k}`, birth: "1994-04-04", ci: `CI-shared-${k}`, code });
     return { telco, name: `공용${k}`, phone, code };
   }
 
@@ -429,13 +426,13 @@ describe("a shared browser: once a person proves their number on it, no automati
   }
 
   async function grantsOf(who: Who, devices: string[]): Promise<number> {
-    const r = await env.DB.prepare(
-      `SELECT count(*) AS n FROM auto_login_grants WHERE subscriber_id = (SELECT id FROM subscribers WHERE phone = ?)
+    const rows = await shardRows<{ n: number }>(
+      `SELECT count(*) AS n FROM grants WHERE subscriber_id IN (SELECT id FROM people WHERE phone = ?)
        AND device_hash IN (${devices.map(() => "?").join(",")})`,
-    )
-      .bind(who.phone, ...devices)
-      .first<{ n: number }>();
-    return r!.n;
+      who.phone,
+      ...devices,
+    );
+    return rows.reduce((n, r) => n + r.n, 0);
   }
 
   it(

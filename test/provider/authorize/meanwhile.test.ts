@@ -2,6 +2,8 @@
 // a redirect URI removed receives no code, a client deleted ends the sign-in with a page (not a
 // server error), and an ended plid stays ended whatever the ending worker's token lifetime.
 import { env } from "../../support/env";
+import { beforeShardCall, shardRows } from "../../support/shards";
+import { maskItems } from "../../../workers/provider/store/directory-shard";
 import { describe, expect, it } from "vitest";
 import { admin } from "../../support/admin";
 import { DEMO, HONG, intercept, KIM } from "../../support/helpers";
@@ -47,10 +49,8 @@ describe("changes during an open sign-in", () => {
     expect(done.status).toBe(403);
     expect(done.html).toContain("로그인을 계속할 수 없습니다");
     expect(done.res.headers.get("Location")).toBeNull();
-    const links = await env.DB.prepare("SELECT count(*) AS n FROM links WHERE client_id = ?")
-      .bind(id)
-      .first<{ n: number }>();
-    expect(links!.n).toBe(0);
+    const links = await shardRows("SELECT plid FROM links WHERE client_id = ?", id);
+    expect(links).toEqual([]);
     forgetClient(id);
   });
 
@@ -69,8 +69,8 @@ describe("changes during an open sign-in", () => {
     expect(again.html).toContain("앱이 요청하는 정보가 바뀌었습니다");
     expect(again.html).toContain("연계정보(CI)");
     expect(again.res.headers.get("Location")).toBeNull();
-    const linked = () =>
-      env.DB.prepare("SELECT items FROM links WHERE client_id = ?").bind(id).first<{ items: string }>();
+    const linked = async () =>
+      (await shardRows<{ items: number }>("SELECT items FROM links WHERE client_id = ?", id))[0] ?? null;
     expect(await linked()).toBeNull();
     // an agreement that does not post the terms it answers (a tool dropping the hidden field) neither
     const bare = await b.submit(again, { agree: "Y" }, { terms: "" });
@@ -78,7 +78,7 @@ describe("changes during an open sign-in", () => {
     expect(await linked()).toBeNull();
     const done = await b.submit(bare, { agree: "Y" });
     expect(done.status).toBe(302);
-    expect(JSON.parse((await linked())!.items)).toEqual(["ci", "phoneNo", "gender"]); // spec §2.1 order
+    expect(maskItems((await linked())!.items)).toEqual(["ci", "phoneNo", "gender"]); // spec §2.1 order
   });
 
   it("an ended plid is kept at least as long as the longest token any worker may issue, whatever the ending worker's own settings", () => {
@@ -94,30 +94,27 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
     const hong = (await subscriberByPhone(env, HONG.phone))!;
     const plid = (await recordConsent(env, DEMO.clientId, hong.id, DEMO.items))!;
     const cfg = providerConfig(env);
-    // The real D1; as the grant's insert is prepared, the app's disconnect of that plid is sent,
-    // and the insert runs once it has landed.
+    // The real shards; as the grant is about to be written, the app's disconnect of that plid
+    // lands, and the grant is written after it.
     let disconnect: Promise<boolean> | null = null;
-    const db = intercept(env.DB, {
-      prepare: (sql: string) => {
-        if (!disconnect && sql.includes("INSERT INTO auto_login_grants"))
-          disconnect = endLink(env, DEMO.clientId, plid, cfg.oneTimeShards, cfg.revocationRetainMs);
-        return env.DB.prepare(sql);
+    const dir = beforeShardCall(
+      env.DIRECTORY,
+      (method) => method === "putGrant",
+      async () => {
+        disconnect = endLink(env, DEMO.clientId, plid, cfg.oneTimeShards, cfg.revocationRetainMs);
+        await disconnect;
       },
-      batch: async (stmts: D1PreparedStatement[]) => {
-        if (disconnect) await disconnect;
-        return env.DB.batch(stmts);
-      },
-    });
-    const b = new Browser({ vars: { DB: db } as never });
+    );
+    const b = new Browser({ vars: { DIRECTORY: dir } as never });
     const done = await throughCode(b, HONG, {}, { autoLogin: "Y" });
     expect(await disconnect).toBe(true); // the race happened
     expect(done.status).toBe(403);
     expect(done.res.headers.get("Location")).toBeNull();
-    const grants = await env.DB.prepare(
-      "SELECT count(*) AS n FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?",
-    )
-      .bind(DEMO.clientId, hong.id)
-      .first<{ n: number }>();
-    expect(grants!.n).toBe(0);
+    const grants = await shardRows(
+      "SELECT 1 FROM grants WHERE client_id = ? AND subscriber_id = ?",
+      DEMO.clientId,
+      hong.id,
+    );
+    expect(grants).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@
 // - an ended, cancelled or superseded sign-in never comes back: a stale identify submission (one
 //   that read the sign-in before it went on) changes nothing and shows where the sign-in is.
 import { runInDurableObject } from "cloudflare:test";
+import { afterShardCall, insertPerson } from "../../support/shards";
 import { env } from "../../support/env";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -39,15 +40,17 @@ async function subscribers(n: number, consented: boolean, sms = false): Promise<
     const k = next++;
     const phone = `0108${String(k).padStart(7, "0")}`;
     const code = String(100000 + ((k * 7919) % 900000));
-    rows.push({ telco: "S", name: `경합${k}`, phone, code: sms ? "" : code, id: 0 });
-    stmts.push(
-      env.DB.prepare(
-        "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, test_otp_hash, created_at) VALUES ('S', ?, ?, 'M', '1991-02-03', 'L', ?, ?, 0) RETURNING id",
-      ).bind(phone, `경합${k}`, `CI-race-${k}`, sms ? null : await sha256(code)),
-    );
+    const id = await insertPerson({
+      telco: "S",
+      phone,
+      name: `경합${k}`,
+      gender: "M",
+      birth: "1991-02-03",
+      ci: `CI-race-${k}`,
+      ...(sms ? {} : { code }),
+    });
+    rows.push({ telco: "S", name: `경합${k}`, phone, code: sms ? "" : code, id });
   }
-  const results = await env.DB.batch<{ id: number }>(stmts);
-  results.forEach((r, i) => (rows[i]!.id = r.results[0]!.id));
   if (consented) for (const r of rows) await recordConsent(env, DEMO.clientId, r.id, DEMO.items);
   return rows;
 }
@@ -140,11 +143,7 @@ describe("identify racing identify in one sign-in (the victim's number and the a
 
   it("a double-clicked identify sends one code and both answers show the same code page", async () => {
     const who = { telco: "K", name: "더블", phone: "01076543210", code: "" };
-    await env.DB.prepare(
-      "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at) VALUES ('K', ?, ?, 'F', '1993-03-03', 'L', 'CI-double', 0)",
-    )
-      .bind(who.phone, who.name)
-      .run();
+    await insertPerson({ telco: "K", phone: who.phone, name: who.name, birth: "1993-03-03", ci: "CI-double" });
     for (let i = 0; i < 20; i++) {
       const b = new Browser({ vars: VARS, ip: `203.0.113.${i}` });
       const p1 = await b.authorize();
@@ -193,16 +192,12 @@ describe("a stale identify submission: read before its twin moved the sign-in on
     const p1 = await b.authorize({ state: "once" });
     let first: Page | undefined;
     // the first click goes through (identify, the code, 302 with a code) while the second is held
-    const slowDb = afterRead(
-      env.DB,
-      (sql) => sql.includes("FROM subscribers WHERE phone"),
-      async () => {
-        const verify = await b.submit(p1, identifyFields(who!));
-        first = await b.submit(verify, { otp: who!.code });
-      },
-    );
+    const slowDir = afterShardCall(env.DIRECTORY, "holder", async () => {
+      const verify = await b.submit(p1, identifyFields(who!));
+      first = await b.submit(verify, { otp: who!.code });
+    });
     const slow = new Browser({
-      vars: { ...VARS, DB: slowDb } as unknown as Record<string, string>,
+      vars: { ...VARS, DIRECTORY: slowDir } as unknown as Record<string, string>,
       ip: "198.17.255.1",
     });
     for (const [k, v] of b.cookies) slow.cookies.set(k, v);
@@ -264,7 +259,7 @@ describe("a stale identify submission: read before its twin moved the sign-in on
             };
             let slowEnv: Record<string, unknown>;
             if (stall === "directory") {
-              slowEnv = { DB: afterRead(env.DB, (sql) => sql.includes("FROM subscribers WHERE phone"), meanwhile) };
+              slowEnv = { DIRECTORY: afterShardCall(env.DIRECTORY, "holder", meanwhile) };
             } else {
               let held = false;
               const ns = env.ONE_TIME;

@@ -1,5 +1,6 @@
 import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
+import { deviceOfSubscriber } from "../../support/shards";
 import { randomToken } from "../../../workers/core/crypto";
 import { basic, call, DEMO, FORM, form, HONG, KIM, LIMITED, mintFor, tokenFor, userMe } from "../../support/helpers";
 import { findLink } from "../../../workers/provider/store/links";
@@ -37,20 +38,20 @@ describe("POST /v1/user/disconnect (spec §4.4, §5; docs/architecture.md §4.7)
     await mintFor(KIM.phone, { client: LIMITED });
     const device = randomToken(32);
     await putAutoLoginGrant(env, {
-      deviceHash: device,
+      device: deviceOfSubscriber(subscriberId, device),
       clientId: DEMO.clientId,
       subscriberId,
       expiresAt: Date.now() + 86400_000,
     });
     await putAutoLoginGrant(env, {
-      deviceHash: device,
+      device: deviceOfSubscriber(subscriberId, device),
       clientId: LIMITED.clientId,
       subscriberId,
       expiresAt: Date.now() + 86400_000,
     });
     expect((await disconnect(plid, basic(DEMO.clientId, DEMO.secret))).status).toBe(200);
-    expect(await findAutoLoginGrant(env, device, DEMO.clientId)).toBeNull();
-    expect(await findAutoLoginGrant(env, device, LIMITED.clientId)).not.toBeNull();
+    expect(await findAutoLoginGrant(env, deviceOfSubscriber(subscriberId, device), DEMO.clientId)).toBeNull();
+    expect(await findAutoLoginGrant(env, deviceOfSubscriber(subscriberId, device), LIMITED.clientId)).not.toBeNull();
     expect(await findLink(env, LIMITED.clientId, subscriberId)).not.toBeNull();
   });
 

@@ -1,5 +1,6 @@
 import { env } from "../../support/env";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { shardRows } from "../../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../workers/core/crypto";
@@ -464,7 +465,7 @@ describe("core/one-time-store redemption: one conditional statement, or the path
     const { plid } = await mintFor(HONG.phone, { client: asClient(c) });
     const stub = storeForPlid(env, plid, 16);
     await stub.revokePlids([plid], 600_000); // the end reached the store; the link's deletion did not
-    const link = () => env.DB.prepare("SELECT plid FROM links WHERE plid = ?").bind(plid).first();
+    const link = async () => (await shardRows("SELECT plid FROM links WHERE plid = ?", plid))[0] ?? null;
     expect(await link()).not.toBeNull();
     await runInDurableObject(stub, (_o, st) => {
       st.storage.sql.exec("UPDATE revoked_plids SET expires_at = ? WHERE plid = ?", Date.now() - 1, plid);

@@ -4,6 +4,7 @@
 // Invariants: a token (or code) issued before its plid ended reads (redeems) nothing after; the
 // record from a snapshot equals the record built from the directory for the same subscriber.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { insertPerson, shardExec } from "../../support/shards";
 import { describe, expect, it } from "vitest";
 import { decryptField } from "../../../workers/core/crypto";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS } from "../../../workers/core/spec";
@@ -90,7 +91,7 @@ describe("/v1/user/me without D1", () => {
 
   it("the record reflects the directory at sign-in: a change after the code was issued shows at the next sign-in", async () => {
     const { code } = await mintFor(SMITH.phone);
-    await env.DB.prepare("UPDATE subscribers SET name = ? WHERE phone = ?").bind("John Q. Smith", SMITH.phone).run();
+    await shardExec("UPDATE people SET name = ? WHERE phone = ?", "John Q. Smith", SMITH.phone);
     try {
       const tok = (await (await exchange(code)).json()) as { access_token: string };
       const user = ((await (await userMe(tok.access_token)).json()) as { user: Record<string, string> }).user;
@@ -99,7 +100,7 @@ describe("/v1/user/me without D1", () => {
       const next = ((await (await userMe(token)).json()) as { user: Record<string, string> }).user;
       expect(await decryptField(DEMO.secret, next.name!)).toBe("John Q. Smith");
     } finally {
-      await env.DB.prepare("UPDATE subscribers SET name = ? WHERE phone = ?").bind(SMITH.name, SMITH.phone).run();
+      await shardExec("UPDATE people SET name = ? WHERE phone = ?", SMITH.name, SMITH.phone);
     }
   });
 });
@@ -135,9 +136,7 @@ describe("an ended plid ends its codes and tokens at once", () => {
   });
 
   it("an operator removing a subscriber ends their tokens with every app", async () => {
-    await env.DB.prepare(
-      "INSERT INTO subscribers (telco, phone, name, gender, birth, foreign_cd, ci, created_at) VALUES ('S', '01099990011', '삭제될', 'F', '1990-01-01', 'L', 'CI-remove', 0)",
-    ).run();
+    await insertPerson({ telco: "S", phone: "01099990011", name: "삭제될", ci: "CI-remove" });
     const a = await tokenFor("01099990011");
     const b = await tokenFor("01099990011", { client: LIMITED, secret: LIMITED.secret });
     expect((await admin("DELETE", "/admin/directory/01099990011")).status).toBe(200);

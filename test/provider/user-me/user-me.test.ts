@@ -1,5 +1,6 @@
 import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { deviceOfSubscriber } from "../../support/shards";
 import { decryptField, randomToken } from "../../../workers/core/crypto";
 import userMeWorker from "../../../workers/provider/user-me/index";
 import { call, DEMO, HONG, KIM, LEE, LIMITED, mintFor, SMITH, tokenFor, userMe } from "../../support/helpers";
@@ -148,7 +149,7 @@ describe("GET /v1/user/me: automatic-login modes (spec §2.1, docs/architecture.
     const deviceHash = randomToken(32);
     const { subscriberId } = await mintFor(subscriberPhone);
     await putAutoLoginGrant(env, {
-      deviceHash,
+      device: deviceOfSubscriber(subscriberId, deviceHash),
       clientId: DEMO.clientId,
       subscriberId,
       expiresAt: Date.now() + 14 * 86400_000,

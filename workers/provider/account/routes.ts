@@ -15,7 +15,7 @@ import { continueSignIn, type SigninHooks } from "../authorize/steps";
 import { browserBinding, createAccountTransaction } from "../authorize/transaction";
 import { audit } from "../store/audit";
 import { endAutoLogin } from "../store/grants";
-import { connectionsOf, endLinks } from "../store/links";
+import { connectionsOf, endLinksOf } from "../store/links";
 import { dashboardPage } from "./pages";
 import { csrfHolds, endSession, loadSession, openSession, type SessionHandle } from "./session";
 
@@ -129,12 +129,7 @@ async function act(
     rc.waitUntil(audit(env, "account.end_auto_login", clientId, "ok", { grants }));
     return dashboard(env, h, lang, { notice: t(lang, "accountDoneAutoLogin", { app: connection.appName }) });
   }
-  const ended = await endLinks(
-    env,
-    "l.client_id = ? AND l.subscriber_id = ?",
-    [clientId, subscriberId],
-    "user_terminated",
-  );
+  const ended = await endLinksOf(env, subscriberId, clientId, "user_terminated");
   rc.log.event = "account.terminate";
   rc.waitUntil(audit(env, "account.terminate", clientId, ended.length > 0 ? "ok" : "refused"));
   return dashboard(env, h, lang, { notice: t(lang, "accountDoneTerminate", { app: connection.appName }) });

@@ -4,7 +4,7 @@
 
 import { signinConfig, type SigninVars } from "./config";
 import type { Telco } from "../../core/spec";
-import { type ReviewRestriction, type Subscriber, subscriberByPhone } from "../store/directory";
+import { type DirectoryEnv, type ReviewRestriction, type Subscriber, subscriberByPhone } from "../store/directory";
 
 /**
  * A confirmed subscriber; `testOtpHash` is set for test numbers (fixed code, no SMS), `review` for
@@ -31,8 +31,8 @@ export function maskPhone(phone: string): string {
   return `${phone.slice(0, 3)}-${"*".repeat(phone.length - 7)}-${phone.slice(-4)}`;
 }
 
-/** The default directory: the D1 `subscribers` table (the dev seed and admin imports fill it). */
-export function d1Directory(env: { DB: D1Database }): CarrierDirectory {
+/** The default directory: the embedded one in the directory shards (the dev seed and admin imports fill it). */
+export function d1Directory(env: DirectoryEnv): CarrierDirectory {
   return {
     async confirm(telco, name, phone) {
       const s = await subscriberByPhone(env, phone);
@@ -48,7 +48,7 @@ export function d1Directory(env: { DB: D1Database }): CarrierDirectory {
 }
 
 /** The configured directory (`CARRIER_DIRECTORY`; `d1` is the only built-in). */
-export function carrierDirectory(env: { DB: D1Database } & SigninVars): CarrierDirectory {
+export function carrierDirectory(env: DirectoryEnv & SigninVars): CarrierDirectory {
   switch (signinConfig(env).carrierDirectory) {
     case "d1":
       return d1Directory(env);

@@ -4,7 +4,6 @@
 import { redirect } from "../../core/http";
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
-import { randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import type { RequestContext } from "../../core/router";
 import type { SigninConfig } from "./config";
@@ -14,8 +13,10 @@ import type { Prompt } from "./validate";
 import { type Client } from "../store/clients";
 import {
   deleteAutoLoginGrant,
+  deviceOf,
   endOthersOnDevice,
   keepOwnGrant,
+  newDevice,
   putAutoLoginGrant,
   replaceDevice,
 } from "../store/grants";
@@ -74,7 +75,7 @@ export function autoLoginEligible(client: Client, telco: string, prompt: Prompt)
  */
 export async function endOtherSubscribersOnDevice(req: Request, env: ProviderEnv, subscriberId: number): Promise<void> {
   const existing = deviceIdOf(req);
-  if (existing) await endOthersOnDevice(env, await sha256(existing), subscriberId);
+  if (existing) await endOthersOnDevice(env, await deviceOf(env, existing), subscriberId);
 }
 
 export interface Completion {
@@ -113,11 +114,11 @@ export async function complete(
   let autoLogin: { deviceHash: string; automatic: boolean } | null = null;
   const existing = deviceIdOf(req);
   if (c.optIn) {
-    const deviceId = randomToken(32);
-    const deviceHash = await sha256(deviceId);
-    if (existing) await replaceDevice(env, await sha256(existing), deviceHash, c.subscriberId);
+    const { id: deviceId, device } = await newDevice(env, c.subscriberId);
+    const deviceHash = device.hash;
+    if (existing) await replaceDevice(env, await deviceOf(env, existing), device, c.subscriberId);
     await putAutoLoginGrant(env, {
-      deviceHash,
+      device,
       clientId: c.client.clientId,
       subscriberId: c.subscriberId,
       expiresAt: Date.now() + cfg.autoLoginTtlMs,
@@ -126,7 +127,7 @@ export async function complete(
     // one that landed after the link was read but before this grant missed it: the grant stands
     // only while the link does, or it would log this device in again after the disconnect.
     if (!(await linkExists(env, c.client.clientId, c.plid))) {
-      await deleteAutoLoginGrant(env, deviceHash, c.client.clientId);
+      await deleteAutoLoginGrant(env, device, c.client.clientId);
       return null;
     }
     cookies.push(hostCookie(AUTO_COOKIE, deviceId, { maxAgeSeconds: Math.floor(cfg.autoLoginTtlMs / 1000) }));
@@ -134,9 +135,9 @@ export async function complete(
   } else if (existing) {
     // Not ticked: this subscriber's grants on this device are kept, other subscribers' end.
     // prompt=N (the app wants no automatic login) changes only what this login reports.
-    const deviceHash = await sha256(existing);
-    const own = await keepOwnGrant(env, deviceHash, c.subscriberId, c.client.clientId);
-    if (own && c.tx.prompt !== "N") autoLogin = { deviceHash, automatic: false };
+    const device = await deviceOf(env, existing);
+    const own = await keepOwnGrant(env, device, c.subscriberId, c.client.clientId);
+    if (own && c.tx.prompt !== "N") autoLogin = { deviceHash: device.hash, automatic: false };
   }
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,

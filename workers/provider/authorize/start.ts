@@ -4,7 +4,6 @@
 
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
-import { sha256 } from "../../core/crypto";
 import { cspNonce, cspSourceFor } from "../../core/html";
 import { pickLang } from "./i18n";
 import type { RequestContext } from "../../core/router";
@@ -16,7 +15,7 @@ import { browserBinding, createTransaction } from "./transaction";
 import type { AuthorizeRequest } from "./validate";
 import { subscriberById } from "../store/directory";
 import { findLink, touchLink } from "../store/links";
-import { findAutoLoginGrant } from "../store/grants";
+import { deviceOf, findAutoLoginGrant } from "../store/grants";
 import { audit } from "../store/audit";
 
 /** The code of an automatic login (no page) and its plid, or null when the device has no usable grant. */
@@ -28,8 +27,9 @@ async function automaticLogin(
   if (!ar.client.autoLogin) return null;
   const deviceId = deviceIdOf(req);
   if (!deviceId) return null;
-  const deviceHash = await sha256(deviceId);
-  const grant = await findAutoLoginGrant(env, deviceHash, ar.client.clientId);
+  const device = await deviceOf(env, deviceId);
+  const deviceHash = device.hash;
+  const grant = await findAutoLoginGrant(env, device, ar.client.clientId);
   if (!grant) return null;
   const [link, subscriber] = await Promise.all([
     findLink(env, ar.client.clientId, grant.subscriberId),

@@ -3,11 +3,13 @@
 // live (which bounds how long a plid's revocation must be kept).
 
 import { configOf, ConfigError, intVar } from "../../core/config";
+import { SHARD_SLOTS } from "./directory-keys";
 
 export interface StoreVars {
   ONE_TIME_SHARDS?: string;
   CODE_TTL_SECONDS?: string;
   ACCESS_TOKEN_TTL_SECONDS?: string;
+  DIRECTORY_SHARDS?: string;
 }
 
 export interface StoreConfig {
@@ -16,12 +18,16 @@ export interface StoreConfig {
   accessTokenTtlSeconds: number;
   /** How long a plid's revocation is kept: longer than any code and token of it can live. */
   revocationRetainMs: number;
+  /** Directory shards people, links and grants are spread over (docs/capacity.md sizes the default). */
+  directoryShards: number;
 }
 
 /** The most objects the store may be spread over (ONE_TIME_SHARDS is a power of two up to this). */
 export const MAX_SHARDS = 64;
 const MAX_CODE_TTL_SECONDS = 600;
 const MAX_TOKEN_TTL_SECONDS = 86_400;
+/** Production's directory shard count, from the capacity model (docs/capacity.md). */
+export const DEFAULT_DIRECTORY_SHARDS = 64;
 
 function parse(env: StoreVars): StoreConfig {
   const shards = intVar(env, "ONE_TIME_SHARDS", 16, 1, MAX_SHARDS);
@@ -36,6 +42,8 @@ function parse(env: StoreVars): StoreConfig {
     // issue, not this worker's: the worker ending a plid (disconnect, admin) need not share the
     // token worker's ACCESS_TOKEN_TTL_SECONDS, and a token must not outlive its plid's end record.
     revocationRetainMs: (MAX_CODE_TTL_SECONDS + MAX_TOKEN_TTL_SECONDS) * 1000 + 60_000,
+    // Fixed for a deployment: a number, a ci and an id map to a shard by it (directory-keys.ts).
+    directoryShards: intVar(env, "DIRECTORY_SHARDS", DEFAULT_DIRECTORY_SHARDS, 1, SHARD_SLOTS),
   };
 }
 

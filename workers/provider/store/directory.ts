@@ -1,6 +1,11 @@
-// The carrier directory in D1 (the dev seed and the admin import fill it): one row per subscriber.
+// The carrier directory, spread over DIRECTORY_SHARDS directory-shard objects (the dev seed and the
+// admin import fill it; docs/storage.md "Directory shards"): one row per person, found by number in
+// one shard (two for a person who moved to a number hashing elsewhere), by id in their home.
 
 import type { Telco } from "../../core/spec";
+import { storeConfig, type StoreVars } from "./config";
+import type { DirectoryShard, PersonRow } from "./directory-shard";
+import { homeOfId, numberShard } from "./directory-keys";
 
 export interface Subscriber {
   id: number;
@@ -13,20 +18,27 @@ export interface Subscriber {
   ci: string;
 }
 
-export interface SubscriberRow {
-  id: number;
-  telco: "S" | "K" | "L";
-  phone: string;
-  name: string;
-  gender: "M" | "F";
-  birth: string;
-  foreign_cd: "L" | "F";
-  ci: string;
+export type DirectoryEnv = { DIRECTORY: DurableObjectNamespace<DirectoryShard> } & StoreVars;
+
+const idCache = new Map<string, DurableObjectId>();
+
+/** The object of directory shard `shard`. */
+export function dirAt(env: DirectoryEnv, shard: number): DurableObjectStub<DirectoryShard> {
+  const name = `dir-${shard}`;
+  let id = idCache.get(name);
+  if (!id) {
+    id = env.DIRECTORY.idFromName(name);
+    idCache.set(name, id);
+  }
+  return env.DIRECTORY.get(id);
 }
 
-type DbEnv = { DB: D1Database };
+/** DIRECTORY_SHARDS, parsed once. */
+export function dirShards(env: StoreVars): number {
+  return storeConfig(env).directoryShards;
+}
 
-export function toSubscriber(r: SubscriberRow): Subscriber {
+export function toSubscriber(r: PersonRow): Subscriber {
   return {
     id: r.id,
     telco: r.telco,
@@ -39,8 +51,8 @@ export function toSubscriber(r: SubscriberRow): Subscriber {
   };
 }
 
-export async function subscriberById(env: DbEnv, id: number): Promise<Subscriber | null> {
-  const r = await env.DB.prepare("SELECT * FROM subscribers WHERE id = ?").bind(id).first<SubscriberRow>();
+export async function subscriberById(env: DirectoryEnv, id: number): Promise<Subscriber | null> {
+  const r = await dirAt(env, homeOfId(id)).person(id);
   return r ? toSubscriber(r) : null;
 }
 
@@ -53,19 +65,44 @@ export interface ReviewRestriction {
   expiresAt: number;
 }
 
-export async function subscriberByPhone(
-  env: DbEnv,
-  phone: string,
-): Promise<(Subscriber & { testOtpHash: string | null; review: ReviewRestriction | null }) | null> {
-  const r = await env.DB.prepare("SELECT * FROM subscribers WHERE phone = ?")
-    .bind(phone)
-    .first<
-      SubscriberRow & { test_otp_hash: string | null; test_clients: string | null; test_expires_at: number | null }
-    >();
+export type DirectoryEntry = Subscriber & { testOtpHash: string | null; review: ReviewRestriction | null };
+
+/**
+ * The person holding `phone`'s row, or null: the number's shard, and the person's home when that is
+ * another. A number answers only while its entry and its person's row agree on it (an entry an
+ * unfinished move left behind answers nothing).
+ */
+export async function personAtNumber(env: DirectoryEnv, phone: string): Promise<PersonRow | null> {
+  const shard = numberShard(phone, dirShards(env));
+  const h = await dirAt(env, shard).holder(shard, phone);
+  if (h.at === "none" || h.at === "stale") return null;
+  if (h.at === "here") return h.person;
+  const p = await dirAt(env, homeOfId(h.id)).person(h.id);
+  return p && p.phone === phone ? p : null;
+}
+
+export async function subscriberByPhone(env: DirectoryEnv, phone: string): Promise<DirectoryEntry | null> {
+  const r = await personAtNumber(env, phone);
   if (!r) return null;
   const review =
     r.test_clients !== null
       ? { clients: JSON.parse(r.test_clients) as string[], expiresAt: r.test_expires_at ?? 0 }
       : null;
   return { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review };
+}
+
+/**
+ * Every shard's counters, summed (one call per shard, each reading its counter rows): people, test
+ * numbers, and the steps of changes across shards not yet finished.
+ */
+export async function countSubscribers(
+  env: DirectoryEnv,
+): Promise<{ total: number; testNumbers: number; shards: number; pendingChanges: number }> {
+  const all = await Promise.all(Array.from({ length: dirShards(env) }, (_, s) => dirAt(env, s).counts()));
+  return {
+    total: all.reduce((n, c) => n + c.people, 0),
+    testNumbers: all.reduce((n, c) => n + c.testNumbers, 0),
+    shards: all.length,
+    pendingChanges: all.reduce((n, c) => n + c.jobs, 0),
+  };
 }

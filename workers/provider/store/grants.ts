@@ -1,33 +1,39 @@
-// Automatic-login grants in D1: (device hash, client) → subscriber, expiry. A grant's "first report
-// pending" flag lives with its plid's codes in the one-time store (firstReportKey), where
-// /v1/user/me takes it in the same call that spends the token's read; the D1 column is unused.
+// Automatic-login grants: (device hash, client) → subscriber, expiry, in the directory shard the
+// device id names (directory-keys.ts). A device id is made for one person at their opt-in and names
+// their home, so a grant lives beside that person's links, and every grant on a device is in one
+// shard. A grant's "first report pending" flag lives with its plid's codes in the one-time store
+// (firstReportKey), where /v1/user/me takes it in the same call that spends the token's read.
 
-type DbEnv = { DB: D1Database };
+import { sha256 } from "../../core/crypto";
+import { dirAt, dirShards, type DirectoryEnv } from "./directory";
+import { deviceHome, homeOfId, newDeviceId } from "./directory-keys";
+
+/** A device as the grants know it: its shard and the SHA-256 of its id (the id itself is never stored). */
+export interface Device {
+  shard: number;
+  hash: string;
+}
+
+export async function deviceOf(env: DirectoryEnv, deviceId: string): Promise<Device> {
+  return { shard: deviceHome(deviceId, dirShards(env)), hash: await sha256(deviceId) };
+}
+
+/** A fresh device id for the person, naming their home (so their grants live beside their links). */
+export async function newDevice(env: DirectoryEnv, subscriberId: number): Promise<{ id: string; device: Device }> {
+  const id = newDeviceId(homeOfId(subscriberId), dirShards(env));
+  return { id, device: await deviceOf(env, id) };
+}
 
 export interface AutoLoginGrant {
-  deviceHash: string;
+  device: Device;
   clientId: string;
   subscriberId: number;
   expiresAt: number;
 }
 
-/** Expired grants deleted per opt-in: nothing else removes a grant whose device never returns. */
-const GRANT_PURGE_BATCH = 50;
-
 /** Creates or renews the grant of (device, client); purges a few expired grants. */
-export async function putAutoLoginGrant(env: DbEnv, g: AutoLoginGrant): Promise<void> {
-  const now = Date.now();
-  await env.DB.batch([
-    env.DB.prepare(
-      `INSERT INTO auto_login_grants (device_hash, client_id, subscriber_id, expires_at, first_report_pending, created_at)
-       VALUES (?, ?, ?, ?, 1, ?)
-       ON CONFLICT (device_hash, client_id) DO UPDATE SET subscriber_id = excluded.subscriber_id,
-         expires_at = excluded.expires_at, first_report_pending = 1, created_at = excluded.created_at`,
-    ).bind(g.deviceHash, g.clientId, g.subscriberId, g.expiresAt, now),
-    env.DB.prepare(
-      "DELETE FROM auto_login_grants WHERE rowid IN (SELECT rowid FROM auto_login_grants WHERE expires_at <= ? LIMIT ?)",
-    ).bind(now, GRANT_PURGE_BATCH),
-  ]);
+export async function putAutoLoginGrant(env: DirectoryEnv, g: AutoLoginGrant): Promise<void> {
+  await dirAt(env, g.device.shard).putGrant(g.device.hash, g.clientId, g.subscriberId, g.expiresAt);
 }
 
 /**
@@ -35,17 +41,17 @@ export async function putAutoLoginGrant(env: DbEnv, g: AutoLoginGrant): Promise<
  * grants move to the new id, and whatever stays on the old id (another subscriber's grants, for
  * every client) ends: that person's automatic login must not answer from this browser again, even
  * if the new cookie never reaches it (a lost response). The old id itself is never promoted to a
- * new grant (it may have been planted).
+ * new grant (it may have been planted). The subscriber's grants can only be on an old id of their
+ * own home (ids are made for one person), so a move never crosses shards.
  */
-export async function replaceDevice(env: DbEnv, oldHash: string, newHash: string, subscriberId: number): Promise<void> {
-  await env.DB.batch([
-    env.DB.prepare("UPDATE auto_login_grants SET device_hash = ? WHERE device_hash = ? AND subscriber_id = ?").bind(
-      newHash,
-      oldHash,
-      subscriberId,
-    ),
-    env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ?").bind(oldHash),
-  ]);
+export async function replaceDevice(
+  env: DirectoryEnv,
+  old: Device,
+  fresh: Device,
+  subscriberId: number,
+): Promise<void> {
+  if (old.shard === fresh.shard) await dirAt(env, old.shard).replaceDevice(old.hash, fresh.hash, subscriberId);
+  else await dirAt(env, old.shard).endOthersOnDevice(old.hash, -1);
 }
 
 /**
@@ -53,60 +59,40 @@ export async function replaceDevice(env: DbEnv, oldHash: string, newHash: string
  * has just proven their number on the browser holding the device id. Grants are only ever created
  * on (or moved to) a fresh device id, so none of another subscriber can land on this one later.
  */
-export async function endOthersOnDevice(env: DbEnv, deviceHash: string, subscriberId: number): Promise<void> {
-  await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND subscriber_id <> ?")
-    .bind(deviceHash, subscriberId)
-    .run();
+export async function endOthersOnDevice(env: DirectoryEnv, device: Device, subscriberId: number): Promise<void> {
+  await dirAt(env, device.shard).endOthersOnDevice(device.hash, subscriberId);
 }
 
 /**
  * `endOthersOnDevice`, then the subscriber's own live grant of (device, client), or null, in one
- * batch: what an interactive login without the opt-in keeps and reports.
+ * step: what an interactive login without the opt-in keeps and reports.
  */
 export async function keepOwnGrant(
-  env: DbEnv,
-  deviceHash: string,
+  env: DirectoryEnv,
+  device: Device,
   subscriberId: number,
   clientId: string,
 ): Promise<AutoLoginGrant | null> {
-  const [, own] = await env.DB.batch<{ expires_at: number }>([
-    env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND subscriber_id <> ?").bind(
-      deviceHash,
-      subscriberId,
-    ),
-    env.DB.prepare(
-      "SELECT expires_at FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND subscriber_id = ? AND expires_at > ?",
-    ).bind(deviceHash, clientId, subscriberId, Date.now()),
-  ]);
-  const r = own?.results[0];
-  return r ? { deviceHash, clientId, subscriberId, expiresAt: r.expires_at } : null;
+  const expiresAt = await dirAt(env, device.shard).keepOwnGrant(device.hash, subscriberId, clientId);
+  return expiresAt === null ? null : { device, clientId, subscriberId, expiresAt };
 }
 
 /** The live grant of (device, client), or null. */
 export async function findAutoLoginGrant(
-  env: DbEnv,
-  deviceHash: string,
+  env: DirectoryEnv,
+  device: Device,
   clientId: string,
 ): Promise<AutoLoginGrant | null> {
-  const r = await env.DB.prepare(
-    "SELECT subscriber_id, expires_at FROM auto_login_grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
-  )
-    .bind(deviceHash, clientId, Date.now())
-    .first<{ subscriber_id: number; expires_at: number }>();
-  return r ? { deviceHash, clientId, subscriberId: r.subscriber_id, expiresAt: r.expires_at } : null;
+  const r = await dirAt(env, device.shard).findGrant(device.hash, clientId);
+  return r ? { device, clientId, subscriberId: r.subscriberId, expiresAt: r.expiresAt } : null;
 }
 
 /** Ends the grant of (device, client), if any (its link ended while it was being stored). */
-export async function deleteAutoLoginGrant(env: DbEnv, deviceHash: string, clientId: string): Promise<void> {
-  await env.DB.prepare("DELETE FROM auto_login_grants WHERE device_hash = ? AND client_id = ?")
-    .bind(deviceHash, clientId)
-    .run();
+export async function deleteAutoLoginGrant(env: DirectoryEnv, device: Device, clientId: string): Promise<void> {
+  await dirAt(env, device.shard).deleteGrant(device.hash, clientId);
 }
 
 /** Ends every automatic-login grant of the person for the app (every device); returns how many. */
-export async function endAutoLogin(env: DbEnv, clientId: string, subscriberId: number): Promise<number> {
-  const r = await env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?")
-    .bind(clientId, subscriberId)
-    .run();
-  return r.meta.changes ?? 0;
+export async function endAutoLogin(env: DirectoryEnv, clientId: string, subscriberId: number): Promise<number> {
+  return dirAt(env, homeOfId(subscriberId)).endAutoLogin(clientId, subscriberId);
 }

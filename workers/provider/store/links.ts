@@ -1,9 +1,15 @@
-// Links in D1: one pairwise `plid` per (client, subscriber) with the consented items (spec §2.1).
+// Links: one pairwise `plid` per (client, subscriber) with the consented items (spec §2.1), in the
+// person's home directory shard (a plid names it: directory-keys.ts).
 
-import { isIdentityItem, type IdentityItem } from "../../core/spec";
+import { type IdentityItem } from "../../core/spec";
 import { MAX_SHARDS, storeConfig, type StoreVars } from "./config";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
 import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
+import { dirAt, dirShards, type DirectoryEnv } from "./directory";
+import { homeOfId, newPlid, plidHome } from "./directory-keys";
+import { itemsMask, maskItems, type EndableLink } from "./directory-shard";
+import { clientOfAnyStatus } from "./clients";
+import { audit } from "./audit";
 
 type DbEnv = { DB: D1Database };
 
@@ -13,54 +19,42 @@ export interface Link {
   consentedAt: number;
 }
 
-export async function findLink(env: DbEnv, clientId: string, subscriberId: number): Promise<Link | null> {
-  const r = await env.DB.prepare(
-    "SELECT plid, items, consented_at FROM links WHERE client_id = ? AND subscriber_id = ?",
-  )
-    .bind(clientId, subscriberId)
-    .first<{ plid: string; items: string; consented_at: number }>();
-  return r
-    ? { plid: r.plid, items: (JSON.parse(r.items) as string[]).filter(isIdentityItem), consentedAt: r.consented_at }
-    : null;
+export async function findLink(env: DirectoryEnv, clientId: string, subscriberId: number): Promise<Link | null> {
+  return dirAt(env, homeOfId(subscriberId)).findLink(subscriberId, clientId);
 }
 
 /**
  * Records consent to `items`: keeps the existing plid (consent asked again when items grew,
- * docs/architecture.md §4.7), or makes a new UUID v4 plid for a first login or after a disconnect.
- * Null when the subscriber (removed, or the number reassigned) or the client (deleted) went away
- * during the sign-in.
+ * docs/architecture.md §4.7), or makes a new UUID v4 plid naming the person's home for a first
+ * login or after a disconnect. Null when the subscriber (removed, or the number reassigned) or the
+ * client (deleted) went away during the sign-in. The client is read after the link is written: a
+ * deletion that read the shard before this write reads the client gone here, and the link goes.
  */
 export async function recordConsent(
-  env: DbEnv,
+  env: DirectoryEnv & DbEnv,
   clientId: string,
   subscriberId: number,
   items: readonly IdentityItem[],
 ): Promise<string | null> {
-  const r = await env.DB.prepare(
-    `INSERT INTO links (client_id, subscriber_id, plid, items, consented_at, linked_at)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?5
-       WHERE EXISTS (SELECT 1 FROM subscribers WHERE id = ?2) AND EXISTS (SELECT 1 FROM clients WHERE client_id = ?1)
-     ON CONFLICT (client_id, subscriber_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at
-     RETURNING plid`,
-  )
-    .bind(clientId, subscriberId, crypto.randomUUID(), JSON.stringify(items), Date.now())
-    .first<{ plid: string }>();
-  return r?.plid ?? null;
+  const home = homeOfId(subscriberId);
+  const shard = dirAt(env, home);
+  const plid = await shard.recordConsent(subscriberId, clientId, itemsMask(items), newPlid(home, dirShards(env)));
+  if (plid === null) return null;
+  if (!(await clientOfAnyStatus(env, clientId, 0))) {
+    await shard.deleteLinks([{ client_id: clientId, plid, subscriber_id: subscriberId }]);
+    return null;
+  }
+  return plid;
 }
 
 /** Whether the client's link of this plid still exists (no end has deleted it). */
-export async function linkExists(env: DbEnv, clientId: string, plid: string): Promise<boolean> {
-  const r = await env.DB.prepare("SELECT 1 AS one FROM links WHERE client_id = ? AND plid = ?")
-    .bind(clientId, plid)
-    .first<{ one: number }>();
-  return r !== null;
+export async function linkExists(env: DirectoryEnv, clientId: string, plid: string): Promise<boolean> {
+  return dirAt(env, plidHome(plid, dirShards(env))).linkExists(clientId, plid);
 }
 
 /** Records a login of the link (shown on the person's /account page). */
-export async function touchLink(env: DbEnv, clientId: string, plid: string): Promise<void> {
-  await env.DB.prepare("UPDATE links SET last_login_at = ? WHERE client_id = ? AND plid = ?")
-    .bind(Date.now(), clientId, plid)
-    .run();
+export async function touchLink(env: DirectoryEnv, clientId: string, plid: string): Promise<void> {
+  await dirAt(env, plidHome(plid, dirShards(env))).touchLink(clientId, plid);
 }
 
 /** One of the person's connections, as their /account page shows it. */
@@ -74,37 +68,31 @@ export interface Connection {
   autoLoginUntil: number | null;
 }
 
-/** Every app the subscriber is connected to, by app name. */
-export async function connectionsOf(env: DbEnv, subscriberId: number): Promise<Connection[]> {
-  const rows = (
-    await env.DB.prepare(
-      `SELECT l.client_id, c.name, l.items, COALESCE(l.linked_at, l.consented_at) AS connected_at, l.last_login_at,
-         (SELECT max(g.expires_at) FROM auto_login_grants g
-           WHERE g.client_id = l.client_id AND g.subscriber_id = l.subscriber_id AND g.expires_at > ?) AS auto_until
-       FROM links l JOIN clients c ON c.client_id = l.client_id
-       WHERE l.subscriber_id = ? ORDER BY c.name, l.client_id`,
-    )
-      .bind(Date.now(), subscriberId)
-      .all<{
-        client_id: string;
-        name: string;
-        items: string;
-        connected_at: number;
-        last_login_at: number | null;
-        auto_until: number | null;
-      }>()
-  ).results;
-  return rows.map((r) => ({
-    clientId: r.client_id,
-    appName: r.name,
-    items: (JSON.parse(r.items) as string[]).filter(isIdentityItem),
-    connectedAt: r.connected_at,
-    lastLoginAt: r.last_login_at,
-    autoLoginUntil: r.auto_until,
-  }));
+/** Every app the subscriber is connected to, by app name (links of a deleted client are not shown). */
+export async function connectionsOf(env: DirectoryEnv & DbEnv, subscriberId: number): Promise<Connection[]> {
+  const rows = await dirAt(env, homeOfId(subscriberId)).connections(subscriberId);
+  if (rows.length === 0) return [];
+  const names = new Map(
+    (
+      await env.DB.prepare("SELECT client_id, name FROM clients WHERE client_id IN (SELECT value FROM json_each(?))")
+        .bind(JSON.stringify(rows.map((r) => r.client_id)))
+        .all<{ client_id: string; name: string }>()
+    ).results.map((c) => [c.client_id, c.name]),
+  );
+  return rows
+    .filter((r) => names.has(r.client_id))
+    .map((r) => ({
+      clientId: r.client_id,
+      appName: names.get(r.client_id)!,
+      items: maskItems(r.items),
+      connectedAt: r.connected_at,
+      lastLoginAt: r.last_login_at,
+      autoLoginUntil: r.auto_until,
+    }))
+    .sort((a, b) => (a.appName < b.appName ? -1 : a.appName > b.appName ? 1 : a.clientId < b.clientId ? -1 : 1));
 }
 
-type StoreEnv = { DB: D1Database; ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+type StoreEnv = DbEnv & DirectoryEnv & { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
 /**
  * Every object a plid's codes and tokens can be in, whichever ONE_TIME_SHARDS the worker that
@@ -166,40 +154,33 @@ export interface EndedLink {
 }
 
 /**
- * Ends the links `where` selects (an SQL condition on `l`, the links table) as a disconnect does,
- * for a reason other than the client's own disconnect (docs/events.md): their codes and tokens end
- * and an event for each client with an `events_uri` is recorded, in one store call per object;
- * then the links (consent, plid) and those subscribers' grants for those clients go, audited
- * without personal data. Returns the links ended.
+ * Ends a person's links (with every client, or one) as a disconnect does, for a reason other than
+ * the client's own disconnect (docs/events.md): `endRows`. Returns the links ended.
  */
-export async function endLinks(
+export async function endLinksOf(
   env: StoreEnv & StoreVars,
-  where: string,
-  binds: readonly unknown[],
+  subscriberId: number,
+  clientId: string | null,
   reason: EndReason,
 ): Promise<EndedLink[]> {
-  const rows = (
-    await env.DB.prepare(
-      `SELECT l.client_id, l.plid, l.subscriber_id, c.events_uri FROM links l JOIN clients c ON c.client_id = l.client_id WHERE ${where}`,
-    )
-      .bind(...binds)
-      .all<{ client_id: string; plid: string; subscriber_id: number; events_uri: string | null }>()
-  ).results;
+  const rows = await dirAt(env, homeOfId(subscriberId)).linksOf(subscriberId, clientId);
   return endRows(env, rows, reason);
 }
 
 /**
- * Ends links deleted by the statement that removed their subscriber (`DELETE FROM links …
- * RETURNING client_id, plid, subscriber_id`), which `endLinks` did not see: made by a consent that
- * landed between its read and the removal. Their codes and tokens end as any other's.
+ * Ends links: their codes and tokens end and an event for each client with an `events_uri` is
+ * recorded, in one store call per object; then the links (consent, plid) and those subscribers'
+ * grants for those clients go from their shards, audited without personal data. Each part is
+ * idempotent: a retry after a failure anywhere ends what is left, and records no second event.
  */
-export async function endLateLinks(
+export async function endRows(
   env: StoreEnv & StoreVars,
-  late: readonly { client_id: string; plid: string; subscriber_id: number }[],
+  rows: readonly EndableLink[],
   reason: EndReason,
 ): Promise<EndedLink[]> {
-  if (late.length === 0) return [];
-  const clients = JSON.stringify([...new Set(late.map((r) => r.client_id))]);
+  if (rows.length === 0) return [];
+  const cfg = storeConfig(env);
+  const clients = JSON.stringify([...new Set(rows.map((r) => r.client_id))]);
   const uris = new Map(
     (
       await env.DB.prepare(
@@ -209,22 +190,7 @@ export async function endLateLinks(
         .all<{ client_id: string; events_uri: string | null }>()
     ).results.map((c) => [c.client_id, c.events_uri]),
   );
-  return endRows(
-    env,
-    late.map((r) => ({ ...r, events_uri: uris.get(r.client_id) ?? null })),
-    reason,
-  );
-}
-
-/** Revokes the links' plids with their events, then deletes what is left of them, audited. */
-async function endRows(
-  env: StoreEnv & StoreVars,
-  rows: readonly { client_id: string; plid: string; subscriber_id: number; events_uri: string | null }[],
-  reason: EndReason,
-): Promise<EndedLink[]> {
-  if (rows.length === 0) return [];
-  const cfg = storeConfig(env);
-  const events = rows.filter((r) => r.events_uri).map((r) => newEvent(r.client_id, r.plid, reason));
+  const events = rows.filter((r) => uris.get(r.client_id)).map((r) => newEvent(r.client_id, r.plid, reason));
   await revokePlids(
     env,
     rows.map((r) => r.plid),
@@ -232,18 +198,16 @@ async function endRows(
     cfg.revocationRetainMs,
     events,
   );
-  const now = Date.now();
-  await env.DB.batch(
-    rows.flatMap((r) => [
-      env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?").bind(
-        r.client_id,
-        r.subscriber_id,
-      ),
-      env.DB.prepare("DELETE FROM links WHERE client_id = ? AND plid = ?").bind(r.client_id, r.plid),
-      env.DB.prepare(
-        "INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES (?, 'plid.ended', ?, 'ok', ?)",
-      ).bind(now, r.client_id, JSON.stringify({ reason, event: r.events_uri !== null })),
-    ]),
+  const byHome = new Map<number, EndableLink[]>();
+  for (const r of rows) {
+    const h = homeOfId(r.subscriber_id);
+    byHome.set(h, [...(byHome.get(h) ?? []), r]);
+  }
+  await Promise.all([...byHome].map(([h, links]) => dirAt(env, h).deleteLinks(links)));
+  await Promise.all(
+    rows.map((r) =>
+      audit(env, "plid.ended", r.client_id, "ok", { reason, event: (uris.get(r.client_id) ?? null) !== null }),
+    ),
   );
   return rows.map((r) => ({ clientId: r.client_id, plid: r.plid, subscriberId: r.subscriber_id }));
 }
@@ -251,7 +215,7 @@ async function endRows(
 /**
  * A client's disconnect of `plid` (spec §4.4): false when the client has no such link. Its codes
  * and tokens end first (the store), then the link and the client's grants of that subscriber go
- * (D1); a retry after a failure between the two finds the link and completes.
+ * (the plid's shard); a retry after a failure between the two finds the link and completes.
  */
 export async function endLink(
   env: StoreEnv,
@@ -260,17 +224,10 @@ export async function endLink(
   shards: number,
   retainMs: number,
 ): Promise<boolean> {
-  const link = await env.DB.prepare("SELECT subscriber_id FROM links WHERE client_id = ? AND plid = ?")
-    .bind(clientId, plid)
-    .first<{ subscriber_id: number }>();
+  const shard = dirAt(env, plidHome(plid, dirShards(env)));
+  const link = await shard.linkByPlid(clientId, plid);
   if (!link) return false;
   await revokePlids(env, [plid], shards, retainMs);
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?").bind(
-      clientId,
-      link.subscriber_id,
-    ),
-    env.DB.prepare("DELETE FROM links WHERE client_id = ? AND plid = ?").bind(clientId, plid),
-  ]);
+  await shard.deleteLinks([link]);
   return true;
 }

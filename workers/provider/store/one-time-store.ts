@@ -9,7 +9,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { B64URL_ALPHABET } from "../../core/crypto";
 import type { IdentityItem } from "../../core/spec";
-import type { Subscriber } from "./directory";
+import { dirAt, dirShards, type DirectoryEnv, type Subscriber } from "./directory";
+import { plidHome } from "./directory-keys";
 import {
   deliver,
   KEEP_UNDELIVERED_MS,
@@ -698,18 +699,14 @@ export class OneTimeStore extends DurableObject {
       .map((r) => r.plid);
     if (ended.length === 0) return;
     const list = JSON.stringify(ended);
-    if (this.db) {
-      const inList = "IN (SELECT value FROM json_each(?))";
+    const env = this.env as unknown as Partial<DirectoryEnv>;
+    if (env.DIRECTORY) {
+      const dir = env as DirectoryEnv;
+      const n = dirShards(dir);
+      const byHome = new Map<number, string[]>();
+      for (const p of ended) byHome.set(plidHome(p, n), [...(byHome.get(plidHome(p, n)) ?? []), p]);
       try {
-        await this.db.batch([
-          this.db
-            .prepare(
-              `DELETE FROM auto_login_grants WHERE EXISTS (SELECT 1 FROM links l WHERE l.plid ${inList}
-                 AND l.client_id = auto_login_grants.client_id AND l.subscriber_id = auto_login_grants.subscriber_id)`,
-            )
-            .bind(list),
-          this.db.prepare(`DELETE FROM links WHERE plid ${inList}`).bind(list),
-        ]);
+        await Promise.all([...byHome].map(([h, plids]) => dirAt(dir, h).deleteLinksByPlid(plids)));
       } catch {
         return;
       }

@@ -1,0 +1,253 @@
+// The directory over its shards (docs/storage.md "Directory shards", "Changes across shards"):
+// which shard a key maps to, and the changes that span shards finishing, or staying undone, when a
+// step dies half way (a fault injected before each step; the shard's alarm runs what was left).
+import { env } from "../../support/env";
+import { afterEach, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import {
+  ciShard,
+  deviceHome,
+  homeOfId,
+  newDeviceId,
+  newPlid,
+  numberShard,
+  plidHome,
+} from "../../../workers/provider/store/directory-keys";
+import { countSubscribers, dirAt, dirShards, subscriberByPhone } from "../../../workers/provider/store/directory";
+import { jobHooks } from "../../../workers/provider/store/directory-jobs";
+import type { DirectoryJob } from "../../../workers/provider/store/directory-shard";
+import { admin } from "../../support/admin";
+import { ciOf, importRows } from "../../support/directory";
+import { exchange, mintFor } from "../../support/helpers";
+import { shardRows } from "../../support/shards";
+
+/** Numbers as a carrier's directory has them: long sequential blocks under a few crowded prefixes. */
+function directoryNumbers(count: number): string[] {
+  const out: string[] = [];
+  const prefixes = ["0101234", "0105555", "0109876", "0102000", "0103100", "0104777"];
+  let block = 0;
+  while (out.length < count) {
+    const prefix = prefixes[block % prefixes.length]!;
+    const start = (block * 1237) % 9000;
+    for (let i = 0; i < 1000 && out.length < count; i++) out.push(prefix + String(start + i).padStart(4, "0"));
+    block++;
+  }
+  return out;
+}
+
+function spread(keys: readonly string[], shardOf: (k: string, n: number) => number, n: number): number {
+  const counts = new Array<number>(n).fill(0);
+  for (const k of keys) counts[shardOf(k, n)]!++;
+  return Math.max(...counts) / (keys.length / n);
+}
+
+describe("keys to shards (directory-keys.ts)", () => {
+  it("numbers in sequential blocks and crowded prefixes spread evenly: the largest shard within 1.2× the mean at 4, 64 and 256 shards (a uniform hash's own scatter is about 1.1× at 256)", () => {
+    const numbers = directoryNumbers(200_000);
+    for (const n of [4, 64, 256]) expect(spread(numbers, numberShard, n)).toBeLessThan(1.2);
+  });
+
+  it("cis spread evenly too, and independently of numbers", () => {
+    const cis = Array.from({ length: 50_000 }, (_, i) => ciOf(i % 256) + String(i));
+    expect(spread(cis, ciShard, 64)).toBeLessThan(1.15);
+  });
+
+  it("a plid is a UUID v4 naming its person's home; a device id is 32 bytes of base64url naming it", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 512 }), fc.nat(), (n, h) => {
+        const home = h % n;
+        const plid = newPlid(home, n);
+        expect(plid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        expect(plidHome(plid, n)).toBe(home);
+        const device = newDeviceId(home, n);
+        expect(device).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(deviceHome(device, n)).toBe(home);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a person's id names their home, the shard of the number they were first written at", async () => {
+    await importRows([row("01040400001", 201)]);
+    const p = (await subscriberByPhone(env, "01040400001"))!;
+    expect(homeOfId(p.id)).toBe(numberShard("01040400001", dirShards(env)));
+  });
+});
+
+const row = (phone: string, ci: number, name = "분산") => ({
+  telcoCd: "S",
+  phoneNo: phone,
+  name,
+  gender: "M",
+  birth: "1988-08-08",
+  foreign: "L",
+  ci: ciOf(ci),
+});
+
+/** Two numbers whose shards differ (so a move between them spans shards). */
+function numbersOnTwoShards(base: string): [string, string] {
+  const n = dirShards(env);
+  const first = `${base}00`;
+  for (let i = 1; i < 100; i++) {
+    const other = `${base}${String(i).padStart(2, "0")}`;
+    if (numberShard(other, n) !== numberShard(first, n)) return [first, other];
+  }
+  throw new Error("no two shards");
+}
+
+/** Runs every shard's alarm until no job is left (what a shard does on its own a minute on). */
+async function drainJobs(): Promise<void> {
+  for (let round = 0; round < 5; round++) {
+    await shardRows("UPDATE jobs SET next_at = 0");
+    for (let s = 0; s < dirShards(env); s++) await runDurableObjectAlarm(dirAt(env, s));
+    if ((await shardRows("SELECT id FROM jobs")).length === 0) return;
+  }
+  throw new Error("jobs left");
+}
+
+/** Throws before the named step of the first job of `kind` (once). */
+function faultBefore(kind: DirectoryJob["kind"], step: string): () => boolean {
+  let fired = false;
+  jobHooks.beforeStep = async (job, name) => {
+    if (!fired && job.kind === kind && name === step) {
+      fired = true;
+      throw new Error(`fault before ${kind}/${step}`);
+    }
+  };
+  return () => fired;
+}
+
+afterEach(() => {
+  jobHooks.beforeStep = undefined;
+});
+
+/** What must hold between people, numbers and the ci index once no job is left. */
+async function invariants(): Promise<void> {
+  const people = await shardRows<{ id: number; ci: string; phone: string; test: number }>(
+    "SELECT id, ci, phone, test_clients IS NOT NULL AS test FROM people",
+  );
+  const byId = new Map(people.map((p) => [p.id, p]));
+  // each person holds their number: its entry names them
+  const numbers = await shardRows<{ phone: string; id: number }>("SELECT phone, id FROM numbers");
+  const entry = new Map(numbers.map((e) => [e.phone, e.id]));
+  for (const p of people) expect(entry.get(p.phone), `person ${p.id} holds ${p.phone}`).toBe(p.id);
+  // a ci is one person, indexed to them (test numbers are not indexed)
+  const directory = people.filter((p) => p.test === 0);
+  expect(new Set(directory.map((p) => p.ci)).size).toBe(directory.length);
+  const indexed = await shardRows<{ ci: string; id: number }>("SELECT ci, id FROM by_ci");
+  for (const p of directory) expect(indexed.find((e) => e.ci === p.ci)?.id, `ci of ${p.id}`).toBe(p.id);
+  for (const e of indexed) expect(byId.get(e.id)?.ci, `index entry ${e.ci}`).toBe(e.ci);
+  // links and grants belong to people who exist
+  for (const l of await shardRows<{ subscriber_id: number }>("SELECT subscriber_id FROM links"))
+    expect(byId.has(l.subscriber_id)).toBe(true);
+  // the counters are the rows
+  expect((await countSubscribers(env)).total).toBe(people.length);
+}
+
+describe("a removal that dies half way finishes at its shard's alarm", () => {
+  for (const step of ["end_links", "unindex", "delete"]) {
+    it(`fault before "${step}": the request fails, nothing half done shows, and the alarm ends the person's logins and removes them`, async () => {
+      const phone = `010505${String(["end_links", "unindex", "delete"].indexOf(step)).padStart(5, "0")}`;
+      await importRows([row(phone, 210 + phone.length + step.length)]);
+      const { code, plid } = await mintFor(phone);
+      const fired = faultBefore("remove", step);
+      const res = await admin("DELETE", `/admin/directory/${phone}`);
+      expect(fired()).toBe(true);
+      expect(res.status).toBe(500);
+      // the number no longer answers: the removal's first step (the number freed, the rest queued) held
+      expect(await subscriberByPhone(env, phone)).toBeNull();
+      await drainJobs();
+      expect(await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).toEqual([]);
+      expect((await exchange(code)).status).not.toBe(200);
+      expect(await shardRows("SELECT id FROM people WHERE phone = ?", phone)).toEqual([]);
+      await invariants();
+    });
+  }
+});
+
+describe("an import whose cross-shard steps die half way", () => {
+  it("a person moving to a number on another shard keeps their plid; the old number is freed by the alarm when its release fails", async () => {
+    const [from, to] = numbersOnTwoShards("010606000");
+    await importRows([row(from, 220, "이사")]);
+    const { plid } = await mintFor(from);
+    const fired = faultBefore("release", "release");
+    expect(await importRows([row(to, 220, "이사")])).toMatchObject({ inserted: 0, updated: 1, reassigned: 0 });
+    expect(fired()).toBe(true);
+    expect(await subscriberByPhone(env, to)).toMatchObject({ ci: ciOf(220) });
+    expect(await subscriberByPhone(env, from)).toBeNull(); // the old entry is stale: it answers nothing
+    await drainJobs();
+    expect((await mintFor(to)).plid).toBe(plid);
+    expect(await shardRows("SELECT id FROM numbers WHERE phone = ?", from)).toEqual([]);
+    await invariants();
+  });
+
+  it("a reassigned number's previous holder is removed by the alarm when the removal fails, and a new person's ci is indexed when that fails", async () => {
+    const phone = "01061610001";
+    await importRows([row(phone, 230, "전주인")]);
+    const before = await mintFor(phone);
+    const firedRemove = faultBefore("remove", "end_links");
+    expect(await importRows([row(phone, 231, "새주인")])).toMatchObject({ inserted: 1, reassigned: 1 });
+    expect(firedRemove()).toBe(true);
+    await drainJobs();
+    expect((await exchange(before.code)).status).not.toBe(200);
+    expect(await shardRows("SELECT plid FROM links WHERE plid = ?", before.plid)).toEqual([]);
+    const firedIndex = faultBefore("index_ci", "index");
+    expect(await importRows([row("01061610002", 232, "새사람")])).toMatchObject({ inserted: 1 });
+    expect(firedIndex()).toBe(true);
+    await drainJobs();
+    await invariants();
+  });
+
+  it("any sequence of imports (moves across shards, reassignments, swaps) with a fault before any step: once the alarms ran, every invariant holds and the directory is what the imports give", async () => {
+    const pool = ["01062620001", "01062620002", "01062620003", "01062620004", "01062620005"];
+    const kinds: [DirectoryJob["kind"], string][] = [
+      ["remove", "end_links"],
+      ["remove", "delete"],
+      ["remove", "unindex"],
+      ["release", "release"],
+      ["index_ci", "index"],
+    ];
+    const fileArb = fc
+      .array(fc.record({ p: fc.nat({ max: pool.length - 1 }), c: fc.nat({ max: 5 }) }), {
+        minLength: 1,
+        maxLength: 4,
+      })
+      .map((rs) => rs.filter((r, i) => rs.findIndex((o) => o.p === r.p || o.c === r.c) === i));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fileArb, fc.option(fc.nat({ max: kinds.length - 1 }), { nil: null })), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        async (steps) => {
+          // from an empty pool
+          for (const phone of pool) await admin("DELETE", `/admin/directory/${phone}`);
+          await drainJobs();
+          const expected = new Map<number, number>(); // pool index → ci
+          for (const [file, fault] of steps) {
+            if (fault !== null) faultBefore(...kinds[fault]!);
+            const rows = file.map((r) => row(pool[r.p]!, 240 + r.c));
+            // An import first finishes what earlier changes left; when that fails again (the fault
+            // fired there) it refuses, and the operator's retry (the CLI's) goes through.
+            const res = await admin("POST", "/admin/directory/import", { json: rows });
+            jobHooks.beforeStep = undefined;
+            if (res.status !== 200)
+              expect((await admin("POST", "/admin/directory/import", { json: rows })).status).toBe(200);
+            // the model: a ci named moves to its row's number; every other holder there is displaced
+            for (const r of file) for (const [p, c] of expected) if (c === r.c) expected.delete(p);
+            for (const r of file) expected.set(r.p, r.c);
+          }
+          await drainJobs();
+          for (const [i, phone] of pool.entries()) {
+            const got = await subscriberByPhone(env, phone);
+            const want = expected.get(i);
+            expect(got?.ci ?? null, phone).toBe(want === undefined ? null : ciOf(240 + want));
+          }
+          await invariants();
+        },
+      ),
+      { numRuns: 30 },
+    );
+  }, 120_000);
+});

@@ -1,0 +1,124 @@
+// The steps of a directory change that span shards (docs/storage.md "Changes across shards"). The
+// step that starts a change (a number claimed, a removal started) queues the others in its own
+// shard in the same transaction; its caller then runs them at once and marks them done, and a
+// caller that died leaves them to that shard's alarm. Every step is idempotent and conditional on
+// what it changes still being as the change found it, so running one twice, or late, is harmless:
+// a number is freed only while the person it names still holds it, a ci unindexed only while it
+// names the removed person, a person removed only while their row still names the number.
+
+import type { StoreVars } from "./config";
+import { dirAt, dirShards, type DirectoryEnv } from "./directory";
+import { ciShard, homeOfId, numberShard } from "./directory-keys";
+import type { DirectoryJob, DirectoryShard, QueuedJob } from "./directory-shard";
+import { endRows } from "./links";
+import type { OneTimeStore } from "./one-time-store";
+
+export type JobEnv = DirectoryEnv & StoreVars & { DB: D1Database; ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+
+/** Test hook: runs before each step of a job (a fault injected there leaves the job to its retry). */
+export const jobHooks: { beforeStep?: (job: DirectoryJob, step: string) => Promise<void> } = {};
+
+async function step(job: DirectoryJob, name: string): Promise<void> {
+  if (jobHooks.beforeStep) await jobHooks.beforeStep(job, name);
+}
+
+/** Runs one job to its end. */
+export async function runJob(env: JobEnv, job: DirectoryJob): Promise<void> {
+  const n = dirShards(env);
+  switch (job.kind) {
+    case "index_ci": {
+      // only while the person is there (a job run late, after the person was removed, indexes
+      // nothing); an entry that outlives its person anyway is never followed: the import reads
+      // each entry's person and checks the ci
+      await step(job, "index");
+      const p = await dirAt(env, homeOfId(job.id)).person(job.id);
+      if (p?.ci === job.ci) await dirAt(env, ciShard(job.ci, n)).indexCi(job.ci, job.id);
+      return;
+    }
+    case "release":
+      await step(job, "release");
+      await dirAt(env, numberShard(job.phone, n)).release(job.phone, job.id);
+      return;
+    case "remove": {
+      // Their logins end first (codes, tokens, events), then their ci leaves the index, then the
+      // row goes with their grants, only while it still names the number and no link is left (one
+      // made meanwhile is ended on the next pass). A retry starts again from the top.
+      const home = dirAt(env, homeOfId(job.id));
+      for (let pass = 0; pass < 5; pass++) {
+        const person = await home.person(job.id);
+        if (!person || person.phone !== job.phone) return;
+        await step(job, "end_links");
+        await endRows(env, await home.linksOf(job.id, null), job.reason);
+        await step(job, "unindex");
+        await dirAt(env, ciShard(person.ci, n)).unindexCi(person.ci, job.id);
+        await step(job, "delete");
+        if ((await home.removePerson(job.id, job.phone)).removed) return;
+      }
+      throw new Error("remove: links kept being made");
+    }
+  }
+}
+
+/**
+ * Runs jobs a shard queued, then marks them done there. A job that fails stays queued for the
+ * shard's alarm (the caller's answer does not depend on it: what it finishes is already decided).
+ */
+export async function runJobs(env: JobEnv, shard: number, jobs: readonly QueuedJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const done: number[] = [];
+  await Promise.all(
+    jobs.map(async (j) => {
+      try {
+        await runJob(env, j.job);
+        done.push(j.id);
+      } catch {
+        // left to the alarm
+      }
+    }),
+  );
+  await dirAt(env, shard).jobsDone(done);
+}
+
+/**
+ * Runs every job left in every shard (an import starts with it: it decides against the ci index
+ * and the numbers, which a job not yet run would leave behind). False when one failed again.
+ */
+export async function finishAllJobs(env: JobEnv): Promise<boolean> {
+  const results = await Promise.all(
+    Array.from({ length: dirShards(env) }, async (_, s) => {
+      const shard = dirAt(env, s);
+      for (;;) {
+        const jobs = await shard.dueJobs(100, true);
+        if (jobs.length === 0) return true;
+        const done: number[] = [];
+        for (const j of jobs) {
+          try {
+            await runJob(env, j.job);
+            done.push(j.id);
+          } catch {
+            // left queued, for its retry
+          }
+        }
+        await shard.jobsDone(done);
+        if (done.length < jobs.length) return false;
+      }
+    }),
+  );
+  return results.every(Boolean);
+}
+
+/** The alarm's pass over a shard's due jobs; whether any are left. */
+export async function runQueuedJobs(env: JobEnv, shard: DirectoryShard): Promise<boolean> {
+  const due = shard.dueJobs(100);
+  const done: number[] = [];
+  for (const j of due) {
+    try {
+      await runJob(env, j.job);
+      done.push(j.id);
+    } catch {
+      // tried again at the next alarm
+    }
+  }
+  shard.jobsDone(done);
+  return shard.pendingJobs() > 0;
+}

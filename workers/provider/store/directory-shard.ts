@@ -1,0 +1,748 @@
+// One directory shard: a SQLite-backed Durable Object holding the people whose home it is, with
+// their links and automatic-login grants, and the number and ci index entries that hash to it
+// (docs/storage.md "Directory shards"; which key goes where: directory-keys.ts). Every method is
+// synchronous SQL with no await, so each call is one atomic step. A change that spans shards (an
+// import moving a person, a removal) is a sequence of such steps, each idempotent; the step that
+// starts it records the rest in `jobs` in the same transaction, and the alarm finishes what a
+// caller that died left (directory-jobs.ts).
+
+import { DurableObject } from "cloudflare:workers";
+import { IDENTITY_ITEMS, type IdentityItem } from "../../core/spec";
+import { homeOfId, numberShard, SHARD_SLOTS } from "./directory-keys";
+import { runQueuedJobs } from "./directory-jobs";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS people (
+  id              INTEGER PRIMARY KEY,   -- sequence × SHARD_SLOTS + this shard: never given twice
+  ci              TEXT NOT NULL,
+  telco           TEXT NOT NULL,
+  phone           TEXT NOT NULL,         -- the number they hold (its entry in numbers may be in another shard)
+  name            TEXT NOT NULL,
+  gender          TEXT NOT NULL,
+  birth           TEXT NOT NULL,
+  foreign_cd      TEXT NOT NULL,
+  test_otp_hash   TEXT,                  -- test numbers: SHA-256 of the fixed code
+  test_clients    TEXT,                  -- registered review test numbers: JSON array of client ids
+  test_expires_at INTEGER,
+  created_at      INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS by_ci (ci TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS links (
+  subscriber_id INTEGER NOT NULL,
+  client_id     TEXT NOT NULL,
+  plid          TEXT NOT NULL UNIQUE,
+  items         INTEGER NOT NULL,        -- consented items, one bit each in IDENTITY_ITEMS order
+  consented_at  INTEGER NOT NULL,
+  linked_at     INTEGER NOT NULL,
+  last_login_at INTEGER,
+  PRIMARY KEY (subscriber_id, client_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_by_client ON links (client_id);
+CREATE TABLE IF NOT EXISTS grants (
+  device_hash   TEXT NOT NULL,
+  client_id     TEXT NOT NULL,
+  subscriber_id INTEGER NOT NULL,
+  expires_at    INTEGER NOT NULL,
+  PRIMARY KEY (device_hash, client_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS grants_by_subscriber ON grants (subscriber_id, client_id);
+CREATE INDEX IF NOT EXISTS grants_by_expiry ON grants (expires_at);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('sequence', 0), ('people', 0), ('test_numbers', 0);
+CREATE TABLE IF NOT EXISTS jobs (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  job        TEXT NOT NULL,              -- JSON of a DirectoryJob
+  created_at INTEGER NOT NULL,
+  attempts   INTEGER NOT NULL DEFAULT 0,
+  next_at    INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS people_counted AFTER INSERT ON people BEGIN
+  UPDATE meta SET value = value + 1 WHERE key = 'people';
+  UPDATE meta SET value = value + 1 WHERE key = 'test_numbers' AND NEW.test_otp_hash IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS people_uncounted AFTER DELETE ON people BEGIN
+  UPDATE meta SET value = value - 1 WHERE key = 'people';
+  UPDATE meta SET value = value - 1 WHERE key = 'test_numbers' AND OLD.test_otp_hash IS NOT NULL;
+END;
+`;
+
+/** A person's row as the shard returns it. */
+export type PersonRow = {
+  id: number;
+  ci: string;
+  telco: "S" | "K" | "L";
+  phone: string;
+  name: string;
+  gender: "M" | "F";
+  birth: string;
+  foreign_cd: "L" | "F";
+  test_otp_hash: string | null;
+  test_clients: string | null;
+  test_expires_at: number | null;
+  created_at: number;
+};
+
+/** The directory fields an import or a registration writes. */
+export interface PersonFields {
+  telco: string;
+  phone: string;
+  name: string;
+  gender: string;
+  birth: string;
+  foreign: string;
+  ci: string;
+}
+
+/** Who answers for a number, as its shard knows: nobody, a person at home here, or an id whose home is elsewhere. */
+export type NumberHolder =
+  | { at: "none" }
+  | { at: "here"; person: PersonRow }
+  | { at: "away"; id: number }
+  /** An entry of a person at home here whose row no longer names the number (a move not yet finished, or done). */
+  | { at: "stale"; id: number };
+
+/** A link as stored: its items decoded. */
+export interface LinkRow {
+  plid: string;
+  items: IdentityItem[];
+  consentedAt: number;
+}
+
+export type EndableLink = {
+  client_id: string;
+  plid: string;
+  subscriber_id: number;
+};
+
+/** A cross-shard step left to finish (directory-jobs.ts runs it; each is idempotent). */
+export type DirectoryJob =
+  | { kind: "index_ci"; ci: string; id: number }
+  | { kind: "release"; phone: string; id: number }
+  | { kind: "remove"; id: number; phone: string; reason: "number_reassigned" | "subscriber_removed" };
+
+export interface QueuedJob {
+  id: number;
+  job: DirectoryJob;
+}
+
+/** One import row at its number's shard: what the shard did, or what it found for the caller to decide. */
+export type NumberImport = { seq: number; done: "updated" } | { seq: number; holder: NumberHolder };
+
+/** The write a caller decided for a number, applied only while the number's holder is still `expect`. */
+export interface Claim {
+  seq: number;
+  phone: string;
+  /** The holder the decision was made against (null: nobody). */
+  expect: number | null;
+  /** The person who takes the number; null: a new person with `fields`. */
+  person: number | null;
+  fields: PersonFields;
+  /** The holder is displaced (removed, their logins ended); false when they are moving elsewhere in the same import. */
+  displace: boolean;
+  /** Where the new person's ci is indexed (this shard: written now; else a job). */
+  ciShard: number;
+  /** A person at home elsewhere, already moved there to this number: the number they left, freed by a job. */
+  leaves: string | null;
+}
+
+export type ClaimResult = { seq: number; ok: false } | { seq: number; ok: true; id: number };
+
+/** Items as a bit mask (IDENTITY_ITEMS order): 9 bits instead of a JSON list in every link row. */
+export function itemsMask(items: readonly IdentityItem[]): number {
+  let m = 0;
+  for (const i of items) m |= 1 << IDENTITY_ITEMS.indexOf(i);
+  return m;
+}
+
+export function maskItems(mask: number): IdentityItem[] {
+  return IDENTITY_ITEMS.filter((_, i) => (mask & (1 << i)) !== 0);
+}
+
+/** Expired grants deleted per opt-in: nothing else removes a grant whose device never returns. */
+const GRANT_PURGE_BATCH = 50;
+/** A job its caller has not finished within this is the alarm's. */
+export const JOB_GRACE_MS = 30_000;
+const JOB_RETRY_MS = 60_000;
+
+export class DirectoryShard extends DurableObject {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env as never);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(SCHEMA);
+  }
+
+  // ---- people and numbers
+
+  /** Who holds `phone` (this shard answers for it). A person at home here counts only while their row names the number. */
+  holder(shard: number, phone: string): NumberHolder {
+    const n = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0];
+    if (!n) return { at: "none" };
+    if (homeOfId(n.id) !== shard) return { at: "away", id: n.id };
+    const p = this.personRow(n.id);
+    return p && p.phone === phone ? { at: "here", person: p } : { at: "stale", id: n.id };
+  }
+
+  /** A person at home here, or null. */
+  person(id: number): PersonRow | null {
+    return this.personRow(id);
+  }
+
+  /** People at home here, by id (the import's and the remover's batched reads). */
+  people(ids: readonly number[]): PersonRow[] {
+    return this.sql
+      .exec<PersonRow>("SELECT * FROM people WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))
+      .toArray();
+  }
+
+  /** The directory people indexed here by ci (never a registered test number). */
+  idsByCi(cis: readonly string[]): { ci: string; id: number }[] {
+    return this.sql
+      .exec<{
+        ci: string;
+        id: number;
+      }>("SELECT ci, id FROM by_ci WHERE ci IN (SELECT value FROM json_each(?))", JSON.stringify(cis))
+      .toArray();
+  }
+
+  /**
+   * The import's first pass over the rows whose numbers this shard answers for: a number held by
+   * the same directory person (same ci) at home here is updated now (id, plids and consent kept);
+   * for every other row the holder is returned, for the caller to decide with what other shards hold.
+   */
+  importAtNumbers(shard: number, rows: readonly (PersonFields & { seq: number })[], dryRun: boolean): NumberImport[] {
+    const out: NumberImport[] = [];
+    for (const r of rows) {
+      const h = this.holder(shard, r.phone);
+      if (h.at === "here" && h.person.ci === r.ci && h.person.test_clients === null) {
+        if (!dryRun) this.writeFields(h.person.id, r);
+        out.push({ seq: r.seq, done: "updated" });
+      } else out.push({ seq: r.seq, holder: h });
+    }
+    return out;
+  }
+
+  /** Updates a person's directory fields and number, only while their ci is `ci`; false when not. */
+  updatePerson(id: number, fields: PersonFields): { done: boolean; previousPhone: string | null } {
+    const p = this.personRow(id);
+    if (!p || p.ci !== fields.ci) return { done: false, previousPhone: null };
+    this.writeFields(id, fields);
+    return { done: true, previousPhone: p.phone };
+  }
+
+  /**
+   * Applies decided claims, each only while its number's holder is still the one it was decided
+   * against: the number passes to the person (a new one made here), a displaced holder's removal
+   * and every other shard's part are queued as jobs in the same transaction; returns the jobs.
+   */
+  claim(shard: number, shards: number, claims: readonly Claim[]): { results: ClaimResult[]; jobs: QueuedJob[] } {
+    const results: ClaimResult[] = [];
+    const jobs: QueuedJob[] = [];
+    const now = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      for (const c of claims) {
+        const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", c.phone).toArray()[0];
+        if ((cur?.id ?? null) !== c.expect) {
+          results.push({ seq: c.seq, ok: false });
+          continue;
+        }
+        let id: number;
+        if (c.person === null) {
+          id = this.insertPerson(shard, c.fields, null, now);
+          if (c.ciShard === shard)
+            this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", c.fields.ci, id);
+          else jobs.push(this.queue({ kind: "index_ci", ci: c.fields.ci, id }, now));
+        } else {
+          id = c.person;
+          if (homeOfId(id) === shard) {
+            const moved = this.updatePerson(id, c.fields);
+            if (!moved.done) {
+              // gone since the decision (removed meanwhile): decided again by the caller
+              results.push({ seq: c.seq, ok: false });
+              continue;
+            }
+            const prev = moved.previousPhone!;
+            if (prev === c.phone) {
+              // already there
+            } else if (numberShard(prev, shards) === shard) this.release(prev, id);
+            else jobs.push(this.queue({ kind: "release", phone: prev, id }, now));
+          } else if (c.leaves !== null && c.leaves !== c.phone)
+            jobs.push(this.queue({ kind: "release", phone: c.leaves, id }, now));
+        }
+        this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", c.phone, id);
+        if (c.expect !== null && c.displace)
+          jobs.push(this.queue({ kind: "remove", id: c.expect, phone: c.phone, reason: "number_reassigned" }, now));
+        results.push({ seq: c.seq, ok: true, id });
+      }
+    });
+    if (jobs.length) this.armAlarm(now + JOB_GRACE_MS);
+    return { results, jobs };
+  }
+
+  /** Frees `phone` while `id` holds it (a person who moved away, or one being removed). */
+  release(phone: string, id: number): void {
+    this.sql.exec("DELETE FROM numbers WHERE phone = ? AND id = ?", phone, id);
+  }
+
+  /**
+   * Starts the removal of the person holding `phone`, only while `id` still does: the number is
+   * freed and the removal queued in one step. The job, or null when `id` no longer holds it.
+   */
+  startRemoval(phone: string, id: number, reason: "number_reassigned" | "subscriber_removed"): QueuedJob | null {
+    let job: QueuedJob | null = null;
+    this.ctx.storage.transactionSync(() => {
+      const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0];
+      if (cur?.id !== id) return;
+      this.sql.exec("DELETE FROM numbers WHERE phone = ?", phone);
+      job = this.queue({ kind: "remove", id, phone, reason }, Date.now());
+    });
+    if (job) this.armAlarm(Date.now() + JOB_GRACE_MS);
+    return job;
+  }
+
+  /**
+   * Deletes a person at home here with their grants, only while their row still names `phone` (a
+   * person who moved to another number meanwhile stays) and once no link is left: links made since
+   * the caller ended them (a consent landing meanwhile) come back to be ended first.
+   */
+  removePerson(id: number, phone: string): { removed: boolean; links: EndableLink[] } {
+    let out: { removed: boolean; links: EndableLink[] } = { removed: false, links: [] };
+    this.ctx.storage.transactionSync(() => {
+      const p = this.personRow(id);
+      if (!p || p.phone !== phone) return;
+      const links = this.linksOf(id, null);
+      if (links.length) {
+        out = { removed: false, links };
+        return;
+      }
+      this.sql.exec("DELETE FROM grants WHERE subscriber_id = ?", id);
+      this.sql.exec("DELETE FROM people WHERE id = ?", id);
+      out = { removed: true, links: [] };
+    });
+    return out;
+  }
+
+  /** Indexes a directory person's ci here (an import's new person whose ci hashes to this shard). */
+  indexCi(ci: string, id: number): void {
+    this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", ci, id);
+  }
+
+  /** Drops a removed person's ci entry, only while it still names them. */
+  unindexCi(ci: string, id: number): void {
+    this.sql.exec("DELETE FROM by_ci WHERE ci = ? AND id = ?", ci, id);
+  }
+
+  /** Inserts people of the dev seed whose numbers are free (operator changes to seed rows are kept). */
+  seed(
+    shard: number,
+    rows: readonly (PersonFields & { testOtpHash: string | null; ciShard: number })[],
+  ): { ci: string; id: number; ciShard: number }[] {
+    const out: { ci: string; id: number; ciShard: number }[] = [];
+    const now = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      for (const r of rows) {
+        if (this.sql.exec("SELECT 1 FROM numbers WHERE phone = ?", r.phone).toArray().length) continue;
+        const id = this.insertPerson(shard, r, { otpHash: r.testOtpHash, clients: null, expiresAt: null }, now);
+        this.sql.exec("INSERT INTO numbers (phone, id) VALUES (?, ?)", r.phone, id);
+        out.push({ ci: r.ci, id, ciShard: r.ciShard });
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Takes the directory's import lease for `holder` until `until` (imports run one at a time: two
+   * imports interleaving over the same numbers would give a directory neither order gives); true
+   * when taken or already held by `holder`. Held by another, unexpired: false.
+   */
+  takeImportLease(holder: string, until: number): boolean {
+    const now = Date.now();
+    const cur = this.sql
+      .exec<{ key: string; value: number }>("SELECT key, value FROM meta WHERE key LIKE 'import:%'")
+      .toArray()[0];
+    if (cur && cur.key !== `import:${holder}` && cur.value > now) return false;
+    this.sql.exec("DELETE FROM meta WHERE key LIKE 'import:%'");
+    this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?)", `import:${holder}`, until);
+    return true;
+  }
+
+  dropImportLease(holder: string): void {
+    this.sql.exec("DELETE FROM meta WHERE key = ?", `import:${holder}`);
+  }
+
+  // ---- test numbers (registered for app review: always at home in their number's shard)
+
+  /**
+   * Registers a test number at `phone`, only while the number's entry is still `expect`: the same
+   * test persona (`update`: the holder `expect`, same ci) updated in place, or a new person. The
+   * person's id, or null when the holder changed.
+   */
+  putTestNumber(
+    shard: number,
+    expect: number | null,
+    update: boolean,
+    fields: PersonFields,
+    test: { otpHash: string; clients: string; expiresAt: number },
+  ): number | null {
+    let id: number | null = null;
+    const now = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", fields.phone).toArray()[0];
+      if ((cur?.id ?? null) !== expect) return;
+      if (update && expect !== null) {
+        const p = this.personRow(expect);
+        if (!p || p.test_clients === null || p.ci !== fields.ci || p.phone !== fields.phone) return;
+        this.writeFields(expect, fields);
+        this.sql.exec(
+          "UPDATE people SET test_otp_hash = ?, test_clients = ?, test_expires_at = ? WHERE id = ?",
+          test.otpHash,
+          test.clients,
+          test.expiresAt,
+          expect,
+        );
+        id = expect;
+        return;
+      }
+      id = this.insertPerson(shard, fields, test, now);
+      this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", fields.phone, id);
+    });
+    return id;
+  }
+
+  /** Registered test numbers here with a number after `after`, by number, at most `limit`. */
+  testNumbers(after: string, limit: number): PersonRow[] {
+    return this.sql
+      .exec<PersonRow>(
+        "SELECT * FROM people WHERE test_clients IS NOT NULL AND phone > ? ORDER BY phone LIMIT ?",
+        after,
+        limit,
+      )
+      .toArray();
+  }
+
+  /** The shard's counters, kept by triggers in the same step as each write (never a COUNT over the table). */
+  counts(): { people: number; testNumbers: number; jobs: number } {
+    const m = new Map(
+      this.sql
+        .exec<{ key: string; value: number }>("SELECT key, value FROM meta")
+        .toArray()
+        .map((r) => [r.key, r.value]),
+    );
+    return { people: m.get("people") ?? 0, testNumbers: m.get("test_numbers") ?? 0, jobs: this.pendingJobs() };
+  }
+
+  // ---- links (docs/storage.md): one plid per (client, person)
+
+  findLink(subscriberId: number, clientId: string): LinkRow | null {
+    const r = this.sql
+      .exec<{ plid: string; items: number; consented_at: number }>(
+        "SELECT plid, items, consented_at FROM links WHERE subscriber_id = ? AND client_id = ?",
+        subscriberId,
+        clientId,
+      )
+      .toArray()[0];
+    return r ? { plid: r.plid, items: maskItems(r.items), consentedAt: r.consented_at } : null;
+  }
+
+  /**
+   * Records consent: keeps the existing plid, or links with `newPlid`. Null when the person is
+   * gone (removed, or their number reassigned) since the sign-in began.
+   */
+  recordConsent(subscriberId: number, clientId: string, items: number, newPlid: string): string | null {
+    if (!this.personRow(subscriberId)) return null;
+    const now = Date.now();
+    return (
+      this.sql
+        .exec<{ plid: string }>(
+          `INSERT INTO links (subscriber_id, client_id, plid, items, consented_at, linked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+           ON CONFLICT (subscriber_id, client_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at
+           RETURNING plid`,
+          subscriberId,
+          clientId,
+          newPlid,
+          items,
+          now,
+        )
+        .toArray()[0]?.plid ?? null
+    );
+  }
+
+  linkExists(clientId: string, plid: string): boolean {
+    return this.sql.exec("SELECT 1 FROM links WHERE plid = ? AND client_id = ?", plid, clientId).toArray().length > 0;
+  }
+
+  touchLink(clientId: string, plid: string): void {
+    this.sql.exec("UPDATE links SET last_login_at = ? WHERE plid = ? AND client_id = ?", Date.now(), plid, clientId);
+  }
+
+  /** The person's links with the latest live grant of each (their /account page). */
+  connections(subscriberId: number): {
+    client_id: string;
+    items: number;
+    connected_at: number;
+    last_login_at: number | null;
+    auto_until: number | null;
+  }[] {
+    return this.sql
+      .exec<{
+        client_id: string;
+        items: number;
+        connected_at: number;
+        last_login_at: number | null;
+        auto_until: number | null;
+      }>(
+        `SELECT l.client_id, l.items, l.linked_at AS connected_at, l.last_login_at,
+           (SELECT max(g.expires_at) FROM grants g WHERE g.subscriber_id = l.subscriber_id AND g.client_id = l.client_id
+             AND g.expires_at > ?) AS auto_until
+         FROM links l WHERE l.subscriber_id = ?`,
+        Date.now(),
+        subscriberId,
+      )
+      .toArray();
+  }
+
+  /** The links of a person (every client, or one). */
+  linksOf(subscriberId: number, clientId: string | null): EndableLink[] {
+    return this.sql
+      .exec<EndableLink>(
+        "SELECT client_id, plid, subscriber_id FROM links WHERE subscriber_id = ? AND (?2 IS NULL OR client_id = ?2)",
+        subscriberId,
+        clientId,
+      )
+      .toArray();
+  }
+
+  /** The client's link of this plid, or null. */
+  linkByPlid(clientId: string, plid: string): EndableLink | null {
+    return (
+      this.sql
+        .exec<EndableLink>(
+          "SELECT client_id, plid, subscriber_id FROM links WHERE plid = ? AND client_id = ?",
+          plid,
+          clientId,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  /** Deletes links (by client and plid) with their person's grants for that client. */
+  deleteLinks(links: readonly EndableLink[]): void {
+    this.ctx.storage.transactionSync(() => {
+      for (const l of links) {
+        this.sql.exec("DELETE FROM grants WHERE subscriber_id = ? AND client_id = ?", l.subscriber_id, l.client_id);
+        this.sql.exec("DELETE FROM links WHERE plid = ? AND client_id = ?", l.plid, l.client_id);
+      }
+    });
+  }
+
+  /** Deletes the links holding these plids (ends whose deletion failed) with their grants. */
+  deleteLinksByPlid(plids: readonly string[]): void {
+    const list = JSON.stringify(plids);
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec(
+        `DELETE FROM grants WHERE EXISTS (SELECT 1 FROM links l WHERE l.plid IN (SELECT value FROM json_each(?))
+           AND l.client_id = grants.client_id AND l.subscriber_id = grants.subscriber_id)`,
+        list,
+      );
+      this.sql.exec("DELETE FROM links WHERE plid IN (SELECT value FROM json_each(?))", list);
+    });
+  }
+
+  /** Deletes up to `limit` of a client's links with their grants (a deleted client); the plids deleted. */
+  takeClientLinks(clientId: string, limit: number): string[] {
+    let plids: string[] = [];
+    this.ctx.storage.transactionSync(() => {
+      plids = this.sql
+        .exec<{ plid: string }>(
+          `DELETE FROM links WHERE (subscriber_id, client_id) IN
+             (SELECT subscriber_id, client_id FROM links WHERE client_id = ?1 LIMIT ?2) RETURNING plid`,
+          clientId,
+          limit,
+        )
+        .toArray()
+        .map((r) => r.plid);
+      if (plids.length < limit) this.sql.exec("DELETE FROM grants WHERE client_id = ?", clientId);
+    });
+    return plids;
+  }
+
+  // ---- automatic-login grants: (device, client) → person; a device's grants live in its id's shard
+
+  putGrant(deviceHash: string, clientId: string, subscriberId: number, expiresAt: number): void {
+    const now = Date.now();
+    this.sql.exec(
+      `INSERT INTO grants (device_hash, client_id, subscriber_id, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (device_hash, client_id) DO UPDATE SET subscriber_id = excluded.subscriber_id, expires_at = excluded.expires_at`,
+      deviceHash,
+      clientId,
+      subscriberId,
+      expiresAt,
+    );
+    this.sql.exec(
+      "DELETE FROM grants WHERE (device_hash, client_id) IN (SELECT device_hash, client_id FROM grants WHERE expires_at <= ? LIMIT ?)",
+      now,
+      GRANT_PURGE_BATCH,
+    );
+  }
+
+  /** The person's grants on `oldHash` move to `newHash` (both here); whatever else is on `oldHash` ends. */
+  replaceDevice(oldHash: string, newHash: string, subscriberId: number): void {
+    this.sql.exec(
+      "UPDATE grants SET device_hash = ? WHERE device_hash = ? AND subscriber_id = ?",
+      newHash,
+      oldHash,
+      subscriberId,
+    );
+    this.sql.exec("DELETE FROM grants WHERE device_hash = ?", oldHash);
+  }
+
+  /** Every grant on the device that is not `subscriberId`'s ends, for every client. */
+  endOthersOnDevice(deviceHash: string, subscriberId: number): void {
+    this.sql.exec("DELETE FROM grants WHERE device_hash = ? AND subscriber_id <> ?", deviceHash, subscriberId);
+  }
+
+  /** `endOthersOnDevice`, then the person's own live grant of (device, client): its expiry, or null. */
+  keepOwnGrant(deviceHash: string, subscriberId: number, clientId: string): number | null {
+    this.endOthersOnDevice(deviceHash, subscriberId);
+    return (
+      this.sql
+        .exec<{ expires_at: number }>(
+          "SELECT expires_at FROM grants WHERE device_hash = ? AND client_id = ? AND subscriber_id = ? AND expires_at > ?",
+          deviceHash,
+          clientId,
+          subscriberId,
+          Date.now(),
+        )
+        .toArray()[0]?.expires_at ?? null
+    );
+  }
+
+  /** The live grant of (device, client): its person and expiry, or null. */
+  findGrant(deviceHash: string, clientId: string): { subscriberId: number; expiresAt: number } | null {
+    const r = this.sql
+      .exec<{ subscriber_id: number; expires_at: number }>(
+        "SELECT subscriber_id, expires_at FROM grants WHERE device_hash = ? AND client_id = ? AND expires_at > ?",
+        deviceHash,
+        clientId,
+        Date.now(),
+      )
+      .toArray()[0];
+    return r ? { subscriberId: r.subscriber_id, expiresAt: r.expires_at } : null;
+  }
+
+  deleteGrant(deviceHash: string, clientId: string): void {
+    this.sql.exec("DELETE FROM grants WHERE device_hash = ? AND client_id = ?", deviceHash, clientId);
+  }
+
+  /** Ends every grant of the person for the client (every device); how many. */
+  endAutoLogin(clientId: string, subscriberId: number): number {
+    return this.sql
+      .exec("DELETE FROM grants WHERE subscriber_id = ? AND client_id = ? RETURNING 1", subscriberId, clientId)
+      .toArray().length;
+  }
+
+  // ---- jobs
+
+  /** Marks jobs finished by their caller. */
+  jobsDone(ids: readonly number[]): void {
+    if (ids.length) this.sql.exec("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids));
+  }
+
+  /**
+   * Jobs due (their caller has had its grace), or every job with `all`, oldest first; each is
+   * pushed back while it runs.
+   */
+  dueJobs(limit: number, all = false): QueuedJob[] {
+    const now = Date.now();
+    const rows = this.sql
+      .exec<{
+        id: number;
+        job: string;
+      }>("SELECT id, job FROM jobs WHERE next_at <= ? ORDER BY id LIMIT ?", all ? Number.MAX_SAFE_INTEGER : now, limit)
+      .toArray();
+    for (const r of rows)
+      this.sql.exec("UPDATE jobs SET attempts = attempts + 1, next_at = ? WHERE id = ?", now + JOB_RETRY_MS, r.id);
+    return rows.map((r) => ({ id: r.id, job: JSON.parse(r.job) as DirectoryJob }));
+  }
+
+  /** How many jobs wait (the operator's view of cross-shard work in flight). */
+  pendingJobs(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n;
+  }
+
+  override async alarm(): Promise<void> {
+    const left = await runQueuedJobs(this.env as never, this);
+    if (left) this.armAlarm(Date.now() + JOB_RETRY_MS);
+  }
+
+  // ---- private
+
+  private personRow(id: number): PersonRow | null {
+    return this.sql.exec<PersonRow>("SELECT * FROM people WHERE id = ?", id).toArray()[0] ?? null;
+  }
+
+  private insertPerson(
+    shard: number,
+    f: PersonFields,
+    test: { otpHash: string | null; clients: string | null; expiresAt: number | null } | null,
+    now: number,
+  ): number {
+    const seq = this.sql
+      .exec<{ value: number }>("UPDATE meta SET value = value + 1 WHERE key = 'sequence' RETURNING value")
+      .one().value;
+    const id = seq * SHARD_SLOTS + shard;
+    this.sql.exec(
+      `INSERT INTO people (id, ci, telco, phone, name, gender, birth, foreign_cd, test_otp_hash, test_clients, test_expires_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      f.ci,
+      f.telco,
+      f.phone,
+      f.name,
+      f.gender,
+      f.birth,
+      f.foreign,
+      test?.otpHash ?? null,
+      test?.clients ?? null,
+      test?.expiresAt ?? null,
+      now,
+    );
+    return id;
+  }
+
+  private writeFields(id: number, f: PersonFields): void {
+    this.sql.exec(
+      "UPDATE people SET telco = ?, phone = ?, name = ?, gender = ?, birth = ?, foreign_cd = ? WHERE id = ?",
+      f.telco,
+      f.phone,
+      f.name,
+      f.gender,
+      f.birth,
+      f.foreign,
+      id,
+    );
+  }
+
+  private queue(job: DirectoryJob, now: number): QueuedJob {
+    const id = this.sql
+      .exec<{ id: number }>(
+        "INSERT INTO jobs (job, created_at, next_at) VALUES (?, ?, ?) RETURNING id",
+        JSON.stringify(job),
+        now,
+        now + JOB_GRACE_MS,
+      )
+      .one().id;
+    return { id, job };
+  }
+
+  private armAlarm(at: number): void {
+    void this.ctx.storage
+      .getAlarm()
+      .then((cur) => {
+        if (cur === null || cur > at) return this.ctx.storage.setAlarm(at);
+      })
+      .catch(() => {});
+  }
+}
