@@ -5,15 +5,23 @@
 // ADMIN_TOKEN point it at a deployed service.
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, extname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import {
+  DEFAULT_CHUNK_ROWS,
+  DEFAULT_PARALLEL,
+  formatOf,
+  importFile,
+  intOption,
+  SERVER_MAX_BYTES,
+  SERVER_MAX_ROWS,
+} from "./lib/directory-import.mjs";
+import { CliError, ServiceError, UsageError } from "./lib/errors.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_BASE = "http://localhost:8787";
 const ITEMS = ["ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd"];
-
-class UsageError extends Error {}
 
 // ---------------------------------------------------------------- commands
 
@@ -171,33 +179,52 @@ const COMMANDS = {
     },
   },
   "directory import": {
-    usage: "directory import <file.csv|file.json> [--dry-run] [--format csv|json]",
+    usage:
+      "directory import <file.csv|file.ndjson|file.json> [--dry-run] [--format csv|ndjson|json] [--chunk-size N] [--parallel N] [--state PATH] [--restart] [--quiet]",
     about:
       "Import carrier-directory subscribers (new phone numbers are added, known ones updated).\n" +
-      "CSV: a header row with telcoCd,phoneNo,name,gender,birth,foreign,ci. JSON: an array of such objects.\n" +
-      "Rejected rows are listed by row number (1 = first row after the header) and reason.",
+      "CSV: a header row with telcoCd,phoneNo,name,gender,birth,foreign,ci. NDJSON (.ndjson, .jsonl): one such object\n" +
+      "per line. Both are streamed, in chunks of rows, one request each; after each chunk the rows done are recorded\n" +
+      "in <file>.import-state.json, and an interrupted import run again resumes there. JSON (.json): one array, sent\n" +
+      `whole (at most ${SERVER_MAX_ROWS} rows). Rejected rows are listed by row number in the file (1 = the first row\n` +
+      "after the header, or the first line) and reason. Progress goes to stderr.",
     args: ["file"],
     options: {
-      "dry-run": { help: "validate and count only; write nothing" },
-      format: { value: true, help: "csv or json (default: from the file extension)" },
+      "dry-run": { help: "validate and count only, chunk by chunk; write nothing" },
+      format: { value: true, help: "csv, ndjson or json (default: from the file extension)" },
+      "chunk-size": { value: true, help: `rows per request, 1-${SERVER_MAX_ROWS} (default ${DEFAULT_CHUNK_ROWS})` },
+      "chunk-bytes": {
+        value: true,
+        help: `most bytes per request (default ${SERVER_MAX_BYTES}: the service's default ADMIN_MAX_IMPORT_BYTES)`,
+      },
+      parallel: { value: true, help: `chunks in flight at once, 1-16 (default ${DEFAULT_PARALLEL})` },
+      state: {
+        value: true,
+        help: "the state file (default <file>.import-state.json; a dry run's .dry-run-state.json)",
+      },
+      restart: { help: "import from the first row, ignoring (and replacing) the state file" },
+      quiet: { help: "no progress on stderr" },
     },
-    run: async (api, { args, opts }) => {
-      const format = opts.format ?? extname(args.file).slice(1).toLowerCase();
-      if (format !== "csv" && format !== "json")
-        throw new UsageError("cannot tell the format from the file name: add --format csv|json");
-      let text;
-      try {
-        text = readFileSync(args.file, "utf8");
-      } catch (e) {
-        const err = /** @type {NodeJS.ErrnoException} */ (e);
-        throw new UsageError(`cannot read ${args.file}: ${err.code ?? err.message}`);
-      }
-      const path = "/admin/directory/import" + (opts["dry-run"] ? "?dry_run=true" : "");
-      const r = await api("POST", path, text, format === "csv" ? "text/csv; charset=utf-8" : "application/json");
+    run: async (api, { args, opts, ctx }) => {
+      const dryRun = Boolean(opts["dry-run"]);
+      const job = {
+        file: args.file,
+        format: formatOf(args.file, opts.format),
+        dryRun,
+        chunkRows: intOption(opts["chunk-size"], "chunk-size", DEFAULT_CHUNK_ROWS, 1, SERVER_MAX_ROWS),
+        chunkBytes: intOption(opts["chunk-bytes"], "chunk-bytes", SERVER_MAX_BYTES, 1024, 50 * 1024 * 1024),
+        parallel: intOption(opts.parallel, "parallel", DEFAULT_PARALLEL, 1, 16),
+        statePath: opts.state ?? `${args.file}.${dryRun ? "dry-run" : "import"}-state.json`,
+        restart: Boolean(opts.restart),
+        quiet: Boolean(opts.quiet),
+      };
+      const r = await importFile(job, { api, ...ctx });
       return {
         data: r,
         table: () => {
           let out = `${r.dry_run ? "dry run (nothing written): " : ""}${r.received} rows received, ${r.inserted} new, ${r.updated} updated, ${r.rejected_count} rejected`;
+          if (r.chunks > 1 || r.resumed_at_row !== null)
+            out += `\nin ${r.chunks} chunks${r.resumed_at_row !== null ? `, resumed at row ${r.resumed_at_row} (the counts include the earlier run's)` : ""}`;
           if (r.reassigned)
             out += `\n${r.reassigned} numbers reassigned to another person: the previous owners' logins ended`;
           if (r.ignored_columns.length) out += `\nignored columns: ${r.ignored_columns.join(", ")}`;
@@ -542,7 +569,8 @@ export async function main(
     const token = io.env.ADMIN_TOKEN || (isLoopback(base) ? devToken() : undefined);
     if (!token) throw new UsageError(`set ADMIN_TOKEN to the admin token of ${base.origin}`);
 
-    const api = async (method, path, body, type = "application/json") => {
+    /** @type {import("./lib/directory-import.mjs").Api} */
+    const api = async (method, path, body, type = "application/json", signal) => {
       const headers = { Authorization: `Bearer ${token}`, Accept: "application/json" };
       if (body !== undefined) headers["Content-Type"] = type;
       let res;
@@ -550,14 +578,25 @@ export async function main(
         res = await io.fetch(new URL(path, base), {
           method,
           headers,
-          body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+          body:
+            body === undefined
+              ? undefined
+              : typeof body === "string" || body instanceof Uint8Array
+                ? /** @type {BodyInit} */ (body)
+                : JSON.stringify(body),
+          signal,
         });
       } catch (e) {
         const err = /** @type {Error & { cause?: { code?: string } }} */ (e);
         const hint = isLoopback(base) ? " (is `npm start` running?)" : "";
         throw new ServiceError(`cannot reach ${base.origin}${hint}: ${err.cause?.code ?? err.message}`);
       }
-      const text = await res.text();
+      let text;
+      try {
+        text = await res.text();
+      } catch (e) {
+        throw new ServiceError(`the answer from ${base.origin} broke off: ${/** @type {Error} */ (e).message}`);
+      }
       let parsed;
       try {
         parsed = JSON.parse(text);
@@ -575,7 +614,7 @@ export async function main(
       return parsed;
     };
 
-    const result = await spec.run(api, { args, opts });
+    const result = await spec.run(api, { args, opts, ctx: { origin: base.origin, env: io.env, err: io.err } });
     io.out.write((json ? JSON.stringify(result.data, null, 2) : result.table()) + "\n");
     return 0;
   } catch (e) {
@@ -585,18 +624,14 @@ export async function main(
     }
     if (e instanceof ServiceError) {
       if (json && e.body) io.out.write(JSON.stringify(e.body, null, 2) + "\n");
-      io.err.write(`error: ${e.message}${e.status ? ` (HTTP ${e.status})` : ""}\n`);
+      io.err.write(`error: ${e.message}${e.status ? ` (HTTP ${e.status})` : ""}\n${e.hint ? e.hint + "\n" : ""}`);
       return 1;
     }
+    if (e instanceof CliError) {
+      io.err.write(`error: ${e.message}\n`);
+      return e.exitCode;
+    }
     throw e;
-  }
-}
-
-class ServiceError extends Error {
-  constructor(message, status, body) {
-    super(message);
-    this.status = status;
-    this.body = body;
   }
 }
 

@@ -1,7 +1,9 @@
 // The admin CLI (`npm run admin -- ...`, scripts/admin.mjs) against the real `npm start` server,
 // with no options: it must find the local server and its dev admin token by itself.
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -415,5 +417,278 @@ describe("test numbers", () => {
     expect(done.code).toBeTruthy();
     expect((await cli(["test-numbers", "remove", "01098760001"])).code).toBe(0);
     expect((await cli(["test-numbers", "list"])).stdout.trim()).toBe("no test numbers");
+  });
+});
+
+// ---------------------------------------------------------------- large files: streamed in chunks
+
+const HEADER = "telcoCd,phoneNo,name,gender,birth,foreign,ci";
+
+/** Row i of a generated directory: a distinct number 010XXXXXXXX and a distinct canonical ci per `series`. */
+function person(series: number, i: number) {
+  const ci = Buffer.alloc(64); // the last byte 0: the 88th-but-two character is A, as canonical Base64 needs
+  ci.writeUInt32BE(i, 0);
+  ci.writeUInt8(series, 4);
+  ci.write("admin-cli-import", 8);
+  return {
+    telcoCd: "SKL"[i % 3]!,
+    phoneNo: `010${series}${String(i).padStart(7, "0")}`,
+    name: i % 1000 === 0 ? `김, "영희" ${i}` : `홍길동${i}`,
+    gender: i % 2 ? "M" : "F",
+    birth: "1990-01-01",
+    foreign: "L",
+    ci: ci.toString("base64"),
+  };
+}
+
+const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+const csvLine = (p: Record<string, string>) => Object.values(p).map(csvField).join(",");
+
+interface Report {
+  format: string;
+  received: number;
+  inserted: number;
+  updated: number;
+  reassigned: number;
+  rejected_count: number;
+  rejected: { row: number; reason: string }[];
+  ignored_columns: string[];
+  chunks: number;
+  resumed_at_row: number | null;
+}
+
+const subscribers = async () => (await cliJson<{ subscribers: number }>(["directory", "stats"])).subscribers;
+
+/** Nothing of the generated rows' content: no name, number or ci. */
+function expectNoPersonalData(text: string) {
+  expect(text).not.toMatch(/홍길동|영희|010\d{8}|admin-cli-import|YWRtaW4tY2xp/);
+}
+
+/** A proxy to the dev server that answers the import requests it is told to (by their count) itself. */
+async function proxy(answer: (n: number) => number | "pass"): Promise<{ base: string; close(): void }> {
+  let n = 0;
+  const srv = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on("data", (d: Buffer) => parts.push(d));
+    req.on("end", async () => {
+      const a = req.url!.startsWith("/admin/directory/import") ? answer(++n) : "pass";
+      if (a !== "pass") {
+        res.writeHead(a, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ error: "server_error", message: "Something went wrong." }));
+        return;
+      }
+      const upstream = await fetch(server.base + req.url, {
+        method: req.method,
+        headers: req.headers as Record<string, string>,
+        body: req.method === "GET" ? undefined : Buffer.concat(parts),
+      });
+      res.writeHead(upstream.status, { "Content-Type": upstream.headers.get("content-type") ?? "text/plain" });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  return { base: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => srv.close() };
+}
+
+describe("directory import of large files", () => {
+  it("a 25,000-row CSV (BOM, CRLF, quoted commas, quotes and line breaks, no final newline) goes in chunks; counts add up and rejected rows carry their file row numbers", async () => {
+    const file = join(dir, "national.csv");
+    const lines = [HEADER + ",note"];
+    for (let i = 1; i <= 25_000; i++) {
+      const p = person(5, i);
+      if (i === 12_002) p.phoneNo = person(5, 12_001).phoneNo; // within one chunk: repeats row 12,001
+      if (i === 17_321) p.gender = "X";
+      lines.push(csvLine({ ...p, note: i % 5000 === 7 ? "two\r\nlines, quoted" : "" }));
+    }
+    writeFileSync(file, "\ufeff" + lines.join("\r\n"));
+    const before = await subscribers();
+    const r = await cli(["directory", "import", file, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report).toMatchObject({
+      format: "csv",
+      received: 25_000,
+      inserted: 24_998,
+      updated: 0,
+      reassigned: 0,
+      rejected_count: 2,
+      ignored_columns: ["note"],
+      chunks: 5,
+      resumed_at_row: null,
+    });
+    expect(report.rejected).toEqual([
+      { row: 12_002, reason: "phoneNo repeats row 12001" },
+      { row: 17_321, reason: "gender must be M or F" },
+    ]);
+    expect(await subscribers()).toBe(before + 24_998);
+    expect(existsSync(file + ".import-state.json")).toBe(false);
+    // progress on a pipe: plain lines, counts only
+    expect(r.stderr).toMatch(/^import: .*national\.csv, \d+ bytes, chunks of at most 5000 rows, 4 in parallel$/m);
+    expect(r.stderr).toMatch(/^import: 25,000 rows in \d+\.\d s \([\d,]+ rows\/s\)$/m);
+    expect(r.stderr).not.toContain("\r");
+    expectNoPersonalData(r.stdout + r.stderr);
+
+    // again as a table, as a dry run: the same rows are now updates
+    const dry = await cli(["directory", "import", file, "--dry-run", "--chunk-size", "10000", "--quiet"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toBe("");
+    expect(dry.stdout).toContain("dry run (nothing written): 25000 rows received, 0 new, 24998 updated, 2 rejected");
+    expect(dry.stdout).toContain("in 3 chunks");
+    expect(dry.stdout).toMatch(
+      /row\s+reason\n-+\s+-+\n12002\s+phoneNo repeats row 12001\n17321\s+gender must be M or F/,
+    );
+  });
+
+  it("an NDJSON file goes in chunks as JSON arrays; a line that is not JSON is rejected by its row number, blank lines are not rows", async () => {
+    const file = join(dir, "people.ndjson");
+    const lines: string[] = [];
+    for (let i = 1; i <= 3000; i++) {
+      if (i === 1500)
+        lines.push('{"telcoCd": "S", "phoneNo": '); // cut short: not JSON
+      else if (i === 2999) lines.push(JSON.stringify({ ...person(6, i), birth: "2999-01-01" }));
+      else lines.push(JSON.stringify(person(6, i)));
+      if (i % 1000 === 0) lines.push("");
+    }
+    writeFileSync(file, lines.join("\n") + "\n");
+    const before = await subscribers();
+    const report = await cliJson<Report>(["directory", "import", file, "--chunk-size", "1000", "--parallel", "2"]);
+    expect(report).toMatchObject({
+      format: "ndjson",
+      received: 3000,
+      inserted: 2998,
+      rejected_count: 2,
+      chunks: 3,
+    });
+    expect(report.rejected).toEqual([
+      { row: 1500, reason: "row is not JSON" },
+      { row: 2999, reason: "birth must not be in the future" },
+    ]);
+    expect(await subscribers()).toBe(before + 2998);
+  });
+
+  it("an interrupted import resumes at the recorded row; the result equals one uninterrupted run (no row sent twice)", async () => {
+    const file = join(dir, "resume.csv");
+    const rows = Array.from({ length: 6000 }, (_, i) => csvLine(person(7, i + 1)));
+    writeFileSync(file, [HEADER, ...rows].join("\n") + "\n");
+    const state = file + ".import-state.json";
+    const before = await subscribers();
+    const args = ["directory", "import", file, "--chunk-size", "500", "--parallel", "1"];
+    // dies as if killed right after the 4th chunk is acknowledged
+    const killed = await cli(args, { ADMIN_CLI_STOP_AFTER_CHUNKS: "4" });
+    expect(killed.code).not.toBe(0);
+    const saved = JSON.parse(readFileSync(state, "utf8")) as Record<string, unknown>;
+    expect(saved).toMatchObject({ rows_done: 2000, totals: { received: 2000, inserted: 2000 }, format: "csv" });
+    expect(saved.offset).toBe(Buffer.byteLength([HEADER, ...rows.slice(0, 2000)].join("\n") + "\n"));
+    expect(JSON.stringify(saved)).not.toMatch(/010\d{8}|홍길동/);
+    expect(await subscribers()).toBe(before + 2000);
+
+    const resumed = await cli([...args, "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain("resuming at row 2001: rows 1-2000 were acknowledged by an earlier run");
+    // the earlier run's counts are carried: together exactly one run's, every row inserted once
+    expect(JSON.parse(resumed.stdout)).toMatchObject({
+      received: 6000,
+      inserted: 6000,
+      updated: 0,
+      rejected_count: 0,
+      chunks: 8,
+      resumed_at_row: 2001,
+    });
+    expect(await subscribers()).toBe(before + 6000);
+    expect(existsSync(state)).toBe(false);
+  });
+
+  it("with chunks in parallel the state holds the acknowledged prefix; a resumed run ends with every row in", async () => {
+    const file = join(dir, "parallel.csv");
+    writeFileSync(file, [HEADER, ...Array.from({ length: 4000 }, (_, i) => csvLine(person(8, i + 1)))].join("\n"));
+    const before = await subscribers();
+    const args = ["directory", "import", file, "--chunk-size", "250", "--parallel", "4"];
+    expect((await cli(args, { ADMIN_CLI_STOP_AFTER_CHUNKS: "6" })).code).not.toBe(0);
+    const saved = JSON.parse(readFileSync(file + ".import-state.json", "utf8")) as { rows_done: number };
+    expect(saved.rows_done % 250).toBe(0);
+    expect(saved.rows_done).toBeLessThanOrEqual(1500);
+    const report = await cliJson<Report>(args);
+    expect(report.resumed_at_row).toBe(saved.rows_done + 1);
+    expect(report.received).toBe(4000);
+    // rows of chunks in flight when it died may have been applied: sent again, they count as updated
+    expect(report.inserted + report.updated).toBe(4000);
+    expect(report.updated).toBeLessThanOrEqual(3 * 250 + (1500 - saved.rows_done));
+    expect(await subscribers()).toBe(before + 4000);
+  });
+
+  it("--state names the state file; a state file of another file is refused; --restart starts over", async () => {
+    const a = join(dir, "a.csv");
+    const b = join(dir, "b.csv");
+    const aState = join(dir, "a-state.json");
+    writeFileSync(a, [HEADER, ...Array.from({ length: 40 }, (_, i) => csvLine(person(9, i + 1)))].join("\n"));
+    writeFileSync(b, [HEADER, ...Array.from({ length: 40 }, (_, i) => csvLine(person(9, i + 41)))].join("\n"));
+    const aArgs = ["directory", "import", a, "--chunk-size", "10", "--parallel", "1", "--state", aState];
+    const killed = await cli(aArgs, { ADMIN_CLI_STOP_AFTER_CHUNKS: "1" });
+    expect(killed.code).not.toBe(0);
+    expect(existsSync(a + ".import-state.json")).toBe(false);
+
+    copyFileSync(aState, b + ".import-state.json");
+    const refused = await cli(["directory", "import", b]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("b.csv.import-state.json is the state of another file");
+    expect(refused.stderr).toContain("--restart");
+    expect(await cliJson<Report>(["directory", "import", b, "--restart"])).toMatchObject({
+      inserted: 40,
+      resumed_at_row: null,
+    });
+    expect(await cliJson<Report>(aArgs)).toMatchObject({ received: 40, inserted: 40, resumed_at_row: 11 });
+    expect(existsSync(aState)).toBe(false);
+  });
+
+  it("a chunk answered 5xx is sent again after a pause; when the service keeps failing the import stops, keeping its state", async () => {
+    const file = join(dir, "flaky.csv");
+    writeFileSync(file, [HEADER, ...Array.from({ length: 300 }, (_, i) => csvLine(person(4, i + 1)))].join("\n"));
+    const flaky = await proxy((n) => (n === 2 || n === 3 ? 503 : "pass"));
+    try {
+      const args = ["directory", "import", file, "--chunk-size", "100", "--parallel", "1", "--base-url", flaky.base];
+      const r = await cli([...args, "--json"], { ADMIN_CLI_RETRY_MS: "10" });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(
+        "rows 101-200: Something went wrong. (HTTP 503); sending them again in 0.01 s (retry 1 of 4)",
+      );
+      expect(r.stderr).toContain("(retry 2 of 4)");
+      expect(JSON.parse(r.stdout)).toMatchObject({ received: 300, inserted: 300, chunks: 3 });
+    } finally {
+      flaky.close();
+    }
+
+    const down = await proxy((n) => (n === 1 ? "pass" : 502));
+    try {
+      const args = ["directory", "import", file, "--chunk-size", "100", "--parallel", "1", "--base-url", down.base];
+      const r = await cli([...args, "--restart"], { ADMIN_CLI_RETRY_MS: "10" });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("(retry 4 of 4)");
+      expect(r.stderr).toContain(
+        "import stopped: rows 1-100 are in (state: " +
+          file +
+          ".import-state.json); run the same command again to resume at row 101",
+      );
+      expect(JSON.parse(readFileSync(file + ".import-state.json", "utf8"))).toMatchObject({ rows_done: 100 });
+    } finally {
+      down.close();
+    }
+  });
+
+  it("a 4xx stops the import at once (no retry); a JSON array over one request's rows is refused with a pointer to NDJSON", async () => {
+    const file = join(dir, "no-ci.csv");
+    writeFileSync(file, "telcoCd,phoneNo,name,gender,birth,foreign\nS,01012345678,x,M,1990-01-01,L\n");
+    const r = await cli(["directory", "import", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the header has no ci column");
+    expect(r.stderr).toContain("(HTTP 400)");
+    expect(r.stderr).not.toContain("again in");
+    expect(existsSync(file + ".import-state.json")).toBe(false);
+
+    const json = join(dir, "big.json");
+    writeFileSync(json, JSON.stringify(Array.from({ length: 10_001 }, () => ({}))));
+    const big = await cli(["directory", "import", json]);
+    expect(big.code).toBe(1);
+    expect(big.stderr).toContain("has 10001 rows, more than one request takes (10000)");
+    expect(big.stderr).toContain("convert it to NDJSON");
   });
 });
