@@ -318,11 +318,14 @@ const COMMANDS = {
     },
   },
   "audit list": {
-    usage: "audit list [--limit N] [--before ID] [--type TYPE] [--client-id ID]",
-    about: "Audit events, newest first. --type takes an exact type or a prefix ending in '.' (client., signin.).",
+    usage: "audit list [--limit N] [--before CURSOR] [--type TYPE] [--client-id ID]",
+    about:
+      "Audit events, newest first. --type takes an exact type or a prefix ending in '.' (client., signin.).\n" +
+      "Events reach the list in batches, up to AUDIT_FLUSH_SECONDS (60 s) after they happen. A page that read\n" +
+      "its share of the archive stops early, perhaps with no events: go on with the --before it prints.",
     options: {
       limit: { value: true, help: "events per page, 1-500 (default 50)" },
-      before: { value: true, help: "only events older than this id (the 'next page' id printed below the table)" },
+      before: { value: true, help: "go on from a previous page (the --before printed below its table)" },
       type: { value: true, help: "event type or prefix" },
       "client-id": { value: true, help: "only events of this client" },
     },

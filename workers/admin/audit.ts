@@ -1,16 +1,17 @@
-// GET /admin/audit: audit events newest first, paged by id (docs/operations.md).
+// GET /admin/audit: audit events newest first, a page at a time, read from the R2 archive
+// (docs/operations.md "Audit").
 
 import { MAX_SHARDS } from "../provider/store/config";
 import { storeAt } from "../provider/store/one-time-store";
-import { listAudit } from "./store";
-import type { AdminEnv } from "./config";
+import type { AuditEvent } from "../provider/store/audit-archive";
+import { formatCursor, listAudit, parseCursor, type AuditCursor } from "./audit-store";
+import { adminConfig, type AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 500;
-
 function intParam(url: URL, name: string, min: number, max: number): number | undefined {
   const v = url.searchParams.get(name);
   if (v === null || v === "") return undefined;
@@ -26,28 +27,41 @@ function textParam(url: URL, name: string, shape: RegExp): string | undefined {
   return v;
 }
 
+function cursorParam(url: URL, name: string): AuditCursor | undefined {
+  const v = url.searchParams.get(name);
+  if (v === null || v === "") return undefined;
+  const c = parseCursor(v);
+  if (!c) throw E.invalidBecause(name, "must be the next_before of a previous page");
+  return c;
+}
+
+function wireEvent(e: AuditEvent) {
+  return {
+    id: e.id,
+    at: new Date(e.at).toISOString(),
+    type: e.type,
+    client_id: e.clientId,
+    outcome: e.outcome,
+    detail: e.detail,
+  };
+}
+
 /**
  * `limit` (1-500, default 50), `before` (the previous page's `next_before`), `type` (exact, or a
  * prefix ending in "." such as `client.`), `client_id`.
  */
 export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const url = rc.url;
-  const page = await listAudit(env, {
+  const q = {
     limit: intParam(url, "limit", 1, MAX_LIMIT) ?? DEFAULT_LIMIT,
-    before: intParam(url, "before", 1, Number.MAX_SAFE_INTEGER),
+    before: cursorParam(url, "before"),
     type: textParam(url, "type", /^[a-z][a-z._]{0,63}$/),
     clientId: textParam(url, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
-  });
+  };
+  const page = await listAudit(env.AUDIT, q, Date.now(), adminConfig(env).auditRetentionMs);
   return json({
-    events: page.events.map((e) => ({
-      id: e.id,
-      at: new Date(e.at).toISOString(),
-      type: e.type,
-      client_id: e.clientId,
-      outcome: e.outcome,
-      detail: e.detail,
-    })),
-    next_before: page.nextBefore,
+    events: page.events.map(wireEvent),
+    next_before: page.next === null ? null : formatCursor(page.next),
   });
 }
 

@@ -2,6 +2,7 @@
 
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
 import { MAX_SHARDS, storeConfig, type StoreVars } from "./config";
+import { auditAll, auditRecord } from "./audit";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
 import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
 
@@ -232,7 +233,6 @@ async function endRows(
     cfg.revocationRetainMs,
     events,
   );
-  const now = Date.now();
   await env.DB.batch(
     rows.flatMap((r) => [
       env.DB.prepare("DELETE FROM auto_login_grants WHERE client_id = ? AND subscriber_id = ?").bind(
@@ -240,10 +240,11 @@ async function endRows(
         r.subscriber_id,
       ),
       env.DB.prepare("DELETE FROM links WHERE client_id = ? AND plid = ?").bind(r.client_id, r.plid),
-      env.DB.prepare(
-        "INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES (?, 'plid.ended', ?, 'ok', ?)",
-      ).bind(now, r.client_id, JSON.stringify({ reason, event: r.events_uri !== null })),
     ]),
+  );
+  await auditAll(
+    env,
+    rows.map((r) => auditRecord("plid.ended", r.client_id, "ok", { reason, event: r.events_uri !== null })),
   );
   return rows.map((r) => ({ clientId: r.client_id, plid: r.plid, subscriberId: r.subscriber_id }));
 }
