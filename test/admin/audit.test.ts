@@ -1,7 +1,8 @@
 // Reading the audit trail back from R2 (docs/operations.md "Audit"): GET /admin/audit lists events
 // newest first with filters and an opaque cursor, across objects and hours, never older than
-// AUDIT_RETENTION_DAYS and with a bounded number of R2 calls a page. The objects of past hours are
-// written here directly, with the archive's own writer.
+// AUDIT_RETENTION_DAYS and with a bounded number of R2 calls a page; GET /admin/audit/export
+// streams a time range as NDJSON, oldest first. The objects of past hours are written here
+// directly, with the archive's own writer.
 import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import { admin } from "../support/admin";
@@ -187,5 +188,93 @@ describe("GET /admin/audit reads R2 newest first", () => {
     await expectError(await admin("GET", "/admin/audit?before=12.a%2Fb"), /before/);
     await expectError(await admin("GET", "/admin/audit?type=Client"), /type/);
     await expectError(await admin("GET", "/admin/audit?client_id=%20"), /client_id/);
+  });
+});
+
+describe("GET /admin/audit/export streams a range as NDJSON, oldest first", () => {
+  const lines = async (res: Response) => {
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("application/x-ndjson; charset=utf-8");
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    const text = await res.text();
+    return text === "" ? [] : text.trimEnd().split("\n");
+  };
+  const line = (e: Written) =>
+    JSON.stringify({
+      id: e.id,
+      at: new Date(e.at).toISOString(),
+      type: e.type,
+      client_id: e.client_id,
+      outcome: e.outcome,
+      detail: e.detail,
+    });
+  const exported = (from: number, to: number) =>
+    admin("GET", `/admin/audit/export?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`);
+  const inRange = (from: number, to: number) =>
+    written.filter((e) => e.at >= from && e.at < to && live(e)).sort(compareEvents);
+
+  it("exactly the events within [from, to), in time order across objects and hours", async () => {
+    const h2 = H - 2 * HOUR_MS;
+    expect(inRange(h2 + 2500, h2 + 7500).length).toBeGreaterThan(3);
+    expect(await lines(await exported(h2 + 2500, h2 + 7500))).toEqual(inRange(h2 + 2500, h2 + 7500).map(line));
+    const wide = [H - 21 * HOUR_MS, H - HOUR_MS] as const;
+    expect(await lines(await exported(...wide))).toEqual(inRange(...wide).map(line));
+    // the same instant at +09:00; a date alone is UTC midnight
+    const kst = new Date(h2 + 9 * HOUR_MS).toISOString().replace("Z", "+09:00");
+    const res = await admin(
+      "GET",
+      `/admin/audit/export?from=${encodeURIComponent(kst)}&to=${new Date(h2 + HOUR_MS).toISOString()}`,
+    );
+    expect(await lines(res)).toEqual(inRange(h2, h2 + HOUR_MS).map(line));
+    expect(await lines(await exported(H - 60 * HOUR_MS, H - 59 * HOUR_MS))).toEqual([]);
+  });
+
+  it("streams object by object: a large hour arrives in many chunks, every line once and in order", async () => {
+    const hour = H - 50 * HOUR_MS;
+    const many = Array.from({ length: 1500 }, (_, i) => ({ at: hour + i * 997, type: "consent", client: "bulk" }));
+    await put(
+      "bulk-a",
+      many.filter((_, i) => i % 3 !== 0),
+    );
+    await put(
+      "bulk-b",
+      many.filter((_, i) => i % 3 === 0),
+    );
+    const res = await exported(hour, hour + HOUR_MS);
+    const reader = res.body!.getReader();
+    let chunks = 0;
+    let text = "";
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks++;
+      text += decoder.decode(value, { stream: true });
+    }
+    expect(chunks).toBeGreaterThan(5);
+    expect(text.trimEnd().split("\n")).toEqual(inRange(hour, hour + HOUR_MS).map(line));
+  });
+
+  it("returns nothing older than AUDIT_RETENTION_DAYS", async () => {
+    const from = NOW - RETENTION_MS - 12 * HOUR_MS;
+    await put("shard-7", [
+      { at: from + HOUR_MS, type: "consent", client: "expired" },
+      { at: NOW - RETENTION_MS + 2 * HOUR_MS, type: "consent", client: "kept" },
+    ]);
+    const got = await lines(await exported(from, from + 24 * HOUR_MS));
+    expect(got).toEqual(inRange(from, from + 24 * HOUR_MS).map(line));
+    expect(got.join()).toContain('"kept"');
+    expect(got.join()).not.toContain('"expired"');
+  });
+
+  it("refuses a missing or malformed range with invalid_request, never a 500", async () => {
+    const t = new Date(H).toISOString();
+    await expectError(await admin("GET", "/admin/audit/export"), /from/);
+    await expectError(await admin("GET", "/admin/audit/export?from=yesterday"), /from/);
+    await expectError(await admin("GET", "/admin/audit/export?from=2026-05-01T10:00"), /from/); // no offset
+    await expectError(await admin("GET", "/admin/audit/export?from=2026-13-45"), /from/);
+    await expectError(await admin("GET", `/admin/audit/export?from=${t}&to=${t}`), /to/);
+    const later = new Date(H + 25 * HOUR_MS).toISOString();
+    await expectError(await admin("GET", `/admin/audit/export?from=${t}&to=${later}`), /to.*24 hours/);
   });
 });

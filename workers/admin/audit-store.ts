@@ -1,12 +1,15 @@
 // Reading the audit trail back from R2 (keys and format: workers/provider/store/audit-archive.ts):
-// recent events newest first, a page at a time. It walks the key tree (year, month, day, hour: one
-// R2 list call per level visited), so empty hours cost nothing and a request's work does not grow
-// with the archive; nothing older than the retention window is returned.
+// recent events newest first, a page at a time, and a time range oldest first as a stream. Both
+// walk the key tree (year, month, day, hour: one R2 list call per level visited), so empty hours
+// cost nothing and a request's work does not grow with the archive; nothing older than the
+// retention window is returned.
 
 import {
   AUDIT_PREFIX,
+  auditLine,
   compareEvents,
   compareIds,
+  hourOf,
   hourOfPrefix,
   hourPrefix,
   parseAuditLine,
@@ -212,4 +215,112 @@ export async function listAudit(
     pos = tighter(pos, { at: hour, id: null });
   }
   return { events: out, next: null };
+}
+
+/** Events of one object, oldest first, read as a stream (never the whole object at once). */
+async function* streamObject(bucket: R2Bucket, key: string): AsyncGenerator<AuditEvent> {
+  const o = await bucket.get(key);
+  if (!o) return;
+  const reader = o.body.pipeThrough(new TextDecoderStream()).getReader();
+  let rest = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const lines = (rest + value).split("\n");
+      rest = lines.pop()!;
+      for (const line of lines) {
+        const e = line ? parseAuditLine(line) : null;
+        if (e) yield e;
+      }
+    }
+    const e = rest ? parseAuditLine(rest) : null;
+    if (e) yield e;
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/**
+ * The events of one hour's objects within [from, to), oldest first: a merge of the objects (each
+ * sorted), opening an object only when the merge reaches its first event, so only the objects
+ * whose times overlap are open at once.
+ */
+async function* mergeHour(bucket: R2Bucket, spans: AuditSpan[], from: number, to: number): AsyncGenerator<AuditEvent> {
+  spans.sort((a, b) => a.first - b.first || (a.key < b.key ? -1 : 1));
+  const open: { head: AuditEvent; rest: AsyncGenerator<AuditEvent> }[] = [];
+  const advance = async (rest: AsyncGenerator<AuditEvent>): Promise<AuditEvent | null> => {
+    for (;;) {
+      const { value, done } = await rest.next();
+      if (done) return null;
+      if (value.at >= to) {
+        await rest.return(undefined);
+        return null;
+      }
+      if (value.at >= from) return value;
+    }
+  };
+  let i = 0;
+  try {
+    for (;;) {
+      let min = open.reduce<(typeof open)[number] | undefined>(
+        (m, o) => (m === undefined || compareEvents(o.head, m.head) < 0 ? o : m),
+        undefined,
+      );
+      while (i < spans.length && (min === undefined || spans[i]!.first <= min.head.at)) {
+        const rest = streamObject(bucket, spans[i++]!.key);
+        const head = await advance(rest);
+        if (head === null) continue;
+        const o = { head, rest };
+        open.push(o);
+        if (min === undefined || compareEvents(head, min.head) < 0) min = o;
+      }
+      if (min === undefined) return;
+      yield min.head;
+      const next = await advance(min.rest);
+      if (next === null) open.splice(open.indexOf(min), 1);
+      else min.head = next;
+    }
+  } finally {
+    await Promise.all(open.map((o) => o.rest.return(undefined)));
+  }
+}
+
+/** The events within [from, to), oldest first, hour by hour. */
+async function* eventsBetween(bucket: R2Bucket, from: number, to: number): AsyncGenerator<AuditEvent> {
+  const calls: Calls = { n: 0 };
+  for await (const hour of hoursWithObjects(bucket, hourOf(from), to - 1, "asc", calls)) {
+    const spans = (await objectsOf(bucket, hour, calls)).filter((s) => s.last >= from && s.first < to);
+    yield* mergeHour(bucket, spans, from, to);
+  }
+}
+
+/** Lines a stream chunk carries (a few tens of KiB). */
+const LINES_PER_CHUNK = 200;
+
+/**
+ * The events within [from, to) as an NDJSON stream, oldest first, read object by object as the
+ * stream is consumed (never the whole range in memory). The caller clamps `from` to retention.
+ */
+export function exportAudit(bucket: R2Bucket, from: number, to: number): ReadableStream<Uint8Array> {
+  const events = eventsBetween(bucket, from, to);
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let text = "";
+      for (let n = 0; n < LINES_PER_CHUNK; n++) {
+        const { value, done } = await events.next();
+        if (done) {
+          if (text) controller.enqueue(encoder.encode(text));
+          controller.close();
+          return;
+        }
+        text += auditLine(value);
+      }
+      controller.enqueue(encoder.encode(text));
+    },
+    async cancel() {
+      await events.return(undefined);
+    },
+  });
 }
