@@ -80,6 +80,7 @@ describe("help", () => {
     "directory delete",
     "directory stats",
     "audit list",
+    "audit export",
     "events list",
     "test-numbers add",
     "test-numbers list",
@@ -298,6 +299,30 @@ describe("against the npm start server with no options", () => {
     expect(page2.events.length).toBeGreaterThan(0);
     const last = page1.events[1]!;
     expect(page2.events.every((e) => e.at <= last.at && e.id !== last.id && e.type.startsWith("client."))).toBe(true);
+  });
+
+  it("audit export streams NDJSON of a range to stdout or to --out FILE; a malformed time is a usage error", async () => {
+    const from = new Date(Date.now() - 3600_000).toISOString();
+    const r = await cli(["audit", "export", "--from", from]);
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: string; at: string; type: string });
+    expect(events.some((e) => e.type === "client.created")).toBe(true);
+    const times = events.map((e) => e.at);
+    expect(times).toEqual([...times].sort());
+    const file = join(dir, "audit.ndjson");
+    // two days back: two requests, one day each
+    const two = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    const w = await cli(["audit", "export", "--from", two, "--out", file]);
+    expect(w.code, w.stderr).toBe(0);
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+    expect(w.stdout).toBe(`${lines.length} events written to ${file}\n`);
+    expect(lines.slice(0, events.length)).toEqual(r.stdout.trimEnd().split("\n"));
+    const bad = await cli(["audit", "export", "--from", "yesterday"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--from must be an ISO 8601 date");
   });
 
   it("a wrong ADMIN_TOKEN is refused (exit 1); BASE_URL and --base-url choose the service", async () => {
