@@ -4,7 +4,7 @@
 // server of `npm start` with the dev admin token from .dev.vars; --base-url (or BASE_URL) and
 // ADMIN_TOKEN point it at a deployed service.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -353,11 +353,14 @@ const COMMANDS = {
     },
   },
   "audit list": {
-    usage: "audit list [--limit N] [--before ID] [--type TYPE] [--client-id ID]",
-    about: "Audit events, newest first. --type takes an exact type or a prefix ending in '.' (client., signin.).",
+    usage: "audit list [--limit N] [--before CURSOR] [--type TYPE] [--client-id ID]",
+    about:
+      "Audit events, newest first. --type takes an exact type or a prefix ending in '.' (client., signin.).\n" +
+      "Events reach the list in batches, up to AUDIT_FLUSH_SECONDS (60 s) after they happen. A page that read\n" +
+      "its share of the archive stops early, perhaps with no events: go on with the --before it prints.",
     options: {
       limit: { value: true, help: "events per page, 1-500 (default 50)" },
-      before: { value: true, help: "only events older than this id (the 'next page' id printed below the table)" },
+      before: { value: true, help: "go on from a previous page (the --before printed below its table)" },
       type: { value: true, help: "event type or prefix" },
       "client-id": { value: true, help: "only events of this client" },
     },
@@ -391,7 +394,70 @@ const COMMANDS = {
       };
     },
   },
+  "audit export": {
+    usage: "audit export --from TIME [--to TIME] [--out FILE]",
+    about:
+      "Audit events of a time range as NDJSON (one JSON object a line), oldest first, streamed to stdout or a\n" +
+      "file. TIME is ISO 8601: 2026-05-01 (UTC midnight) or 2026-05-01T09:00:00+09:00. The range is [from, to);\n" +
+      "a range longer than a day is fetched a day at a time. Nothing older than the service's\n" +
+      "AUDIT_RETENTION_DAYS is returned.",
+    options: {
+      from: { value: true, help: "start of the range (included)" },
+      to: { value: true, help: "end of the range (excluded; default now)" },
+      out: { value: true, help: "write to FILE instead of stdout" },
+    },
+    run: async (_api, { opts, stream, io }) => {
+      if (opts.from === undefined) throw new UsageError("--from is required");
+      const from = isoTime(opts.from, "--from");
+      const to = opts.to === undefined ? Date.now() : isoTime(opts.to, "--to");
+      if (to <= from) throw new UsageError("--to must be later than --from");
+      const file = opts.out === undefined ? null : createWriteStream(opts.out);
+      file?.on("error", () => {}); // reported by the write that meets it
+      const sink = file ?? io.out;
+      let events = 0;
+      try {
+        for (let start = from; start < to; start += DAY_MS) {
+          const end = Math.min(start + DAY_MS, to);
+          const q = new URLSearchParams({ from: new Date(start).toISOString(), to: new Date(end).toISOString() });
+          const res = await stream(`/admin/audit/export?${q}`);
+          for await (const chunk of res.body) {
+            for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) events++;
+            await write(sink, chunk);
+          }
+        }
+      } finally {
+        if (file)
+          await new Promise((resolve, reject) =>
+            file.end((/** @type {Error | undefined} */ e) => (e ? reject(e) : resolve(undefined))),
+          );
+      }
+      if (!file) return { printed: true };
+      return { data: { events, file: opts.out }, table: () => `${events} events written to ${opts.out}` };
+    },
+  },
 };
+
+const DAY_MS = 86_400_000;
+/** An ISO 8601 date, or a date and time with its offset (what the export endpoint accepts). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+function isoTime(text, option) {
+  const ms = ISO_TIME.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms))
+    throw new UsageError(
+      `${option} must be an ISO 8601 date, or a date and time with its offset (2026-05-01T09:00:00+09:00)`,
+    );
+  return ms;
+}
+
+/** Writes a chunk, waiting while the stream's buffer is full. */
+function write(sink, chunk) {
+  return new Promise((resolve, reject) => {
+    if (sink.write(chunk, (/** @type {Error | null | undefined} */ e) => (e ? reject(e) : undefined)))
+      resolve(undefined);
+    else sink.once("drain", () => resolve(undefined));
+  });
+}
 
 // ---------------------------------------------------------------- output
 
@@ -569,8 +635,8 @@ export async function main(
     const token = io.env.ADMIN_TOKEN || (isLoopback(base) ? devToken() : undefined);
     if (!token) throw new UsageError(`set ADMIN_TOKEN to the admin token of ${base.origin}`);
 
-    /** @type {import("./lib/directory-import.mjs").Api} */
-    const api = async (method, path, body, type = "application/json", signal) => {
+    /** The answer to a request, refused (a ServiceError with the service's message) unless 2xx. */
+    const send = async (method, path, body, type = "application/json", signal) => {
       const headers = { Authorization: `Bearer ${token}`, Accept: "application/json" };
       if (body !== undefined) headers["Content-Type"] = type;
       let res;
@@ -591,31 +657,37 @@ export async function main(
         const hint = isLoopback(base) ? " (is `npm start` running?)" : "";
         throw new ServiceError(`cannot reach ${base.origin}${hint}: ${err.cause?.code ?? err.message}`);
       }
+      if (res.ok) return res;
+      const parsed = parseJson(await res.text().catch(() => ""));
+      const hint =
+        res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API")
+          ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)"
+          : "";
+      throw new ServiceError(`${parsed?.message ?? `HTTP ${res.status}`}${hint}`, res.status, parsed);
+    };
+    /** @type {import("./lib/directory-import.mjs").Api} */
+    const api = async (method, path, body, type, signal) => {
+      const res = await send(method, path, body, type, signal);
       let text;
       try {
         text = await res.text();
       } catch (e) {
         throw new ServiceError(`the answer from ${base.origin} broke off: ${/** @type {Error} */ (e).message}`);
       }
-      let parsed;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      if (!res.ok) {
-        const hint =
-          res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API")
-            ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)"
-            : "";
-        throw new ServiceError(`${parsed?.message ?? `HTTP ${res.status}`}${hint}`, res.status, parsed);
-      }
+      const parsed = parseJson(text);
       if (parsed === undefined) throw new ServiceError(`unexpected answer (HTTP ${res.status}, not JSON)`, res.status);
       return parsed;
     };
+    /** A GET whose body the command reads as a stream. */
+    const stream = (path) => send("GET", path);
 
-    const result = await spec.run(api, { args, opts, ctx: { origin: base.origin, env: io.env, err: io.err } });
-    io.out.write((json ? JSON.stringify(result.data, null, 2) : result.table()) + "\n");
+    const run =
+      /** @type {(api: unknown, ctx: unknown) => Promise<{ data?: unknown; table?: () => string; printed?: boolean }>} */ (
+        spec.run
+      );
+    const result = await run(api, { args, opts, stream, io, ctx: { origin: base.origin, env: io.env, err: io.err } });
+    // a command that streamed its output has printed it already
+    if (!result.printed) io.out.write((json ? JSON.stringify(result.data, null, 2) : (result.table?.() ?? "")) + "\n");
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
@@ -632,6 +704,14 @@ export async function main(
       return e.exitCode;
     }
     throw e;
+  }
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

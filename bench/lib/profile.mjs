@@ -57,7 +57,7 @@ function shares(rows, cryptoUs) {
   const parts = {
     "workerd HTTP (hello world)": hello,
     "router, dev-seed check": Math.max(0, diff("router", "hello")),
-    "Durable Object (one-time store, with what it writes to D1)": Math.max(0, diff("full", "no-do")),
+    "Durable Object (one-time store, with what it writes to R2)": Math.max(0, diff("full", "no-do")),
     D1: Math.max(0, diff("full", "no-d1")),
     crypto: cryptoUs,
   };

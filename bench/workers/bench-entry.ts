@@ -5,8 +5,8 @@
 // The variable BENCH_VARIANT (comma-separated) strips parts of the hot path so their share can be
 // measured (docs/benchmarks.md "What costs the most"):
 //   none      the real worker
-//   no-d1     this worker's D1 reads answer from memory (clients, links) and its audit inserts are
-//             dropped; the one-time store's batched audit write is its object's own, and stays
+//   no-d1     this worker's D1 reads answer from memory (clients, links); the one-time store's
+//             batched audit write (to R2) is its object's own, and stays
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
 
 import dev from "../../workers/all-in-one/index";
@@ -168,7 +168,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
     return token;
   };
   const out = await Promise.all(Array.from({ length: n }, one));
-  // Settle what the redemptions left for later (their audit counts' D1 write, about a second on):
+  // Settle what the redemptions left for later (their audit counts' R2 write, a second on here):
   // the minting is preparation, and its deferred work must not land in the round it prepares.
   if (kind !== "code")
     await Promise.all(Array.from({ length: cfg.oneTimeShards }, (_, i) => storeAt(env, i).flushAudit()));
@@ -200,19 +200,6 @@ async function cryptoWork(url: URL): Promise<Response> {
 }
 
 // ---- variants: in-memory stand-ins for one part of the platform ----
-
-/** A D1 statement that touches nothing: the audit insert of the no-d1 variant. */
-function nullStatement(): D1PreparedStatement {
-  const result = { success: true, results: [], meta: { changes: 0 } };
-  const s = {
-    bind: () => s,
-    first: async () => null,
-    run: async () => result,
-    all: async () => result,
-    raw: async () => [],
-  };
-  return s as unknown as D1PreparedStatement;
-}
 
 /** A D1 statement answered from rows read once from the real database (same SQL, same binds). */
 function memoStatement(real: D1Database, sql: string, memo: Map<string, Promise<unknown>>): D1PreparedStatement {
@@ -267,7 +254,6 @@ function variantDb(real: D1Database): D1Database {
     get(target, prop) {
       if (prop === "prepare") {
         return (sql: string) => {
-          if (sql.startsWith("INSERT INTO audit_events")) return nullStatement();
           if (sql.startsWith("SELECT")) return memoStatement(target, sql, memo);
           return target.prepare(sql);
         };

@@ -5,7 +5,7 @@
 // to the event loop before each redemption, so each commits on its own, as one per request does;
 // `read-commit/…` reads tokens the same way (user/me's store step).
 // `…-mint` parts mint only: subtract them. The project's parts include its audit flush (the count
-// of the tokens issued, to D1), which a shard does once a second. Compiled into the benchmark bundle only.
+// of the tokens issued, to R2), which a shard does once a flush interval. Compiled into the benchmark bundle only.
 
 import { OneTimeStore } from "../../workers/all-in-one/index";
 import type { TokenGrant } from "../../workers/provider/store/one-time-store";

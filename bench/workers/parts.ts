@@ -142,7 +142,7 @@ for (const [step, commitEach] of [
     [`${step}/project`]: async (env: ProviderEnv, n: number) => {
       const stub = projectStore(env);
       const won = await stub.partsRedeem(GRANT, n, true, commitEach);
-      await stub.flushAudit(); // its audit records shipped to D1, as the route's shard does each second
+      await stub.flushAudit(); // its audit records written to R2, as the route's shard does each flush
       return won;
     },
   });

@@ -8,6 +8,7 @@ import { admin } from "../support/admin";
 import { DEMO, exchange, HONG, mintFor, tokenFor, userMe } from "../support/helpers";
 import { decryptField } from "../../workers/core/crypto";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { flushAudit } from "../support/audit";
 
 interface Report {
   format: string;
@@ -356,6 +357,7 @@ describe("POST /admin/directory/import", () => {
       },
       { telcoCd: "Q" },
     ]);
+    await flushAudit();
     const res = await admin("GET", "/admin/audit?type=directory.imported&limit=1");
     const text = await res.text();
     const { events } = JSON.parse(text) as { events: { outcome: string; detail: Record<string, unknown> }[] };
@@ -390,6 +392,7 @@ describe("DELETE /admin/directory/:phone and GET /admin/directory", () => {
     }
     const after = (await (await admin("GET", "/admin/directory")).json()) as { subscribers: number };
     expect(after.subscribers).toBe(before.subscribers - 1);
+    await flushAudit();
     const audit = await (await admin("GET", "/admin/audit?type=directory.deleted&limit=1")).text();
     expect(audit).toContain("subscriber_id");
     expect(audit).not.toContain("3434");

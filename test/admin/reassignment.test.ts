@@ -8,6 +8,7 @@ import { admin } from "../support/admin";
 import { bodyText, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
 import { Browser } from "../support/signin";
 import { ciOf, importRows, lastCode } from "../support/directory";
+import { lastAuditEvent } from "../support/audit";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { findLink } from "../../workers/provider/store/links";
 
@@ -60,10 +61,8 @@ describe("re-importing a number", () => {
     expect(claimsOf(sent[0]!).events).toEqual({
       "urn:phone-login:event:plid-deleted": { plid, reason: "number_reassigned" },
     });
-    const ended = await env.DB.prepare(
-      "SELECT client_id, detail FROM audit_events WHERE type = 'plid.ended' ORDER BY id DESC LIMIT 1",
-    ).first<{ client_id: string; detail: string }>();
-    expect(ended).toEqual({
+    const ended = await lastAuditEvent("plid.ended");
+    expect(ended).toMatchObject({
       client_id: "demo-client",
       detail: JSON.stringify({ reason: "number_reassigned", event: true }),
     });

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin, ADMIN_TOKEN } from "../support/admin";
 import { afterRead, BASE, exchange, HONG, mintFor } from "../support/helpers";
 import { ciOf, importRows } from "../support/directory";
+import { lastAuditEvent } from "../support/audit";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import adminWorker from "../../workers/admin/index";
 
@@ -156,10 +157,8 @@ describe("signing in with a test number", () => {
     const loc = await signInAll(new Browser(), who);
     expect(loc.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await smsCount()).toBe(before);
-    const audit = await env.DB.prepare(
-      "SELECT detail FROM audit_events WHERE type = 'signin.success' ORDER BY id DESC LIMIT 1",
-    ).first<{ detail: string }>();
-    expect(JSON.parse(audit!.detail)).toMatchObject({ testNumber: true });
+    const audit = await lastAuditEvent("signin.success");
+    expect(JSON.parse(audit!.detail!)).toMatchObject({ testNumber: true });
   });
 
   it("is the ordinary 'cannot be confirmed' answer for any other client and on /account", async () => {
@@ -172,10 +171,8 @@ describe("signing in with a test number", () => {
     const acct = await b.page(await b.fetch("/account"));
     const refusedAcct = await b.submit(acct, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
     expect(alertText(refusedAcct.html)).toBe(UNCONFIRMED);
-    const failure = await env.DB.prepare(
-      "SELECT detail FROM audit_events WHERE type = 'signin.failure' ORDER BY id DESC LIMIT 1",
-    ).first<{ detail: string }>();
-    expect(JSON.parse(failure!.detail)).toMatchObject({ reason: "test_number_refused" });
+    const failure = await lastAuditEvent("signin.failure");
+    expect(JSON.parse(failure!.detail!)).toMatchObject({ reason: "test_number_refused" });
   });
 
   it("stops working at its expiry", async () => {

@@ -26,21 +26,38 @@ import { forgetClient } from "../../workers/provider/store/clients";
 type Bindings = Record<string, unknown>;
 type Worker = { fetch?: (req: never, env: never, ctx: ExecutionContext) => Response | Promise<Response> };
 
-/** The binding names an [env.X] section of wrangler.toml declares (D1, KV, services, Durable Objects). */
-function declaredBindings(name: string): string[] {
+/** The text of an [env.X] section of wrangler.toml. */
+function section(name: string): string {
   const start = toml.indexOf(`[env.${name}]`);
   expect(start, `[env.${name}] in wrangler.toml`).toBeGreaterThanOrEqual(0);
   const rest = toml.slice(start + 1);
   const end = rest.search(/^\[env\./m);
-  const section = end < 0 ? rest : rest.slice(0, end);
-  const names = [...section.matchAll(/\bbinding\s*=\s*"([A-Z_][A-Z0-9_]*)"/g)].map((m) => m[1]!);
-  for (const block of section.matchAll(/durable_objects\.bindings\s*=\s*\[([^\]]*)\]/g)) {
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+/** The binding names an [env.X] section of wrangler.toml declares (D1, KV, R2, services, Durable Objects). */
+function declaredBindings(name: string): string[] {
+  const section_ = section(name);
+  const names = [...section_.matchAll(/\bbinding\s*=\s*"([A-Z_][A-Z0-9_]*)"/g)].map((m) => m[1]!);
+  for (const block of section_.matchAll(/durable_objects\.bindings\s*=\s*\[([^\]]*)\]/g)) {
     names.push(...[...block[1]!.matchAll(/\bname\s*=\s*"([A-Z_][A-Z0-9_]*)"/g)].map((m) => m[1]!));
   }
   return names.sort();
 }
 
-/** Every binding of the test env (objects: D1, KV, Durable Object namespaces, services). */
+/**
+ * Bindings only the one-time store's object uses, in the worker that hosts it (its flush writes the
+ * audit trail to R2): that worker declares them though its own routes never touch them.
+ */
+const STORE_OBJECT_BINDINGS = ["AUDIT"];
+
+/** Whether the env hosts the one-time store (its ONE_TIME binding names no other worker's script). */
+function hostsStore(name: string): boolean {
+  const block = /durable_objects\.bindings\s*=\s*\[([^\]]*)\]/.exec(section(name))?.[1] ?? "";
+  return /name\s*=\s*"ONE_TIME"/.test(block) && !block.includes("script_name");
+}
+
+/** Every binding of the test env (objects: D1, KV, R2, Durable Object namespaces, services). */
 const ALL_BINDINGS = Object.keys(env).filter((k) => {
   const v = (env as unknown as Bindings)[k];
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -183,12 +200,25 @@ describe("each route worker's bindings in wrangler.toml (least privilege)", () =
     for (const b of declared) expect(ALL_BINDINGS, `${name} declares ${b}`).toContain(b);
     expect(await ROUTES[name]!(envWith(declared)), `${name} with ${declared.join(", ")}`).toBe(true);
     const quiet = vi.spyOn(console, "log").mockImplementation(() => {});
-    for (const b of declared) {
+    const usedByRoutes = hostsStore(name) ? declared.filter((b) => !STORE_OBJECT_BINDINGS.includes(b)) : declared;
+    for (const b of usedByRoutes) {
       const without = declared.filter((x) => x !== b);
       expect(await ROUTES[name]!(envWith(without)).catch(() => false), `${name} without ${b}`).toBe(false);
       vi.restoreAllMocks();
       vi.spyOn(console, "log").mockImplementation(() => {});
     }
     quiet.mockRestore();
+  });
+
+  it("every worker hosting the one-time store declares what its object uses (the audit bucket); no other route worker but the admin API binds it", () => {
+    const envs = [...toml.matchAll(/^\[env\.([A-Za-z0-9_-]+)\]/gm)].map((m) => m[1]!);
+    const hosts = envs.filter(hostsStore);
+    expect(hosts.sort()).toEqual(["authorize", "single"]);
+    for (const name of hosts) for (const b of STORE_OBJECT_BINDINGS) expect(declaredBindings(name), name).toContain(b);
+    // the top level (npm start, tests) hosts it too
+    const top = toml.slice(0, toml.search(/^\[env\./m));
+    expect(top).toMatch(/\[\[r2_buckets\]\]\s*binding\s*=\s*"AUDIT"/);
+    const binding = envs.filter((n) => declaredBindings(n).includes("AUDIT"));
+    expect(binding.sort()).toEqual(["admin", "authorize", "single"]);
   });
 });

@@ -86,7 +86,8 @@ const ENDPOINTS: readonly Endpoint[] = [
   { method: "POST", path: "/admin/clients/:id/rotate-secret", kind: "json", names: ["grace_seconds"] },
   { method: "POST", path: "/admin/directory/import", kind: "json", names: ["telcoCd", "phoneNo", "name", "ci"] },
   { method: "DELETE", path: "/admin/directory/:phone", kind: "json", names: ["x"] },
-  { method: "GET", path: "/admin/audit", kind: "json", names: ["type", "limit", "since"] },
+  { method: "GET", path: "/admin/audit", kind: "json", names: ["type", "limit", "before", "client_id"] },
+  { method: "GET", path: "/admin/audit/export", kind: "json", names: ["from", "to"] },
 ];
 
 const hostile = fc.constantFrom(

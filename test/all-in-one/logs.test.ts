@@ -317,6 +317,10 @@ describe("no secrets, tokens, codes, phone numbers, names, ci or plids in any lo
     extra["rotated secret"] = rotated.client_secret;
     expect((await adminSend("GET", `/admin/clients/${created.client_id}`)).status).toBe(200);
     expect((await adminSend("GET", "/admin/audit?limit=100")).status).toBe(200);
+    const from = new Date(Date.now() - 3600_000).toISOString();
+    const exported = await adminSend("GET", `/admin/audit/export?from=${from}`);
+    expect(exported.status).toBe(200);
+    await exported.text();
     expect((await send("/admin/clients", { headers: { Authorization: `Bearer ${ADMIN_TOKEN}x` } })).status).toBe(401);
     expect((await adminSend("DELETE", `/admin/directory/${imported.phoneNo}`)).status).toBe(200);
     expect((await adminSend("DELETE", `/admin/clients/${created.client_id}`)).status).toBe(200);

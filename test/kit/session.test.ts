@@ -8,6 +8,7 @@ import { basic, call, DEMO, FORM, form, HONG, intercept, KIM, LEE, mintFor, SMIT
 import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
 import { findLink } from "../../workers/provider/store/links";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { auditEvents } from "../support/audit";
 import { exports } from "cloudflare:workers";
 import { fullRecord, gate, loginAs, ScriptedProvider } from "./scripted-provider";
 
@@ -580,14 +581,10 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
     const b = new Browser(null);
     const { res: login } = await b.login(KIM.phone);
     expect(login.status).toBe(303);
-    const before = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{
-      n: number;
-    }>())!.n;
+    const before = (await auditEvents({ type: "disconnect" })).length;
     const res = await b.post("/auth/disconnect", { headers: HTML });
     expect(res.status).toBe(303);
-    const after = (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'disconnect'").first<{
-      n: number;
-    }>())!.n;
+    const after = (await auditEvents({ type: "disconnect" })).length;
     expect(after).toBe(before + 1);
     expect(await findLink(env, DEMO.clientId, (await subscriberByPhone(env, KIM.phone))!.id)).toBeNull();
     expect((await b.get("/auth/me")).status).toBe(401);

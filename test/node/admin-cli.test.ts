@@ -59,7 +59,8 @@ async function secretAccepted(base: string, id: string, secret: string): Promise
 let server: Server;
 let dir: string;
 beforeAll(async () => {
-  server = await startServer();
+  // audit events reach R2 a second after they happen, not a minute (AUDIT_FLUSH_SECONDS)
+  server = await startServer({ args: ["--var", "AUDIT_FLUSH_SECONDS:1"] });
   dir = mkdtempSync(join(tmpdir(), "admin-cli-"));
 });
 afterAll(async () => {
@@ -81,6 +82,7 @@ describe("help", () => {
     "directory delete",
     "directory stats",
     "audit list",
+    "audit export",
     "events list",
     "test-numbers add",
     "test-numbers list",
@@ -276,9 +278,17 @@ describe("against the npm start server with no options", () => {
     const r = await cli(["audit", "list", "--limit", "2", "--type", "client."]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^id\s+at\s+type\s+client_id\s+outcome\s+detail/);
-    const next = /next page: --before (\d+)/.exec(r.stdout);
+    const next = /next page: --before (\S+)/.exec(r.stdout);
     expect(next).not.toBeNull();
-    const page2 = await cliJson<{ events: { id: number; type: string }[] }>([
+    const page1 = await cliJson<{ events: { id: string; at: string }[] }>([
+      "audit",
+      "list",
+      "--limit",
+      "2",
+      "--type",
+      "client.",
+    ]);
+    const page2 = await cliJson<{ events: { id: string; at: string; type: string }[] }>([
       "audit",
       "list",
       "--limit",
@@ -289,7 +299,32 @@ describe("against the npm start server with no options", () => {
       next![1]!,
     ]);
     expect(page2.events.length).toBeGreaterThan(0);
-    expect(page2.events.every((e) => e.id < Number(next![1]) && e.type.startsWith("client."))).toBe(true);
+    const last = page1.events[1]!;
+    expect(page2.events.every((e) => e.at <= last.at && e.id !== last.id && e.type.startsWith("client."))).toBe(true);
+  });
+
+  it("audit export streams NDJSON of a range to stdout or to --out FILE; a malformed time is a usage error", async () => {
+    const from = new Date(Date.now() - 3600_000).toISOString();
+    const r = await cli(["audit", "export", "--from", from]);
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: string; at: string; type: string });
+    expect(events.some((e) => e.type === "client.created")).toBe(true);
+    const times = events.map((e) => e.at);
+    expect(times).toEqual([...times].sort());
+    const file = join(dir, "audit.ndjson");
+    // two days back: two requests, one day each
+    const two = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    const w = await cli(["audit", "export", "--from", two, "--out", file]);
+    expect(w.code, w.stderr).toBe(0);
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+    expect(w.stdout).toBe(`${lines.length} events written to ${file}\n`);
+    expect(lines.slice(0, events.length)).toEqual(r.stdout.trimEnd().split("\n"));
+    const bad = await cli(["audit", "export", "--from", "yesterday"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--from must be an ISO 8601 date");
   });
 
   it("a wrong ADMIN_TOKEN is refused (exit 1); BASE_URL and --base-url choose the service", async () => {

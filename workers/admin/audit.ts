@@ -1,15 +1,19 @@
-// GET /admin/audit: audit events newest first, paged by id (docs/operations.md).
+// GET /admin/audit: audit events newest first, a page at a time; GET /admin/audit/export: a time
+// range as NDJSON, oldest first. Both read the R2 archive (docs/operations.md "Audit").
 
 import { MAX_SHARDS } from "../provider/store/config";
 import { storeAt } from "../provider/store/one-time-store";
-import { listAudit } from "./store";
-import type { AdminEnv } from "./config";
+import type { AuditEvent } from "../provider/store/audit-archive";
+import { exportAudit, formatCursor, listAudit, parseCursor, type AuditCursor } from "./audit-store";
+import { adminConfig, type AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 500;
+/** The longest range one export request streams; the CLI asks for a longer one a day at a time. */
+export const MAX_EXPORT_MS = 86_400_000;
 
 function intParam(url: URL, name: string, min: number, max: number): number | undefined {
   const v = url.searchParams.get(name);
@@ -26,28 +30,79 @@ function textParam(url: URL, name: string, shape: RegExp): string | undefined {
   return v;
 }
 
+function cursorParam(url: URL, name: string): AuditCursor | undefined {
+  const v = url.searchParams.get(name);
+  if (v === null || v === "") return undefined;
+  const c = parseCursor(v);
+  if (!c) throw E.invalidBecause(name, "must be the next_before of a previous page");
+  return c;
+}
+
+/** An ISO 8601 date (UTC midnight) or date and time with its offset (`Z`, `+09:00`). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+function timeParam(url: URL, name: string): number | undefined {
+  const v = url.searchParams.get(name);
+  if (v === null || v === "") return undefined;
+  const ms = ISO_TIME.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(ms))
+    throw E.invalidBecause(
+      name,
+      "must be an ISO 8601 date, or a date and time with its offset (2026-05-01T09:00:00+09:00)",
+    );
+  return ms;
+}
+
+function wireEvent(e: AuditEvent) {
+  return {
+    id: e.id,
+    at: new Date(e.at).toISOString(),
+    type: e.type,
+    client_id: e.clientId,
+    outcome: e.outcome,
+    detail: e.detail,
+  };
+}
+
 /**
  * `limit` (1-500, default 50), `before` (the previous page's `next_before`), `type` (exact, or a
  * prefix ending in "." such as `client.`), `client_id`.
  */
 export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const url = rc.url;
-  const page = await listAudit(env, {
+  const q = {
     limit: intParam(url, "limit", 1, MAX_LIMIT) ?? DEFAULT_LIMIT,
-    before: intParam(url, "before", 1, Number.MAX_SAFE_INTEGER),
+    before: cursorParam(url, "before"),
     type: textParam(url, "type", /^[a-z][a-z._]{0,63}$/),
     clientId: textParam(url, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
-  });
+  };
+  const page = await listAudit(env.AUDIT, q, Date.now(), adminConfig(env).auditRetentionMs);
   return json({
-    events: page.events.map((e) => ({
-      id: e.id,
-      at: new Date(e.at).toISOString(),
-      type: e.type,
-      client_id: e.clientId,
-      outcome: e.outcome,
-      detail: e.detail,
-    })),
-    next_before: page.nextBefore,
+    events: page.events.map(wireEvent),
+    next_before: page.next === null ? null : formatCursor(page.next),
+  });
+}
+
+/**
+ * `from` (required) and `to` (default now): ISO 8601 times, at most a day apart. The events within
+ * [from, to) and the retention window, oldest first, one JSON object a line, streamed.
+ */
+export async function exportEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const url = rc.url;
+  const now = Date.now();
+  const from = timeParam(url, "from");
+  if (from === undefined) throw E.missing("from");
+  const to = timeParam(url, "to") ?? now;
+  if (to <= from) throw E.invalidBecause("to", "must be later than from");
+  if (to - from > MAX_EXPORT_MS) throw E.invalidBecause("to", "must be at most 24 hours after from");
+  const start = Math.max(from, now - adminConfig(env).auditRetentionMs);
+  const body = start < to ? exportAudit(env.AUDIT, start, to) : "";
+  return new Response(body, {
+    headers: {
+      "Content-Type": "application/x-ndjson; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    },
   });
 }
 

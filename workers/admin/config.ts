@@ -3,7 +3,7 @@
 
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";
-import type { StoreVars } from "../provider/store/config";
+import { auditConfig, type AuditVars, type StoreVars } from "../provider/store/config";
 import type { OneTimeStore } from "../provider/store/one-time-store";
 import type { DirectoryShard } from "../provider/store/directory-shard";
 
@@ -17,7 +17,8 @@ export interface AdminVars extends CommonVars {
 /** The admin worker's bindings and secrets (`wrangler types`) and variables. ADMIN_TOKEN unset means no admin API. */
 export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME" | "DIRECTORY"> &
   AdminVars &
-  StoreVars & {
+  StoreVars &
+  AuditVars & {
     ADMIN_TOKEN?: string;
     // Typed here: `wrangler types` cannot type a namespace bound to another worker's class.
     ONE_TIME: DurableObjectNamespace<OneTimeStore>;
@@ -36,6 +37,8 @@ export interface AdminConfig {
   /** Largest accepted directory import file, and most rows in one import. */
   maxImportBytes: number;
   maxImportRows: number;
+  /** AUDIT_RETENTION_DAYS: the audit list and export return nothing older. */
+  auditRetentionMs: number;
 }
 
 /** Longest grace a rotation may ask for: 30 days. */
@@ -68,6 +71,7 @@ function parse(env: AdminEnv): AdminConfig {
     maxBodyBytes: commonConfig(env).maxBodyBytes,
     maxImportBytes: intVar(env, "ADMIN_MAX_IMPORT_BYTES", 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     maxImportRows: intVar(env, "ADMIN_MAX_IMPORT_ROWS", 10_000, 1, 100_000),
+    auditRetentionMs: auditConfig(env).retentionMs,
   };
 }
 

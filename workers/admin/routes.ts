@@ -3,7 +3,7 @@
 // with it, `Authorization: Bearer <ADMIN_TOKEN>` or 401, before any 404 or 405 can answer.
 
 import type { Route } from "../core/router";
-import { listEvents, pendingEvents } from "./audit";
+import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";
 import { importSubscribers, removeSubscriber, summary } from "./directory";
@@ -27,5 +27,6 @@ export const routes: Route<AdminEnv>[] = [
   { method: "POST", path: "/admin/test-numbers", handler: addTestNumber },
   { method: "DELETE", path: "/admin/test-numbers/:phone", handler: removeTestNumber },
   { method: "GET", path: "/admin/audit", handler: listEvents },
+  { method: "GET", path: "/admin/audit/export", handler: exportEvents },
   { method: "GET", path: "/admin/events", handler: pendingEvents },
 ];

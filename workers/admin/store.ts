@@ -1,5 +1,5 @@
-// The admin API's storage: client registration and secret rotation (D1), removals from the
-// directory shards, and audit paging (docs/storage.md).
+// The admin API's storage: client registration and secret rotation (D1), and removals from the
+// directory shards (docs/storage.md).
 
 import { type IdentityItem } from "../core/spec";
 import { type Client, type ClientRow, toClient } from "../provider/store/clients";
@@ -187,48 +187,3 @@ export async function deleteSubscriber(env: StoreEnv, phone: string): Promise<nu
 }
 
 export { countSubscribers };
-
-// ---- audit ----
-
-export interface AuditEvent {
-  id: number;
-  at: number;
-  type: string;
-  clientId: string | null;
-  outcome: string;
-  detail: Record<string, unknown> | null;
-}
-
-export interface AuditQuery {
-  limit: number;
-  /** Only events with a smaller id (the previous page's `next_before`). */
-  before?: number;
-  type?: string;
-  clientId?: string;
-}
-
-/** Newest first, `limit` at a time; `nextBefore` continues, null at the end. */
-export async function listAudit(
-  env: DbEnv,
-  q: AuditQuery,
-): Promise<{ events: AuditEvent[]; nextBefore: number | null }> {
-  const where: string[] = [];
-  const values: (string | number | null)[] = [];
-  if (q.before !== undefined) (where.push("id < ?"), values.push(q.before));
-  if (q.type !== undefined) (where.push(q.type.endsWith(".") ? "type LIKE ? || '%'" : "type = ?"), values.push(q.type));
-  if (q.clientId !== undefined) (where.push("client_id = ?"), values.push(q.clientId));
-  const sql = `SELECT id, at, type, client_id, outcome, detail FROM audit_events ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
-  const { results } = await env.DB.prepare(sql)
-    .bind(...values, q.limit + 1)
-    .all<{ id: number; at: number; type: string; client_id: string | null; outcome: string; detail: string | null }>();
-  const page = results.slice(0, q.limit);
-  const events = page.map((r) => ({
-    id: r.id,
-    at: r.at,
-    type: r.type,
-    clientId: r.client_id,
-    outcome: r.outcome,
-    detail: r.detail ? (JSON.parse(r.detail) as Record<string, unknown>) : null,
-  }));
-  return { events, nextBefore: results.length > q.limit ? page[page.length - 1]!.id : null };
-}

@@ -3,13 +3,13 @@
 // variables it reads, and their parser. Each worker of the service uses a slice of it.
 
 import { commonConfig, configOf, enumVar, intVar, type CommonVars } from "../core/config";
-import { storeConfig, type StoreVars } from "./store/config";
+import { storeConfig, type AuditVars, type StoreVars } from "./store/config";
 import type { SigninVars } from "./authorize/config";
 import type { OneTimeStore } from "./store/one-time-store";
 import type { DirectoryShard } from "./store/directory-shard";
 
 /** The provider's optional variables (defaults in README "Configuration"). */
-export interface ProviderVars extends CommonVars, StoreVars {
+export interface ProviderVars extends CommonVars, StoreVars, AuditVars {
   TOKEN_ERROR_STYLE?: string;
   USER_ME_MAX_READS?: string;
   CLIENT_CACHE_SECONDS?: string;

@@ -8,6 +8,7 @@ import { bodyText, DEMO, HONG, KIM, LEE, SMITH, tokenFor, userMe } from "../../s
 import { alertText, Browser, parseForms, signInAll, type Page, type Who } from "../../support/signin";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { findLink } from "../../../workers/provider/store/links";
+import { lastAuditEvent } from "../../support/audit";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -203,10 +204,8 @@ describe("/account: the two actions", () => {
     expect(again.status).toBe(200);
     expect(again.form?.step).toBe("identify");
     expect((await findLink(env, "demo-client", s.id))!.plid).toBe(before.plid);
-    const audit = await env.DB.prepare(
-      "SELECT client_id, outcome, detail FROM audit_events WHERE type = 'account.end_auto_login' ORDER BY id DESC LIMIT 1",
-    ).first<{ client_id: string; outcome: string; detail: string }>();
-    expect(audit).toEqual({ client_id: "demo-client", outcome: "ok", detail: JSON.stringify({ grants: 1 }) });
+    const audit = await lastAuditEvent("account.end_auto_login");
+    expect(audit).toMatchObject({ client_id: "demo-client", outcome: "ok", detail: JSON.stringify({ grants: 1 }) });
   });
 
   it("terminate deletes link and plid, ends outstanding tokens at once, sends user_terminated; the next login asks consent and gets a new plid", async () => {
@@ -236,10 +235,8 @@ describe("/account: the two actions", () => {
     await b2.submit(p3, { agree: "Y" });
     const fresh = (await findLink(env, "demo-client", s.id))!;
     expect(fresh.plid).not.toBe(plid);
-    const audit = await env.DB.prepare(
-      "SELECT client_id, outcome FROM audit_events WHERE type = 'account.terminate' ORDER BY id DESC LIMIT 1",
-    ).first();
-    expect(audit).toEqual({ client_id: "demo-client", outcome: "ok" });
+    const audit = await lastAuditEvent("account.terminate");
+    expect(audit).toMatchObject({ client_id: "demo-client", outcome: "ok" });
   });
 
   it("refused without the session's CSRF token, for an app the number is not connected to, and with no session", async () => {

@@ -14,6 +14,7 @@ import { Browser, DEMO_CB, signInAll, throughCode, type Who } from "../../suppor
 import { IDENTITY_ITEMS } from "../../../workers/core/spec";
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { deviceOf, findAutoLoginGrant, type Device } from "../../../workers/provider/store/grants";
+import { auditEvents } from "../../support/audit";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -330,10 +331,8 @@ describe("the grant belongs to (device, client)", () => {
     codeOf(await instant(b));
     codeOf(await instant(b, { client_id: other.client_id, redirect_uri: "https://second.example/cb" }));
     expect(await findAutoLoginGrant(env, await deviceOf(env, first), other.client_id)).toBeNull();
-    const rows = (
-      await env.DB.prepare("SELECT detail FROM audit_events WHERE type = 'signin.success'").all<{ detail: string }>()
-    ).results;
-    expect(rows.some((r) => r.detail.includes('"automatic"'))).toBe(true);
+    const rows = await auditEvents({ type: "signin.success" });
+    expect(rows.some((r) => r.detail!.includes('"automatic"'))).toBe(true);
     expect(JSON.stringify(rows)).not.toContain(HONG.phone);
   });
 

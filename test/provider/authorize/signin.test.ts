@@ -7,6 +7,7 @@ import { alertText, Browser, DEMO_CB, parseForms, signInAll, throughCode, type P
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { findLink } from "../../../workers/provider/store/links";
+import { auditEvents } from "../../support/audit";
 
 const UNCONFIRMED_KO = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";
 const UNCONFIRMED_EN = "The entered name and phone number cannot be confirmed with the three carriers.";
@@ -679,9 +680,7 @@ describe("audit events (no personal data)", () => {
     const b = new Browser();
     await identify(b, { telcoCd: "S", name: "없는사람", phoneNo: "01099998888" });
     await signInAll(new Browser(), SMITH, { client_id: LIMITED.clientId, redirect_uri: LIMITED.redirectUris[0]! });
-    const rows = (
-      await env.DB.prepare("SELECT type, client_id, outcome, detail FROM audit_events").all<Record<string, string>>()
-    ).results;
+    const rows = await auditEvents();
     const types = new Set(rows.map((r) => r.type));
     for (const t of ["signin.success", "signin.failure", "consent"]) expect(types).toContain(t);
     expect(rows.find((r) => r.type === "signin.failure" && r.detail?.includes("unconfirmed"))?.client_id).toBe(

@@ -25,6 +25,7 @@ import { storeAt, storeForPlid } from "../../../workers/provider/store/one-time-
 import { newEvent, nextAttemptAt, PLID_DELETED, RETRY_FOR_MS } from "../../../workers/provider/store/events";
 import { revokePlids } from "../../../workers/provider/store/links";
 import { ciOf, importRows } from "../../support/directory";
+import { auditEvents } from "../../support/audit";
 
 const person = (phone: string, n: number) => ({
   telcoCd: "S",
@@ -112,20 +113,14 @@ describe("the event (RFC 8417 SET, pushed per RFC 8935)", () => {
     expect(await pending()).toEqual([]);
     const audit = await vi.waitFor(
       async () => {
-        const r = await env.DB.prepare(
-          "SELECT client_id, outcome, detail FROM audit_events WHERE type = 'event.delivered'",
-        ).first<{
-          client_id: string;
-          outcome: string;
-          detail: string;
-        }>();
-        expect(r).not.toBeNull();
+        const [r] = await auditEvents({ type: "event.delivered" });
+        expect(r).toBeDefined();
         return r!;
       },
       { timeout: 5000, interval: 50 },
     );
     expect(audit.client_id).toBe("demo-client");
-    expect(JSON.parse(audit.detail)).toEqual({ reason: "subscriber_removed", outcome: "delivered", attempts: 1 });
+    expect(JSON.parse(audit.detail!)).toEqual({ reason: "subscriber_removed", outcome: "delivered", attempts: 1 });
     expect(audit.detail).not.toContain(plid);
   });
 
@@ -199,11 +194,7 @@ describe("delivery: durable, at least once, retried with backoff for at least 24
     expect(b64urlJson(sent[0]!.body.split(".")[1]!).jti).toBe(b64urlJson(sent[1]!.body.split(".")[1]!).jti);
     const outcomes = await vi.waitFor(
       async () => {
-        const r = (
-          await env.DB.prepare("SELECT type FROM audit_events WHERE type LIKE 'event.%' ORDER BY id").all<{
-            type: string;
-          }>()
-        ).results.map((x) => x.type);
+        const r = (await auditEvents({ type: "event." })).map((x) => x.type);
         expect(r).toContain("event.delivered");
         return r;
       },

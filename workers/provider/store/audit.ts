@@ -1,7 +1,12 @@
-// Audit events in D1 (docs/operations.md): client id, event type, outcome and a detail free of
-// personal data, codes and tokens.
+// Audit events (docs/operations.md "Audit events"): client id, event type, outcome and a detail free
+// of personal data, codes and tokens. An event goes to the audit outbox of one one-time-store object
+// in one call; the object writes its outbox to R2 in batches (workers/provider/store/audit-archive.ts).
 
-type DbEnv = { DB: D1Database };
+import { randomToken } from "../../core/crypto";
+import { storeConfig, type StoreVars } from "./config";
+import { storeFor, type OneTimeStore } from "./one-time-store";
+
+type AuditEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> } & StoreVars;
 
 export type AuditType =
   | "signin.success"
@@ -27,15 +32,40 @@ export type AuditType =
   | "event.failed"
   | "event.abandoned";
 
-/** Appends an audit event. `detail` must hold no personal data, codes or tokens. */
-export async function audit(
-  env: DbEnv,
+type Detail = Record<string, string | number | boolean>;
+
+/**
+ * An event as the store's `appendAudit` takes it (positional values cross the RPC for less): its
+ * time, type, client, outcome and detail as JSON text.
+ */
+export type AuditRecord = [at: number, type: string, clientId: string | null, outcome: string, detail: string | null];
+
+/** An event for `auditAll`, timed now. */
+export function auditRecord(
   type: AuditType,
   clientId: string | null,
   outcome: "ok" | "refused" = "ok",
-  detail?: Record<string, string | number | boolean>,
+  detail?: Detail,
+): AuditRecord {
+  return [Date.now(), type, clientId, outcome, detail ? JSON.stringify(detail) : null];
+}
+
+/** Appends an audit event. `detail` must hold no personal data, codes or tokens. */
+export function audit(
+  env: AuditEnv,
+  type: AuditType,
+  clientId: string | null,
+  outcome: "ok" | "refused" = "ok",
+  detail?: Detail,
 ): Promise<void> {
-  await env.DB.prepare("INSERT INTO audit_events (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)")
-    .bind(Date.now(), type, clientId, outcome, detail ? JSON.stringify(detail) : null)
-    .run();
+  return auditAll(env, [auditRecord(type, clientId, outcome, detail)]);
+}
+
+/**
+ * Appends audit events in one call, to a random object of the one-time store: any object will do
+ * (each writes its own outbox to R2), and a random one spreads the writes over all of them.
+ */
+export async function auditAll(env: AuditEnv, records: readonly AuditRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await storeFor(env, randomToken(1), storeConfig(env).oneTimeShards).appendAudit(records);
 }

@@ -51,3 +51,30 @@ function parse(env: StoreVars): StoreConfig {
 export function storeConfig(env: StoreVars): StoreConfig {
   return configOf(env, parse);
 }
+
+/** The audit trail's variables (docs/operations.md "Configuration"). */
+export interface AuditVars {
+  AUDIT_RETENTION_DAYS?: string;
+  AUDIT_FLUSH_SECONDS?: string;
+}
+
+export interface AuditConfig {
+  /** How long events are listed and exported (the bucket's lifecycle rule deletes them after it). */
+  retentionMs: number;
+  /** How long an event may wait in a one-time-store object before its batch is written to R2. */
+  flushMs: number;
+}
+
+function parseAudit(env: AuditVars): AuditConfig {
+  return {
+    // Korean access-record rules ask for at least a year, two where more than 50,000 people are
+    // processed: 730 days by default.
+    retentionMs: intVar(env, "AUDIT_RETENTION_DAYS", 730, 1, 3650) * 86_400_000,
+    flushMs: intVar(env, "AUDIT_FLUSH_SECONDS", 60, 1, 3600) * 1000,
+  };
+}
+
+/** The audit variables, parsed once; throws ConfigError naming a malformed one. */
+export function auditConfig(env: AuditVars): AuditConfig {
+  return configOf(env, parseAudit);
+}

@@ -3,13 +3,13 @@
 
 import { type IdentityItem } from "../../core/spec";
 import { MAX_SHARDS, storeConfig, type StoreVars } from "./config";
+import { auditAll, auditRecord } from "./audit";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
 import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
 import { dirAt, dirShards, type DirectoryEnv } from "./directory";
 import { homeOfId, newPlid, plidHome } from "./directory-keys";
 import { itemsMask, maskItems, type EndableLink } from "./directory-shard";
 import { clientOfAnyStatus } from "./clients";
-import { audit } from "./audit";
 
 type DbEnv = { DB: D1Database };
 
@@ -204,9 +204,10 @@ export async function endRows(
     byHome.set(h, [...(byHome.get(h) ?? []), r]);
   }
   await Promise.all([...byHome].map(([h, links]) => dirAt(env, h).deleteLinks(links)));
-  await Promise.all(
+  await auditAll(
+    env,
     rows.map((r) =>
-      audit(env, "plid.ended", r.client_id, "ok", { reason, event: (uris.get(r.client_id) ?? null) !== null }),
+      auditRecord("plid.ended", r.client_id, "ok", { reason, event: (uris.get(r.client_id) ?? null) !== null }),
     ),
   );
   return rows.map((r) => ({ clientId: r.client_id, plid: r.plid, subscriberId: r.subscriber_id }));

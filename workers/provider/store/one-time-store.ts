@@ -21,6 +21,10 @@ import {
   type PendingEvent,
 } from "./events";
 import type { Lang } from "../authorize/i18n";
+import { archive, objectLabel, type OutboxRow } from "./audit-archive";
+import type { AuditRecord } from "./audit";
+import { auditConfig, type AuditVars } from "./config";
+import { ConfigError } from "../../core/config";
 import {
   SigninMachine,
   type NumberLimits,
@@ -144,31 +148,32 @@ CREATE TABLE IF NOT EXISTS audit_mark (
 
 const SWEEP_MS = 60_000;
 /**
- * How long redemption audit events wait in the object before one batched D1 write: the delay an
- * operator sees in /admin/audit. A good redemption's record is its token row (client, issue time),
+ * Audit events wait in the object's outbox and are written to R2 in batches (audit-archive.ts):
+ * AUDIT_FLUSH_SECONDS (60 s) after the first event of a batch, by the object's alarm, or at once
+ * when the outbox holds this many rows, so a busy service writes a few objects a minute per
+ * object, not one per event. A good redemption's record is its token row (client, issue time),
  * written by the redemption's own statement; each flush counts the token rows above a mark and
  * writes one `code.redeemed` event per client with the count and the window's first and last
- * redemption. A good redemption's event names nothing but its client and time: one outbox row and
- * one D1 row for each was about a fifth of the token route's CPU, and a counter row of its own
- * another page written each redemption (docs/benchmarks.md). Refusals, which carry their reason,
- * stay one event each. Each active shard writes at most once per interval, and one D1
- * call costs far more than a row in it (docs/benchmarks.md "Units": about 2.5 DO calls' worth of
- * CPU locally), so at 16 shards a 250 ms interval would spend up to 64 D1 calls a second on audit
- * alone; 1 s spends 16.
+ * redemption: an outbox row for each was about a fifth of the token route's CPU
+ * (docs/benchmarks.md). Refusals, which carry their reason, stay one event each.
  */
-export const AUDIT_FLUSH_MS = 1000;
-/**
- * One flush ships its rows in one D1 statement with one bound parameter (a JSON array of rows
- * unpacked by `json_each`): D1 allows 100 bound parameters per statement, so binding each field
- * took one statement per 20 rows.
- */
-const AUDIT_ROWS_PER_FLUSH = 500;
+export const AUDIT_FLUSH_ROWS = 1000;
 
 export class OneTimeStore extends DurableObject {
   private readonly sql: SqlStorage;
   private readonly db: D1Database | undefined;
-  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The audit trail's bucket (the hosting worker's AUDIT binding). */
+  private bucket: R2Bucket | undefined;
+  /** This object's name in audit keys and event ids. */
+  private readonly label: string;
+  private readonly auditFlushMs: number;
+  /** Whether the alarm is set for the outbox's next flush (cleared when a flush starts). */
+  private flushArmed = false;
+  /** Rows in the audit outbox, once counted (the flush threshold). */
+  private outboxRows: number | null = null;
   private flushing: Promise<number> | null = null;
+  /** When a flush last failed: the threshold waits an interval before trying R2 again. */
+  private flushFailedAt = 0;
 
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env as never);
@@ -176,6 +181,9 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec(SCHEMA);
     migrate(this.sql);
     this.db = (env as { DB?: D1Database }).DB;
+    this.bucket = (env as { AUDIT?: R2Bucket }).AUDIT;
+    this.label = objectLabel(ctx.id);
+    this.auditFlushMs = auditConfig(env as AuditVars).flushMs;
   }
 
   /**
@@ -216,9 +224,9 @@ export class OneTimeStore extends DurableObject {
     const r: RedeemRequest = { codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri };
     const result = this.redeem(r);
     // The audit event is written in the same synchronous step as the redemption, into this
-    // object's outbox (a redemption's by the code_redeemed trigger, with its token); D1 receives
-    // it batched (flushAudit), off the token endpoint's hot path.
-    if (!result.ok)
+    // object's outbox (a good redemption's by the code_redeemed trigger: its token row, counted at
+    // the flush); R2 receives it batched (flushAudit), off the token endpoint's hot path.
+    if (!result.ok) {
       this.sql.exec(
         "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
         Date.now(),
@@ -227,65 +235,103 @@ export class OneTimeStore extends DurableObject {
         "refused",
         JSON.stringify({ reason: result.reason }),
       );
-    this.flushTimer ??= setTimeout(() => {
-      this.flushTimer = null;
-      // Kept in the outbox on failure; the sweep alarm retries it, so make sure one is set (a shard
-      // that only saw refused redemptions has none).
-      void this.flushAudit().catch(() => this.scheduleSweep());
-    }, AUDIT_FLUSH_MS);
+      this.auditRecorded(1);
+    } else this.armAuditFlush();
     return result;
   }
 
   /**
-   * Moves the audit outbox to D1's audit_events in batched inserts; returns how many rows moved.
-   * One flush at a time; rows leave the outbox only after D1 accepted them.
+   * Appends audit events of the service's workers (workers/provider/store/audit.ts) to this
+   * object's outbox, written to R2 with its own (docs/storage.md "R2").
+   */
+  appendAudit(records: readonly AuditRecord[]): void {
+    for (const [at, type, clientId, outcome, detail] of records)
+      this.sql.exec(
+        "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+        at,
+        type,
+        clientId,
+        outcome,
+        detail,
+      );
+    this.auditRecorded(records.length);
+  }
+
+  /** `n` rows were just added to the outbox: flush now at the threshold, else within the interval. */
+  private auditRecorded(n: number): void {
+    this.outboxRows =
+      this.outboxRows === null
+        ? this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM audit_outbox").one().n
+        : this.outboxRows + n;
+    // kept in the outbox on failure: the alarm armed below retries it
+    if (
+      this.outboxRows >= AUDIT_FLUSH_ROWS &&
+      this.flushing === null &&
+      Date.now() - this.flushFailedAt >= this.auditFlushMs
+    )
+      void this.flushAudit().catch(() => {});
+    this.armAuditFlush();
+  }
+
+  /** Makes sure the alarm fires within the flush interval (one storage call per interval, not per event). */
+  private armAuditFlush(): void {
+    if (this.flushArmed) return;
+    this.flushArmed = true;
+    this.alarmBy(Date.now() + this.auditFlushMs);
+  }
+
+  /**
+   * Writes the audit outbox to R2 (audit-archive.ts), up to AUDIT_FLUSH_ROWS rows an R2 object
+   * (one per UTC hour of their events); returns how many rows moved. One flush at a time; rows
+   * leave the outbox only after R2 accepted them, and in the same step the object's sequence
+   * number moves past them, so a retry names the rows (and the objects) as the failed try did.
    */
   async flushAudit(): Promise<number> {
-    if (!this.db) return 0;
     if (this.flushing) return this.flushing;
-    const db = this.db;
     const run = async () => {
+      // events recorded from here on arm the next flush
+      this.flushArmed = false;
       this.countRedeemed();
       let moved = 0;
       for (;;) {
         const rows = this.sql
-          .exec<{
-            id: number;
-            at: number;
-            type: string;
-            client_id: string | null;
-            outcome: string;
-            detail: string | null;
-          }>(
+          .exec<OutboxRow & { id: number }>(
             "SELECT id, at, type, client_id, outcome, detail FROM audit_outbox ORDER BY id LIMIT ?",
-            AUDIT_ROWS_PER_FLUSH,
+            AUDIT_FLUSH_ROWS,
           )
           .toArray();
-        if (rows.length === 0) return moved;
-        await db
-          .prepare(
-            `INSERT INTO audit_events (at, type, client_id, outcome, detail)
-             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-                    json_extract(value, '$[3]'), json_extract(value, '$[4]')
-             FROM json_each(?) ORDER BY key`,
-          )
-          .bind(JSON.stringify(rows.map((r) => [r.at, r.type, r.client_id, r.outcome, r.detail])))
-          .run();
+        if (rows.length === 0) {
+          this.outboxRows = 0;
+          return moved;
+        }
+        if (!this.bucket)
+          throw new ConfigError("AUDIT", "must bind an R2 bucket in the worker hosting the one-time store");
+        const seq = this.sql.exec<{ s: number }>("SELECT audit_seq AS s FROM audit_mark").one().s;
+        await archive(this.bucket, this.label, seq + 1, rows);
         this.sql.exec("DELETE FROM audit_outbox WHERE id <= ?", rows[rows.length - 1]!.id);
+        this.sql.exec("UPDATE audit_mark SET audit_seq = audit_seq + ?", rows.length);
         moved += rows.length;
       }
     };
-    // cleared after the assignment (a flush with nothing to move settles synchronously)
-    const flushing = run().finally(() => {
-      if (this.flushing === flushing) this.flushing = null;
-    });
+    // cleared once settled, after the assignment below (the callbacks run later)
+    const flushing = run().then(
+      (moved) => {
+        this.flushing = null;
+        return moved;
+      },
+      (e: unknown) => {
+        this.flushing = null;
+        this.flushFailedAt = Date.now();
+        throw e;
+      },
+    );
     this.flushing = flushing;
     return this.flushing;
   }
 
   /**
    * The tokens issued since the last count become one `code.redeemed` outbox row per client, and
-   * the mark moves past them, in one synchronous step (so a failing D1 loses none of them). Tokens
+   * the mark moves past them, in one synchronous step (so a failing write loses none of them). Tokens
    * take increasing rowids; the sweep lowers the mark if it ever deletes the highest (see `alarm`).
    */
   private countRedeemed(): void {
@@ -297,6 +343,7 @@ export class OneTimeStore extends DurableObject {
       mark,
     );
     this.sql.exec("UPDATE audit_mark SET tokens_rowid = (SELECT coalesce(max(rowid), 0) FROM tokens)");
+    this.outboxRows = null; // counted again when next needed
   }
 
   private redeem(r: RedeemRequest): RedeemResult {
@@ -534,7 +581,7 @@ export class OneTimeStore extends DurableObject {
     return nextDue;
   }
 
-  /** An audit row through this object's outbox (batched into D1 like the redemptions'). */
+  /** An audit row through this object's outbox (batched into R2 like the redemptions'). */
   private auditLater(type: string, clientId: string, outcome: "ok" | "refused", detail: Record<string, unknown>): void {
     this.sql.exec(
       "INSERT INTO audit_outbox (at, type, client_id, outcome, detail) VALUES (?, ?, ?, ?, ?)",
@@ -544,6 +591,7 @@ export class OneTimeStore extends DurableObject {
       outcome,
       JSON.stringify(detail),
     );
+    this.auditRecorded(1);
   }
 
   /** Makes sure the alarm fires no later than `at`. */
@@ -714,7 +762,11 @@ export class OneTimeStore extends DurableObject {
     this.sql.exec("DELETE FROM revoked_plids WHERE plid IN (SELECT value FROM json_each(?))", list);
   }
 
-  /** Sends due events, deletes what has expired, retries any audit rows left; reschedules while anything is left. */
+  /**
+   * Sends due events, writes the audit outbox to R2, deletes what has expired; reschedules while
+   * anything is left, and within the flush interval while audit events wait (also after a failed
+   * flush: the retry).
+   */
   override async alarm(): Promise<void> {
     const nextEvent = await this.deliverDue().catch(() => Date.now() + SWEEP_MS);
     await this.flushAudit().catch(() => {});
@@ -740,8 +792,15 @@ export class OneTimeStore extends DurableObject {
         "SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM entries) + (SELECT count(*) FROM counters) + (SELECT count(*) FROM revoked_plids) + (SELECT count(*) FROM event_outbox) + (SELECT count(*) FROM audit_outbox) AS n",
       )
       .one().n;
+    const auditWaits = this.sql
+      .exec<{ n: number }>(
+        "SELECT (SELECT count(*) FROM audit_outbox) + (SELECT count(*) FROM tokens WHERE rowid > (SELECT tokens_rowid FROM audit_mark)) AS n",
+      )
+      .one().n;
     const sweep = left > 0 ? now + SWEEP_MS : null;
-    const at = nextEvent !== null && (sweep === null || nextEvent < sweep) ? Math.max(nextEvent, now + 100) : sweep;
+    let at = nextEvent !== null && (sweep === null || nextEvent < sweep) ? Math.max(nextEvent, now + 100) : sweep;
+    if (auditWaits > 0 && (at === null || now + this.auditFlushMs < at)) at = now + this.auditFlushMs;
+    this.flushArmed = auditWaits > 0;
     if (at !== null) void this.ctx.storage.setAlarm(at);
   }
 }
@@ -762,6 +821,14 @@ function migrate(sql: SqlStorage): void {
   // the audit counts tokens above the mark: the rows an object holds when the count begins were
   // audited one by one before
   sql.exec("INSERT OR IGNORE INTO audit_mark (id, tokens_rowid) SELECT 1, coalesce(max(rowid), 0) FROM tokens");
+  // the audit events' sequence number (`<object>-<seq>` ids, audit-archive.ts): it never goes back,
+  // where the outbox's own ids start again once it is empty
+  const markColumns = sql
+    .exec<{ name: string }>("PRAGMA table_info(audit_mark)")
+    .toArray()
+    .map((c) => c.name);
+  if (!markColumns.includes("audit_seq"))
+    sql.exec("ALTER TABLE audit_mark ADD COLUMN audit_seq INTEGER NOT NULL DEFAULT 0");
   const codeColumns = new Set(
     sql
       .exec<{ name: string }>("PRAGMA table_info(codes)")
