@@ -4,7 +4,7 @@
 // server of `npm start` with the dev admin token from .dev.vars; --base-url (or BASE_URL) and
 // ADMIN_TOKEN point it at a deployed service.
 import { createHash } from "node:crypto";
-import { createWriteStream, existsSync, readFileSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -245,6 +245,58 @@ const COMMANDS = {
       if (!opts.yes) throw new UsageError("deleting a subscriber cannot be undone: add --yes");
       const r = await api("DELETE", `/admin/directory/${enc(args.phone)}`);
       return { data: r, table: () => "deleted" };
+    },
+  },
+  migrate: {
+    usage: "migrate [--batch N] [--state PATH] [--restart]",
+    about:
+      "Move a deployment of the single-database layout to the directory shards and the R2 audit trail:\n" +
+      "people with their links (plids kept), then the audit events, a batch at a time. Every batch is\n" +
+      "idempotent: run the same command again after an interruption and it resumes where the last\n" +
+      "answered batch ended (--restart starts over, also safe). Automatic-login grants are not moved.",
+    options: {
+      batch: { value: true, help: "rows per request (default 500, at most 2000)" },
+      state: { value: true, help: "where the progress is kept (default migrate-state.json here)" },
+      restart: { help: "start from the first row, ignoring the state" },
+    },
+    run: async (api, { opts, io }) => {
+      const batch = opts.batch === undefined ? 500 : Number(opts.batch);
+      if (!Number.isInteger(batch) || batch < 1 || batch > 2000)
+        throw new UsageError("--batch must be a whole number from 1 to 2000");
+      const statePath = opts.state ?? "migrate-state.json";
+      const fresh = { directory_after: 0, audit_after: 0, people: 0, links: 0, grants_not_moved: 0, events: 0 };
+      let state = fresh;
+      if (!opts.restart && existsSync(statePath)) {
+        state = { ...fresh, ...JSON.parse(readFileSync(statePath, "utf8")) };
+        io.err.write(`migrate: resuming (state: ${statePath})\n`);
+      }
+      const save = () => writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+      for (const part of /** @type {const} */ (["directory", "audit"])) {
+        const key = part === "directory" ? "directory_after" : "audit_after";
+        while (state[key] !== null) {
+          const r = await api("POST", `/admin/migrate/${part}?after=${state[key]}&limit=${batch}`);
+          if (part === "directory") {
+            state.people += r.people;
+            state.links += r.links;
+            state.grants_not_moved += r.grants_not_moved;
+          } else state.events += r.events;
+          state[key] = r.next_after;
+          save();
+          io.err.write(
+            part === "directory"
+              ? `migrate: ${state.people} people, ${state.links} links moved\n`
+              : `migrate: ${state.events} audit events moved\n`,
+          );
+        }
+      }
+      rmSync(statePath, { force: true });
+      const data = {
+        people: state.people,
+        links: state.links,
+        grants_not_moved: state.grants_not_moved,
+        audit_events: state.events,
+      };
+      return { data, table: () => keyValues(data) };
     },
   },
   "directory stats": {

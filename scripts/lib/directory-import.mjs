@@ -5,7 +5,7 @@
 // every chunk, so an interrupted import resumes where it stopped. A JSON array is sent whole.
 // Nothing of a row's content is printed or stored: rows are named by their number in the file.
 import { Buffer, isUtf8 } from "node:buffer";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import {
   closeSync,
   createReadStream,
@@ -97,7 +97,13 @@ export async function importFile(/** @type {Job} */ job, /** @type {Context} */ 
   return job.format === "json" ? importJsonArray(job, ctx, st.size) : importStream(job, ctx);
 }
 
-const importPath = (dryRun) => "/admin/directory/import" + (dryRun ? "?dry_run=true" : "");
+/**
+ * A dry run, a single request, or a chunk of an import run: the chunks of one file carry one `run`
+ * id, and the service holds the removals of the people they displace until the run's commit
+ * (a later chunk may name them at another number: they moved, and keep their logins).
+ */
+const importPath = (dryRun, run = null) =>
+  "/admin/directory/import" + (dryRun ? "?dry_run=true" : run ? `?run=${encodeURIComponent(run)}` : "");
 
 // ---------------------------------------------------------------- a JSON array: one request
 
@@ -157,6 +163,7 @@ function openState(/** @type {Job} */ job, /** @type {Context} */ ctx, identity,
     service: ctx.origin,
     offset: bodyStart,
     rows_done: 0,
+    run: job.dryRun ? null : `cli-${randomUUID()}`,
     totals: zeroTotals(),
     rejected: /** @type {Rejection[]} */ ([]),
     ignored_columns: /** @type {string[]} */ ([]),
@@ -198,6 +205,7 @@ function openState(/** @type {Job} */ job, /** @type {Context} */ ctx, identity,
     !Number.isSafeInteger(s.rows_done)
   )
     throw refuse("is damaged (its offset or row count is out of range)");
+  if (!job.dryRun && typeof s.run !== "string") s.run = `cli-${randomUUID()}`;
   return { state: s, resumed: true };
 }
 
@@ -468,7 +476,13 @@ async function importStream(/** @type {Job} */ job, /** @type {Context} */ ctx) 
     const type = csv ? "text/csv; charset=utf-8" : "application/json";
     for (let attempt = 1; ; attempt++) {
       try {
-        const r = await ctx.api("POST", importPath(job.dryRun), body, type, AbortSignal.timeout(REQUEST_TIMEOUT_MS));
+        const r = await ctx.api(
+          "POST",
+          importPath(job.dryRun, state.run),
+          body,
+          type,
+          AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        );
         checkAnswer(chunk, r);
         return countsOf(chunk, r);
       } catch (e) {
@@ -538,11 +552,34 @@ async function importStream(/** @type {Job} */ job, /** @type {Context} */ ctx) 
   }
   progress.update(rowsDone, identity.size);
   progress.done();
+  // The run's end: the people its chunks displaced (and no later chunk moved) are removed now. The
+  // state is kept until the commit is answered, so a failed commit is sent again by resuming.
+  let commit = null;
+  if (!job.dryRun) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        commit = await ctx.api("POST", `/admin/directory/import/commit?run=${encodeURIComponent(state.run)}`);
+        break;
+      } catch (e) {
+        if (!retryable(e) || attempt > RETRIES) {
+          const err = /** @type {ServiceError} */ (e);
+          throw new ServiceError(
+            `every row was sent, but the end of the import (its commit) failed: ${err.message}`,
+            err.status,
+            err.body,
+            resumeHint(),
+          );
+        }
+        await sleep(retryMs * 2 ** (attempt - 1));
+      }
+    }
+  }
   rmSync(job.statePath, { force: true });
   return {
     format: job.format,
     dry_run: job.dryRun,
     ...state.totals,
+    ...(commit ? { removed: commit.removed } : {}),
     rejected: state.rejected,
     ignored_columns: state.ignored_columns,
     chunks,

@@ -525,6 +525,17 @@ async function proxy(answer: (n: number) => number | "pass"): Promise<{ base: st
   return { base: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => srv.close() };
 }
 
+describe("migrate", () => {
+  it("moves what the single database holds (nothing, on a fresh dev server) and leaves no state behind; a bad --batch is a usage error", async () => {
+    const state = join(dir, "migrate-state.json");
+    const r = await cli(["migrate", "--state", state, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ people: 0, links: 0, grants_not_moved: 0, audit_events: 0 });
+    expect(existsSync(state)).toBe(false);
+    expect((await cli(["migrate", "--batch", "0"])).code).toBe(2);
+  });
+});
+
 describe("directory import of large files", () => {
   it("a 25,000-row CSV (BOM, CRLF, quoted commas, quotes and line breaks, no final newline) goes in chunks; counts add up and rejected rows carry their file row numbers", async () => {
     const file = join(dir, "national.csv");
@@ -599,6 +610,54 @@ describe("directory import of large files", () => {
       { row: 2999, reason: "birth must not be in the future" },
     ]);
     expect(await subscribers()).toBe(before + 2998);
+  });
+
+  it("a file's chunks are one import run: a person whose old number an earlier chunk gives away and whom a later chunk names at a new number keeps their plid; the commit removes no one", async () => {
+    // the person, at their old number, signed in to the demo app
+    const mover = { ...person(3, 1), telcoCd: "S", name: "이사간사람" };
+    const other = { ...person(3, 2), phoneNo: mover.phoneNo, name: "새주인" }; // the old number's new owner
+    const moved = { ...mover, phoneNo: person(3, 3).phoneNo }; // the person at their new number
+    const seed = join(dir, "run-seed.csv");
+    writeFileSync(seed, [HEADER, csvLine(mover)].join("\n") + "\n");
+    expect((await cli(["directory", "import", seed, "--quiet"])).code).toBe(0);
+    const plidOf = async (phone: string, name: string) => {
+      const q = new URLSearchParams({
+        response_type: "code",
+        client_id: "demo-client",
+        redirect_uri: "https://demo.example/callback",
+        state: "s",
+      });
+      const done = await signIn(`${server.base}/oauth2/authorize?${q}`, { telco: "S", name, phone, code: "" });
+      const token = (await (
+        await fetch(`${server.base}/oauth2/token`, {
+          method: "POST",
+          headers: {
+            Authorization: "Basic " + Buffer.from("demo-client:demoSecret0123456789abcdefABCDEF").toString("base64"),
+            "Content-Type": "application/x-www-form-urlencoded",
+          },
+          body: `grant_type=authorization_code&code=${done.code}`,
+        })
+      ).json()) as { access_token: string };
+      const me = (await (
+        await fetch(`${server.base}/v1/user/me`, { headers: { Authorization: `Bearer ${token.access_token}` } })
+      ).json()) as { user: { plid: string } };
+      return me.user.plid;
+    };
+    const before = await plidOf(mover.phoneNo, mover.name);
+    // one file, one row a chunk: the old number to its new owner first, the person's new number after
+    const file = join(dir, "run.csv");
+    writeFileSync(file, [HEADER, csvLine(other), csvLine(moved)].join("\n") + "\n");
+    const report = await cliJson<Report & { removed: number }>([
+      "directory",
+      "import",
+      file,
+      "--chunk-size",
+      "1",
+      "--parallel",
+      "1",
+    ]);
+    expect(report).toMatchObject({ received: 2, inserted: 1, updated: 1, reassigned: 1, removed: 0, chunks: 2 });
+    expect(await plidOf(moved.phoneNo, mover.name)).toBe(before);
   });
 
   it("an interrupted import resumes at the recorded row; the result equals one uninterrupted run (no row sent twice)", async () => {

@@ -6,6 +6,7 @@ export interface Subscriber {
   telco: string;
   name: string;
   phone: string;
+  /** The fixed code of a test number; "" reads the code the dev SMS outbox received. */
   code: string;
 }
 
@@ -63,6 +64,15 @@ export class CookieJar {
   }
 }
 
+/** The latest one-time code the dev SMS outbox holds for `phone` (a number without a fixed code). */
+async function outboxCode(origin: string, phone: string): Promise<string> {
+  const res = await fetch(`${origin}/dev/outbox`, { headers: { Accept: "application/json" } });
+  const { messages } = (await res.json()) as { messages: { to: string; text: string }[] };
+  const m = messages.find((x) => x.to === phone);
+  if (!m) throw new Error(`no SMS to ${phone} in the dev outbox`);
+  return /\d{6}/.exec(m.text)![0];
+}
+
 export interface SignInResult {
   /** The final redirect (Location) back to the app. */
   location: URL;
@@ -101,7 +111,7 @@ export async function signIn(
       body.set("phoneNo", who.phone);
     } else if (form.names.has("otp")) {
       steps.push("verify");
-      body.set("otp", who.code);
+      body.set("otp", who.code || (await outboxCode(new URL(authorizeUrl).origin, who.phone)));
       if (opts.autoLogin && form.names.has("autoLogin")) body.set("autoLogin", "Y");
     } else if (form.names.has("agree")) {
       steps.push("consent");

@@ -85,7 +85,34 @@ export async function importDirectory(
   env: JobEnv,
   input: readonly SubscriberInput[],
   dryRun: boolean,
+  run: string | null = null,
 ): Promise<ImportCounts> {
+  return underLease(env, async () => {
+    // What earlier changes left unfinished (a job whose caller died) is finished first: the
+    // decision reads the ci index and the numbers, which such a job would leave behind.
+    if (!(await finishAllJobs(env))) throw new Error("import: the directory has changes that keep failing");
+    return applyRows(env, input, dryRun, run);
+  });
+}
+
+/**
+ * Ends an import run (a file sent in several requests with the same `run`): the removals of the
+ * holders its chunks displaced, held until now, run (docs/storage.md "Import runs"). A displaced
+ * person whom a later chunk moved to another number is not removed. Idempotent: a second commit
+ * finds nothing held. Returns how many people were removed, and how many removals are left to the
+ * shards' alarms (they failed now).
+ */
+export async function commitRun(env: JobEnv, run: string): Promise<{ removed: number; left: number }> {
+  return underLease(env, async () => {
+    const results = await Promise.all(
+      Array.from({ length: dirShards(env) }, async (_, s) => runJobs(env, s, await dirAt(env, s).releaseRun(run))),
+    );
+    return { removed: results.reduce((n, r) => n + r.removed, 0), left: results.reduce((n, r) => n + r.failed, 0) };
+  });
+}
+
+/** Runs `work` holding the directory's import lease (imports and commits run one at a time). */
+async function underLease<T>(env: JobEnv, work: () => Promise<T>): Promise<T> {
   const lease = crypto.randomUUID();
   const lock = dirAt(env, 0);
   const waitUntil = Date.now() + LEASE_WAIT_MS;
@@ -94,16 +121,18 @@ export async function importDirectory(
     await new Promise((r) => setTimeout(r, wait));
   }
   try {
-    // What earlier changes left unfinished (a job whose caller died) is finished first: the
-    // decision reads the ci index and the numbers, which such a job would leave behind.
-    if (!(await finishAllJobs(env))) throw new Error("import: the directory has changes that keep failing");
-    return await applyRows(env, input, dryRun);
+    return await work();
   } finally {
     await lock.dropImportLease(lease).catch(() => undefined);
   }
 }
 
-async function applyRows(env: JobEnv, input: readonly SubscriberInput[], dryRun: boolean): Promise<ImportCounts> {
+async function applyRows(
+  env: JobEnv,
+  input: readonly SubscriberInput[],
+  dryRun: boolean,
+  run: string | null,
+): Promise<ImportCounts> {
   const n = dirShards(env);
   const counts: ImportCounts = { inserted: 0, updated: 0, reassigned: 0 };
   // every person named by the import: a holder among them is moving, not displaced
@@ -191,6 +220,7 @@ async function applyRows(env: JobEnv, input: readonly SubscriberInput[], dryRun:
           s,
           n,
           claims.map(({ kind: _, ...c }) => c),
+          run,
         );
         const bySeq = new Map(claims.map((c) => [c.seq, c]));
         for (const res of results) {

@@ -3,7 +3,7 @@
 
 import { adminConfig } from "./config";
 import { countSubscribers, deleteSubscriber } from "./store";
-import { ImportBusy, importDirectory } from "./directory-import";
+import { commitRun, ImportBusy, importDirectory } from "./directory-import";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";
@@ -20,6 +20,19 @@ function importFormat(req: Request): "csv" | "json" {
   if (type === "text/csv") return "csv";
   if (type === "application/json") return "json";
   throw E.invalidBecause("Content-Type", "send text/csv or application/json");
+}
+
+/** An import run's id (`run`): a file sent in several requests, committed once (docs/operations.md). */
+function runParam(url: URL): string | null {
+  const v = url.searchParams.get("run");
+  if (v === null || v === "") return null;
+  if (!/^[A-Za-z0-9_-]{8,64}$/.test(v)) throw E.invalidBecause("run", "must be 8 to 64 letters, digits, - or _");
+  return v;
+}
+
+/** Imports and commits wait for one another; one that waited too long is told to retry (the CLI does). */
+function busyToRetry(e: unknown): never {
+  throw e instanceof ImportBusy ? E.tooMany(5, "import: another import is running") : e;
 }
 
 function dryRunParam(url: URL): boolean {
@@ -44,12 +57,11 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
   const cfg = adminConfig(env);
   const format = importFormat(req);
   const dryRun = dryRunParam(rc.url);
+  const run = runParam(rc.url);
+  if (run !== null && dryRun) throw E.invalidBecause("run", "a dry run changes nothing, so it has no run to commit");
   const text = await readBodyText(req, cfg.maxImportBytes);
   const parsed = parseImport(format, text, cfg.maxImportRows, Date.now());
-  // Imports run one at a time; one that waited too long for another is told to retry (the CLI does).
-  const { inserted, updated, reassigned } = await importDirectory(env, parsed.valid, dryRun).catch((e: unknown) => {
-    throw e instanceof ImportBusy ? E.tooMany(5, "import: another import is running") : e;
-  });
+  const { inserted, updated, reassigned } = await importDirectory(env, parsed.valid, dryRun, run).catch(busyToRetry);
   const report = {
     format,
     dry_run: dryRun,
@@ -72,6 +84,20 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
     });
   }
   return json(report);
+}
+
+/**
+ * `POST /admin/directory/import/commit?run=ID`: the end of an import run. The people its chunks
+ * displaced, and no later chunk moved elsewhere, are removed now (their logins end, events
+ * `number_reassigned`).
+ */
+export async function commitImport(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const run = runParam(rc.url);
+  if (run === null) throw E.missing("run");
+  const { removed, left } = await commitRun(env, run).catch(busyToRetry);
+  rc.log.event = "directory.import_committed";
+  await audit(env, "directory.import_committed", null, left ? "refused" : "ok", { removed, left });
+  return json({ run, removed, left });
 }
 
 /** Removes one subscriber: their logins end (events `subscriber_removed`). The phone number is not audited. */

@@ -6,7 +6,8 @@ import type { Route } from "../core/router";
 import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";
-import { importSubscribers, removeSubscriber, summary } from "./directory";
+import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
+import { migrateAudit, migrateDirectory } from "./migrate";
 import { requireAdmin } from "./steps";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
 
@@ -22,6 +23,9 @@ export const routes: Route<AdminEnv>[] = [
   { method: "POST", path: "/admin/clients/:id/enable", handler: enable },
   { method: "GET", path: "/admin/directory", handler: summary },
   { method: "POST", path: "/admin/directory/import", handler: importSubscribers },
+  { method: "POST", path: "/admin/directory/import/commit", handler: commitImport },
+  { method: "POST", path: "/admin/migrate/directory", handler: migrateDirectory },
+  { method: "POST", path: "/admin/migrate/audit", handler: migrateAudit },
   { method: "DELETE", path: "/admin/directory/:phone", handler: removeSubscriber },
   { method: "GET", path: "/admin/test-numbers", handler: listTestNumbers },
   { method: "POST", path: "/admin/test-numbers", handler: addTestNumber },

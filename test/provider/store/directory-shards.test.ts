@@ -251,3 +251,69 @@ describe("an import whose cross-shard steps die half way", () => {
     );
   }, 120_000);
 });
+
+describe("an import run: a file sent in several requests, committed once", () => {
+  const post = (rows: unknown[], run?: string) =>
+    admin("POST", "/admin/directory/import" + (run ? `?run=${run}` : ""), { json: rows });
+  const commit = (run: string) => admin("POST", `/admin/directory/import/commit?run=${run}`);
+
+  it("a person whose number a first chunk gives away and whom a later chunk names at a new number keeps their row and plid: their removal waits for the commit, which finds them moved", async () => {
+    const [old, moved] = numbersOnTwoShards("010707000");
+    await importRows([row(old, 250, "옮길사람")]);
+    const { plid, subscriberId } = await mintFor(old);
+    const run = "run-" + crypto.randomUUID();
+    // chunk 1: the old number to someone new; chunk 2: the person at their new number
+    expect(await (await post([row(old, 251, "새주인")], run)).json()).toMatchObject({ inserted: 1, reassigned: 1 });
+    expect(await subscriberByPhone(env, old)).toMatchObject({ ci: ciOf(251) });
+    expect(await (await post([row(moved, 250, "옮길사람")], run)).json()).toMatchObject({ updated: 1 });
+    const res = await commit(run);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ run, removed: 0, left: 0 });
+    const now = (await subscriberByPhone(env, moved))!;
+    expect(now.id).toBe(subscriberId);
+    expect((await mintFor(moved)).plid).toBe(plid);
+    await invariants();
+    // committing again finds nothing held
+    expect(await (await commit(run)).json()).toEqual({ run, removed: 0, left: 0 });
+  });
+
+  it("without a run the same two requests remove the person at the first (each request is decided alone): the second makes a new person", async () => {
+    const [old, moved] = numbersOnTwoShards("010707100");
+    await importRows([row(old, 252, "옮길사람")]);
+    const { plid } = await mintFor(old);
+    await post([row(old, 253, "새주인")]);
+    await post([row(moved, 252, "옮길사람")]);
+    expect((await mintFor(moved)).plid).not.toBe(plid);
+  });
+
+  it("a holder displaced in a run and named nowhere else is removed at the commit: their codes redeem nothing from then on", async () => {
+    const phone = "01070720001";
+    await importRows([row(phone, 254, "전주인")]);
+    const before = await mintFor(phone);
+    const run = "run-" + crypto.randomUUID();
+    await post([row(phone, 255, "새주인")], run);
+    expect(await (await commit(run)).json()).toEqual({ run, removed: 1, left: 0 });
+    expect((await exchange(before.code)).status).not.toBe(200);
+    expect(await shardRows("SELECT plid FROM links WHERE plid = ?", before.plid)).toEqual([]);
+    await invariants();
+  });
+
+  it("a run never committed: its held removals run once their hold is over (the shard's alarm)", async () => {
+    const phone = "01070730001";
+    await importRows([row(phone, 256, "전주인")]);
+    const before = await mintFor(phone);
+    await post([row(phone, 257, "새주인")], "run-abandoned-" + crypto.randomUUID().slice(0, 8));
+    expect((await shardRows<{ run: string }>("SELECT run FROM jobs WHERE run IS NOT NULL")).length).toBe(1);
+    await drainJobs(); // as when RUN_HOLD_MS has passed
+    expect((await exchange(before.code)).status).not.toBe(200);
+    await invariants();
+  });
+
+  it("a malformed run id, a run on a dry run, or a commit without one: 400", async () => {
+    expect((await post([row("01070740001", 258)], "x")).status).toBe(400);
+    expect((await admin("POST", "/admin/directory/import?dry_run=true&run=run-12345678", { json: [] })).status).toBe(
+      400,
+    );
+    expect((await admin("POST", "/admin/directory/import/commit")).status).toBe(400);
+  });
+});

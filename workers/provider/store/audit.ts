@@ -21,6 +21,7 @@ export type AuditType =
   | "client.disabled"
   | "client.deleted"
   | "directory.imported"
+  | "directory.import_committed"
   | "directory.deleted"
   | "test_number.added"
   | "test_number.removed"

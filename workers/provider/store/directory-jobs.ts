@@ -22,8 +22,8 @@ async function step(job: DirectoryJob, name: string): Promise<void> {
   if (jobHooks.beforeStep) await jobHooks.beforeStep(job, name);
 }
 
-/** Runs one job to its end. */
-export async function runJob(env: JobEnv, job: DirectoryJob): Promise<void> {
+/** Runs one job to its end; "removed" when a removal took the person (not moved or gone meanwhile). */
+export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" | undefined> {
   const n = dirShards(env);
   switch (job.kind) {
     case "index_ci": {
@@ -33,12 +33,12 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<void> {
       await step(job, "index");
       const p = await dirAt(env, homeOfId(job.id)).person(job.id);
       if (p?.ci === job.ci) await dirAt(env, ciShard(job.ci, n)).indexCi(job.ci, job.id);
-      return;
+      return undefined;
     }
     case "release":
       await step(job, "release");
       await dirAt(env, numberShard(job.phone, n)).release(job.phone, job.id);
-      return;
+      return undefined;
     case "remove": {
       // Their logins end first (codes, tokens, events), then their ci leaves the index, then the
       // row goes with their grants, only while it still names the number and no link is left (one
@@ -46,13 +46,13 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<void> {
       const home = dirAt(env, homeOfId(job.id));
       for (let pass = 0; pass < 5; pass++) {
         const person = await home.person(job.id);
-        if (!person || person.phone !== job.phone) return;
+        if (!person || person.phone !== job.phone) return undefined;
         await step(job, "end_links");
         await endRows(env, await home.linksOf(job.id, null), job.reason);
         await step(job, "unindex");
         await dirAt(env, ciShard(person.ci, n)).unindexCi(person.ci, job.id);
         await step(job, "delete");
-        if ((await home.removePerson(job.id, job.phone)).removed) return;
+        if ((await home.removePerson(job.id, job.phone)).removed) return "removed";
       }
       throw new Error("remove: links kept being made");
     }
@@ -62,14 +62,20 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<void> {
 /**
  * Runs jobs a shard queued, then marks them done there. A job that fails stays queued for the
  * shard's alarm (the caller's answer does not depend on it: what it finishes is already decided).
+ * Returns how many removals took their person, and how many jobs failed.
  */
-export async function runJobs(env: JobEnv, shard: number, jobs: readonly QueuedJob[]): Promise<void> {
-  if (jobs.length === 0) return;
+export async function runJobs(
+  env: JobEnv,
+  shard: number,
+  jobs: readonly QueuedJob[],
+): Promise<{ removed: number; failed: number }> {
+  if (jobs.length === 0) return { removed: 0, failed: 0 };
   const done: number[] = [];
+  let removed = 0;
   await Promise.all(
     jobs.map(async (j) => {
       try {
-        await runJob(env, j.job);
+        if ((await runJob(env, j.job)) === "removed") removed++;
         done.push(j.id);
       } catch {
         // left to the alarm
@@ -77,6 +83,7 @@ export async function runJobs(env: JobEnv, shard: number, jobs: readonly QueuedJ
     }),
   );
   await dirAt(env, shard).jobsDone(done);
+  return { removed, failed: jobs.length - done.length };
 }
 
 /**

@@ -48,6 +48,9 @@ CREATE TABLE IF NOT EXISTS grants (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS grants_by_subscriber ON grants (subscriber_id, client_id);
 CREATE INDEX IF NOT EXISTS grants_by_expiry ON grants (expires_at);
+-- plids made before the directory was sharded (moved from the single database): their first hex
+-- digits do not name their person's home, so the shard they name keeps where their link is
+CREATE TABLE IF NOT EXISTS plid_homes (plid TEXT PRIMARY KEY, home INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO meta (key, value) VALUES ('sequence', 0), ('people', 0), ('test_numbers', 0);
 CREATE TABLE IF NOT EXISTS jobs (
@@ -55,7 +58,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   job        TEXT NOT NULL,              -- JSON of a DirectoryJob
   created_at INTEGER NOT NULL,
   attempts   INTEGER NOT NULL DEFAULT 0,
-  next_at    INTEGER NOT NULL
+  next_at    INTEGER NOT NULL,
+  run        TEXT                        -- held for an import run until it commits (or RUN_HOLD_MS)
 );
 CREATE TRIGGER IF NOT EXISTS people_counted AFTER INSERT ON people BEGIN
   UPDATE meta SET value = value + 1 WHERE key = 'people';
@@ -163,6 +167,8 @@ export function maskItems(mask: number): IdentityItem[] {
 const GRANT_PURGE_BATCH = 50;
 /** A job its caller has not finished within this is the alarm's. */
 export const JOB_GRACE_MS = 30_000;
+/** A displacement held for an import run that never commits runs after this anyway. */
+export const RUN_HOLD_MS = 24 * 3600_000;
 const JOB_RETRY_MS = 60_000;
 
 export class DirectoryShard extends DurableObject {
@@ -237,7 +243,12 @@ export class DirectoryShard extends DurableObject {
    * against: the number passes to the person (a new one made here), a displaced holder's removal
    * and every other shard's part are queued as jobs in the same transaction; returns the jobs.
    */
-  claim(shard: number, shards: number, claims: readonly Claim[]): { results: ClaimResult[]; jobs: QueuedJob[] } {
+  claim(
+    shard: number,
+    shards: number,
+    claims: readonly Claim[],
+    run: string | null = null,
+  ): { results: ClaimResult[]; jobs: QueuedJob[] } {
     const results: ClaimResult[] = [];
     const jobs: QueuedJob[] = [];
     const now = Date.now();
@@ -272,12 +283,17 @@ export class DirectoryShard extends DurableObject {
             jobs.push(this.queue({ kind: "release", phone: c.leaves, id }, now));
         }
         this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", c.phone, id);
-        if (c.expect !== null && c.displace)
-          jobs.push(this.queue({ kind: "remove", id: c.expect, phone: c.phone, reason: "number_reassigned" }, now));
+        // Within an import run the displaced holder's removal waits for the run's commit: a later
+        // chunk of the same file may name them at another number (they moved), and then they stay.
+        if (c.expect !== null && c.displace) {
+          const removal: DirectoryJob = { kind: "remove", id: c.expect, phone: c.phone, reason: "number_reassigned" };
+          if (run === null) jobs.push(this.queue(removal, now));
+          else this.queue(removal, now, run);
+        }
         results.push({ seq: c.seq, ok: true, id });
       }
     });
-    if (jobs.length) this.armAlarm(now + JOB_GRACE_MS);
+    if (jobs.length || run !== null) this.armAlarm(now + JOB_GRACE_MS);
     return { results, jobs };
   }
 
@@ -370,6 +386,80 @@ export class DirectoryShard extends DurableObject {
 
   dropImportLease(holder: string): void {
     this.sql.exec("DELETE FROM meta WHERE key = ?", `import:${holder}`);
+  }
+
+  // ---- the move from a single database (workers/admin/migrate.ts): idempotent, so a move resumes
+
+  /**
+   * People of the single database whose numbers this shard answers for, written as they were (a
+   * number already held here keeps its holder: moved before, or imported since). Their ids here,
+   * by their single-database id.
+   */
+  adoptPeople(
+    shard: number,
+    rows: readonly (PersonFields & {
+      legacyId: number;
+      testOtpHash: string | null;
+      testClients: string | null;
+      testExpiresAt: number | null;
+      createdAt: number;
+    })[],
+  ): { legacyId: number; id: number; ci: string; indexed: boolean }[] {
+    const out: { legacyId: number; id: number; ci: string; indexed: boolean }[] = [];
+    this.ctx.storage.transactionSync(() => {
+      for (const r of rows) {
+        const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", r.phone).toArray()[0];
+        if (cur) {
+          const p = homeOfId(cur.id) === shard ? this.personRow(cur.id) : null;
+          if (p && p.ci === r.ci)
+            out.push({ legacyId: r.legacyId, id: cur.id, ci: r.ci, indexed: p.test_clients === null });
+          continue;
+        }
+        const id = this.insertPerson(
+          shard,
+          r,
+          { otpHash: r.testOtpHash, clients: r.testClients, expiresAt: r.testExpiresAt },
+          r.createdAt,
+        );
+        this.sql.exec("INSERT INTO numbers (phone, id) VALUES (?, ?)", r.phone, id);
+        out.push({ legacyId: r.legacyId, id, ci: r.ci, indexed: r.testClients === null });
+      }
+    });
+    return out;
+  }
+
+  /** Links of the single database for people at home here, plids kept (one already here is left as it is). */
+  adoptLinks(
+    links: readonly {
+      subscriberId: number;
+      clientId: string;
+      plid: string;
+      items: number;
+      consentedAt: number;
+      linkedAt: number;
+      lastLoginAt: number | null;
+    }[],
+  ): void {
+    this.ctx.storage.transactionSync(() => {
+      for (const l of links)
+        this.sql.exec(
+          `INSERT OR IGNORE INTO links (subscriber_id, client_id, plid, items, consented_at, linked_at, last_login_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          l.subscriberId,
+          l.clientId,
+          l.plid,
+          l.items,
+          l.consentedAt,
+          l.linkedAt,
+          l.lastLoginAt,
+        );
+    });
+  }
+
+  /** Records where moved plids that name this shard have their links. */
+  adoptPlidHomes(entries: readonly { plid: string; home: number }[]): void {
+    for (const e of entries)
+      this.sql.exec("INSERT OR REPLACE INTO plid_homes (plid, home) VALUES (?, ?)", e.plid, e.home);
   }
 
   // ---- test numbers (registered for app review: always at home in their number's shard)
@@ -473,8 +563,28 @@ export class DirectoryShard extends DurableObject {
     return this.sql.exec("SELECT 1 FROM links WHERE plid = ? AND client_id = ?", plid, clientId).toArray().length > 0;
   }
 
-  touchLink(clientId: string, plid: string): void {
-    this.sql.exec("UPDATE links SET last_login_at = ? WHERE plid = ? AND client_id = ?", Date.now(), plid, clientId);
+  /** Records a login of the link; false when no such link is here. */
+  touchLink(clientId: string, plid: string): boolean {
+    return (
+      this.sql
+        .exec(
+          "UPDATE links SET last_login_at = ? WHERE plid = ? AND client_id = ? RETURNING 1",
+          Date.now(),
+          plid,
+          clientId,
+        )
+        .toArray().length > 0
+    );
+  }
+
+  /** Where a plid moved from the single database has its link (null: a plid that names its home). */
+  plidForwards(plids: readonly string[]): { plid: string; home: number }[] {
+    return this.sql
+      .exec<{
+        plid: string;
+        home: number;
+      }>("SELECT plid, home FROM plid_homes WHERE plid IN (SELECT value FROM json_each(?))", JSON.stringify(plids))
+      .toArray();
   }
 
   /** The person's links with the latest live grant of each (their /account page). */
@@ -537,9 +647,15 @@ export class DirectoryShard extends DurableObject {
     });
   }
 
-  /** Deletes the links holding these plids (ends whose deletion failed) with their grants. */
-  deleteLinksByPlid(plids: readonly string[]): void {
+  /** Deletes the links holding these plids (ends whose deletion failed) with their grants; the plids not found here. */
+  deleteLinksByPlid(plids: readonly string[]): string[] {
     const list = JSON.stringify(plids);
+    const here = new Set(
+      this.sql
+        .exec<{ plid: string }>("SELECT plid FROM links WHERE plid IN (SELECT value FROM json_each(?))", list)
+        .toArray()
+        .map((r) => r.plid),
+    );
     this.ctx.storage.transactionSync(() => {
       this.sql.exec(
         `DELETE FROM grants WHERE EXISTS (SELECT 1 FROM links l WHERE l.plid IN (SELECT value FROM json_each(?))
@@ -548,6 +664,7 @@ export class DirectoryShard extends DurableObject {
       );
       this.sql.exec("DELETE FROM links WHERE plid IN (SELECT value FROM json_each(?))", list);
     });
+    return plids.filter((p) => !here.has(p));
   }
 
   /** Deletes up to `limit` of a client's links with their grants (a deleted client); the plids deleted. */
@@ -651,8 +768,8 @@ export class DirectoryShard extends DurableObject {
   }
 
   /**
-   * Jobs due (their caller has had its grace), or every job with `all`, oldest first; each is
-   * pushed back while it runs.
+   * Jobs due (their caller has had its grace), or with `all` every job not held for an import run,
+   * oldest first; each is pushed back while it runs.
    */
   dueJobs(limit: number, all = false): QueuedJob[] {
     const now = Date.now();
@@ -660,11 +777,27 @@ export class DirectoryShard extends DurableObject {
       .exec<{
         id: number;
         job: string;
-      }>("SELECT id, job FROM jobs WHERE next_at <= ? ORDER BY id LIMIT ?", all ? Number.MAX_SAFE_INTEGER : now, limit)
+      }>(
+        "SELECT id, job FROM jobs WHERE next_at <= ?1 OR (?2 AND run IS NULL) ORDER BY id LIMIT ?3",
+        now,
+        all ? 1 : 0,
+        limit,
+      )
       .toArray();
     for (const r of rows)
       this.sql.exec("UPDATE jobs SET attempts = attempts + 1, next_at = ? WHERE id = ?", now + JOB_RETRY_MS, r.id);
     return rows.map((r) => ({ id: r.id, job: JSON.parse(r.job) as DirectoryJob }));
+  }
+
+  /** The jobs held for an import run, released to run now (the run's commit). */
+  releaseRun(run: string): QueuedJob[] {
+    return this.sql
+      .exec<{
+        id: number;
+        job: string;
+      }>("UPDATE jobs SET run = NULL, next_at = ? WHERE run = ? RETURNING id, job", Date.now() + JOB_GRACE_MS, run)
+      .toArray()
+      .map((r) => ({ id: r.id, job: JSON.parse(r.job) as DirectoryJob }));
   }
 
   /** How many jobs wait (the operator's view of cross-shard work in flight). */
@@ -673,8 +806,9 @@ export class DirectoryShard extends DurableObject {
   }
 
   override async alarm(): Promise<void> {
-    const left = await runQueuedJobs(this.env as never, this);
-    if (left) this.armAlarm(Date.now() + JOB_RETRY_MS);
+    await runQueuedJobs(this.env as never, this);
+    const next = this.sql.exec<{ at: number | null }>("SELECT min(next_at) AS at FROM jobs").one().at;
+    if (next !== null) this.armAlarm(Math.max(next, Date.now() + 1000));
   }
 
   // ---- private
@@ -725,13 +859,14 @@ export class DirectoryShard extends DurableObject {
     );
   }
 
-  private queue(job: DirectoryJob, now: number): QueuedJob {
+  private queue(job: DirectoryJob, now: number, run: string | null = null): QueuedJob {
     const id = this.sql
       .exec<{ id: number }>(
-        "INSERT INTO jobs (job, created_at, next_at) VALUES (?, ?, ?) RETURNING id",
+        "INSERT INTO jobs (job, created_at, next_at, run) VALUES (?, ?, ?, ?) RETURNING id",
         JSON.stringify(job),
         now,
-        now + JOB_GRACE_MS,
+        now + (run === null ? JOB_GRACE_MS : RUN_HOLD_MS),
+        run,
       )
       .one().id;
     return { id, job };

@@ -8,7 +8,7 @@ import { newEvent, type EndReason, type PendingEvent } from "./events";
 import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
 import { dirAt, dirShards, type DirectoryEnv } from "./directory";
 import { homeOfId, newPlid, plidHome } from "./directory-keys";
-import { itemsMask, maskItems, type EndableLink } from "./directory-shard";
+import { itemsMask, maskItems, type DirectoryShard, type EndableLink } from "./directory-shard";
 import { clientOfAnyStatus } from "./clients";
 
 type DbEnv = { DB: D1Database };
@@ -47,14 +47,31 @@ export async function recordConsent(
   return plid;
 }
 
+/**
+ * Calls the shard of a plid's link: the one its first hex digits name, or, for a plid moved from
+ * the single database (`found` false there), the home that shard keeps for it.
+ */
+async function atPlid<T>(
+  env: DirectoryEnv,
+  plid: string,
+  call: (shard: DurableObjectStub<DirectoryShard>) => Promise<T>,
+  found: (t: T) => boolean,
+): Promise<T> {
+  const named = plidHome(plid, dirShards(env));
+  const first = await call(dirAt(env, named));
+  if (found(first)) return first;
+  const [forward] = await dirAt(env, named).plidForwards([plid]);
+  return forward && forward.home !== named ? call(dirAt(env, forward.home)) : first;
+}
+
 /** Whether the client's link of this plid still exists (no end has deleted it). */
 export async function linkExists(env: DirectoryEnv, clientId: string, plid: string): Promise<boolean> {
-  return dirAt(env, plidHome(plid, dirShards(env))).linkExists(clientId, plid);
+  return atPlid(env, plid, (s) => s.linkExists(clientId, plid), Boolean);
 }
 
 /** Records a login of the link (shown on the person's /account page). */
 export async function touchLink(env: DirectoryEnv, clientId: string, plid: string): Promise<void> {
-  await dirAt(env, plidHome(plid, dirShards(env))).touchLink(clientId, plid);
+  await atPlid(env, plid, (s) => s.touchLink(clientId, plid), Boolean);
 }
 
 /** One of the person's connections, as their /account page shows it. */
@@ -225,10 +242,9 @@ export async function endLink(
   shards: number,
   retainMs: number,
 ): Promise<boolean> {
-  const shard = dirAt(env, plidHome(plid, dirShards(env)));
-  const link = await shard.linkByPlid(clientId, plid);
+  const link = await atPlid(env, plid, (s) => s.linkByPlid(clientId, plid), Boolean);
   if (!link) return false;
   await revokePlids(env, [plid], shards, retainMs);
-  await shard.deleteLinks([link]);
+  await dirAt(env, homeOfId(link.subscriber_id)).deleteLinks([link]);
   return true;
 }

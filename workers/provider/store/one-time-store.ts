@@ -751,10 +751,18 @@ export class OneTimeStore extends DurableObject {
     if (env.DIRECTORY) {
       const dir = env as DirectoryEnv;
       const n = dirShards(dir);
-      const byHome = new Map<number, string[]>();
-      for (const p of ended) byHome.set(plidHome(p, n), [...(byHome.get(plidHome(p, n)) ?? []), p]);
+      const byShard = new Map<number, string[]>();
+      for (const p of ended) byShard.set(plidHome(p, n), [...(byShard.get(plidHome(p, n)) ?? []), p]);
       try {
-        await Promise.all([...byHome].map(([h, plids]) => dirAt(dir, h).deleteLinksByPlid(plids)));
+        await Promise.all(
+          [...byShard].map(async ([s, plids]) => {
+            // plids moved from the single database: their links are at the home the named shard keeps
+            const missing = await dirAt(dir, s).deleteLinksByPlid(plids);
+            if (missing.length === 0) return;
+            const forwards = await dirAt(dir, s).plidForwards(missing);
+            await Promise.all(forwards.map((f) => dirAt(dir, f.home).deleteLinksByPlid([f.plid])));
+          }),
+        );
       } catch {
         return;
       }
