@@ -3,7 +3,7 @@
 
 import { MAX_SHARDS } from "../provider/store/config";
 import { storeAt } from "../provider/store/one-time-store";
-import type { AuditEvent } from "../provider/store/audit-archive";
+import { wireEvent } from "../provider/store/audit-archive";
 import { exportAudit, formatCursor, listAudit, parseCursor, type AuditCursor } from "./audit-store";
 import { adminConfig, type AdminEnv } from "./config";
 import { E } from "../core/errors";
@@ -51,17 +51,6 @@ function timeParam(url: URL, name: string): number | undefined {
       "must be an ISO 8601 date, or a date and time with its offset (2026-05-01T09:00:00+09:00)",
     );
   return ms;
-}
-
-function wireEvent(e: AuditEvent) {
-  return {
-    id: e.id,
-    at: new Date(e.at).toISOString(),
-    type: e.type,
-    client_id: e.clientId,
-    outcome: e.outcome,
-    detail: e.detail,
-  };
 }
 
 /**

@@ -59,18 +59,21 @@ export function objectLabel(id: DurableObjectId): string {
   return (id.name ?? id.toString()).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
 }
 
+/** An event in the archive's (and the admin API's) wire names. */
+export function wireEvent(e: AuditEvent) {
+  return {
+    id: e.id,
+    at: new Date(e.at).toISOString(),
+    type: e.type,
+    client_id: e.clientId,
+    outcome: e.outcome,
+    detail: e.detail,
+  };
+}
+
 /** One NDJSON line (with its newline) of an event, in the archive's wire names. */
 export function auditLine(e: AuditEvent): string {
-  return (
-    JSON.stringify({
-      id: e.id,
-      at: new Date(e.at).toISOString(),
-      type: e.type,
-      client_id: e.clientId,
-      outcome: e.outcome,
-      detail: e.detail,
-    }) + "\n"
-  );
+  return JSON.stringify(wireEvent(e)) + "\n";
 }
 
 /** An event from one NDJSON line, or null for a line that is not one (a reader skips it). */

@@ -93,21 +93,10 @@ export async function runJobs(
 export async function finishAllJobs(env: JobEnv): Promise<boolean> {
   const results = await Promise.all(
     Array.from({ length: dirShards(env) }, async (_, s) => {
-      const shard = dirAt(env, s);
       for (;;) {
-        const jobs = await shard.dueJobs(100, true);
+        const jobs = await dirAt(env, s).dueJobs(100, true);
         if (jobs.length === 0) return true;
-        const done: number[] = [];
-        for (const j of jobs) {
-          try {
-            await runJob(env, j.job);
-            done.push(j.id);
-          } catch {
-            // left queued, for its retry
-          }
-        }
-        await shard.jobsDone(done);
-        if (done.length < jobs.length) return false;
+        if ((await runJobs(env, s, jobs)).failed) return false;
       }
     }),
   );

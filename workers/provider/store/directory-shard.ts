@@ -198,19 +198,12 @@ export class DirectoryShard extends DurableObject {
 
   /** People at home here, by id (the import's and the remover's batched reads). */
   people(ids: readonly number[]): PersonRow[] {
-    return this.sql
-      .exec<PersonRow>("SELECT * FROM people WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))
-      .toArray();
+    return this.rowsIn<PersonRow>("SELECT * FROM people WHERE id", ids);
   }
 
   /** The directory people indexed here by ci (never a registered test number). */
   idsByCi(cis: readonly string[]): { ci: string; id: number }[] {
-    return this.sql
-      .exec<{
-        ci: string;
-        id: number;
-      }>("SELECT ci, id FROM by_ci WHERE ci IN (SELECT value FROM json_each(?))", JSON.stringify(cis))
-      .toArray();
+    return this.rowsIn<{ ci: string; id: number }>("SELECT ci, id FROM by_ci WHERE ci", cis);
   }
 
   /**
@@ -579,12 +572,7 @@ export class DirectoryShard extends DurableObject {
 
   /** Where a plid moved from the single database has its link (null: a plid that names its home). */
   plidForwards(plids: readonly string[]): { plid: string; home: number }[] {
-    return this.sql
-      .exec<{
-        plid: string;
-        home: number;
-      }>("SELECT plid, home FROM plid_homes WHERE plid IN (SELECT value FROM json_each(?))", JSON.stringify(plids))
-      .toArray();
+    return this.rowsIn<{ plid: string; home: number }>("SELECT plid, home FROM plid_homes WHERE plid", plids);
   }
 
   /** The person's links with the latest live grant of each (their /account page). */
@@ -812,6 +800,11 @@ export class DirectoryShard extends DurableObject {
   }
 
   // ---- private
+
+  /** Rows of `select` (ending in the key column) whose key is one of `values`, bound as one JSON parameter. */
+  private rowsIn<T extends Record<string, SqlStorageValue>>(select: string, values: readonly unknown[]): T[] {
+    return this.sql.exec<T>(`${select} IN (SELECT value FROM json_each(?))`, JSON.stringify(values)).toArray();
+  }
 
   private personRow(id: number): PersonRow | null {
     return this.sql.exec<PersonRow>("SELECT * FROM people WHERE id = ?", id).toArray()[0] ?? null;
