@@ -16,7 +16,7 @@ import { isIdentityItem } from "../core/spec";
 import { archive } from "../provider/store/audit-archive";
 import { dirAt, dirShards } from "../provider/store/directory";
 import { ciShard, homeOfId, numberShard, plidHome } from "../provider/store/directory-keys";
-import { itemsMask } from "../provider/store/directory-shard";
+import { itemsMask } from "../provider/store/directory-keys";
 import type { AdminEnv } from "./config";
 
 const DEFAULT_BATCH = 500;

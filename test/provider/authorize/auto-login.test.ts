@@ -4,7 +4,7 @@
 // another person proving their number on a shared browser).
 import { env } from "../../support/env";
 import { insertPerson, shardExec, shardRows } from "../../support/shards";
-import { itemsMask } from "../../../workers/provider/store/directory-shard";
+import { itemsMask } from "../../../workers/provider/store/directory-keys";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { decryptField, sha256 } from "../../../workers/core/crypto";

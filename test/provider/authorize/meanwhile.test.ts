@@ -3,7 +3,7 @@
 // server error), and an ended plid stays ended whatever the ending worker's token lifetime.
 import { env } from "../../support/env";
 import { beforeShardCall, shardRows } from "../../support/shards";
-import { maskItems } from "../../../workers/provider/store/directory-shard";
+import { maskItems } from "../../../workers/provider/store/directory-keys";
 import { describe, expect, it } from "vitest";
 import { admin } from "../../support/admin";
 import { DEMO, HONG, intercept, KIM } from "../../support/helpers";

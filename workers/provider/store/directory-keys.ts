@@ -1,6 +1,6 @@
 // Which directory shard holds what (docs/storage.md "Directory shards"): the one place that maps a
-// phone number, a ci, a subscriber id, a plid or an automatic-login device id to a shard. Pure
-// functions, no I/O, so every worker and the shard object itself agree.
+// phone number, a ci, a subscriber id, a plid or an automatic-login device id to a shard, and how a
+// link's items are packed. Pure functions, no I/O, so every worker and the shard object agree.
 //
 // A person lives in one shard, their home, chosen when they are first written: the shard of the
 // number they had then. Their id, the plids of their links and the device ids of their grants
@@ -10,6 +10,7 @@
 // is the home itself.
 
 import { B64URL_ALPHABET, randomToken } from "../../core/crypto";
+import { IDENTITY_ITEMS, type IdentityItem } from "../../core/spec";
 
 /** Shard slots an id, a plid or a device id can name: DIRECTORY_SHARDS is at most this. */
 export const SHARD_SLOTS = 4096;
@@ -77,4 +78,15 @@ export function deviceHome(deviceId: string, shards: number): number {
   const hi = B64URL_ALPHABET.indexOf(deviceId.charAt(0));
   const lo = B64URL_ALPHABET.indexOf(deviceId.charAt(1));
   return hi < 0 || lo < 0 ? 0 : ((hi << 6) | lo) % shards;
+}
+
+/** Consented items as a bit mask (IDENTITY_ITEMS order): 9 bits instead of a JSON list in every link row. */
+export function itemsMask(items: readonly IdentityItem[]): number {
+  let m = 0;
+  for (const i of items) m |= 1 << IDENTITY_ITEMS.indexOf(i);
+  return m;
+}
+
+export function maskItems(mask: number): IdentityItem[] {
+  return IDENTITY_ITEMS.filter((_, i) => (mask & (1 << i)) !== 0);
 }

@@ -7,8 +7,8 @@
 // caller that died left (directory-jobs.ts).
 
 import { DurableObject } from "cloudflare:workers";
-import { IDENTITY_ITEMS, type IdentityItem } from "../../core/spec";
-import { homeOfId, numberShard, SHARD_SLOTS } from "./directory-keys";
+import type { IdentityItem } from "../../core/spec";
+import { homeOfId, maskItems, numberShard, SHARD_SLOTS } from "./directory-keys";
 import { runQueuedJobs } from "./directory-jobs";
 
 const SCHEMA = `
@@ -151,17 +151,6 @@ export interface Claim {
 }
 
 export type ClaimResult = { seq: number; ok: false } | { seq: number; ok: true; id: number };
-
-/** Items as a bit mask (IDENTITY_ITEMS order): 9 bits instead of a JSON list in every link row. */
-export function itemsMask(items: readonly IdentityItem[]): number {
-  let m = 0;
-  for (const i of items) m |= 1 << IDENTITY_ITEMS.indexOf(i);
-  return m;
-}
-
-export function maskItems(mask: number): IdentityItem[] {
-  return IDENTITY_ITEMS.filter((_, i) => (mask & (1 << i)) !== 0);
-}
 
 /** Expired grants deleted per opt-in: nothing else removes a grant whose device never returns. */
 const GRANT_PURGE_BATCH = 50;

@@ -7,8 +7,8 @@ import { auditAll, auditRecord } from "./audit";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
 import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
 import { dirAt, dirShards, type DirectoryEnv } from "./directory";
-import { homeOfId, newPlid, plidHome } from "./directory-keys";
-import { itemsMask, maskItems, type DirectoryShard, type EndableLink } from "./directory-shard";
+import { homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./directory-keys";
+import type { DirectoryShard, EndableLink } from "./directory-shard";
 import { clientOfAnyStatus } from "./clients";
 
 type DbEnv = { DB: D1Database };
