@@ -77,9 +77,8 @@ const LEASE_WAIT_MS = 60_000;
 export class ImportBusy extends Error {}
 
 /**
- * Applies the rows to the directory (with `dryRun`, only counts what it would do). Imports run one
- * at a time: each holds the directory's import lease (in shard 0) while it runs; another waits for
- * it, up to LEASE_WAIT_MS.
+ * Applies the rows to the directory (with `dryRun`, only counts what it would do). The caller
+ * holds the import lease (`underLease`): imports run one at a time.
  */
 export async function importDirectory(
   env: JobEnv,
@@ -87,12 +86,10 @@ export async function importDirectory(
   dryRun: boolean,
   run: string | null = null,
 ): Promise<ImportCounts> {
-  return underLease(env, async () => {
-    // What earlier changes left unfinished (a job whose caller died) is finished first: the
-    // decision reads the ci index and the numbers, which such a job would leave behind.
-    if (!(await finishAllJobs(env))) throw new Error("import: the directory has changes that keep failing");
-    return applyRows(env, input, dryRun, run);
-  });
+  // What earlier changes left unfinished (a job whose caller died) is finished first: the
+  // decision reads the ci index and the numbers, which such a job would leave behind.
+  if (!(await finishAllJobs(env))) throw new Error("import: the directory has changes that keep failing");
+  return applyRows(env, input, dryRun, run);
 }
 
 /**
@@ -111,8 +108,12 @@ export async function commitRun(env: JobEnv, run: string): Promise<{ removed: nu
   });
 }
 
-/** Runs `work` holding the directory's import lease (imports and commits run one at a time). */
-async function underLease<T>(env: JobEnv, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` holding the directory's import lease (in shard 0): imports and commits run one at a
+ * time; another waits for it, up to LEASE_WAIT_MS. An import takes it before reading its body, so
+ * requests waiting their turn hold no parsed rows (an isolate's memory is 128 MB).
+ */
+export async function underLease<T>(env: JobEnv, work: () => Promise<T>): Promise<T> {
   const lease = crypto.randomUUID();
   const lock = dirAt(env, 0);
   const waitUntil = Date.now() + LEASE_WAIT_MS;

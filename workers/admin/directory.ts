@@ -3,7 +3,7 @@
 
 import { adminConfig } from "./config";
 import { countSubscribers, deleteSubscriber } from "./store";
-import { commitRun, ImportBusy, importDirectory } from "./directory-import";
+import { commitRun, ImportBusy, importDirectory, underLease } from "./directory-import";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";
@@ -59,9 +59,13 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
   const dryRun = dryRunParam(rc.url);
   const run = runParam(rc.url);
   if (run !== null && dryRun) throw E.invalidBecause("run", "a dry run changes nothing, so it has no run to commit");
-  const text = await readBodyText(req, cfg.maxImportBytes);
-  const parsed = parseImport(format, text, cfg.maxImportRows, Date.now());
-  const { inserted, updated, reassigned } = await importDirectory(env, parsed.valid, dryRun, run).catch(busyToRetry);
+  // One import at a time, from before its body is read (docs/storage.md "Changes across shards").
+  const { parsed, counts } = await underLease(env, async () => {
+    const text = await readBodyText(req, cfg.maxImportBytes);
+    const parsed = parseImport(format, text, cfg.maxImportRows, Date.now());
+    return { parsed, counts: await importDirectory(env, parsed.valid, dryRun, run) };
+  }).catch(busyToRetry);
+  const { inserted, updated, reassigned } = counts;
   const report = {
     format,
     dry_run: dryRun,

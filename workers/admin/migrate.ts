@@ -58,7 +58,11 @@ function cursorOf(url: URL): { after: number; limit: number } {
 
 function groupBy<T>(items: readonly T[], key: (t: T) => number): Map<number, T[]> {
   const m = new Map<number, T[]>();
-  for (const t of items) m.set(key(t), [...(m.get(key(t)) ?? []), t]);
+  for (const t of items) {
+    const list = m.get(key(t));
+    if (list) list.push(t);
+    else m.set(key(t), [t]);
+  }
   return m;
 }
 

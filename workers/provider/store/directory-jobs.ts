@@ -72,18 +72,60 @@ export async function runJobs(
   if (jobs.length === 0) return { removed: 0, failed: 0 };
   const done: number[] = [];
   let removed = 0;
+  // A new person's ci index entries (most of an import's jobs) go in one call per shard: their
+  // people read at their homes, then the entries written where each ci hashes.
+  const index = jobs.filter((j) => j.job.kind === "index_ci");
+  if (index.length) {
+    try {
+      await indexNewPeople(
+        env,
+        index.map((j) => j.job as Extract<DirectoryJob, { kind: "index_ci" }>),
+      );
+      done.push(...index.map((j) => j.id));
+    } catch {
+      // left to the alarm, which runs them one by one
+    }
+  }
   await Promise.all(
-    jobs.map(async (j) => {
-      try {
-        if ((await runJob(env, j.job)) === "removed") removed++;
-        done.push(j.id);
-      } catch {
-        // left to the alarm
-      }
-    }),
+    jobs
+      .filter((j) => j.job.kind !== "index_ci")
+      .map(async (j) => {
+        try {
+          if ((await runJob(env, j.job)) === "removed") removed++;
+          done.push(j.id);
+        } catch {
+          // left to the alarm
+        }
+      }),
   );
   await dirAt(env, shard).jobsDone(done);
   return { removed, failed: jobs.length - done.length };
+}
+
+function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}
+
+/** `index_ci` jobs in bulk: each entry written only while its person is there with that ci. */
+async function indexNewPeople(
+  env: JobEnv,
+  jobs: readonly Extract<DirectoryJob, { kind: "index_ci" }>[],
+): Promise<void> {
+  const n = dirShards(env);
+  for (const j of jobs) await step(j, "index");
+  const byHome = new Map<number, number[]>();
+  for (const j of jobs) pushTo(byHome, homeOfId(j.id), j.id);
+  const alive = new Map<number, string>();
+  await Promise.all(
+    [...byHome].map(async ([home, ids]) => {
+      for (const p of await dirAt(env, home).people(ids)) alive.set(p.id, p.ci);
+    }),
+  );
+  const byShard = new Map<number, { ci: string; id: number }[]>();
+  for (const j of jobs) if (alive.get(j.id) === j.ci) pushTo(byShard, ciShard(j.ci, n), { ci: j.ci, id: j.id });
+  await Promise.all([...byShard].map(([s, entries]) => dirAt(env, s).indexCis(entries)));
 }
 
 /**

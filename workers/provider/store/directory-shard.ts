@@ -327,6 +327,14 @@ export class DirectoryShard extends DurableObject {
     this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", ci, id);
   }
 
+  /** `indexCi` for many, in one step. */
+  indexCis(entries: readonly { ci: string; id: number }[]): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO by_ci (ci, id) SELECT value ->> '$.ci', value ->> '$.id' FROM json_each(?)",
+      JSON.stringify(entries),
+    );
+  }
+
   /** Drops a removed person's ci entry, only while it still names them. */
   unindexCi(ci: string, id: number): void {
     this.sql.exec("DELETE FROM by_ci WHERE ci = ? AND id = ?", ci, id);
