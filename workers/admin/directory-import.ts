@@ -17,7 +17,7 @@
 import { dirAt, dirShards, type DirectoryEnv } from "../provider/store/directory";
 import { ciShard, homeOfId, numberShard } from "../provider/store/directory-keys";
 import type { Claim, NumberHolder, PersonFields, PersonRow } from "../provider/store/directory-shard";
-import { finishAllJobs, runJobs, type JobEnv } from "../provider/store/directory-jobs";
+import { finishAllJobs, runJobs, type JobEnv, type ShardJobs } from "../provider/store/directory-jobs";
 import type { Subscriber } from "../provider/store/directory";
 
 /** One validated directory row, in the table's terms. */
@@ -172,6 +172,7 @@ async function applyRows(env: JobEnv, input: readonly SubscriberInput[], dryRun:
     // first (only while it is still theirs, same ci); then each number's shard applies its claims
     // in one step, and the jobs they queued run now. A person gone meanwhile is decided again.
     const retry = new Set<number>();
+    const queued: ShardJobs[] = [];
     await Promise.all(
       decided.map(async (d) => {
         if (d.person === null || homeOfId(d.person) === numberShard(d.phone, n)) return;
@@ -202,9 +203,11 @@ async function applyRows(env: JobEnv, input: readonly SubscriberInput[], dryRun:
           counts[c.kind]++;
           if (c.displace) counts.reassigned++;
         }
-        await runJobs(env, s, jobs);
+        queued.push({ shard: s, jobs });
       }),
     );
+    // what the claims queued in other shards, run now (the ci index entries in batches)
+    await runJobs(env, queued);
     pending = rest.filter((r) => retry.has(r.seq));
   }
   return counts;

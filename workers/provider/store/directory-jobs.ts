@@ -59,24 +59,92 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<void> {
   }
 }
 
+/** Jobs one shard queued (its claim's or removal's step returned them). */
+export interface ShardJobs {
+  shard: number;
+  jobs: readonly QueuedJob[];
+}
+
 /**
- * Runs jobs a shard queued, then marks them done there. A job that fails stays queued for the
- * shard's alarm (the caller's answer does not depend on it: what it finishes is already decided).
+ * Runs jobs that shards queued, then marks them done in the shards that queued them. A job that
+ * fails stays queued for its shard's alarm (the caller's answer does not depend on it: what it
+ * finishes is already decided). The ci index jobs, one per new person of an import, run in
+ * batches: one read of their people per home shard, one write of the entries per ci shard, each
+ * entry only while its person is there with that ci (as `runJob` does one at a time); the other
+ * jobs run one by one.
  */
-export async function runJobs(env: JobEnv, shard: number, jobs: readonly QueuedJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  const done: number[] = [];
+export async function runJobs(env: JobEnv, queued: readonly ShardJobs[]): Promise<void> {
+  const n = dirShards(env);
+  const done = new Map<number, number[]>();
+  const finished = (shard: number, id: number) => {
+    const d = done.get(shard);
+    if (d) d.push(id);
+    else done.set(shard, [id]);
+  };
+  type Index = { shard: number; id: number; ci: string; person: number };
+  const index: Index[] = [];
+  const others: { shard: number; q: QueuedJob }[] = [];
+  for (const { shard, jobs } of queued)
+    for (const q of jobs) {
+      if (q.job.kind === "index_ci") index.push({ shard, id: q.id, ci: q.job.ci, person: q.job.id });
+      else others.push({ shard, q });
+    }
+  const ready: Index[] = [];
+  for (const j of index) {
+    try {
+      await step({ kind: "index_ci", ci: j.ci, id: j.person }, "index");
+      ready.push(j);
+    } catch {
+      // left to the alarm
+    }
+  }
+  // only while the person is there with this ci: read at their homes, one call per home
+  const present = new Set<number>();
+  const checked = new Set<number>();
   await Promise.all(
-    jobs.map(async (j) => {
+    [...groupBy(ready, (j) => homeOfId(j.person))].map(async ([home, list]) => {
       try {
-        await runJob(env, j.job);
-        done.push(j.id);
+        const ci = new Map((await dirAt(env, home).people(list.map((j) => j.person))).map((p) => [p.id, p.ci]));
+        for (const j of list) {
+          checked.add(j.id);
+          if (ci.get(j.person) === j.ci) present.add(j.id);
+        }
       } catch {
         // left to the alarm
       }
     }),
   );
-  await dirAt(env, shard).jobsDone(done);
+  await Promise.all([
+    ...[...groupBy(ready, (j) => ciShard(j.ci, n))].map(async ([s, list]) => {
+      const write = list.filter((j) => present.has(j.id));
+      try {
+        if (write.length) await dirAt(env, s).indexCis(write.map((j) => ({ ci: j.ci, id: j.person })));
+        for (const j of list) if (checked.has(j.id)) finished(j.shard, j.id);
+      } catch {
+        // left to the alarm
+      }
+    }),
+    ...others.map(async ({ shard, q }) => {
+      try {
+        await runJob(env, q.job);
+        finished(shard, q.id);
+      } catch {
+        // left to the alarm
+      }
+    }),
+  ]);
+  await Promise.all([...done].map(([shard, ids]) => dirAt(env, shard).jobsDone(ids)));
+}
+
+function groupBy<T>(items: readonly T[], key: (t: T) => number): Map<number, T[]> {
+  const m = new Map<number, T[]>();
+  for (const t of items) {
+    const k = key(t);
+    const g = m.get(k);
+    if (g) g.push(t);
+    else m.set(k, [t]);
+  }
+  return m;
 }
 
 /**
