@@ -6,7 +6,9 @@
 // ratio to hello world in the same run), the shard calls each makes, and one shard's sustained
 // write rate.
 
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { combineSlices, drive, loop, Pool } from "./load.mjs";
 import { stats } from "./report.mjs";
@@ -213,11 +215,23 @@ async function importAll(ctx, rows, count, concurrency) {
 
 /** Links, then grants, for every person not yet given theirs; the directory's size before and after each. */
 async function loadKinds(ctx, o, before) {
+  // shard by shard, 2,000 people a call, two shards at a time: bounded transactions and memory
+  const fill = async (kind, per, seed) => {
+    let added = 0;
+    await parallel(o.shards, 2, async (shard) => {
+      for (;;) {
+        const r = await scale(ctx, kind, { shard, per, seed, limit: 2000 });
+        added += r.added;
+        if (r.people === 0) return;
+      }
+    });
+    return added;
+  };
   const t0 = performance.now();
-  const links = await scale(ctx, "links", { per: o.linksPer, seed: 7 });
+  const links = await fill("links", o.linksPer, 7);
   const afterLinks = await shardStats(ctx);
   const t1 = performance.now();
-  const grants = await scale(ctx, "grants", { per: o.grantsPer, seed: 11 });
+  const grants = await fill("grants", o.grantsPer, 11);
   const afterGrants = await shardStats(ctx);
   const t2 = performance.now();
   return {
@@ -573,9 +587,39 @@ const d1Stats = (ctx) => scale(ctx, "d1");
 
 // ---- the run
 
+/** The commit measured (marked when what is measured has uncommitted changes) and the machine. */
+function machine(root) {
+  let commit = "?";
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
+    const dirty = execFileSync(
+      "git",
+      ["status", "--porcelain", "--", "workers", "bench", "migrations", "wrangler.toml"],
+      {
+        cwd: root,
+      },
+    )
+      .toString()
+      .trim();
+    if (dirty) commit += " with uncommitted changes";
+  } catch {
+    /* not a checkout */
+  }
+  const c = cpus();
+  return {
+    commit,
+    cpus: c.length,
+    cpuModel: (c[0]?.model ?? "?").replace(/\s+/g, " ").trim(),
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    loadStart: loadavg()[0].toFixed(2),
+  };
+}
+
 export async function runScale(root, o) {
   const started = Date.now();
   t0 = started;
+  const m = machine(root);
   const resultsDir = join(root, "bench", "results");
   mkdirSync(resultsDir, { recursive: true });
   log(
@@ -721,6 +765,7 @@ export async function runScale(root, o) {
       date: new Date().toISOString(),
       mode: o.mode,
       durationSeconds: Math.round((Date.now() - started) / 1000),
+      machine: { ...m, loadEnd: loadavg()[0].toFixed(2) },
       settings: o,
       target: TARGET,
       directory: {
@@ -802,7 +847,9 @@ const x = (n, d = 2) => (n === null || n === undefined ? "-" : `${n.toFixed(d)}Ã
 export function formatScale(r) {
   const d = r.directory;
   const out = [];
-  out.push(`Scale bench (${r.mode}), ${r.date}: ${int(d.subscribers)} subscribers over ${d.shards} shards`);
+  out.push(
+    `Scale bench (${r.mode}), ${r.date} at ${r.machine.commit}: ${int(d.subscribers)} subscribers over ${d.shards} shards`,
+  );
   out.push("");
   out.push("Stored (SQLite databaseSize deltas, whole pages):");
   out.push(`  ${d.bytesPerSubscriber.toFixed(0)} bytes a subscriber (person, number entry, ci entry)`);

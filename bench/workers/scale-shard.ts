@@ -163,25 +163,32 @@ export class ScaleDirectoryShard extends DirectoryShard {
     this.db.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, value);
   }
 
-  /** Ids of people at home here above the mark `key`, and the new mark. */
-  private unfilled(key: string): { ids: number[]; top: number } {
+  /** Up to `limit` ids of people at home here above the mark `key`, and the new mark. */
+  private unfilled(key: string, limit: number): { ids: number[]; top: number } {
     const after = this.mark(key);
     const ids = this.db
-      .exec<{ id: number }>("SELECT id FROM people WHERE id > ? ORDER BY id", after)
+      .exec<{ id: number }>("SELECT id FROM people WHERE id > ? ORDER BY id LIMIT ?", after, limit)
       .toArray()
       .map((r) => r.id);
     return { ids, top: ids.length ? ids[ids.length - 1]! : after };
   }
 
   /**
-   * Links for every person at home here not yet given theirs: `perPerson` on average (the fraction
+   * Links for up to `limit` people at home here not yet given theirs: `perPerson` on average (the fraction
    * by chance), each to a client of `clients` drawn with a skew (a few apps hold most links), in a
    * random order of people, as sign-ins over time would write them (pages split as they do then,
    * not filled by appends in key order). Last logins are set on most.
    */
-  scaleAddLinks(shard: number, shards: number, clients: readonly string[], perPerson: number, seed: number): number {
-    const { ids, top } = this.unfilled("bench:links");
-    const r = rng(seed ^ (shard * 2654435761));
+  scaleAddLinks(
+    shard: number,
+    shards: number,
+    clients: readonly string[],
+    perPerson: number,
+    seed: number,
+    limit: number,
+  ): { added: number; people: number } {
+    const { ids, top } = this.unfilled("bench:links", limit);
+    const r = rng(seed ^ (shard * 2654435761) ^ top);
     const pairs: [number, string][] = [];
     for (const id of ids) {
       const k = Math.floor(perPerson) + (r() < perPerson - Math.floor(perPerson) ? 1 : 0);
@@ -213,17 +220,23 @@ export class ScaleDirectoryShard extends DirectoryShard {
       }
       this.setMark("bench:links", top);
     });
-    return pairs.length;
+    return { added: pairs.length, people: ids.length };
   }
 
   /**
-   * Automatic-login grants for every person at home here not yet given theirs: `perPerson` on
+   * Automatic-login grants for up to `limit` people at home here not yet given theirs: `perPerson` on
    * average, each a device hash (43 base64url characters, as SHA-256 digests are stored) and a
    * client of `clients`, expiring within the 14 days a grant lives.
    */
-  scaleAddGrants(shard: number, clients: readonly string[], perPerson: number, seed: number): number {
-    const { ids, top } = this.unfilled("bench:grants");
-    const r = rng(seed ^ (shard * 40503) ^ 0x9e3779b9);
+  scaleAddGrants(
+    shard: number,
+    clients: readonly string[],
+    perPerson: number,
+    seed: number,
+    limit: number,
+  ): { added: number; people: number } {
+    const { ids, top } = this.unfilled("bench:grants", limit);
+    const r = rng(seed ^ (shard * 40503) ^ 0x9e3779b9 ^ top);
     const now = Date.now();
     let added = 0;
     this.ctx.storage.transactionSync(() => {
@@ -242,7 +255,7 @@ export class ScaleDirectoryShard extends DirectoryShard {
       }
       this.setMark("bench:grants", top);
     });
-    return added;
+    return { added, people: ids.length };
   }
 
   /**

@@ -62,16 +62,18 @@ export async function scaleWork(url: URL, env: Env): Promise<Response> {
   switch (what) {
     case "stats":
       return Response.json(await all(env, (s) => s.scaleStats()));
+    // one shard, up to `limit` people a call: the caller calls again until no one is left
     case "links": {
-      const per = num(url, "per", 1);
-      const n = dirShards(env);
-      const added = await all(env, (s, i) => s.scaleAddLinks(i, n, LOAD_CLIENTS, per, seed));
-      return Response.json(added.reduce((a, b) => a + b, 0));
+      const s = num(url, "shard", 0);
+      const limit = num(url, "limit", 2000);
+      return Response.json(
+        await shard(env, s).scaleAddLinks(s, dirShards(env), LOAD_CLIENTS, num(url, "per", 1), seed, limit),
+      );
     }
     case "grants": {
-      const per = num(url, "per", 0.4);
-      const added = await all(env, (s, i) => s.scaleAddGrants(i, LOAD_CLIENTS, per, seed));
-      return Response.json(added.reduce((a, b) => a + b, 0));
+      const s = num(url, "shard", 0);
+      const limit = num(url, "limit", 2000);
+      return Response.json(await shard(env, s).scaleAddGrants(s, LOAD_CLIENTS, num(url, "per", 0.4), seed, limit));
     }
     case "arm": {
       // spread over the shards in proportion: each arms its share, the rest by those that have more
