@@ -7,7 +7,7 @@
 // write rate.
 
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { combineSlices, drive, loop, Pool } from "./load.mjs";
@@ -60,6 +60,8 @@ export function parseScaleArgs(argv) {
     writeSeconds: short ? 1 : 5,
     insideWrites: short ? 500 : 5000,
     costs: true,
+    /** @type {string | undefined} a directory to keep the loaded state in (bench/lib/scale-instructions.mjs reads it) */
+    state: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -77,6 +79,7 @@ export function parseScaleArgs(argv) {
     else if (a === "--warmup") o.warmup = num();
     else if (a === "--write-seconds") o.writeSeconds = num();
     else if (a === "--no-costs") o.costs = false;
+    else if (a === "--state") o.state = argv[++i];
     else if (a !== "--short" && a !== "--scale") throw new Error(`unknown scale option ${a}`);
   }
   if (!(o.small >= 100 && o.n > o.small)) throw new Error("--n must be above --small (at least 100)");
@@ -145,7 +148,7 @@ const admin = (ctx, method, path, body) =>
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
 
-const scale = (ctx, what, params = {}) =>
+export const scale = (ctx, what, params = {}) =>
   getJson(
     `${ctx.url}/__bench/scale/${what}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`,
   );
@@ -287,7 +290,7 @@ const post = (ctx, action, jar, body) =>
  * asked → 302 with the code). Returns the steps taken, the code and the automatic-login device
  * cookie when `optIn` set one.
  */
-async function signIn(ctx, person, client, { optIn = false } = {}) {
+export async function signIn(ctx, person, client, { optIn = false } = {}) {
   const jar = new Jar();
   let res = await control(ctx.url + authorizePath(client), {
     redirect: "manual",
@@ -338,7 +341,7 @@ async function autoLogin(ctx, client, device) {
 }
 
 /** A sign-in opened at the identify page: its form (hidden fields, action) and cookies, for `person`. */
-async function openIdentify(ctx, client, person) {
+export async function openIdentify(ctx, client, person) {
   const jar = new Jar();
   const res = await control(ctx.url + authorizePath(client), { headers: { "Accept-Language": "ko-KR" } });
   jar.keep(res);
@@ -352,7 +355,7 @@ async function openIdentify(ctx, client, person) {
 }
 
 /** `f(i)` for i < n, `width` at a time. */
-async function parallel(n, width, f) {
+export async function parallel(n, width, f) {
   const out = new Array(n);
   let next = 0;
   await Promise.all(
@@ -617,6 +620,7 @@ function machine(root) {
 }
 
 export async function runScale(root, o) {
+  if (o.state && existsSync(join(o.state, "d1"))) throw new Error(`--state ${o.state}: it already holds a directory`);
   const started = Date.now();
   t0 = started;
   const m = machine(root);
@@ -639,7 +643,7 @@ export async function runScale(root, o) {
         },
       },
     ],
-    { peers: false },
+    { peers: false, state: o.state },
   );
   const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: srv.pid, urls: srv.urls, rateGuess: {} };
   const failures = [];
@@ -694,7 +698,7 @@ export async function runScale(root, o) {
     const smallImport = await importAll(ctx, rows, o.small, 1);
     const small = await shardStats(ctx);
     const smallKinds = await loadKinds(ctx, o, small);
-    await arm(400, o.small);
+    if (o.costs) await arm(400, o.small);
     await pointAt("small", small.rows.people);
 
     // 2. the rest, through the import at `importConcurrency` requests at a time
@@ -721,7 +725,7 @@ export async function runScale(root, o) {
       `  stored: ${bytesPerSubscriber.toFixed(0)} bytes a subscriber, ${kinds.bytesPerLink?.toFixed(0)} a link, ${kinds.bytesPerGrant?.toFixed(0)} a grant; largest shard ${skew.bytes.toFixed(3)}× the mean`,
     );
 
-    await arm(20_000, 10_000);
+    if (o.costs) await arm(20_000, 10_000);
     await pointAt("full", loaded.rows.people);
 
     log(`  one shard's writes (shard ${largestShard.shard}, the largest)`);
@@ -798,6 +802,7 @@ export async function runScale(root, o) {
       surge,
       failures,
     };
+    if (o.state) writeJson(join(o.state, "scale.json"), { shards: o.shards, subscribers: loaded.rows.people });
     const stamp = result.date.replace(/[:.]/g, "-");
     const name = o.mode === "short" ? "scale-short" : `scale-${stamp}`;
     writeJson(join(resultsDir, `${name}.json`), result);
