@@ -252,8 +252,8 @@ export class DirectoryShard extends DurableObject {
     const jobs: QueuedJob[] = [];
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
-      // ids for the new people, taken from the sequence at once (one a claim that turns out stale
-      // is never given: ids only need to be unique)
+      // ids for the new people, taken from the sequence at once (the id of a claim found stale
+      // is left unused: ids need only never be given twice)
       const fresh = claims.filter((c) => c.person === null).length;
       let seq = fresh > 0 ? this.takeSequence(fresh) : 0;
       const indexJobs: DirectoryJob[] = [];
