@@ -5,9 +5,11 @@
 //
 //   npm run bench                 full run; writes docs/benchmarks.md figures, docs/bench/latest.json,
 //                                 docs/bench/ratio.svg (commit them) and bench/results/<date>.json
-//   npm run bench -- --short      a few seconds per scenario (CI); writes bench/results/ only
+//   npm run bench -- --short      a few seconds per scenario (CI), then the scale bench's short run
+//                                 (5,000 subscribers); writes bench/results/ only
+//   npm run bench -- --scale      the scale bench instead (bench/scale.mjs: 1,000,000 subscribers)
 //   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
-//            --race-trials N --no-peers --no-profile --no-sizes --no-docs
+//            --race-trials N --no-peers --no-profile --no-sizes --no-docs --no-scale
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
 
 import { execFileSync } from "node:child_process";
@@ -22,6 +24,7 @@ import { PROFILES, PROFILE_WORKERS, cryptoMicros } from "./lib/profile.mjs";
 import { RACERS, race } from "./lib/race.mjs";
 import { routeSizes } from "./lib/sizes.mjs";
 import { startServers, writeJson } from "./lib/server.mjs";
+import { parseScaleArgs, runScale } from "./lib/scale.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
@@ -58,6 +61,8 @@ function parseArgs(argv) {
     sizes: true,
     docs: !short,
     disk: false,
+    // the short run (CI) also runs the scale bench with a tiny directory, so a broken one fails CI
+    scale: short,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -75,6 +80,7 @@ function parseArgs(argv) {
     else if (a === "--no-sizes") o.sizes = false;
     else if (a === "--no-docs") o.docs = false;
     else if (a === "--disk") o.disk = true;
+    else if (a === "--no-scale") o.scale = false;
     else if (a !== "--short") throw new Error(`unknown option ${a}`);
   }
   return o;
@@ -389,6 +395,10 @@ async function main() {
   } finally {
     await srv.dispose();
   }
+  if (o.scale && !o.only) {
+    log("\nscale bench (short): bench/scale.mjs --short");
+    if ((await runScale(root, parseScaleArgs(["--short"]))) !== 0) exitCode = 1;
+  }
   process.exitCode = exitCode;
 }
 
@@ -414,7 +424,15 @@ function writeDocs(result) {
 }
 
 const render = process.argv.indexOf("--render");
-const run = render >= 0 ? async () => writeDocs(JSON.parse(readFileSync(process.argv[render + 1], "utf8"))) : main;
+const scaleRun = async () => {
+  process.exitCode = await runScale(root, parseScaleArgs(process.argv.slice(2)));
+};
+const run =
+  render >= 0
+    ? async () => writeDocs(JSON.parse(readFileSync(process.argv[render + 1], "utf8")))
+    : process.argv.includes("--scale")
+      ? scaleRun
+      : main;
 run().catch((err) => {
   console.error(err);
   process.exit(1);

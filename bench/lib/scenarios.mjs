@@ -32,7 +32,7 @@ export async function control(url, init) {
       return await fetch(url, init);
     } catch (err) {
       const code = /** @type {{ cause?: { code?: string } }} */ (err)?.cause?.code;
-      if (attempt >= 2 || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET")) throw err;
+      if (attempt >= 2 || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET" && code !== "EPIPE")) throw err;
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -150,7 +150,7 @@ let nextSubscriber = 0;
 const phones = new Pool();
 
 /** The hidden fields and action of the page's first form (docs/signin.md form contract). */
-function firstForm(html) {
+export function firstForm(html) {
   const open = /<form\b[^>]*>/i.exec(html);
   if (!open) throw new Error(`no form on page: ${html.slice(0, 200)}`);
   const body = html.slice(open.index, html.indexOf("</form>", open.index));

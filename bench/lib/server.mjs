@@ -156,9 +156,16 @@ export const BENCH_VARS = {
  * `base`: another checkout of the project (a path), served beside this one as `app-base` (its bench
  * entry and store) with its token and user/me route workers (`route-token-base`,
  * `route-user-me-base`), so that a change is compared with what it changes in one run.
- * @param {{ disk?: boolean; inspectorPort?: number; peers?: boolean; base?: string }} [options]
+ * `state`: a directory for the local D1, Durable Objects and KV that outlives the run (the scale
+ * bench loads a directory once and measures it again under callgrind); migrated only when new.
+ * @param {{ disk?: boolean; inspectorPort?: number; peers?: boolean; base?: string; state?: string }} [options]
  */
-export async function startServers(root, buildDir, variants, { disk = false, inspectorPort, peers = true, base } = {}) {
+export async function startServers(
+  root,
+  buildDir,
+  variants,
+  { disk = false, inspectorPort, peers = true, base, state: keep } = {},
+) {
   mkdirSync(buildDir, { recursive: true });
   const appPath = await bundle(root, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry.js"));
   const helloPath = join(root, "bench/workers/hello.js");
@@ -190,7 +197,10 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
   const stderr = [];
   // Local D1, DO and KV are SQLite files; on a disk, every commit waits for fsync, which blocks
   // workerd and measures this machine's disk, not the Worker. In memory (tmpfs) unless --disk.
-  const state = mkdtempSync(join(!disk && existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "phone-login-bench-"));
+  const fresh = !keep || !existsSync(join(keep, "d1"));
+  if (keep) mkdirSync(keep, { recursive: true });
+  const state =
+    keep ?? mkdtempSync(join(!disk && existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "phone-login-bench-"));
   const mf = new Miniflare({
     host: HOST,
     port: 0,
@@ -219,11 +229,11 @@ export async function startServers(root, buildDir, variants, { disk = false, ins
   }
   const urls = {};
   for (const w of workers) urls[w.name] = String(await mf.unsafeGetDirectURL(w.name)).replace(/\/$/, "");
-  await migrate(root, mf, variants[0].name);
+  if (fresh) await migrate(root, mf, variants[0].name);
   const pid = findWorkerd();
   const dispose = async () => {
     await mf.dispose();
-    rmSync(state, { recursive: true, force: true });
+    if (!keep) rmSync(state, { recursive: true, force: true });
   };
   return { mf, urls, pid, stderr, state, dispose };
 }

@@ -14,6 +14,7 @@ import { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
 import type { OneTimeStore } from "../../workers/provider/store/one-time-store";
 import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
 import { partsWork } from "./parts";
+import { scaleWork } from "./scale";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
 
@@ -44,7 +45,8 @@ import type { Subscriber } from "../../workers/provider/store/directory";
 
 // The stores with the bench-only loops of bench/workers/parts-store.ts; otherwise the same classes.
 export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };
-export { DirectoryShard } from "../../workers/provider/store/directory-shard";
+// The directory shard with the scale bench's own methods (bench/workers/scale-shard.ts).
+export { ScaleDirectoryShard as DirectoryShard } from "./scale-shard";
 
 type Part = "no-d1" | "no-do";
 
@@ -339,6 +341,10 @@ export default {
         return mint(e, url);
       }
       if (url.pathname === "/__bench/crypto") return cryptoWork(url);
+      if (url.pathname.startsWith("/__bench/scale/")) {
+        await dev.fetch(new Request(new URL("/healthz", url)), e, ctx); // the dev seed's clients
+        return scaleWork(url, e);
+      }
       if (url.pathname === "/__bench/parts") {
         await dev.fetch(new Request(new URL("/healthz", url)), e, ctx); // the client the parts authenticate
         return partsWork(url, e);

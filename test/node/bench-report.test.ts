@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { classify } from "../../bench/lib/race.mjs";
 import { floorFractions } from "../../bench/lib/report.mjs";
+import { TARGET, capacityModel, comparePoints, surgeModel } from "../../bench/lib/scale.mjs";
 
 describe("bench race: each answer to a concurrent redemption", () => {
   it("a 200 with an access_token wins", () => {
@@ -58,5 +59,56 @@ describe("bench report: a route as a fraction of its floor", () => {
 
   it("names no fraction for a route whose floor was not run", () => {
     expect(floorFractions({ scenarios: [scenario("token-route", [500], 0.15)] })).toEqual([]);
+  });
+});
+
+describe("scale bench: the capacity model (docs/capacity.md)", () => {
+  const measured = {
+    bytesPerSubscriber: 300,
+    bytesPerLink: 200,
+    bytesPerGrant: 250,
+    emptyShardBytes: 50_000,
+    skew: 1.1,
+  };
+
+  it("projects the national target onto the shards, the largest by the measured skew", () => {
+    const m = capacityModel(measured, 64);
+    // 50M × 300 + 250M × 200 + 100M × 250 = 15 + 50 + 25 GB
+    expect(m.dataBytes).toBe(90e9);
+    expect(m.meanShardBytes).toBeCloseTo(90e9 / 64 + 50_000, 0);
+    expect(m.largestShardBytes).toBeCloseTo((90e9 / 64 + 50_000) * 1.1, 0);
+    expect(m.shareOfLimit).toBeCloseTo(m.largestShardBytes / 10e9, 6);
+    expect(m.meetsGoal).toBe(true);
+  });
+
+  it("names the fewest shards whose largest stays within a quarter of the limit, and that count meets it where one fewer does not", () => {
+    const m = capacityModel(measured, 64);
+    expect(capacityModel(measured, m.shardsForGoal).meetsGoal).toBe(true);
+    expect(capacityModel(measured, m.shardsForGoal - 1).meetsGoal).toBe(false);
+    expect(capacityModel(measured, 16).meetsGoal).toBe(false);
+  });
+
+  it("spreads the peak's shard writes over the shards, the largest by the people's skew, against one shard's rate", () => {
+    const s = surgeModel({ writesPerSignIn: 3, shardWriteRate: 2000, skew: 1.2 }, 64);
+    expect(s.meanWritesPerShard).toBeCloseTo((TARGET.peakSignInsPerSecond * 3) / 64, 6);
+    expect(s.largestWritesPerShard).toBeCloseTo(s.meanWritesPerShard * 1.2, 6);
+    expect(s.headroom).toBeCloseTo(2000 / s.largestWritesPerShard, 6);
+  });
+
+  it("calls a cost flat when its hello-world ratio at the full directory is within 10% of the small one's", () => {
+    const point = (label: string, ratio: number) => ({
+      label,
+      scenarios: [
+        { id: "hello", cpuUs: { median: 50 }, cpuRatio: { median: 1 } },
+        { id: "identify", title: "identify", cpuUs: { median: 50 / ratio }, cpuRatio: { median: ratio } },
+      ],
+    });
+    expect(comparePoints([point("small", 0.04), point("full", 0.038)])[0]).toMatchObject({
+      id: "identify",
+      flat: true,
+    });
+    const grown = comparePoints([point("small", 0.04), point("full", 0.03)])[0]!;
+    expect(grown.growth).toBeCloseTo(0.04 / 0.03, 6);
+    expect(grown.flat).toBe(false);
   });
 });

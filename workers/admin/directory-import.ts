@@ -15,9 +15,9 @@
 // person's removal) are jobs queued in that same step.
 
 import { dirAt, dirShards, type DirectoryEnv } from "../provider/store/directory";
-import { ciShard, homeOfId, numberShard } from "../provider/store/directory-keys";
+import { ciShard, groupBy, homeOfId, numberShard } from "../provider/store/directory-keys";
 import type { Claim, NumberHolder, PersonFields, PersonRow } from "../provider/store/directory-shard";
-import { finishAllJobs, runJobs, type JobEnv } from "../provider/store/directory-jobs";
+import { finishAllJobs, runJobs, type JobEnv, type ShardJobs } from "../provider/store/directory-jobs";
 import type { Subscriber } from "../provider/store/directory";
 
 /** One validated directory row, in the table's terms. */
@@ -35,17 +35,6 @@ export interface ImportCounts {
 const MAX_ROUNDS = 5;
 
 type Row = PersonFields & { seq: number };
-
-function groupBy<T>(items: readonly T[], key: (t: T) => number): Map<number, T[]> {
-  const m = new Map<number, T[]>();
-  for (const t of items) {
-    const k = key(t);
-    const g = m.get(k);
-    if (g) g.push(t);
-    else m.set(k, [t]);
-  }
-  return m;
-}
 
 /** People by id, read at their homes (one call per home). */
 async function peopleById(env: DirectoryEnv, ids: readonly number[]): Promise<Map<number, PersonRow>> {
@@ -102,7 +91,9 @@ export async function importDirectory(
 export async function commitRun(env: JobEnv, run: string): Promise<{ removed: number; left: number }> {
   return underLease(env, async () => {
     const results = await Promise.all(
-      Array.from({ length: dirShards(env) }, async (_, s) => runJobs(env, s, await dirAt(env, s).releaseRun(run))),
+      Array.from({ length: dirShards(env) }, async (_, s) =>
+        runJobs(env, [{ shard: s, jobs: await dirAt(env, s).releaseRun(run) }]),
+      ),
     );
     return { removed: results.reduce((n, r) => n + r.removed, 0), left: results.reduce((n, r) => n + r.failed, 0) };
   });
@@ -202,6 +193,7 @@ async function applyRows(
     // first (only while it is still theirs, same ci); then each number's shard applies its claims
     // in one step, and the jobs they queued run now. A person gone meanwhile is decided again.
     const retry = new Set<number>();
+    const queued: ShardJobs[] = [];
     await Promise.all(
       decided.map(async (d) => {
         if (d.person === null || homeOfId(d.person) === numberShard(d.phone, n)) return;
@@ -233,9 +225,11 @@ async function applyRows(
           counts[c.kind]++;
           if (c.displace) counts.reassigned++;
         }
-        await runJobs(env, s, jobs);
+        queued.push({ shard: s, jobs });
       }),
     );
+    // what the claims queued in other shards, run now (the ci index entries in batches)
+    await runJobs(env, queued);
     pending = rest.filter((r) => retry.has(r.seq));
   }
   return counts;

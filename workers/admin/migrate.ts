@@ -15,8 +15,7 @@ import type { RequestContext } from "../core/router";
 import { isIdentityItem } from "../core/spec";
 import { archive } from "../provider/store/audit-archive";
 import { dirAt, dirShards } from "../provider/store/directory";
-import { ciShard, homeOfId, numberShard, plidHome } from "../provider/store/directory-keys";
-import { itemsMask } from "../provider/store/directory-keys";
+import { ciShard, groupBy, homeOfId, itemsMask, numberShard, plidHome } from "../provider/store/directory-keys";
 import type { AdminEnv } from "./config";
 
 const DEFAULT_BATCH = 500;
@@ -54,16 +53,6 @@ function cursorOf(url: URL): { after: number; limit: number } {
   if (!/^\d{1,4}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_BATCH)
     throw E.invalidBecause("limit", `must be a whole number from 1 to ${MAX_BATCH}`);
   return { after: Number(after), limit: Number(limit) };
-}
-
-function groupBy<T>(items: readonly T[], key: (t: T) => number): Map<number, T[]> {
-  const m = new Map<number, T[]>();
-  for (const t of items) {
-    const list = m.get(key(t));
-    if (list) list.push(t);
-    else m.set(key(t), [t]);
-  }
-  return m;
 }
 
 /**

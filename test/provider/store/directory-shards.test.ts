@@ -16,11 +16,12 @@ import {
 } from "../../../workers/provider/store/directory-keys";
 import { countSubscribers, dirAt, dirShards, subscriberByPhone } from "../../../workers/provider/store/directory";
 import { jobHooks } from "../../../workers/provider/store/directory-jobs";
-import type { DirectoryJob } from "../../../workers/provider/store/directory-shard";
-import { admin } from "../../support/admin";
+import type { DirectoryJob, DirectoryShard } from "../../../workers/provider/store/directory-shard";
+import { ADMIN_TOKEN, admin } from "../../support/admin";
 import { ciOf, importRows } from "../../support/directory";
 import { exchange, mintFor } from "../../support/helpers";
-import { shardRows } from "../../support/shards";
+import { beforeShardCall, shardRows } from "../../support/shards";
+import adminWorker from "../../../workers/admin/index";
 
 /** Numbers as a carrier's directory has them: long sequential blocks under a few crowded prefixes. */
 function directoryNumbers(count: number): string[] {
@@ -315,5 +316,87 @@ describe("an import run: a file sent in several requests, committed once", () =>
       400,
     );
     expect((await admin("POST", "/admin/directory/import/commit")).status).toBe(400);
+  });
+});
+
+describe("an import's new people are indexed by ci in batches", () => {
+  /** A canonical ci per index (more than ciOf's 256). */
+  const manyCi = (i: number) => {
+    const b = new Uint8Array(64).fill(77);
+    b[0] = i & 255;
+    b[1] = i >> 8;
+    return btoa(String.fromCharCode(...b));
+  };
+  const file = (base: string, count: number, from: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      ...row(`${base}${String(i).padStart(4, "0")}`, 0),
+      ci: manyCi(from + i),
+    }));
+  const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+  const importOver = (dir: DurableObjectNamespace<DirectoryShard>, rows: unknown[]) =>
+    adminWorker.fetch!(
+      new Request("https://login.example.com/admin/directory/import", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+        body: JSON.stringify(rows),
+      }) as never,
+      { ...env, DIRECTORY: dir } as never,
+      ctx,
+    );
+
+  it("300 new people: every ci indexed to its person, one write per ci shard and no call per person, no job left, ids distinct", async () => {
+    const dir = beforeShardCall(
+      env.DIRECTORY,
+      () => false,
+      async () => undefined,
+    );
+    const res = await importOver(dir, file("0107575", 300, 1000));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ inserted: 300 });
+    expect(dir.calls.filter((c) => c === "indexCi" || c === "person")).toEqual([]);
+    expect(dir.calls.filter((c) => c === "indexCis").length).toBeLessThanOrEqual(dirShards(env));
+    expect(await shardRows("SELECT id FROM jobs")).toEqual([]);
+    // each shard took its new people's ids from its sequence at once: distinct, each naming its home
+    const made = await shardRows<{ id: number; phone: string }>(
+      "SELECT id, phone FROM people WHERE phone LIKE '0107575%'",
+    );
+    expect(made.length).toBe(300);
+    expect(new Set(made.map((p) => p.id)).size).toBe(300);
+    for (const p of made) expect(homeOfId(p.id)).toBe(numberShard(p.phone, dirShards(env)));
+    await invariants();
+  });
+
+  it("a fault before one person's index step leaves that one job queued and indexes the others; the alarm indexes it", async () => {
+    const fired = faultBefore("index_ci", "index");
+    expect(await importRows(file("0107171", 40, 2000))).toMatchObject({ inserted: 40 });
+    expect(fired()).toBe(true);
+    const jobs = await shardRows<{ job: string }>("SELECT job FROM jobs");
+    expect(jobs.map((j) => (JSON.parse(j.job) as DirectoryJob).kind)).toEqual(["index_ci"]);
+    const unindexed = (JSON.parse(jobs[0]!.job) as { ci: string }).ci;
+    const indexed = await shardRows<{ ci: string }>(
+      "SELECT ci FROM by_ci WHERE ci IN (SELECT value FROM json_each(?))",
+      JSON.stringify(file("0107171", 40, 2000).map((r) => r.ci)),
+    );
+    expect(indexed.length).toBe(39);
+    expect(indexed.map((e) => e.ci)).not.toContain(unindexed);
+    await drainJobs();
+    await invariants();
+  });
+
+  it("a person removed before the batch runs is not indexed, and their job is done", async () => {
+    const rows = file("0107272", 20, 3000);
+    let removed: string | null = null;
+    jobHooks.beforeStep = async (job) => {
+      if (removed === null && job.kind === "index_ci") {
+        removed = rows.find((r) => r.ci === job.ci)!.phoneNo;
+        expect((await admin("DELETE", `/admin/directory/${removed}`)).status).toBe(200);
+      }
+    };
+    expect(await importRows(rows)).toMatchObject({ inserted: 20 });
+    jobHooks.beforeStep = undefined;
+    expect(removed).not.toBeNull();
+    expect(await subscriberByPhone(env, removed!)).toBeNull();
+    expect(await shardRows("SELECT id FROM jobs")).toEqual([]);
+    await invariants();
   });
 });

@@ -8,7 +8,7 @@
 
 import type { StoreVars } from "./config";
 import { dirAt, dirShards, type DirectoryEnv } from "./directory";
-import { ciShard, homeOfId, numberShard } from "./directory-keys";
+import { ciShard, groupBy, homeOfId, numberShard } from "./directory-keys";
 import type { DirectoryJob, DirectoryShard, QueuedJob } from "./directory-shard";
 import { endRows } from "./links";
 import type { OneTimeStore } from "./one-time-store";
@@ -59,73 +59,88 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" 
   }
 }
 
+/** Jobs one shard queued (its claim's or removal's step returned them). */
+export interface ShardJobs {
+  shard: number;
+  jobs: readonly QueuedJob[];
+}
+
 /**
- * Runs jobs a shard queued, then marks them done there. A job that fails stays queued for the
- * shard's alarm (the caller's answer does not depend on it: what it finishes is already decided).
- * Returns how many removals took their person, and how many jobs failed.
+ * Runs jobs that shards queued, then marks them done in the shards that queued them. A job that
+ * fails stays queued for its shard's alarm (the caller's answer does not depend on it: what it
+ * finishes is already decided). The ci index jobs, one per new person of an import, run in
+ * batches: one read of their people per home shard, one write of the entries per ci shard, each
+ * entry only while its person is there with that ci (as `runJob` does one at a time); the other
+ * jobs run one by one. Returns how many removals took their person, and how many jobs failed.
  */
-export async function runJobs(
-  env: JobEnv,
-  shard: number,
-  jobs: readonly QueuedJob[],
-): Promise<{ removed: number; failed: number }> {
-  if (jobs.length === 0) return { removed: 0, failed: 0 };
-  const done: number[] = [];
+export async function runJobs(env: JobEnv, queued: readonly ShardJobs[]): Promise<{ removed: number; failed: number }> {
+  const n = dirShards(env);
+  const done = new Map<number, number[]>();
+  let total = 0;
+  let finishedCount = 0;
   let removed = 0;
-  // A new person's ci index entries (most of an import's jobs) go in one call per shard: their
-  // people read at their homes, then the entries written where each ci hashes.
-  const index = jobs.filter((j) => j.job.kind === "index_ci");
-  if (index.length) {
+  const finished = (shard: number, id: number) => {
+    finishedCount++;
+    const d = done.get(shard);
+    if (d) d.push(id);
+    else done.set(shard, [id]);
+  };
+  type Index = { shard: number; id: number; ci: string; person: number };
+  const index: Index[] = [];
+  const others: { shard: number; q: QueuedJob }[] = [];
+  for (const { shard, jobs } of queued)
+    for (const q of jobs) {
+      total++;
+      if (q.job.kind === "index_ci") index.push({ shard, id: q.id, ci: q.job.ci, person: q.job.id });
+      else others.push({ shard, q });
+    }
+  if (total === 0) return { removed: 0, failed: 0 };
+  const ready: Index[] = [];
+  for (const j of index) {
     try {
-      await indexNewPeople(
-        env,
-        index.map((j) => j.job as Extract<DirectoryJob, { kind: "index_ci" }>),
-      );
-      done.push(...index.map((j) => j.id));
+      await step({ kind: "index_ci", ci: j.ci, id: j.person }, "index");
+      ready.push(j);
     } catch {
-      // left to the alarm, which runs them one by one
+      // left to the alarm
     }
   }
+  // only while the person is there with this ci: read at their homes, one call per home
+  const present = new Set<number>();
+  const checked = new Set<number>();
   await Promise.all(
-    jobs
-      .filter((j) => j.job.kind !== "index_ci")
-      .map(async (j) => {
-        try {
-          if ((await runJob(env, j.job)) === "removed") removed++;
-          done.push(j.id);
-        } catch {
-          // left to the alarm
+    [...groupBy(ready, (j) => homeOfId(j.person))].map(async ([home, list]) => {
+      try {
+        const ci = new Map((await dirAt(env, home).people(list.map((j) => j.person))).map((p) => [p.id, p.ci]));
+        for (const j of list) {
+          checked.add(j.id);
+          if (ci.get(j.person) === j.ci) present.add(j.id);
         }
-      }),
-  );
-  await dirAt(env, shard).jobsDone(done);
-  return { removed, failed: jobs.length - done.length };
-}
-
-function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
-  const list = m.get(k);
-  if (list) list.push(v);
-  else m.set(k, [v]);
-}
-
-/** `index_ci` jobs in bulk: each entry written only while its person is there with that ci. */
-async function indexNewPeople(
-  env: JobEnv,
-  jobs: readonly Extract<DirectoryJob, { kind: "index_ci" }>[],
-): Promise<void> {
-  const n = dirShards(env);
-  for (const j of jobs) await step(j, "index");
-  const byHome = new Map<number, number[]>();
-  for (const j of jobs) pushTo(byHome, homeOfId(j.id), j.id);
-  const alive = new Map<number, string>();
-  await Promise.all(
-    [...byHome].map(async ([home, ids]) => {
-      for (const p of await dirAt(env, home).people(ids)) alive.set(p.id, p.ci);
+      } catch {
+        // left to the alarm
+      }
     }),
   );
-  const byShard = new Map<number, { ci: string; id: number }[]>();
-  for (const j of jobs) if (alive.get(j.id) === j.ci) pushTo(byShard, ciShard(j.ci, n), { ci: j.ci, id: j.id });
-  await Promise.all([...byShard].map(([s, entries]) => dirAt(env, s).indexCis(entries)));
+  await Promise.all([
+    ...[...groupBy(ready, (j) => ciShard(j.ci, n))].map(async ([s, list]) => {
+      const write = list.filter((j) => present.has(j.id));
+      try {
+        if (write.length) await dirAt(env, s).indexCis(write.map((j) => ({ ci: j.ci, id: j.person })));
+        for (const j of list) if (checked.has(j.id)) finished(j.shard, j.id);
+      } catch {
+        // left to the alarm
+      }
+    }),
+    ...others.map(async ({ shard, q }) => {
+      try {
+        if ((await runJob(env, q.job)) === "removed") removed++;
+        finished(shard, q.id);
+      } catch {
+        // left to the alarm
+      }
+    }),
+  ]);
+  await Promise.all([...done].map(([shard, ids]) => dirAt(env, shard).jobsDone(ids)));
+  return { removed, failed: total - finishedCount };
 }
 
 /**
@@ -138,7 +153,7 @@ export async function finishAllJobs(env: JobEnv): Promise<boolean> {
       for (;;) {
         const jobs = await dirAt(env, s).dueJobs(100, true);
         if (jobs.length === 0) return true;
-        if ((await runJobs(env, s, jobs)).failed) return false;
+        if ((await runJobs(env, [{ shard: s, jobs }])).failed) return false;
       }
     }),
   );

@@ -90,3 +90,15 @@ export function itemsMask(items: readonly IdentityItem[]): number {
 export function maskItems(mask: number): IdentityItem[] {
   return IDENTITY_ITEMS.filter((_, i) => (mask & (1 << i)) !== 0);
 }
+
+/** Items grouped by the shard `key` gives each (one call per shard). */
+export function groupBy<T>(items: readonly T[], key: (t: T) => number): Map<number, T[]> {
+  const m = new Map<number, T[]>();
+  for (const t of items) {
+    const k = key(t);
+    const g = m.get(k);
+    if (g) g.push(t);
+    else m.set(k, [t]);
+  }
+  return m;
+}

@@ -174,10 +174,7 @@ export class DirectoryShard extends DurableObject {
   /** Who holds `phone` (this shard answers for it). A person at home here counts only while their row names the number. */
   holder(shard: number, phone: string): NumberHolder {
     const n = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0];
-    if (!n) return { at: "none" };
-    if (homeOfId(n.id) !== shard) return { at: "away", id: n.id };
-    const p = this.personRow(n.id);
-    return p && p.phone === phone ? { at: "here", person: p } : { at: "stale", id: n.id };
+    return this.holderOf(shard, phone, n?.id ?? null);
   }
 
   /** A person at home here, or null. */
@@ -202,8 +199,21 @@ export class DirectoryShard extends DurableObject {
    */
   importAtNumbers(shard: number, rows: readonly (PersonFields & { seq: number })[], dryRun: boolean): NumberImport[] {
     const out: NumberImport[] = [];
+    // the rows' entries in one statement (an import's numbers are mostly new: nothing to read after)
+    const entries = new Map(
+      this.sql
+        .exec<{
+          phone: string;
+          id: number;
+        }>(
+          "SELECT phone, id FROM numbers WHERE phone IN (SELECT value FROM json_each(?))",
+          JSON.stringify(rows.map((r) => r.phone)),
+        )
+        .toArray()
+        .map((e) => [e.phone, e.id]),
+    );
     for (const r of rows) {
-      const h = this.holder(shard, r.phone);
+      const h = this.holderOf(shard, r.phone, entries.get(r.phone) ?? null);
       if (h.at === "here" && h.person.ci === r.ci && h.person.test_clients === null) {
         if (!dryRun) this.writeFields(h.person.id, r);
         out.push({ seq: r.seq, done: "updated" });
@@ -235,6 +245,11 @@ export class DirectoryShard extends DurableObject {
     const jobs: QueuedJob[] = [];
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
+      // ids for the new people, taken from the sequence at once (the id of a claim found stale
+      // is left unused: ids need only never be given twice)
+      const fresh = claims.filter((c) => c.person === null).length;
+      let seq = fresh > 0 ? this.takeSequence(fresh) : 0;
+      const indexJobs: DirectoryJob[] = [];
       for (const c of claims) {
         const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", c.phone).toArray()[0];
         if ((cur?.id ?? null) !== c.expect) {
@@ -243,10 +258,10 @@ export class DirectoryShard extends DurableObject {
         }
         let id: number;
         if (c.person === null) {
-          id = this.insertPerson(shard, c.fields, null, now);
+          id = this.insertPerson(shard, c.fields, null, now, seq++);
           if (c.ciShard === shard)
             this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", c.fields.ci, id);
-          else jobs.push(this.queue({ kind: "index_ci", ci: c.fields.ci, id }, now));
+          else indexJobs.push({ kind: "index_ci", ci: c.fields.ci, id });
         } else {
           id = c.person;
           if (homeOfId(id) === shard) {
@@ -274,6 +289,7 @@ export class DirectoryShard extends DurableObject {
         }
         results.push({ seq: c.seq, ok: true, id });
       }
+      jobs.push(...this.queueMany(indexJobs, now));
     });
     if (jobs.length || run !== null) this.armAlarm(now + JOB_GRACE_MS);
     return { results, jobs };
@@ -803,6 +819,14 @@ export class DirectoryShard extends DurableObject {
     return this.sql.exec<T>(`${select} IN (SELECT value FROM json_each(?))`, JSON.stringify(values)).toArray();
   }
 
+  /** Who holds `phone`, given its entry's id here (null: none). */
+  private holderOf(shard: number, phone: string, id: number | null): NumberHolder {
+    if (id === null) return { at: "none" };
+    if (homeOfId(id) !== shard) return { at: "away", id };
+    const p = this.personRow(id);
+    return p && p.phone === phone ? { at: "here", person: p } : { at: "stale", id };
+  }
+
   private personRow(id: number): PersonRow | null {
     return this.sql.exec<PersonRow>("SELECT * FROM people WHERE id = ?", id).toArray()[0] ?? null;
   }
@@ -812,10 +836,8 @@ export class DirectoryShard extends DurableObject {
     f: PersonFields,
     test: { otpHash: string | null; clients: string | null; expiresAt: number | null } | null,
     now: number,
+    seq: number = this.takeSequence(1),
   ): number {
-    const seq = this.sql
-      .exec<{ value: number }>("UPDATE meta SET value = value + 1 WHERE key = 'sequence' RETURNING value")
-      .one().value;
     const id = seq * SHARD_SLOTS + shard;
     this.sql.exec(
       `INSERT INTO people (id, ci, telco, phone, name, gender, birth, foreign_cd, test_otp_hash, test_clients, test_expires_at, created_at)
@@ -847,6 +869,30 @@ export class DirectoryShard extends DurableObject {
       f.foreign,
       id,
     );
+  }
+
+  /** The first of `k` new values of the id sequence (it only grows, so an id is never given twice). */
+  private takeSequence(k: number): number {
+    const last = this.sql
+      .exec<{ value: number }>("UPDATE meta SET value = value + ? WHERE key = 'sequence' RETURNING value", k)
+      .one().value;
+    return last - k + 1;
+  }
+
+  /** Queues many jobs in one statement (an import's ci index entries: one job each). */
+  private queueMany(list: readonly DirectoryJob[], now: number): QueuedJob[] {
+    if (list.length === 0) return [];
+    const texts = list.map((j) => JSON.stringify(j));
+    const byText = new Map(texts.map((t, i) => [t, list[i]!]));
+    return this.sql
+      .exec<{ id: number; job: string }>(
+        "INSERT INTO jobs (job, created_at, next_at) SELECT value, ?, ? FROM json_each(?) RETURNING id, job",
+        now,
+        now + JOB_GRACE_MS,
+        JSON.stringify(texts),
+      )
+      .toArray()
+      .map((r) => ({ id: r.id, job: byText.get(r.job)! }));
   }
 
   private queue(job: DirectoryJob, now: number, run: string | null = null): QueuedJob {
