@@ -2,18 +2,29 @@
 // `npm start`: the local world of README "Quick start". Creates .dev.vars from the committed example on a
 // fresh checkout, applies the D1 migrations locally, then serves the all-in-one worker with
 // `wrangler dev` on http://localhost:8787 (PORT overrides). The dev seed is applied by the worker
-// itself on its first request (DEV_MODE=true).
+// itself on its first request (DEV_MODE=true). A port already taken (another `npm start`) is refused
+// in one line before anything runs: workerd would fail only after the migrations, in a stack trace.
 //   PERSIST_DIR  where local D1/KV/DO state lives (default .wrangler/state)
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { nextFreePort, portInUse, portInUseMessage } from "./lib/port.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const port = process.env.PORT || "8787";
 const persist = process.env.PERSIST_DIR || join(root, ".wrangler", "state");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
+
+if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+  console.error(`PORT must be a port number from 1 to 65535, not "${port}"`);
+  process.exit(1);
+}
+if (await portInUse(Number(port))) {
+  console.error(portInUseMessage(Number(port), await nextFreePort(Number(port))));
+  process.exit(1);
+}
 
 if (!existsSync(join(root, ".dev.vars"))) {
   copyFileSync(join(root, ".dev.vars.example"), join(root, ".dev.vars"));

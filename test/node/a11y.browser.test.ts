@@ -136,7 +136,7 @@ describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844
         bypassCSP: true, // to inject axe-core; the pages' own CSP is tested elsewhere
       });
       await context.route("**/*", (route) =>
-        new URL(route.request().url()).host === "localhost:8787" ? route.continue() : route.abort(),
+        new URL(route.request().url()).host === new URL(server.base).host ? route.continue() : route.abort(),
       );
       const page = await context.newPage();
       const found: Violation[] = [];

@@ -33,7 +33,7 @@ async function open(
 ): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale, javaScriptEnabled });
   await context.route("**/*", (route) =>
-    new URL(route.request().url()).host === "localhost:8787" ? route.continue() : route.abort(),
+    new URL(route.request().url()).host === new URL(server.base).host ? route.continue() : route.abort(),
   );
   const page = await context.newPage();
   const problems: string[] = [];

@@ -1,5 +1,7 @@
 // The admin CLI (`npm run admin -- ...`, scripts/admin.mjs) against the real `npm start` server,
-// with no options: it must find the local server and its dev admin token by itself.
+// with no options: it must find the local server's dev admin token by itself. The server has a port
+// of its own, named by BASE_URL; that the CLI's default is `npm start`'s localhost:8787 is checked
+// with the request captured, so a server someone left on 8787 is never driven.
 import { execFile } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -7,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../scripts/admin.mjs";
 import { startServer, type Server } from "./server";
 import { signIn } from "./signin-driver";
 
@@ -19,11 +22,13 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the CLI like `npm run admin -- ...` (ADMIN_TOKEN and BASE_URL unset unless given). */
+/**
+ * Runs the CLI like `npm run admin -- ...` against this file's server (BASE_URL its address, not the
+ * CLI's default localhost:8787; ADMIN_TOKEN unset: the CLI reads the dev token) unless given.
+ */
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const base = { ...process.env };
+  const base: NodeJS.ProcessEnv = { ...process.env, BASE_URL: server.base };
   delete base.ADMIN_TOKEN;
-  delete base.BASE_URL;
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -54,6 +59,12 @@ async function secretAccepted(base: string, id: string, secret: string): Promise
   });
   if (res.status !== 400 && res.status !== 401) throw new Error(`unexpected ${res.status}`);
   return res.status === 400;
+}
+
+/** The service's admin token, which npm start took from .dev.vars (or .dev.vars.example). */
+function devAdminToken(): string {
+  const file = [".dev.vars", ".dev.vars.example"].map((f) => join(ROOT, f)).find((p) => existsSync(p))!;
+  return /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(file, "utf8"))![1]!;
 }
 
 let server: Server;
@@ -109,7 +120,7 @@ describe("help", () => {
   });
 });
 
-describe("against the npm start server with no options", () => {
+describe("against the npm start server with no options (BASE_URL its address)", () => {
   it("clients create --json prints the new client with client_id and client_secret; get/list never show the secret", async () => {
     const c = await cliJson<Record<string, unknown>>([
       "clients",
@@ -327,6 +338,22 @@ describe("against the npm start server with no options", () => {
     expect(bad.stderr).toContain("--from must be an ISO 8601 date");
   });
 
+  it("with no BASE_URL it asks npm start's default address, http://localhost:8787, with the dev admin token", async () => {
+    const asked: { url: string; auth: string | null }[] = [];
+    const quiet = { write: () => true } as unknown;
+    const code = await main(["clients", "list", "--json"], {
+      env: {},
+      out: quiet as typeof process.stdout,
+      err: quiet as typeof process.stderr,
+      fetch: async (url, init) => {
+        asked.push({ url: String(url), auth: new Headers(init?.headers).get("Authorization") });
+        return Response.json({ clients: [] });
+      },
+    });
+    expect(code).toBe(0);
+    expect(asked).toEqual([{ url: "http://localhost:8787/admin/clients", auth: `Bearer ${devAdminToken()}` }]);
+  });
+
   it("a wrong ADMIN_TOKEN is refused (exit 1); BASE_URL and --base-url choose the service", async () => {
     const wrong = await cli(["clients", "list"], { ADMIN_TOKEN: "x".repeat(40) });
     expect(wrong.code).toBe(1);
@@ -340,9 +367,7 @@ describe("against the npm start server with no options", () => {
   });
 
   it("the right ADMIN_TOKEN is used as given, and --base-url wins over BASE_URL", async () => {
-    // the service's admin token, which npm start took from .dev.vars (or .dev.vars.example)
-    const file = [".dev.vars", ".dev.vars.example"].map((f) => join(ROOT, f)).find((p) => existsSync(p))!;
-    const token = /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(file, "utf8"))![1]!;
+    const token = devAdminToken();
     const viaToken = await cli(["clients", "list", "--json", "--base-url", server.base], {
       ADMIN_TOKEN: token,
       BASE_URL: "http://127.0.0.1:9",

@@ -2,7 +2,7 @@
 // playwright-core against the real `npm start` server, where the demo page at / uses the kit
 // against the local provider. / → login → sign-in pages → callback → profile in Korean → logout →
 // a second login by automatic login shows the same profile → disconnect → the next login asks
-// for consent again. No outbound network: every host but localhost:8787 is refused.
+// for consent again. No outbound network: every host but the server's is refused.
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "./chromium";
@@ -32,7 +32,7 @@ interface Ctx {
 async function open(): Promise<Ctx> {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "ko-KR" });
   await context.route("**/*", (route) =>
-    new URL(route.request().url()).host === "localhost:8787" ? route.continue() : route.abort(),
+    new URL(route.request().url()).host === new URL(server.base).host ? route.continue() : route.abort(),
   );
   const page = await context.newPage();
   const trail: string[] = [];

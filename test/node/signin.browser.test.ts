@@ -147,7 +147,7 @@ async function open(opts: { locale: "ko-KR" | "en-US"; javaScriptEnabled?: boole
   });
   await context.route("**/*", (route) => {
     const u = new URL(route.request().url());
-    if (u.host === "localhost:8787" || u.host === "demo.example") return route.continue();
+    if (u.host === new URL(server.base).host || u.host === "demo.example") return route.continue();
     return route.abort(); // no outbound network
   });
   const page = await context.newPage();
