@@ -31,9 +31,9 @@ import {
   type TokenGrant,
   type TokenRead,
 } from "../../workers/provider/store/one-time-store";
-import { createPkce } from "../../workers/kit/client";
-import { rpConfig } from "../../workers/kit/config";
-import { putState } from "../../workers/kit/store";
+import { createPkce } from "../../packages/kit/src/client";
+import { rpConfig } from "../../packages/kit/src/config";
+import { putState } from "../../packages/kit/src/store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { clientSecrets } from "../../workers/provider/store/clients";

@@ -15,7 +15,7 @@ import rpLoginWorker from "../../workers/kit/login/index";
 import rpSessionWorker from "../../workers/kit/session/index";
 import tokenWorker from "../../workers/provider/token/index";
 import userMeWorker from "../../workers/provider/user-me/index";
-import { createPkce } from "../../workers/kit/client";
+import { createPkce } from "../../packages/kit/src/client";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { recordConsent } from "../../workers/provider/store/links";
 import { ADMIN_TOKEN } from "../support/admin";

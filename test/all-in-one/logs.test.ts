@@ -11,7 +11,7 @@ import { BASE, basic, DEMO, FORM, form, HONG, KIM, LEE, LIMITED, mintFor, SMITH 
 import { alertText, Browser, DEMO_CB, signInAll, throughCode, type Page } from "../support/signin";
 import { Browser as KitBrowser, kit, ORIGIN as KIT_ORIGIN, send as kitSend, type Kit } from "../support/kit";
 import { exports } from "cloudflare:workers";
-import { createPkce, type ProviderFetcher } from "../../workers/kit/client";
+import { createPkce, type ProviderFetcher } from "../../packages/kit/src/client";
 
 const pending: Promise<unknown>[] = [];
 const ctx = {

@@ -15,7 +15,7 @@ import {
   RpClientError,
   type ProviderFetcher,
   type RpClientConfig,
-} from "../../workers/kit/client";
+} from "../../packages/kit/src/client";
 import { bodyText, DEMO, HONG, KIM, mintFor } from "../support/helpers";
 import { env } from "../support/env";
 import { denyOutbound } from "../support/kit";

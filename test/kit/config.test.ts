@@ -2,8 +2,9 @@
 // variable; /auth/login needs no secret (least privilege).
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../workers/core/config";
-import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "../../workers/kit/config";
-import { createSession } from "../../workers/kit/store";
+import { IDENTITY_ITEMS } from "../../workers/core/spec";
+import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "../../packages/kit/src/config";
+import { createSession } from "../../packages/kit/src/store";
 import { HONG, mintFor } from "../support/helpers";
 import { Browser, kit, send } from "../support/kit";
 
@@ -40,7 +41,25 @@ describe("rpConfig", () => {
       providerTimeoutMs: 10_000,
       reloginPrompt: "login",
       tokenPkce: "required",
+      basePath: "/auth",
+      items: IDENTITY_ITEMS,
+      events: true,
     });
+  });
+
+  it("takes a base path, the items to keep and the events switch, naming a malformed one", () => {
+    const cfg = rpConfig({
+      ...BASE_VARS,
+      RP_BASE_PATH: "/login/phone",
+      RP_REDIRECT_URI: "https://app.example/login/phone/callback",
+      RP_ITEMS: "name, ci,phoneNo",
+      RP_EVENTS: "false",
+    });
+    expect([cfg.basePath, cfg.items, cfg.events]).toEqual(["/login/phone", ["ci", "phoneNo", "name"], false]);
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_BASE_PATH: "/auth/" }))).toBe("RP_BASE_PATH");
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_ITEMS: "name,email" }))).toBe("RP_ITEMS");
+    // the callback must be where the kit answers, when it is on the app's origin
+    expect(configError(() => rpConfig({ ...BASE_VARS, RP_BASE_PATH: "/login" }))).toBe("RP_REDIRECT_URI");
   });
 
   it("names the variable that is missing or malformed", () => {

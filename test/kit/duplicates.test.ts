@@ -3,7 +3,7 @@
 // concurrent trials: the service sees one code exchange per login; every duplicate is answered
 // with that login's outcome (the same session), never an error page.
 import { describe, expect, it, vi } from "vitest";
-import { createPkce } from "../../workers/kit/client";
+import { createPkce } from "../../packages/kit/src/client";
 import { HONG, KIM, mintFor } from "../support/helpers";
 import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
 import { env } from "../support/env";
@@ -92,9 +92,9 @@ describe("concurrent /auth/token calls with one code: one session", () => {
 describe("across isolates (the KV claim)", () => {
   it("two isolates redeeming one key at once run the work once and both get its outcome (20 trials)", async () => {
     // Two module instances of the redemption code: two isolates with their own in-flight maps.
-    const a = await import("../../workers/kit/redeem");
+    const a = await import("../../packages/kit/src/redeem");
     vi.resetModules();
-    const b = await import("../../workers/kit/redeem");
+    const b = await import("../../packages/kit/src/redeem");
     vi.resetModules();
     expect(a.redeemOnce).not.toBe(b.redeemOnce);
     for (let trial = 0; trial < 20; trial++) {

@@ -4,7 +4,7 @@
 import { env } from "../support/env";
 import { describe, expect, it } from "vitest";
 import { encryptField, randomToken, sha256 } from "../../workers/core/crypto";
-import { createPkce } from "../../workers/kit/client";
+import { createPkce } from "../../packages/kit/src/client";
 import { HONG, KIM, mintFor } from "../support/helpers";
 import { Browser, kit, send, withKeyWriteLimit } from "../support/kit";
 import { emptyRecord, fullRecord, gate, loginAs, ScriptedProvider, SECRET, signedEvent } from "./scripted-provider";

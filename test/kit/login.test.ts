@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sha256 } from "../../workers/core/crypto";
-import { safeReturnTo } from "../../workers/kit/http";
+import { safeReturnTo } from "../../packages/kit/src/http";
 import { HONG, KIM, mintFor } from "../support/helpers";
 import { Browser, kit, ORIGIN, send, setCookies } from "../support/kit";
 

@@ -2,7 +2,7 @@
 // /v1/user/me answers (spec §2.1 modes, the reference's shapes) and when that answer reaches the
 // kit (`afterRead` runs once the answer is decided, before the kit receives it).
 import { encryptField, randomToken } from "../../workers/core/crypto";
-import type { ProviderFetcher } from "../../workers/kit/client";
+import type { ProviderFetcher } from "../../packages/kit/src/client";
 import { Browser } from "../support/kit";
 import { env } from "../support/env";
 

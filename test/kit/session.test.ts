@@ -3,7 +3,7 @@
 import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../workers/core/crypto";
-import { createPkce, type ProviderFetcher } from "../../workers/kit/client";
+import { createPkce, type ProviderFetcher } from "../../packages/kit/src/client";
 import { basic, call, DEMO, FORM, form, HONG, intercept, KIM, LEE, mintFor, SMITH } from "../support/helpers";
 import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
 import { findLink } from "../../workers/provider/store/links";
@@ -591,8 +591,8 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
   });
 
   it("escapes what it shows: a hostile name is rendered as text", async () => {
-    const { putIdentity, createSession } = await import("../../workers/kit/store");
-    const { rpSealKey } = await import("../../workers/kit/config");
+    const { putIdentity, createSession } = await import("../../packages/kit/src/store");
+    const { rpSealKey } = await import("../../packages/kit/src/config");
     const plid = crypto.randomUUID();
     const kv = env as unknown as { RP_KV: KVNamespace };
     await putIdentity(

@@ -11,8 +11,8 @@ import {
   readUser,
   type ProviderFetcher,
   type RpClientConfig,
-} from "../../workers/kit/client";
-import type { RpEnv } from "../../workers/kit/config";
+} from "../../packages/kit/src/client";
+import type { RpEnv } from "../../packages/kit/src/config";
 import { Browser, denyOutbound, kit, send, type Kit } from "../support/kit";
 
 const STANDIN = env.STANDIN as Fetcher;

@@ -6,8 +6,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { exports } from "cloudflare:workers";
 import { env } from "./env";
 import { expect, vi } from "vitest";
-import type { ProviderFetcher } from "../../workers/kit/client";
-import type { RpEnv } from "../../workers/kit/config";
+import type { ProviderFetcher } from "../../packages/kit/src/client";
+import type { RpEnv } from "../../packages/kit/src/config";
 import rpCallback from "../../workers/kit/callback/index";
 import rpLogin from "../../workers/kit/login/index";
 import rpSession from "../../workers/kit/session/index";

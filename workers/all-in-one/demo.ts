@@ -2,13 +2,13 @@
 // decrypted profile from the session (dates in Korea Standard Time, written out), with logout,
 // disconnect (confirmed first) and the way to turn automatic login off. No script.
 
-import type { RpEnv } from "../kit/config";
+import type { RpEnv } from "../../packages/kit/src/config";
 import { html, type SafeHtml } from "../core/html";
-import { kitPage } from "../kit/pages";
-import { currentSession, flatUser, type KitUser } from "../kit/sessions";
+import { kitPage } from "../../packages/kit/src/pages";
+import { currentSession, flatUser, type KitUser } from "../../packages/kit/src/sessions";
 import type { RequestContext, Route } from "../core/router";
 import { formatKst } from "../provider/dates";
-import { rpConfig } from "../kit/config";
+import { rpConfig } from "../../packages/kit/src/config";
 import { type IdentityItem } from "../core/spec";
 
 const LABELS: Record<IdentityItem, [string, string]> = {

@@ -2,7 +2,7 @@
 // and the kit, as the route workers' own types declare them.
 
 import type { AdminEnv } from "../admin/config";
-import type { RpEnv } from "../kit/config";
+import type { RpEnv } from "../../packages/kit/src/config";
 import type { ProviderEnv } from "../provider/config";
 
 export type AllInOneEnv = ProviderEnv & AdminEnv & RpEnv;

@@ -6,10 +6,10 @@
 
 import { withBindings } from "../core/config";
 import type { RequestContext, Route } from "../core/router";
-import type { ProviderFetcher } from "../kit/client";
-import { routes as rpCallback } from "../kit/callback/routes";
-import { routes as rpLogin } from "../kit/login/routes";
-import { routes as rpSession } from "../kit/session/routes";
+import type { ProviderFetcher } from "../../packages/kit/src/client";
+import { routes as rpCallback } from "../../packages/kit/src/routes/callback";
+import { routes as rpLogin } from "../../packages/kit/src/routes/login";
+import { routes as rpSession } from "../../packages/kit/src/routes/session";
 import type { AllInOneEnv } from "./env";
 import { routes as rpDemo } from "./demo";
 

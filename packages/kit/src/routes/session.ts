@@ -2,15 +2,15 @@
 // POST /auth/disconnect, and POST /auth/token, the token/user proxy for native and WebView apps
 // (the app never holds the client secret).
 
-import { hostCookie, readHostCookie } from "../../core/cookies";
-import { randomToken, sha256 } from "../../core/crypto";
-import { clientNetwork, json, mediaType, readBodyText, readParams } from "../../core/http";
-import { E } from "../../core/errors";
-import { disconnectUser, RpClientError } from "../client";
-import { rpClientConfig, rpConfig, type RpEnv } from "../config";
-import { BINDING_COOKIE, checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http";
-import { receiveEvent } from "../events";
-import { redeemOnce } from "../redeem";
+import { hostCookie, readHostCookie } from "../core/cookies.js";
+import { randomToken, sha256 } from "../core/crypto.js";
+import { clientNetwork, json, mediaType, readBodyText, readParams } from "../core/http.js";
+import { E } from "../core/errors.js";
+import { disconnectUser, RpClientError } from "../client.js";
+import { rpClientConfig, rpConfig, type RpEnv } from "../config.js";
+import { BINDING_COOKIE, checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http.js";
+import { receiveEvent } from "../events.js";
+import { redeemOnce } from "../redeem.js";
 import {
   currentSession,
   flatUser,
@@ -19,9 +19,10 @@ import {
   sessionClaim,
   sessionIdFor,
   type CurrentSession,
-} from "../sessions";
-import { endPlid, endSession, hitRateLimit, type RedeemOutcome } from "../store";
-import type { RequestContext, Route } from "../../core/router";
+} from "../sessions.js";
+import { notifyLogout } from "../hooks.js";
+import { endPlid, endSession, hitRateLimit, readSession, type RedeemOutcome, type SessionKind } from "../store.js";
+import type { RequestContext, Route } from "../core/router.js";
 
 const MAX_BODY_BYTES = 16 * 1024;
 const CODE_SHAPE = /^[\x21-\x7e]{1,512}$/;
@@ -66,8 +67,18 @@ async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Res
   checkPostOrigin(req, env);
   // Both the cookie's session and a Bearer one when a request carries both (an app's fetch wrapper
   // adding its own token): the cookie is cleared below, so its session must not outlive it.
-  const ids = new Set([sessionClaim(req)?.id, readHostCookie(req, SESSION_COOKIE)].filter((id) => id !== undefined));
-  for (const id of ids) await endSession(env, id);
+  const claims = new Map<string, SessionKind>();
+  const claim = sessionClaim(req);
+  if (claim) claims.set(claim.id, claim.kind);
+  const cookie = readHostCookie(req, SESSION_COOKIE);
+  if (cookie !== undefined && !claims.has(cookie)) claims.set(cookie, "cookie");
+  const hooks = env.RP_HOOKS;
+  for (const [id, kind] of claims) {
+    // Whose session it was, for the app's onLogout: read only when the app asked to be told.
+    const record = hooks?.onLogout ? await readSession(env, id, kind, rpConfig(env).sessionTtlSeconds) : null;
+    await endSession(env, id);
+    if (record) rc.log.cause = (await notifyLogout(hooks, record.plid, "logout")) ?? rc.log.cause;
+  }
   rc.log.event = "rp.logout";
   return done(req, { loggedOut: true }, "logout");
 }
@@ -93,6 +104,7 @@ async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise
   await endPlid(env, s.record.plid);
   await endSession(env, s.id);
   rc.log.event = "rp.disconnect";
+  rc.log.cause = (await notifyLogout(env.RP_HOOKS, s.record.plid, "disconnect")) ?? rc.log.cause;
   return done(req, { disconnected: true }, "disconnect");
 }
 

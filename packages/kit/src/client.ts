@@ -9,9 +9,9 @@
 // name the endpoint and what was wrong; they never contain the client secret, the access token,
 // the code or a personal value.
 
-import { bytesToBase64, decryptField, pkceS256, randomToken, utf8 } from "../core/crypto";
-import { readStreamCapped } from "../core/http";
-import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem, type YN } from "../core/spec";
+import { bytesToBase64, decryptField, pkceS256, randomToken, utf8 } from "./core/crypto.js";
+import { readStreamCapped } from "./core/http.js";
+import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem, type YN } from "./core/spec.js";
 
 /** Anything with a Fetcher's `fetch`: a service binding, or an in-process stand-in. */
 export interface ProviderFetcher {

@@ -1,8 +1,8 @@
 // HTTP rules of the relying-party kit (docs/architecture.md §4.6, §4.7): its cookies, the `return_to`
 // check, the Origin check on POSTs, the dev host redirect.
 
-import { E } from "../core/errors";
-import { redirect } from "../core/http";
+import { E } from "./core/errors.js";
+import { redirect } from "./core/http.js";
 
 /** Binds a state to the browser that started the login (sent as `__Host-rp_state`). */
 export const BINDING_COOKIE = "rp_state";

@@ -1,16 +1,16 @@
 // GET /auth/login (docs/architecture.md §4.6, §4.7): a 256-bit state in KV bound to a browser cookie, then
 // 302 to the service's authorization request (spec §4.1).
 
-import { hostCookie, readHostCookie } from "../../core/cookies";
-import { randomToken, sha256 } from "../../core/crypto";
-import { E } from "../../core/errors";
-import { readParams, type Params } from "../../core/http";
-import { authorizationUrl, createPkce } from "../client";
-import { rpConfig, type RpConfig, type RpEnv } from "../config";
-import { BINDING_COOKIE, kitRedirect, safeReturnTo } from "../http";
-import { isRandomValue } from "../../core/spec";
-import { putState, type PendingLogin } from "../store";
-import type { RequestContext, Route } from "../../core/router";
+import { hostCookie, readHostCookie } from "../core/cookies.js";
+import { randomToken, sha256 } from "../core/crypto.js";
+import { E } from "../core/errors.js";
+import { readParams, type Params } from "../core/http.js";
+import { authorizationUrl, createPkce } from "../client.js";
+import { rpConfig, type RpConfig, type RpEnv } from "../config.js";
+import { BINDING_COOKIE, kitRedirect, safeReturnTo } from "../http.js";
+import { isRandomValue } from "../core/spec.js";
+import { putState, type PendingLogin } from "../store.js";
+import type { RequestContext, Route } from "../core/router.js";
 
 const PROMPT_SHAPE = /^[A-Za-z0-9_ -]{1,32}$/;
 

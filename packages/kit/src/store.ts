@@ -6,9 +6,9 @@
 // is also bound to a browser cookie and the service's code is single use (docs/architecture.md §6); a
 // deleted session or identity may still be readable for up to 60 s in other locations.
 
-import { constantTimeEqual, randomToken, seal, sha256, unseal } from "../core/crypto";
-import { IDENTITY_ITEMS, isRandomValue, type IdentityItem, type YN } from "../core/spec";
-import type { ProviderUser } from "./client";
+import { constantTimeEqual, randomToken, seal, sha256, unseal } from "./core/crypto.js";
+import { IDENTITY_ITEMS, isRandomValue, type IdentityItem, type YN } from "./core/spec.js";
+import type { ProviderUser } from "./client.js";
 
 type KvEnv = { RP_KV: KVNamespace };
 

@@ -10,9 +10,9 @@
 // has no compare-and-set and shows a write elsewhere only after up to 60 s, so across isolates and
 // locations this is best effort; the service's single-use code stays the backstop.
 
-import { randomToken } from "../core/crypto";
-import type { RpEnv } from "./config";
-import { getOutcome, getRedemption, putOutcome, putRedemption, type RedeemOutcome, type Redemption } from "./store";
+import { randomToken } from "./core/crypto.js";
+import type { RpEnv } from "./config.js";
+import { getOutcome, getRedemption, putOutcome, putRedemption, type RedeemOutcome, type Redemption } from "./store.js";
 
 /** Time for a concurrent claim of another isolate to land before ours is read back. */
 const SETTLE_MS = 30;

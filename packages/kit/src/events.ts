@@ -5,11 +5,13 @@
 // HS256 only, keyed by RP_CLIENT_SECRET; `aud` this app's client id; `iss` the configured
 // service; `iat` within 10 minutes; its `jti` never seen before. Refusals are RFC 8935 §2.3 errors.
 
-import { verifyHs256 } from "../core/jws";
-import { readBodyText } from "../core/http";
-import type { RequestContext } from "../core/router";
-import { rpClientConfig, rpConfig, type RpEnv } from "./config";
-import { endPlid, jtiSeen, recordJti } from "./store";
+import { E } from "./core/errors.js";
+import { verifyHs256 } from "./core/jws.js";
+import { notifyLogout } from "./hooks.js";
+import { readBodyText } from "./core/http.js";
+import type { RequestContext } from "./core/router.js";
+import { rpClientConfig, rpConfig, type RpEnv } from "./config.js";
+import { endPlid, jtiSeen, recordJti } from "./store.js";
 
 /** The event type of a deleted plid (the service's contract, docs/events.md). */
 const PLID_DELETED = "urn:phone-login:event:plid-deleted";
@@ -64,6 +66,8 @@ async function check(
 }
 
 export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+  // RP_EVENTS=false: the app takes no events here (no events_uri registered), so the route is absent.
+  if (!rpConfig(env).events) throw E.notFound();
   rc.log.event = "rp.event";
   let token: string;
   try {
@@ -80,5 +84,6 @@ export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext)
   // the same event acceptable, not refused as a replay.
   await endPlid(env, r.plid);
   await recordJti(env, r.jti, 2 * MAX_SKEW_SECONDS);
+  rc.log.cause = await notifyLogout(env.RP_HOOKS, r.plid, "deleted");
   return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
 }

@@ -12,10 +12,11 @@ import {
   optionalVar,
   requiredVar,
   type CommonVars,
-} from "../core/config";
-import { fieldKeyBytes, importSealKey } from "../core/crypto";
-import { LOOPBACK_HOSTS } from "../core/spec";
-import type { ProviderFetcher, RpClientConfig } from "./client";
+} from "./core/config.js";
+import { fieldKeyBytes, importSealKey } from "./core/crypto.js";
+import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "./core/spec.js";
+import type { ProviderFetcher, RpClientConfig } from "./client.js";
+import type { KitHooks } from "./hooks.js";
 
 /** The kit's optional variables (docs/rp-kit.md "Configuration"). */
 export interface KitVars extends CommonVars {
@@ -30,19 +31,26 @@ export interface KitVars extends CommonVars {
   RP_PROVIDER_TIMEOUT_MS?: string;
   RP_RELOGIN_PROMPT?: string;
   RP_TOKEN_PKCE?: string;
+  RP_BASE_PATH?: string;
+  RP_ITEMS?: string;
+  RP_EVENTS?: string;
 }
 
 /**
- * The kit's environment: what `wrangler types` generates for its session worker (KV, the public
- * variables, the secrets), the optional variables, and an optional service binding to the login
- * service (without it the kit fetches PROVIDER_BASE_URL). /auth/login needs no secret.
+ * The kit's environment: its KV namespace, the public variables, the secrets (/auth/login needs
+ * none), the optional variables, an optional service binding to the login service (without it the
+ * kit fetches PROVIDER_BASE_URL) and the app's hooks (`createPhoneLogin` sets them).
  */
-export type RpEnv = Omit<Cloudflare.RpSessionEnv, "RP_CLIENT_SECRET" | "RP_SEAL_KEY"> &
-  KitVars & {
-    RP_CLIENT_SECRET?: string;
-    RP_SEAL_KEY?: string;
-    PROVIDER?: ProviderFetcher;
-  };
+export type RpEnv = KitVars & {
+  RP_KV: KVNamespace;
+  PROVIDER_BASE_URL: string;
+  RP_CLIENT_ID: string;
+  RP_REDIRECT_URI: string;
+  RP_CLIENT_SECRET?: string;
+  RP_SEAL_KEY?: string;
+  PROVIDER?: ProviderFetcher;
+  RP_HOOKS?: KitHooks;
+};
 
 export interface RpConfig {
   /** PROVIDER_BASE_URL: the service's `{base_url}` as browsers reach it. */
@@ -75,6 +83,12 @@ export interface RpConfig {
    * code intercepted on its way to the app is not enough (RFC 8252 §8.1); `optional` for legacy apps.
    */
   tokenPkce: "required" | "optional";
+  /** RP_BASE_PATH (/auth): where the kit's routes are mounted (`/auth/login`, `/auth/callback`, ...). */
+  basePath: string;
+  /** RP_ITEMS (all): the identity items the kit keeps (comma-separated spec §2.1 names); others are dropped. */
+  items: readonly IdentityItem[];
+  /** RP_EVENTS (true): POST {basePath}/events takes the service's signed events; false: 404. */
+  events: boolean;
 }
 
 /** What `rpConfig` reads: the public variables (checked there to be present) and the optional ones. */
@@ -94,6 +108,16 @@ function urlVar(env: RpVars, name: string, value?: string): URL {
   }
   if (url.username || url.password) throw new ConfigError(name, "must not carry credentials");
   return url;
+}
+
+/** RP_ITEMS: a comma-separated list of spec §2.1 item names; unset means all nine. */
+function itemsVar(env: RpVars): readonly IdentityItem[] {
+  const v = optionalVar(env, "RP_ITEMS");
+  if (v === undefined) return IDENTITY_ITEMS;
+  const items = v.split(",").map((s) => s.trim());
+  const bad = items.find((i) => !isIdentityItem(i));
+  if (bad !== undefined) throw new ConfigError("RP_ITEMS", `names an unknown item ${JSON.stringify(bad)}`);
+  return IDENTITY_ITEMS.filter((i) => items.includes(i));
 }
 
 function parseConfig(env: RpVars): RpConfig {
@@ -120,6 +144,11 @@ function parseConfig(env: RpVars): RpConfig {
     const reloginPrompt = optionalVar(env, "RP_RELOGIN_PROMPT") ?? "login";
     if (!/^[A-Za-z0-9_ -]{1,32}$/.test(reloginPrompt))
       throw new ConfigError("RP_RELOGIN_PROMPT", "must be a short word");
+    const basePath = optionalVar(env, "RP_BASE_PATH") ?? "/auth";
+    if (!/^(?:\/[A-Za-z0-9._~-]+)+$/.test(basePath))
+      throw new ConfigError("RP_BASE_PATH", "must be a path like /auth (no trailing slash)");
+    if (redirect.origin === origin && redirect.pathname !== `${basePath}/callback`)
+      throw new ConfigError("RP_REDIRECT_URI", `must be ${basePath}/callback on the app's origin`);
     return {
       providerBaseUrl: base.toString().replace(/\/+$/, ""),
       clientId,
@@ -136,6 +165,9 @@ function parseConfig(env: RpVars): RpConfig {
       providerTimeoutMs: intVar(env, "RP_PROVIDER_TIMEOUT_MS", 10_000, 100, 60_000),
       reloginPrompt,
       tokenPkce: enumVar(env, "RP_TOKEN_PKCE", ["required", "optional"] as const, "required"),
+      basePath,
+      items: itemsVar(env),
+      events: boolVar(env, "RP_EVENTS", true),
     };
   }
 }

@@ -4,18 +4,18 @@
 // first request's outcome (workers/kit/redeem.ts). Failures are pages: 400 for the request (bad
 // state, `error` callback), 502 when the service fails.
 
-import { hostCookie, readHostCookie } from "../../core/cookies";
-import { sha256 } from "../../core/crypto";
-import { ApiError } from "../../core/errors";
-import { readParams, type Params } from "../../core/http";
-import type { RequestContext, Route } from "../../core/router";
-import { RpClientError } from "../client";
-import { rpConfig, type RpConfig, type RpEnv } from "../config";
-import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http";
-import { callbackFailurePage, type CallbackFailure } from "../pages";
-import { redeemOnce } from "../redeem";
-import { loginWithCode, sessionById, sessionIdFor } from "../sessions";
-import { bindingMatches, endState, getRedemption, readState, type PendingLogin, type RedeemOutcome } from "../store";
+import { hostCookie, readHostCookie } from "../core/cookies.js";
+import { sha256 } from "../core/crypto.js";
+import { ApiError } from "../core/errors.js";
+import { readParams, type Params } from "../core/http.js";
+import type { RequestContext, Route } from "../core/router.js";
+import { RpClientError } from "../client.js";
+import { rpConfig, type RpConfig, type RpEnv } from "../config.js";
+import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http.js";
+import { callbackFailurePage, type CallbackFailure } from "../pages.js";
+import { redeemOnce } from "../redeem.js";
+import { loginWithCode, sessionById, sessionIdFor } from "../sessions.js";
+import { bindingMatches, endState, getRedemption, readState, type PendingLogin, type RedeemOutcome } from "../store.js";
 
 /** A failure page; the precise reason goes to the log line only. */
 class CallbackRefused extends Error {
@@ -107,10 +107,10 @@ async function answer(env: RpEnv, login: Login, outcome: RedeemOutcome, cfg: RpC
     case "relogin":
       return kitRedirect(
         303,
-        `/auth/login?${new URLSearchParams({ return_to: login.returnTo, prompt: cfg.reloginPrompt })}`,
+        `${cfg.basePath}/login?${new URLSearchParams({ return_to: login.returnTo, prompt: cfg.reloginPrompt })}`,
       );
     case "failed":
-      return callbackFailurePage("upstream");
+      return callbackFailurePage("upstream", cfg.basePath);
     case "session": {
       const id = await sessionIdFor(env, "callback", `${login.state}.${login.binding}`);
       // A duplicate arriving after a logout finds no session: it is a replay, not a login.
@@ -138,7 +138,7 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
         rc.log.cause = "login_required: a fresh login";
         const q = new URLSearchParams({ return_to: login.returnTo, restart: "1" });
         if (p.prompt !== undefined) q.set("prompt", p.prompt);
-        return kitRedirect(303, `/auth/login?${q}`);
+        return kitRedirect(303, `${cfg.basePath}/login?${q}`);
       }
       const error = params.get("error");
       throw new CallbackRefused(
@@ -158,7 +158,7 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
   } catch (err) {
     if (err instanceof CallbackRefused) {
       rc.log.cause = err.reason;
-      return callbackFailurePage(err.failure);
+      return callbackFailurePage(err.failure, cfg.basePath);
     }
     throw err;
   }

@@ -1,12 +1,12 @@
 // Logins and sessions of the relying-party kit, shared by /auth/callback (browsers) and
 // /auth/token (native apps), and read by /auth/me, /auth/logout, /auth/disconnect and the demo.
 
-import { readHostCookie } from "../core/cookies";
-import { parseBearer } from "../core/http";
-import { exchangeCode, readUser, RpClientError, type ProviderUser } from "./client";
-import { derivedToken } from "../core/crypto";
-import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config";
-import { BINDING_COOKIE, SESSION_COOKIE } from "./http";
+import { readHostCookie } from "./core/cookies.js";
+import { parseBearer } from "./core/http.js";
+import { exchangeCode, readUser, RpClientError, type ProviderUser } from "./client.js";
+import { derivedToken } from "./core/crypto.js";
+import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config.js";
+import { BINDING_COOKIE, SESSION_COOKIE } from "./http.js";
 import {
   bindingMatches,
   createLoginSession,
@@ -19,8 +19,8 @@ import {
   type SessionKind,
   type SessionRecord,
   type StoredIdentity,
-} from "./store";
-import { IDENTITY_ITEMS, type IdentityItem, type YN } from "../core/spec";
+} from "./store.js";
+import { IDENTITY_ITEMS, type IdentityItem, type YN } from "./core/spec.js";
 
 /** What /auth/me and /auth/token answer (docs/architecture.md §4.7): flat, the spec's item names, decrypted. */
 export type KitUser = { plid: string; autoLoginYn?: YN; autoStatusCheck?: YN; loginAt: string } & Partial<
@@ -83,6 +83,8 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
     opts.codeVerifier !== undefined ? { codeVerifier: opts.codeVerifier } : {},
   );
   const user = await readUser(client, tokens.accessToken);
+  // RP_ITEMS: the items this app keeps; the rest are dropped before anything is stored.
+  for (const item of IDENTITY_ITEMS) if (!cfg.items.includes(item)) delete user[item];
   const key = await rpSealKey(env);
   const now = Date.now();
   let identity: StoredIdentity = { plid: user.plid, items: identityItems(user), storedAt: now };
@@ -123,7 +125,18 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
     await Promise.all([endSession(env, sessionId), forgetIdentity(env, user.plid)]);
     throw new RpClientError("ended", "user", "the login's plid was ended while it was under way");
   }
-  return { kind: "session", sessionId, user: flatUser(identity, record), expiresIn: cfg.sessionTtlSeconds };
+  const kitUser = flatUser(identity, record);
+  const onLogin = env.RP_HOOKS?.onLogin;
+  if (onLogin) {
+    try {
+      await onLogin(kitUser, { via: opts.kind === "cookie" ? "callback" : "token" });
+    } catch (err) {
+      // The app refused or failed to take the login: nothing of it stays logged in.
+      await endSession(env, sessionId);
+      throw err;
+    }
+  }
+  return { kind: "session", sessionId, user: kitUser, expiresIn: cfg.sessionTtlSeconds };
 }
 
 export interface CurrentSession {

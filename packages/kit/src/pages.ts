@@ -3,7 +3,7 @@
 // core's `no-referrer`: with `no-referrer` Chromium posts `Origin: null` from the kit's own forms,
 // which the kit's Origin check must refuse (docs/architecture.md §4.7).
 
-import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "../core/html";
+import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "./core/html.js";
 
 const STYLE = raw(`*,*::before,*::after{box-sizing:border-box}
 body{margin:0;font-family:-apple-system,BlinkMacSystemFont,"Apple SD Gothic Neo","Malgun Gothic","Nanum Gothic","NanumGothic","Noto Sans KR",sans-serif;color:#191f28;background:#f2f4f6;line-height:1.5;word-break:keep-all;overflow-wrap:anywhere}
@@ -53,14 +53,14 @@ const FAILURES: Record<CallbackFailure, { status: number; ko: string; en: string
   },
 };
 
-/** The callback's failure page, with a link to start again. */
-export function callbackFailurePage(kind: CallbackFailure): Response {
+/** The callback's failure page, with a link to start again (`basePath`: where the kit is mounted). */
+export function callbackFailurePage(kind: CallbackFailure, basePath: string): Response {
   const f = FAILURES[kind];
   return kitPage(
     "로그인 실패 / Login failed",
     html`<h1>로그인을 완료할 수 없습니다 <span class="en">/ Login could not be completed</span></h1>
 <p>${f.ko}<br><span class="en">${f.en}</span></p>
-<p class="actions"><a class="button" href="/auth/login">다시 시도 <span lang="en">/ Try again</span></a> <a href="/">처음으로 <span lang="en">/ Home</span></a></p>`,
+<p class="actions"><a class="button" href="${basePath}/login">다시 시도 <span lang="en">/ Try again</span></a> <a href="/">처음으로 <span lang="en">/ Home</span></a></p>`,
     f.status,
   );
 }
