@@ -13,7 +13,8 @@ import {
   type RpClientConfig,
 } from "../../packages/kit/src/client";
 import type { RpEnv } from "../../packages/kit/src/config";
-import { Browser, denyOutbound, kit, send, type Kit } from "../support/kit";
+import { createPhoneLogin } from "../../packages/kit/src/index";
+import { Browser, denyOutbound, kit, send, setCookies, type Kit } from "../support/kit";
 
 const STANDIN = env.STANDIN as Fetcher;
 const BASE = "https://standin.example";
@@ -167,6 +168,67 @@ describe("the kit against a stand-in service built from the spec's examples", ()
       `${BASE}/v1/user/me`,
     ]);
     expect(k.calls).toEqual([]);
+  });
+});
+
+describe("the package (createPhoneLogin) against the stand-in, configured as for the reference service", () => {
+  // As the package README configures the reference: its https base URL, no service binding (global
+  // fetch, routed here to the stand-in), the app's own binding names.
+  const appEnv = {
+    LOGIN_KV: env.RP_KV,
+    PHONE_LOGIN_CLIENT_SECRET: VARS.RP_CLIENT_SECRET,
+    PHONE_LOGIN_SEAL_KEY: env.RP_SEAL_KEY,
+  };
+  const login = createPhoneLogin<typeof appEnv>({
+    providerUrl: BASE,
+    clientId: VARS.RP_CLIENT_ID,
+    redirectUri: VARS.RP_REDIRECT_URI,
+    kv: (e) => e.LOGIN_KV,
+    logRequests: false,
+  });
+  const jar = new Map<string, string>();
+  async function app(path: string): Promise<Response> {
+    const req = new Request(new URL(path, VARS.RP_PUBLIC_ORIGIN), {
+      redirect: "manual",
+      headers: { Cookie: [...jar].map(([n, v]) => `${n}=${v}`).join("; ") },
+    });
+    if (!login.handles(req)) {
+      const user = await login.getSession(req, appEnv);
+      return Response.json(user, { status: user ? 200 : 401 });
+    }
+    const res = await login.fetch(req, appEnv);
+    for (const c of setCookies(res)) jar.set(c.name, c.value);
+    return res;
+  }
+  async function signIn(variant: Variant): Promise<Response> {
+    await standin("/_standin/next", variant);
+    const start = await app("/auth/login?return_to=/profile");
+    const back = await STANDIN.fetch(start.headers.get("Location")!, { redirect: "manual" });
+    const callback = new URL(back.headers.get("Location")!);
+    return app(callback.pathname + callback.search);
+  }
+
+  it("signs in with every variant the reference may send, and getSession keeps the identity across automatic logins (spec §2.1-§2.4)", async () => {
+    outbound.mockImplementation(async (input, init) => {
+      const req = new Request(input, init);
+      if (new URL(req.url).origin !== BASE) throw new Error(`unexpected outbound fetch to ${req.url}`);
+      return STANDIN.fetch(req);
+    });
+    const lenient: Variant = { expiresIn: "string", tokenType: "Bearer", emptyError: true };
+    const first = await signIn({ ...lenient, mode: "first-auto" });
+    expect(first.headers.get("Location")).toBe("/profile");
+    expect(await (await app("/profile")).json()).toMatchObject({ ...PERSON, autoLoginYn: "Y", autoStatusCheck: "Y" });
+    for (const mode of ["auto-encrypted", "auto-plain"] as const) {
+      expect((await signIn({ ...lenient, mode })).headers.get("Location"), mode).toBe("/profile");
+      expect(await (await app("/profile")).json(), mode).toMatchObject({
+        ...PERSON,
+        autoLoginYn: "Y",
+        autoStatusCheck: "N",
+      });
+    }
+    expect(new Set(outbound.mock.calls.map(([r]) => new URL((r as Request).url).pathname))).toEqual(
+      new Set(["/oauth2/token", "/v1/user/me"]),
+    );
   });
 });
 
