@@ -1,6 +1,6 @@
 // Debian's Chromium through playwright-core, as every browser test launches it: headless, no
 // sandbox (CI runs as root), no background traffic. `args` adds flags (a host-resolver rule).
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 
 export function launchChromium(args: string[] = []): Promise<Browser> {
   return chromium.launch({
@@ -16,4 +16,26 @@ export function launchChromium(args: string[] = []): Promise<Browser> {
       ...args,
     ],
   });
+}
+
+/** Waits for the page's h1 named `name`. */
+export async function heading(page: Page, name: string | RegExp): Promise<void> {
+  await page.getByRole("heading", { level: 1, name }).waitFor({ state: "visible" });
+}
+
+/** The sign-in pages, as a person fills them in Korean (docs/signin.md): SKT · 홍길동 · 010-1234-5678 · 123456. */
+export async function signInPages(page: Page, opts: { autoLogin: boolean; expectConsent: boolean }): Promise<void> {
+  await heading(page, "본인 확인");
+  await page.getByText("SKT", { exact: true }).click();
+  await page.getByLabel("이름").fill("홍길동");
+  await page.getByLabel("휴대폰번호").fill("010-1234-5678");
+  await page.getByRole("button", { name: "인증번호 받기" }).click();
+  await heading(page, "인증번호 입력");
+  await page.getByLabel("인증번호", { exact: true }).fill("123456");
+  if (opts.autoLogin) await page.getByRole("checkbox", { name: /자동 로그인/ }).check();
+  await page.getByRole("button", { name: "확인", exact: true }).click();
+  if (opts.expectConsent) {
+    await heading(page, "정보 제공 동의");
+    await page.getByRole("button", { name: "동의하고 계속하기" }).click();
+  }
 }

@@ -5,7 +5,7 @@
 // for consent again. No outbound network: every host but the server's is refused.
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./chromium";
+import { heading, launchChromium, signInPages as signIn } from "./chromium";
 import { startServer, type Server } from "./server";
 
 let server: Server;
@@ -46,27 +46,6 @@ async function open(): Promise<Ctx> {
   });
   page.on("pageerror", (e) => problems.push(e.message));
   return { context, page, trail, problems };
-}
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole("heading", { level: 1, name }).waitFor({ state: "visible" });
-}
-
-/** The sign-in pages, as a person fills them in Korean (docs/signin.md). */
-async function signIn(page: Page, opts: { autoLogin: boolean; expectConsent: boolean }): Promise<void> {
-  await heading(page, "본인 확인");
-  await page.getByText("SKT", { exact: true }).click();
-  await page.getByLabel("이름").fill("홍길동");
-  await page.getByLabel("휴대폰번호").fill("010-1234-5678");
-  await page.getByRole("button", { name: "인증번호 받기" }).click();
-  await heading(page, "인증번호 입력");
-  await page.getByLabel("인증번호", { exact: true }).fill("123456");
-  if (opts.autoLogin) await page.getByRole("checkbox", { name: /자동 로그인/ }).check();
-  await page.getByRole("button", { name: "확인", exact: true }).click();
-  if (opts.expectConsent) {
-    await heading(page, "정보 제공 동의");
-    await page.getByRole("button", { name: "동의하고 계속하기" }).click();
-  }
 }
 
 async function profileOf(page: Page): Promise<Record<string, string>> {

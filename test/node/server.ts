@@ -21,7 +21,7 @@ export interface Server {
 }
 
 /** A port the system has just handed out, and that is free on every address `npm start` binds. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 10; tries++) {
     const s = createServer();
     await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
