@@ -9,7 +9,7 @@ import { createPhoneLogin, type KitUser, type PhoneLoginOptions } from "../../pa
 import { phoneLogin, phoneLoginApp, withSession } from "../../packages/kit/src/hono";
 import { HONG, KIM, mintFor } from "../support/helpers";
 import { setCookies } from "../support/kit";
-import { b64url, part } from "./scripted-provider";
+import { signedEvent } from "./scripted-provider";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -243,24 +243,4 @@ describe("phone-login-kit/hono", () => {
 
 function cookieHeader(b: Jar): string {
   return [...b.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
-}
-
-/** A plid-deleted event signed with the client secret, as the service sends it (docs/events.md). */
-async function signedEvent(plid: string): Promise<string> {
-  const claims = {
-    iss: ORIGIN,
-    aud: "demo-client",
-    iat: Math.floor(Date.now() / 1000),
-    jti: crypto.randomUUID(),
-    events: { "urn:phone-login:event:plid-deleted": { plid, reason: "user_terminated" } },
-  };
-  const input = `${part({ alg: "HS256", typ: "secevent+jwt" })}.${part(claims)}`;
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(appEnv.PHONE_LOGIN_CLIENT_SECRET),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  return `${input}.${b64url(new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(input))))}`;
 }
