@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../scripts/admin.mjs";
-import { startServer, type Server } from "./server";
+import { devAdminToken, startServer, type Server } from "./server";
 import { signIn } from "./signin-driver";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -59,12 +59,6 @@ async function secretAccepted(base: string, id: string, secret: string): Promise
   });
   if (res.status !== 400 && res.status !== 401) throw new Error(`unexpected ${res.status}`);
   return res.status === 400;
-}
-
-/** The service's admin token, which npm start took from .dev.vars (or .dev.vars.example). */
-function devAdminToken(): string {
-  const file = [".dev.vars", ".dev.vars.example"].map((f) => join(ROOT, f)).find((p) => existsSync(p))!;
-  return /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(file, "utf8"))![1]!;
 }
 
 let server: Server;

@@ -22,7 +22,7 @@ import { gzipSync } from "node:zlib";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { heading, launchChromium, signInPages } from "./chromium";
-import { freePort, startServer, type Server } from "./server";
+import { devAdminToken, freePort, startServer, type Server } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const BIN = join(ROOT, "node_modules", ".bin");
@@ -35,18 +35,6 @@ function run(cmd: string, args: string[], cwd: string): string {
   const r = spawnSync(cmd, args, { cwd, env: QUIET, encoding: "utf8", timeout: 120_000 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} (in ${cwd}) failed:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
-}
-
-/** The dev admin token `npm start` took from .dev.vars (or .dev.vars.example). */
-function devAdminToken(): string {
-  for (const f of [".dev.vars", ".dev.vars.example"]) {
-    try {
-      return /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(join(ROOT, f), "utf8"))![1]!;
-    } catch {
-      /* the next file */
-    }
-  }
-  throw new Error("no ADMIN_TOKEN in .dev.vars or .dev.vars.example");
 }
 
 interface App {

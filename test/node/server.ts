@@ -4,7 +4,7 @@
 // a person's `npm start` left on 8787 (or another checkout's test run) is not the server under test.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -18,6 +18,13 @@ export interface Server {
   /** Everything the server printed (for log scans). */
   output(): string;
   stop(): Promise<void>;
+}
+
+/** The service's admin token, which npm start takes from .dev.vars (or .dev.vars.example). */
+export function devAdminToken(): string {
+  const root = join(import.meta.dirname, "..", "..");
+  const file = [".dev.vars", ".dev.vars.example"].map((f) => join(root, f)).find((p) => existsSync(p))!;
+  return /^ADMIN_TOKEN\s*=\s*"?([^"\r\n]*)"?\s*$/m.exec(readFileSync(file, "utf8"))![1]!;
 }
 
 /** A port the system has just handed out, and that is free on every address `npm start` binds. */
