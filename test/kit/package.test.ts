@@ -178,6 +178,7 @@ describe("createPhoneLogin", () => {
     const off = createPhoneLogin(options({ events: false }));
     const refused = await post(off);
     expect(refused.status).toBe(404);
+    expect((await off.fetch(new Request(`${ORIGIN}/auth/events`), appEnv)).status).toBe(404);
     expect((await b.request("/account")).status).toBe(200); // nothing ended
     expect((await post(on)).status).toBe(202);
     expect(ended).toEqual([`deleted ${plid}`]);

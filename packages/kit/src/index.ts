@@ -145,10 +145,10 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
   const basePath = options.basePath ?? "/auth";
   if (!/^(?:\/[A-Za-z0-9._~-]+)+$/.test(basePath))
     throw new ConfigError("basePath", "must be a path like /auth (no trailing slash)");
-  const routes: Route<RpEnv>[] = [...loginRoutes, ...callbackRoutes, ...sessionRoutes].map((r) => ({
-    ...r,
-    path: basePath + r.path.slice("/auth".length),
-  }));
+  const routes: Route<RpEnv>[] = [...loginRoutes, ...callbackRoutes, ...sessionRoutes]
+    // events off: no route at all, so every method is 404 there (not a 405 naming POST)
+    .filter((r) => options.events !== false || r.path !== "/auth/events")
+    .map((r) => ({ ...r, path: basePath + r.path.slice("/auth".length) }));
   const worker = createWorker<RpEnv>("phone-login-kit", routes);
   const kitEnvs = new WeakMap<object, RpEnv>();
 
