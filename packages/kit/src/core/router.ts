@@ -212,7 +212,7 @@ export function createWorker<E extends CommonVars>(
       const path = rc.path;
       let res: Response;
       try {
-        // itty's regexes let "/oauth2/token/" match "/oauth2/token": a path is matched exactly.
+        // a compiler may let "/oauth2/token/" match "/oauth2/token" (itty does): a path is matched exactly.
         if (path.length > 1 && path.endsWith("/")) throw E.notFound();
         res = (await dispatch(req, env, rc)) ?? renderError(unmatched(path, req.method), rc);
       } catch (err) {

@@ -1,7 +1,7 @@
 // GET /auth/callback (docs/architecture.md §4.6, §4.7): the state must exist, be fresh and match
 // the browser's binding cookie before anything changes (a callback from another browser spends
 // nothing); then the code is exchanged once per login, a duplicate of the callback following the
-// first request's outcome (workers/kit/redeem.ts). Failures are pages: 400 for the request (bad
+// first request's outcome (redeem.ts). Failures are pages: 400 for the request (bad
 // state, `error` callback), 502 when the service fails.
 
 import { hostCookie, readHostCookie } from "../core/cookies.js";
