@@ -18,6 +18,7 @@ import { storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
+import { smsText } from "./sms-text";
 import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
 import { registeredRedirect } from "./validate";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
@@ -231,12 +232,10 @@ function ended(f: Flow): Response {
 async function sendCode(f: Flow, phone: string, code: string): Promise<boolean> {
   try {
     const lang = f.h.tx.lang;
-    await smsSender(f.env).send({
-      to: phone,
-      code,
-      lang,
-      text: t(lang, "smsText", { code, minutes: Math.round(f.cfg.otpTtlMs / 60_000) }),
-    });
+    const minutes = Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000));
+    // The WebOTP line names the host of the code page, the origin the phone offers the code to.
+    const text = smsText(lang, code, minutes, new URL(f.req.url).hostname);
+    await smsSender(f.env).send({ to: phone, code, lang, text });
     return true;
   } catch (err) {
     if (err instanceof ConfigError) throw err;
