@@ -60,7 +60,7 @@ describe("defaults", () => {
       ipWindowMs: 600_000,
       txTtlMs: 600_000,
       autoLoginTtlMs: 14 * 86_400_000,
-      smsSender: "outbox",
+      smsSenders: ["outbox"],
     });
   });
 
@@ -68,7 +68,7 @@ describe("defaults", () => {
     expect(() => signinConfig({ SIGNIN_OTP_TTL_SECONDS: "3m" })).toThrow(/SIGNIN_OTP_TTL_SECONDS/);
     expect(() => signinConfig({ SMS_SENDER: "pigeon" })).toThrow(/SMS_SENDER/);
     expect(() => signinConfig({ DEV_MODE: "false", SMS_SENDER: "outbox" })).toThrow(/SMS_SENDER/);
-    expect(signinConfig({ DEV_MODE: "false" }).smsSender).toBe("webhook");
+    expect(signinConfig({ DEV_MODE: "false" }).smsSenders).toEqual(["webhook"]);
   });
 });
 
