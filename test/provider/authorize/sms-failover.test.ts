@@ -160,13 +160,13 @@ describe("audit", () => {
     expect(details).toEqual([
       {
         outcome: "refused",
-        gateway: "naver-sens",
+        provider: "naver-sens",
         result: "server_error",
         status: 503,
         code: "500",
         ms: expect.any(Number),
       },
-      { outcome: "ok", gateway: "nhn-cloud", result: "delivered", ms: expect.any(Number) },
+      { outcome: "ok", provider: "nhn-cloud", result: "delivered", ms: expect.any(Number) },
     ]);
     const code = codeOf((await f.delivered("nhn"))[0]!);
     const text = JSON.stringify(events);

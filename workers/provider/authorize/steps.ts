@@ -259,7 +259,7 @@ async function sendCode(f: Flow, phone: string, code: string): Promise<boolean> 
 
 /** An `sms.attempt` audit event: the gateway, how it ended, its latency and the provider's status. */
 function smsAttemptRecord(f: Flow, a: SmsAttempt): AuditRecord {
-  const detail: Record<string, string | number> = { gateway: a.gateway, result: a.result, ms: a.ms };
+  const detail: Record<string, string | number> = { provider: a.gateway, result: a.result, ms: a.ms };
   if (a.status !== undefined) detail.status = a.status;
   if (a.code !== undefined) detail.code = a.code;
   if (f.hooks) detail.purpose = "account";
