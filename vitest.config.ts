@@ -39,8 +39,16 @@ export default defineConfig(async () => {
                     scriptPath: "./test/support/fixtures/standin-provider.js",
                     compatibilityDate: "2026-04-20",
                   },
+                  // Fakes of the SMS providers (test/support/sms-fakes.ts routes their origins to them).
+                  ...["sens-fake", "nhn-fake"].map((name) => ({
+                    name,
+                    modules: true,
+                    scriptPath: `./test/support/fixtures/${name}.js`,
+                    modulesRules: [{ type: "ESModule" as const, include: ["**/*.js"] }],
+                    compatibilityDate: "2026-04-20",
+                  })),
                 ],
-                serviceBindings: { STANDIN: "standin-provider" },
+                serviceBindings: { STANDIN: "standin-provider", SENS_FAKE: "sens-fake", NHN_FAKE: "nhn-fake" },
               },
             }),
           ],

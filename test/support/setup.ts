@@ -2,6 +2,7 @@ import { applyD1Migrations } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { env } from "./env";
 import { BASE } from "./helpers";
+import { fakeFor } from "./sms-fakes";
 import { applyDevSeed } from "../../workers/all-in-one/seed";
 
 // Storage is isolated per test file: every file starts from the migrated schema and the dev seed.
@@ -9,10 +10,13 @@ await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 await applyDevSeed(env);
 
 // The tests' network: the dev worker's own address (where the seed's demo-client sends its signed
-// events, docs/events.md) is served in process by the worker, as `npm start` serves it; any other
-// outbound fetch is refused. A test that stands in for a receiver or a gateway spies on this.
+// events, docs/events.md) is served in process by the worker, as `npm start` serves it; the SMS
+// providers' fakes answer at their loopback origins; any other outbound fetch is refused. A test
+// that stands in for a receiver or a gateway spies on this.
 globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
   const req = new Request(input, init);
   if (new URL(req.url).origin === BASE) return exports.default.fetch(req);
+  const fake = fakeFor(req.url);
+  if (fake) return fake.fetch(req);
   throw new TypeError(`outbound fetch refused in tests: ${new URL(req.url).origin}`);
 };

@@ -132,8 +132,10 @@ const ko = {
   clientGoneTitle: "앱을 이용할 수 없습니다",
   clientGoneText: "이 앱은 지금 휴대폰번호 로그인을 사용할 수 없습니다.",
   startAgain: "처음부터 다시 시작",
-  // SMS
-  smsText: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code} (${v.minutes}분 안에 입력). 타인에게 알려주지 마세요.`,
+  // SMS (workers/provider/authorize/sms-text.ts: each at most 90 bytes in EUC-KR, with the WebOTP line)
+  smsFull: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code} (${v.minutes}분 안에 입력). 타인에게 알려주지 마세요.`,
+  smsShort: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code}. 타인에게 알리지 마세요.`,
+  smsCode: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code}`,
 } satisfies Record<string, Text>;
 
 export type MessageKey = keyof typeof ko;
@@ -239,7 +241,9 @@ const en: Record<MessageKey, Text> = {
   clientGoneTitle: "The app is not available",
   clientGoneText: "This app cannot use phone number login at the moment.",
   startAgain: "Start again",
-  smsText: (v) => `[Phone login] Your code is ${v.code} (valid ${v.minutes} min). Do not share it.`,
+  smsFull: (v) => `[Phone login] Your code is ${v.code} (valid ${v.minutes} min). Do not share it.`,
+  smsShort: (v) => `[Phone login] Your code is ${v.code}. Do not share it.`,
+  smsCode: (v) => `[Phone login] Your code is ${v.code}`,
 };
 
 const catalogue: Record<Lang, Record<MessageKey, Text>> = { ko, en };

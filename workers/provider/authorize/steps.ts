@@ -18,6 +18,8 @@ import { storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
+import { smsText } from "./sms-text";
+import type { SmsAttempt } from "./sms-failover";
 import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
 import { registeredRedirect } from "./validate";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
@@ -52,7 +54,7 @@ import {
 import { type Client, findClient } from "../store/clients";
 import { subscriberById } from "../store/directory";
 import { findLink, recordConsent } from "../store/links";
-import { audit } from "../store/audit";
+import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
 
 /** One step submission: the transaction, its client and what rendering needs. */
 interface Flow {
@@ -227,22 +229,41 @@ function ended(f: Flow): Response {
   return stopPage(f.ctx, t(f.ctx.lang, "unknownTitle"), t(f.ctx.lang, "unknownText"));
 }
 
-/** Sends a code by SMS; false when the gateway failed (a configuration error still throws). */
+/**
+ * Sends a code by SMS; false when no gateway took it (a configuration error still throws). Every
+ * attempt is audited with its gateway, result and latency, never the number, text or code.
+ */
 async function sendCode(f: Flow, phone: string, code: string): Promise<boolean> {
+  const attempts: SmsAttempt[] = [];
   try {
     const lang = f.h.tx.lang;
-    await smsSender(f.env).send({
-      to: phone,
-      code,
-      lang,
-      text: t(lang, "smsText", { code, minutes: Math.round(f.cfg.otpTtlMs / 60_000) }),
-    });
+    const minutes = Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000));
+    // The WebOTP line names the host of the code page, the origin the phone offers the code to.
+    const text = smsText(lang, code, minutes, new URL(f.req.url).hostname);
+    await smsSender(f.env, (a) => attempts.push(a)).send({ to: phone, code, lang, text });
     return true;
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     f.rc.log.cause = "sms delivery failed";
     return false;
+  } finally {
+    if (attempts.length > 0)
+      f.rc.waitUntil(
+        auditAll(
+          f.env,
+          attempts.map((a) => smsAttemptRecord(f, a)),
+        ),
+      );
   }
+}
+
+/** An `sms.attempt` audit event: the gateway, how it ended, its latency and the provider's status. */
+function smsAttemptRecord(f: Flow, a: SmsAttempt): AuditRecord {
+  const detail: Record<string, string | number> = { provider: a.gateway, result: a.result, ms: a.ms };
+  if (a.status !== undefined) detail.status = a.status;
+  if (a.code !== undefined) detail.code = a.code;
+  if (f.hooks) detail.purpose = "account";
+  return auditRecord("sms.attempt", f.client.clientId || null, a.result === "delivered" ? "ok" : "refused", detail);
 }
 
 /** A one-time code and its digest: test numbers have their fixed code (nothing is sent). */
