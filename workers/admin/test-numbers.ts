@@ -9,7 +9,7 @@ import { sha256 } from "../core/crypto";
 import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
 import type { RequestContext } from "../core/router";
-import { COLUMNS, validateRow } from "./directory-input";
+import { COLUMNS, validateRow } from "../provider/store/directory-rows";
 import { removeHolder } from "./store";
 import { dirAt, dirShards, personAtNumber } from "../provider/store/directory";
 import { numberShard } from "../provider/store/directory-keys";

@@ -28,6 +28,8 @@ CREATE TABLE IF NOT EXISTS people (
 );
 CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS by_ci (ci TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
+-- who is deciding a ci's person now (an import's rows, a carrier-API sign-in): one writer per ci
+CREATE TABLE IF NOT EXISTS ci_leases (ci TEXT PRIMARY KEY, holder TEXT NOT NULL, until INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS links (
   subscriber_id INTEGER NOT NULL,
   client_id     TEXT NOT NULL,
@@ -131,7 +133,7 @@ export interface QueuedJob {
 }
 
 /** One import row at its number's shard: what the shard did, or what it found for the caller to decide. */
-export type NumberImport = { seq: number; done: "updated" } | { seq: number; holder: NumberHolder };
+export type NumberImport = { seq: number; done: "updated"; id: number } | { seq: number; holder: NumberHolder };
 
 /** The write a caller decided for a number, applied only while the number's holder is still `expect`. */
 export interface Claim {
@@ -196,6 +198,52 @@ export class DirectoryShard extends DurableObject {
   }
 
   /**
+   * `idsByCi` for the cis `holder` may decide now: each ci not leased by another holder until later
+   * is leased to `holder` until `until` and its person returned; the others come back `busy`. Two
+   * writers of one ci (an import and a carrier-API sign-in, or two sign-ins) thus decide it one
+   * after the other: neither makes a second person of a ci the other has not indexed yet.
+   */
+  leaseCis(cis: readonly string[], holder: string, until: number): { ci: string; id: number | null; busy: boolean }[] {
+    const now = Date.now();
+    const out: { ci: string; id: number | null; busy: boolean }[] = [];
+    this.ctx.storage.transactionSync(() => {
+      const held = new Map(
+        this.rowsIn<{ ci: string; holder: string; until: number }>(
+          "SELECT ci, holder, until FROM ci_leases WHERE ci",
+          cis,
+        ).map((r) => [r.ci, r]),
+      );
+      const ids = new Map(this.idsByCi(cis).map((r) => [r.ci, r.id]));
+      const free: string[] = [];
+      for (const ci of cis) {
+        const l = held.get(ci);
+        if (l && l.holder !== holder && l.until > now) out.push({ ci, id: null, busy: true });
+        else {
+          free.push(ci);
+          out.push({ ci, id: ids.get(ci) ?? null, busy: false });
+        }
+      }
+      this.sql.exec(
+        "INSERT OR REPLACE INTO ci_leases (ci, holder, until) SELECT value, ?, ? FROM json_each(?)",
+        holder,
+        until,
+        JSON.stringify(free),
+      );
+      this.sql.exec("DELETE FROM ci_leases WHERE ci IN (SELECT ci FROM ci_leases WHERE until <= ? LIMIT 50)", now);
+    });
+    return out;
+  }
+
+  /** Drops `holder`'s leases of these cis. */
+  dropCiLeases(cis: readonly string[], holder: string): void {
+    this.sql.exec(
+      "DELETE FROM ci_leases WHERE holder = ? AND ci IN (SELECT value FROM json_each(?))",
+      holder,
+      JSON.stringify(cis),
+    );
+  }
+
+  /**
    * The import's first pass over the rows whose numbers this shard answers for: a number held by
    * the same directory person (same ci) at home here is updated now (id, plids and consent kept);
    * for every other row the holder is returned, for the caller to decide with what other shards hold.
@@ -206,7 +254,7 @@ export class DirectoryShard extends DurableObject {
       const h = this.holder(shard, r.phone);
       if (h.at === "here" && h.person.ci === r.ci && h.person.test_clients === null) {
         if (!dryRun) this.writeFields(h.person.id, r);
-        out.push({ seq: r.seq, done: "updated" });
+        out.push({ seq: r.seq, done: "updated", id: h.person.id });
       } else out.push({ seq: r.seq, holder: h });
     }
     return out;
