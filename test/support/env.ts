@@ -15,6 +15,7 @@ export type TestEnv = AllInOneEnv & {
   RACE_TRIALS?: string;
   FUZZ_RUNS?: string;
   STANDIN: Fetcher;
+  FAKE_CARRIER: Fetcher;
 };
 
 export const env = poolEnv as unknown as TestEnv;

@@ -2,6 +2,7 @@
 // and limit has its documented default, so tests can shorten windows.
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
+import { LOOPBACK_HOSTS } from "../../core/spec";
 /** Who runs the pages (every page's footer): the operator's name and links, from configuration. */
 export interface Operator {
   name?: string;
@@ -25,7 +26,8 @@ export interface SigninConfig {
   ipLimit: number;
   ipWindowMs: number;
   autoLoginTtlMs: number;
-  carrierDirectory: "d1";
+  carrierDirectory: "d1" | "http";
+  carrierApi: CarrierApiConfig;
   smsSender: "outbox" | "webhook";
   smsWebhookUrl: string | undefined;
   smsWebhookSecret: string | undefined;
@@ -48,6 +50,9 @@ export interface SigninVars extends CommonVars {
   SIGNIN_IP_WINDOW_SECONDS?: string;
   AUTO_LOGIN_TTL_SECONDS?: string;
   CARRIER_DIRECTORY?: string;
+  CARRIER_API_URL?: string;
+  CARRIER_API_SECRET?: string;
+  CARRIER_API_TIMEOUT_MS?: string;
   SMS_SENDER?: string;
   SMS_WEBHOOK_URL?: string;
   SMS_WEBHOOK_SECRET?: string;
@@ -69,6 +74,37 @@ function linkVar(
   if (!(/^https:\/\/[^\s"<>]+$/.test(v) || (devMode && /^http:\/\/[^\s"<>]+$/.test(v)) || /^\/[^\s"<>]*$/.test(v)))
     throw new ConfigError(name, "must be an https URL or a path starting with /");
   return v;
+}
+
+// ---- the carrier verification API (CARRIER_DIRECTORY=http, docs/carrier-api.md)
+
+/** Where and how the carrier API is asked; the URL and secret are required only by `http`. */
+export interface CarrierApiConfig {
+  url: string | undefined;
+  secret: string | undefined;
+  timeoutMs: number;
+}
+
+/** The shortest shared secret accepted: 32 characters (`openssl rand -hex 32` gives 64). */
+const CARRIER_SECRET_MIN = 32;
+
+function carrierApiConfig(env: SigninVars, devMode: boolean): CarrierApiConfig {
+  const url = optionalVar(env, "CARRIER_API_URL");
+  if (url !== undefined) {
+    let u: URL | null = null;
+    try {
+      u = new URL(url);
+    } catch {
+      /* reported below */
+    }
+    const loopbackHttp = u?.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname) && devMode;
+    if (!u || !(u.protocol === "https:" || loopbackHttp) || u.username || u.password || u.hash)
+      throw new ConfigError("CARRIER_API_URL", "must be an https URL (http only on loopback with DEV_MODE=true)");
+  }
+  const secret = optionalVar(env, "CARRIER_API_SECRET");
+  if (secret !== undefined && secret.length < CARRIER_SECRET_MIN)
+    throw new ConfigError("CARRIER_API_SECRET", `must be at least ${CARRIER_SECRET_MIN} characters`);
+  return { url, secret, timeoutMs: intVar(env, "CARRIER_API_TIMEOUT_MS", 3000, 100, 30_000) };
 }
 
 function parse(env: SigninVars): SigninConfig {
@@ -102,7 +138,8 @@ function parse(env: SigninVars): SigninConfig {
     ipLimit: intVar(env, "SIGNIN_IP_LIMIT", 100, 1, 1_000_000),
     ipWindowMs: intVar(env, "SIGNIN_IP_WINDOW_SECONDS", 600, 1, 86400) * 1000,
     autoLoginTtlMs: intVar(env, "AUTO_LOGIN_TTL_SECONDS", 14 * 86400, 60, 365 * 86400) * 1000,
-    carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1"] as const, "d1"),
+    carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1", "http"] as const, "d1"),
+    carrierApi: carrierApiConfig(env, devMode),
     smsSender,
     smsWebhookUrl,
     smsWebhookSecret: optionalVar(env, "SMS_WEBHOOK_SECRET"),

@@ -11,6 +11,7 @@ type AuditEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> } & StoreVars;
 export type AuditType =
   | "signin.success"
   | "signin.failure"
+  | "carrier.unavailable"
   | "consent"
   | "code.redeemed"
   | "code.refused"
