@@ -86,7 +86,7 @@ function holds(s: DirectoryEntry, row: SubscriberInput): boolean {
  * person with the same fields writes nothing), so a number answering with another ci is a
  * reassignment and a ci answering at a new number is the person moving, plids kept.
  */
-export function httpDirectory(env: JobEnv, api: CarrierApiOptions): CarrierDirectory {
+export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI_WAIT_MS): CarrierDirectory {
   return {
     async confirm(telco, name, phone) {
       const held = await subscriberByPhone(env, phone);
@@ -104,7 +104,7 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions): CarrierDirec
         return { subscriber: { ...row, id: held.id, name: held.name }, testOtpHash: null, review: null };
       let id: number;
       try {
-        id = await writePerson(env, row, CI_WAIT_MS);
+        id = await writePerson(env, row, ciWaitMs);
       } catch (err) {
         if (err instanceof DirectoryBusy) throw new CarrierUnavailable("directory_busy");
         throw err;
