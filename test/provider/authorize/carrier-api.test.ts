@@ -16,6 +16,7 @@ import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { storeAt } from "../../../workers/provider/store/one-time-store";
 import { MAX_SHARDS } from "../../../workers/provider/store/config";
 import { carrierDirectory } from "../../../workers/provider/authorize/carrier";
+import { askCarrier } from "../../../workers/provider/authorize/carrier-api";
 import { phoneKey } from "../../../workers/provider/authorize/limits";
 
 const CARRIER = "http://127.0.0.1:9753";
@@ -373,6 +374,67 @@ describe('a carrier that cannot be trusted: "try again shortly", no failed attem
     expect((await auditEvents({ type: "carrier.unavailable", since })).map((e) => JSON.parse(e.detail!))).toEqual([
       { reason: "invalid_person" },
     ]);
+  });
+});
+
+describe("the example exchange of docs/carrier-api.md", () => {
+  const secret = "example-carrier-secret-0123456789abcdef";
+  const requestId = "3f1c2a9e-5b7d-4e21-9c3a-8d6f0b1e2a47";
+  const match =
+    '{"requestId":"3f1c2a9e-5b7d-4e21-9c3a-8d6f0b1e2a47","match":true,"ci":"nfcL9oLsk2LIvJ91w6793nPDexqM2v9Ld+dwpwr6fgiE0ZR8+ks4VLdZnGE7MUB2ki0rNr84HA39rRUjq5O+Sw==","gender":"F","birth":"2001-12-01","foreign":"L"}';
+  const noMatch = '{"requestId":"3f1c2a9e-5b7d-4e21-9c3a-8d6f0b1e2a47","match":false}';
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** The carrier of the page's example: checks the request's exact bytes and headers, answers `body` signed as shown. */
+  function examplesCarrier(body: string, signature: string): typeof fetch {
+    return async (input, init) => {
+      const req = new Request(input, init);
+      expect(req.method).toBe("POST");
+      expect(req.headers.get("Content-Type")).toBe("application/json");
+      expect(req.headers.get("X-Signature-Timestamp")).toBe("1767225600");
+      expect(req.headers.get("X-Signature")).toBe(
+        "sha256=afb28f700f7f117ebe8f064b7d858918b8cd166716e54bb830fb5e8a2037f954",
+      );
+      expect(await req.text()).toBe(
+        '{"telcoCd":"K","name":"김영희","phoneNo":"01023456789","requestId":"3f1c2a9e-5b7d-4e21-9c3a-8d6f0b1e2a47"}',
+      );
+      return new Response(body, {
+        headers: {
+          "Content-Type": "application/json",
+          "X-Signature-Timestamp": "1767225601",
+          "X-Signature": signature,
+        },
+      });
+    };
+  }
+
+  it("the request is sent byte for byte as shown, and both answers shown are accepted", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(1767225600_000);
+    vi.spyOn(crypto, "randomUUID").mockReturnValue(requestId);
+    const q = { telco: "K" as const, name: "김영희", phone: "01023456789" };
+    const opts = { url: "https://carrier.example/verify", secret, timeoutMs: 3000 };
+    const yes = examplesCarrier(match, "sha256=461aff81c7216e93e22a4a9528122829a8bd91dc8e808d36488a42eff1bf61fd");
+    expect(await askCarrier({ ...opts, fetcher: yes }, q)).toEqual({
+      match: true,
+      person: {
+        ci: "nfcL9oLsk2LIvJ91w6793nPDexqM2v9Ld+dwpwr6fgiE0ZR8+ks4VLdZnGE7MUB2ki0rNr84HA39rRUjq5O+Sw==",
+        gender: "F",
+        birth: "2001-12-01",
+        foreign: "L",
+      },
+    });
+    const no = examplesCarrier(noMatch, "sha256=a7f4d6ea018aa6f39965d172e859e312dc815eabfb1e6c67e54e896cbceb5af4");
+    expect(await askCarrier({ ...opts, fetcher: no }, q)).toEqual({ match: false });
+    // one byte of the body changed after signing: refused
+    const tampered = examplesCarrier(
+      noMatch.replace("false", "true "),
+      "sha256=a7f4d6ea018aa6f39965d172e859e312dc815eabfb1e6c67e54e896cbceb5af4",
+    );
+    await expect(askCarrier({ ...opts, fetcher: tampered }, q)).rejects.toMatchObject({ reason: "bad_signature" });
   });
 });
 
