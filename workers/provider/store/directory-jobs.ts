@@ -32,7 +32,10 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" 
       // each entry's person and checks the ci
       await step(job, "index");
       const p = await dirAt(env, homeOfId(job.id)).person(job.id);
-      if (p?.ci === job.ci) await dirAt(env, ciShard(job.ci, n)).indexCi(job.ci, job.id);
+      await dirAt(env, ciShard(job.ci, n)).indexCis(
+        p?.ci === job.ci ? [{ ci: job.ci, id: job.id }] : [],
+        job.lease ? [{ ci: job.ci, holder: job.lease }] : [],
+      );
       return undefined;
     }
     case "release":
@@ -124,8 +127,13 @@ async function indexNewPeople(
     }),
   );
   const byShard = new Map<number, { ci: string; id: number }[]>();
-  for (const j of jobs) if (alive.get(j.id) === j.ci) pushTo(byShard, ciShard(j.ci, n), { ci: j.ci, id: j.id });
-  await Promise.all([...byShard].map(([s, entries]) => dirAt(env, s).indexCis(entries)));
+  const leases = new Map<number, { ci: string; holder: string }[]>();
+  for (const j of jobs) {
+    if (alive.get(j.id) === j.ci) pushTo(byShard, ciShard(j.ci, n), { ci: j.ci, id: j.id });
+    if (j.lease) pushTo(leases, ciShard(j.ci, n), { ci: j.ci, holder: j.lease });
+  }
+  const shards = new Set([...byShard.keys(), ...leases.keys()]);
+  await Promise.all([...shards].map((s) => dirAt(env, s).indexCis(byShard.get(s) ?? [], leases.get(s) ?? [])));
 }
 
 /**

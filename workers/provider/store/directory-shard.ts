@@ -123,7 +123,8 @@ export type EndableLink = {
 
 /** A cross-shard step left to finish (directory-jobs.ts runs it; each is idempotent). */
 export type DirectoryJob =
-  | { kind: "index_ci"; ci: string; id: number }
+  /** `lease`: the writer's ci lease, dropped once the entry is written (or the person is gone). */
+  | { kind: "index_ci"; ci: string; id: number; lease?: string }
   | { kind: "release"; phone: string; id: number }
   | { kind: "remove"; id: number; phone: string; reason: "number_reassigned" | "subscriber_removed" };
 
@@ -278,6 +279,7 @@ export class DirectoryShard extends DurableObject {
     shards: number,
     claims: readonly Claim[],
     run: string | null = null,
+    lease: string | null = null,
   ): { results: ClaimResult[]; jobs: QueuedJob[] } {
     const results: ClaimResult[] = [];
     const jobs: QueuedJob[] = [];
@@ -292,9 +294,10 @@ export class DirectoryShard extends DurableObject {
         let id: number;
         if (c.person === null) {
           id = this.insertPerson(shard, c.fields, null, now);
+          // the writer's lease on the ci ends with its index entry: here, now; elsewhere, with the job
           if (c.ciShard === shard)
-            this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", c.fields.ci, id);
-          else jobs.push(this.queue({ kind: "index_ci", ci: c.fields.ci, id }, now));
+            this.indexCis([{ ci: c.fields.ci, id }], lease ? [{ ci: c.fields.ci, holder: lease }] : []);
+          else jobs.push(this.queue({ kind: "index_ci", ci: c.fields.ci, id, ...(lease ? { lease } : {}) }, now));
         } else {
           id = c.person;
           if (homeOfId(id) === shard) {
@@ -375,12 +378,24 @@ export class DirectoryShard extends DurableObject {
     this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", ci, id);
   }
 
-  /** `indexCi` for many, in one step. */
-  indexCis(entries: readonly { ci: string; id: number }[]): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO by_ci (ci, id) SELECT value ->> '$.ci', value ->> '$.id' FROM json_each(?)",
-      JSON.stringify(entries),
-    );
+  /** `indexCi` for many, in one step, dropping the writers' leases on these cis (`leases`) in it. */
+  indexCis(
+    entries: readonly { ci: string; id: number }[],
+    leases: readonly { ci: string; holder: string }[] = [],
+  ): void {
+    this.ctx.storage.transactionSync(() => {
+      if (entries.length)
+        this.sql.exec(
+          "INSERT OR REPLACE INTO by_ci (ci, id) SELECT value ->> '$.ci', value ->> '$.id' FROM json_each(?)",
+          JSON.stringify(entries),
+        );
+      if (leases.length)
+        this.sql.exec(
+          `DELETE FROM ci_leases WHERE (ci, holder) IN
+             (SELECT value ->> '$.ci', value ->> '$.holder' FROM json_each(?))`,
+          JSON.stringify(leases),
+        );
+    });
   }
 
   /** Drops a removed person's ci entry, only while it still names them. */

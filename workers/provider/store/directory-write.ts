@@ -69,6 +69,8 @@ interface CiLeases {
   holder: string;
   waitMs: number;
   taken: Map<number, Set<string>>;
+  /** Cis of new people indexed by a job, which ends the lease itself. */
+  byJob: Set<string>;
 }
 
 /**
@@ -156,13 +158,20 @@ export async function applyRows(
   const dryRun = opts.dryRun ?? false;
   const lease: CiLeases | null = dryRun
     ? null
-    : { holder: crypto.randomUUID(), waitMs: opts.ciWaitMs ?? IMPORT_CI_WAIT_MS, taken: new Map() };
-  const out = await decideAndWrite(env, input, dryRun, opts.run ?? null, lease);
-  // A lease is dropped once its person is written and indexed; when a job failed (an index entry
-  // may be missing until the alarm writes it) the leases run out by themselves instead.
-  if (lease && !out.jobsFailed)
-    await Promise.all([...lease.taken].map(([s, cis]) => dirAt(env, s).dropCiLeases([...cis], lease.holder)));
-  return out.applied;
+    : { holder: crypto.randomUUID(), waitMs: opts.ciWaitMs ?? IMPORT_CI_WAIT_MS, taken: new Map(), byJob: new Set() };
+  try {
+    return await decideAndWrite(env, input, dryRun, opts.run ?? null, lease);
+  } finally {
+    // A lease ends once its person is written and indexed: a new person's index job ends its own
+    // (now, or when the alarm runs it after a failure); every other lease ends here.
+    if (lease)
+      await Promise.all(
+        [...lease.taken].map(([s, cis]) => {
+          const left = [...cis].filter((ci) => !lease.byJob.has(ci));
+          return left.length ? dirAt(env, s).dropCiLeases(left, lease.holder) : undefined;
+        }),
+      ).catch(() => undefined);
+  }
 }
 
 async function decideAndWrite(
@@ -171,15 +180,14 @@ async function decideAndWrite(
   dryRun: boolean,
   run: string | null,
   lease: CiLeases | null,
-): Promise<{ applied: Applied; jobsFailed: boolean }> {
+): Promise<Applied> {
   const n = dirShards(env);
   const counts: Applied = { inserted: 0, updated: 0, reassigned: 0, ids: new Map() };
-  let jobsFailed = false;
   // every person named by the import: a holder among them is moving, not displaced
   const named = new Set(input.map((r) => r.ci));
   let pending: Row[] = input.map((r, seq) => ({ ...r, seq }));
   for (let round = 0; pending.length > 0; round++) {
-    if (round === MAX_ROUNDS) throw new Error(`import: ${pending.length} rows kept changing hands`);
+    if (round === MAX_ROUNDS) throw new DirectoryBusy(`import: ${pending.length} rows kept changing hands`);
     // 1. At each number's shard: the same person at home there is updated at once (the common case).
     const holders = new Map<number, NumberHolder>();
     await Promise.all(
@@ -263,6 +271,7 @@ async function decideAndWrite(
           n,
           claims.map(({ kind: _, ...c }) => c),
           run,
+          lease?.holder ?? null,
         );
         const bySeq = new Map(claims.map((c) => [c.seq, c]));
         for (const res of results) {
@@ -275,10 +284,11 @@ async function decideAndWrite(
           counts.ids.set(res.seq, res.id);
           if (c.displace) counts.reassigned++;
         }
-        if ((await runJobs(env, s, jobs)).failed) jobsFailed = true;
+        for (const j of jobs) if (j.job.kind === "index_ci" && j.job.lease) lease?.byJob.add(j.job.ci);
+        await runJobs(env, s, jobs);
       }),
     );
     pending = rest.filter((r) => retry.has(r.seq));
   }
-  return { applied: counts, jobsFailed };
+  return counts;
 }
