@@ -16,6 +16,7 @@ import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { storeAt } from "../../../workers/provider/store/one-time-store";
 import { MAX_SHARDS } from "../../../workers/provider/store/config";
 import { carrierDirectory } from "../../../workers/provider/authorize/carrier";
+import { signinConfig } from "../../../workers/provider/authorize/config";
 import { askCarrier } from "../../../workers/provider/authorize/carrier-api";
 import { phoneKey } from "../../../workers/provider/authorize/limits";
 
@@ -365,6 +366,24 @@ describe('a carrier that cannot be trusted: "try again shortly", no failed attem
     expect(await failureCounters(number)).toEqual([]);
   });
 
+  it("each fault is one log line naming its reason, and no line holds the name, number or ci", async () => {
+    const lines: string[] = [];
+    for (const level of ["log", "info", "warn", "error", "debug"] as const)
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+        lines.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+      });
+    const number = "01090009991";
+    await carrierHas({ [number]: person });
+    await carrierMode("bad_signature");
+    expect((await identify(httpBrowser({ LOG_REQUESTS: "true" }), "K", "오구름", number)).status).toBe(503);
+    await carrierMode("hang", { ms: 2000 });
+    expect((await identify(httpBrowser({ LOG_REQUESTS: "true" }), "K", "오구름", number)).status).toBe(503);
+    const faults = lines.filter((l) => l.includes("signin.carrier_unavailable")).map((l) => JSON.parse(l).cause);
+    expect(faults).toEqual(["carrier api: bad_signature", "carrier api: timeout (400 ms)"]);
+    for (const secretish of [number, "010-9000-9991", "오구름", person.ci, SECRET])
+      expect(lines.filter((l) => l.includes(secretish))).toEqual([]);
+  });
+
   it("an answer whose person breaks the import's ci rules is the carrier's fault, never written", async () => {
     await carrierHas({ "01090008888": { ...person, ci: "not-a-ci" } });
     const since = Date.now();
@@ -450,6 +469,11 @@ describe("configuration (docs/signin.md)", () => {
       return (err as ConfigError).variable;
     }
   };
+
+  it("npm start's worker (wrangler.toml's top level) keeps the D1 directory", () => {
+    expect(env.CARRIER_DIRECTORY).toBeUndefined();
+    expect(signinConfig(env).carrierDirectory).toBe("d1");
+  });
 
   it("CARRIER_DIRECTORY defaults to d1; http needs CARRIER_API_URL and CARRIER_API_SECRET, each named when missing", () => {
     expect(problem({})).toBeNull();
