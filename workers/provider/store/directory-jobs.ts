@@ -23,7 +23,7 @@ async function step(job: DirectoryJob, name: string): Promise<void> {
 }
 
 /** Runs one job to its end; "removed" when a removal took the person (not moved or gone meanwhile). */
-export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" | undefined> {
+export async function runJob(env: JobEnv, job: DirectoryJob, keepLeases = false): Promise<"removed" | undefined> {
   const n = dirShards(env);
   switch (job.kind) {
     case "index_ci": {
@@ -34,7 +34,7 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" 
       const p = await dirAt(env, homeOfId(job.id)).person(job.id);
       await dirAt(env, ciShard(job.ci, n)).indexCis(
         p?.ci === job.ci ? [{ ci: job.ci, id: job.id }] : [],
-        job.lease ? [{ ci: job.ci, holder: job.lease }] : [],
+        job.lease && !keepLeases ? [{ ci: job.ci, holder: job.lease }] : [],
       );
       return undefined;
     }
@@ -65,14 +65,16 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" 
 /**
  * Runs jobs a shard queued, then marks them done there. A job that fails stays queued for the
  * shard's alarm (the caller's answer does not depend on it: what it finishes is already decided).
- * Returns how many removals took their person, and how many jobs failed.
+ * Returns how many removals took their person, and the jobs that failed.
  */
 export async function runJobs(
   env: JobEnv,
   shard: number,
   jobs: readonly QueuedJob[],
-): Promise<{ removed: number; failed: number }> {
-  if (jobs.length === 0) return { removed: 0, failed: 0 };
+  /** The writer that queued them runs them and still decides its other rows: it ends its ci leases itself. */
+  keepLeases = false,
+): Promise<{ removed: number; failed: number; left: QueuedJob[] }> {
+  if (jobs.length === 0) return { removed: 0, failed: 0, left: [] };
   const done: number[] = [];
   let removed = 0;
   // A new person's ci index entries (most of an import's jobs) go in one call per shard: their
@@ -83,6 +85,7 @@ export async function runJobs(
       await indexNewPeople(
         env,
         index.map((j) => j.job as Extract<DirectoryJob, { kind: "index_ci" }>),
+        keepLeases,
       );
       done.push(...index.map((j) => j.id));
     } catch {
@@ -102,7 +105,7 @@ export async function runJobs(
       }),
   );
   await dirAt(env, shard).jobsDone(done);
-  return { removed, failed: jobs.length - done.length };
+  return { removed, failed: jobs.length - done.length, left: jobs.filter((j) => !done.includes(j.id)) };
 }
 
 function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
@@ -115,6 +118,7 @@ function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
 async function indexNewPeople(
   env: JobEnv,
   jobs: readonly Extract<DirectoryJob, { kind: "index_ci" }>[],
+  keepLeases: boolean,
 ): Promise<void> {
   const n = dirShards(env);
   for (const j of jobs) await step(j, "index");
@@ -130,7 +134,7 @@ async function indexNewPeople(
   const leases = new Map<number, { ci: string; holder: string }[]>();
   for (const j of jobs) {
     if (alive.get(j.id) === j.ci) pushTo(byShard, ciShard(j.ci, n), { ci: j.ci, id: j.id });
-    if (j.lease) pushTo(leases, ciShard(j.ci, n), { ci: j.ci, holder: j.lease });
+    if (j.lease && !keepLeases) pushTo(leases, ciShard(j.ci, n), { ci: j.ci, holder: j.lease });
   }
   const shards = new Set([...byShard.keys(), ...leases.keys()]);
   await Promise.all([...shards].map((s) => dirAt(env, s).indexCis(byShard.get(s) ?? [], leases.get(s) ?? [])));

@@ -294,12 +294,20 @@ export class DirectoryShard extends DurableObject {
         let id: number;
         if (c.person === null) {
           id = this.insertPerson(shard, c.fields, null, now);
-          // the writer's lease on the ci ends with its index entry: here, now; elsewhere, with the job
-          if (c.ciShard === shard)
-            this.indexCis([{ ci: c.fields.ci, id }], lease ? [{ ci: c.fields.ci, holder: lease }] : []);
+          // indexed here now, or by a job that carries the writer's lease: should the job fail, the
+          // lease holds the ci until the job, run later, indexes it (the writer ends the others)
+          if (c.ciShard === shard) this.indexCis([{ ci: c.fields.ci, id }]);
           else jobs.push(this.queue({ kind: "index_ci", ci: c.fields.ci, id, ...(lease ? { lease } : {}) }, now));
         } else {
           id = c.person;
+          // A person whose removal from this number is queued here (displaced by an earlier write,
+          // its removal running or held for an import run) does not take it back: the removal would
+          // still find their row naming it and delete them under their own number entry. Decided
+          // again by the caller once the removal is done.
+          if (this.removalQueued(id, c.phone)) {
+            results.push({ seq: c.seq, ok: false });
+            continue;
+          }
           if (homeOfId(id) === shard) {
             const moved = this.updatePerson(id, c.fields);
             if (!moved.done) {
@@ -328,6 +336,19 @@ export class DirectoryShard extends DurableObject {
     });
     if (jobs.length || run !== null) this.armAlarm(now + JOB_GRACE_MS);
     return { results, jobs };
+  }
+
+  /** Whether the removal of person `id` from `phone` waits in this shard's jobs. */
+  private removalQueued(id: number, phone: string): boolean {
+    return (
+      this.sql
+        .exec(
+          `SELECT 1 FROM jobs WHERE job ->> '$.kind' = 'remove' AND job ->> '$.id' = ? AND job ->> '$.phone' = ? LIMIT 1`,
+          id,
+          phone,
+        )
+        .toArray().length > 0
+    );
   }
 
   /** Frees `phone` while `id` holds it (a person who moved away, or one being removed). */
@@ -519,8 +540,10 @@ export class DirectoryShard extends DurableObject {
 
   /**
    * Registers a test number at `phone`, only while the number's entry is still `expect`: the same
-   * test persona (`update`: the holder `expect`, same ci) updated in place, or a new person. The
-   * person's id, or null when the holder changed.
+   * test persona (`update`: the holder `expect`, same ci) updated in place, or a new person. A new
+   * person replacing a holder (another persona) takes the number in this same step, and the
+   * previous one's removal (their logins end) is queued: the number is never free in between, for
+   * another writer to take. The person's id and that job, or null when the holder changed.
    */
   putTestNumber(
     shard: number,
@@ -528,8 +551,8 @@ export class DirectoryShard extends DurableObject {
     update: boolean,
     fields: PersonFields,
     test: { otpHash: string; clients: string; expiresAt: number },
-  ): number | null {
-    let id: number | null = null;
+  ): { id: number; jobs: QueuedJob[] } | null {
+    let out: { id: number; jobs: QueuedJob[] } | null = null;
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
       const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", fields.phone).toArray()[0];
@@ -545,13 +568,19 @@ export class DirectoryShard extends DurableObject {
           test.expiresAt,
           expect,
         );
-        id = expect;
+        out = { id: expect, jobs: [] };
         return;
       }
-      id = this.insertPerson(shard, fields, test, now);
+      const id = this.insertPerson(shard, fields, test, now);
       this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", fields.phone, id);
+      const jobs =
+        expect === null
+          ? []
+          : [this.queue({ kind: "remove", id: expect, phone: fields.phone, reason: "subscriber_removed" }, now)];
+      out = { id, jobs };
     });
-    return id;
+    if (out && (out as { jobs: QueuedJob[] }).jobs.length) this.armAlarm(now + JOB_GRACE_MS);
+    return out;
   }
 
   /** Registered test numbers here with a number after `after`, by number, at most `limit`. */

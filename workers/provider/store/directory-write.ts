@@ -69,8 +69,8 @@ interface CiLeases {
   holder: string;
   waitMs: number;
   taken: Map<number, Set<string>>;
-  /** Cis of new people indexed by a job, which ends the lease itself. */
-  byJob: Set<string>;
+  /** Cis of new people whose index job failed: the job ends their lease when it runs. */
+  keep: Set<string>;
 }
 
 /**
@@ -158,17 +158,18 @@ export async function applyRows(
   const dryRun = opts.dryRun ?? false;
   const lease: CiLeases | null = dryRun
     ? null
-    : { holder: crypto.randomUUID(), waitMs: opts.ciWaitMs ?? IMPORT_CI_WAIT_MS, taken: new Map(), byJob: new Set() };
+    : { holder: crypto.randomUUID(), waitMs: opts.ciWaitMs ?? IMPORT_CI_WAIT_MS, taken: new Map(), keep: new Set() };
   try {
     return await decideAndWrite(env, input, dryRun, opts.run ?? null, lease);
   } finally {
-    // A lease ends once its person is written and indexed: a new person's index job ends its own
-    // (now, or when the alarm runs it after a failure); every other lease ends here.
+    // The leases end when the writer is done with every row (a row decided again may still lean on
+    // another row's ci: a holder named elsewhere in the same import is moving, not displaced). A
+    // new person whose index job failed keeps theirs until the job, run later, indexes them.
     if (lease)
       await Promise.all(
         [...lease.taken].map(([s, cis]) => {
-          const left = [...cis].filter((ci) => !lease.byJob.has(ci));
-          return left.length ? dirAt(env, s).dropCiLeases(left, lease.holder) : undefined;
+          const end = [...cis].filter((ci) => !lease.keep.has(ci));
+          return end.length ? dirAt(env, s).dropCiLeases(end, lease.holder) : undefined;
         }),
       ).catch(() => undefined);
   }
@@ -188,6 +189,8 @@ async function decideAndWrite(
   let pending: Row[] = input.map((r, seq) => ({ ...r, seq }));
   for (let round = 0; pending.length > 0; round++) {
     if (round === MAX_ROUNDS) throw new DirectoryBusy(`import: ${pending.length} rows kept changing hands`);
+    // a row decided again waits a moment for what changed it to finish (a removal running)
+    if (round > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** round));
     // 1. At each number's shard: the same person at home there is updated at once (the common case).
     const holders = new Map<number, NumberHolder>();
     await Promise.all(
@@ -284,8 +287,8 @@ async function decideAndWrite(
           counts.ids.set(res.seq, res.id);
           if (c.displace) counts.reassigned++;
         }
-        for (const j of jobs) if (j.job.kind === "index_ci" && j.job.lease) lease?.byJob.add(j.job.ci);
-        await runJobs(env, s, jobs);
+        for (const j of (await runJobs(env, s, jobs, true)).left)
+          if (j.job.kind === "index_ci" && j.job.lease) lease?.keep.add(j.job.ci);
       }),
     );
     pending = rest.filter((r) => retry.has(r.seq));
