@@ -17,6 +17,7 @@ export type TestEnv = AllInOneEnv & {
   STANDIN: Fetcher;
   SENS_FAKE: Fetcher;
   NHN_FAKE: Fetcher;
+  FAKE_CARRIER: Fetcher;
 };
 
 export const env = poolEnv as unknown as TestEnv;

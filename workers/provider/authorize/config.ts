@@ -27,7 +27,8 @@ export interface SigninConfig {
   ipLimit: number;
   ipWindowMs: number;
   autoLoginTtlMs: number;
-  carrierDirectory: "d1";
+  carrierDirectory: "d1" | "http";
+  carrierApi: CarrierApiConfig;
   /** `outbox` alone, or the gateways to try in order. */
   smsSenders: readonly ["outbox"] | readonly SmsGatewayName[];
   smsWebhookUrl: string | undefined;
@@ -62,6 +63,9 @@ export interface SigninVars extends CommonVars {
   SIGNIN_IP_WINDOW_SECONDS?: string;
   AUTO_LOGIN_TTL_SECONDS?: string;
   CARRIER_DIRECTORY?: string;
+  CARRIER_API_URL?: string;
+  CARRIER_API_SECRET?: string;
+  CARRIER_API_TIMEOUT_MS?: string;
   SMS_SENDER?: string;
   SMS_WEBHOOK_URL?: string;
   SMS_WEBHOOK_SECRET?: string;
@@ -154,6 +158,37 @@ function smsGatewayConfig(env: SigninVars, devMode: boolean): SmsGatewayConfig {
   };
 }
 
+// ---- the carrier verification API (CARRIER_DIRECTORY=http, docs/carrier-api.md)
+
+/** Where and how the carrier API is asked; the URL and secret are required only by `http`. */
+export interface CarrierApiConfig {
+  url: string | undefined;
+  secret: string | undefined;
+  timeoutMs: number;
+}
+
+/** The shortest shared secret accepted: 32 characters (`openssl rand -hex 32` gives 64). */
+const CARRIER_SECRET_MIN = 32;
+
+function carrierApiConfig(env: SigninVars, devMode: boolean): CarrierApiConfig {
+  const url = optionalVar(env, "CARRIER_API_URL");
+  if (url !== undefined) {
+    let u: URL | null = null;
+    try {
+      u = new URL(url);
+    } catch {
+      /* reported below */
+    }
+    const loopbackHttp = u?.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname) && devMode;
+    if (!u || !(u.protocol === "https:" || loopbackHttp) || u.username || u.password || u.hash)
+      throw new ConfigError("CARRIER_API_URL", "must be an https URL (http only on loopback with DEV_MODE=true)");
+  }
+  const secret = optionalVar(env, "CARRIER_API_SECRET");
+  if (secret !== undefined && secret.length < CARRIER_SECRET_MIN)
+    throw new ConfigError("CARRIER_API_SECRET", `must be at least ${CARRIER_SECRET_MIN} characters`);
+  return { url, secret, timeoutMs: intVar(env, "CARRIER_API_TIMEOUT_MS", 3000, 100, 30_000) };
+}
+
 function parse(env: SigninVars): SigninConfig {
   const devMode = commonConfig(env).devMode;
   const smsWebhookUrl = optionalVar(env, "SMS_WEBHOOK_URL");
@@ -183,7 +218,8 @@ function parse(env: SigninVars): SigninConfig {
     ipLimit: intVar(env, "SIGNIN_IP_LIMIT", 100, 1, 1_000_000),
     ipWindowMs: intVar(env, "SIGNIN_IP_WINDOW_SECONDS", 600, 1, 86400) * 1000,
     autoLoginTtlMs: intVar(env, "AUTO_LOGIN_TTL_SECONDS", 14 * 86400, 60, 365 * 86400) * 1000,
-    carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1"] as const, "d1"),
+    carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1", "http"] as const, "d1"),
+    carrierApi: carrierApiConfig(env, devMode),
     smsSenders: smsSenders(env, devMode),
     smsWebhookUrl,
     smsWebhookSecret: optionalVar(env, "SMS_WEBHOOK_SECRET"),

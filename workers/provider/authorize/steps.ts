@@ -6,7 +6,7 @@
 // 429 with Retry-After, an unknown or expired transaction 403; only the last step redirects.
 
 import { isTelco, normalizePhone } from "../../core/spec";
-import { carrierDirectory, maskPhone } from "./carrier";
+import { carrierDirectory, CarrierUnavailable, maskPhone, type ConfirmedSubscriber } from "./carrier";
 import { ConfigError } from "../../core/config";
 import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
@@ -280,6 +280,26 @@ async function sendFailed(f: Flow): Promise<Response> {
   return render(at(f, handleOf(f.h, tx)), { text: t(f.ctx.lang, "errSendFailed") }, { status: 503 });
 }
 
+/** Seconds a person is asked to wait when the carrier could not be asked. */
+const CARRIER_RETRY_SECONDS = 5;
+
+/**
+ * The carrier gave no answer to trust (docs/carrier-api.md): the same step with "try again
+ * shortly", the person's entries kept. No failure is counted against the person or the number
+ * (nothing was learned of them); the fault is logged and audited by its reason alone.
+ */
+function carrierUnavailable(f: Flow, values: IdentifyValues, err: CarrierUnavailable): Response {
+  f.rc.log.cause = err.message;
+  f.rc.log.event = "signin.carrier_unavailable";
+  f.rc.waitUntil(audit(f.env, "carrier.unavailable", f.client.clientId || null, "refused", { reason: err.reason }));
+  return identifyPage(
+    f.ctx,
+    values,
+    { text: t(f.ctx.lang, "errCarrierUnavailable") },
+    { status: 503, retryAfterSeconds: CARRIER_RETRY_SECONDS },
+  );
+}
+
 /**
  * Step 1: the number is confirmed, then the sign-in moves to the number's store object in one
  * call there (lock, send limits, the new record with its code), and the previous record is marked
@@ -308,7 +328,13 @@ async function identify(f: Flow): Promise<Response> {
   const phone = normalizePhone(values.phoneNo);
   if (!phone) return identifyPage(f.ctx, values, { text: t(L, "errPhoneFormat"), field: "phoneNo" }, {});
 
-  const confirmed = await carrierDirectory(f.env).confirm(telco, name, phone);
+  let confirmed: ConfirmedSubscriber | null;
+  try {
+    confirmed = await carrierDirectory(f.env).confirm(telco, name, phone);
+  } catch (err) {
+    if (!(err instanceof CarrierUnavailable)) throw err;
+    return carrierUnavailable(f, values, err);
+  }
   if (!confirmed) {
     failure(f, "unconfirmed");
     return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});

@@ -12,6 +12,7 @@ export type AuditType =
   | "signin.success"
   | "signin.failure"
   | "sms.attempt"
+  | "carrier.unavailable"
   | "consent"
   | "code.redeemed"
   | "code.refused"
