@@ -39,8 +39,29 @@ export default defineConfig(async () => {
                     scriptPath: "./test/support/fixtures/standin-provider.js",
                     compatibilityDate: "2026-04-20",
                   },
+                  // Fakes of the SMS providers (test/support/sms-fakes.ts routes their origins to them).
+                  ...["sens-fake", "nhn-fake"].map((name) => ({
+                    name,
+                    modules: true,
+                    scriptPath: `./test/support/fixtures/${name}.js`,
+                    modulesRules: [{ type: "ESModule" as const, include: ["**/*.js"] }],
+                    compatibilityDate: "2026-04-20",
+                  })),
+                  // A carrier verification API (docs/carrier-api.md), reached at http://127.0.0.1:9753.
+                  {
+                    name: "fake-carrier",
+                    modules: true,
+                    scriptPath: "./test/support/fixtures/fake-carrier.js",
+                    compatibilityDate: "2026-04-20",
+                    bindings: { CARRIER_API_SECRET: "carrier-test-secret-0123456789abcdefABCDEF" },
+                  },
                 ],
-                serviceBindings: { STANDIN: "standin-provider" },
+                serviceBindings: {
+                  STANDIN: "standin-provider",
+                  SENS_FAKE: "sens-fake",
+                  NHN_FAKE: "nhn-fake",
+                  FAKE_CARRIER: "fake-carrier",
+                },
               },
             }),
           ],

@@ -32,15 +32,17 @@ async function instructions() {
     rounds: Number(opt("--rounds", "3")),
   });
   const k = (x) => (x === null ? "-" : `${(x / 1000).toFixed(1)}k`);
-  console.log("\ninstructions per request (identify) and per whole sign-in, median of the rounds");
+  const kinds = ["identify", "signin", "token", "userMe"];
+  console.log("\ninstructions per request (a whole sign-in: its four requests), median of the rounds");
   for (const r of out)
     console.log(
-      `${r.subscribers.toLocaleString("en-US").padStart(11)} subscribers: identify ${k(r.identify.total)} (work ${k(r.identify.work)}), sign-in ${k(r.signin.total)} (work ${k(r.signin.work)})`,
+      `${r.subscribers.toLocaleString("en-US").padStart(11)} subscribers: ` +
+        kinds.map((x) => `${x} ${k(r[x].total)} (work ${k(r[x].work)})`).join(", "),
     );
   const [a, b] = [out[0], out[out.length - 1]];
   if (a && b && a !== b)
     console.log(
-      `largest over smallest: identify ${(b.identify.work / a.identify.work).toFixed(3)}× (work), sign-in ${(b.signin.work / a.signin.work).toFixed(3)}× (work)`,
+      "largest over smallest (work): " + kinds.map((x) => `${x} ${(b[x].work / a[x].work).toFixed(3)}×`).join(", "),
     );
   writeJson(
     join(root, "bench", "results", `scale-instructions-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),

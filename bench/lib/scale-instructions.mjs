@@ -10,11 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { counted, haveValgrind, readDump, valgrindPid, workerdWrapper } from "./callgrind.mjs";
 import { stats } from "./report.mjs";
-import { control } from "./scenarios.mjs";
+import { DEMO, control } from "./scenarios.mjs";
 import { openIdentify, parallel, scale, signIn } from "./scale.mjs";
 
 const FORM = "application/x-www-form-urlencoded";
-const DEMO = { clientId: "demo-client", redirectUri: "https://demo.example/callback" };
 const log = (...a) => console.error(...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,11 +33,38 @@ async function identifies(ctx, people, n) {
   };
 }
 
-/** `n` whole sign-ins (a person's first to the app: consent asked), four at a time. */
-const signIns = (ctx, people) => async () => {
-  await parallel(people.length, 4, async (i) => {
-    const r = await signIn(ctx, people[i], DEMO);
-    if (!r.steps.includes("consent")) throw new Error("not a first sign-in");
+/** `n` whole sign-ins (a person's first to the app: consent asked), four at a time; their codes. */
+const signIns =
+  (ctx, people, codes = []) =>
+  async () => {
+    await parallel(people.length, 4, async (i) => {
+      const r = await signIn(ctx, people[i], DEMO);
+      if (!r.steps.includes("consent")) throw new Error("not a first sign-in");
+      codes[i] = r.code;
+    });
+  };
+
+const BASIC = "Basic " + Buffer.from(`${DEMO.clientId}:${DEMO.secret}`).toString("base64");
+
+/** Each code exchanged at the token endpoint, four at a time; the access tokens. */
+const exchanges = (ctx, codes, tokens) => async () => {
+  await parallel(codes.length, 4, async (i) => {
+    const res = await control(ctx.url + "/oauth2/token", {
+      method: "POST",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      body: `grant_type=authorization_code&code=${encodeURIComponent(codes[i])}`,
+    });
+    if (res.status !== 200) throw new Error(`token: ${res.status}`);
+    tokens[i] = (await res.json()).access_token;
+  });
+};
+
+/** Each token read once at user/me, four at a time. */
+const reads = (ctx, tokens) => async () => {
+  await parallel(tokens.length, 4, async (i) => {
+    const res = await control(ctx.url + "/v1/user/me", { headers: { Authorization: `Bearer ${tokens[i]}` } });
+    if (res.status !== 200) throw new Error(`user/me: ${res.status}`);
+    await res.arrayBuffer();
   });
 };
 
@@ -64,6 +90,8 @@ export async function runScaleInstructions(root, states, { requests = 100, round
               DIRECTORY_SHARDS: String(meta.shards),
               SIGNIN_RESEND_COOLDOWN_SECONDS: "0",
               SIGNIN_SENDS_PER_WINDOW: "1000",
+              // the codes wait for their exchange while callgrind slows the sign-ins (the longest allowed)
+              CODE_TTL_SECONDS: "600",
             },
           },
         ],
@@ -84,17 +112,32 @@ export async function runScaleInstructions(root, states, { requests = 100, round
         )();
         await signIns(ctx, take())();
         await sleep(3000);
-        /** @type {{ identify: ReturnType<typeof readDump>[]; signin: ReturnType<typeof readDump>[] }} */
-        const got = { identify: [], signin: [] };
+        /** @type {Record<"identify" | "signin" | "token" | "userMe", ReturnType<typeof readDump>[]>} */
+        const got = { identify: [], signin: [], token: [], userMe: [] };
         for (let r = 0; r < rounds; r++) {
           const run = await identifies(ctx, identifyPeople, requests);
           got.identify.push(readDump(await counted(pid, dir, async () => (await run(), await sleep(2000))), requests));
           const signers = take();
+          const codes = [];
+          const tokens = [];
           got.signin.push(
-            readDump(await counted(pid, dir, async () => (await signIns(ctx, signers)(), await sleep(2000))), requests),
+            readDump(
+              await counted(pid, dir, async () => (await signIns(ctx, signers, codes)(), await sleep(2000))),
+              requests,
+            ),
           );
+          got.token.push(
+            readDump(
+              await counted(pid, dir, async () => (await exchanges(ctx, codes, tokens)(), await sleep(2000))),
+              requests,
+            ),
+          );
+          got.userMe.push(
+            readDump(await counted(pid, dir, async () => (await reads(ctx, tokens)(), await sleep(2000))), requests),
+          );
+          const k = (d) => `${Math.round(d.total / 1000)}k`;
           log(
-            `    round ${r + 1}/${rounds}: identify ${Math.round(got.identify[r].total / 1000)}k, sign-in ${Math.round(got.signin[r].total / 1000)}k instructions`,
+            `    round ${r + 1}/${rounds}: identify ${k(got.identify[r])}, sign-in ${k(got.signin[r])}, token ${k(got.token[r])}, user/me ${k(got.userMe[r])} instructions`,
           );
         }
         const med = (xs) => stats(xs)?.median ?? null;
@@ -104,6 +147,8 @@ export async function runScaleInstructions(root, states, { requests = 100, round
           shards: meta.shards,
           identify: { total: med(got.identify.map((d) => d.total)), work: med(got.identify.map((d) => d.work)) },
           signin: { total: med(got.signin.map((d) => d.total)), work: med(got.signin.map((d) => d.work)) },
+          token: { total: med(got.token.map((d) => d.total)), work: med(got.token.map((d) => d.work)) },
+          userMe: { total: med(got.userMe.map((d) => d.total)), work: med(got.userMe.map((d) => d.work)) },
         });
       } finally {
         await srv.dispose();

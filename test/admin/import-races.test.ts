@@ -17,6 +17,8 @@ import { Browser, DEMO_CB, signInAll } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { decryptField } from "../../workers/core/crypto";
 import adminWorker from "../../workers/admin/index";
+import { CarrierUnavailable, httpDirectory } from "../../workers/provider/authorize/carrier";
+import { carrierSignature } from "../../workers/provider/authorize/carrier-api";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 
@@ -146,7 +148,9 @@ type Op =
   | { kind: "testAdd"; p: number; c: number }
   | { kind: "testRemove"; p: number }
   | { kind: "dirDelete"; p: number }
-  | { kind: "signIn"; p: number };
+  | { kind: "signIn"; p: number }
+  /** A sign-in with CARRIER_DIRECTORY=http whose carrier says number p is person c's. */
+  | { kind: "carrier"; p: number; c: number };
 
 /** What each operation does to who holds the pool's numbers, run alone (docs/account.md, docs/operations.md). */
 function model(d: Directory, op: Op): Directory {
@@ -174,7 +178,54 @@ function model(d: Directory, op: Op): Directory {
       return out;
     case "signIn":
       return out;
+    case "carrier":
+      // a test number is answered by the directory (nothing written); anyone else is written as a
+      // one-row import
+      return d.get(op.p)?.test ? out : model(d, { kind: "import", rows: [{ p: op.p, c: op.c }] });
   }
+}
+
+const CARRIER_SECRET = "carrier-race-secret-0123456789abcdefABCDEF";
+
+/** A carrier API that says every number it is asked about is person `c`'s, signing its answer. */
+function carrierSaying(c: number): typeof fetch {
+  return async (_input, init) => {
+    const { requestId } = JSON.parse(String(init!.body)) as { requestId: string };
+    const body = JSON.stringify({ requestId, match: true, ci: CIS[c], gender: "F", birth: "1990-01-01", foreign: "L" });
+    const ts = String(Math.floor(Date.now() / 1000));
+    return new Response(body, {
+      headers: { "X-Signature-Timestamp": ts, "X-Signature": await carrierSignature(CARRIER_SECRET, ts, body) },
+    });
+  };
+}
+
+/** The step-1 confirmation of a carrier-API sign-in (as the pages ask it) over the namespace `dir`. */
+function carrierSignIn(dir: Dir, op: Extract<Op, { kind: "carrier" }>): Promise<unknown> {
+  const api = {
+    url: "https://carrier.example/verify",
+    secret: CARRIER_SECRET,
+    timeoutMs: 5000,
+    fetcher: carrierSaying(op.c),
+  };
+  // a long wait for another writer's ci lease: here that writer may be held until this one ends
+  // "try again shortly" (the carrier's answer could not be written: the number's holder kept
+  // changing, or the person's removal was still running) changes nothing: the person retries
+  return httpDirectory({ ...env, DIRECTORY: dir }, api, 60_000)
+    .confirm("K", "사람", POOL[op.p]!)
+    .catch((err: unknown) => {
+      if (!(err instanceof CarrierUnavailable)) throw err;
+      refused.add(op);
+      return null;
+    });
+}
+
+/** The carrier sign-ins that answered "try again shortly" (they happened not at all). */
+const refused = new Set<Op>();
+
+/** Whether two operations touch a number or a ci in common (the only way one can refuse the other). */
+function overlap(a: Op, b: Op): boolean {
+  const numbers = (op: Op) => ("rows" in op ? op.rows.map((r) => r.p) : [op.p]);
+  return numbers(a).some((p) => numbers(b).includes(p)) || cisOf(a).some((c) => cisOf(b).includes(c));
 }
 
 function send(dir: Dir, op: Op): Promise<unknown> {
@@ -194,6 +245,8 @@ function send(dir: Dir, op: Op): Promise<unknown> {
       return adminOver(dir, "DELETE", `/admin/directory/${POOL[op.p]}`);
     case "signIn":
       return subscriberByPhone(env, POOL[op.p]!).then((s) => (s ? mintFor(POOL[op.p]!) : null));
+    case "carrier":
+      return carrierSignIn(dir, op);
   }
 }
 
@@ -227,6 +280,7 @@ async function start(initial: (Held | null)[], linked: boolean[]): Promise<void>
   await shardExec(`DELETE FROM people WHERE ${IN_POOL}`, ...POOL);
   await shardExec(`DELETE FROM numbers WHERE ${IN_POOL}`, ...POOL);
   await shardExec(`DELETE FROM by_ci WHERE ci IN (${CIS.map(() => "?").join(", ")})`, ...CIS);
+  await shardExec("DELETE FROM ci_leases");
   const people = initial.flatMap((h, p) => (h && !h.test ? [person(POOL[p]!, "사람", CIS[h.ci]!)] : []));
   if (people.length) await importRows(people);
   for (const [p, h] of initial.entries())
@@ -244,15 +298,21 @@ const file = fc
 const importOp = file.map((rows): Op => ({ kind: "import", rows }));
 const testAdd = fc.record({ kind: fc.constant("testAdd" as const), p, c });
 const testRemove = fc.record({ kind: fc.constant("testRemove" as const), p });
+const carrier = fc.record({ kind: fc.constant("carrier" as const), p, c });
 /** The operations whose statements the property splits: their decision by a read, their write after. */
-const split = fc.oneof({ arbitrary: importOp, weight: 3 }, testAdd, testRemove);
+const split = fc.oneof({ arbitrary: importOp, weight: 3 }, { arbitrary: carrier, weight: 2 }, testAdd, testRemove);
 const whole = fc.oneof(
   { arbitrary: importOp, weight: 2 },
+  { arbitrary: carrier, weight: 2 },
   { arbitrary: testAdd, weight: 2 },
   testRemove,
   fc.record({ kind: fc.constant("dirDelete" as const), p }),
   fc.record({ kind: fc.constant("signIn" as const), p }),
 );
+
+/** The cis an operation decides (an import's rows, a carrier sign-in's person): it leases them. */
+const cisOf = (op: Op): number[] =>
+  op.kind === "import" ? op.rows.map((r) => r.c) : op.kind === "carrier" ? [op.c] : [];
 /** The start: each number free, a directory person's (distinct cis) or a test number; a link or not. */
 const initial = fc
   .tuple(
@@ -299,11 +359,12 @@ describe("removing a subscriber with another write landing before its own", () =
   });
 });
 
-describe("any operator action or sign-in landing between any two statements of another", () => {
+describe("any operator action or sign-in (the carrier API's too) landing between any two statements of another", () => {
   it("every row keeps its one person (ci) and its kind (test number or not), and the directory is one that the two actions, run one after the other, give", async () => {
     await fc.assert(
       fc.asyncProperty(initial, split, whole, fc.nat({ max: 8 }), async (init, a, b, k) => {
         await start(init.held, init.linked);
+        refused.clear();
         const before = await directory();
         const seen = new Map<number, string>();
         const observe = async () => {
@@ -314,15 +375,17 @@ describe("any operator action or sign-in landing between any two statements of a
           }
         };
         await observe();
-        // Imports run one at a time (the directory's import lease): an import landing inside
-        // another waits for it, so it is sent and awaited after the first one ends.
+        // Imports run one at a time (the directory's import lease), and the writers of one ci one
+        // after the other (its ci lease): such a write landing inside another waits for it, so it
+        // is sent and awaited after the first one ends.
+        const waits = (a.kind === "import" && b.kind === "import") || cisOf(a).some((ci) => cisOf(b).includes(ci));
         let waiting: Promise<unknown> | null = null;
         const db = beforeShardCall(
           env.DIRECTORY,
           (_method, _args, n) => n === k,
           async () => {
             await observe();
-            if (a.kind === "import" && b.kind === "import") waiting = send(env.DIRECTORY, b);
+            if (waits) waiting = send(env.DIRECTORY, b);
             else await send(env.DIRECTORY, b);
             await observe();
           },
@@ -332,8 +395,19 @@ describe("any operator action or sign-in landing between any two statements of a
         if (!db.landed()) await send(env.DIRECTORY, b);
         await observe();
         expect(await shardRows("SELECT job FROM jobs"), "a change left unfinished").toEqual([]);
+        expect(await shardRows("SELECT ci FROM ci_leases"), "a ci lease left behind").toEqual([]);
         const got = show(await directory());
         const serial = [show(model(model(before, a), b)), show(model(model(before, b), a))];
+        // a carrier sign-in refused with "try again shortly" did not happen; only ever when the two
+        // contend for a number or a ci
+        for (const [op, other] of [
+          [a, b],
+          [b, a],
+        ] as const)
+          if (refused.delete(op)) {
+            expect(overlap(op, other), `${JSON.stringify(op)} refused without contention`).toBe(true);
+            serial.push(show(model(before, other)));
+          }
         expect(serial, `${JSON.stringify({ init, a, b, k })} gave ${got}`).toContain(got);
       }),
       { numRuns: 60 },

@@ -300,6 +300,37 @@ describe("sign-in in Chromium (390×844)", () => {
     }
   });
 
+  it("a code sent by SMS (박서준): the code page's WebOTP script runs under the CSP nonce without an error, and a code typed by hand still signs in", async () => {
+    const c = await open({ locale: "ko-KR" });
+    try {
+      const { page } = c;
+      await page.goto(authorizeUrl("sms", { prompt: "login" }));
+      await heading(page, "본인 확인");
+      await page.getByText("KT", { exact: true }).click();
+      await page.getByLabel("이름").fill("박서준");
+      await page.getByLabel("휴대폰번호").fill("010-5678-9012");
+      await page.getByRole("button", { name: "인증번호 받기" }).click();
+      await heading(page, "인증번호 입력");
+      expect(await page.locator("script[nonce]").count()).toBe(1);
+      const res = await fetch(`${server.base}/dev/outbox`, { headers: { Accept: "application/json" } });
+      const { messages } = (await res.json()) as { messages: { to: string; text: string }[] };
+      const text = messages.find((m) => m.to === "01056789012")!.text;
+      // the WebOTP line names the page's host (no port: the phone would not offer it on localhost:8787)
+      const code = /\n@localhost #(\d{6})$/.exec(text)![1]!;
+      await page.getByLabel("인증번호", { exact: true }).fill(code);
+      await page.getByRole("button", { name: "확인", exact: true }).click();
+      await page.waitForURL((u) => u.href.startsWith(CALLBACK) || u.pathname === "/oauth2/authorize");
+      if (!page.url().startsWith(CALLBACK)) {
+        await heading(page, "정보 제공 동의");
+        await page.getByRole("button", { name: "동의하고 계속하기" }).click();
+      }
+      expect((await callbackParams(page)).get("state")).toBe("sms");
+      expect(c.problems).toEqual([]);
+    } finally {
+      await c.context.close();
+    }
+  });
+
   it("English page (Accept-Language en-US): screenshot and a whole sign-in in English, with JavaScript off", async () => {
     const c = await open({ locale: "en-US", javaScriptEnabled: false });
     try {

@@ -15,6 +15,9 @@ export type TestEnv = AllInOneEnv & {
   RACE_TRIALS?: string;
   FUZZ_RUNS?: string;
   STANDIN: Fetcher;
+  SENS_FAKE: Fetcher;
+  NHN_FAKE: Fetcher;
+  FAKE_CARRIER: Fetcher;
 };
 
 export const env = poolEnv as unknown as TestEnv;

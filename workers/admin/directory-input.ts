@@ -2,18 +2,8 @@
 // JSON (an array of objects, or {"subscribers": [...]}). Each row is validated on its own; a
 // rejected row is reported by its number and a fixed reason, never by its content (personal data).
 
-import type { SubscriberInput } from "./directory-import";
 import { E } from "../core/errors";
-import { MOBILE_NUMBER } from "../core/spec";
-
-/**
- * A `ci` as the carriers issue it: Base64 of 64 bytes, canonical (88 characters, `==` padded, the
- * last data character's unused bits zero), so it decodes to 64 bytes and encodes back to itself.
- */
-export const CI_SHAPE = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
-
-export const COLUMNS = ["telcoCd", "phoneNo", "name", "gender", "birth", "foreign", "ci"] as const;
-type Column = (typeof COLUMNS)[number];
+import { COLUMNS, kstToday, validateRow, type Column, type SubscriberInput } from "../provider/store/directory-rows";
 
 /** Accepted column (or JSON key) names, lower-cased, to the canonical one (a Map: no prototype keys). */
 const ALIASES: ReadonlyMap<string, Column> = new Map([
@@ -43,8 +33,6 @@ export interface ParsedImport {
   /** Column names that were not used (only names that look like column names are reported). */
   ignoredColumns: string[];
 }
-
-const KST_OFFSET_MS = 9 * 3600 * 1000;
 
 /** RFC 4180 records: quoted fields with "" escapes and line breaks, CRLF or LF, BOM skipped. */
 export function parseCsv(text: string): string[][] {
@@ -100,42 +88,6 @@ function reportableColumn(name: string): string {
   return /^[A-Za-z_][A-Za-z0-9_ -]{0,40}$/.test(name) ? name : "(unnamed column)";
 }
 
-function isValidDate(y: number, m: number, d: number): boolean {
-  const t = new Date(Date.UTC(y, m - 1, d));
-  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
-}
-
-/** One row to a subscriber, or the reason it is refused. `today` is YYYY-MM-DD in Korean time. */
-export function validateRow(raw: Partial<Record<Column, unknown>>, today: string): SubscriberInput | string {
-  const text: Partial<Record<Column, string>> = {};
-  for (const col of COLUMNS) {
-    const v = raw[col];
-    if (v === undefined || v === null || (typeof v === "string" && v.trim() === "")) return `${col} is missing`;
-    if (typeof v !== "string") return `${col} must be text (a JSON string)`;
-    text[col] = v.trim();
-  }
-  const telco = text.telcoCd!.toUpperCase();
-  if (telco !== "S" && telco !== "K" && telco !== "L") return "telcoCd must be S, K or L";
-  const phone = text.phoneNo!.replace(/[-\s]/g, "");
-  if (!MOBILE_NUMBER.test(phone)) return "phoneNo must be a mobile number: 01X then 7 or 8 digits";
-  const name = text.name!.normalize("NFC");
-  if (name.length > 100) return "name must be at most 100 characters";
-  if (/[\x00-\x1f\x7f]/.test(name)) return "name must not contain control characters";
-  const gender = text.gender!.toUpperCase();
-  if (gender !== "M" && gender !== "F") return "gender must be M or F";
-  const b = /^(\d{4})-?(\d{2})-?(\d{2})$/.exec(text.birth!);
-  if (!b) return "birth must be YYYY-MM-DD";
-  const [y, m, d] = [Number(b[1]), Number(b[2]), Number(b[3])];
-  const birth = `${b[1]}-${b[2]}-${b[3]}`;
-  if (!isValidDate(y, m, d) || y < 1900) return "birth must be a real date after 1900";
-  if (birth > today) return "birth must not be in the future";
-  const foreign = text.foreign!.toUpperCase();
-  if (foreign !== "L" && foreign !== "F") return "foreign must be L (national) or F (foreign)";
-  const ci = text.ci!;
-  if (!CI_SHAPE.test(ci)) return "ci must be canonical Base64 of 64 bytes (88 characters)";
-  return { telco, phone, name, gender, birth, foreign, ci };
-}
-
 /** A CSV record whose field count differs from the header's. */
 class BadShape {
   constructor(
@@ -186,7 +138,7 @@ export function parseImport(format: "csv" | "json", text: string, maxRows: numbe
   const rejected: Rejected[] = [];
   const firstRowOfPhone = new Map<string, number>();
   const firstRowOfCi = new Map<string, number>();
-  const today = new Date(now + KST_OFFSET_MS).toISOString().slice(0, 10);
+  const today = kstToday(now);
   rows.forEach((raw, i) => {
     const row = i + 1;
     if (raw instanceof BadShape) {

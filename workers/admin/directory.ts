@@ -4,6 +4,7 @@
 import { adminConfig } from "./config";
 import { countSubscribers, deleteSubscriber } from "./store";
 import { commitRun, ImportBusy, importDirectory, underLease } from "./directory-import";
+import { DirectoryBusy } from "../provider/store/directory-write";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";
@@ -32,7 +33,10 @@ function runParam(url: URL): string | null {
 
 /** Imports and commits wait for one another; one that waited too long is told to retry (the CLI does). */
 function busyToRetry(e: unknown): never {
-  throw e instanceof ImportBusy ? E.tooMany(5, "import: another import is running") : e;
+  if (e instanceof ImportBusy) throw E.tooMany(5, "import: another import is running");
+  // its rows' people kept being written meanwhile (sign-ins confirmed by the carrier API)
+  if (e instanceof DirectoryBusy) throw E.tooMany(5, "import: its people are being written by sign-ins");
+  throw e;
 }
 
 function dryRunParam(url: URL): boolean {

@@ -9,8 +9,9 @@ import { sha256 } from "../core/crypto";
 import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
 import type { RequestContext } from "../core/router";
-import { COLUMNS, validateRow } from "./directory-input";
+import { COLUMNS, validateRow } from "../provider/store/directory-rows";
 import { removeHolder } from "./store";
+import { runJobs } from "../provider/store/directory-jobs";
 import { dirAt, dirShards, personAtNumber } from "../provider/store/directory";
 import { numberShard } from "../provider/store/directory-keys";
 import type { PersonRow } from "../provider/store/directory-shard";
@@ -79,18 +80,16 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
     const h = await dirAt(env, shard).holder(shard, row.phone);
     const holder = h.at === "here" ? h.person : h.at === "away" ? await personAtNumber(env, row.phone) : null;
     if (holder && holder.test_clients === null) throw directoryOwns();
-    let expect = h.at === "none" ? null : h.at === "here" ? h.person.id : h.id;
-    let update = holder !== null;
-    if (holder && holder.ci !== row.ci) {
-      // Another persona (another ci) is another person: the previous one's logins end with its row,
-      // and the new one gets a new id, so it never inherits a plid (as a reassigned number does).
-      if (!(await removeHolder(env, row.phone, holder.id))) continue;
-      replaced = true;
-      expect = null;
-      update = false;
-    } else if (holder) replaced = true;
-    const id = await dirAt(env, shard).putTestNumber(shard, expect, update, { ...row }, test);
-    if (id !== null) saved = await dirAt(env, shard).person(id);
+    const expect = h.at === "none" ? null : h.at === "here" ? h.person.id : h.id;
+    // Another persona (another ci) is another person: it gets a new id, so it never inherits a
+    // plid (as a reassigned number does), and the previous one's logins end with its row, removed
+    // by a job queued in the same step that gives the new one the number.
+    const update = holder !== null && holder.ci === row.ci;
+    if (holder) replaced = true;
+    const put = await dirAt(env, shard).putTestNumber(shard, expect, update, { ...row }, test);
+    if (put === null) continue;
+    await runJobs(env, [{ shard, jobs: put.jobs }]);
+    saved = await dirAt(env, shard).person(put.id);
   }
   if (!saved) throw new Error("test number: the number kept changing hands");
   rc.log.event = "test_number.added";

@@ -60,7 +60,7 @@ describe("defaults", () => {
       ipWindowMs: 600_000,
       txTtlMs: 600_000,
       autoLoginTtlMs: 14 * 86_400_000,
-      smsSender: "outbox",
+      smsSenders: ["outbox"],
     });
   });
 
@@ -68,7 +68,7 @@ describe("defaults", () => {
     expect(() => signinConfig({ SIGNIN_OTP_TTL_SECONDS: "3m" })).toThrow(/SIGNIN_OTP_TTL_SECONDS/);
     expect(() => signinConfig({ SMS_SENDER: "pigeon" })).toThrow(/SMS_SENDER/);
     expect(() => signinConfig({ DEV_MODE: "false", SMS_SENDER: "outbox" })).toThrow(/SMS_SENDER/);
-    expect(signinConfig({ DEV_MODE: "false" }).smsSender).toBe("webhook");
+    expect(signinConfig({ DEV_MODE: "false" }).smsSenders).toEqual(["webhook"]);
   });
 });
 
@@ -231,7 +231,8 @@ describe("sending codes to real numbers (outbox sender in DEV_MODE)", () => {
     expect(p.html).not.toContain("테스트 번호입니다");
     const sms = await lastSms(who.phone);
     expect(sms.n).toBe(1);
-    expect(sms.text).toMatch(/^\[휴대폰번호 로그인\] 인증번호 \d{6} \(3분 안에 입력\)/);
+    // the WebOTP line names the code page's host (docs/signin.md "The SMS text")
+    expect(sms.text).toMatch(/^\[휴대폰번호 로그인\] 인증번호 (\d{6})\. 타인에게 알리지 마세요\.\n@localhost #\1$/);
     const done = await b.submit(p, { otp: sms.code });
     expect(done.form?.step).toBe("consent");
   });
@@ -284,7 +285,9 @@ describe("sending codes to real numbers (outbox sender in DEV_MODE)", () => {
   it("English pages send the English text", async () => {
     const who = await subscriber("K");
     await toVerify(new Browser({ lang: "en" }), who);
-    expect((await lastSms(who.phone)).text).toMatch(/^\[Phone login\] Your code is \d{6} \(valid 3 min\)/);
+    expect((await lastSms(who.phone)).text).toMatch(
+      /^\[Phone login\] Your code is (\d{6})\. Do not share it\.\n@localhost #\1$/,
+    );
   });
 
   it("resend within 30 s is refused 429 with Retry-After; after 30 s a new code replaces the old one", async () => {

@@ -16,6 +16,7 @@ import {
 } from "../../../workers/provider/store/directory-keys";
 import { countSubscribers, dirAt, dirShards, subscriberByPhone } from "../../../workers/provider/store/directory";
 import { jobHooks } from "../../../workers/provider/store/directory-jobs";
+import { DirectoryBusy, writePerson } from "../../../workers/provider/store/directory-write";
 import type { DirectoryJob, DirectoryShard } from "../../../workers/provider/store/directory-shard";
 import { ADMIN_TOKEN, admin } from "../../support/admin";
 import { ciOf, importRows } from "../../support/directory";
@@ -144,6 +145,8 @@ async function invariants(): Promise<void> {
     expect(byId.has(l.subscriber_id)).toBe(true);
   // the counters are the rows
   expect((await countSubscribers(env)).total).toBe(people.length);
+  // every writer's ci lease ended with its write (a new person's with its index job)
+  expect(await shardRows("SELECT ci FROM ci_leases")).toEqual([]);
 }
 
 describe("a removal that dies half way finishes at its shard's alarm", () => {
@@ -197,6 +200,34 @@ describe("an import whose cross-shard steps die half way", () => {
     expect(await importRows([row("01061610002", 232, "새사람")])).toMatchObject({ inserted: 1 });
     expect(firedIndex()).toBe(true);
     await drainJobs();
+    await invariants();
+  });
+
+  it("a new person's ci stays leased until their index job runs: a carrier-API write of that ci at another number meanwhile is refused as busy, never a second person", async () => {
+    const n = dirShards(env);
+    const phone = "01063630001";
+    // a ci indexed in another shard than the number's: the import queues its index as a job
+    const ci = [...Array(50).keys()].map((i) => 260 + i).find((c) => ciShard(ciOf(c), n) !== numberShard(phone, n))!;
+    const fired = faultBefore("index_ci", "index");
+    expect(await importRows([row(phone, ci, "새사람")])).toMatchObject({ inserted: 1 });
+    expect(fired()).toBe(true);
+    expect(await shardRows("SELECT ci FROM by_ci WHERE ci = ?", ciOf(ci))).toEqual([]);
+    const moved = {
+      telco: "S" as const,
+      phone: "01063630002",
+      name: "새사람",
+      gender: "M" as const,
+      birth: "1988-08-08",
+      foreign: "L" as const,
+      ci: ciOf(ci),
+    };
+    await expect(writePerson(env, moved, 100)).rejects.toBeInstanceOf(DirectoryBusy);
+    expect(await subscriberByPhone(env, moved.phone)).toBeNull();
+    await drainJobs();
+    await invariants();
+    // once indexed, the same write is the person moving (one row, the same id)
+    const id = (await subscriberByPhone(env, phone))!.id;
+    expect(await writePerson(env, moved, 100)).toBe(id);
     await invariants();
   });
 

@@ -1,10 +1,19 @@
 // The carrier directory behind step 1 of the sign-in (docs/architecture.md §4.4): one interface,
-// `confirm(telco, name, phone) → subscriber | none`. The default reads the embedded D1 directory;
-// docs/signin.md explains how a deployment plugs in a carrier's verification API.
+// `confirm(telco, name, phone) → subscriber | none`. `d1` reads the embedded directory (the dev
+// seed and admin imports fill it); `http` asks the carrier's verification API
+// (docs/carrier-api.md) and writes the person it confirms to the directory as an import row is
+// written, so plids, consent, automatic login and reassignment by ci work as with an import.
 
 import { signinConfig, type SigninVars } from "./config";
+import { ConfigError } from "../../core/config";
 import type { Telco } from "../../core/spec";
-import { type DirectoryEnv, type ReviewRestriction, type Subscriber, subscriberByPhone } from "../store/directory";
+import { type DirectoryEntry, type ReviewRestriction, type Subscriber, subscriberByPhone } from "../store/directory";
+import type { JobEnv } from "../store/directory-jobs";
+import { kstToday, validateRow, type SubscriberInput } from "../store/directory-rows";
+import { DirectoryBusy, writePerson } from "../store/directory-write";
+import { askCarrier, CarrierUnavailable, type CarrierApiOptions } from "./carrier-api";
+
+export { CarrierUnavailable } from "./carrier-api";
 
 /**
  * A confirmed subscriber; `testOtpHash` is set for test numbers (fixed code, no SMS), `review` for
@@ -17,7 +26,10 @@ export interface ConfirmedSubscriber {
 }
 
 export interface CarrierDirectory {
-  /** The subscriber when carrier, name and number all match; null otherwise, never saying which. */
+  /**
+   * The subscriber when carrier, name and number all match; null otherwise, never saying which.
+   * Throws CarrierUnavailable when the carrier could not be asked (the person tries again shortly).
+   */
   confirm(telco: Telco, name: string, phone: string): Promise<ConfirmedSubscriber | null>;
 }
 
@@ -31,26 +43,88 @@ export function maskPhone(phone: string): string {
   return `${phone.slice(0, 3)}-${"*".repeat(phone.length - 7)}-${phone.slice(-4)}`;
 }
 
+/** The directory's answer for an entry: the subscriber when carrier and name match it. */
+function matchEntry(s: DirectoryEntry, telco: Telco, name: string): ConfirmedSubscriber | null {
+  // Compare both fields whatever the first gives: no early exit that tells them apart.
+  const sameTelco = s.telco === telco;
+  const sameName = normalizeName(s.name) === normalizeName(name);
+  if (!(sameTelco && sameName)) return null;
+  const { testOtpHash, review, ...subscriber } = s;
+  return { subscriber, testOtpHash, review };
+}
+
 /** The default directory: the embedded one in the directory shards (the dev seed and admin imports fill it). */
-export function d1Directory(env: DirectoryEnv): CarrierDirectory {
+export function d1Directory(env: Parameters<typeof subscriberByPhone>[0]): CarrierDirectory {
   return {
     async confirm(telco, name, phone) {
       const s = await subscriberByPhone(env, phone);
-      if (!s) return null;
-      // Compare both fields whatever the first gives: no early exit that tells them apart.
-      const sameTelco = s.telco === telco;
-      const sameName = normalizeName(s.name) === normalizeName(name);
-      if (!(sameTelco && sameName)) return null;
-      const { testOtpHash, review, ...subscriber } = s;
-      return { subscriber, testOtpHash, review };
+      return s ? matchEntry(s, telco, name) : null;
     },
   };
 }
 
-/** The configured directory (`CARRIER_DIRECTORY`; `d1` is the only built-in). */
-export function carrierDirectory(env: DirectoryEnv & SigninVars): CarrierDirectory {
-  switch (signinConfig(env).carrierDirectory) {
+/** How long a sign-in waits for another writer deciding the same ci (an import's chunk, a twin sign-in). */
+const CI_WAIT_MS = 2000;
+
+/** The directory already holds exactly this person at this number: nothing to write. */
+function holds(s: DirectoryEntry, row: SubscriberInput): boolean {
+  return (
+    s.ci === row.ci &&
+    s.telco === row.telco &&
+    s.gender === row.gender &&
+    s.birth === row.birth &&
+    s.foreign === row.foreign &&
+    normalizeName(s.name) === normalizeName(row.name)
+  );
+}
+
+/**
+ * The carrier's verification API as the directory. A test number (the dev seed's, or one registered
+ * for app review) is answered by the embedded directory without asking: the carriers know nothing
+ * of its fixed code, and an app reviewer must get in whatever the carrier says of the number.
+ * Everyone else is asked; a match is written as an import row is (a repeat sign-in of the same
+ * person with the same fields writes nothing), so a number answering with another ci is a
+ * reassignment and a ci answering at a new number is the person moving, plids kept.
+ */
+export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI_WAIT_MS): CarrierDirectory {
+  return {
+    async confirm(telco, name, phone) {
+      const held = await subscriberByPhone(env, phone);
+      if (held && held.testOtpHash !== null) return matchEntry(held, telco, name);
+      const answer = await askCarrier(api, { telco, name, phone });
+      if (!answer.match) return null;
+      const row = validateRow(
+        { telcoCd: telco, phoneNo: phone, name: name.normalize("NFC").trim().replace(/\s+/g, " "), ...answer.person },
+        kstToday(Date.now()),
+      );
+      // The import's rules: a ci that is not canonical Base64 of 64 bytes, a birth date in the
+      // future... are the carrier's fault, never a person written (the reason names no value).
+      if (typeof row === "string") throw new CarrierUnavailable("invalid_person", row);
+      if (held && holds(held, row))
+        return { subscriber: { ...row, id: held.id, name: held.name }, testOtpHash: null, review: null };
+      let id: number;
+      try {
+        id = await writePerson(env, row, ciWaitMs);
+      } catch (err) {
+        if (err instanceof DirectoryBusy) throw new CarrierUnavailable("directory_busy");
+        throw err;
+      }
+      return { subscriber: { ...row, id }, testOtpHash: null, review: null };
+    },
+  };
+}
+
+/** The configured directory (`CARRIER_DIRECTORY`); throws ConfigError naming a missing carrier API variable. */
+export function carrierDirectory(env: JobEnv & SigninVars): CarrierDirectory {
+  const cfg = signinConfig(env);
+  switch (cfg.carrierDirectory) {
     case "d1":
       return d1Directory(env);
+    case "http": {
+      const { url, secret, timeoutMs } = cfg.carrierApi;
+      if (!url) throw new ConfigError("CARRIER_API_URL", "is required for CARRIER_DIRECTORY=http");
+      if (!secret) throw new ConfigError("CARRIER_API_SECRET", "is required for CARRIER_DIRECTORY=http");
+      return httpDirectory(env, { url, secret, timeoutMs });
+    }
   }
 }

@@ -2,6 +2,8 @@
 // and limit has its documented default, so tests can shorten windows.
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
+import { LOOPBACK_HOSTS } from "../../core/spec";
+import type { SmsGatewayName } from "./sms-failover";
 /** Who runs the pages (every page's footer): the operator's name and links, from configuration. */
 export interface Operator {
   name?: string;
@@ -25,11 +27,24 @@ export interface SigninConfig {
   ipLimit: number;
   ipWindowMs: number;
   autoLoginTtlMs: number;
-  carrierDirectory: "d1";
-  smsSender: "outbox" | "webhook";
+  carrierDirectory: "d1" | "http";
+  carrierApi: CarrierApiConfig;
+  /** `outbox` alone, or the gateways to try in order. */
+  smsSenders: readonly ["outbox"] | readonly SmsGatewayName[];
   smsWebhookUrl: string | undefined;
   smsWebhookSecret: string | undefined;
   smsWebhookTimeoutMs: number;
+  sms: SmsGatewayConfig;
+}
+
+/** The built-in gateways' settings (docs/signin.md "SMS gateways"); presence is checked at use. */
+export interface SmsGatewayConfig {
+  /** One attempt's timeout at a built-in gateway (SMS_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** The sender number registered with the providers (SMS_FROM), digits only. */
+  from: string | undefined;
+  sens: { baseUrl: string; serviceId?: string; accessKey?: string; secretKey?: string };
+  nhn: { baseUrl: string; appKey?: string; secretKey?: string };
 }
 
 /** The sign-in pages' optional variables (docs/signin.md "Configuration"). */
@@ -48,10 +63,23 @@ export interface SigninVars extends CommonVars {
   SIGNIN_IP_WINDOW_SECONDS?: string;
   AUTO_LOGIN_TTL_SECONDS?: string;
   CARRIER_DIRECTORY?: string;
+  CARRIER_API_URL?: string;
+  CARRIER_API_SECRET?: string;
+  CARRIER_API_TIMEOUT_MS?: string;
   SMS_SENDER?: string;
   SMS_WEBHOOK_URL?: string;
   SMS_WEBHOOK_SECRET?: string;
   SMS_WEBHOOK_TIMEOUT_MS?: string;
+  // The built-in SMS gateways (docs/signin.md "SMS gateways").
+  SMS_TIMEOUT_MS?: string;
+  SMS_FROM?: string;
+  SENS_SERVICE_ID?: string;
+  SENS_ACCESS_KEY?: string;
+  SENS_SECRET_KEY?: string;
+  SENS_BASE_URL?: string;
+  NHN_SMS_APP_KEY?: string;
+  NHN_SMS_SECRET_KEY?: string;
+  NHN_SMS_BASE_URL?: string;
   OPERATOR_NAME?: string;
   TERMS_URL?: string;
   PRIVACY_URL?: string;
@@ -71,10 +99,98 @@ function linkVar(
   return v;
 }
 
+const GATEWAYS: readonly SmsGatewayName[] = ["naver-sens", "nhn-cloud", "webhook"];
+
+/** `SMS_SENDER`: `outbox` (DEV_MODE only) alone, or gateways in the order they are tried, each once. */
+function smsSenders(env: SigninVars, devMode: boolean): SigninConfig["smsSenders"] {
+  const v = optionalVar(env, "SMS_SENDER") ?? (devMode ? "outbox" : "webhook");
+  if (v === "outbox") {
+    if (!devMode) throw new ConfigError("SMS_SENDER", "outbox is for DEV_MODE only");
+    return ["outbox"];
+  }
+  const names = v.split(",").map((n) => n.trim());
+  if (!names.every((n): n is SmsGatewayName => (GATEWAYS as readonly string[]).includes(n)))
+    throw new ConfigError("SMS_SENDER", `must be outbox, or a list of ${GATEWAYS.join(", ")}`);
+  if (new Set(names).size !== names.length) throw new ConfigError("SMS_SENDER", "lists a gateway twice");
+  return names;
+}
+
+/**
+ * A gateway's base URL: https, or http on a loopback host with DEV_MODE (tests, local fakes); an
+ * origin with an optional path, no trailing slash.
+ */
+function baseUrlVar(env: SigninVars, name: "SENS_BASE_URL" | "NHN_SMS_BASE_URL", dflt: string, devMode: boolean) {
+  const v = optionalVar(env, name) ?? dflt;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(name, "must be an https URL");
+  }
+  const loopback = u.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname) && devMode;
+  if (!(u.protocol === "https:" || loopback) || u.username || u.password || u.search || u.hash)
+    throw new ConfigError(name, "must be an https URL (http only on a loopback host with DEV_MODE=true)");
+  return v.replace(/\/+$/, "");
+}
+
+function smsGatewayConfig(env: SigninVars, devMode: boolean): SmsGatewayConfig {
+  const from = optionalVar(env, "SMS_FROM")?.replace(/-/g, "");
+  // NHN Cloud's sendNo is at most 13 characters; Korean sender numbers are 8 (1588-xxxx) to 12 digits.
+  if (from !== undefined && !/^\d{8,13}$/.test(from)) throw new ConfigError("SMS_FROM", "must be 8 to 13 digits");
+  const serviceId = optionalVar(env, "SENS_SERVICE_ID");
+  // The service id goes into the request path and its signature as it is.
+  if (serviceId !== undefined && !/^[A-Za-z0-9:_.-]{1,100}$/.test(serviceId))
+    throw new ConfigError("SENS_SERVICE_ID", "must be a SENS service id (ncp:sms:kr:...)");
+  return {
+    timeoutMs: intVar(env, "SMS_TIMEOUT_MS", 3000, 100, 30_000),
+    from,
+    sens: {
+      baseUrl: baseUrlVar(env, "SENS_BASE_URL", "https://sens.apigw.ntruss.com", devMode),
+      serviceId,
+      accessKey: optionalVar(env, "SENS_ACCESS_KEY"),
+      secretKey: optionalVar(env, "SENS_SECRET_KEY"),
+    },
+    nhn: {
+      baseUrl: baseUrlVar(env, "NHN_SMS_BASE_URL", "https://api-sms.cloud.toast.com", devMode),
+      appKey: optionalVar(env, "NHN_SMS_APP_KEY"),
+      secretKey: optionalVar(env, "NHN_SMS_SECRET_KEY"),
+    },
+  };
+}
+
+// ---- the carrier verification API (CARRIER_DIRECTORY=http, docs/carrier-api.md)
+
+/** Where and how the carrier API is asked; the URL and secret are required only by `http`. */
+export interface CarrierApiConfig {
+  url: string | undefined;
+  secret: string | undefined;
+  timeoutMs: number;
+}
+
+/** The shortest shared secret accepted: 32 characters (`openssl rand -hex 32` gives 64). */
+const CARRIER_SECRET_MIN = 32;
+
+function carrierApiConfig(env: SigninVars, devMode: boolean): CarrierApiConfig {
+  const url = optionalVar(env, "CARRIER_API_URL");
+  if (url !== undefined) {
+    let u: URL | null = null;
+    try {
+      u = new URL(url);
+    } catch {
+      /* reported below */
+    }
+    const loopbackHttp = u?.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname) && devMode;
+    if (!u || !(u.protocol === "https:" || loopbackHttp) || u.username || u.password || u.hash)
+      throw new ConfigError("CARRIER_API_URL", "must be an https URL (http only on loopback with DEV_MODE=true)");
+  }
+  const secret = optionalVar(env, "CARRIER_API_SECRET");
+  if (secret !== undefined && secret.length < CARRIER_SECRET_MIN)
+    throw new ConfigError("CARRIER_API_SECRET", `must be at least ${CARRIER_SECRET_MIN} characters`);
+  return { url, secret, timeoutMs: intVar(env, "CARRIER_API_TIMEOUT_MS", 3000, 100, 30_000) };
+}
+
 function parse(env: SigninVars): SigninConfig {
   const devMode = commonConfig(env).devMode;
-  const smsSender = enumVar(env, "SMS_SENDER", ["outbox", "webhook"] as const, devMode ? "outbox" : "webhook");
-  if (smsSender === "outbox" && !devMode) throw new ConfigError("SMS_SENDER", "outbox is for DEV_MODE only");
   const smsWebhookUrl = optionalVar(env, "SMS_WEBHOOK_URL");
   if (smsWebhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsWebhookUrl)) {
     throw new ConfigError("SMS_WEBHOOK_URL", "must be an http(s) URL");
@@ -102,11 +218,13 @@ function parse(env: SigninVars): SigninConfig {
     ipLimit: intVar(env, "SIGNIN_IP_LIMIT", 100, 1, 1_000_000),
     ipWindowMs: intVar(env, "SIGNIN_IP_WINDOW_SECONDS", 600, 1, 86400) * 1000,
     autoLoginTtlMs: intVar(env, "AUTO_LOGIN_TTL_SECONDS", 14 * 86400, 60, 365 * 86400) * 1000,
-    carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1"] as const, "d1"),
-    smsSender,
+    carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1", "http"] as const, "d1"),
+    carrierApi: carrierApiConfig(env, devMode),
+    smsSenders: smsSenders(env, devMode),
     smsWebhookUrl,
     smsWebhookSecret: optionalVar(env, "SMS_WEBHOOK_SECRET"),
     smsWebhookTimeoutMs: intVar(env, "SMS_WEBHOOK_TIMEOUT_MS", 5000, 100, 60_000),
+    sms: smsGatewayConfig(env, devMode),
   };
 }
 

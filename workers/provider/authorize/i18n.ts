@@ -106,6 +106,7 @@ const ko = {
   errPhone: "휴대폰번호를 입력하세요.",
   errPhoneFormat: "휴대폰번호를 010-1234-5678 형식으로 입력하세요.",
   errUnconfirmed: "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
+  errCarrierUnavailable: "지금은 통신사에서 본인 확인을 할 수 없습니다. 잠시 뒤에 다시 시도하세요.",
   errOtp: "인증번호 6자리를 입력하세요.",
   errOtpWrong: (v: Vars) => `인증번호가 맞지 않습니다. ${v.left}번 더 입력할 수 있습니다.`,
   errOtpLast: "인증번호가 맞지 않습니다. 이 인증번호는 더 이상 쓸 수 없으니 인증번호를 다시 받으세요.",
@@ -132,8 +133,10 @@ const ko = {
   clientGoneTitle: "앱을 이용할 수 없습니다",
   clientGoneText: "이 앱은 지금 휴대폰번호 로그인을 사용할 수 없습니다.",
   startAgain: "처음부터 다시 시작",
-  // SMS
-  smsText: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code} (${v.minutes}분 안에 입력). 타인에게 알려주지 마세요.`,
+  // SMS (workers/provider/authorize/sms-text.ts: each at most 90 bytes in EUC-KR, with the WebOTP line)
+  smsFull: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code} (${v.minutes}분 안에 입력). 타인에게 알려주지 마세요.`,
+  smsShort: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code}. 타인에게 알리지 마세요.`,
+  smsCode: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code}`,
 } satisfies Record<string, Text>;
 
 export type MessageKey = keyof typeof ko;
@@ -214,6 +217,7 @@ const en: Record<MessageKey, Text> = {
   errPhone: "Enter your mobile number.",
   errPhoneFormat: "Enter your mobile number like 010-1234-5678.",
   errUnconfirmed: "The entered name and phone number cannot be confirmed with the three carriers.",
+  errCarrierUnavailable: "Your carrier cannot confirm you right now. Try again shortly.",
   errOtp: "Enter the 6-digit code.",
   errOtpWrong: (v) => `The code is not correct. ${v.left} ${Number(v.left) === 1 ? "try" : "tries"} left.`,
   errOtpLast: "The code is not correct. This code can no longer be used: send a new code.",
@@ -239,7 +243,9 @@ const en: Record<MessageKey, Text> = {
   clientGoneTitle: "The app is not available",
   clientGoneText: "This app cannot use phone number login at the moment.",
   startAgain: "Start again",
-  smsText: (v) => `[Phone login] Your code is ${v.code} (valid ${v.minutes} min). Do not share it.`,
+  smsFull: (v) => `[Phone login] Your code is ${v.code} (valid ${v.minutes} min). Do not share it.`,
+  smsShort: (v) => `[Phone login] Your code is ${v.code}. Do not share it.`,
+  smsCode: (v) => `[Phone login] Your code is ${v.code}`,
 };
 
 const catalogue: Record<Lang, Record<MessageKey, Text>> = { ko, en };

@@ -1,5 +1,6 @@
 // The sign-in pages (form contract in docs/signin.md). Plain HTML forms that work with
 // JavaScript off, mobile-first (readable at 320 px), labelled, errors announced with role=alert.
+// The one script is the code page's WebOTP call, an enhancement the page does not depend on.
 // The step form is always the first <form> of a page; the language switch follows in the footer.
 
 import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "../../core/html";
@@ -113,7 +114,25 @@ a.button{display:block;padding:14px;border-radius:12px;background:#1b64da;color:
 a.switch{align-self:center;color:#1b64da;font-size:14px;font-weight:600}
 `);
 
-function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true): SafeHtml {
+/**
+ * The code page's WebOTP call (docs/signin.md "The SMS text"): where the browser has the API, the
+ * code of the SMS whose last line names this origin fills the field and submits the form; a
+ * submission by hand (or a resend, or cancel) aborts the wait. Without it the page is unchanged.
+ */
+const WEB_OTP = raw(`(function(){
+if(!("OTPCredential" in window))return;
+var input=document.getElementById("otp"),form=input&&input.form;
+if(!form)return;
+var ac=new AbortController();
+form.addEventListener("submit",function(){ac.abort()});
+navigator.credentials.get({otp:{transport:["sms"]},signal:ac.signal}).then(function(otp){
+if(!otp||!/^[0-9]{6}$/.test(otp.code)||ac.signal.aborted)return;
+input.value=otp.code;
+if(form.requestSubmit)form.requestSubmit();else form.submit();
+},function(){});
+})();`);
+
+function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true, script = false): SafeHtml {
   const other: Lang = ctx.lang === "ko" ? "en" : "ko";
   return html`<html lang="${ctx.lang}">
 <head>
@@ -141,6 +160,7 @@ ${
 <nav aria-label="${t(ctx.lang, "footerNav")}">${footerLinks(ctx)}</nav>
 </footer>
 </main>
+${script && html`<script nonce="${ctx.nonce}">${WEB_OTP}</script>`}
 </body>
 </html>`;
 }
@@ -156,14 +176,24 @@ function footerLinks(ctx: PageContext): SafeHtml[] {
   return links;
 }
 
-/** A page in the sign-in pages' look (layout, headers, the language switch when `ctx` has a transaction). */
-export function page(ctx: PageContext, title: string, body: SafeHtml, result: PageResult = {}): Response {
+/**
+ * A page in the sign-in pages' look (layout, headers, the language switch when `ctx` has a
+ * transaction); `webOtp` adds the code page's WebOTP script.
+ */
+export function page(
+  ctx: PageContext,
+  title: string,
+  body: SafeHtml,
+  result: PageResult = {},
+  webOtp = false,
+): Response {
   const headers: Record<string, string> = {};
   if (result.retryAfterSeconds !== undefined)
     headers["Retry-After"] = String(Math.max(1, Math.ceil(result.retryAfterSeconds)));
-  return htmlResponse(layout(ctx, title, body), {
+  return htmlResponse(layout(ctx, title, body, true, webOtp), {
     status: result.status ?? 200,
     nonce: ctx.nonce,
+    script: webOtp,
     formAction: ctx.formAction,
     headers,
     cookies: ctx.cookies,
@@ -271,7 +301,8 @@ ${actions}
 <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
 </div>
 </form>`;
-  return page(ctx, t(L, "verifyTitle"), body, result);
+  // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not.
+  return page(ctx, t(L, "verifyTitle"), body, result, info.state === "enter" && !info.test);
 }
 
 /** What the consent page states for the provision (개인정보 보호법 §17 ②): the app's registered texts. */

@@ -6,7 +6,7 @@
 // 429 with Retry-After, an unknown or expired transaction 403; only the last step redirects.
 
 import { isTelco, normalizePhone } from "../../core/spec";
-import { carrierDirectory, maskPhone } from "./carrier";
+import { carrierDirectory, CarrierUnavailable, maskPhone, type ConfirmedSubscriber } from "./carrier";
 import { ConfigError } from "../../core/config";
 import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
@@ -18,6 +18,8 @@ import { storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
+import { smsText } from "./sms-text";
+import type { SmsAttempt } from "./sms-failover";
 import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
 import { registeredRedirect } from "./validate";
 import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
@@ -52,7 +54,7 @@ import {
 import { type Client, findClient } from "../store/clients";
 import { subscriberById } from "../store/directory";
 import { findLink, recordConsent } from "../store/links";
-import { audit } from "../store/audit";
+import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
 
 /** One step submission: the transaction, its client and what rendering needs. */
 interface Flow {
@@ -227,22 +229,41 @@ function ended(f: Flow): Response {
   return stopPage(f.ctx, t(f.ctx.lang, "unknownTitle"), t(f.ctx.lang, "unknownText"));
 }
 
-/** Sends a code by SMS; false when the gateway failed (a configuration error still throws). */
+/**
+ * Sends a code by SMS; false when no gateway took it (a configuration error still throws). Every
+ * attempt is audited with its gateway, result and latency, never the number, text or code.
+ */
 async function sendCode(f: Flow, phone: string, code: string): Promise<boolean> {
+  const attempts: SmsAttempt[] = [];
   try {
     const lang = f.h.tx.lang;
-    await smsSender(f.env).send({
-      to: phone,
-      code,
-      lang,
-      text: t(lang, "smsText", { code, minutes: Math.round(f.cfg.otpTtlMs / 60_000) }),
-    });
+    const minutes = Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000));
+    // The WebOTP line names the host of the code page, the origin the phone offers the code to.
+    const text = smsText(lang, code, minutes, new URL(f.req.url).hostname);
+    await smsSender(f.env, (a) => attempts.push(a)).send({ to: phone, code, lang, text });
     return true;
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     f.rc.log.cause = "sms delivery failed";
     return false;
+  } finally {
+    if (attempts.length > 0)
+      f.rc.waitUntil(
+        auditAll(
+          f.env,
+          attempts.map((a) => smsAttemptRecord(f, a)),
+        ),
+      );
   }
+}
+
+/** An `sms.attempt` audit event: the gateway, how it ended, its latency and the provider's status. */
+function smsAttemptRecord(f: Flow, a: SmsAttempt): AuditRecord {
+  const detail: Record<string, string | number> = { provider: a.gateway, result: a.result, ms: a.ms };
+  if (a.status !== undefined) detail.status = a.status;
+  if (a.code !== undefined) detail.code = a.code;
+  if (f.hooks) detail.purpose = "account";
+  return auditRecord("sms.attempt", f.client.clientId || null, a.result === "delivered" ? "ok" : "refused", detail);
 }
 
 /** A one-time code and its digest: test numbers have their fixed code (nothing is sent). */
@@ -257,6 +278,26 @@ async function sendFailed(f: Flow): Promise<Response> {
   const tx = await f.h.stub.signinUnsend(f.h.key, f.h.tx.subscriber!.phoneKey, numberLimits(f.cfg));
   if (tx === null || tx.step !== "verify") return conflict(f, tx);
   return render(at(f, handleOf(f.h, tx)), { text: t(f.ctx.lang, "errSendFailed") }, { status: 503 });
+}
+
+/** Seconds a person is asked to wait when the carrier could not be asked. */
+const CARRIER_RETRY_SECONDS = 5;
+
+/**
+ * The carrier gave no answer to trust (docs/carrier-api.md): the same step with "try again
+ * shortly", the person's entries kept. No failure is counted against the person or the number
+ * (nothing was learned of them); the fault is logged and audited by its reason alone.
+ */
+function carrierUnavailable(f: Flow, values: IdentifyValues, err: CarrierUnavailable): Response {
+  f.rc.log.cause = err.message;
+  f.rc.log.event = "signin.carrier_unavailable";
+  f.rc.waitUntil(audit(f.env, "carrier.unavailable", f.client.clientId || null, "refused", { reason: err.reason }));
+  return identifyPage(
+    f.ctx,
+    values,
+    { text: t(f.ctx.lang, "errCarrierUnavailable") },
+    { status: 503, retryAfterSeconds: CARRIER_RETRY_SECONDS },
+  );
 }
 
 /**
@@ -287,7 +328,13 @@ async function identify(f: Flow): Promise<Response> {
   const phone = normalizePhone(values.phoneNo);
   if (!phone) return identifyPage(f.ctx, values, { text: t(L, "errPhoneFormat"), field: "phoneNo" }, {});
 
-  const confirmed = await carrierDirectory(f.env).confirm(telco, name, phone);
+  let confirmed: ConfirmedSubscriber | null;
+  try {
+    confirmed = await carrierDirectory(f.env).confirm(telco, name, phone);
+  } catch (err) {
+    if (!(err instanceof CarrierUnavailable)) throw err;
+    return carrierUnavailable(f, values, err);
+  }
   if (!confirmed) {
     failure(f, "unconfirmed");
     return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});

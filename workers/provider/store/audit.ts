@@ -11,6 +11,8 @@ type AuditEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> } & StoreVars;
 export type AuditType =
   | "signin.success"
   | "signin.failure"
+  | "sms.attempt"
+  | "carrier.unavailable"
   | "consent"
   | "code.redeemed"
   | "code.refused"

@@ -23,7 +23,7 @@ async function step(job: DirectoryJob, name: string): Promise<void> {
 }
 
 /** Runs one job to its end; "removed" when a removal took the person (not moved or gone meanwhile). */
-export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" | undefined> {
+export async function runJob(env: JobEnv, job: DirectoryJob, keepLeases = false): Promise<"removed" | undefined> {
   const n = dirShards(env);
   switch (job.kind) {
     case "index_ci": {
@@ -32,7 +32,10 @@ export async function runJob(env: JobEnv, job: DirectoryJob): Promise<"removed" 
       // each entry's person and checks the ci
       await step(job, "index");
       const p = await dirAt(env, homeOfId(job.id)).person(job.id);
-      if (p?.ci === job.ci) await dirAt(env, ciShard(job.ci, n)).indexCi(job.ci, job.id);
+      await dirAt(env, ciShard(job.ci, n)).indexCis(
+        p?.ci === job.ci ? [{ ci: job.ci, id: job.id }] : [],
+        job.lease && !keepLeases ? [{ ci: job.ci, holder: job.lease }] : [],
+      );
       return undefined;
     }
     case "release":
@@ -70,35 +73,38 @@ export interface ShardJobs {
  * fails stays queued for its shard's alarm (the caller's answer does not depend on it: what it
  * finishes is already decided). The ci index jobs, one per new person of an import, run in
  * batches: one read of their people per home shard, one write of the entries per ci shard, each
- * entry only while its person is there with that ci (as `runJob` does one at a time); the other
- * jobs run one by one. Returns how many removals took their person, and how many jobs failed.
+ * entry only while its person is there with that ci (as `runJob` does one at a time), and the
+ * writer's ci leases on them dropped in that same write unless `keepLeases` (the writer that queued
+ * them still decides its other rows and ends its leases itself); the other jobs run one by one.
+ * Returns how many removals took their person, how many jobs failed, and those jobs.
  */
-export async function runJobs(env: JobEnv, queued: readonly ShardJobs[]): Promise<{ removed: number; failed: number }> {
+export async function runJobs(
+  env: JobEnv,
+  queued: readonly ShardJobs[],
+  keepLeases = false,
+): Promise<{ removed: number; failed: number; left: QueuedJob[] }> {
   const n = dirShards(env);
-  const done = new Map<number, number[]>();
-  let total = 0;
-  let finishedCount = 0;
+  const done = new Map<number, Set<number>>();
   let removed = 0;
   const finished = (shard: number, id: number) => {
-    finishedCount++;
     const d = done.get(shard);
-    if (d) d.push(id);
-    else done.set(shard, [id]);
+    if (d) d.add(id);
+    else done.set(shard, new Set([id]));
   };
-  type Index = { shard: number; id: number; ci: string; person: number };
+  type Index = { shard: number; id: number; ci: string; person: number; lease: string | undefined };
   const index: Index[] = [];
   const others: { shard: number; q: QueuedJob }[] = [];
   for (const { shard, jobs } of queued)
     for (const q of jobs) {
-      total++;
-      if (q.job.kind === "index_ci") index.push({ shard, id: q.id, ci: q.job.ci, person: q.job.id });
+      if (q.job.kind === "index_ci")
+        index.push({ shard, id: q.id, ci: q.job.ci, person: q.job.id, lease: q.job.lease ?? undefined });
       else others.push({ shard, q });
     }
-  if (total === 0) return { removed: 0, failed: 0 };
+  if (index.length + others.length === 0) return { removed: 0, failed: 0, left: [] };
   const ready: Index[] = [];
   for (const j of index) {
     try {
-      await step({ kind: "index_ci", ci: j.ci, id: j.person }, "index");
+      await step({ kind: "index_ci", ci: j.ci, id: j.person, lease: j.lease }, "index");
       ready.push(j);
     } catch {
       // left to the alarm
@@ -121,11 +127,17 @@ export async function runJobs(env: JobEnv, queued: readonly ShardJobs[]): Promis
     }),
   );
   await Promise.all([
-    ...[...groupBy(ready, (j) => ciShard(j.ci, n))].map(async ([s, list]) => {
-      const write = list.filter((j) => present.has(j.id));
+    ...[
+      ...groupBy(
+        ready.filter((j) => checked.has(j.id)),
+        (j) => ciShard(j.ci, n),
+      ),
+    ].map(async ([s, list]) => {
+      const write = list.filter((j) => present.has(j.id)).map((j) => ({ ci: j.ci, id: j.person }));
+      const drop = keepLeases ? [] : list.flatMap((j) => (j.lease ? [{ ci: j.ci, holder: j.lease }] : []));
       try {
-        if (write.length) await dirAt(env, s).indexCis(write.map((j) => ({ ci: j.ci, id: j.person })));
-        for (const j of list) if (checked.has(j.id)) finished(j.shard, j.id);
+        if (write.length || drop.length) await dirAt(env, s).indexCis(write, drop);
+        for (const j of list) finished(j.shard, j.id);
       } catch {
         // left to the alarm
       }
@@ -139,8 +151,9 @@ export async function runJobs(env: JobEnv, queued: readonly ShardJobs[]): Promis
       }
     }),
   ]);
-  await Promise.all([...done].map(([shard, ids]) => dirAt(env, shard).jobsDone(ids)));
-  return { removed, failed: total - finishedCount };
+  await Promise.all([...done].map(([shard, ids]) => dirAt(env, shard).jobsDone([...ids])));
+  const left = queued.flatMap(({ shard, jobs }) => jobs.filter((q) => !done.get(shard)?.has(q.id)));
+  return { removed, failed: left.length, left };
 }
 
 /**

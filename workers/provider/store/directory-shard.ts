@@ -28,6 +28,8 @@ CREATE TABLE IF NOT EXISTS people (
 );
 CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS by_ci (ci TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
+-- who is deciding a ci's person now (an import's rows, a carrier-API sign-in): one writer per ci
+CREATE TABLE IF NOT EXISTS ci_leases (ci TEXT PRIMARY KEY, holder TEXT NOT NULL, until INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS links (
   subscriber_id INTEGER NOT NULL,
   client_id     TEXT NOT NULL,
@@ -121,7 +123,8 @@ export type EndableLink = {
 
 /** A cross-shard step left to finish (directory-jobs.ts runs it; each is idempotent). */
 export type DirectoryJob =
-  | { kind: "index_ci"; ci: string; id: number }
+  /** `lease`: the writer's ci lease, dropped once the entry is written (or the person is gone). */
+  | { kind: "index_ci"; ci: string; id: number; lease?: string }
   | { kind: "release"; phone: string; id: number }
   | { kind: "remove"; id: number; phone: string; reason: "number_reassigned" | "subscriber_removed" };
 
@@ -131,7 +134,7 @@ export interface QueuedJob {
 }
 
 /** One import row at its number's shard: what the shard did, or what it found for the caller to decide. */
-export type NumberImport = { seq: number; done: "updated" } | { seq: number; holder: NumberHolder };
+export type NumberImport = { seq: number; done: "updated"; id: number } | { seq: number; holder: NumberHolder };
 
 /** The write a caller decided for a number, applied only while the number's holder is still `expect`. */
 export interface Claim {
@@ -193,6 +196,52 @@ export class DirectoryShard extends DurableObject {
   }
 
   /**
+   * `idsByCi` for the cis `holder` may decide now: each ci not leased by another holder until later
+   * is leased to `holder` until `until` and its person returned; the others come back `busy`. Two
+   * writers of one ci (an import and a carrier-API sign-in, or two sign-ins) thus decide it one
+   * after the other: neither makes a second person of a ci the other has not indexed yet.
+   */
+  leaseCis(cis: readonly string[], holder: string, until: number): { ci: string; id: number | null; busy: boolean }[] {
+    const now = Date.now();
+    const out: { ci: string; id: number | null; busy: boolean }[] = [];
+    this.ctx.storage.transactionSync(() => {
+      const held = new Map(
+        this.rowsIn<{ ci: string; holder: string; until: number }>(
+          "SELECT ci, holder, until FROM ci_leases WHERE ci",
+          cis,
+        ).map((r) => [r.ci, r]),
+      );
+      const ids = new Map(this.idsByCi(cis).map((r) => [r.ci, r.id]));
+      const free: string[] = [];
+      for (const ci of cis) {
+        const l = held.get(ci);
+        if (l && l.holder !== holder && l.until > now) out.push({ ci, id: null, busy: true });
+        else {
+          free.push(ci);
+          out.push({ ci, id: ids.get(ci) ?? null, busy: false });
+        }
+      }
+      this.sql.exec(
+        "INSERT OR REPLACE INTO ci_leases (ci, holder, until) SELECT value, ?, ? FROM json_each(?)",
+        holder,
+        until,
+        JSON.stringify(free),
+      );
+      this.sql.exec("DELETE FROM ci_leases WHERE ci IN (SELECT ci FROM ci_leases WHERE until <= ? LIMIT 50)", now);
+    });
+    return out;
+  }
+
+  /** Drops `holder`'s leases of these cis. */
+  dropCiLeases(cis: readonly string[], holder: string): void {
+    this.sql.exec(
+      "DELETE FROM ci_leases WHERE holder = ? AND ci IN (SELECT value FROM json_each(?))",
+      holder,
+      JSON.stringify(cis),
+    );
+  }
+
+  /**
    * The import's first pass over the rows whose numbers this shard answers for: a number held by
    * the same directory person (same ci) at home here is updated now (id, plids and consent kept);
    * for every other row the holder is returned, for the caller to decide with what other shards hold.
@@ -216,7 +265,7 @@ export class DirectoryShard extends DurableObject {
       const h = this.holderOf(shard, r.phone, entries.get(r.phone) ?? null);
       if (h.at === "here" && h.person.ci === r.ci && h.person.test_clients === null) {
         if (!dryRun) this.writeFields(h.person.id, r);
-        out.push({ seq: r.seq, done: "updated" });
+        out.push({ seq: r.seq, done: "updated", id: h.person.id });
       } else out.push({ seq: r.seq, holder: h });
     }
     return out;
@@ -240,6 +289,7 @@ export class DirectoryShard extends DurableObject {
     shards: number,
     claims: readonly Claim[],
     run: string | null = null,
+    lease: string | null = null,
   ): { results: ClaimResult[]; jobs: QueuedJob[] } {
     const results: ClaimResult[] = [];
     const jobs: QueuedJob[] = [];
@@ -259,11 +309,20 @@ export class DirectoryShard extends DurableObject {
         let id: number;
         if (c.person === null) {
           id = this.insertPerson(shard, c.fields, null, now, seq++);
-          if (c.ciShard === shard)
-            this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", c.fields.ci, id);
-          else indexJobs.push({ kind: "index_ci", ci: c.fields.ci, id });
+          // indexed here now, or by a job that carries the writer's lease: should the job fail, the
+          // lease holds the ci until the job, run later, indexes it (the writer ends the others)
+          if (c.ciShard === shard) this.indexCis([{ ci: c.fields.ci, id }]);
+          else indexJobs.push({ kind: "index_ci", ci: c.fields.ci, id, ...(lease ? { lease } : {}) });
         } else {
           id = c.person;
+          // A person whose removal from this number is queued here (displaced by an earlier write,
+          // its removal running or held for an import run) does not take it back: the removal would
+          // still find their row naming it and delete them under their own number entry. Decided
+          // again by the caller once the removal is done.
+          if (this.removalQueued(id, c.phone)) {
+            results.push({ seq: c.seq, ok: false });
+            continue;
+          }
           if (homeOfId(id) === shard) {
             const moved = this.updatePerson(id, c.fields);
             if (!moved.done) {
@@ -293,6 +352,19 @@ export class DirectoryShard extends DurableObject {
     });
     if (jobs.length || run !== null) this.armAlarm(now + JOB_GRACE_MS);
     return { results, jobs };
+  }
+
+  /** Whether the removal of person `id` from `phone` waits in this shard's jobs. */
+  private removalQueued(id: number, phone: string): boolean {
+    return (
+      this.sql
+        .exec(
+          `SELECT 1 FROM jobs WHERE job ->> '$.kind' = 'remove' AND job ->> '$.id' = ? AND job ->> '$.phone' = ? LIMIT 1`,
+          id,
+          phone,
+        )
+        .toArray().length > 0
+    );
   }
 
   /** Frees `phone` while `id` holds it (a person who moved away, or one being removed). */
@@ -343,12 +415,24 @@ export class DirectoryShard extends DurableObject {
     this.sql.exec("INSERT OR REPLACE INTO by_ci (ci, id) VALUES (?, ?)", ci, id);
   }
 
-  /** `indexCi` for many, in one step. */
-  indexCis(entries: readonly { ci: string; id: number }[]): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO by_ci (ci, id) SELECT value ->> '$.ci', value ->> '$.id' FROM json_each(?)",
-      JSON.stringify(entries),
-    );
+  /** `indexCi` for many, in one step, dropping the writers' leases on these cis (`leases`) in it. */
+  indexCis(
+    entries: readonly { ci: string; id: number }[],
+    leases: readonly { ci: string; holder: string }[] = [],
+  ): void {
+    this.ctx.storage.transactionSync(() => {
+      if (entries.length)
+        this.sql.exec(
+          "INSERT OR REPLACE INTO by_ci (ci, id) SELECT value ->> '$.ci', value ->> '$.id' FROM json_each(?)",
+          JSON.stringify(entries),
+        );
+      if (leases.length)
+        this.sql.exec(
+          `DELETE FROM ci_leases WHERE (ci, holder) IN
+             (SELECT value ->> '$.ci', value ->> '$.holder' FROM json_each(?))`,
+          JSON.stringify(leases),
+        );
+    });
   }
 
   /** Drops a removed person's ci entry, only while it still names them. */
@@ -472,8 +556,10 @@ export class DirectoryShard extends DurableObject {
 
   /**
    * Registers a test number at `phone`, only while the number's entry is still `expect`: the same
-   * test persona (`update`: the holder `expect`, same ci) updated in place, or a new person. The
-   * person's id, or null when the holder changed.
+   * test persona (`update`: the holder `expect`, same ci) updated in place, or a new person. A new
+   * person replacing a holder (another persona) takes the number in this same step, and the
+   * previous one's removal (their logins end) is queued: the number is never free in between, for
+   * another writer to take. The person's id and that job, or null when the holder changed.
    */
   putTestNumber(
     shard: number,
@@ -481,8 +567,8 @@ export class DirectoryShard extends DurableObject {
     update: boolean,
     fields: PersonFields,
     test: { otpHash: string; clients: string; expiresAt: number },
-  ): number | null {
-    let id: number | null = null;
+  ): { id: number; jobs: QueuedJob[] } | null {
+    let out: { id: number; jobs: QueuedJob[] } | null = null;
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
       const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", fields.phone).toArray()[0];
@@ -498,13 +584,19 @@ export class DirectoryShard extends DurableObject {
           test.expiresAt,
           expect,
         );
-        id = expect;
+        out = { id: expect, jobs: [] };
         return;
       }
-      id = this.insertPerson(shard, fields, test, now);
+      const id = this.insertPerson(shard, fields, test, now);
       this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", fields.phone, id);
+      const jobs =
+        expect === null
+          ? []
+          : [this.queue({ kind: "remove", id: expect, phone: fields.phone, reason: "subscriber_removed" }, now)];
+      out = { id, jobs };
     });
-    return id;
+    if (out && (out as { jobs: QueuedJob[] }).jobs.length) this.armAlarm(now + JOB_GRACE_MS);
+    return out;
   }
 
   /** Registered test numbers here with a number after `after`, by number, at most `limit`. */

@@ -77,11 +77,19 @@ export async function sha256(text: string): Promise<string> {
   return bytesToBase64url(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(text))));
 }
 
+async function hmacSha256(key: string, message: string): Promise<Uint8Array> {
+  const k = await crypto.subtle.importKey("raw", utf8(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", k, utf8(message)));
+}
+
 /** HMAC-SHA256 of `message` under the UTF-8 `key`, as lowercase hex (signed webhooks). */
 export async function hmacSha256Hex(key: string, message: string): Promise<string> {
-  const k = await crypto.subtle.importKey("raw", utf8(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", k, utf8(message)));
-  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return [...(await hmacSha256(key, message))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** HMAC-SHA256 of `message` under the UTF-8 `key`, as standard Base64 (Naver Cloud's API signature). */
+export async function hmacSha256Base64(key: string, message: string): Promise<string> {
+  return bytesToBase64(await hmacSha256(key, message));
 }
 
 /** Constant-time equality: both sides hashed (`b` may come as its digest), so nothing leaks. */

@@ -69,8 +69,10 @@ export function cspSourceFor(url: string): string | undefined {
 
 export interface PageOptions {
   status?: number;
-  /** The nonce the page's <style> carries. */
+  /** The nonce the page's <style> carries, and its inline <script> when `script` is set. */
   nonce: string;
+  /** The page has an inline script of its own (a progressive enhancement: the page works without it). */
+  script?: boolean;
   /** Extra `form-action` sources beyond 'self'. */
   formAction?: readonly string[];
   headers?: Record<string, string>;
@@ -80,9 +82,10 @@ export interface PageOptions {
 /** The strict headers every server page carries. */
 export function pageHeaders(opts: PageOptions): Headers {
   const formAction = ["'self'", ...(opts.formAction ?? [])].join(" ");
+  const script = opts.script ? ` script-src 'nonce-${opts.nonce}';` : "";
   const h = new Headers({
     "Content-Type": "text/html; charset=utf-8",
-    "Content-Security-Policy": `default-src 'none'; style-src 'nonce-${opts.nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    "Content-Security-Policy": `default-src 'none';${script} style-src 'nonce-${opts.nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
