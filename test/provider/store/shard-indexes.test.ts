@@ -34,6 +34,11 @@ const KEYED: Record<string, [string, ...unknown[]]> = {
     200,
   ],
   "deleteClient: its grants": ["DELETE FROM grants WHERE client_id = ?", "demo-client"],
+  "claim: a queued removal of the person": [
+    "SELECT 1 FROM jobs WHERE job ->> '$.kind' = 'remove' AND job ->> '$.id' = ? AND job ->> '$.phone' = ? LIMIT 1",
+    1,
+    "01012345678",
+  ],
   findLink: ["SELECT plid, items, consented_at FROM links WHERE subscriber_id = ? AND client_id = ?", 1, "demo-client"],
   "endLink: the link": [
     "SELECT client_id, plid, subscriber_id FROM links WHERE plid = ? AND client_id = ?",

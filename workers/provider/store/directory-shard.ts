@@ -63,6 +63,9 @@ CREATE TABLE IF NOT EXISTS jobs (
   next_at    INTEGER NOT NULL,
   run        TEXT                        -- held for an import run until it commits (or RUN_HOLD_MS)
 );
+-- a claim checks for a queued removal of the person it gives a number to (an import run may hold
+-- thousands); only removals are indexed
+CREATE INDEX IF NOT EXISTS jobs_removals ON jobs (job ->> '$.id') WHERE job ->> '$.kind' = 'remove';
 CREATE TRIGGER IF NOT EXISTS people_counted AFTER INSERT ON people BEGIN
   UPDATE meta SET value = value + 1 WHERE key = 'people';
   UPDATE meta SET value = value + 1 WHERE key = 'test_numbers' AND NEW.test_otp_hash IS NOT NULL;
