@@ -18,7 +18,7 @@
 // one ci decide it one after the other, so neither makes a second person of it.
 
 import { dirAt, dirShards, type DirectoryEnv } from "./directory";
-import { ciShard, homeOfId, numberShard } from "./directory-keys";
+import { ciShard, groupBy, homeOfId, numberShard } from "./directory-keys";
 import type { Claim, NumberHolder, PersonFields, PersonRow } from "./directory-shard";
 import { runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
 import type { SubscriberInput } from "./directory-rows";
@@ -35,17 +35,6 @@ export interface ImportCounts {
 const MAX_ROUNDS = 5;
 
 type Row = PersonFields & { seq: number };
-
-function groupBy<T>(items: readonly T[], key: (t: T) => number): Map<number, T[]> {
-  const m = new Map<number, T[]>();
-  for (const t of items) {
-    const k = key(t);
-    const g = m.get(k);
-    if (g) g.push(t);
-    else m.set(k, [t]);
-  }
-  return m;
-}
 
 /** People by id, read at their homes (one call per home). */
 async function peopleById(env: DirectoryEnv, ids: readonly number[]): Promise<Map<number, PersonRow>> {
