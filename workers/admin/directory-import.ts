@@ -5,17 +5,10 @@
 
 import { dirAt, dirShards } from "../provider/store/directory";
 import { finishAllJobs, runJobs, type JobEnv } from "../provider/store/directory-jobs";
-import { applyRows, type ImportCounts } from "../provider/store/directory-write";
+import { applyRows, underLease, type ImportCounts } from "../provider/store/directory-write";
 import type { SubscriberInput } from "../provider/store/directory-rows";
 
-export type { ImportCounts } from "../provider/store/directory-write";
-
-/** How long an import holds the lease: far longer than one request of ADMIN_MAX_IMPORT_ROWS takes. */
-const LEASE_MS = 120_000;
-/** How long an import waits for another to finish before it is refused (the caller retries). */
-const LEASE_WAIT_MS = 60_000;
-
-export class ImportBusy extends Error {}
+export { ImportBusy, underLease, type ImportCounts } from "../provider/store/directory-write";
 
 /**
  * Applies the rows to the directory (with `dryRun`, only counts what it would do). The caller
@@ -50,24 +43,4 @@ export async function commitRun(env: JobEnv, run: string): Promise<{ removed: nu
     );
     return { removed: results.reduce((n, r) => n + r.removed, 0), left: results.reduce((n, r) => n + r.failed, 0) };
   });
-}
-
-/**
- * Runs `work` holding the directory's import lease (in shard 0): imports and commits run one at a
- * time; another waits for it, up to LEASE_WAIT_MS. An import takes it before reading its body, so
- * requests waiting their turn hold no parsed rows (an isolate's memory is 128 MB).
- */
-export async function underLease<T>(env: JobEnv, work: () => Promise<T>): Promise<T> {
-  const lease = crypto.randomUUID();
-  const lock = dirAt(env, 0);
-  const waitUntil = Date.now() + LEASE_WAIT_MS;
-  for (let wait = 20; !(await lock.takeImportLease(lease, Date.now() + LEASE_MS)); wait = Math.min(wait * 2, 500)) {
-    if (Date.now() > waitUntil) throw new ImportBusy("another import is running");
-    await new Promise((r) => setTimeout(r, wait));
-  }
-  try {
-    return await work();
-  } finally {
-    await lock.dropImportLease(lease).catch(() => undefined);
-  }
 }

@@ -53,6 +53,37 @@ const CI_LEASE_MS = 60_000;
 /** A ci is being decided by another writer for longer than this one waits (the caller retries later). */
 export class DirectoryBusy extends Error {}
 
+/** How long an import holds the import lease: far longer than one request of ADMIN_MAX_IMPORT_ROWS takes. */
+const LEASE_MS = 120_000;
+/** How long an import waits for another to finish before it is refused (the caller retries). */
+const LEASE_WAIT_MS = 60_000;
+
+export class ImportBusy extends Error {}
+
+/**
+ * Runs `work` holding the directory's import lease (in shard 0): imports, their commits and the
+ * sign-ins that pass a number to another person run one at a time; another waits for it, up to
+ * `waitMs`. An import takes it before reading its body, so requests waiting their turn hold no
+ * parsed rows (an isolate's memory is 128 MB).
+ */
+export async function underLease<T>(env: JobEnv, work: () => Promise<T>, waitMs = LEASE_WAIT_MS): Promise<T> {
+  const lease = crypto.randomUUID();
+  const lock = dirAt(env, 0);
+  const waitUntil = Date.now() + waitMs;
+  for (let wait = 20; !(await lock.takeImportLease(lease, Date.now() + LEASE_MS)); wait = Math.min(wait * 2, 500)) {
+    if (Date.now() > waitUntil) throw new ImportBusy("another import is running");
+    await new Promise((r) => setTimeout(r, wait));
+  }
+  try {
+    return await work();
+  } finally {
+    await lock.dropImportLease(lease).catch(() => undefined);
+  }
+}
+
+/** A single-row write found that it passes the number to another person: it must hold the import lease. */
+class Displaces extends Error {}
+
 /** A writer's ci leases: the cis it took, by ci shard, dropped when it is done. */
 interface CiLeases {
   holder: string;
@@ -118,6 +149,8 @@ export interface ApplyOptions {
   run?: string | null;
   /** How long to wait for another writer's ci lease before giving up with DirectoryBusy. */
   ciWaitMs?: number;
+  /** False: a row that would pass its number to another person throws Displaces before writing. */
+  displaces?: boolean;
 }
 
 /** An import waits this long for a sign-in's lease on one of its cis (a sign-in holds it for a few calls). */
@@ -129,7 +162,22 @@ const IMPORT_CI_WAIT_MS = 30_000;
  * decided, and its ci under a ci lease. Their id. Throws DirectoryBusy when the ci stays leased.
  */
 export async function writePerson(env: JobEnv, row: SubscriberInput, ciWaitMs: number): Promise<number> {
-  const { ids } = await applyRows(env, [row], { ciWaitMs });
+  let applied: Applied;
+  try {
+    applied = await applyRows(env, [row], { ciWaitMs, displaces: false });
+  } catch (err) {
+    if (!(err instanceof Displaces)) throw err;
+    // The number passes to another person (a reassignment): that runs as an import does, one at a
+    // time. An import's earlier row may have updated this number's holder in place, and displacing
+    // them in the middle of it would give a directory neither order gives. The import lease is
+    // taken before any ci lease, in the order an import takes them.
+    try {
+      applied = await underLease(env, () => applyRows(env, [row], { ciWaitMs }), ciWaitMs);
+    } catch (e) {
+      throw e instanceof ImportBusy ? new DirectoryBusy("an import is running") : e;
+    }
+  }
+  const { ids } = applied;
   const id = ids.get(0);
   if (id === undefined) throw new Error("writePerson: the row was not written");
   return id;
@@ -149,7 +197,7 @@ export async function applyRows(
     ? null
     : { holder: crypto.randomUUID(), waitMs: opts.ciWaitMs ?? IMPORT_CI_WAIT_MS, taken: new Map(), keep: new Set() };
   try {
-    return await decideAndWrite(env, input, dryRun, opts.run ?? null, lease);
+    return await decideAndWrite(env, input, dryRun, opts.run ?? null, lease, opts.displaces ?? true);
   } finally {
     // The leases end when the writer is done with every row (a row decided again may still lean on
     // another row's ci: a holder named elsewhere in the same import is moving, not displaced). A
@@ -170,6 +218,7 @@ async function decideAndWrite(
   dryRun: boolean,
   run: string | null,
   lease: CiLeases | null,
+  displaces: boolean,
 ): Promise<Applied> {
   const n = dirShards(env);
   const counts: Applied = { inserted: 0, updated: 0, reassigned: 0, ids: new Map() };
@@ -238,6 +287,8 @@ async function decideAndWrite(
       }
       break;
     }
+
+    if (!displaces && decided.some((d) => d.displace)) throw new Displaces();
 
     // 4. A person at home in another shard than the number's takes the number in their own row
     // first (only while it is still theirs, same ci); then each number's shard applies its claims
