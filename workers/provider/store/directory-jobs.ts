@@ -173,8 +173,8 @@ export async function finishAllJobs(env: JobEnv): Promise<boolean> {
   return results.every(Boolean);
 }
 
-/** The alarm's pass over a shard's due jobs; whether any are left. */
-export async function runQueuedJobs(env: JobEnv, shard: DirectoryShard): Promise<boolean> {
+/** The alarm's pass over a shard's due jobs (the alarm then sets itself to the next one's time). */
+export async function runQueuedJobs(env: JobEnv, shard: DirectoryShard): Promise<void> {
   const due = shard.dueJobs(100);
   const done: number[] = [];
   for (const j of due) {
@@ -186,5 +186,4 @@ export async function runQueuedJobs(env: JobEnv, shard: DirectoryShard): Promise
     }
   }
   shard.jobsDone(done);
-  return shard.pendingJobs() > 0;
 }
