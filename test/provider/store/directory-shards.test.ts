@@ -45,6 +45,11 @@ function spread(keys: readonly string[], shardOf: (k: string, n: number) => numb
 }
 
 describe("keys to shards (directory-keys.ts)", () => {
+  it("the tests run over 4 shards, so every test crosses shards; a deployment that sets nothing gets 64", () => {
+    expect(dirShards(env)).toBe(4);
+    expect(dirShards({} as never)).toBe(64);
+  });
+
   it("numbers in sequential blocks and crowded prefixes spread evenly: the largest shard within 1.2× the mean at 4, 64 and 256 shards (a uniform hash's own scatter is about 1.1× at 256)", () => {
     const numbers = directoryNumbers(200_000);
     for (const n of [4, 64, 256]) expect(spread(numbers, numberShard, n)).toBeLessThan(1.2);
