@@ -78,6 +78,7 @@ function pooled(kind, worker = "app") {
 const tokenPool = pooled("code");
 const userMePool = pooled("token");
 const callbackPool = pooled("rp-callback");
+const floorCallbackPool = pooled("floor-rp-callback");
 const floorCodePool = pooled("floor-code");
 const floorTokenPool = pooled("floor-token");
 const floorShardCodePool = pooled("floor-code-shard");
@@ -146,8 +147,6 @@ const unit = (id, title) => ({
 // ---- a whole sign-in, as a browser and then the app's back end do it ----
 
 const SUBSCRIBER_NAME = "벤치사용자"; // bench subscribers (bench-entry addSubscribers), fixed code 000000
-let nextSubscriber = 0;
-const phones = new Pool();
 
 /** The hidden fields and action of the page's first form (docs/signin.md form contract). */
 export function firstForm(html) {
@@ -172,68 +171,88 @@ export function firstForm(html) {
   return { action: attr(open[0], "action") ?? "/oauth2/authorize", fields, names };
 }
 
-/** authorize → identify → code step → consent → token → user/me for a new subscriber. Returns the request count. */
-async function signIn(ctx) {
-  const phone = phones.next();
-  if (phone === "exhausted") throw new Error("no fresh subscriber left");
-  const cookies = new Map();
-  const keep = (res) => {
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(";");
-      const i = pair.indexOf("=");
-      cookies.set(pair.slice(0, i), pair.slice(i + 1));
-    }
-  };
-  const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-  let res = await control(ctx.url + AUTHORIZE_PATH, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
-  keep(res);
-  let requests = 1;
-  for (let step = 0; step < 4 && res.status === 200; step++) {
-    const form = firstForm(await res.text());
-    const body = form.fields;
-    if (form.names.has("phoneNo")) {
-      body.set("telcoCd", "S");
-      body.set("name", SUBSCRIBER_NAME);
-      body.set("phoneNo", phone);
-    } else if (form.names.has("otp")) body.set("otp", "000000");
-    else if (form.names.has("agree")) body.set("agree", "Y");
-    else throw new Error(`unknown step: ${[...form.names].join(",")}`);
-    res = await fetch(new URL(form.action, ctx.url), {
-      method: "POST",
-      redirect: "manual",
-      headers: { "Content-Type": FORM, Cookie: cookie(), Origin: ctx.url, "Accept-Language": "ko-KR" },
-      body: body.toString(),
-    });
+/**
+ * A whole sign-in as a browser and then the app's back end do it: the first page, its form steps
+ * (identify, the code, consent) until the 302 with the code, then the token exchange and the user
+ * read. `start`, `token` and `me` are the paths (the project's, or its floor's); `people` is the
+ * bench entry's mint kind of fresh people (a first sign-in each).
+ * @param {{ start: string; token: string; me: string; people: string }} at
+ */
+function signInFlow(at) {
+  const phones = new Pool();
+  let next = 0;
+  /** @param {any} ctx @returns {Promise<number>} the request count */
+  async function flow(ctx) {
+    const phone = phones.next();
+    if (phone === "exhausted") throw new Error("no fresh subscriber left");
+    const cookies = new Map();
+    const keep = (res) => {
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(";");
+        const i = pair.indexOf("=");
+        cookies.set(pair.slice(0, i), pair.slice(i + 1));
+      }
+    };
+    const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    let res = await control(ctx.url + at.start, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
     keep(res);
-    requests++;
+    let requests = 1;
+    for (let step = 0; step < 4 && res.status === 200; step++) {
+      const form = firstForm(await res.text());
+      const body = form.fields;
+      if (form.names.has("phoneNo")) {
+        body.set("telcoCd", "S");
+        body.set("name", SUBSCRIBER_NAME);
+        body.set("phoneNo", phone);
+      } else if (form.names.has("otp")) body.set("otp", "000000");
+      else if (form.names.has("agree")) body.set("agree", "Y");
+      else throw new Error(`unknown step: ${[...form.names].join(",")}`);
+      res = await fetch(new URL(form.action, ctx.url), {
+        method: "POST",
+        redirect: "manual",
+        headers: { "Content-Type": FORM, Cookie: cookie(), Origin: ctx.url, "Accept-Language": "ko-KR" },
+        body: body.toString(),
+      });
+      keep(res);
+      requests++;
+    }
+    if (res.status !== 302) throw new Error(`sign-in ended with ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
+    if (!code) throw new Error(`no code in ${res.headers.get("Location")}`);
+    res = await fetch(ctx.url + at.token, {
+      method: "POST",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      body: `grant_type=authorization_code&code=${code}`,
+    });
+    if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+    const { access_token: token } = await res.json();
+    res = await fetch(ctx.url + at.me, { headers: { Authorization: `Bearer ${token}` } });
+    if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+    return requests + 2;
   }
-  if (res.status !== 302) throw new Error(`sign-in ended with ${res.status}: ${(await res.text()).slice(0, 200)}`);
-  const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
-  if (!code) throw new Error(`no code in ${res.headers.get("Location")}`);
-  res = await fetch(ctx.url + "/oauth2/token", {
-    method: "POST",
-    headers: { Authorization: BASIC, "Content-Type": FORM },
-    body: `grant_type=authorization_code&code=${code}`,
-  });
-  if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
-  const { access_token: token } = await res.json();
-  res = await fetch(ctx.url + "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } });
-  if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
-  await res.arrayBuffer();
-  return requests + 2;
+  /** @param {any} ctx @param {number} expected */
+  async function prepare(ctx, expected) {
+    const out = [];
+    for (let left = expected; left > 0; left -= 4000) {
+      const n = Math.min(4000, left);
+      const res = await control(`${ctx.url}/__bench/mint?kind=${at.people}&from=${next}&n=${n}`);
+      if (res.status !== 200) throw new Error(`${at.people}: ${res.status} ${(await res.text()).slice(0, 200)}`);
+      out.push(...(await res.json()));
+      next += n;
+    }
+    phones.refill(out);
+  }
+  return { pool: phones, flow, prepare };
 }
 
-async function prepareSubscribers(ctx, expected) {
-  const out = [];
-  for (let left = expected; left > 0; left -= 4000) {
-    const n = Math.min(4000, left);
-    const res = await control(`${ctx.url}/__bench/mint?kind=subscribers&from=${nextSubscriber}&n=${n}`);
-    if (res.status !== 200) throw new Error(`subscribers: ${res.status} ${(await res.text()).slice(0, 200)}`);
-    out.push(...(await res.json()));
-    nextSubscriber += n;
-  }
-  phones.refill(out);
-}
+const signIn = signInFlow({ start: AUTHORIZE_PATH, token: "/oauth2/token", me: "/v1/user/me", people: "subscribers" });
+const floorSignIn = signInFlow({
+  start: AUTHORIZE_PATH.replace("/oauth2/authorize", "/__floor/signin"),
+  token: "/__floor/token",
+  me: "/__floor/me",
+  people: "floor-people",
+});
 
 // ---- the relying-party kit ----
 
@@ -468,7 +487,6 @@ export const SCENARIOS = [
     unit: "sign-ins/s",
     optional: true,
     concurrency: 16,
-    pool: phones,
     async available(ctx) {
       const res = await control(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
       const html = await res.text();
@@ -477,8 +495,21 @@ export const SCENARIOS = [
         : "the sign-in pages are not in the dev worker";
     },
     guess: 300,
-    prepare: prepareSubscribers,
-    flow: signIn,
+    pool: signIn.pool,
+    prepare: signIn.prepare,
+    flow: signIn.flow,
+  },
+  {
+    id: "floor-signin",
+    title: "floor: minimal correct sign-in (page, identify, code, consent, token, user read)",
+    label: "floor: sign-in (6 requests)",
+    worker: "app",
+    unit: "sign-ins/s",
+    concurrency: 16,
+    guess: 600,
+    pool: floorSignIn.pool,
+    prepare: floorSignIn.prepare,
+    flow: floorSignIn.flow,
   },
   {
     id: "rp-callback",
@@ -500,6 +531,26 @@ export const SCENARIOS = [
         const c = callbackRequest(callbackPool.pool.next());
         r.path = c.path;
         r.headers = { ...r.headers, Cookie: c.cookie };
+        return r;
+      },
+    },
+  },
+  {
+    id: "floor-rp-callback",
+    title: "floor: minimal correct relying-party callback (state, exchange, user read, session)",
+    label: "floor: RP callback",
+    worker: "app",
+    guess: 400,
+    pool: floorCallbackPool.pool,
+    prepare: floorCallbackPool.prepare,
+    request: {
+      method: "GET",
+      path: "/__floor/callback",
+      okStatus: 303,
+      setup(r) {
+        const [state, code, binding] = floorCallbackPool.pool.next().split(" ");
+        r.path = `/__floor/callback?code=${code}&state=${state}`;
+        r.headers = { ...r.headers, Cookie: `__Host-floor_state=${binding}` };
         return r;
       },
     },

@@ -13,6 +13,7 @@ import dev from "../../workers/all-in-one/index";
 import { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
 import type { OneTimeStore } from "../../workers/provider/store/one-time-store";
 import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
+import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor-signin";
 import { partsWork } from "./parts";
 import { scaleWork } from "./scale";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
@@ -23,6 +24,7 @@ type Env = AllInOneEnv & { BENCH_VARIANT?: string; FLOOR: DurableObjectNamespace
 import { providerConfig } from "../../workers/provider/config";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import {
+  plidShard,
   storeAt,
   storeFor,
   type CodeGrant,
@@ -85,7 +87,7 @@ function subjectFor(env: Env, clientId: string, phone: string): Promise<Subject>
 }
 
 /** Bench subscribers 0109xxxxxxx (SKT, test numbers with the fixed code 000000): fresh people for first sign-ins. */
-async function addSubscribers(env: Env, from: number, n: number): Promise<Response> {
+async function makeSubscribers(env: Env, from: number, n: number): Promise<string[]> {
   const otpHash = await sha256("000000");
   const shards = dirShards(env);
   const phones = Array.from({ length: n }, (_, i) => `0109${String(from + i).padStart(7, "0")}`);
@@ -100,7 +102,44 @@ async function addSubscribers(env: Env, from: number, n: number): Promise<Respon
   // the numbers' shards write the people where the number is free (as the dev seed does), then their cis are indexed
   const made = (await Promise.all([...byShard].map(([s, list]) => dirAt(env, s).seed(s, list)))).flat();
   await Promise.all(made.map((m) => dirAt(env, m.ciShard).indexCi(m.ci, m.id)));
-  return Response.json(phones);
+  return phones;
+}
+
+/**
+ * The people whose codes and tokens the hot-route scenarios spend: SUBJECTS bench subscribers
+ * (numbers 01099xxxxxx, out of the sign-in scenario's reach), each consented to the client, taken
+ * in turn by their plid's one-time object. A code lives in its plid's object
+ * (workers/provider/codes.ts), so one person's codes would all load one object, which no national
+ * load does; these load every object evenly, as the floors' random values do.
+ */
+const SUBJECTS = 256;
+const SUBJECTS_FROM = 9_000_000;
+const spread = new Map<string, Promise<Subject[][]>>();
+let nextSubject = 0;
+
+async function anySubject(env: Env, clientId: string): Promise<Subject> {
+  let groups = spread.get(clientId);
+  if (!groups) {
+    groups = (async () => {
+      const phones = Array.from({ length: SUBJECTS }, (_, i) => `0109${String(SUBJECTS_FROM + i).padStart(7, "0")}`);
+      if (!(await subscriberByPhone(env, phones[0]!))) await makeSubscribers(env, SUBJECTS_FROM, SUBJECTS);
+      const shards = providerConfig(env).oneTimeShards;
+      const byShard = Array.from({ length: shards }, (): Subject[] => []);
+      for (const s of await Promise.all(phones.map((p) => subjectFor(env, clientId, p))))
+        byShard[plidShard(s.plid, shards)]!.push(s);
+      return byShard.filter((g) => g.length > 0);
+    })();
+    groups.catch(() => spread.delete(clientId));
+    spread.set(clientId, groups);
+  }
+  const g = await groups;
+  const i = nextSubject++;
+  const group = g[i % g.length]!;
+  return group[Math.floor(i / g.length) % group.length]!;
+}
+
+async function addSubscribers(env: Env, from: number, n: number): Promise<Response> {
+  return Response.json(await makeSubscribers(env, from, n));
 }
 
 /**
@@ -111,12 +150,12 @@ async function addSubscribers(env: Env, from: number, n: number): Promise<Respon
 async function rpCallbacks(env: Env, n: number): Promise<Response> {
   const cfg = providerConfig(env);
   const rp = rpConfig(env);
-  const subject = { ...(await subjectFor(env, rp.clientId, SEED_SUBSCRIBERS[0]!.phone)), redirectUri: rp.redirectUri };
   const kv = env as unknown as { RP_KV: KVNamespace };
   const one = async (): Promise<string> => {
     const binding = randomToken(32);
     const state = randomToken(32);
     const pkce = await createPkce();
+    const subject = { ...(await anySubject(env, rp.clientId)), redirectUri: rp.redirectUri };
     await putState(
       kv,
       state,
@@ -140,16 +179,19 @@ async function mint(env: Env, url: URL): Promise<Response> {
   if (kind === "subscribers") return addSubscribers(env, Number(url.searchParams.get("from") ?? "0"), n);
   if (kind === "rp-callback") return rpCallbacks(env, n);
   if (FLOOR_MINT_KINDS.includes(kind)) return floorMint(env, kind, n);
+  if (kind === "floor-people") return floorPeople(env, Number(url.searchParams.get("from") ?? "0"), n);
+  if (kind === "floor-rp-callback") return floorCallbacks(env, n);
   const clientId = url.searchParams.get("client") ?? SEED_CLIENTS[0]!.clientId;
-  const phone = url.searchParams.get("phone") ?? SEED_SUBSCRIBERS[0]!.phone;
+  // one named person's codes (all in one object), or many people's (bench/workers/bench-entry.ts SUBJECTS)
+  const phone = url.searchParams.get("phone");
   const cfg = providerConfig(env);
-  const subject = await subjectFor(env, clientId, phone);
+  const subjectOf = phone === null ? () => anySubject(env, clientId) : () => subjectFor(env, clientId, phone);
   const secrets = await clientSecrets(env, clientId, cfg.clientCacheMs);
   if (!secrets) return Response.json({ error: `no client ${clientId}` }, { status: 400 });
   const secretId = secrets.current.id;
   const one = async (): Promise<string> => {
     const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
-      ...subject,
+      ...(await subjectOf()),
       autoLogin: null,
       codeChallenge: null,
     });
@@ -331,6 +373,8 @@ export default {
     if (req.url.includes("/__floor/")) {
       if (req.url.endsWith("/__floor/token")) return floorToken(req, env);
       if (req.url.endsWith("/__floor/me")) return floorMe(req, env);
+      if (req.url.includes("/__floor/signin")) return floorSignin(req, env);
+      if (req.url.includes("/__floor/callback?")) return floorCallback(req, env);
       const unit = req.url.indexOf("/__floor/unit/");
       if (unit >= 0) return floorUnit(req.url.slice(unit + 14), env as never);
     }

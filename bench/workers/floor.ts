@@ -49,7 +49,10 @@ export class FloorStore extends DurableObject {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql
-      .exec(`CREATE TABLE IF NOT EXISTS codes (hash TEXT PRIMARY KEY, client TEXT, record TEXT, used INTEGER DEFAULT 0);
+      .exec(`CREATE TABLE IF NOT EXISTS codes (hash TEXT PRIMARY KEY, client TEXT, record TEXT, used INTEGER DEFAULT 0, challenge TEXT);
+CREATE TABLE IF NOT EXISTS people (id INTEGER PRIMARY KEY, phone TEXT UNIQUE, name TEXT, telco TEXT, otp_hash TEXT, record TEXT);
+CREATE TABLE IF NOT EXISTS txs (hash TEXT PRIMARY KEY, person INTEGER, otp_hash TEXT, state TEXT, expires INTEGER, step INTEGER DEFAULT 0, tries INTEGER DEFAULT 0);
+CREATE TABLE IF NOT EXISTS links (person INTEGER, client TEXT, plid TEXT, PRIMARY KEY (person, client));
 CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, record TEXT, reads INTEGER DEFAULT 0, expires INTEGER);
 CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
   }
@@ -63,6 +66,90 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
     return 1;
   }
 
+  /** A code with a PKCE challenge (the relying-party callback's floor). */
+  putCode(codeHash: string, client: string, challenge: string, record: string): void {
+    this.sql.exec(
+      "INSERT INTO codes (hash, client, record, challenge) VALUES (?, ?, ?, ?)",
+      codeHash,
+      client,
+      record,
+      challenge,
+    );
+  }
+
+  /** Test people of the sign-in floor (bench/workers/floor-signin.ts), their record formatted once. */
+  addPeople(phones: string[], otpHash: string): void {
+    for (const phone of phones)
+      this.sql.exec(
+        "INSERT OR IGNORE INTO people (phone, name, telco, otp_hash, record) VALUES (?, ?, 'S', ?, ?)",
+        phone,
+        FLOOR_PERSON_NAME,
+        otpHash,
+        JSON.stringify({ ...RECORD9, phoneNo: phone, ci: `CIfloor${phone}`.padEnd(88, "F") }),
+      );
+  }
+
+  /** identify: the number's person by its index (name and carrier must match), and the sign-in's transaction. */
+  identify(phone: string, name: string, telco: string, txHash: string, state: string, expires: number): boolean {
+    const p = this.sql
+      .exec<{ id: number; name: string; telco: string; otp_hash: string }>(
+        "SELECT id, name, telco, otp_hash FROM people WHERE phone = ?",
+        phone,
+      )
+      .toArray()[0];
+    if (!p || p.name !== name || p.telco !== telco) return false;
+    this.sql.exec(
+      "INSERT INTO txs (hash, person, otp_hash, state, expires) VALUES (?, ?, ?, ?, ?)",
+      txHash,
+      p.id,
+      p.otp_hash,
+      state,
+      expires,
+    );
+    return true;
+  }
+
+  /** The code step: one try counted, verified only with the right code, at most five tries, before expiry. */
+  checkOtp(txHash: string, otpHash: string, now: number): boolean {
+    const row = this.sql
+      .exec<{ step: number }>(
+        "UPDATE txs SET step = (otp_hash = ?), tries = tries + 1 WHERE hash = ? AND step = 0 AND tries < 5 AND expires > ? RETURNING step",
+        otpHash,
+        txHash,
+        now,
+      )
+      .toArray()[0];
+    return row?.step === 1;
+  }
+
+  /** Consent: the verified transaction spent, the link written (its plid kept), the code minted; the state, or null. */
+  consent(txHash: string, client: string, codeHash: string, now: number): string | null {
+    const tx = this.sql
+      .exec<{ person: number; state: string }>(
+        "UPDATE txs SET step = 2 WHERE hash = ? AND step = 1 AND expires > ? RETURNING person, state",
+        txHash,
+        now,
+      )
+      .toArray()[0];
+    if (!tx) return null;
+    const { plid } = this.sql
+      .exec<{ plid: string }>(
+        "INSERT INTO links (person, client, plid) VALUES (?, ?, ?) ON CONFLICT (person, client) DO UPDATE SET plid = plid RETURNING plid",
+        tx.person,
+        client,
+        crypto.randomUUID(),
+      )
+      .one();
+    const { record } = this.sql.exec<{ record: string }>("SELECT record FROM people WHERE id = ?", tx.person).one();
+    this.sql.exec(
+      "INSERT INTO codes (hash, client, record) VALUES (?, ?, ?)",
+      codeHash,
+      client,
+      `{"plid":${JSON.stringify(plid)},${record.slice(1)}`,
+    );
+    return tx.state;
+  }
+
   put(codeHashes: string[], tokenHashes: string[], record: string): void {
     for (const h of codeHashes)
       this.sql.exec("INSERT INTO codes (hash, client, record) VALUES (?, ?, ?)", h, CLIENT, record);
@@ -70,12 +157,14 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
       this.sql.exec("INSERT INTO tokens (hash, record, expires) VALUES (?, ?, ?)", h, record, Date.now() + 600_000);
   }
 
-  redeem(codeHash: string, client: string, tokenHash: string): boolean {
+  /** Spends a code (this client's, with this PKCE challenge or none) and stores the token issued from it. */
+  redeem(codeHash: string, client: string, tokenHash: string, challenge: string | null = null): boolean {
     const row = this.sql
       .exec<{ record: string }>(
-        "UPDATE codes SET used = 1 WHERE hash = ? AND client = ? AND used = 0 RETURNING record",
+        "UPDATE codes SET used = 1 WHERE hash = ? AND client = ? AND used = 0 AND challenge IS ? RETURNING record",
         codeHash,
         client,
+        challenge,
       )
       .toArray()[0];
     if (!row) return false;
@@ -134,6 +223,11 @@ const ids = new Map<number, DurableObjectId>();
 function store(env: FloorEnv, value = "", asProjectShard = false): DurableObjectStub<FloorStore> {
   const shard = shardOf(value, SHARDS);
   if (asProjectShard) return env.FLOOR.get(env.FLOOR.idFromName(`shard-${shard}`));
+  return floorObject(env, shard);
+}
+
+/** The floor's object number `shard` (its id kept). */
+export function floorObject(env: Pick<FloorEnv, "FLOOR">, shard: number): DurableObjectStub<FloorStore> {
   let id = ids.get(shard);
   if (!id) ids.set(shard, (id = env.FLOOR.idFromName(`floor-${shard}`)));
   return env.FLOOR.get(id);
@@ -162,7 +256,7 @@ export async function floorToken(req: Request, env: FloorEnv, redeem: Redeem = f
   storedDigest ??= crypto.subtle.digest("SHA-256", new TextEncoder().encode(SECRET));
   if (id !== CLIENT || !(await constantTimeEqual(secret ?? "", await storedDigest)))
     return json({ error: "invalid_client" }, 401);
-  const token = randomToken(32);
+  const token = code.charAt(0) + randomToken(32).slice(1); // in the code's object, as the project's
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
   if (!(await redeem(env, code, codeHash, id, tokenHash))) return json({ error: "invalid_grant" }, 400);
   return json({ access_token: token, token_type: "bearer", expires_in: 600 });
@@ -239,7 +333,10 @@ export async function floorUserBody(r: Record<string, string>) {
   };
 }
 
-const RECORD9 = {
+/** The name the sign-in floor's test people are registered under (bench/lib/scenarios.mjs sends it). */
+export const FLOOR_PERSON_NAME = "벤치사용자";
+
+export const RECORD9 = {
   ci: "CIhong0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
   phoneNo: "01012345678",
   name: "홍길동",
