@@ -8,6 +8,7 @@
 //   node bench/instructions.mjs [token-route,floor-token-route,user-me-route,floor-me-route]
 //        [--requests 400] [--rounds 3] [--compare a:b,c:d] [--functions 25]
 //        [--base ../other-checkout]    its token and user/me routes as token-route@base, user-me-route@base
+//        [--vars AUDIT_FLUSH_SECONDS=1]   variables of the app worker (and so of the stores it hosts)
 //
 // Each figure is instructions per request, the median of the rounds: "work" (what repeats) and
 // "housekeeping" (garbage collection, the allocator, V8's compiler and tasks: these move with
@@ -44,6 +45,14 @@ const compare = opt("--compare", "")
   .filter(Boolean)
   .map((p) => p.split(":"));
 const topFunctions = Number(opt("--functions", "25"));
+// variables for the app worker (it hosts the stores), e.g. --vars AUDIT_FLUSH_SECONDS=1: a flush
+// a second per object, which under valgrind's slowness is many flushes per request
+const vars = Object.fromEntries(
+  opt("--vars", "")
+    .split(",")
+    .filter(Boolean)
+    .map((kv) => kv.split("=")),
+);
 
 if (!haveValgrind()) {
   console.error("bench/instructions.mjs needs valgrind (apt-get install -y valgrind)");
@@ -65,7 +74,7 @@ const scenarios = ids.map((id) => {
   return { ...s, key: id, worker, onBase: true };
 });
 
-const srv = await startServers(root, join(root, "bench", "results", "build"), [{ name: "app", vars: {} }], {
+const srv = await startServers(root, join(root, "bench", "results", "build"), [{ name: "app", vars }], {
   peers: false,
   base: base ? resolve(base) : undefined,
 });
@@ -100,7 +109,7 @@ try {
       let res = { ok: 0, answered: 0 };
       const file = await counted(pid, dir, async () => {
         res = await send(s, requests);
-        await sleep(2500); // its deferred work (the audit flush a second on) is its own
+        await sleep(2500); // its deferred work (the store's sweeps; the audit flush when set to a second) is its own
       });
       if (res.ok < res.answered) throw new Error(`${s.key}: ${res.answered - res.ok} of ${res.answered} failed`);
       const dump = readDump(file, res.answered);

@@ -10,6 +10,7 @@
 //   npm run bench -- --scale      the scale bench instead (bench/scale.mjs: 1,000,000 subscribers)
 //   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
 //            --race-trials N --no-peers --no-profile --no-sizes --no-docs --no-scale
+//            --vars AUDIT_FLUSH_SECONDS=60   other values of the bench's variables (a what-if run)
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
 
 import { execFileSync } from "node:child_process";
@@ -18,12 +19,12 @@ import { cpus, loadavg, totalmem, type as osType, release } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { combineSlices, drive, loop } from "./lib/load.mjs";
-import { formatTable, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
+import { floorFractions, formatTable, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
 import { SCENARIOS, checkOnce, urlFor } from "./lib/scenarios.mjs";
 import { PROFILES, PROFILE_WORKERS, cryptoMicros } from "./lib/profile.mjs";
 import { RACERS, race } from "./lib/race.mjs";
 import { routeSizes } from "./lib/sizes.mjs";
-import { startServers, writeJson } from "./lib/server.mjs";
+import { BENCH_VARS, startServers, writeJson } from "./lib/server.mjs";
 import { parseScaleArgs, runScale } from "./lib/scale.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
@@ -63,6 +64,8 @@ function parseArgs(argv) {
     disk: false,
     // the short run (CI) also runs the scale bench with a tiny directory, so a broken one fails CI
     scale: short,
+    /** @type {Record<string, string>} variables over bench/lib/server.mjs BENCH_VARS (a what-if run) */
+    vars: {},
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -81,6 +84,7 @@ function parseArgs(argv) {
     else if (a === "--no-docs") o.docs = false;
     else if (a === "--disk") o.disk = true;
     else if (a === "--no-scale") o.scale = false;
+    else if (a === "--vars") o.vars = Object.fromEntries(argv[++i].split(",").map((kv) => kv.split("=")));
     else if (a !== "--short") throw new Error(`unknown option ${a}`);
   }
   return o;
@@ -192,6 +196,7 @@ async function main() {
 
   /** @type {{ name: string; vars: Record<string, string> }[]} */
   const workers = [{ name: "app", vars: {} }, ...(o.profile ? /** @type {any[]} */ (PROFILE_WORKERS) : [])];
+  Object.assign(BENCH_VARS, o.vars);
   const srv = await startServers(root, join(resultsDir, "build"), workers, { disk: o.disk, peers: o.peers });
   log(
     `workerd ${m.workerd} (pid ${srv.pid ?? "?"}) serving ${Object.keys(srv.urls).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -359,6 +364,8 @@ async function main() {
       profiles,
       sizes,
     };
+    // the goal lines: each route against its floor of the same shape (then the other comparisons)
+    result.floors = floorFractions(result);
     console.log("\n" + formatTable(result));
     log(`\nfinished in ${result.durationSeconds} s`);
 

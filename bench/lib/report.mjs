@@ -20,41 +20,65 @@ const times = (x) => `${x.toFixed(2)}×`;
 const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : "-");
 
 /**
- * Each route against its floor (bench/workers/floor.ts): CPU ratio of the route ÷ the floor's, same
- * run; the route workers as deployed first, then the same routes inside the all-in-one worker, then
- * the route workers against the floors shaped as route workers (bench/workers/floor-route.ts).
- * `paired` is the same fraction taken round by round (the floor's CPU per request ÷ the route's, both
- * measured in one round, so the round's load cancels), then the median with min and max: the
- * steadier reading when the two medians above come from different rounds.
+ * The goals: each route or flow against the floor of its own shape (docs/benchmarks.md "Goals").
+ * The all-in-one worker (`single`) serves token and user/me with its store in its own isolate, as
+ * floor-token and floor-me do; the route workers reach the store's objects in another script, as
+ * the floors served as route workers do; the sign-in and the kit's callback run in the all-in-one,
+ * as their floors do.
+ */
+/** @type {[route: string, floor: string, goal: number][]} */
+export const FLOOR_GOALS = [
+  ["token", "floor-token", 0.9],
+  ["user-me", "floor-me", 0.9],
+  ["token-route", "floor-token-route", 0.9],
+  ["user-me-route", "floor-me-route", 0.9],
+  ["signin", "floor-signin", 0.5],
+  ["rp-callback", "floor-rp-callback", 0.5],
+];
+
+/** Comparisons without a goal: across shapes, and the hybrids (docs/benchmarks.md "Hybrids"). */
+/** @type {[route: string, floor: string][]} */
+const OTHER_PAIRS = [
+  ["token-route", "floor-token"],
+  ["user-me-route", "floor-me"],
+  // the hybrids: floor-token with one part of the token route swapped in, and the route with the
+  // floor's store; each one's extra µs is that part's share of the route's distance to the floor
+  ["floor-token+router", "floor-token-route"],
+  ["floor-token+store", "floor-token-route"],
+  ["token-route+floor-store", "floor-token-route"],
+  ["floor-me+store", "floor-me-route"],
+  ["user-me-route+floor-store", "floor-me-route"],
+];
+
+/**
+ * Each route against a floor (bench/workers/floor.ts, floor-signin.ts): CPU ratio of the route ÷
+ * the floor's, same run; first the goal pairs (`goal`, `meetsGoal`: the same shape), then the other
+ * comparisons (`goal` null). `paired` is the same fraction taken round by round (the floor's CPU per
+ * request ÷ the route's, both measured in one round, so the round's load cancels), then the median
+ * with min and max: the steadier reading when the two medians above come from different rounds.
  */
 export function floorFractions(result) {
   const by = Object.fromEntries(result.scenarios.filter((s) => s.available).map((s) => [s.id, s]));
-  return [
-    ["token-route", "floor-token"],
-    ["user-me-route", "floor-me"],
-    ["token", "floor-token"],
-    ["user-me", "floor-me"],
-    // the same floors served as route workers (their object in the app's script, as ours)
-    ["token-route", "floor-token-route"],
-    ["user-me-route", "floor-me-route"],
-    // the hybrids: floor-token with one part of the token route swapped in, and the route with the
-    // floor's store; each one's extra µs is that part's share of the route's distance to the floor
-    ["floor-token+router", "floor-token-route"],
-    ["floor-token+store", "floor-token-route"],
-    ["token-route+floor-store", "floor-token-route"],
-    ["floor-me+store", "floor-me-route"],
-    ["user-me-route+floor-store", "floor-me-route"],
-  ]
+  /** @type {[string, string, number | null][]} */
+  const pairs = [...FLOOR_GOALS, ...OTHER_PAIRS.map(([r, f]) => /** @type {[string, string, null]} */ ([r, f, null]))];
+  return pairs
     .filter(([r, f]) => by[r]?.cpuRatio && by[f]?.cpuRatio)
-    .map(([r, f]) => ({
-      route: by[r].title,
-      floor: by[f].title,
-      routeCpu: by[r].cpuRatio.median,
-      floorCpu: by[f].cpuRatio.median,
-      fraction: by[r].cpuRatio.median / by[f].cpuRatio.median,
-      paired: paired(by[r].rounds, by[f].rounds, (route, floor) => floor / route),
-      extraUs: paired(by[r].rounds, by[f].rounds, (route, floor) => route - floor),
-    }));
+    .map(([r, f, goal]) => {
+      const fraction = by[r].cpuRatio.median / by[f].cpuRatio.median;
+      return {
+        routeId: r,
+        floorId: f,
+        route: by[r].title,
+        floor: by[f].title,
+        routeCpu: by[r].cpuRatio.median,
+        floorCpu: by[f].cpuRatio.median,
+        fraction,
+        paired: paired(by[r].rounds, by[f].rounds, (route, floor) => floor / route),
+        extraUs: paired(by[r].rounds, by[f].rounds, (route, floor) => route - floor),
+        goal,
+        meetsGoal: goal === null ? null : fraction >= goal,
+      };
+    });
 }
 
 /** `f(route, floor)` of the CPU µs per request of each round both ran, then median, min and max. */
@@ -128,7 +152,7 @@ export function formatTable(result) {
   lines.push(pad(rows));
   for (const f of floorFractions(result))
     lines.push(
-      `${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)}; paired by round ${range(f.paired, times)}, ${range(f.extraUs, int)} µs more a request)`,
+      `${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)}; paired by round ${range(f.paired, times)}, ${range(f.extraUs, int)} µs more a request)${f.goal === null ? "" : `; goal ≥ ${times(f.goal)} ${f.meetsGoal ? "ok" : "MISSED"}`}`,
     );
   for (const p of peerMultiples(result))
     lines.push(
@@ -178,7 +202,10 @@ export function ratioSvg(result) {
   const top = 46;
   const rowH = 34;
   const plotW = W - left - right;
-  const H = top + rows.length * rowH + 74;
+  // below: each goal pair's route as a fraction of its same-shape floor (CPU), with its goal line
+  const goals = floorFractions(result).filter((f) => f.goal !== null);
+  const panel = top + rows.length * rowH + 56;
+  const H = top + rows.length * rowH + 74 + (goals.length ? 40 + goals.length * rowH + 24 : 0);
   const max = Math.max(1, ...rows.map((s) => s.ratio?.max ?? 0));
   const x = (r) => left + (r / max) * plotW;
   const out = [];
@@ -225,6 +252,34 @@ export function ratioSvg(result) {
       `<text x="${Math.max(x(s.ratio.max), x(s.ratio.median), s.cpuRatio ? x(s.cpuRatio.median) + 5 : 0) + 8}" y="${cy + 4}">${pct(s.ratio.median)} · ${int(s.rate.median)} ${esc(s.unit)}</text>`,
     );
   });
+  if (goals.length) {
+    const fx = (r) => left + (Math.min(r, 1.25) / 1.25) * plotW;
+    out.push(
+      `<text x="16" y="${panel}" font-size="15" font-weight="600">CPU per request: each route's floor of the same shape ÷ the route (1 = at its floor)</text>`,
+    );
+    const ptop = panel + 16;
+    for (const t of [0, 0.25, 0.5, 0.75, 1]) {
+      out.push(`<line x1="${fx(t)}" y1="${ptop}" x2="${fx(t)}" y2="${ptop + goals.length * rowH}" stroke="#e5e5e5"/>`);
+      out.push(
+        `<text x="${fx(t)}" y="${ptop + goals.length * rowH + 16}" text-anchor="middle" fill="#666">${times(t)}</text>`,
+      );
+    }
+    goals.forEach((f, i) => {
+      const goal = f.goal ?? 0;
+      const y = ptop + i * rowH;
+      const cy = y + rowH / 2;
+      out.push(`<text x="${left - 10}" y="${cy + 4}" text-anchor="end">${esc(f.routeId)} ÷ ${esc(f.floorId)}</text>`);
+      out.push(
+        `<rect x="${left}" y="${y + 7}" width="${Math.max(1, fx(f.fraction) - left)}" height="${rowH - 14}" fill="${f.meetsGoal ? "#2e86c1" : "#e67e22"}" rx="2"/>`,
+      );
+      out.push(
+        `<line x1="${fx(goal)}" y1="${y + 3}" x2="${fx(goal)}" y2="${y + rowH - 3}" stroke="#c0392b" stroke-width="2" stroke-dasharray="3 2"/>`,
+      );
+      out.push(
+        `<text x="${fx(Math.max(f.fraction, goal)) + 8}" y="${cy + 4}">${times(f.fraction)} (goal ${times(goal)})</text>`,
+      );
+    });
+  }
   const m = result.machine;
   const foot = `${result.date.slice(0, 10)} · ${m.cpus} × ${esc(m.cpuModel)} · ${m.memoryGiB} GiB · Node ${esc(m.node)} · workerd ${esc(m.workerd)} · ${result.settings.connections} connections, ${result.settings.rounds} × ${result.settings.seconds} s, median with min–max`;
   out.push(
@@ -263,13 +318,30 @@ export function markdownFigures(result) {
     );
   }
   const fr = floorFractions(result);
-  if (fr.length) {
+  const goals = fr.filter((f) => f.goal !== null);
+  if (goals.length) {
+    L.push("");
+    L.push("Each route and flow against the floor of its own shape (the goals):");
     L.push("");
     L.push(
-      "| route | its floor | CPU ratio, route | CPU ratio, floor | fraction of the floor | paired by round, median (min–max) | CPU µs a request more than the floor, paired by round |",
+      "| route | its floor (same shape) | CPU ratio, route | CPU ratio, floor | fraction of the floor | paired by round, median (min–max) | CPU µs a request more than the floor, paired by round | goal |",
+    );
+    L.push("|---|---|---|---|---|---|---|---|");
+    for (const f of goals)
+      L.push(
+        `| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× | ${range(f.paired, times)} | ${range(f.extraUs, int)} | ≥ ${times(f.goal)}: ${f.meetsGoal ? "met" : "**missed**"} |`,
+      );
+  }
+  const others = fr.filter((f) => f.goal === null);
+  if (others.length) {
+    L.push("");
+    L.push("Across shapes, and the hybrids:");
+    L.push("");
+    L.push(
+      "| route | floor | CPU ratio, route | CPU ratio, floor | fraction of the floor | paired by round, median (min–max) | CPU µs a request more than the floor, paired by round |",
     );
     L.push("|---|---|---|---|---|---|---|");
-    for (const f of fr)
+    for (const f of others)
       L.push(
         `| ${f.route} | ${f.floor} | ${pct(f.routeCpu)} | ${pct(f.floorCpu)} | ${f.fraction.toFixed(2)}× | ${range(f.paired, times)} | ${range(f.extraUs, int)} |`,
       );

@@ -50,7 +50,7 @@ export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };
 // The directory shard with the scale bench's own methods (bench/workers/scale-shard.ts).
 export { ScaleDirectoryShard as DirectoryShard } from "./scale-shard";
 
-type Part = "no-d1" | "no-do";
+type Part = "no-d1" | "no-do" | "count";
 
 const MAX_MINT = 5000;
 
@@ -212,7 +212,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
     return token;
   };
   const out = await Promise.all(Array.from({ length: n }, one));
-  // Settle what the redemptions left for later (their audit counts' R2 write, a second on here):
+  // Settle what the redemptions left for later (their audit counts' R2 write, a minute on):
   // the minting is preparation, and its deferred work must not land in the round it prepares.
   if (kind !== "code")
     await Promise.all(Array.from({ length: cfg.oneTimeShards }, (_, i) => storeAt(env, i).flushAudit()));
@@ -349,6 +349,65 @@ function memoryNamespace(): DurableObjectNamespace<OneTimeStore> {
   } as unknown as DurableObjectNamespace<OneTimeStore>;
 }
 
+/** Platform calls by kind since the last read (variant `count`, bench/calls.mjs). */
+let counts: Record<string, number> = {};
+const count = (k: string) => void (counts[k] = (counts[k] ?? 0) + 1);
+
+/** `target`'s methods, each call counted under `prefix.method`. */
+function counting<T extends object>(target: T, prefix: string, methods?: readonly string[]): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      const v = Reflect.get(t, prop, t) as unknown;
+      if (typeof v !== "function" || typeof prop !== "string" || (methods && !methods.includes(prop))) return v;
+      return (...a: unknown[]) => {
+        count(`${prefix}.${prop}`);
+        return (v as (...x: unknown[]) => unknown).apply(t, a);
+      };
+    },
+  });
+}
+
+/** Variant `count`: the worker's Durable Object stubs taken (by class), D1 statements, KV and R2 operations counted. */
+function countCalls(v: Env): void {
+  for (const [binding, name] of [
+    ["ONE_TIME", "one-time"],
+    ["DIRECTORY", "directory"],
+    ["FLOOR", "floor"],
+  ] as const) {
+    const ns = v[binding] as unknown as DurableObjectNamespace;
+    v[binding] = new Proxy(ns, {
+      get(t, prop) {
+        const f = Reflect.get(t, prop, t) as unknown;
+        // the stub itself (a proxy of it cannot be passed on in a call): one count per stub taken,
+        // which is one call wherever the code takes a stub per call, as the stores' helpers do
+        if (prop === "get")
+          return (id: DurableObjectId) => {
+            count(`${name} object call`);
+            return t.get(id);
+          };
+        return typeof f === "function" ? (f as (...x: unknown[]) => unknown).bind(t) : f;
+      },
+    }) as never;
+  }
+  const db = v.DB;
+  v.DB = new Proxy(db, {
+    get(t, prop) {
+      const f = Reflect.get(t, prop, t) as unknown;
+      if (prop === "prepare")
+        return (sql: string) => counting(t.prepare(sql), `d1 ${sql.split(/\s/)[0]}`, ["first", "run", "all", "raw"]);
+      if (prop === "batch")
+        return (list: D1PreparedStatement[]) => {
+          count(`d1 batch (${list.length})`);
+          return t.batch(list);
+        };
+      return typeof f === "function" ? (f as (...x: unknown[]) => unknown).bind(t) : f;
+    },
+  });
+  const kv = v as unknown as { RP_KV: KVNamespace; AUDIT: R2Bucket };
+  kv.RP_KV = counting(kv.RP_KV, "kv", ["get", "put", "delete", "list", "getWithMetadata"]);
+  if (kv.AUDIT) kv.AUDIT = counting(kv.AUDIT, "r2", ["get", "put", "list", "delete", "head"]);
+}
+
 const variantEnvs = new WeakMap<object, Env>();
 
 /** The env with the parts named in BENCH_VARIANT (comma-separated) replaced. */
@@ -361,6 +420,7 @@ function envFor(env: Env): Env {
     v = { ...env };
     if (parts.has("no-d1")) v.DB = variantDb(env.DB);
     if (parts.has("no-do")) v.ONE_TIME = memoryNamespace();
+    if (parts.has("count")) countCalls(v);
     variantEnvs.set(env, v);
   }
   return v;
@@ -371,12 +431,12 @@ export default {
     const e = envFor(env);
     // no URL parse on the measured path: this wrapper should cost nothing
     if (req.url.includes("/__floor/")) {
-      if (req.url.endsWith("/__floor/token")) return floorToken(req, env);
-      if (req.url.endsWith("/__floor/me")) return floorMe(req, env);
-      if (req.url.includes("/__floor/signin")) return floorSignin(req, env);
-      if (req.url.includes("/__floor/callback?")) return floorCallback(req, env);
+      if (req.url.endsWith("/__floor/token")) return floorToken(req, e);
+      if (req.url.endsWith("/__floor/me")) return floorMe(req, e);
+      if (req.url.includes("/__floor/signin")) return floorSignin(req, e);
+      if (req.url.includes("/__floor/callback?")) return floorCallback(req, e);
       const unit = req.url.indexOf("/__floor/unit/");
-      if (unit >= 0) return floorUnit(req.url.slice(unit + 14), env as never);
+      if (unit >= 0) return floorUnit(req.url.slice(unit + 14), e as never);
     }
     if (req.url.includes("/__bench/")) {
       const url = new URL(req.url);
@@ -385,6 +445,11 @@ export default {
         return mint(e, url);
       }
       if (url.pathname === "/__bench/crypto") return cryptoWork(url);
+      if (url.pathname === "/__bench/counts") {
+        const out = counts;
+        counts = {};
+        return Response.json(out);
+      }
       if (url.pathname.startsWith("/__bench/scale/")) {
         await dev.fetch(new Request(new URL("/healthz", url)), e, ctx); // the dev seed's clients
         return scaleWork(url, e);

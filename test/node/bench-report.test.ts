@@ -57,6 +57,38 @@ describe("bench report: a route as a fraction of its floor", () => {
     ]);
   });
 
+  it("holds each route to the floor of its own shape: 0.9× for token and user/me (all-in-one and route worker), 0.5× for the sign-in and the kit's callback", () => {
+    const ids = [
+      ["token", "floor-token"],
+      ["user-me", "floor-me"],
+      ["token-route", "floor-token-route"],
+      ["user-me-route", "floor-me-route"],
+      ["signin", "floor-signin"],
+      ["rp-callback", "floor-rp-callback"],
+    ];
+    const fr = floorFractions({
+      scenarios: ids.flatMap(([r, f]) => [scenario(r!, [420], 0.19), scenario(f!, [400], 0.2)]),
+    });
+    const goals = fr.filter((f) => f.goal !== null);
+    expect(goals.map((f) => [f.routeId, f.floorId, f.goal])).toEqual([
+      ["token", "floor-token", 0.9],
+      ["user-me", "floor-me", 0.9],
+      ["token-route", "floor-token-route", 0.9],
+      ["user-me-route", "floor-me-route", 0.9],
+      ["signin", "floor-signin", 0.5],
+      ["rp-callback", "floor-rp-callback", 0.5],
+    ]);
+    // 0.19 / 0.2 = 0.95: above every goal
+    expect(goals.every((f) => f.meetsGoal)).toBe(true);
+    // the cross-shape comparisons stay, without a goal
+    expect(fr.filter((f) => f.goal === null).map((f) => [f.routeId, f.floorId])).toEqual([
+      ["token-route", "floor-token"],
+      ["user-me-route", "floor-me"],
+    ]);
+    const below = floorFractions({ scenarios: [scenario("token", [500], 0.17), scenario("floor-token", [400], 0.2)] });
+    expect(below[0]!.meetsGoal).toBe(false);
+  });
+
   it("names no fraction for a route whose floor was not run", () => {
     expect(floorFractions({ scenarios: [scenario("token-route", [500], 0.15)] })).toEqual([]);
   });
