@@ -41,8 +41,14 @@ try {
       else if (s.request) {
         const r = { method: s.request.method, path: s.request.path, headers: { ...(s.request.headers ?? {}) } };
         if (s.request.setup) s.request.setup(r);
-        const res = await control(ctx.url + r.path, { method: r.method, headers: r.headers, redirect: "manual" });
-        await res.arrayBuffer();
+        const res = await control(ctx.url + r.path, {
+          method: r.method,
+          headers: r.headers,
+          body: /** @type {any} */ (r).body,
+          redirect: "manual",
+        });
+        const text = await res.text();
+        if (res.status !== (s.request.okStatus ?? 200)) throw new Error(`${id}: ${res.status} ${text.slice(0, 200)}`);
       }
     }
     const c = await counts();

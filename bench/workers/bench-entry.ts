@@ -367,6 +367,28 @@ function counting<T extends object>(target: T, prefix: string, methods?: readonl
   });
 }
 
+/** The statements behind counted ones (a batch is given the real statements). */
+const realStatements = new WeakMap<object, D1PreparedStatement>();
+
+/** A D1 statement whose runs are counted, through `bind` (which returns a new statement). */
+function countedStatement(st: D1PreparedStatement, name: string): D1PreparedStatement {
+  const proxy = new Proxy(st, {
+    get(t, prop) {
+      const v = Reflect.get(t, prop, t) as unknown;
+      if (typeof v !== "function") return v;
+      if (prop === "bind") return (...a: unknown[]) => countedStatement(t.bind(...a), name);
+      if (prop === "first" || prop === "run" || prop === "all" || prop === "raw")
+        return (...a: unknown[]) => {
+          count(name);
+          return (v as (...x: unknown[]) => unknown).apply(t, a);
+        };
+      return (v as (...x: unknown[]) => unknown).bind(t);
+    },
+  });
+  realStatements.set(proxy, st);
+  return proxy;
+}
+
 /** Variant `count`: the worker's Durable Object stubs taken (by class), D1 statements, KV and R2 operations counted. */
 function countCalls(v: Env): void {
   for (const [binding, name] of [
@@ -393,12 +415,11 @@ function countCalls(v: Env): void {
   v.DB = new Proxy(db, {
     get(t, prop) {
       const f = Reflect.get(t, prop, t) as unknown;
-      if (prop === "prepare")
-        return (sql: string) => counting(t.prepare(sql), `d1 ${sql.split(/\s/)[0]}`, ["first", "run", "all", "raw"]);
+      if (prop === "prepare") return (sql: string) => countedStatement(t.prepare(sql), `d1 ${sql.split(/\s/)[0]}`);
       if (prop === "batch")
         return (list: D1PreparedStatement[]) => {
           count(`d1 batch (${list.length})`);
-          return t.batch(list);
+          return t.batch(list.map((st) => realStatements.get(st) ?? st));
         };
       return typeof f === "function" ? (f as (...x: unknown[]) => unknown).bind(t) : f;
     },
