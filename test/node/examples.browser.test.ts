@@ -85,15 +85,24 @@ function build(app: App): void {
 async function serve(app: App): Promise<void> {
   const port = await freePort();
   app.base = `http://localhost:${port}`;
-  const res = await fetch(`${server.base}/admin/clients`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
-    body: JSON.stringify({
-      name: `Example ${app.name}`,
-      redirect_uris: [`${app.base}/auth/callback`],
-      items: ["name", "phoneNo", "birthdate"],
-    }),
-  });
+  const register = () =>
+    fetch(`${server.base}/admin/clients`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        name: `Example ${app.name}`,
+        redirect_uris: [`${app.base}/auth/callback`],
+        items: ["name", "phoneNo", "birthdate"],
+      }),
+    });
+  // `wrangler dev`'s proxy answers 503 itself while it (re)starts the worker, before the request
+  // reaches the service (the service's admin API has no 503): a loaded CI machine met it once
+  let res = await register();
+  for (let i = 0; res.status === 503 && i < 20; i++) {
+    await res.arrayBuffer();
+    await sleep(500);
+    res = await register();
+  }
   expect(res.status).toBe(201);
   const client = (await res.json()) as { client_id: string; client_secret: string };
   const toml = readFileSync(join(app.dir, "wrangler.toml"), "utf8")
