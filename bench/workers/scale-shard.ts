@@ -20,6 +20,7 @@ export interface ShardStats {
 
 /** The methods counted: the directory's reads and writes of a sign-in, an identify and an import. */
 const WRITES = new Set([
+  "consentLogin",
   "recordConsent",
   "touchLink",
   "putGrant",
@@ -50,8 +51,11 @@ export class ScaleDirectoryShard extends DirectoryShard {
     return this.ctx.storage.sql;
   }
 
+  /** Inside a counted call: the methods it runs in the object are not calls of their own. */
+  private inside = false;
+
   private count(name: string): void {
-    this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
+    if (!this.inside) this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
   }
 
   // ---- the project's calls, counted (each then runs as the production class runs it)
@@ -71,6 +75,15 @@ export class ScaleDirectoryShard extends DirectoryShard {
   override recordConsent(...a: Parameters<DirectoryShard["recordConsent"]>) {
     this.count("recordConsent");
     return super.recordConsent(...a);
+  }
+  override consentLogin(...a: Parameters<DirectoryShard["consentLogin"]>) {
+    this.count("consentLogin");
+    this.inside = true;
+    try {
+      return super.consentLogin(...a);
+    } finally {
+      this.inside = false;
+    }
   }
   override linkExists(...a: Parameters<DirectoryShard["linkExists"]>) {
     this.count("linkExists");

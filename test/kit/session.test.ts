@@ -326,7 +326,10 @@ describe("POST /auth/disconnect", () => {
     const bRes = await b.get(bCallback);
     expect(disconnected!.status).toBe(303);
     expect(p.disconnected).toEqual([plid]);
-    expect(bRes.status).toBe(400); // its session's identity is gone
+    // B's login ended with the plid: it is answered (its writes came before the end's deletions),
+    // and the session it was answered with does not stand
+    expect(bRes.status).toBe(303);
+    expect((await b.get("/auth/me")).status).toBe(401);
     g.open();
     const cRes = await lateLogin;
     const bAgain = await b.get(bCallback); // B's browser repeats its callback within the minute

@@ -12,6 +12,7 @@ import {
   type SubscriberSnapshot,
 } from "./store/one-time-store";
 import type { Subscriber } from "./store/directory";
+import type { AuditRecord } from "./store/audit";
 
 export interface MintCodeInput {
   clientId: string;
@@ -26,6 +27,8 @@ export interface MintCodeInput {
   firstReportTtlMs?: number;
   /** RFC 7636 S256 challenge sent with the authorization request, if any. */
   codeChallenge?: string | null;
+  /** Audit events of the sign-in, appended with the code in the same call (workers/provider/store/audit.ts). */
+  audit?: readonly AuditRecord[];
 }
 
 type MintEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
@@ -63,7 +66,14 @@ export async function mintCode(env: MintEnv, shards: number, ttlMs: number, inpu
     input.autoLogin && input.firstReportTtlMs !== undefined
       ? { key: firstReportKey(input.autoLogin.deviceHash, input.clientId), ttlMs: input.firstReportTtlMs }
       : undefined;
-  await storeFor(env, code, shards).putCode(await sha256(code), grant, input.codeChallenge ?? null, ttlMs, report);
+  await storeFor(env, code, shards).putCode(
+    await sha256(code),
+    grant,
+    input.codeChallenge ?? null,
+    ttlMs,
+    report,
+    input.audit,
+  );
   return code;
 }
 

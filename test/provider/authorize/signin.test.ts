@@ -6,7 +6,7 @@ import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../su
 import { alertText, Browser, DEMO_CB, parseForms, signInAll, throughCode, type Page } from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { findLink } from "../../../workers/provider/store/links";
+import { connectionsOf, findLink } from "../../../workers/provider/store/links";
 import { auditEvents } from "../../support/audit";
 
 const UNCONFIRMED_KO = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";
@@ -690,6 +690,26 @@ describe("audit events (no personal data)", () => {
     const s = (await subscriberByPhone(env, SMITH.phone))!;
     for (const secret of [SMITH.phone, SMITH.name, s.ci, "01099998888", "없는사람", HONG.phone, HONG.name])
       expect(all).not.toContain(secret);
+  });
+
+  it("a first sign-in writes its consent with its link's login and its code: each event once, consent first, and the connection shows the login", async () => {
+    const s = (await subscriberByPhone(env, KIM.phone))!;
+    expect(await findLink(env, LIMITED.clientId, s.id)).toBeNull();
+    const before = (await auditEvents()).filter((r) => r.client_id === LIMITED.clientId).length;
+    const at = Date.now();
+    const to = await signInAll(new Browser(), KIM, {
+      client_id: LIMITED.clientId,
+      redirect_uri: LIMITED.redirectUris[0]!,
+    });
+    expect(to.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const events = (await auditEvents()).filter((r) => r.client_id === LIMITED.clientId).slice(before);
+    expect(events.map((r) => [r.type, r.outcome])).toEqual([
+      ["consent", "ok"],
+      ["signin.success", "ok"],
+    ]);
+    const link = (await connectionsOf(env, s.id)).find((c) => c.clientId === LIMITED.clientId)!;
+    expect(link.lastLoginAt).toBeGreaterThanOrEqual(at);
+    expect(link.connectedAt).toBeGreaterThanOrEqual(at);
   });
 
   it("a completed consent stores the link", async () => {

@@ -20,9 +20,9 @@ import {
   putAutoLoginGrant,
   replaceDevice,
 } from "../store/grants";
-import { audit } from "../store/audit";
+import { auditRecord, type AuditRecord } from "../store/audit";
 import type { IdentityItem } from "../../core/spec";
-import { subscriberById } from "../store/directory";
+import { subscriberById, type Subscriber } from "../store/directory";
 import { linkExists, touchLink } from "../store/links";
 
 /**
@@ -86,6 +86,11 @@ export interface Completion {
   /** The client's agreed items the subscriber consented to. */
   items: readonly IdentityItem[];
   optIn: boolean;
+  /**
+   * Given by a consent just written (`consentForLogin`): the subscriber as read with it, the link's
+   * login recorded already, and the consent's audit event, appended with the code.
+   */
+  consented?: { subscriber: Subscriber; audit: AuditRecord };
 }
 
 /**
@@ -107,7 +112,7 @@ export async function complete(
 ): Promise<Response | null> {
   // Ids are never given twice (migrations/0009_subscriber_ids.sql): a subscriber removed, or whose
   // number was reassigned, since the sign-in began is simply gone, and the sign-in ends with nothing.
-  const subscriber = await subscriberById(env, c.subscriberId);
+  const subscriber = c.consented?.subscriber ?? (await subscriberById(env, c.subscriberId));
   if (!subscriber) return null;
   const pcfg = providerConfig(env);
   const cookies: string[] = [];
@@ -148,16 +153,17 @@ export async function complete(
     autoLogin,
     ...(c.optIn ? { firstReportTtlMs: cfg.autoLoginTtlMs } : {}),
     codeChallenge: c.tx.codeChallenge,
+    audit: [
+      ...(c.consented ? [c.consented.audit] : []),
+      auditRecord("signin.success", c.client.clientId, "ok", {
+        mode: "interactive",
+        autoLogin: c.optIn,
+        ...(c.tx.subscriber?.review ? { testNumber: true } : {}),
+      }),
+    ],
   });
-  rc.waitUntil(touchLink(env, c.client.clientId, c.plid));
+  if (!c.consented) rc.waitUntil(touchLink(env, c.client.clientId, c.plid));
   rc.log.event = "signin.success";
-  rc.waitUntil(
-    audit(env, "signin.success", c.client.clientId, "ok", {
-      mode: "interactive",
-      autoLogin: c.optIn,
-      ...(c.tx.subscriber?.review ? { testNumber: true } : {}),
-    }),
-  );
   return redirect(
     302,
     redirectLocation(c.tx.redirectUri, [

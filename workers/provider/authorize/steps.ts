@@ -53,7 +53,7 @@ import {
 } from "./transaction";
 import { type Client, findClient } from "../store/clients";
 import { subscriberById } from "../store/directory";
-import { findLink, recordConsent } from "../store/links";
+import { consentForLogin, findLink } from "../store/links";
 import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
 
 /** One step submission: the transaction, its client and what rendering needs. */
@@ -526,19 +526,23 @@ async function consent(f: Flow): Promise<Response> {
   if (!done.ended) return conflict(f, done.record);
   const tx = done.record!;
   const sub = tx.subscriber!;
-  const plid = await recordConsent(f.env, f.client.clientId, sub.id, f.client.items);
-  if (plid === null) return goneMeanwhile(f);
-  f.rc.waitUntil(audit(f.env, "consent", f.client.clientId, "ok", { items: f.client.items.length }));
+  const consented = await consentForLogin(f.env, f.client.clientId, sub.id, f.client.items);
+  if (consented === null) return goneMeanwhile(f);
+  const consentEvent = auditRecord("consent", f.client.clientId, "ok", { items: f.client.items.length });
   const optIn = tx.autoLoginEligible === true && (tx.autoLoginOptIn === true || f.params.get("autoLogin") === "Y");
   const completed = await complete(f.req, f.env, f.rc, f.cfg, {
     tx,
     client: f.client,
     subscriberId: sub.id,
-    plid,
+    plid: consented.plid,
     items: f.client.items,
     optIn,
+    consented: { subscriber: consented.subscriber, audit: consentEvent },
   });
-  return completed ?? goneMeanwhile(f);
+  if (completed) return completed;
+  // nothing minted: the consent's event goes alone
+  f.rc.waitUntil(auditAll(f.env, [consentEvent]));
+  return goneMeanwhile(f);
 }
 
 /**

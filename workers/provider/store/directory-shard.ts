@@ -660,6 +660,24 @@ export class DirectoryShard extends DurableObject {
     );
   }
 
+  /**
+   * A sign-in's consent in one call: `recordConsent`, the link's login recorded, and the person
+   * the code will carry (the link and the person live here, the person's home). Null when the
+   * person is gone.
+   */
+  consentLogin(
+    subscriberId: number,
+    clientId: string,
+    items: number,
+    newPlid: string,
+  ): { plid: string; person: PersonRow } | null {
+    const person = this.personRow(subscriberId);
+    const plid = person ? this.recordConsent(subscriberId, clientId, items, newPlid) : null;
+    if (plid === null) return null;
+    this.touchLink(clientId, plid);
+    return { plid, person: person! };
+  }
+
   linkExists(clientId: string, plid: string): boolean {
     return this.sql.exec("SELECT 1 FROM links WHERE plid = ? AND client_id = ?", plid, clientId).toArray().length > 0;
   }

@@ -6,7 +6,7 @@ import { MAX_SHARDS, storeConfig, type StoreVars } from "./config";
 import { auditAll, auditRecord } from "./audit";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
 import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
-import { dirAt, dirShards, type DirectoryEnv } from "./directory";
+import { dirAt, dirShards, toSubscriber, type DirectoryEnv, type Subscriber } from "./directory";
 import { homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./directory-keys";
 import type { DirectoryShard, EndableLink } from "./directory-shard";
 import { clientOfAnyStatus } from "./clients";
@@ -39,12 +39,37 @@ export async function recordConsent(
   const home = homeOfId(subscriberId);
   const shard = dirAt(env, home);
   const plid = await shard.recordConsent(subscriberId, clientId, itemsMask(items), newPlid(home, dirShards(env)));
-  if (plid === null) return null;
-  if (!(await clientOfAnyStatus(env, clientId, 0))) {
-    await shard.deleteLinks([{ client_id: clientId, plid, subscriber_id: subscriberId }]);
-    return null;
-  }
-  return plid;
+  return plid !== null && (await clientStands(env, shard, clientId, subscriberId, plid)) ? plid : null;
+}
+
+/** After a consent was written: false, with the link deleted, when its client was deleted meanwhile. */
+async function clientStands(
+  env: DbEnv,
+  shard: DurableObjectStub<DirectoryShard>,
+  clientId: string,
+  subscriberId: number,
+  plid: string,
+): Promise<boolean> {
+  if (await clientOfAnyStatus(env, clientId, 0)) return true;
+  await shard.deleteLinks([{ client_id: clientId, plid, subscriber_id: subscriberId }]);
+  return false;
+}
+
+/**
+ * `recordConsent` for a sign-in about to mint its code, in one call to the person's home: the link
+ * written with its login recorded, and the person as it stands now (what the code carries).
+ */
+export async function consentForLogin(
+  env: DirectoryEnv & DbEnv,
+  clientId: string,
+  subscriberId: number,
+  items: readonly IdentityItem[],
+): Promise<{ plid: string; subscriber: Subscriber } | null> {
+  const home = homeOfId(subscriberId);
+  const shard = dirAt(env, home);
+  const r = await shard.consentLogin(subscriberId, clientId, itemsMask(items), newPlid(home, dirShards(env)));
+  if (r === null || !(await clientStands(env, shard, clientId, subscriberId, r.plid))) return null;
+  return { plid: r.plid, subscriber: toSubscriber(r.person) };
 }
 
 /**

@@ -196,6 +196,7 @@ export class OneTimeStore extends DurableObject {
     challenge: string | null,
     ttlMs: number,
     firstReport?: { key: string; ttlMs: number },
+    audit?: readonly AuditRecord[],
   ): void {
     const now = Date.now();
     if (firstReport) this.putEntry(firstReport.key, "1", firstReport.ttlMs);
@@ -210,6 +211,8 @@ export class OneTimeStore extends DurableObject {
       grant.plid,
       grant.autoLogin ? firstReportKey(grant.autoLogin.deviceHash, grant.clientId) : "",
     );
+    // the sign-in's events ride along: any object's outbox will do (appendAudit), and this call is made anyway
+    if (audit?.length) this.appendAudit(audit);
     this.scheduleSweep();
   }
 

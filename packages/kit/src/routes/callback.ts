@@ -101,8 +101,17 @@ async function redeem(
   }
 }
 
-/** The answer to a login's outcome: the first request's and its duplicates' alike. */
-async function answer(env: RpEnv, login: Login, outcome: RedeemOutcome, cfg: RpConfig): Promise<Response> {
+/**
+ * The answer to a login's outcome: the first request's and its duplicates' alike. The first request
+ * made the session it answers with a moment ago; a duplicate checks it still stands.
+ */
+async function answer(
+  env: RpEnv,
+  login: Login,
+  outcome: RedeemOutcome,
+  first: boolean,
+  cfg: RpConfig,
+): Promise<Response> {
   switch (outcome.kind) {
     case "relogin":
       return kitRedirect(
@@ -114,7 +123,7 @@ async function answer(env: RpEnv, login: Login, outcome: RedeemOutcome, cfg: RpC
     case "session": {
       const id = await sessionIdFor(env, "callback", `${login.state}.${login.binding}`);
       // A duplicate arriving after a logout finds no session: it is a replay, not a login.
-      if (!(await sessionById(env, id, "cookie")))
+      if (!first && !(await sessionById(env, id, "cookie")))
         throw new CallbackRefused("state", "replayed state: its session has ended");
       return kitRedirect(303, login.returnTo, [
         hostCookie(SESSION_COOKIE, id, { maxAgeSeconds: cfg.sessionTtlSeconds }),
@@ -154,7 +163,7 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
         : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
     );
     if (!first) rc.log.event = "rp.callback_duplicate";
-    return await answer(env, login, outcome, cfg);
+    return await answer(env, login, outcome, first, cfg);
   } catch (err) {
     if (err instanceof CallbackRefused) {
       rc.log.cause = err.reason;
