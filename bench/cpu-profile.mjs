@@ -4,7 +4,7 @@
 // bundle and by function, per workerd isolate (the app worker with its Durable Object, Miniflare's
 // D1 and KV workers), and writes bench/results/<scenario>.cpuprofile (open it in Chrome DevTools).
 //
-//   node bench/cpu-profile.mjs token [--seconds 8] [--connections 32] [--variant no-d1] [--all-isolates]
+//   node bench/cpu-profile.mjs token|signin|… [--seconds 8] [--connections 32] [--variant no-d1] [--all-isolates]
 // (--all-isolates also profiles the D1 and KV isolates; their samples overlap the app's, since
 // they share its thread, so read their figures as rough.)
 
@@ -19,7 +19,7 @@ if (typeof WebSocket === "undefined") {
   process.exit(r.status ?? 1);
 }
 
-const { drive } = await import("./lib/load.mjs");
+const { drive, loop } = await import("./lib/load.mjs");
 const { SCENARIOS, checkOnce, urlFor } = await import("./lib/scenarios.mjs");
 const { startServers } = await import("./lib/server.mjs");
 
@@ -35,8 +35,8 @@ const PORT = 9339;
 
 /** @type {import("./lib/scenarios.mjs").Scenario} the router floor */
 const HEALTHZ = { id: "healthz", title: "/healthz", worker: "app", request: { method: "GET", path: "/healthz" } };
-const s = [...SCENARIOS, HEALTHZ].find((x) => x.id === id && !x.flow);
-if (!s) throw new Error(`no autocannon scenario ${id}`);
+const s = [...SCENARIOS, HEALTHZ].find((x) => x.id === id);
+if (!s) throw new Error(`no scenario ${id}`);
 const buildDir = join(root, "bench", "results", "build");
 const srv = await startServers(root, buildDir, [{ name: "app", vars: variant ? { BENCH_VARIANT: variant } : {} }], {
   peers: false,
@@ -82,10 +82,15 @@ class Cdp {
 
 try {
   const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: srv.pid, urls: srv.urls };
-  const url = urlFor(ctx, s);
+  const url = s.flow ? null : urlFor(ctx, s);
   await checkOnce(ctx, s);
   if (s.prepare) await s.prepare(ctx, 2000);
-  const warm = await drive({ url, request: s.request, connections, seconds: 1, pid: srv.pid });
+  // a flow (several requests, as a sign-in) runs in closed loops, as `npm run bench` runs it
+  const run = (secs) =>
+    s.flow
+      ? loop({ flow: () => s.flow(ctx), concurrency: s.concurrency ?? connections, seconds: secs, pid: srv.pid })
+      : drive({ url, request: s.request, connections, seconds: secs, pid: srv.pid });
+  const warm = await run(1);
 
   // the app isolate (the one-time store's objects live there) and, for a route worker, its own
   const own = s.worker && s.worker !== "app" && s.worker !== "hello" ? [`core:user:${s.worker}`] : [];
@@ -103,11 +108,11 @@ try {
   }
   if (s.prepare) await s.prepare(ctx, Math.ceil(warm.rps * seconds * 2) + 2 * connections + 50);
   for (const { c } of sessions) await c.send("Profiler.start");
-  const r = await drive({ url, request: s.request, connections, seconds, pid: srv.pid });
+  const r = await run(seconds);
   const profiles = [];
   for (const { t, c } of sessions) profiles.push({ t, profile: (await c.send("Profiler.stop")).profile });
   console.log(
-    `${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs ?? 0)} µs CPU per request, ${r.failed} failed`,
+    `${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs ?? 0)} µs CPU per ${s.flow ? "flow" : "request"}, ${r.failed} failed`,
   );
 
   mkdirSync(join(root, "bench", "results"), { recursive: true });
