@@ -86,9 +86,10 @@ try {
   await checkOnce(ctx, s);
   if (s.prepare) await s.prepare(ctx, 2000);
   // a flow (several requests, as a sign-in) runs in closed loops, as `npm run bench` runs it
+  const flow = s.flow;
   const run = (secs) =>
-    s.flow
-      ? loop({ flow: () => s.flow(ctx), concurrency: s.concurrency ?? connections, seconds: secs, pid: srv.pid })
+    flow
+      ? loop({ flow: () => flow(ctx), concurrency: s.concurrency ?? connections, seconds: secs, pid: srv.pid })
       : drive({ url, request: s.request, connections, seconds: secs, pid: srv.pid });
   const warm = await run(1);
 
