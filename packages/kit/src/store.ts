@@ -45,20 +45,23 @@ export async function putState(env: KvEnv, state: string, pending: PendingLogin,
   await env.RP_KV.put(KEY.state(await sha256(state)), JSON.stringify(pending), { expirationTtl: ttlSeconds });
 }
 
-/**
- * The pending login of a state, or null. Reading changes nothing: a callback that fails the
- * browser check must not spend its owner's state; the state ends when its login is redeemed
- * (`endState`), which `redemption` records for the duplicates.
- */
-export async function readState(env: KvEnv, state: string): Promise<PendingLogin | null> {
-  if (!isRandomValue(state)) return null;
-  return env.RP_KV.get<PendingLogin>(KEY.state(await sha256(state)), "json");
+/** The hash a state is kept under (its KV key, its redemption), or null for a value no login made. */
+export async function stateHash(state: string): Promise<string | null> {
+  return isRandomValue(state) ? sha256(state) : null;
 }
 
-/** Ends a state: its login was redeemed, refused by the service, or cancelled. */
-export async function endState(env: KvEnv, state: string): Promise<void> {
-  if (!isRandomValue(state)) return;
-  await deleteKey(env, KEY.state(await sha256(state)));
+/**
+ * The pending login of a state (by `stateHash`), or null. Reading changes nothing: a callback that
+ * fails the browser check must not spend its owner's state; the state ends when its login is
+ * redeemed (`endState`), which `redemption` records for the duplicates.
+ */
+export async function readState(env: KvEnv, hash: string): Promise<PendingLogin | null> {
+  return env.RP_KV.get<PendingLogin>(KEY.state(hash), "json");
+}
+
+/** Ends a state (by `stateHash`): its login was redeemed, refused by the service, or cancelled. */
+export async function endState(env: KvEnv, hash: string): Promise<void> {
+  await deleteKey(env, KEY.state(hash));
 }
 
 /**
@@ -159,7 +162,7 @@ export async function createSession(
 
 /**
  * `createSession` for a login that began at `startedAt` (before its exchange and user read), and
- * when its plid was ended at or after that moment (`endedAt`): the plid's end (`endPlid`), read
+ * when its plid was ended at or after that moment (`endedAt`; `plidHash`: the plid's SHA-256, if the caller has it): the plid's end (`endPlid`), read
  * after the session, its index entry and the identity were written. The caller ends such a session.
  */
 export async function createLoginSession(
@@ -168,8 +171,10 @@ export async function createLoginSession(
   ttlSeconds: number,
   id: string,
   startedAt: number,
+  plidHash?: string,
 ): Promise<{ id: string; endedAt: number | null }> {
-  const [hash, plidHash] = await Promise.all([sha256(id), sha256(record.plid)]);
+  const hash = await sha256(id);
+  plidHash ??= await sha256(record.plid);
   const ttl = { expirationTtl: ttlSeconds };
   await Promise.all([
     env.RP_KV.put(KEY.session(hash), JSON.stringify(record), ttl),
@@ -294,10 +299,10 @@ export async function putIdentity(
   key: CryptoKey,
   identity: StoredIdentity,
   ttlSeconds: number,
-  { writeBack = false }: { writeBack?: boolean } = {},
+  { writeBack = false, plidHash }: { writeBack?: boolean; plidHash?: string } = {},
 ): Promise<void> {
   const sealed = await seal(key, JSON.stringify(identity), identityContext(identity.plid));
-  const at = KEY.identity(await sha256(identity.plid));
+  const at = KEY.identity(plidHash ?? (await sha256(identity.plid)));
   for (let attempt = 1; ; attempt++) {
     try {
       return await env.RP_KV.put(at, sealed, { expirationTtl: ttlSeconds });

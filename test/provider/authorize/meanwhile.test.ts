@@ -4,7 +4,7 @@
 import { env } from "../../support/env";
 import { beforeShardCall, shardRows } from "../../support/shards";
 import { maskItems } from "../../../workers/provider/store/directory-keys";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { admin } from "../../support/admin";
 import { DEMO, HONG, intercept, KIM } from "../../support/helpers";
 import { Browser, throughCode } from "../../support/signin";
@@ -12,7 +12,8 @@ import { forgetClient } from "../../../workers/provider/store/clients";
 import { storeConfig } from "../../../workers/provider/store/config";
 import { providerConfig } from "../../../workers/provider/config";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { endLink, recordConsent } from "../../../workers/provider/store/links";
+import { endLink, findLink, recordConsent } from "../../../workers/provider/store/links";
+import { auditEvents } from "../../support/audit";
 
 /** A client registered through the admin API; its id. */
 async function newClient(redirectUris: string[]): Promise<string> {
@@ -116,5 +117,49 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
       hong.id,
     );
     expect(grants).toEqual([]);
+  });
+
+  it("a first sign-in's consent, with a disconnect landing before its grant: the consent's event is recorded once on its own, no success, no grant, no code", async () => {
+    const res = await admin("POST", "/admin/clients", {
+      json: { name: "앱", redirect_uris: ["https://lone.example/cb"], items: ["gender"], auto_login: true },
+    });
+    const id = ((await res.json()) as { client_id: string }).client_id;
+    const kim = (await subscriberByPhone(env, KIM.phone))!;
+    const cfg = providerConfig(env);
+    // The consent writes the link; as the grant is about to be written, the app's disconnect of
+    // that new link lands, so the sign-in mints nothing.
+    let disconnect: Promise<boolean> | null = null;
+    const dir = beforeShardCall(
+      env.DIRECTORY,
+      (method) => method === "putGrant",
+      async () => {
+        const link = await findLink(env, id, kim.id);
+        disconnect = endLink(env, id, link!.plid, cfg.oneTimeShards, cfg.revocationRetainMs);
+        await disconnect;
+      },
+    );
+    const b = new Browser({ vars: { DIRECTORY: dir } as never });
+    const consent = await throughCode(
+      b,
+      KIM,
+      { client_id: id, redirect_uri: "https://lone.example/cb" },
+      { autoLogin: "Y" },
+    );
+    expect(consent.form?.step).toBe("consent");
+    const done = await b.submit(consent, { agree: "Y" });
+    expect(await disconnect).toBe(true); // the race happened
+    expect(done.status).toBe(403);
+    expect(done.res.headers.get("Location")).toBeNull();
+    const ofClient = async () => (await auditEvents()).filter((r) => r.client_id === id && r.type !== "client.created");
+    // both events are sent after the answer (waitUntil)
+    await vi.waitFor(async () => expect((await ofClient()).length).toBe(2), { timeout: 5000, interval: 50 });
+    const events = (await ofClient()).map((r) => [r.type, r.outcome, JSON.parse(r.detail ?? "{}").reason ?? null]);
+    expect(events.sort()).toEqual([
+      ["consent", "ok", null],
+      ["signin.failure", "refused", "gone_meanwhile"],
+    ]);
+    const grants = await shardRows("SELECT 1 FROM grants WHERE client_id = ?", id);
+    expect(grants).toEqual([]);
+    forgetClient(id);
   });
 });

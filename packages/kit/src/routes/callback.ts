@@ -5,7 +5,6 @@
 // state, `error` callback), 502 when the service fails.
 
 import { hostCookie, readHostCookie } from "../core/cookies.js";
-import { sha256 } from "../core/crypto.js";
 import { ApiError } from "../core/errors.js";
 import { readParams, type Params } from "../core/http.js";
 import type { RequestContext, Route } from "../core/router.js";
@@ -15,7 +14,15 @@ import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http.js";
 import { callbackFailurePage, type CallbackFailure } from "../pages.js";
 import { redeemOnce } from "../redeem.js";
 import { loginWithCode, sessionById, sessionIdFor } from "../sessions.js";
-import { bindingMatches, endState, getRedemption, readState, type PendingLogin, type RedeemOutcome } from "../store.js";
+import {
+  bindingMatches,
+  endState,
+  getRedemption,
+  readState,
+  stateHash,
+  type PendingLogin,
+  type RedeemOutcome,
+} from "../store.js";
 
 /** A failure page; the precise reason goes to the log line only. */
 class CallbackRefused extends Error {
@@ -39,11 +46,16 @@ async function callbackParams(req: Request, url: URL): Promise<Params> {
 /** What this callback is for: its state and the login it continues. */
 interface Login {
   state: string;
+  /** SHA-256 of the state: its KV key, and (as `callback:<hash>`) its redemption's. */
   stateHash: string;
   binding: string;
+  /** SHA-256 of the binding cookie, as checked: what a duplicate of this login must prove. */
+  bindingHash: string;
   /** The pending login; null for a duplicate arriving after the first request ended the state. */
   pending: PendingLogin | null;
   returnTo: string;
+  /** The login's session id, once derived (`sessionIdOf`). */
+  sessionId?: Promise<string>;
 }
 
 /**
@@ -54,19 +66,30 @@ async function loginOf(req: Request, env: RpEnv, params: Params, cfg: RpConfig):
   const state = params.get("state");
   if (state === undefined) throw new CallbackRefused("state", "no state (unsolicited callback)");
   const binding = readHostCookie(req, BINDING_COOKIE);
-  const stateHash = await sha256(`callback:${state}`);
-  const pending = await readState(env, state);
+  const hash = await stateHash(state);
+  if (hash === null) throw new CallbackRefused("state", "unknown, replayed or expired state");
+  const pending = await readState(env, hash);
   if (pending) {
     if (Date.now() - pending.created > cfg.stateTtlSeconds * 1000) throw new CallbackRefused("state", "expired state");
     if (!(await bindingMatches(pending, binding)))
       throw new CallbackRefused("state", "state bound to another browser (cookie mismatch)");
-    return { state, stateHash, binding: binding!, pending, returnTo: pending.returnTo };
+    const { bindingHash, returnTo } = pending;
+    return { state, stateHash: hash, binding: binding!, bindingHash, pending, returnTo };
   }
-  const redeemed = await getRedemption(env, stateHash);
+  const redeemed = await getRedemption(env, redemptionKey(hash));
   if (!redeemed?.returnTo || !(await bindingMatches({ bindingHash: redeemed.proofHash }, binding))) {
     throw new CallbackRefused("state", "unknown, replayed or expired state");
   }
-  return { state, stateHash, binding: binding!, pending: null, returnTo: redeemed.returnTo };
+  const { proofHash: bindingHash, returnTo } = redeemed;
+  return { state, stateHash: hash, binding: binding!, bindingHash, pending: null, returnTo };
+}
+
+/** The key of a state's redemption (redeem.ts); the native apps' are `sha256(token:<code>)`. */
+const redemptionKey = (stateHash: string) => `callback:${stateHash}`;
+
+/** The session id of this login (`sessionIdFor`), derived once per request. */
+function sessionIdOf(env: RpEnv, login: Login): Promise<string> {
+  return (login.sessionId ??= sessionIdFor(env, "callback", `${login.state}.${login.binding}`));
 }
 
 /** The first request's work: the code exchange, the user read and the new session. */
@@ -80,7 +103,7 @@ async function redeem(
 ): Promise<RedeemOutcome> {
   const pending = login.pending!;
   // The state is spent by this attempt whatever its outcome: a second callback must not exchange again.
-  await endState(env, login.state);
+  await endState(env, login.stateHash);
   const previous = readHostCookie(req, SESSION_COOKIE);
   try {
     const outcome = await loginWithCode(env, code, {
@@ -89,7 +112,7 @@ async function redeem(
       // An automatic login with no stored identity: ask once more, interactively, to receive it.
       allowRelogin: pending.prompt !== cfg.reloginPrompt,
       ...(previous !== undefined ? { previousSessionId: previous } : {}),
-      sessionId: await sessionIdFor(env, "callback", `${login.state}.${login.binding}`),
+      sessionId: await sessionIdOf(env, login),
       bindingHash: pending.bindingHash,
     });
     if (outcome.kind === "relogin") rc.log.cause = "automatic login without a stored identity: relogin";
@@ -121,7 +144,7 @@ async function answer(
     case "failed":
       return callbackFailurePage("upstream", cfg.basePath);
     case "session": {
-      const id = await sessionIdFor(env, "callback", `${login.state}.${login.binding}`);
+      const id = await sessionIdOf(env, login);
       // A duplicate arriving after a logout finds no session: it is a replay, not a login.
       if (!first && !(await sessionById(env, id, "cookie")))
         throw new CallbackRefused("state", "replayed state: its session has ended");
@@ -140,7 +163,7 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
     const login = await loginOf(req, env, params, cfg);
     // spec §4.1, docs/architecture.md §4.4: the service reports cancel and other failures as `error=...`.
     if (params.has("error") || !params.has("code")) {
-      if (login.pending) await endState(env, login.state);
+      if (login.pending) await endState(env, login.stateHash);
       // The service could not continue (an expired sign-in): start one fresh login, once.
       const p = login.pending;
       if (params.get("error") === "login_required" && p && !p.restarted && p.prompt !== "none") {
@@ -156,11 +179,16 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
       );
     }
     const code = params.get("code")!;
-    const claim = { proofHash: await sha256(login.binding), returnTo: login.returnTo };
-    const { outcome, first } = await redeemOnce(env, login.stateHash, claim, 2 * cfg.providerTimeoutMs + 1000, () =>
-      login.pending
-        ? redeem(req, env, rc, login, code, cfg)
-        : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
+    const claim = { proofHash: login.bindingHash, returnTo: login.returnTo };
+    const { outcome, first } = await redeemOnce(
+      env,
+      redemptionKey(login.stateHash),
+      claim,
+      2 * cfg.providerTimeoutMs + 1000,
+      () =>
+        login.pending
+          ? redeem(req, env, rc, login, code, cfg)
+          : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
     );
     if (!first) rc.log.event = "rp.callback_duplicate";
     return await answer(env, login, outcome, first, cfg);
