@@ -90,25 +90,32 @@ describe("changes during an open sign-in", () => {
   });
 });
 
+/**
+ * The real shards, with the app's disconnect of `clientId`'s link (its plid as `plidOf` finds it)
+ * landing as the automatic-login grant is about to be written; the grant is written after it.
+ * `disconnect()`: whether that end found the link (the race happened), or null if it never ran.
+ */
+function disconnectBeforeGrant(clientId: string, plidOf: () => Promise<string>) {
+  const cfg = providerConfig(env);
+  let disconnect: Promise<boolean> | null = null;
+  const dir = beforeShardCall(
+    env.DIRECTORY,
+    (method) => method === "putGrant",
+    async () => {
+      disconnect = endLink(env, clientId, await plidOf(), cfg.oneTimeShards, cfg.revocationRetainMs);
+      await disconnect;
+    },
+  );
+  return { browser: new Browser({ vars: { DIRECTORY: dir } as never }), disconnect: () => disconnect };
+}
+
 describe("an end of the plid racing the automatic-login opt-in", () => {
   it("a disconnect landing between the sign-in's link read and its grant: no grant stays, no code, a 'start again' page", async () => {
     const hong = (await subscriberByPhone(env, HONG.phone))!;
     const plid = (await recordConsent(env, DEMO.clientId, hong.id, DEMO.items))!;
-    const cfg = providerConfig(env);
-    // The real shards; as the grant is about to be written, the app's disconnect of that plid
-    // lands, and the grant is written after it.
-    let disconnect: Promise<boolean> | null = null;
-    const dir = beforeShardCall(
-      env.DIRECTORY,
-      (method) => method === "putGrant",
-      async () => {
-        disconnect = endLink(env, DEMO.clientId, plid, cfg.oneTimeShards, cfg.revocationRetainMs);
-        await disconnect;
-      },
-    );
-    const b = new Browser({ vars: { DIRECTORY: dir } as never });
-    const done = await throughCode(b, HONG, {}, { autoLogin: "Y" });
-    expect(await disconnect).toBe(true); // the race happened
+    const race = disconnectBeforeGrant(DEMO.clientId, async () => plid);
+    const done = await throughCode(race.browser, HONG, {}, { autoLogin: "Y" });
+    expect(await race.disconnect()).toBe(true); // the race happened
     expect(done.status).toBe(403);
     expect(done.res.headers.get("Location")).toBeNull();
     const grants = await shardRows(
@@ -125,20 +132,10 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
     });
     const id = ((await res.json()) as { client_id: string }).client_id;
     const kim = (await subscriberByPhone(env, KIM.phone))!;
-    const cfg = providerConfig(env);
-    // The consent writes the link; as the grant is about to be written, the app's disconnect of
-    // that new link lands, so the sign-in mints nothing.
-    let disconnect: Promise<boolean> | null = null;
-    const dir = beforeShardCall(
-      env.DIRECTORY,
-      (method) => method === "putGrant",
-      async () => {
-        const link = await findLink(env, id, kim.id);
-        disconnect = endLink(env, id, link!.plid, cfg.oneTimeShards, cfg.revocationRetainMs);
-        await disconnect;
-      },
-    );
-    const b = new Browser({ vars: { DIRECTORY: dir } as never });
+    // The consent writes the link; the disconnect of that new link lands before the grant, so the
+    // sign-in mints nothing.
+    const race = disconnectBeforeGrant(id, async () => (await findLink(env, id, kim.id))!.plid);
+    const b = race.browser;
     const consent = await throughCode(
       b,
       KIM,
@@ -147,7 +144,7 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
     );
     expect(consent.form?.step).toBe("consent");
     const done = await b.submit(consent, { agree: "Y" });
-    expect(await disconnect).toBe(true); // the race happened
+    expect(await race.disconnect()).toBe(true); // the race happened
     expect(done.status).toBe(403);
     expect(done.res.headers.get("Location")).toBeNull();
     const ofClient = async () => (await auditEvents()).filter((r) => r.client_id === id && r.type !== "client.created");
