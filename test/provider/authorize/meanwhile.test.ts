@@ -159,4 +159,36 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
     expect(grants).toEqual([]);
     forgetClient(id);
   });
+  it("a first sign-in's consent whose next write fails (the store down before the code): a server error, no code, and the consent that was written keeps its event, once", async () => {
+    const res = await admin("POST", "/admin/clients", {
+      json: { name: "앱", redirect_uris: ["https://down.example/cb"], items: ["gender"], auto_login: true },
+    });
+    const id = ((await res.json()) as { client_id: string }).client_id;
+    const dir = beforeShardCall(
+      env.DIRECTORY,
+      (method) => method === "putGrant",
+      async () => {
+        throw new Error("shard unavailable");
+      },
+    );
+    const b = new Browser({ vars: { DIRECTORY: dir } as never });
+    const consent = await throughCode(
+      b,
+      KIM,
+      { client_id: id, redirect_uri: "https://down.example/cb" },
+      { autoLogin: "Y" },
+    );
+    expect(consent.form?.step).toBe("consent");
+    const done = await b.submit(consent, { agree: "Y" });
+    expect(dir.landed()).toBe(true); // the failure happened
+    expect(done.status).toBeGreaterThanOrEqual(500);
+    expect(done.res.headers.get("Location")).toBeNull();
+    const kim = (await subscriberByPhone(env, KIM.phone))!;
+    expect(await findLink(env, id, kim.id)).not.toBeNull(); // the consent was written
+    const ofClient = async () => (await auditEvents()).filter((r) => r.client_id === id && r.type !== "client.created");
+    await vi.waitFor(async () => expect((await ofClient()).length).toBe(1), { timeout: 5000, interval: 50 });
+    await new Promise((r) => setTimeout(r, 200)); // nothing else follows
+    expect((await ofClient()).map((r) => [r.type, r.outcome])).toEqual([["consent", "ok"]]);
+    forgetClient(id);
+  });
 });

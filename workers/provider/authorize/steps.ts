@@ -530,17 +530,24 @@ async function consent(f: Flow): Promise<Response> {
   if (consented === null) return goneMeanwhile(f);
   const consentEvent = auditRecord("consent", f.client.clientId, "ok", { items: f.client.items.length });
   const optIn = tx.autoLoginEligible === true && (tx.autoLoginOptIn === true || f.params.get("autoLogin") === "Y");
-  const completed = await complete(f.req, f.env, f.rc, f.cfg, {
-    tx,
-    client: f.client,
-    subscriberId: sub.id,
-    plid: consented.plid,
-    items: f.client.items,
-    optIn,
-    consented: { subscriber: consented.subscriber, audit: consentEvent },
-  });
+  // The consent is written: its event goes with the code (one write), or alone when nothing is
+  // minted, whether the sign-in ended (gone meanwhile) or failed (a store down before the code).
+  let completed: Response | null;
+  try {
+    completed = await complete(f.req, f.env, f.rc, f.cfg, {
+      tx,
+      client: f.client,
+      subscriberId: sub.id,
+      plid: consented.plid,
+      items: f.client.items,
+      optIn,
+      consented: { subscriber: consented.subscriber, audit: consentEvent },
+    });
+  } catch (e) {
+    f.rc.waitUntil(auditAll(f.env, [consentEvent]));
+    throw e;
+  }
   if (completed) return completed;
-  // nothing minted: the consent's event goes alone
   f.rc.waitUntil(auditAll(f.env, [consentEvent]));
   return goneMeanwhile(f);
 }
