@@ -9,6 +9,7 @@
 //        [--requests 400] [--rounds 3] [--compare a:b,c:d] [--functions 25]
 //        [--base ../other-checkout]    its token and user/me routes as token-route@base, user-me-route@base
 //        [--vars AUDIT_FLUSH_SECONDS=1]   variables of the app worker (and so of the stores it hosts)
+//        [--keep]   keep valgrind's dumps (one per scenario and round) to read with callgrind_annotate
 //
 // Each figure is instructions per request, the median of the rounds: "work" (what repeats) and
 // "housekeeping" (garbage collection, the allocator, V8's compiler and tasks: these move with
@@ -148,5 +149,6 @@ try {
   }
 } finally {
   await srv.dispose();
-  rmSync(dir, { recursive: true, force: true });
+  if (args.includes("--keep")) console.log(`\ncallgrind dumps kept in ${dir} (callgrind_annotate --tree=caller)`);
+  else rmSync(dir, { recursive: true, force: true });
 }
