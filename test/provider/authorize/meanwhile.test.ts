@@ -15,10 +15,10 @@ import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { endLink, findLink, recordConsent } from "../../../workers/provider/store/links";
 import { auditEvents } from "../../support/audit";
 
-/** A client registered through the admin API; its id. */
-async function newClient(redirectUris: string[]): Promise<string> {
+/** A client registered through the admin API (with the automatic-login opt-in when asked); its id. */
+async function newClient(redirectUris: string[], autoLogin = false): Promise<string> {
   const res = await admin("POST", "/admin/clients", {
-    json: { name: "앱", redirect_uris: redirectUris, items: ["gender"] },
+    json: { name: "앱", redirect_uris: redirectUris, items: ["gender"], ...(autoLogin ? { auto_login: true } : {}) },
   });
   expect(res.status).toBe(201);
   return ((await res.json()) as { client_id: string }).client_id;
@@ -127,10 +127,7 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
   });
 
   it("a first sign-in's consent, with a disconnect landing before its grant: the consent's event is recorded once on its own, no success, no grant, no code", async () => {
-    const res = await admin("POST", "/admin/clients", {
-      json: { name: "앱", redirect_uris: ["https://lone.example/cb"], items: ["gender"], auto_login: true },
-    });
-    const id = ((await res.json()) as { client_id: string }).client_id;
+    const id = await newClient(["https://lone.example/cb"], true);
     const kim = (await subscriberByPhone(env, KIM.phone))!;
     // The consent writes the link; the disconnect of that new link lands before the grant, so the
     // sign-in mints nothing.
@@ -160,10 +157,7 @@ describe("an end of the plid racing the automatic-login opt-in", () => {
     forgetClient(id);
   });
   it("a first sign-in's consent whose next write fails (the store down before the code): a server error, no code, and the consent that was written keeps its event, once", async () => {
-    const res = await admin("POST", "/admin/clients", {
-      json: { name: "앱", redirect_uris: ["https://down.example/cb"], items: ["gender"], auto_login: true },
-    });
-    const id = ((await res.json()) as { client_id: string }).client_id;
+    const id = await newClient(["https://down.example/cb"], true);
     const dir = beforeShardCall(
       env.DIRECTORY,
       (method) => method === "putGrant",
