@@ -675,10 +675,15 @@ export async function runScale(root, o) {
 
     /** Arms people for a point's requests: `ids` for identify (cycled), the rest each a first sign-in per app. */
     const arm = async (identifyCount, signinCount) => {
-      const counting = 6 * o.counted; // twice what counting needs: a third are LG U+ (no automatic login)
+      // Counting takes 3 × `counted` people who can be offered automatic login (SKT and KT, not
+      // LG U+), picked from all those armed: the last ones of the list all come from the last
+      // shards, where LG U+ can happen to be more than a third.
+      const counting = 3 * o.counted;
       const got = await scale(ctx, "arm", { n: identifyCount + signinCount });
-      state.countPeople = got.slice(got.length - counting);
-      const rest = got.slice(0, got.length - counting);
+      const offered = got.filter((p) => p.telco !== "L");
+      state.countPeople = offered.slice(Math.max(0, offered.length - counting));
+      const counted = new Set(state.countPeople);
+      const rest = got.filter((p) => !counted.has(p));
       state.identifyPeople = rest.slice(0, Math.min(identifyCount, Math.floor(rest.length * 0.4)));
       const signers = rest.slice(state.identifyPeople.length);
       state.pairs.refill(clients.flatMap((client) => signers.map((person) => ({ person, client }))));
