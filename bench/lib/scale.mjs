@@ -681,8 +681,9 @@ export async function runScale(root, o) {
       const counting = 3 * o.counted;
       const got = await scale(ctx, "arm", { n: identifyCount + signinCount });
       const offered = got.filter((p) => p.telco !== "L");
-      state.countPeople = offered.slice(Math.max(0, offered.length - counting));
-      const counted = new Set(state.countPeople);
+      const picked = offered.slice(Math.max(0, offered.length - counting));
+      state.countPeople = picked;
+      const counted = new Set(picked);
       const rest = got.filter((p) => !counted.has(p));
       state.identifyPeople = rest.slice(0, Math.min(identifyCount, Math.floor(rest.length * 0.4)));
       const signers = rest.slice(state.identifyPeople.length);
