@@ -4,7 +4,7 @@
 import { readHostCookie } from "./core/cookies.js";
 import { parseBearer } from "./core/http.js";
 import { exchangeCode, readUser, RpClientError, type ProviderUser } from "./client.js";
-import { derivedToken, sha256 } from "./core/crypto.js";
+import { derivedToken } from "./core/crypto.js";
 import { rpClientConfig, rpConfig, rpSealKey, rpSealKeyText, type RpEnv } from "./config.js";
 import { BINDING_COOKIE, SESSION_COOKIE } from "./http.js";
 import {
@@ -101,10 +101,8 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
   // Written on every login, so the lifetime counts from the last one; a placeholder lives as long as its sessions.
   // An automatic login writes back what it read (or a placeholder): a full record landing in the
   // same second wins over it (`putIdentity`).
-  const plidHash = await sha256(user.plid);
   await putIdentity(env, key, identity, identity.placeholder ? cfg.sessionTtlSeconds : cfg.identityTtlSeconds, {
     writeBack: automatic,
-    plidHash,
   });
   if (opts.previousSessionId !== undefined) await endSession(env, opts.previousSessionId);
   const record: SessionRecord = { plid: user.plid, kind: opts.kind, loginAt: now };
@@ -117,7 +115,6 @@ export async function loginWithCode(env: RpEnv, code: string, opts: LoginOptions
     cfg.sessionTtlSeconds,
     opts.sessionId,
     started,
-    plidHash,
   );
   // A disconnect (or the service's event) that ended the plid after this login began: the user read
   // above may predate it, and the writes above may have landed after its deletions. Ended here,

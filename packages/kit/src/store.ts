@@ -162,7 +162,7 @@ export async function createSession(
 
 /**
  * `createSession` for a login that began at `startedAt` (before its exchange and user read), and
- * when its plid was ended at or after that moment (`endedAt`; `plidHash`: the plid's SHA-256, if the caller has it): the plid's end (`endPlid`), read
+ * when its plid was ended at or after that moment (`endedAt`): the plid's end (`endPlid`), read
  * after the session, its index entry and the identity were written. The caller ends such a session.
  */
 export async function createLoginSession(
@@ -171,10 +171,8 @@ export async function createLoginSession(
   ttlSeconds: number,
   id: string,
   startedAt: number,
-  plidHash?: string,
 ): Promise<{ id: string; endedAt: number | null }> {
-  const hash = await sha256(id);
-  plidHash ??= await sha256(record.plid);
+  const [hash, plidHash] = await Promise.all([sha256(id), sha256(record.plid)]);
   const ttl = { expirationTtl: ttlSeconds };
   await Promise.all([
     env.RP_KV.put(KEY.session(hash), JSON.stringify(record), ttl),
@@ -299,10 +297,10 @@ export async function putIdentity(
   key: CryptoKey,
   identity: StoredIdentity,
   ttlSeconds: number,
-  { writeBack = false, plidHash }: { writeBack?: boolean; plidHash?: string } = {},
+  { writeBack = false }: { writeBack?: boolean } = {},
 ): Promise<void> {
   const sealed = await seal(key, JSON.stringify(identity), identityContext(identity.plid));
-  const at = KEY.identity(plidHash ?? (await sha256(identity.plid)));
+  const at = KEY.identity(await sha256(identity.plid));
   for (let attempt = 1; ; attempt++) {
     try {
       return await env.RP_KV.put(at, sealed, { expirationTtl: ttlSeconds });
