@@ -532,7 +532,7 @@ async function consent(f: Flow): Promise<Response> {
   const optIn = tx.autoLoginEligible === true && (tx.autoLoginOptIn === true || f.params.get("autoLogin") === "Y");
   // The consent is written: its event goes with the code (one write), or alone when nothing is
   // minted, whether the sign-in ended (gone meanwhile) or failed (a store down before the code).
-  let completed: Response | null;
+  let completed: Response | null = null;
   try {
     completed = await complete(f.req, f.env, f.rc, f.cfg, {
       tx,
@@ -543,13 +543,10 @@ async function consent(f: Flow): Promise<Response> {
       optIn,
       consented: { subscriber: consented.subscriber, audit: consentEvent },
     });
-  } catch (e) {
-    f.rc.waitUntil(auditAll(f.env, [consentEvent]));
-    throw e;
+  } finally {
+    if (!completed) f.rc.waitUntil(auditAll(f.env, [consentEvent]));
   }
-  if (completed) return completed;
-  f.rc.waitUntil(auditAll(f.env, [consentEvent]));
-  return goneMeanwhile(f);
+  return completed ?? goneMeanwhile(f);
 }
 
 /**
