@@ -49,8 +49,9 @@ import type { Subscriber } from "../../workers/provider/store/directory";
 export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };
 // The directory shard with the scale bench's own methods (bench/workers/scale-shard.ts).
 export { ScaleDirectoryShard as DirectoryShard } from "./scale-shard";
+export { PhoneLoginStore } from "../../packages/kit/src/login-store";
 
-type Part = "no-d1" | "no-do" | "count";
+type Part = "no-d1" | "no-do" | "no-kv" | "count";
 
 const MAX_MINT = 5000;
 
@@ -354,6 +355,45 @@ function memoryNamespace(): DurableObjectNamespace<OneTimeStore> {
   } as unknown as DurableObjectNamespace<OneTimeStore>;
 }
 
+/**
+ * The relying party's KV in this isolate's memory (variant `no-kv`): what the kit's flows cost with
+ * storage that costs nothing, the least any storage design of theirs could reach. Values keep their
+ * expiry (KV's, whole seconds); `list` walks the keys in order, as KV does.
+ */
+function memoryKv(): KVNamespace {
+  const m = new Map<string, { value: string; until: number }>();
+  const live = (key: string) => {
+    const e = m.get(key);
+    if (e && e.until <= Date.now()) m.delete(key);
+    return e && e.until > Date.now() ? e : undefined;
+  };
+  const read = (v: string, type: unknown) =>
+    type === "json" || (typeof type === "object" && (type as { type?: string } | null)?.type === "json")
+      ? (JSON.parse(v) as unknown)
+      : v;
+  return {
+    async get(key: string, type?: unknown) {
+      const e = live(key);
+      return e ? read(e.value, type) : null;
+    },
+    async getWithMetadata(key: string, type?: unknown) {
+      const e = live(key);
+      return { value: e ? read(e.value, type) : null, metadata: null, cacheStatus: null };
+    },
+    async put(key: string, value: string, opts?: { expirationTtl?: number }) {
+      m.set(key, { value: String(value), until: Date.now() + (opts?.expirationTtl ?? 1e9) * 1000 });
+    },
+    async delete(key: string) {
+      m.delete(key);
+    },
+    async list(opts?: { prefix?: string; limit?: number }) {
+      const names = [...m.keys()].filter((k) => k.startsWith(opts?.prefix ?? "") && live(k)).sort();
+      const keys = names.slice(0, opts?.limit ?? 1000).map((name) => ({ name }));
+      return { keys, list_complete: keys.length === names.length, cacheStatus: null };
+    },
+  } as unknown as KVNamespace;
+}
+
 /** Platform calls by kind since the last read (variant `count`, bench/calls.mjs). */
 let counts: Record<string, number> = {};
 const count = (k: string) => void (counts[k] = (counts[k] ?? 0) + 1);
@@ -400,6 +440,7 @@ function countCalls(v: Env): void {
     ["ONE_TIME", "one-time"],
     ["DIRECTORY", "directory"],
     ["FLOOR", "floor"],
+    ["RP_STORE", "kit store"],
   ] as const) {
     const ns = v[binding] as unknown as DurableObjectNamespace;
     v[binding] = new Proxy(ns, {
@@ -446,6 +487,7 @@ function envFor(env: Env): Env {
     v = { ...env };
     if (parts.has("no-d1")) v.DB = variantDb(env.DB);
     if (parts.has("no-do")) v.ONE_TIME = memoryNamespace();
+    if (parts.has("no-kv")) (v as unknown as { RP_KV: KVNamespace }).RP_KV = memoryKv();
     if (parts.has("count")) countCalls(v);
     variantEnvs.set(env, v);
   }

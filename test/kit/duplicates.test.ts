@@ -5,7 +5,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createPkce } from "../../packages/kit/src/client";
 import { HONG, KIM, mintFor } from "../support/helpers";
-import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
+import { Browser, kit, send, setCookies, STORAGES, type Kit } from "../support/kit";
 import { env } from "../support/env";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,10 +15,10 @@ function exchanges(k: Kit): number {
   return k.calls.filter((c) => c === "POST /oauth2/token").length;
 }
 
-describe("a duplicated callback (double click, prefetch): exactly one login", () => {
+describe.each(STORAGES)("%s: a duplicated callback (double click, prefetch): exactly one login", (_, storage) => {
   it(`two concurrent callbacks, 0-4 ms apart: both 303 with the same session, one code exchange (${TRIALS} trials)`, async () => {
     for (let trial = 0; trial < TRIALS; trial++) {
-      const k = kit();
+      const k = kit(storage);
       const b = new Browser(k);
       const start = await b.startLogin("?return_to=%2Faccount");
       const { code } = await mintFor(trial % 2 ? HONG.phone : KIM.phone, { codeChallenge: start.challenge! });
@@ -39,7 +39,7 @@ describe("a duplicated callback (double click, prefetch): exactly one login", ()
   });
 
   it("a duplicate of a callback the service refused shows the same failure, and no second exchange happens", async () => {
-    const k = kit();
+    const k = kit(storage);
     const b = new Browser(k);
     const start = await b.startLogin();
     const url = `/auth/callback?code=${"x".repeat(43)}&state=${start.state}`;
@@ -49,9 +49,9 @@ describe("a duplicated callback (double click, prefetch): exactly one login", ()
   });
 });
 
-describe("concurrent /auth/token calls with one code: one session", () => {
+describe.each(STORAGES)("%s: concurrent /auth/token calls with one code: one session", (_, storage) => {
   it("50 concurrent calls with the same code and verifier: all 200 with one session token; one code exchange", async () => {
-    const k = kit({ RP_TOKEN_RATE_LIMIT: "1000" });
+    const k = kit({ ...storage, RP_TOKEN_RATE_LIMIT: "1000" });
     const pkce = await createPkce();
     const { code } = await mintFor(HONG.phone, { redirectUri: "demoapp://callback", codeChallenge: pkce.challenge });
     const body = new URLSearchParams({ code, code_verifier: pkce.verifier }).toString();
@@ -73,7 +73,7 @@ describe("concurrent /auth/token calls with one code: one session", () => {
   });
 
   it("a concurrent call with the same code and another verifier gets invalid_grant and shares nothing", async () => {
-    const k = kit({ RP_TOKEN_RATE_LIMIT: "1000" });
+    const k = kit({ ...storage, RP_TOKEN_RATE_LIMIT: "1000" });
     const pkce = await createPkce();
     const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
     const post = (verifier: string) =>
@@ -105,7 +105,7 @@ describe("across isolates (the KV claim)", () => {
         return { kind: "session" } as const;
       };
       const key = `isolates-${trial}-${crypto.randomUUID()}`;
-      const kenv = kit().env;
+      const kenv = kit({ RP_STORE: undefined }).env;
       const [x, y] = await Promise.all([
         a.redeemOnce(kenv, key, { proofHash: "p" }, 5000, work),
         sleep(trial % 3).then(() => b.redeemOnce(kenv, key, { proofHash: "p" }, 5000, work)),

@@ -4,10 +4,24 @@ import { describe, expect, it } from "vitest";
 import { sha256 } from "../../workers/core/crypto";
 import { safeReturnTo } from "../../packages/kit/src/http";
 import { HONG, KIM, mintFor } from "../support/helpers";
-import { Browser, kit, ORIGIN, send, setCookies } from "../support/kit";
+import { Browser, kit, ORIGIN, send, setCookies, storeWith, type Kit } from "../support/kit";
+import { runInDurableObject } from "cloudflare:test";
+import { storeAt } from "../../packages/kit/src/login-store";
 
-async function stateKeys(k = kit()): Promise<string[]> {
-  return (await k.env.RP_KV.list({ prefix: "state:" })).keys.map((x) => x.name);
+/** States written through `k`: KV's `state:` keys, and the ones given to the kit's store (`tracked`). */
+async function stateKeys(k: Kit): Promise<string[]> {
+  return [...(await k.env.RP_KV.list({ prefix: "state:" })).keys.map((x) => x.name), ...(stored.get(k) ?? [])];
+}
+
+const stored = new WeakMap<Kit, string[]>();
+
+/** A kit whose store records the states it is given (`stateKeys`). */
+function tracked(): Kit {
+  const k = kit();
+  const list: string[] = [];
+  stored.set(k, list);
+  k.env.RP_STORE = storeWith((method, args) => void (method === "putState" && list.push(String(args[0]))));
+  return k;
 }
 
 describe("GET /auth/login", () => {
@@ -25,8 +39,28 @@ describe("GET /auth/login", () => {
     expect(res.headers.get("Cache-Control")).toBe("no-store");
   });
 
-  it("keeps the state in KV under its hash only, for at most 600 s (docs/architecture.md §6)", async () => {
+  it('keeps the state in the kit\'s store under its hash only, for at most 600 s (docs/rp-kit.md "Storage")', async () => {
     const k = kit();
+    const before = Date.now();
+    const { state } = await new Browser(k).startLogin();
+    const hash = await sha256(state);
+    const row = await runInDurableObject(storeAt(k.env.RP_STORE!, hash), (_, ctx) =>
+      ctx.storage.sql
+        .exec<{ key: string; pending: string; expires: number }>(
+          "SELECT key, pending, expires FROM logins WHERE key = ?",
+          hash,
+        )
+        .toArray(),
+    );
+    expect(row).toHaveLength(1);
+    expect(row[0]!.pending.includes(state)).toBe(false);
+    expect(row[0]!.expires - before).toBeLessThanOrEqual(601_000);
+    expect(row[0]!.expires - before).toBeGreaterThan(590_000);
+    expect(await k.env.RP_KV.get(`state:${hash}`)).toBeNull();
+  });
+
+  it("without the store, keeps the state in KV under its hash only, for at most 600 s (docs/architecture.md §6)", async () => {
+    const k = kit({ RP_STORE: undefined });
     const before = Date.now();
     const { state } = await new Browser(k).startLogin();
     const list = await k.env.RP_KV.list({ prefix: "state:" });
@@ -89,7 +123,7 @@ describe("GET /auth/login", () => {
   });
 
   it("first moves a login started on another host name to the public origin (docs/architecture.md §4.7: __Host- cookies are per host)", async () => {
-    const k = kit();
+    const k = tracked();
     const before = (await stateKeys(k)).length;
     const res = await send(k, "http://127.0.0.1:8787/auth/login?return_to=%2Fcart&prompt=N");
     expect(res.status).toBe(302);
@@ -144,7 +178,7 @@ const ATTACKS = [
 
 describe("return_to (docs/architecture.md §4.6: same-origin paths only)", () => {
   it("refuses each known open-redirect form with 400 and stores no state", async () => {
-    const k = kit();
+    const k = tracked();
     const before = (await stateKeys(k)).length;
     for (const attack of ATTACKS) {
       const res = await send(k, `/auth/login?${new URLSearchParams({ return_to: attack })}`);

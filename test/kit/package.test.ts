@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createPhoneLogin, type KitUser, type PhoneLoginOptions } from "../../packages/kit/src/index";
 import { phoneLogin, phoneLoginApp, withSession } from "../../packages/kit/src/hono";
 import { HONG, KIM, mintFor } from "../support/helpers";
-import { setCookies } from "../support/kit";
+import { setCookies, storeWith } from "../support/kit";
 import { signedEvent } from "./scripted-provider";
 
 afterEach(() => {
@@ -109,6 +109,23 @@ describe("createPhoneLogin", () => {
     expect(await (await b.request("/auth/login")).text()).toBe("app home");
   });
 
+  it("keeps its logins in the store when the Worker binds one as PHONE_LOGIN_STORE (the default of `store`): one call checks and claims the state", async () => {
+    const calls: string[] = [];
+    const PHONE_LOGIN_STORE = storeWith((method) => void calls.push(method));
+    const kit = createPhoneLogin(options());
+    const withStore = { ...appEnv, PHONE_LOGIN_STORE };
+    const app: Handler = async (req) => {
+      if (kit.handles(req)) return kit.fetch(req, withStore);
+      const user = await kit.getSession(req, withStore);
+      return user ? Response.json({ hello: user.name }) : new Response("log in first", { status: 401 });
+    };
+    const b = new Jar(app);
+    const { res } = await b.login("/auth", KIM.phone, "/account");
+    expect(res.status).toBe(303);
+    expect(await (await b.request("/account")).json()).toEqual({ hello: KIM.name });
+    expect(calls).toEqual(["putState", "claimState", "indexSession", "settle"]);
+  });
+
   it("answers anything else under the base path as the kit does: 404, 405 with Allow", async () => {
     const kit = createPhoneLogin(options());
     const notFound = await kit.fetch(new Request(`${ORIGIN}/auth/nope`), appEnv);
@@ -192,6 +209,7 @@ describe("createPhoneLogin", () => {
       [{ ttl: { session: 10 } }, "ttl.session"],
       [{ sealKey: "short" }, "sealKey"],
       [{ kv: () => undefined as unknown as KVNamespace }, "kv"],
+      [{ store: () => ({}) as never }, "store"],
     ];
     for (const [over, option] of cases) {
       const res = await createPhoneLogin(options(over)).fetch(new Request(`${ORIGIN}/auth/login`), appEnv);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../workers/core/crypto";
 import { createPkce, type ProviderFetcher } from "../../packages/kit/src/client";
 import { basic, call, DEMO, FORM, form, HONG, intercept, KIM, LEE, mintFor, SMITH } from "../support/helpers";
-import { Browser, kit, send, setCookies, type Kit } from "../support/kit";
+import { Browser, kit, send, setCookies, storeWith, type Kit } from "../support/kit";
 import { findLink } from "../../workers/provider/store/links";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import { auditEvents } from "../support/audit";
@@ -288,59 +288,74 @@ describe("POST /auth/disconnect", () => {
     expect((await again.get("/auth/me")).status).toBe(200);
   });
 
-  it("the end of a plid is never lost to another login of it: a disconnect landing right after a login read what it had to know of the plid (before it indexed its session) still ends a login in flight across it, and brings neither session back", async () => {
-    const p = new ScriptedProvider();
-    const plid = randomToken(16);
-    const plidHash = await sha256(plid);
-    const kv = env.RP_KV as KVNamespace;
-    let meanwhile: (() => Promise<void>) | null = null;
-    const RP_KV = intercept(kv, {
-      get: async (key: string, ...rest: unknown[]) => {
-        const v = await (kv.get as (...a: unknown[]) => Promise<unknown>).call(kv, key, ...rest);
-        // a login's read of its plid's index or end: another request's step lands before it goes on
-        if (meanwhile && key.startsWith("plid-") && key.includes(plidHash)) {
-          const m = meanwhile;
-          meanwhile = null;
-          await m();
-        }
-        return v;
-      },
-    });
-    const k = kit({ RP_KV }, p.fetcher);
-    const user = await fullRecord(plid, { autoLoginYn: "N", autoStatusCheck: "N" });
-    const a = new Browser(k); // the session that will disconnect
-    expect((await loginAs(a, p, user)).status).toBe(303);
-    // login C: its user read done before the disconnect, its writes after
-    const c = new Browser(k);
-    const g = gate();
-    const lateLogin = loginAs(c, p, user, g.wait);
-    await g.reached;
-    // login B: right after its read of the plid, the person disconnects from browser A
-    let disconnected: Response | null = null;
-    meanwhile = async () => {
-      disconnected = await a.post("/auth/disconnect", { headers: HTML });
-    };
-    const b = new Browser(k);
-    const bStart = await b.startLogin();
-    const bCallback = `/auth/callback?${new URLSearchParams({ code: p.issue(user), state: bStart.state })}`;
-    const bRes = await b.get(bCallback);
-    expect(disconnected!.status).toBe(303);
-    expect(p.disconnected).toEqual([plid]);
-    // B's login ended with the plid: it is answered (its writes came before the end's deletions),
-    // and the session it was answered with does not stand
-    expect(bRes.status).toBe(303);
-    expect((await b.get("/auth/me")).status).toBe(401);
-    g.open();
-    const cRes = await lateLogin;
-    const bAgain = await b.get(bCallback); // B's browser repeats its callback within the minute
-    expect({
-      cLogin: cRes.status,
-      cMe: (await c.get("/auth/me")).status,
-      bAgain: bAgain.status,
-      bMe: (await b.get("/auth/me")).status,
-      identity: await kv.get(`identity:${plidHash}`),
-    }).toEqual({ cLogin: 502, cMe: 401, bAgain: 400, bMe: 401, identity: null });
-  });
+  it.each([
+    "KV alone",
+    "the kit's store, the end landing after the login's call",
+    "the kit's store, the end landing before it",
+  ])(
+    "the end of a plid is never lost to another login of it (%s): a disconnect landing right after a login read what it had to know of the plid (before it indexed its session) still ends a login in flight across it, and brings neither session back",
+    async (storage) => {
+      const p = new ScriptedProvider();
+      const plid = randomToken(16);
+      const plidHash = await sha256(plid);
+      const kv = env.RP_KV as KVNamespace;
+      let meanwhile: (() => Promise<void>) | null = null;
+      const step = async () => {
+        const m = meanwhile;
+        meanwhile = null;
+        await m?.();
+      };
+      const RP_KV = intercept(kv, {
+        get: async (key: string, ...rest: unknown[]) => {
+          const v = await (kv.get as (...a: unknown[]) => Promise<unknown>).call(kv, key, ...rest);
+          // a login's read of its plid's index or end: another request's step lands before it goes on
+          if (key.startsWith("plid-") && key.includes(plidHash)) await step();
+          return v;
+        },
+      });
+      // with the store, the index and the end are read in one call: the step lands just after it
+      // (as after KV's read of the end), or just before it
+      const early = storage.endsWith("before it");
+      const atIndex = (when: boolean) => async (method: string, args: unknown[]) => {
+        if (when && method === "indexSession" && args[0] === plidHash) await step();
+      };
+      const RP_STORE = storage === "KV alone" ? undefined : storeWith(atIndex(early), atIndex(!early));
+      const k = kit({ RP_KV, RP_STORE }, p.fetcher);
+      const user = await fullRecord(plid, { autoLoginYn: "N", autoStatusCheck: "N" });
+      const a = new Browser(k); // the session that will disconnect
+      expect((await loginAs(a, p, user)).status).toBe(303);
+      // login C: its user read done before the disconnect, its writes after
+      const c = new Browser(k);
+      const g = gate();
+      const lateLogin = loginAs(c, p, user, g.wait);
+      await g.reached;
+      // login B: right after its read of the plid, the person disconnects from browser A
+      let disconnected: Response | null = null;
+      meanwhile = async () => {
+        disconnected = await a.post("/auth/disconnect", { headers: HTML });
+      };
+      const b = new Browser(k);
+      const bStart = await b.startLogin();
+      const bCallback = `/auth/callback?${new URLSearchParams({ code: p.issue(user), state: bStart.state })}`;
+      const bRes = await b.get(bCallback);
+      expect(disconnected!.status).toBe(303);
+      expect(p.disconnected).toEqual([plid]);
+      // B's login ended with the plid: it is answered (its writes came before the end's deletions),
+      // and the session it was answered with does not stand; or, the end read by its own call, refused
+      expect(bRes.status).toBe(early ? 502 : 303);
+      expect((await b.get("/auth/me")).status).toBe(401);
+      g.open();
+      const cRes = await lateLogin;
+      const bAgain = await b.get(bCallback); // B's browser repeats its callback within the minute // a refused login's repeat is refused the same way
+      expect({
+        cLogin: cRes.status,
+        cMe: (await c.get("/auth/me")).status,
+        bAgain: bAgain.status,
+        bMe: (await b.get("/auth/me")).status,
+        identity: await kv.get(`identity:${plidHash}`),
+      }).toEqual({ cLogin: 502, cMe: 401, bAgain: early ? 502 : 400, bMe: 401, identity: null });
+    },
+  );
 
   it("answers JSON to an API caller, and works with a session token", async () => {
     const k = kit();

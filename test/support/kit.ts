@@ -23,6 +23,42 @@ export interface Kit {
   calls: string[];
 }
 
+/** The two places the kit can keep its logins: its Durable Object store (RP_STORE), or KV alone. */
+export const STORAGES = [
+  ["the kit's store", {}],
+  ["KV alone", { RP_STORE: undefined }],
+] as const;
+
+/**
+ * The kit's store with `before(method, args)` awaited ahead of each call a request makes on it, and
+ * `after` once it answered: another request's step landing between two of this one's, or a record
+ * of what was stored.
+ */
+export function storeWith(
+  before: (method: string, args: unknown[]) => Promise<void> | void,
+  after: (method: string, args: unknown[]) => Promise<void> | void = () => {},
+  ns = env.RP_STORE as NonNullable<RpEnv["RP_STORE"]>,
+): NonNullable<RpEnv["RP_STORE"]> {
+  return intercept(ns, {
+    get: (id: DurableObjectId) => {
+      const stub = ns.get(id);
+      return new Proxy(stub, {
+        get(t, prop) {
+          const v = Reflect.get(t, prop, t) as unknown;
+          if (typeof prop !== "string" || typeof v !== "function") return v;
+          return async (...args: unknown[]) => {
+            await before(prop, args);
+            // called on the stub itself: an RPC method given the stub as `this` would send it along
+            const result = await (t as unknown as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args);
+            await after(prop, args);
+            return result;
+          };
+        },
+      });
+    },
+  });
+}
+
 /** The kit's env against our provider (in process), plus `vars` overrides. */
 export function kit(vars: Record<string, unknown> = {}, provider?: ProviderFetcher): Kit {
   const calls: string[] = [];

@@ -18,6 +18,7 @@ import { kitRoutes } from "./kit";
 
 export { OneTimeStore } from "../provider/store/one-time-store";
 export { DirectoryShard } from "../provider/store/directory-shard";
+export { PhoneLoginStore } from "../../packages/kit/src/login-store";
 
 const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
 

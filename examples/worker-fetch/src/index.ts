@@ -1,6 +1,9 @@
 // A plain fetch Worker with phone-number login: the kit answers /auth/*, and the app's own route
 // /account reads the signed-in person with getSession.
-import { createPhoneLogin } from "phone-login-kit";
+import { createPhoneLogin, type PhoneLoginStore } from "phone-login-kit";
+
+// The kit's Durable Object store, bound as PHONE_LOGIN_STORE in wrangler.toml.
+export { PhoneLoginStore } from "phone-login-kit";
 
 interface Env {
   PHONE_LOGIN_PROVIDER_URL: string;
@@ -9,13 +12,14 @@ interface Env {
   PHONE_LOGIN_CLIENT_SECRET: string;
   PHONE_LOGIN_SEAL_KEY: string;
   PHONE_LOGIN_KV: KVNamespace;
+  PHONE_LOGIN_STORE: DurableObjectNamespace<PhoneLoginStore>;
 }
 
 const login = createPhoneLogin<Env>({
   providerUrl: (env) => env.PHONE_LOGIN_PROVIDER_URL,
   clientId: (env) => env.PHONE_LOGIN_CLIENT_ID,
   redirectUri: (env) => env.PHONE_LOGIN_REDIRECT_URI,
-  // clientSecret, sealKey and kv default to env.PHONE_LOGIN_CLIENT_SECRET, _SEAL_KEY and _KV
+  // clientSecret, sealKey, kv and store default to env.PHONE_LOGIN_CLIENT_SECRET, _SEAL_KEY, _KV and _STORE
   onLogin: (user, { via }) => console.log(JSON.stringify({ event: "login", via, plid: user.plid })),
 });
 

@@ -17,6 +17,7 @@ import { fieldKeyBytes, importSealKey } from "./core/crypto.js";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "./core/spec.js";
 import type { ProviderFetcher, RpClientConfig } from "./client.js";
 import type { KitHooks } from "./hooks.js";
+import type { PhoneLoginStore } from "./login-store.js";
 
 /** The kit's optional variables (docs/rp-kit.md "Configuration"). */
 export interface KitVars extends CommonVars {
@@ -43,6 +44,8 @@ export interface KitVars extends CommonVars {
  */
 export type RpEnv = KitVars & {
   RP_KV: KVNamespace;
+  /** The kit's Durable Object store (login-store.ts): exact claims, the plid index; without it, KV. */
+  RP_STORE?: DurableObjectNamespace<PhoneLoginStore>;
   PROVIDER_BASE_URL: string;
   RP_CLIENT_ID: string;
   RP_REDIRECT_URI: string;

@@ -15,8 +15,10 @@ import { routes as callbackRoutes } from "./routes/callback.js";
 import { routes as loginRoutes } from "./routes/login.js";
 import { routes as sessionRoutes } from "./routes/session.js";
 import { currentSession, flatUser, type KitUser } from "./sessions.js";
+import type { PhoneLoginStore } from "./login-store.js";
 
 export type { KitUser } from "./sessions.js";
+export { PhoneLoginStore } from "./login-store.js";
 export type { LogoutReason } from "./hooks.js";
 export type { IdentityItem, YN } from "./core/spec.js";
 export { IDENTITY_ITEMS } from "./core/spec.js";
@@ -64,6 +66,13 @@ export interface PhoneLoginOptions<Env = Record<string, unknown>> {
   sealKey?: FromEnv<string, Env>;
   /** The KV namespace for states, sessions and sealed identities. Default: `env.PHONE_LOGIN_KV`. */
   kv?: (env: Env) => KVNamespace;
+  /**
+   * The kit's Durable Object store (`export { PhoneLoginStore } from "phone-login-kit"` in the
+   * Worker, a binding of that class, a `new_sqlite_classes` migration): each login's state and its
+   * one code exchange claimed exactly in one call, a person's sessions ended exactly. Default:
+   * `env.PHONE_LOGIN_STORE` when bound; without it the kit keeps these in KV, best effort.
+   */
+  store?: (env: Env) => DurableObjectNamespace<PhoneLoginStore>;
   /** The callback address registered at the service: `https://<your app>{basePath}/callback`. */
   redirectUri: FromEnv<string, Env>;
   /** The app's origin, when it differs from the redirect URI's (cookies, Origin checks, `return_to`). */
@@ -166,6 +175,7 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
       RP_REDIRECT_URI: redirectUri,
       RP_PUBLIC_ORIGIN: str(resolve(options.publicOrigin, env)),
       RP_KV: options.kv ? options.kv(env) : e.PHONE_LOGIN_KV,
+      RP_STORE: options.store ? options.store(env) : e.PHONE_LOGIN_STORE,
       RP_BASE_PATH: basePath,
       RP_ITEMS: options.items?.join(","),
       RP_STATE_TTL_SECONDS: str(options.ttl?.state),
@@ -190,9 +200,16 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
       rpClientConfig(k);
       rpSealKeyText(k);
       if (typeof k.RP_KV?.get !== "function") throw new ConfigError("RP_KV", "is not a KV namespace");
+      if (k.RP_STORE !== undefined && typeof k.RP_STORE.idFromName !== "function")
+        throw new ConfigError("RP_STORE", "is not a Durable Object namespace");
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      const option = err.variable === "RP_KV" ? "kv (default env.PHONE_LOGIN_KV)" : OPTION_OF[err.variable];
+      const option =
+        err.variable === "RP_KV"
+          ? "kv (default env.PHONE_LOGIN_KV)"
+          : err.variable === "RP_STORE"
+            ? "store (default env.PHONE_LOGIN_STORE)"
+            : OPTION_OF[err.variable];
       throw new ConfigError(option ?? err.variable, err.message.slice(`configuration: ${err.variable} `.length));
     }
     kitEnvs.set(env, k);

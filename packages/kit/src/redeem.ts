@@ -9,10 +9,22 @@
 // to settle, and read back, so that of two near-simultaneous writers only the last proceeds. KV
 // has no compare-and-set and shows a write elsewhere only after up to 60 s, so across isolates and
 // locations this is best effort; the service's single-use code stays the backstop.
+//
+// With the kit's Durable Object store (RP_STORE, login-store.ts) the claim is exact everywhere: one
+// call claims or finds the claim, and duplicates poll its outcome there.
 
 import { randomToken } from "./core/crypto.js";
 import type { RpEnv } from "./config.js";
-import { getOutcome, getRedemption, putOutcome, putRedemption, type RedeemOutcome, type Redemption } from "./store.js";
+import { storeAt, type ClaimResult, type PhoneLoginStore } from "./login-store.js";
+import {
+  getOutcome,
+  getRedemption,
+  putOutcome,
+  putRedemption,
+  REDEMPTION_TTL_SECONDS,
+  type RedeemOutcome,
+  type Redemption,
+} from "./store.js";
 
 /** Time for a concurrent claim of another isolate to land before ours is read back. */
 const SETTLE_MS = 30;
@@ -48,6 +60,40 @@ const NOT_YOURS: Redeemed = { outcome: { kind: "failed", failure: "invalid_code"
  * verifier) gets the first request's outcome, anyone else the refusal of a reused code.
  * `waitMs` bounds a duplicate's wait.
  */
+/** How long the store keeps a claim for its duplicates: as KV keeps one, or as long as they may wait. */
+export const claimExpiry = (waitMs: number) => Date.now() + Math.max(REDEMPTION_TTL_SECONDS * 1000, waitMs);
+
+/**
+ * A claim made in the store (`claimState`, `claim`) carried out: the first request does `work` and
+ * settles its outcome for the duplicates; a duplicate follows that outcome until `deadline`.
+ */
+export async function followClaim(
+  stub: DurableObjectStub<PhoneLoginStore>,
+  keyHash: string,
+  claim: Exclude<ClaimResult, { kind: "refused" }>,
+  deadline: number,
+  work: () => Promise<RedeemOutcome>,
+): Promise<RedeemOutcome> {
+  if (claim.kind === "duplicate") {
+    let outcome = claim.outcome;
+    while (outcome === null && Date.now() < deadline) {
+      await sleep(POLL_MS);
+      const now = await stub.outcome(keyHash);
+      if (now === undefined) break;
+      outcome = now;
+    }
+    return outcome !== null ? (JSON.parse(outcome) as RedeemOutcome) : { kind: "failed", failure: "upstream" };
+  }
+  let outcome: RedeemOutcome = { kind: "failed", failure: "upstream" };
+  try {
+    outcome = await work();
+    return outcome;
+  } finally {
+    // for duplicates only: a failed write leaves them to time out, never this login
+    await stub.settle(keyHash, JSON.stringify(outcome)).catch(() => {});
+  }
+}
+
 export async function redeemOnce(
   env: RpEnv,
   keyHash: string,
@@ -55,6 +101,12 @@ export async function redeemOnce(
   waitMs: number,
   work: () => Promise<RedeemOutcome>,
 ): Promise<Redeemed> {
+  if (env.RP_STORE) {
+    const stub = storeAt(env.RP_STORE, keyHash);
+    const got = await stub.claim(keyHash, claim.proofHash, claimExpiry(waitMs));
+    if (got.kind === "refused") return NOT_YOURS;
+    return { outcome: await followClaim(stub, keyHash, got, Date.now() + waitMs, work), first: got.kind === "first" };
+  }
   const local = inFlight.get(keyHash);
   if (local) return local.proofHash === claim.proofHash ? { outcome: await local.run, first: false } : NOT_YOURS;
   let first = false;

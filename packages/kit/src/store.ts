@@ -9,8 +9,9 @@
 import { constantTimeEqual, randomToken, seal, sha256, unseal } from "./core/crypto.js";
 import { IDENTITY_ITEMS, isRandomValue, type IdentityItem, type YN } from "./core/spec.js";
 import type { ProviderUser } from "./client.js";
+import { storeAt, type PhoneLoginStore } from "./login-store.js";
 
-type KvEnv = { RP_KV: KVNamespace };
+type KvEnv = { RP_KV: KVNamespace; RP_STORE?: DurableObjectNamespace<PhoneLoginStore> | undefined };
 
 const KEY = {
   state: (hash: string) => `state:${hash}`,
@@ -42,7 +43,10 @@ export interface PendingLogin {
 }
 
 export async function putState(env: KvEnv, state: string, pending: PendingLogin, ttlSeconds: number): Promise<void> {
-  await env.RP_KV.put(KEY.state(await sha256(state)), JSON.stringify(pending), { expirationTtl: ttlSeconds });
+  const hash = await sha256(state);
+  if (env.RP_STORE)
+    return storeAt(env.RP_STORE, hash).putState(hash, JSON.stringify(pending), Date.now() + ttlSeconds * 1000);
+  await env.RP_KV.put(KEY.state(hash), JSON.stringify(pending), { expirationTtl: ttlSeconds });
 }
 
 /** The hash a state is kept under (its KV key, its redemption), or null for a value no login made. */
@@ -94,7 +98,7 @@ export interface Redemption {
 }
 
 /** KV keeps a value at least 60 s: duplicates and replays of that minute find the outcome. */
-const REDEMPTION_TTL_SECONDS = 60;
+export const REDEMPTION_TTL_SECONDS = 60;
 
 export async function getRedemption(env: KvEnv, keyHash: string): Promise<Redemption | null> {
   return env.RP_KV.get<Redemption>(KEY.redemption(keyHash), "json");
@@ -174,6 +178,17 @@ export async function createLoginSession(
 ): Promise<{ id: string; endedAt: number | null }> {
   const [hash, plidHash] = await Promise.all([sha256(id), sha256(record.plid)]);
   const ttl = { expirationTtl: ttlSeconds };
+  if (env.RP_STORE) {
+    // the session first, then its index entry with the read of the plid's end, in one call
+    await env.RP_KV.put(KEY.session(hash), JSON.stringify(record), ttl);
+    const at = await storeAt(env.RP_STORE, plidHash).indexSession(
+      plidHash,
+      hash,
+      Date.now() + ttlSeconds * 1000,
+      startedAt,
+    );
+    return { id, endedAt: at };
+  }
   await Promise.all([
     env.RP_KV.put(KEY.session(hash), JSON.stringify(record), ttl),
     // The session in its plid's index, so that an end of the plid ends it (docs/rp-kit.md "Events").
@@ -211,6 +226,13 @@ const MAX_ENDED_SESSIONS = 500;
  */
 export async function endPlid(env: KvEnv, plid: string): Promise<number> {
   const plidHash = await sha256(plid);
+  if (env.RP_STORE) {
+    const now = Date.now();
+    const stub = storeAt(env.RP_STORE, plidHash);
+    const hashes = await stub.endPlid(plidHash, now, now + ENDED_TTL_SECONDS * 1000, MAX_ENDED_SESSIONS);
+    await Promise.all([...hashes.map((h) => deleteKey(env, KEY.session(h))), forgetIdentity(env, plid)]);
+    return hashes.length;
+  }
   const key = KEY.plidEnded(plidHash);
   await env.RP_KV.put(key, JSON.stringify({ at: Date.now() } satisfies PlidEnd), {
     expirationTtl: ENDED_TTL_SECONDS,

@@ -12,7 +12,10 @@ import { RpClientError } from "../client.js";
 import { rpConfig, type RpConfig, type RpEnv } from "../config.js";
 import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http.js";
 import { callbackFailurePage, type CallbackFailure } from "../pages.js";
-import { redeemOnce } from "../redeem.js";
+import { claimExpiry, followClaim, redeemOnce } from "../redeem.js";
+import { storeAt, type ClaimResult, type PhoneLoginStore } from "../login-store.js";
+import { sha256 } from "../core/crypto.js";
+import { isRandomValue } from "../core/spec.js";
 import { loginWithCode, sessionById, sessionIdFor } from "../sessions.js";
 import {
   bindingMatches,
@@ -56,6 +59,50 @@ interface Login {
   returnTo: string;
   /** The login's session id, once derived (`sessionIdOf`). */
   sessionId?: Promise<string>;
+  /** With the kit's store (RP_STORE): the claim made as the state was checked, and its object. */
+  claimed?: { stub: DurableObjectStub<PhoneLoginStore>; result: Exclude<ClaimResult, { kind: "refused" }> };
+}
+
+const REFUSED: Record<Extract<ClaimResult, { kind: "refused" }>["reason"], string> = {
+  unknown: "unknown, replayed or expired state",
+  expired: "expired state",
+  mismatch: "state bound to another browser (cookie mismatch)",
+  foreign: "unknown, replayed or expired state",
+};
+
+/**
+ * `loginOf` with the kit's store: the state checked, ended and its exchange claimed in one call
+ * (login-store.ts `claimState`); a duplicate of the same browser finds the claim.
+ */
+async function claimedLoginOf(
+  req: Request,
+  store: DurableObjectNamespace<PhoneLoginStore>,
+  state: string,
+  hash: string,
+  cfg: RpConfig,
+): Promise<Login> {
+  const binding = readHostCookie(req, BINDING_COOKIE);
+  const bindingHash = binding !== undefined && isRandomValue(binding) ? await sha256(binding) : null;
+  const stub = storeAt(store, hash);
+  const now = Date.now();
+  const result = await stub.claimState(
+    hash,
+    bindingHash,
+    now - cfg.stateTtlSeconds * 1000,
+    claimExpiry(2 * cfg.providerTimeoutMs + 1000),
+  );
+  if (result.kind === "refused") throw new CallbackRefused("state", REFUSED[result.reason]);
+  const pending = result.kind === "first" ? (JSON.parse(result.pending!) as PendingLogin) : null;
+  const returnTo = pending ? pending.returnTo : (result.kind === "duplicate" && result.returnTo) || "/";
+  return {
+    state,
+    stateHash: hash,
+    binding: binding!,
+    bindingHash: bindingHash!,
+    pending,
+    returnTo,
+    claimed: { stub, result },
+  };
 }
 
 /**
@@ -65,9 +112,10 @@ interface Login {
 async function loginOf(req: Request, env: RpEnv, params: Params, cfg: RpConfig): Promise<Login> {
   const state = params.get("state");
   if (state === undefined) throw new CallbackRefused("state", "no state (unsolicited callback)");
-  const binding = readHostCookie(req, BINDING_COOKIE);
   const hash = await stateHash(state);
   if (hash === null) throw new CallbackRefused("state", "unknown, replayed or expired state");
+  if (env.RP_STORE) return claimedLoginOf(req, env.RP_STORE, state, hash, cfg);
+  const binding = readHostCookie(req, BINDING_COOKIE);
   const pending = await readState(env, hash);
   if (pending) {
     if (Date.now() - pending.created > cfg.stateTtlSeconds * 1000) throw new CallbackRefused("state", "expired state");
@@ -102,8 +150,9 @@ async function redeem(
   cfg: RpConfig,
 ): Promise<RedeemOutcome> {
   const pending = login.pending!;
-  // The state is spent by this attempt whatever its outcome: a second callback must not exchange again.
-  await endState(env, login.stateHash);
+  // The state is spent by this attempt whatever its outcome: a second callback must not exchange
+  // again (the store's claim ended it already).
+  if (!login.claimed) await endState(env, login.stateHash);
   const previous = readHostCookie(req, SESSION_COOKIE);
   try {
     const outcome = await loginWithCode(env, code, {
@@ -163,7 +212,9 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
     const login = await loginOf(req, env, params, cfg);
     // spec §4.1, docs/architecture.md §4.4: the service reports cancel and other failures as `error=...`.
     if (params.has("error") || !params.has("code")) {
-      if (login.pending) await endState(env, login.stateHash);
+      // ended with nothing to follow: a later callback of this state finds none
+      if (login.claimed?.result.kind === "first") await login.claimed.stub.forget(login.stateHash);
+      else if (login.pending) await endState(env, login.stateHash);
       // The service could not continue (an expired sign-in): start one fresh login, once.
       const p = login.pending;
       if (params.get("error") === "login_required" && p && !p.restarted && p.prompt !== "none") {
@@ -179,6 +230,16 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
       );
     }
     const code = params.get("code")!;
+    if (login.claimed) {
+      const { stub, result } = login.claimed;
+      const deadline = Date.now() + 2 * cfg.providerTimeoutMs + 1000;
+      const outcome = await followClaim(stub, login.stateHash, result, deadline, () =>
+        redeem(req, env, rc, login, code, cfg),
+      );
+      const first = result.kind === "first";
+      if (!first) rc.log.event = "rp.callback_duplicate";
+      return await answer(env, login, outcome, first, cfg);
+    }
     const claim = { proofHash: login.bindingHash, returnTo: login.returnTo };
     const { outcome, first } = await redeemOnce(
       env,

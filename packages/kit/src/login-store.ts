@@ -1,0 +1,208 @@
+// The kit's optional Durable Object store (docs/rp-kit.md "Storage"): what KV cannot hold exactly.
+// A login's state and its redemption are one row, so the callback's check of the state, its end and
+// the claim of its one code exchange are one atomic call; a duplicate callback finds the claim at
+// once (no write left to settle, no read-back) and follows its outcome. A plid's session index and
+// its end are rows too: a login adds its session and reads the plid's end in one call, and an end
+// records itself and lists the sessions in one. Sessions and sealed identities stay in KV, which
+// every /auth/me reads at the edge.
+//
+// Bound as RP_STORE (the route workers, the all-in-one) or given to `createPhoneLogin({ store })`;
+// without it the kit keeps all of this in KV, best effort (store.ts, redeem.ts). Rows are found by
+// hashes only (of the state, the code, the plid, the session id); the pending login holds what
+// KV's state held. Objects are picked by the hash's first character: 64 of them.
+
+import { DurableObject } from "cloudflare:workers";
+
+/** How a request's claim of a login or redemption went. */
+export type ClaimResult =
+  /** This request claimed it: it alone does the work, then `settle`s. `pending`: the state's login. */
+  | { kind: "first"; pending?: string }
+  /** Claimed before by a request with the same proof: follow its outcome (JSON), null while under way. */
+  | { kind: "duplicate"; returnTo: string | null; outcome: string | null }
+  /** No such state (never made, expired, or claimed by another browser), or a claim with another proof. */
+  | { kind: "refused"; reason: "unknown" | "expired" | "mismatch" | "foreign" };
+
+/** Equal strings of hash digests, compared without an early exit. */
+function sameDigest(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return d === 0;
+}
+
+/** How often an object deletes its expired rows (an alarm, set while it holds any). */
+const SWEEP_MS = 10 * 60 * 1000;
+
+export class PhoneLoginStore extends DurableObject<unknown> {
+  private sweepSet = false;
+
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    // `pending`: the state's login (JSON) until it is claimed; `proof`, `return_to`: the claim;
+    // `outcome`: the claimer's result (JSON), for its duplicates.
+    sql.exec(`CREATE TABLE IF NOT EXISTS logins (
+      key TEXT PRIMARY KEY, pending TEXT, proof TEXT, return_to TEXT, outcome TEXT, expires INTEGER NOT NULL
+    ) WITHOUT ROWID`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS plid_sessions (
+      plid TEXT NOT NULL, session TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (plid, session)
+    ) WITHOUT ROWID`);
+    sql.exec(
+      `CREATE TABLE IF NOT EXISTS plid_ends (plid TEXT PRIMARY KEY, at INTEGER NOT NULL, expires INTEGER NOT NULL) WITHOUT ROWID`,
+    );
+  }
+
+  /** Deletes the expired rows, once per SWEEP_MS while any are kept. */
+  override async alarm(): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
+    for (const table of ["logins", "plid_sessions", "plid_ends"])
+      sql.exec(`DELETE FROM ${table} WHERE expires <= ?`, now);
+    const left = sql
+      .exec<{ n: number }>(
+        "SELECT (SELECT COUNT(*) FROM logins) + (SELECT COUNT(*) FROM plid_sessions) + (SELECT COUNT(*) FROM plid_ends) AS n",
+      )
+      .one().n;
+    this.sweepSet = left > 0;
+    if (this.sweepSet) await this.ctx.storage.setAlarm(now + SWEEP_MS);
+  }
+
+  private async sweepLater(): Promise<void> {
+    if (this.sweepSet) return;
+    this.sweepSet = true;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + SWEEP_MS);
+  }
+
+  /** A new login's state (/auth/login): `key` the state's hash, `pending` its PendingLogin JSON. */
+  async putState(key: string, pending: string, expires: number): Promise<void> {
+    this.ctx.storage.sql.exec(
+      "INSERT OR REPLACE INTO logins (key, pending, expires) VALUES (?, ?, ?)",
+      key,
+      pending,
+      expires,
+    );
+    await this.sweepLater();
+  }
+
+  /**
+   * A callback's claim of its login, in one step: the state exists, is not older than `createdAfter`
+   * and is bound to `bindingHash` (the browser's cookie, hashed; null when it sent none); then it is
+   * ended and its one code exchange claimed by this request, kept until `claimExpires` for the
+   * duplicates. A state claimed already answers its duplicates (the same binding) with the claim.
+   * A refused callback changes nothing.
+   */
+  claimState(key: string, bindingHash: string | null, createdAfter: number, claimExpires: number): ClaimResult {
+    const sql = this.ctx.storage.sql;
+    const row = sql
+      .exec<{ pending: string | null; proof: string | null; return_to: string | null; outcome: string | null }>(
+        "SELECT pending, proof, return_to, outcome FROM logins WHERE key = ? AND expires > ?",
+        key,
+        Date.now(),
+      )
+      .toArray()[0];
+    if (!row) return { kind: "refused", reason: "unknown" };
+    if (row.pending === null) {
+      if (bindingHash === null || row.proof === null || !sameDigest(bindingHash, row.proof))
+        return { kind: "refused", reason: "unknown" };
+      return { kind: "duplicate", returnTo: row.return_to, outcome: row.outcome };
+    }
+    const pending = JSON.parse(row.pending) as { bindingHash: string; created: number; returnTo: string };
+    if (pending.created < createdAfter) return { kind: "refused", reason: "expired" };
+    if (bindingHash === null || !sameDigest(bindingHash, pending.bindingHash))
+      return { kind: "refused", reason: "mismatch" };
+    sql.exec(
+      "UPDATE logins SET pending = NULL, proof = ?, return_to = ?, expires = ? WHERE key = ?",
+      pending.bindingHash,
+      pending.returnTo,
+      claimExpires,
+      key,
+    );
+    return { kind: "first", pending: row.pending };
+  }
+
+  /**
+   * A redemption with no state (a native app's /auth/token: `key` a hash of its code): the first
+   * request claims it with its `proof` (the verifier's hash); a later one with the same proof
+   * follows it, one with another is refused.
+   */
+  async claim(key: string, proof: string, expires: number): Promise<ClaimResult> {
+    const sql = this.ctx.storage.sql;
+    const row = sql
+      .exec<{ proof: string | null; return_to: string | null; outcome: string | null }>(
+        "SELECT proof, return_to, outcome FROM logins WHERE key = ? AND expires > ?",
+        key,
+        Date.now(),
+      )
+      .toArray()[0];
+    if (row) {
+      return row.proof !== null && sameDigest(proof, row.proof)
+        ? { kind: "duplicate", returnTo: row.return_to, outcome: row.outcome }
+        : { kind: "refused", reason: "foreign" };
+    }
+    sql.exec("INSERT OR REPLACE INTO logins (key, proof, expires) VALUES (?, ?, ?)", key, proof, expires);
+    await this.sweepLater();
+    return { kind: "first" };
+  }
+
+  /** Ends a claimed login with nothing to follow (an error callback): later callbacks find no state. */
+  forget(key: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM logins WHERE key = ?", key);
+  }
+
+  /** The claimer's outcome (JSON), for its duplicates. */
+  settle(key: string, outcome: string): void {
+    this.ctx.storage.sql.exec("UPDATE logins SET outcome = ? WHERE key = ?", outcome, key);
+  }
+
+  /** A claim's outcome: null while under way, undefined when the claim is gone (expired). */
+  outcome(key: string): string | null | undefined {
+    const row = this.ctx.storage.sql
+      .exec<{ outcome: string | null }>("SELECT outcome FROM logins WHERE key = ? AND expires > ?", key, Date.now())
+      .toArray()[0];
+    return row ? row.outcome : undefined;
+  }
+
+  /**
+   * A login's session in its plid's index, and the plid's end if it came at or after `startedAt`
+   * (the login began before it: the caller ends the session), in one step.
+   */
+  async indexSession(plid: string, session: string, expires: number, startedAt: number): Promise<number | null> {
+    const sql = this.ctx.storage.sql;
+    sql.exec("INSERT OR REPLACE INTO plid_sessions (plid, session, expires) VALUES (?, ?, ?)", plid, session, expires);
+    await this.sweepLater();
+    const end = sql
+      .exec<{ at: number }>("SELECT at FROM plid_ends WHERE plid = ? AND expires > ?", plid, Date.now())
+      .toArray()[0];
+    return end !== undefined && end.at >= startedAt ? end.at : null;
+  }
+
+  /**
+   * A plid's end (a disconnect, an event), recorded at `at` unless a later one is, with up to
+   * `limit` of its sessions' hashes to delete. The index keeps them, so a retry finds them again.
+   */
+  async endPlid(plid: string, at: number, expires: number, limit: number): Promise<string[]> {
+    const sql = this.ctx.storage.sql;
+    sql.exec(
+      `INSERT INTO plid_ends (plid, at, expires) VALUES (?, ?, ?)
+       ON CONFLICT (plid) DO UPDATE SET at = MAX(at, excluded.at), expires = MAX(expires, excluded.expires)`,
+      plid,
+      at,
+      expires,
+    );
+    await this.sweepLater();
+    return sql
+      .exec<{ session: string }>(
+        "SELECT session FROM plid_sessions WHERE plid = ? AND expires > ? LIMIT ?",
+        plid,
+        Date.now(),
+        limit,
+      )
+      .toArray()
+      .map((r) => r.session);
+  }
+}
+
+/** The object that holds rows of `hash` (a base64url digest): one of 64, by its first character. */
+export function storeAt(ns: DurableObjectNamespace<PhoneLoginStore>, hash: string): DurableObjectStub<PhoneLoginStore> {
+  return ns.get(ns.idFromName(`rp:${hash.charAt(0)}`));
+}
