@@ -9,6 +9,7 @@
 //   or the end lists the login's session.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { randomToken, sha256 } from "../../workers/core/crypto";
 import { storeAt, type ClaimResult } from "../../packages/kit/src/login-store";
 import { env } from "../support/env";
@@ -161,5 +162,30 @@ describe("a plid's end never misses a login that began before it", () => {
       ),
       { numRuns: RUNS },
     );
+  });
+});
+
+describe("expired rows", () => {
+  it("the alarm deletes the expired rows of every table and comes back only while rows are left", async () => {
+    const stub = ns.get(ns.idFromName(`sweep-${randomToken(8)}`));
+    const now = Date.now();
+    await stub.putState("old", "{}", now - 1);
+    await stub.indexSession("p", "old-session", now - 1, now);
+    await stub.endPlid("p", now, now - 1, 10);
+    await stub.putState("live", "{}", now + 600_000);
+    const count = () =>
+      runInDurableObject(stub, (_, ctx) =>
+        ["logins", "plid_sessions", "plid_ends"].map(
+          (t) => ctx.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${t}`).one().n,
+        ),
+      );
+    expect(await count()).toEqual([2, 1, 1]);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await count()).toEqual([1, 0, 0]);
+    // a live row is left: the alarm is set again
+    expect(await runInDurableObject(stub, (_, ctx) => ctx.storage.getAlarm())).not.toBeNull();
+    await stub.forget("live");
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await runInDurableObject(stub, (_, ctx) => ctx.storage.getAlarm())).toBeNull();
   });
 });

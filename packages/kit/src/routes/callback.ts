@@ -89,7 +89,7 @@ async function claimedLoginOf(
     hash,
     bindingHash,
     now - cfg.stateTtlSeconds * 1000,
-    claimExpiry(2 * cfg.providerTimeoutMs + 1000),
+    claimExpiry(duplicateWaitMs(cfg)),
   );
   if (result.kind === "refused") throw new CallbackRefused("state", REFUSED[result.reason]);
   const pending = result.kind === "first" ? (JSON.parse(result.pending!) as PendingLogin) : null;
@@ -131,6 +131,9 @@ async function loginOf(req: Request, env: RpEnv, params: Params, cfg: RpConfig):
   const { proofHash: bindingHash, returnTo } = redeemed;
   return { state, stateHash: hash, binding: binding!, bindingHash, pending: null, returnTo };
 }
+
+/** How long a duplicate callback may wait for its login's outcome: the exchange and the user read, each bounded. */
+const duplicateWaitMs = (cfg: RpConfig) => 2 * cfg.providerTimeoutMs + 1000;
 
 /** The key of a state's redemption (redeem.ts); the native apps' are `sha256(token:<code>)`. */
 const redemptionKey = (stateHash: string) => `callback:${stateHash}`;
@@ -232,7 +235,7 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
     const code = params.get("code")!;
     if (login.claimed) {
       const { stub, result } = login.claimed;
-      const deadline = Date.now() + 2 * cfg.providerTimeoutMs + 1000;
+      const deadline = Date.now() + duplicateWaitMs(cfg);
       const outcome = await followClaim(stub, login.stateHash, result, deadline, () =>
         redeem(req, env, rc, login, code, cfg),
       );
@@ -241,15 +244,10 @@ async function callback(req: Request, env: RpEnv, rc: RequestContext): Promise<R
       return await answer(env, login, outcome, first, cfg);
     }
     const claim = { proofHash: login.bindingHash, returnTo: login.returnTo };
-    const { outcome, first } = await redeemOnce(
-      env,
-      redemptionKey(login.stateHash),
-      claim,
-      2 * cfg.providerTimeoutMs + 1000,
-      () =>
-        login.pending
-          ? redeem(req, env, rc, login, code, cfg)
-          : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
+    const { outcome, first } = await redeemOnce(env, redemptionKey(login.stateHash), claim, duplicateWaitMs(cfg), () =>
+      login.pending
+        ? redeem(req, env, rc, login, code, cfg)
+        : Promise.resolve({ kind: "failed", failure: "upstream" } as const),
     );
     if (!first) rc.log.event = "rp.callback_duplicate";
     return await answer(env, login, outcome, first, cfg);
