@@ -12,6 +12,7 @@ import rpCallback from "../../workers/kit/callback/index";
 import rpLogin from "../../workers/kit/login/index";
 import rpSession from "../../workers/kit/session/index";
 import { intercept, mintFor, type MintOptions } from "./helpers";
+import { aroundCalls } from "./shards";
 
 export const ORIGIN = "http://localhost:8787";
 
@@ -29,34 +30,13 @@ export const STORAGES = [
   ["KV alone", { RP_STORE: undefined }],
 ] as const;
 
-/**
- * The kit's store with `before(method, args)` awaited ahead of each call a request makes on it, and
- * `after` once it answered: another request's step landing between two of this one's, or a record
- * of what was stored.
- */
+/** The kit's store with `before` and `after` around each call (test/support/shards.ts `aroundCalls`). */
 export function storeWith(
   before: (method: string, args: unknown[]) => Promise<void> | void,
   after: (method: string, args: unknown[]) => Promise<void> | void = () => {},
   ns = env.RP_STORE as NonNullable<RpEnv["RP_STORE"]>,
 ): NonNullable<RpEnv["RP_STORE"]> {
-  return intercept(ns, {
-    get: (id: DurableObjectId) => {
-      const stub = ns.get(id);
-      return new Proxy(stub, {
-        get(t, prop) {
-          const v = Reflect.get(t, prop, t) as unknown;
-          if (typeof prop !== "string" || typeof v !== "function") return v;
-          return async (...args: unknown[]) => {
-            await before(prop, args);
-            // called on the stub itself: an RPC method given the stub as `this` would send it along
-            const result = await (t as unknown as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args);
-            await after(prop, args);
-            return result;
-          };
-        },
-      });
-    },
-  });
+  return aroundCalls(ns, before, after);
 }
 
 /** The kit's env against our provider (in process), plus `vars` overrides. */

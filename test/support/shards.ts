@@ -62,6 +62,40 @@ export async function insertPerson(p: {
 }
 
 /**
+ * A Durable Object namespace whose stubs await `before(method, args)` ahead of each call and
+ * `after(method, args)` once it answered: another request's step landing between two of this one's.
+ * The method is called on the stub itself (an RPC method given the stub as `this` would send it).
+ */
+export function aroundCalls<T extends Rpc.DurableObjectBranded | undefined>(
+  ns: DurableObjectNamespace<T>,
+  before: (method: string, args: unknown[]) => Promise<unknown> | void = () => {},
+  after: (method: string, args: unknown[]) => Promise<unknown> | void = () => {},
+): DurableObjectNamespace<T> {
+  const wrapStub = (stub: DurableObjectStub<T>) =>
+    new Proxy(stub, {
+      get(target, prop) {
+        const v = (target as unknown as Record<string | symbol, unknown>)[prop];
+        if (typeof prop !== "string" || typeof v !== "function") return v;
+        return async (...args: unknown[]) => {
+          await before(prop, args);
+          const out = await (target as unknown as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args);
+          await after(prop, args);
+          return out;
+        };
+      },
+    });
+  const wrapped = {
+    idFromName: (name: string) => ns.idFromName(name),
+    idFromString: (id: string) => ns.idFromString(id),
+    newUniqueId: () => ns.newUniqueId(),
+    get: (id: DurableObjectId) => wrapStub(ns.get(id)),
+    getByName: (name: string) => wrapStub(ns.get(ns.idFromName(name))),
+    jurisdiction: () => wrapped,
+  };
+  return wrapped as unknown as DurableObjectNamespace<T>;
+}
+
+/**
  * The directory namespace, running `meanwhile` once right before the first shard call that `pick`
  * chooses from its method name, arguments and place among the calls (0 first): another request
  * landing between two steps of one operation.
@@ -74,32 +108,14 @@ export function beforeShardCall(
   let done = false;
   let n = 0;
   const calls: string[] = [];
-  const wrapStub = (stub: DurableObjectStub<DirectoryShard>) =>
-    new Proxy(stub, {
-      get(target, prop) {
-        const v = (target as unknown as Record<string | symbol, unknown>)[prop];
-        if (typeof prop !== "string" || typeof v !== "function") return v;
-        return async (...args: unknown[]) => {
-          calls.push(prop);
-          if (!done && pick(prop, args, n++)) {
-            done = true;
-            await meanwhile();
-          }
-          return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args);
-        };
-      },
-    });
-  const wrapped = {
-    idFromName: (name: string) => ns.idFromName(name),
-    idFromString: (id: string) => ns.idFromString(id),
-    newUniqueId: () => ns.newUniqueId(),
-    get: (id: DurableObjectId) => wrapStub(ns.get(id)),
-    getByName: (name: string) => wrapStub(ns.get(ns.idFromName(name))),
-    jurisdiction: () => wrapped,
-    landed: () => done,
-    calls,
-  };
-  return wrapped as unknown as DurableObjectNamespace<DirectoryShard> & { landed: () => boolean; calls: string[] };
+  const wrapped = aroundCalls(ns, async (method, args) => {
+    calls.push(method);
+    if (!done && pick(method, args, n++)) {
+      done = true;
+      await meanwhile();
+    }
+  });
+  return Object.assign(wrapped, { landed: () => done, calls });
 }
 
 /** The directory namespace, running `meanwhile` once right after the first call of `method` returns (it held its answer). */
@@ -109,27 +125,9 @@ export function afterShardCall(
   meanwhile: () => Promise<unknown>,
 ): DurableObjectNamespace<DirectoryShard> {
   let done = false;
-  const wrapStub = (stub: DurableObjectStub<DirectoryShard>) =>
-    new Proxy(stub, {
-      get(target, prop) {
-        const v = (target as unknown as Record<string | symbol, unknown>)[prop];
-        if (prop !== method || typeof v !== "function") return v;
-        return async (...args: unknown[]) => {
-          const out = await (target as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[prop]!(
-            ...args,
-          );
-          if (!done) {
-            done = true;
-            await meanwhile();
-          }
-          return out;
-        };
-      },
-    });
-  return {
-    idFromName: (name: string) => ns.idFromName(name),
-    idFromString: (id: string) => ns.idFromString(id),
-    newUniqueId: () => ns.newUniqueId(),
-    get: (id: DurableObjectId) => wrapStub(ns.get(id)),
-  } as unknown as DurableObjectNamespace<DirectoryShard>;
+  return aroundCalls(ns, undefined, async (called) => {
+    if (called !== method || done) return;
+    done = true;
+    await meanwhile();
+  });
 }
