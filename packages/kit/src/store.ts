@@ -122,13 +122,18 @@ export async function putOutcome(env: KvEnv, keyHash: string, outcome: RedeemOut
   });
 }
 
+/** The hash a binding cookie is compared by, or null for a value no login made (or none). */
+export async function bindingHashOf(cookie: string | undefined): Promise<string | null> {
+  return cookie !== undefined && isRandomValue(cookie) ? sha256(cookie) : null;
+}
+
 /** True when the cookie is the one the state was bound to (compared in constant time). */
 export async function bindingMatches(
   pending: Pick<PendingLogin, "bindingHash">,
   cookie: string | undefined,
 ): Promise<boolean> {
-  if (cookie === undefined || !isRandomValue(cookie)) return false;
-  return constantTimeEqual(await sha256(cookie), pending.bindingHash);
+  const hash = await bindingHashOf(cookie);
+  return hash !== null && constantTimeEqual(hash, pending.bindingHash);
 }
 
 // ---- sessions ----

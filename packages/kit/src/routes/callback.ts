@@ -14,10 +14,9 @@ import { BINDING_COOKIE, kitRedirect, SESSION_COOKIE } from "../http.js";
 import { callbackFailurePage, type CallbackFailure } from "../pages.js";
 import { claimExpiry, followClaim, redeemOnce } from "../redeem.js";
 import { storeAt, type ClaimResult, type PhoneLoginStore } from "../login-store.js";
-import { sha256 } from "../core/crypto.js";
-import { isRandomValue } from "../core/spec.js";
 import { loginWithCode, sessionById, sessionIdFor } from "../sessions.js";
 import {
+  bindingHashOf,
   bindingMatches,
   endState,
   getRedemption,
@@ -82,7 +81,7 @@ async function claimedLoginOf(
   cfg: RpConfig,
 ): Promise<Login> {
   const binding = readHostCookie(req, BINDING_COOKIE);
-  const bindingHash = binding !== undefined && isRandomValue(binding) ? await sha256(binding) : null;
+  const bindingHash = await bindingHashOf(binding);
   const stub = storeAt(store, hash);
   const now = Date.now();
   const result = await stub.claimState(
