@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import {
   base64ToBytes,
+  bytesToBase64,
+  bytesToBase64url,
   constantTimeEqual,
   decryptField,
   encryptField,
@@ -34,6 +37,33 @@ describe("core/crypto", () => {
     expect(randomToken(64)).toMatch(/^[A-Za-z0-9_-]{86}$/);
     expect(randomAlphanumeric(64)).toMatch(/^[A-Za-z0-9]{64}$/);
     expect(new Set(Array.from({ length: 100 }, () => randomToken(16))).size).toBe(100);
+  });
+
+  it("bytesToBase64url gives RFC 4648 §10's vectors in the URL alphabet without padding", () => {
+    const vectors: [string, string][] = [
+      ["", ""],
+      ["f", "Zg"],
+      ["fo", "Zm8"],
+      ["foo", "Zm9v"],
+      ["foob", "Zm9vYg"],
+      ["fooba", "Zm9vYmE"],
+      ["foobar", "Zm9vYmFy"],
+    ];
+    for (const [text, b64] of vectors) expect(bytesToBase64url(new TextEncoder().encode(text))).toBe(b64);
+    // the two characters where the alphabets differ: 0xfb 0xff = "+/8=" in Base64
+    expect(bytesToBase64(new Uint8Array([0xfb, 0xff]))).toBe("+/8=");
+    expect(bytesToBase64url(new Uint8Array([0xfb, 0xff]))).toBe("-_8");
+  });
+
+  it("bytesToBase64url is Base64 in the URL alphabet, unpadded, and base64ToBytes reads it back, for any bytes", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
+        const url = bytesToBase64url(bytes);
+        expect(url).toBe(bytesToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""));
+        expect([...base64ToBytes(url)]).toEqual([...bytes]);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("sha256 matches the FIPS 180-2 'abc' vector (base64url)", async () => {

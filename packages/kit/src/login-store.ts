@@ -203,7 +203,15 @@ export class PhoneLoginStore extends DurableObject<unknown> {
   }
 }
 
+/** The 64 objects' ids, derived once per namespace and isolate (an id is a value; a stub is per request). */
+const ids = new WeakMap<DurableObjectNamespace<PhoneLoginStore>, Map<string, DurableObjectId>>();
+
 /** The object that holds rows of `hash` (a base64url digest): one of 64, by its first character. */
 export function storeAt(ns: DurableObjectNamespace<PhoneLoginStore>, hash: string): DurableObjectStub<PhoneLoginStore> {
-  return ns.get(ns.idFromName(`rp:${hash.charAt(0)}`));
+  let known = ids.get(ns);
+  if (!known) ids.set(ns, (known = new Map()));
+  const name = `rp:${hash.charAt(0)}`;
+  let id = known.get(name);
+  if (!id) known.set(name, (id = ns.idFromName(name)));
+  return ns.get(id);
 }
