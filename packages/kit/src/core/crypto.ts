@@ -18,26 +18,13 @@ export function bytesToBase64(bytes: Uint8Array): string {
  * through here, and `btoa` with three rewrites cost about four times as much for 32 bytes.
  */
 export function bytesToBase64url(bytes: Uint8Array): string {
-  const n = bytes.length;
-  const whole = n - (n % 3);
+  const A = B64URL_ALPHABET;
   let out = "";
-  let i = 0;
-  for (; i < whole; i += 3) {
-    const v = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out +=
-      B64URL_ALPHABET[v >> 18]! +
-      B64URL_ALPHABET[(v >> 12) & 63]! +
-      B64URL_ALPHABET[(v >> 6) & 63]! +
-      B64URL_ALPHABET[v & 63]!;
+  for (let i = 0; i < bytes.length; i += 3) {
+    const v = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out += A[v >> 18]! + A[(v >> 12) & 63]! + A[(v >> 6) & 63]! + A[v & 63]!;
   }
-  if (n - whole === 1) {
-    const v = bytes[i]! << 16;
-    out += B64URL_ALPHABET[v >> 18]! + B64URL_ALPHABET[(v >> 12) & 63]!;
-  } else if (n - whole === 2) {
-    const v = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
-    out += B64URL_ALPHABET[v >> 18]! + B64URL_ALPHABET[(v >> 12) & 63]! + B64URL_ALPHABET[(v >> 6) & 63]!;
-  }
-  return out;
+  return out.slice(0, Math.ceil((bytes.length * 4) / 3)); // the last group's padding characters dropped
 }
 
 /** Strict Base64 (standard or URL alphabet, padding optional); throws on anything else. */
