@@ -1,6 +1,11 @@
 // The admin API: bearer-token gate, client registration and changes, audit paging.
 import { env } from "../support/env";
-import { afterShardCall, shardRows } from "../support/shards";
+import { aroundCalls, shardRows } from "../support/shards";
+import fc from "fast-check";
+import { dirAt, subscriberByPhone } from "../../workers/provider/store/directory";
+import { homeOfId } from "../../workers/provider/store/directory-keys";
+import { recordConsent } from "../../workers/provider/store/links";
+import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import adminWorker from "../../workers/admin/index";
 import devWorker from "../../workers/all-in-one/index";
@@ -426,32 +431,85 @@ describe("clients: update, disable, enable, delete", () => {
     expect(await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).toEqual([]);
   });
 
-  it("a consent landing mid-deletion (after the plids were read, before the rows go): its plid ends too", async () => {
-    const c = await createClient();
-    let late: { code: string; plid: string } | null = null;
-    // The real shards: as soon as the deletion has taken a shard's links of the client, a sign-in's
-    // consent lands (a new link and its code), before the client's row goes.
-    const dir = afterShardCall(
-      env.DIRECTORY,
-      "takeClientLinks",
-      async () => (late = await mintFor(HONG.phone, { client: asClient(c) })),
-    );
-    expect(await deleteClient({ ...env, DIRECTORY: dir } as never, c.client_id)).toBe(true);
-    expect(late).not.toBeNull();
-    // The client is gone, so its credentials fail first at the token route; the store itself, which
-    // holds the code, must refuse it for the ended plid.
-    const r = await storeFor(env, late!.code, 16).redeemCode(
+  /** Whether a code still redeems: its store refuses one of an ended plid ("revoked"), whatever the client. */
+  async function redemption(code: string, clientId: string) {
+    return storeFor(env, code, 16).redeemCode(
       ...redeemArgs({
-        codeHash: await sha256(late!.code),
-        clientId: c.client_id,
+        codeHash: await sha256(code),
+        clientId,
         verifierChallenge: null,
         redirectUri: null,
-        tokenHash: await sha256(`t${late!.code}`),
+        tokenHash: await sha256(`t${code}`),
         tokenTtlMs: 60_000,
         secretId: "s",
       }),
     );
-    expect(r).toEqual({ ok: false, reason: "revoked" });
+  }
+
+  /** The directory namespace, running `meanwhile` once before or after the deletion's step in one person's home shard. */
+  function atHomeStep(subscriberId: number, when: "before" | "after", meanwhile: () => Promise<unknown>) {
+    const home = env.DIRECTORY.idFromName(`dir-${homeOfId(subscriberId)}`);
+    let done = false;
+    const hook = async (method: string, _args: unknown[], id: DurableObjectId) => {
+      if (done || method !== "takeClientLinks" || !id.equals(home)) return;
+      done = true;
+      await meanwhile();
+    };
+    return aroundCalls(env.DIRECTORY, when === "before" ? hook : undefined, when === "after" ? hook : undefined);
+  }
+
+  it("a consent landing in a shard before the deletion takes the client's links there: its link is taken and its plid ends", async () => {
+    const c = await createClient();
+    const hong = (await subscriberByPhone(env, HONG.phone))!;
+    let late: { code: string; plid: string } | null = null;
+    const dir = atHomeStep(hong.id, "before", async () => (late = await mintFor(HONG.phone, { client: asClient(c) })));
+    expect(await deleteClient({ ...env, DIRECTORY: dir } as never, c.client_id)).toBe(true);
+    expect(late).not.toBeNull();
+    expect(await shardRows("SELECT plid FROM links WHERE client_id = ?", c.client_id)).toEqual([]);
+    // The client is gone, so its credentials fail first at the token route; the store itself, which
+    // holds the code, must refuse it for the ended plid.
+    expect(await redemption(late!.code, c.client_id)).toEqual({ ok: false, reason: "revoked" });
+  });
+
+  it("a consent landing in a shard after the deletion took the client's links there is refused in its own step: no link, no code", async () => {
+    const c = await createClient();
+    const hong = (await subscriberByPhone(env, HONG.phone))!;
+    let late: string | null | undefined;
+    const dir = atHomeStep(
+      hong.id,
+      "after",
+      async () => (late = await recordConsent(env, c.client_id, hong.id, DEMO.items)),
+    );
+    expect(await deleteClient({ ...env, DIRECTORY: dir } as never, c.client_id)).toBe(true);
+    expect(late).toBeNull();
+    expect(await shardRows("SELECT plid FROM links WHERE client_id = ?", c.client_id)).toEqual([]);
+    // the same for a sign-in's consent (the one call that also reads the person for the code)
+    expect(await dirAt(env, homeOfId(hong.id)).consentLogin(hong.id, c.client_id, 1, crypto.randomUUID())).toBeNull();
+  });
+
+  it("invariant: consents racing a deletion at random moments leave no link of the client, and every code they minted is refused", async () => {
+    const people = await Promise.all(SEED_SUBSCRIBERS.slice(0, 4).map((p) => subscriberByPhone(env, p.phone)));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.nat(40), { minLength: 4, maxLength: 4 }), async (delays) => {
+        const c = await createClient();
+        const consents = people.map(async (p, i) => {
+          await scheduler.wait(delays[i]!);
+          return mintFor(p!.phone, { client: asClient(c) }).catch((e: Error) => {
+            if (!/gone/.test(e.message)) throw e;
+            return null; // refused in the person's home: the client had ended there
+          });
+        });
+        const [deleted, ...minted] = await Promise.all([
+          scheduler.wait(20).then(() => deleteClient(env, c.client_id)),
+          ...consents,
+        ]);
+        expect(deleted).toBe(true);
+        expect(await shardRows("SELECT plid FROM links WHERE client_id = ?", c.client_id)).toEqual([]);
+        for (const m of minted)
+          if (m) expect(await redemption(m.code, c.client_id)).toEqual({ ok: false, reason: "revoked" });
+      }),
+      { numRuns: 8 },
+    );
   });
 });
 

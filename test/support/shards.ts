@@ -62,24 +62,25 @@ export async function insertPerson(p: {
 }
 
 /**
- * A Durable Object namespace whose stubs await `before(method, args)` ahead of each call and
- * `after(method, args)` once it answered: another request's step landing between two of this one's.
+ * A Durable Object namespace whose stubs await `before(method, args, id)` ahead of each call and
+ * `after(method, args, id)` once it answered (`id`: the object's): another request's step landing
+ * between two of this one's.
  * The method is called on the stub itself (an RPC method given the stub as `this` would send it).
  */
 export function aroundCalls<T extends Rpc.DurableObjectBranded | undefined>(
   ns: DurableObjectNamespace<T>,
-  before: (method: string, args: unknown[]) => Promise<unknown> | void = () => {},
-  after: (method: string, args: unknown[]) => Promise<unknown> | void = () => {},
+  before: (method: string, args: unknown[], id: DurableObjectId) => Promise<unknown> | void = () => {},
+  after: (method: string, args: unknown[], id: DurableObjectId) => Promise<unknown> | void = () => {},
 ): DurableObjectNamespace<T> {
-  const wrapStub = (stub: DurableObjectStub<T>) =>
+  const wrapStub = (stub: DurableObjectStub<T>, id: DurableObjectId) =>
     new Proxy(stub, {
       get(target, prop) {
         const v = (target as unknown as Record<string | symbol, unknown>)[prop];
         if (typeof prop !== "string" || typeof v !== "function") return v;
         return async (...args: unknown[]) => {
-          await before(prop, args);
+          await before(prop, args, id);
           const out = await (target as unknown as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args);
-          await after(prop, args);
+          await after(prop, args, id);
           return out;
         };
       },
@@ -88,8 +89,8 @@ export function aroundCalls<T extends Rpc.DurableObjectBranded | undefined>(
     idFromName: (name: string) => ns.idFromName(name),
     idFromString: (id: string) => ns.idFromString(id),
     newUniqueId: () => ns.newUniqueId(),
-    get: (id: DurableObjectId) => wrapStub(ns.get(id)),
-    getByName: (name: string) => wrapStub(ns.get(ns.idFromName(name))),
+    get: (id: DurableObjectId) => wrapStub(ns.get(id), id),
+    getByName: (name: string) => wrapStub(ns.get(ns.idFromName(name)), ns.idFromName(name)),
     jurisdiction: () => wrapped,
   };
   return wrapped as unknown as DurableObjectNamespace<T>;

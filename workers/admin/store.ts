@@ -148,15 +148,14 @@ const CLIENT_LINKS_CHUNK = 200;
 
 /**
  * Deletes a client with its links and automatic-login grants; false when absent. The links go
- * before the client and once more after it: a consent writes its link, then reads the client, so
- * one landing during the first pass is taken by the second, or finds the client gone and undoes
- * itself (links.ts recordConsent).
+ * before the client: each shard records the client's end in the step that first takes its links,
+ * so a consent landing there afterwards is refused in its own step (directory-shard.ts
+ * `takeClientLinks`), and one that landed before is among the links taken.
  */
 export async function deleteClient(env: StoreEnv, clientId: string): Promise<boolean> {
   if (!(await getClient(env, clientId))) return false;
   await endClientLinks(env, clientId);
   const r = await env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId).run();
-  await endClientLinks(env, clientId);
   return r.meta.changes === 1;
 }
 

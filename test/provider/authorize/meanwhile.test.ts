@@ -14,6 +14,7 @@ import { providerConfig } from "../../../workers/provider/config";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { endLink, findLink, recordConsent } from "../../../workers/provider/store/links";
 import { auditEvents } from "../../support/audit";
+import { deleteClient } from "../../../workers/admin/store";
 
 /** A client registered through the admin API (with the automatic-login opt-in when asked); its id. */
 async function newClient(redirectUris: string[], autoLogin = false): Promise<string> {
@@ -44,8 +45,9 @@ describe("changes during an open sign-in", () => {
     const b = new Browser();
     const consent = await throughCode(b, KIM, { client_id: id, redirect_uri: "https://gone.example/cb" });
     expect(consent.form?.step).toBe("consent");
-    // deleted in D1 behind this isolate's client cache (another isolate's admin call)
-    await env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(id).run();
+    // deleted by the admin API behind this isolate's client cache (another isolate's call): the
+    // person's home shard, where the consent links, knows the client ended
+    await deleteClient(env, id);
     const done = await b.submit(consent, { agree: "Y" });
     expect(done.status).toBe(403);
     expect(done.html).toContain("로그인을 계속할 수 없습니다");

@@ -53,6 +53,9 @@ CREATE INDEX IF NOT EXISTS grants_by_expiry ON grants (expires_at);
 -- plids made before the directory was sharded (moved from the single database): their first hex
 -- digits do not name their person's home, so the shard they name keeps where their link is
 CREATE TABLE IF NOT EXISTS plid_homes (plid TEXT PRIMARY KEY, home INTEGER NOT NULL) WITHOUT ROWID;
+-- clients deleted: a consent (or a link moved in) for one is refused here; written by the
+-- deletion's first sweep of this shard's links, in the same step (takeClientLinks)
+CREATE TABLE IF NOT EXISTS ended_clients (client_id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO meta (key, value) VALUES ('sequence', 0), ('people', 0), ('test_numbers', 0);
 CREATE TABLE IF NOT EXISTS jobs (
@@ -535,17 +538,18 @@ export class DirectoryShard extends DurableObject {
   ): void {
     this.ctx.storage.transactionSync(() => {
       for (const l of links)
-        this.sql.exec(
-          `INSERT OR IGNORE INTO links (subscriber_id, client_id, plid, items, consented_at, linked_at, last_login_at)
+        if (!this.clientEnded(l.clientId))
+          this.sql.exec(
+            `INSERT OR IGNORE INTO links (subscriber_id, client_id, plid, items, consented_at, linked_at, last_login_at)
            VALUES (?, ?, ?, ?, ?, ?, ?)`,
-          l.subscriberId,
-          l.clientId,
-          l.plid,
-          l.items,
-          l.consentedAt,
-          l.linkedAt,
-          l.lastLoginAt,
-        );
+            l.subscriberId,
+            l.clientId,
+            l.plid,
+            l.items,
+            l.consentedAt,
+            l.linkedAt,
+            l.lastLoginAt,
+          );
     });
   }
 
@@ -639,10 +643,20 @@ export class DirectoryShard extends DurableObject {
 
   /**
    * Records consent: keeps the existing plid, or links with `newPlid`. Null when the person is
-   * gone (removed, or their number reassigned) since the sign-in began.
+   * gone (removed, or their number reassigned) or the client deleted since the sign-in began.
    */
   recordConsent(subscriberId: number, clientId: string, items: number, newPlid: string): string | null {
-    if (!this.personRow(subscriberId)) return null;
+    return this.personRow(subscriberId) ? this.link(subscriberId, clientId, items, newPlid) : null;
+  }
+
+  /** Whether the client was deleted (its links here taken, and none written since). */
+  private clientEnded(clientId: string): boolean {
+    return this.sql.exec("SELECT 1 FROM ended_clients WHERE client_id = ?", clientId).toArray().length > 0;
+  }
+
+  /** The link written (or its consent renewed) for a person at home here; null for a deleted client. */
+  private link(subscriberId: number, clientId: string, items: number, newPlid: string): string | null {
+    if (this.clientEnded(clientId)) return null;
     const now = Date.now();
     return (
       this.sql
@@ -663,7 +677,7 @@ export class DirectoryShard extends DurableObject {
   /**
    * A sign-in's consent in one call: `recordConsent`, the link's login recorded, and the person
    * the code will carry (the link and the person live here, the person's home). Null when the
-   * person is gone.
+   * person is gone or the client deleted.
    */
   consentLogin(
     subscriberId: number,
@@ -672,7 +686,7 @@ export class DirectoryShard extends DurableObject {
     newPlid: string,
   ): { plid: string; person: PersonRow } | null {
     const person = this.personRow(subscriberId);
-    const plid = person ? this.recordConsent(subscriberId, clientId, items, newPlid) : null;
+    const plid = person ? this.link(subscriberId, clientId, items, newPlid) : null;
     if (plid === null) return null;
     this.touchLink(clientId, plid);
     return { plid, person: person! };
@@ -781,10 +795,15 @@ export class DirectoryShard extends DurableObject {
     return plids.filter((p) => !here.has(p));
   }
 
-  /** Deletes up to `limit` of a client's links with their grants (a deleted client); the plids deleted. */
+  /**
+   * Deletes up to `limit` of a client's links with their grants (a deleted client); the plids
+   * deleted. The client's end is recorded in the same step: from the first call on, no consent for
+   * it links here, so the calls that follow take every link there will ever be.
+   */
   takeClientLinks(clientId: string, limit: number): string[] {
     let plids: string[] = [];
     this.ctx.storage.transactionSync(() => {
+      this.sql.exec("INSERT OR IGNORE INTO ended_clients (client_id, at) VALUES (?, ?)", clientId, Date.now());
       plids = this.sql
         .exec<{ plid: string }>(
           `DELETE FROM links WHERE (subscriber_id, client_id) IN

@@ -9,7 +9,6 @@ import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
 import { dirAt, dirShards, toSubscriber, type DirectoryEnv, type Subscriber } from "./directory";
 import { homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./directory-keys";
 import type { DirectoryShard, EndableLink } from "./directory-shard";
-import { clientOfAnyStatus } from "./clients";
 
 type DbEnv = { DB: D1Database };
 
@@ -24,35 +23,20 @@ export async function findLink(env: DirectoryEnv, clientId: string, subscriberId
 }
 
 /**
- * Records consent to `items`: keeps the existing plid (consent asked again when items grew,
- * docs/architecture.md §4.7), or makes a new UUID v4 plid naming the person's home for a first
- * login or after a disconnect. Null when the subscriber (removed, or the number reassigned) or the
- * client (deleted) went away during the sign-in. The client is read after the link is written: a
- * deletion that read the shard before this write reads the client gone here, and the link goes.
+ * Records consent to `items`: keeps the existing plid, or makes a new UUID v4 plid naming the
+ * person's home for a first login or after a disconnect. Null when the subscriber (removed, or the
+ * number reassigned) or the client (deleted) went away during the sign-in: both are known to the
+ * person's home shard, which refuses the link in the same step (a deletion records the client's
+ * end in each shard as it takes the links there), so no read of the client follows.
  */
 export async function recordConsent(
-  env: DirectoryEnv & DbEnv,
+  env: DirectoryEnv,
   clientId: string,
   subscriberId: number,
   items: readonly IdentityItem[],
 ): Promise<string | null> {
   const home = homeOfId(subscriberId);
-  const shard = dirAt(env, home);
-  const plid = await shard.recordConsent(subscriberId, clientId, itemsMask(items), newPlid(home, dirShards(env)));
-  return plid !== null && (await clientStands(env, shard, clientId, subscriberId, plid)) ? plid : null;
-}
-
-/** After a consent was written: false, with the link deleted, when its client was deleted meanwhile. */
-async function clientStands(
-  env: DbEnv,
-  shard: DurableObjectStub<DirectoryShard>,
-  clientId: string,
-  subscriberId: number,
-  plid: string,
-): Promise<boolean> {
-  if (await clientOfAnyStatus(env, clientId, 0)) return true;
-  await shard.deleteLinks([{ client_id: clientId, plid, subscriber_id: subscriberId }]);
-  return false;
+  return dirAt(env, home).recordConsent(subscriberId, clientId, itemsMask(items), newPlid(home, dirShards(env)));
 }
 
 /**
@@ -60,16 +44,19 @@ async function clientStands(
  * written with its login recorded, and the person as it stands now (what the code carries).
  */
 export async function consentForLogin(
-  env: DirectoryEnv & DbEnv,
+  env: DirectoryEnv,
   clientId: string,
   subscriberId: number,
   items: readonly IdentityItem[],
 ): Promise<{ plid: string; subscriber: Subscriber } | null> {
   const home = homeOfId(subscriberId);
-  const shard = dirAt(env, home);
-  const r = await shard.consentLogin(subscriberId, clientId, itemsMask(items), newPlid(home, dirShards(env)));
-  if (r === null || !(await clientStands(env, shard, clientId, subscriberId, r.plid))) return null;
-  return { plid: r.plid, subscriber: toSubscriber(r.person) };
+  const r = await dirAt(env, home).consentLogin(
+    subscriberId,
+    clientId,
+    itemsMask(items),
+    newPlid(home, dirShards(env)),
+  );
+  return r && { plid: r.plid, subscriber: toSubscriber(r.person) };
 }
 
 /**
