@@ -1,6 +1,7 @@
 // A small browser for the workerd sign-in tests: keeps cookies, sends Accept-Language and the
 // client IP, parses the step form of each page (docs/signin.md form contract) and posts it back.
-// With `vars`, requests go to the dev worker with those variables added (short windows, limits).
+// With `vars` (or `bindings`), requests go to the dev worker with those variables (or bindings)
+// added: short windows, limits, a namespace whose calls a test watches.
 
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
@@ -65,6 +66,8 @@ export interface BrowserOptions {
   lang?: string;
   ip?: string;
   vars?: Record<string, string>;
+  /** Bindings in place of the dev worker's (a namespace whose calls a test watches). */
+  bindings?: Partial<typeof env>;
 }
 
 export class Browser {
@@ -72,7 +75,7 @@ export class Browser {
   private readonly env: typeof env | undefined;
 
   constructor(private readonly opts: BrowserOptions = {}) {
-    this.env = opts.vars ? ({ ...env, ...opts.vars } as typeof env) : undefined;
+    this.env = opts.vars || opts.bindings ? ({ ...env, ...opts.vars, ...opts.bindings } as typeof env) : undefined;
   }
 
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {

@@ -308,7 +308,7 @@ describe("step 3, consent, and the redirect (spec §4.1)", () => {
     const p = await throughCode(b, SMITH, { state: "consent-1" });
     expect(p.status).toBe(200);
     expect(p.form?.step).toBe("consent");
-    expect(p.form!.names).toEqual(new Set(["tx", "csrf", "terms", "agree"]));
+    expect(p.form!.names).toEqual(new Set(["tx", "csrf", "terms", "app", "agree"]));
     expect(p.html).toContain("Demo Shop에 아래 정보를 제공하는 데 동의하면");
     for (const word of [
       "연계정보(CI)",

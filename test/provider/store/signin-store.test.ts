@@ -1,7 +1,9 @@
 // The sign-in state machine of the one-time store (workers/provider/store/signin-store.ts), driven in the
 // real Durable Object. A model-based property: random sequences of code entries and resends on
 // several sign-ins of one number from several networks must give exactly the answers of a small
-// model of the rules (docs/signin.md "Limits"); and the compare-and-set steps have one winner.
+// model of the rules (docs/signin.md "Limits"), a gated entry (docs/signin.md "Gated steps") with a
+// wrong binding, or on a code made before `txBound`, changing nothing; and the compare-and-set
+// steps have one winner.
 import { env } from "../../support/env";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -23,7 +25,7 @@ const NETWORKS = 3;
 
 let run = 0;
 
-function record(phoneKey: string, hash: string): SigninRecord {
+function record(phoneKey: string, hash: string, txBound = false): SigninRecord {
   const now = Date.now();
   return {
     v: 0,
@@ -41,19 +43,28 @@ function record(phoneKey: string, hash: string): SigninRecord {
     expiresAt: now + 600_000,
     step: "verify",
     subscriber: { id: 1, telco: "S", phoneKey, masked: "010-****-0000", testOtpHash: null },
-    challenge: { hash, attempts: 0, expiresAt: now + 180_000 },
+    challenge: { hash, attempts: 0, expiresAt: now + 180_000, ...(txBound ? { txBound: true as const } : {}) },
   };
 }
+
+/** The record's own binding (`record` above), or one that is not. */
+const GATES = {
+  own: { csrfHash: "x", browserHash: "y" },
+  csrf: { csrfHash: "X", browserHash: "y" },
+  browser: { csrfHash: "x", browserHash: "Y" },
+} as const;
 
 interface Model {
   netFail: number[];
   allFail: number;
   netLock: boolean[];
   numLock: boolean;
-  recs: { step: "verify" | "consent"; attempts: number; hash: string }[];
+  recs: { step: "verify" | "consent"; attempts: number; hash: string; txBound: boolean }[];
 }
 
-type Cmd = { kind: "verify"; rec: number; net: number; right: boolean } | { kind: "resend"; rec: number; net: number };
+type Cmd =
+  | { kind: "verify"; rec: number; net: number; right: boolean; gate: keyof typeof GATES | null }
+  | { kind: "resend"; rec: number; net: number };
 
 const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   {
@@ -63,6 +74,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
       rec: fc.nat(RECORDS - 1),
       net: fc.nat(NETWORKS - 1),
       right: fc.boolean(),
+      gate: fc.constantFrom(null, null, "own", "own", "csrf", "browser"),
     }),
   },
   {
@@ -90,8 +102,9 @@ describe("sign-in store: the number's lock is decided with the code check", () =
             recs: [],
           };
           for (let i = 0; i < RECORDS; i++) {
-            await stub.signinCreate(key(i), record(phoneKey, `h${i}.0`));
-            m.recs.push({ step: "verify", attempts: 0, hash: `h${i}.0` });
+            const txBound = i % 2 === 0; // the others as made before `txBound`, until a resend
+            await stub.signinCreate(key(i), record(phoneKey, `h${i}.0`, txBound));
+            m.recs.push({ step: "verify", attempts: 0, hash: `h${i}.0`, txBound });
           }
           let resends = 0;
           for (const c of cmds) {
@@ -110,20 +123,33 @@ describe("sign-in store: the number's lock is decided with the code check", () =
               });
               const want = rec.step !== "verify" ? "conflict" : locked ? "refused" : "ok";
               expect(got.result).toBe(want);
-              if (want === "ok") Object.assign(rec, { attempts: 0, hash });
+              if (want === "ok") Object.assign(rec, { attempts: 0, hash, txBound: true });
               continue;
             }
             const presented = c.right ? rec.hash : `wrong-${rec.hash}`;
-            const got = await stub.signinVerify({
-              key: key(c.rec),
-              phoneKey,
-              netKey: `n${c.net}`,
-              presented,
-              limits: LIMITS,
-              next: "consent",
-              autoLoginOptIn: false,
-            });
-            if (rec.step !== "verify") {
+            const got =
+              c.gate === null
+                ? await stub.signinVerify({
+                    key: key(c.rec),
+                    phoneKey,
+                    netKey: `n${c.net}`,
+                    presented,
+                    limits: LIMITS,
+                    next: "consent",
+                    autoLoginOptIn: false,
+                  })
+                : await stub.signinVerifyGated({
+                    key: key(c.rec),
+                    gate: GATES[c.gate],
+                    netKey: `n${c.net}`,
+                    presented,
+                    limits: LIMITS,
+                    autoLoginOptIn: false,
+                  });
+            if (c.gate !== null && (c.gate !== "own" || rec.step !== "verify" || !rec.txBound)) {
+              // unsettled: nothing counted, nothing changed, nothing of the record returned
+              expect(got).toEqual({ result: "unsettled" });
+            } else if (rec.step !== "verify") {
               expect(got.result).toBe("conflict");
             } else if (locked) {
               expect(got.result).toBe("refused");
@@ -221,5 +247,49 @@ describe("sign-in store: compare-and-set steps", () => {
     await stub.signinCreate("tx:end", { ...record("Pend", "h"), step: "consent", challenge: null });
     const results = await Promise.all(Array.from({ length: 20 }, () => stub.signinFinish("tx:end", ["consent"])));
     expect(results.filter((r) => r.ended)).toHaveLength(1);
+  });
+
+  it("20 concurrent gated right codes of one sign-in: exactly one is taken, the rest leave it unsettled", async () => {
+    const stub = storeFor(env, "Bgv", 16);
+    await stub.signinCreate("tx:gv", record("Pgv", "h", true));
+    const entry = { key: "tx:gv", gate: GATES.own, netKey: "n", presented: "h", limits: LIMITS, autoLoginOptIn: false };
+    const results = await Promise.all(Array.from({ length: 20 }, () => stub.signinVerifyGated(entry)));
+    expect(results.filter((r) => r.result === "ok")).toHaveLength(1);
+    expect(results.filter((r) => r.result === "unsettled")).toHaveLength(19);
+    expect((await stub.signinGet("tx:gv"))?.step).toBe("consent");
+  });
+
+  it("20 concurrent gated agreements, a third with another binding or app: exactly one with the record's ends it", async () => {
+    const stub = storeFor(env, "Bgf", 16);
+    await stub.signinCreate("tx:gf", { ...record("Pgf", "h"), step: "consent", challenge: null });
+    const tries = Array.from({ length: 20 }, (_, i) =>
+      i % 3 === 0
+        ? stub.signinFinishGated("tx:gf", i % 2 ? GATES.browser : GATES.own, i % 2 ? "c" : "other-app")
+        : stub.signinFinishGated("tx:gf", GATES.own, "c"),
+    );
+    const results = await Promise.all(tries);
+    expect(results.filter((r) => "ended" in r)).toHaveLength(1);
+    expect(results.filter((r) => "result" in r && r.result === "unsettled")).toHaveLength(19);
+    expect(await stub.signinGet("tx:gf")).toBeNull(); // ended
+  });
+
+  it("a gated step leaves an /account sign-in, an expired one and one at another step unsettled", async () => {
+    const stub = storeFor(env, "Bgu", 16);
+    const entry = (key: string) => ({
+      key,
+      gate: GATES.own,
+      netKey: "n",
+      presented: "h",
+      limits: LIMITS,
+      autoLoginOptIn: false,
+    });
+    await stub.signinCreate("tx:acc", { ...record("Pa", "h", true), purpose: "account" });
+    await stub.signinCreate("tx:old", { ...record("Pb", "h", true), expiresAt: Date.now() - 1 });
+    await stub.signinCreate("tx:id", { ...record("Pc", "h", true), step: "identify" });
+    for (const k of ["tx:acc", "tx:old", "tx:id"]) {
+      expect(await stub.signinVerifyGated(entry(k))).toEqual({ result: "unsettled" });
+      expect(await stub.signinFinishGated(k, GATES.own, "c")).toEqual({ result: "unsettled" });
+    }
+    expect((await stub.signinGet("tx:acc"))?.challenge?.attempts).toBe(0);
   });
 });

@@ -307,6 +307,8 @@ ${actions}
 
 /** What the consent page states for the provision (개인정보 보호법 §17 ②): the app's registered texts. */
 export interface ConsentTerms {
+  /** The app's client id, posted back so the answer is taken in one store call (docs/signin.md). */
+  app: string;
   items: readonly IdentityItem[];
   purpose: string | null;
   retention: string | null;
@@ -319,7 +321,7 @@ export interface ConsentTerms {
  * agreement counts only for the terms the person was shown, so a change between the page and the
  * answer (an operator's edit, another isolate's fresher client cache) shows the page again.
  */
-export function termsVersion(appName: string, t: Omit<ConsentTerms, "version">): string {
+export function termsVersion(appName: string, t: Omit<ConsentTerms, "version" | "app">): string {
   const s = JSON.stringify([appName, t.purpose, t.items, t.retention]);
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
@@ -343,7 +345,7 @@ export function consentPage(ctx: PageContext, terms: ConsentTerms, alert?: Alert
   const body = html`<h1>${t(L, "consentTitle")}</h1>
 <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="consent">
-${hidden(ctx)}<input type="hidden" name="terms" value="${terms.version}">
+${hidden(ctx)}<input type="hidden" name="terms" value="${terms.version}"><input type="hidden" name="app" value="${terms.app}">
 ${alertBox(alert)}
 <dl class="consent">
 <div><dt>${t(L, "consentRecipient")}</dt><dd>${ctx.appName}</dd></div>

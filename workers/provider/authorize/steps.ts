@@ -5,7 +5,8 @@
 // with the page of the state that won. A wrong entry re-renders the step (200), a limit answers
 // 429 with Retry-After, an unknown or expired transaction 403; only the last step redirects.
 
-import { isTelco, normalizePhone } from "../../core/spec";
+import { isRandomValue, isTelco, normalizePhone } from "../../core/spec";
+import { readHostCookie } from "../../core/cookies";
 import { carrierDirectory, CarrierUnavailable, maskPhone, type ConfirmedSubscriber } from "./carrier";
 import { ConfigError } from "../../core/config";
 import { providerConfig, type ProviderEnv } from "../config";
@@ -47,6 +48,8 @@ import {
   nextTxId,
   restartUrl,
   RESTART_MESSAGE,
+  stepGate,
+  TX_COOKIE,
   txKey,
   type Transaction,
   type TxHandle,
@@ -55,6 +58,7 @@ import { type Client, findClient } from "../store/clients";
 import { subscriberById } from "../store/directory";
 import { consentForLogin, findLink } from "../store/links";
 import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
+import type { VerifyResult } from "../store/signin-store";
 
 /** One step submission: the transaction, its client and what rendering needs. */
 interface Flow {
@@ -364,7 +368,12 @@ async function identify(f: Flow): Promise<Response> {
       testOtpHash: confirmed.testOtpHash,
       ...(review ? { review: true } : {}),
     },
-    challenge: { hash: await challengeHash(nextId, key, digest), attempts: 0, expiresAt: Date.now() + f.cfg.otpTtlMs },
+    challenge: {
+      hash: await challengeHash(nextId, digest),
+      attempts: 0,
+      expiresAt: Date.now() + f.cfg.otpTtlMs,
+      txBound: true,
+    },
     autoLoginEligible: eligible,
     autoLoginOptIn: false,
   };
@@ -431,7 +440,7 @@ async function resend(f: Flow): Promise<Response> {
     key: f.h.key,
     phoneKey: sub.phoneKey,
     netKey: await networkKey(f.req),
-    hash: await challengeHash(f.h.id, sub.phoneKey, digest),
+    hash: await challengeHash(f.h.id, digest),
     otpTtlMs: f.cfg.otpTtlMs,
     send: code !== null,
     limits: numberLimits(f.cfg),
@@ -459,13 +468,37 @@ async function verify(f: Flow): Promise<Response> {
     key: f.h.key,
     phoneKey: sub.phoneKey,
     netKey: await networkKey(f.req),
-    presented: await challengeHash(f.h.id, sub.phoneKey, await sha256(otp)),
+    presented: await challengeHash(f.h.id, await sha256(otp), tx.challenge?.txBound ? undefined : sub.phoneKey),
     limits: numberLimits(f.cfg),
     next: needsConsent ? "consent" : "done",
     autoLoginOptIn: optIn,
   });
   if (r.result === "conflict") return conflict(f, r.record);
   const g = at(f, handleOf(f.h, r.record));
+  const refused = codeRefused(g, r);
+  if (refused) return refused;
+  // The number is proven on this browser: from now on no other subscriber's automatic login answers
+  // from it, whatever follows (the account page, a consent refused, a subscriber gone meanwhile).
+  await endOtherSubscribersOnDevice(f.req, f.env, sub.id);
+  if (f.hooks) return f.hooks.verified(f.req, f.env, f.rc, sub.id, r.record);
+  if (needsConsent) {
+    f.rc.log.event = "signin.consent";
+    return render(g);
+  }
+  const done = await complete(f.req, f.env, f.rc, f.cfg, {
+    tx: r.record,
+    client: f.client,
+    subscriberId: sub.id,
+    plid: link!.plid,
+    items: f.client.items.filter((i) => link!.items.includes(i)),
+    optIn,
+  });
+  return done ?? goneMeanwhile(f);
+}
+
+/** The page of a code entry that did not prove the number (`g` at the record it left); null for a right code. */
+function codeRefused(g: Flow, r: Exclude<VerifyResult, { result: "conflict" }>): Response | null {
+  const L = g.ctx.lang;
   switch (r.result) {
     case "refused":
       failure(g, "locked");
@@ -486,23 +519,31 @@ async function verify(f: Flow): Promise<Response> {
       return render(g, { text: r.left > 0 ? t(L, "errOtpWrong", { left: r.left }) : t(L, "errOtpLast"), field: "otp" });
     }
     case "ok":
-      break;
+      return null;
   }
-  // The number is proven on this browser: from now on no other subscriber's automatic login answers
-  // from it, whatever follows (the account page, a consent refused, a subscriber gone meanwhile).
+}
+
+/**
+ * A right code taken by the gated call (`gatedStep`), which always moves the sign-in to consent:
+ * the consent page, or, when the person consented before to everything the app asks, the end.
+ */
+async function codeProven(f: Flow): Promise<Response> {
+  const sub = f.h.tx.subscriber!;
   await endOtherSubscribersOnDevice(f.req, f.env, sub.id);
-  if (f.hooks) return f.hooks.verified(f.req, f.env, f.rc, sub.id, r.record);
-  if (needsConsent) {
+  const link = await findLink(f.env, f.client.clientId, sub.id);
+  if (!link || f.client.items.some((i) => !link.items.includes(i))) {
     f.rc.log.event = "signin.consent";
-    return render(g);
+    return render(f);
   }
+  const ended = await f.h.stub.signinFinish(f.h.key, ["consent"]);
+  if (!ended.ended) return conflict(f, ended.record);
   const done = await complete(f.req, f.env, f.rc, f.cfg, {
-    tx: r.record,
+    tx: ended.record!,
     client: f.client,
     subscriberId: sub.id,
-    plid: link!.plid,
-    items: f.client.items.filter((i) => link!.items.includes(i)),
-    optIn,
+    plid: link.plid,
+    items: f.client.items.filter((i) => link.items.includes(i)),
+    optIn: ended.record!.autoLoginOptIn === true,
   });
   return done ?? goneMeanwhile(f);
 }
@@ -510,7 +551,7 @@ async function verify(f: Flow): Promise<Response> {
 /** What the consent page states, as the client is now. */
 function consentTerms(client: Client): ConsentTerms {
   const terms = { items: client.items, purpose: client.purpose, retention: client.retention };
-  return { ...terms, version: termsVersion(client.name, terms) };
+  return { ...terms, app: client.clientId, version: termsVersion(client.name, terms) };
 }
 
 async function consent(f: Flow): Promise<Response> {
@@ -524,7 +565,11 @@ async function consent(f: Flow): Promise<Response> {
   }
   const done = await f.h.stub.signinFinish(f.h.key, ["consent"]);
   if (!done.ended) return conflict(f, done.record);
-  const tx = done.record!;
+  return consented(f, done.record!);
+}
+
+/** The consent agreed and the sign-in ended (`tx` as it was): the link written and the code minted. */
+async function consented(f: Flow, tx: Transaction): Promise<Response> {
   const sub = tx.subscriber!;
   const consented = await consentForLogin(f.env, f.client.clientId, sub.id, f.client.items);
   if (consented === null) return goneMeanwhile(f);
@@ -579,6 +624,96 @@ async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
   return render(at(f, handleOf(f.h, tx)));
 }
 
+/**
+ * The code and the consent of an app's sign-in in one store call each, with no read of the record
+ * before: the object checks the page's CSRF token and browser binding itself (`StepGate`), and the
+ * client is read after, from the record (or, for the consent, first, from the page's `app`, since
+ * the agreement must answer the app's terms as they are). Whatever the call leaves unsettled (the
+ * sign-in elsewhere, ended or expired, another browser or token, an /account sign-in), and every
+ * other submission, goes the full way: null.
+ */
+async function gatedStep(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  cfg: SigninConfig,
+  shards: number,
+  params: Params,
+): Promise<Response | null> {
+  const id = params.get("tx");
+  const csrf = params.get("csrf");
+  const browser = readHostCookie(req, TX_COOKIE);
+  if (!isRandomValue(id) || csrf === undefined || browser === undefined) return null;
+  if (["phoneNo", "lang", "cancel", "restart", "resend"].some((p) => params.has(p))) return null;
+  const otp = params.get("otp")?.replace(/\s/g, "");
+  const agree = params.get("agree");
+  const stub = storeFor(env, id, shards);
+  if (otp !== undefined && agree === undefined) {
+    if (!/^\d{6}$/.test(otp)) return null;
+    const [key, gate, presented, netKey] = await Promise.all([
+      txKey(id),
+      stepGate(csrf, browser),
+      sha256(otp).then((digest) => challengeHash(id, digest)),
+      networkKey(req),
+    ]);
+    const r = await stub.signinVerifyGated({
+      key,
+      gate,
+      netKey,
+      presented,
+      limits: numberLimits(cfg),
+      autoLoginOptIn: params.get("autoLogin") === "Y",
+    });
+    if (r.result === "unsettled" || r.result === "conflict") return null;
+    rc.log.clientId = r.record.clientId;
+    const f = await flowOf(req, env, rc, cfg, shards, params, { id, key, stub, tx: r.record }, csrf);
+    if (f instanceof Response) return f;
+    return codeRefused(f, r) ?? codeProven(f);
+  }
+  const app = params.get("app");
+  if (agree !== "Y" || otp !== undefined || app === undefined) return null;
+  const client = await findClient(env, app, providerConfig(env).clientCacheMs);
+  if (!client || params.get("terms") !== consentTerms(client).version) return null;
+  const [key, gate] = await Promise.all([txKey(id), stepGate(csrf, browser)]);
+  const r = await stub.signinFinishGated(key, gate, app);
+  if ("result" in r) return null;
+  rc.log.clientId = app;
+  const f = await flowOf(req, env, rc, cfg, shards, params, { id, key, stub, tx: r.record }, csrf, client);
+  return f instanceof Response ? f : consented(f, r.record);
+}
+
+/**
+ * The flow of a submission at its record: the client read (unless given), and the stop page when
+ * it is gone or disabled or no longer has the sign-in's redirect URI (no code goes there).
+ */
+async function flowOf(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  cfg: SigninConfig,
+  shards: number,
+  params: Params,
+  h: TxHandle,
+  csrf: string | undefined,
+  given?: Client | null,
+  hooks?: SigninHooks,
+): Promise<Flow | Response> {
+  const tx = h.tx;
+  const client =
+    given !== undefined
+      ? given
+      : hooks
+        ? accountClient(tx.lang)
+        : await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
+  if (!client || (!hooks && registeredRedirect(client, tx.redirectUri, providerConfig(env).devMode) === undefined))
+    return stopPage(
+      pageContext(env, tx, client?.name ?? ""),
+      t(tx.lang, "clientGoneTitle"),
+      t(tx.lang, "clientGoneText"),
+    );
+  return { req, env, rc, cfg, shards, params, client, h, ctx: pageContext(env, tx, client.name, h.id, csrf), hooks };
+}
+
 /** A step submission: a POST to /oauth2/authorize carrying `tx` (and no `client_id`). */
 export async function continueSignIn(
   req: Request,
@@ -589,6 +724,10 @@ export async function continueSignIn(
 ): Promise<Response> {
   const cfg = signinConfig(env);
   const shards = providerConfig(env).oneTimeShards;
+  if (!hooks) {
+    const done = await gatedStep(req, env, rc, cfg, shards, params);
+    if (done) return done;
+  }
   const h = await loadTransaction(env, shards, params.get("tx"));
   if (!h) {
     rc.log.event = "signin.unknown_tx";
@@ -626,20 +765,8 @@ export async function continueSignIn(
     return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartOf(h));
   }
   // A client disabled, or the sign-in's redirect URI removed, since the sign-in began: no code goes there.
-  if (!client || (!hooks && registeredRedirect(client, tx.redirectUri, providerConfig(env).devMode) === undefined))
-    return stopPage(stopCtx, t(tx.lang, "clientGoneTitle"), t(tx.lang, "clientGoneText"));
-  const f: Flow = {
-    req,
-    env,
-    rc,
-    cfg,
-    shards,
-    params,
-    client,
-    h,
-    ctx: pageContext(env, tx, client.name, h.id, csrf),
-    hooks,
-  };
+  const f = await flowOf(req, env, rc, cfg, shards, params, h, csrf, client, hooks);
+  if (f instanceof Response) return f;
 
   const lang = params.get("lang");
   if (lang === "ko" || lang === "en") return switchLanguage(f, lang);

@@ -16,7 +16,7 @@ import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
 import { shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
-import type { SigninRecord } from "../store/signin-store";
+import type { SigninRecord, StepGate } from "../store/signin-store";
 import type { AuthorizeRequest } from "./validate";
 
 export type { SigninRecord as Transaction, Step } from "../store/signin-store";
@@ -183,12 +183,20 @@ export async function sameBrowser(req: Request, tx: SigninRecord): Promise<boole
 }
 
 /**
- * The stored hash of a one-time code: bound to the transaction id (a secret the store never
- * holds) and the number, so a code verifies only in the sign-in and for the number it was sent
- * to. `codeDigest` is SHA-256 of the code (a test number's directory entry holds just that).
+ * The stored hash of a one-time code: bound to the transaction id, a secret the store never holds
+ * and derived from the number at the identify step (`nextTxId`), so a code verifies only in the
+ * sign-in and for the number it was sent to. `codeDigest` is SHA-256 of the code (a test number's
+ * directory entry holds just that). A record's challenge without `txBound` (made before the number
+ * was left out) was hashed with the number too: pass its `phoneKey` to verify it.
  */
-export function challengeHash(txId: string, phoneKey: string, codeDigest: string): Promise<string> {
-  return sha256(`otp:${txId}:${phoneKey}:${codeDigest}`);
+export function challengeHash(txId: string, codeDigest: string, phoneKey?: string): Promise<string> {
+  return sha256(phoneKey === undefined ? `otp:${txId}:${codeDigest}` : `otp:${txId}:${phoneKey}:${codeDigest}`);
+}
+
+/** What a gated step presents for the page's CSRF token and the browser's binding cookie. */
+export async function stepGate(csrf: string, browser: string): Promise<StepGate> {
+  const [csrfHash, browserHash] = await Promise.all([sha256(csrf), sha256(browser)]);
+  return { csrfHash, browserHash };
 }
 
 /** The `message` of the `login_required` answer a stop page's "back to the app" sends. */

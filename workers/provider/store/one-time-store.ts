@@ -34,6 +34,9 @@ import {
   type ResendResult,
   type SigninRecord,
   type Step,
+  type GatedVerifyRequest,
+  type StepGate,
+  type Unsettled,
   type VerifyRequest,
   type VerifyResult,
 } from "./signin-store";
@@ -711,6 +714,14 @@ export class OneTimeStore extends DurableObject {
 
   signinVerify(o: VerifyRequest): VerifyResult {
     return this.signin.verify(o);
+  }
+
+  signinVerifyGated(o: GatedVerifyRequest): VerifyResult | Unsettled {
+    return this.signin.verifyGated(o);
+  }
+
+  signinFinishGated(key: string, gate: StepGate, clientId: string): { ended: true; record: SigninRecord } | Unsettled {
+    return this.signin.finishGated(key, gate, clientId);
   }
 
   signinResend(o: ResendRequest): ResendResult {

@@ -55,8 +55,13 @@ export interface SigninRecord {
     /** A test number registered for app review: its wrong codes never lock it (reviewers share it). */
     review?: true;
   };
-  /** The one-time code: its hash (bound to this transaction and the number), tries, expiry. */
-  challenge?: { hash: string; attempts: number; expiresAt: number } | null;
+  /**
+   * The one-time code: its hash (bound to this transaction, whose id derives from the number),
+   * tries, expiry. `txBound`: hashed from the id and the code alone (authorize/transaction.ts
+   * `challengeHash`), so a step can present it without reading the record first; records from
+   * before that also hashed the number in.
+   */
+  challenge?: { hash: string; attempts: number; expiresAt: number; txBound?: true } | null;
   autoLoginEligible?: boolean;
   autoLoginOptIn?: boolean;
 }
@@ -100,6 +105,27 @@ export const RETAIN_MS = 3600_000;
 
 /** What stays of an ended sign-in (completed, cancelled, sent back to the app). */
 const ENDED = "ended";
+
+const utf8 = new TextEncoder();
+
+/** Equal hashes, compared in constant time (both are fixed-length base64url digests). */
+function sameHash(a: string, b: string): boolean {
+  const x = utf8.encode(a);
+  const y = utf8.encode(b);
+  return x.byteLength === y.byteLength && crypto.subtle.timingSafeEqual(x, y);
+}
+
+/** Whether the gate's CSRF token and browser binding are the record's, both compared. */
+function gateHolds(r: SigninRecord, g: StepGate): boolean {
+  const csrf = sameHash(g.csrfHash, r.csrfHash);
+  const browser = sameHash(g.browserHash, r.browserHash);
+  return csrf && browser;
+}
+
+/** A record a gated step may act on: an app's sign-in at `step`, live, and the gate its own. */
+function gatedAt(r: SigninRecord | null, step: Step, g: StepGate): r is SigninRecord {
+  return r !== null && r.step === step && r.purpose === undefined && r.expiresAt > Date.now() && gateHolds(r, g);
+}
 
 function retainMs(r: SigninRecord): number {
   return Math.max(1, r.expiresAt - Date.now()) + RETAIN_MS;
@@ -145,6 +171,29 @@ export interface VerifyRequest {
   next: "consent" | "done";
   autoLoginOptIn: boolean;
 }
+
+/**
+ * What a step presents in place of a read of its record: SHA-256 of the page's CSRF token and of the
+ * browser-binding cookie, checked here against the record's (constant time).
+ */
+export interface StepGate {
+  csrfHash: string;
+  browserHash: string;
+}
+
+/** A code entry presented with its gate, the record unread: an app's sign-in (not /account). */
+export interface GatedVerifyRequest {
+  key: string;
+  gate: StepGate;
+  netKey: string;
+  presented: string;
+  limits: NumberLimits;
+  /** The box ticked; it counts only where the record is eligible. */
+  autoLoginOptIn: boolean;
+}
+
+/** A gated step this call does not settle (nothing changed): the caller reads the record and goes the full way. */
+export type Unsettled = { result: "unsettled" };
 
 export type VerifyResult =
   | { result: "ok"; record: SigninRecord }
@@ -295,10 +344,35 @@ export class SigninMachine {
    */
   verify(o: VerifyRequest): VerifyResult {
     const r = this.get(o.key);
-    const now = Date.now();
-    if (!r || r.step !== "verify" || r.subscriber?.phoneKey !== o.phoneKey || r.expiresAt <= now) {
+    if (!r || r.step !== "verify" || r.subscriber?.phoneKey !== o.phoneKey || r.expiresAt <= Date.now()) {
       return { result: "conflict", record: r };
     }
+    return this.enter(r, o);
+  }
+
+  /**
+   * `verify` with no read before it: the gate checked here, the number and the box's eligibility
+   * taken from the record, and a right code always leads to the consent step (the caller then
+   * learns whether the person consented already). Unsettled, changing nothing, for anything but a
+   * live app sign-in at the code step whose gate holds and whose code hash is `txBound`.
+   */
+  verifyGated(o: GatedVerifyRequest): VerifyResult | Unsettled {
+    const r = this.get(o.key);
+    if (!gatedAt(r, "verify", o.gate) || !r.challenge?.txBound) return { result: "unsettled" };
+    return this.enter(r, {
+      key: o.key,
+      phoneKey: r.subscriber!.phoneKey,
+      netKey: o.netKey,
+      presented: o.presented,
+      limits: o.limits,
+      next: "consent",
+      autoLoginOptIn: r.autoLoginEligible === true && o.autoLoginOptIn,
+    });
+  }
+
+  /** A code entry on a record at the code step for the request's number. */
+  private enter(r: SigninRecord, o: VerifyRequest): VerifyResult {
+    const now = Date.now();
     const locked = this.lockOf(o.phoneKey, o.netKey);
     if (locked) return { result: "refused", refusal: locked, record: r };
     const c = r.challenge;
@@ -311,7 +385,7 @@ export class SigninMachine {
       return {
         result: "wrong",
         left: o.limits.otpMaxAttempts - c.attempts - 1,
-        refusal: r.subscriber.review ? null : this.countFailure(o),
+        refusal: r.subscriber!.review ? null : this.countFailure(o),
         record: next,
       };
     }
@@ -356,7 +430,7 @@ export class SigninMachine {
     const next: SigninRecord = {
       ...r,
       v: r.v + 1,
-      challenge: { hash: o.hash, attempts: 0, expiresAt: now + o.otpTtlMs },
+      challenge: { hash: o.hash, attempts: 0, expiresAt: now + o.otpTtlMs, txBound: true },
     };
     this.save(o.key, next);
     return { result: "ok", record: next };
@@ -369,6 +443,18 @@ export class SigninMachine {
   finish(key: string, from: readonly Step[]): { ended: boolean; record: SigninRecord | null } {
     const r = this.get(key);
     if (!r || !from.includes(r.step) || r.expiresAt <= Date.now()) return { ended: false, record: r };
+    this.end(key, r);
+    return { ended: true, record: r };
+  }
+
+  /**
+   * The consent agreed, with no read before it: ends an app's sign-in of `clientId` at the consent
+   * step whose gate holds, as `finish` does; otherwise unsettled, changing nothing and returning
+   * nothing (the caller reads the record and goes the full way).
+   */
+  finishGated(key: string, gate: StepGate, clientId: string): { ended: true; record: SigninRecord } | Unsettled {
+    const r = this.get(key);
+    if (!gatedAt(r, "consent", gate) || r.clientId !== clientId) return { result: "unsettled" };
     this.end(key, r);
     return { ended: true, record: r };
   }

@@ -1,0 +1,123 @@
+// The gated code and consent steps (docs/signin.md "Gated steps"), through the HTTP interface: a
+// code entry and an agreement each take one call on the sign-in's store, with no read before; what
+// a gated call cannot settle goes the full way with the same answers as before (another browser,
+// a code made before `txBound`), and counts nothing it would not have counted.
+import { env } from "../../support/env";
+import { describe, expect, it } from "vitest";
+import { admin } from "../../support/admin";
+import { HONG } from "../../support/helpers";
+import { aroundCalls, shardRows } from "../../support/shards";
+import { Browser, type Page } from "../../support/signin";
+import { storeFor } from "../../../workers/provider/store/one-time-store";
+import { providerConfig } from "../../../workers/provider/config";
+import { challengeHash, txKey } from "../../../workers/provider/authorize/transaction";
+import { phoneKey } from "../../../workers/provider/authorize/limits";
+import { sha256 } from "../../../workers/core/crypto";
+
+const CB = "https://gated.example/cb";
+
+/** A client nobody has consented to yet; its id. */
+async function newClient(): Promise<string> {
+  const res = await admin("POST", "/admin/clients", { json: { name: "앱", redirect_uris: [CB], items: ["gender"] } });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+/** A browser whose one-time store calls are listed in `calls`, at the code page of a new client. */
+async function atCodePage(): Promise<{ b: Browser; calls: string[]; code: Page; clientId: string }> {
+  const calls: string[] = [];
+  const ONE_TIME = aroundCalls(env.ONE_TIME, (method) => void calls.push(method));
+  const b = new Browser({ bindings: { ONE_TIME } });
+  const clientId = await newClient();
+  const p1 = await b.authorize({ client_id: clientId, redirect_uri: CB });
+  const code = await b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+  expect(code.form?.step).toBe("verify");
+  calls.length = 0;
+  return { b, calls, code, clientId };
+}
+
+/** The stored record of the sign-in a page belongs to. */
+async function recordOf(p: Page) {
+  const id = p.form!.hidden.tx!;
+  const stub = storeFor(env, id, providerConfig(env).oneTimeShards);
+  return { id, stub, key: await txKey(id), tx: (await stub.signinGet(await txKey(id)))! };
+}
+
+describe("gated steps: one store call each", () => {
+  it("a first login: the code entry is one call, the agreement one call and the code's mint", async () => {
+    const { b, calls, code } = await atCodePage();
+    const consent = await b.submit(code, { otp: HONG.code });
+    expect(consent.form?.step).toBe("consent");
+    expect(calls).toEqual(["signinVerifyGated"]);
+    calls.length = 0;
+    const done = await b.submit(consent, { agree: "Y" });
+    expect(done.status).toBe(302);
+    expect(new URL(done.res.headers.get("Location")!).searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(calls).toEqual(["signinFinishGated", "putCode"]);
+  });
+
+  it("a returning person (consented to everything asked): the code entry ends the sign-in with a code, without a consent page", async () => {
+    const first = await atCodePage();
+    await first.b.submit(await first.b.submit(first.code, { otp: HONG.code }), { agree: "Y" });
+    const calls: string[] = [];
+    const b = new Browser({ bindings: { ONE_TIME: aroundCalls(env.ONE_TIME, (m) => void calls.push(m)) } });
+    const p1 = await b.authorize({ client_id: first.clientId, redirect_uri: CB });
+    const code = await b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    calls.length = 0;
+    const done = await b.submit(code, { otp: HONG.code });
+    expect(done.status).toBe(302);
+    expect(new URL(done.res.headers.get("Location")!).searchParams.get("state")).toBe("st-1");
+    expect(calls).toEqual(["signinVerifyGated", "signinFinish", "putCode"]);
+  });
+});
+
+describe("gated steps: what they cannot settle goes the full way", () => {
+  it("another browser's code entry (the page's token, not its cookie) is refused as before and counts no try", async () => {
+    const { code } = await atCodePage();
+    const other = new Browser();
+    const refused = await other.submit(code, { otp: "000000" });
+    expect(refused.status).toBe(403);
+    expect((await recordOf(code)).tx.challenge?.attempts).toBe(0);
+  });
+
+  it("a wrong CSRF token with the right cookie is refused as before and counts no try", async () => {
+    const { b, code } = await atCodePage();
+    const refused = await b.submit(code, { otp: "000000" }, { csrf: "A".repeat(43) });
+    expect(refused.status).toBe(403);
+    expect((await recordOf(code)).tx.challenge?.attempts).toBe(0);
+  });
+
+  it("a code made before `txBound` (hashed with the number) still verifies, and a wrong one still counts", async () => {
+    const { b, calls, code } = await atCodePage();
+    const { id, stub, key, tx } = await recordOf(code);
+    const digest = await sha256(HONG.code);
+    const legacy = {
+      hash: await challengeHash(id, digest, await phoneKey(HONG.phone)),
+      attempts: 0,
+      expiresAt: tx.challenge!.expiresAt,
+    };
+    await stub.signinCreate(key, { ...tx, challenge: legacy });
+    const wrong = await b.submit(code, { otp: "000000" });
+    expect(wrong.status).toBe(200);
+    expect(wrong.form?.step).toBe("verify");
+    expect((await recordOf(code)).tx.challenge?.attempts).toBe(1);
+    const right = await b.submit(wrong, { otp: HONG.code });
+    expect(right.form?.step).toBe("consent");
+    expect(calls).toContain("signinGet"); // the full way: read, then verified
+  });
+
+  it("an agreement naming another app is taken the full way, for the sign-in's own app", async () => {
+    const { b, calls, code, clientId } = await atCodePage();
+    const consent = await b.submit(code, { otp: HONG.code });
+    const other = await newClient();
+    calls.length = 0;
+    const done = await b.submit(consent, { agree: "Y" }, { app: other });
+    expect(done.status).toBe(302);
+    expect(done.res.headers.get("Location")!.startsWith(`${CB}?code=`)).toBe(true);
+    expect(calls[0]).toBe("signinFinishGated"); // unsettled: nothing ended
+    expect(calls).toContain("signinGet");
+    const linkedTo = async (client: string) => shardRows("SELECT plid FROM links WHERE client_id = ?", client);
+    expect(await linkedTo(clientId)).toHaveLength(1);
+    expect(await linkedTo(other)).toEqual([]);
+  });
+});
