@@ -15,6 +15,7 @@ import {
   type CodeGrant,
   type RedeemRequest,
   type TokenRead,
+  type OneTimeStore,
 } from "../../../workers/provider/store/one-time-store";
 import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
 import { newEvent } from "../../../workers/provider/store/events";
@@ -470,5 +471,33 @@ describe("core/one-time-store redemption: one conditional statement, or the path
     expect(r).toEqual({ ok: true });
     await store.revokePlids([plid], 600_000);
     expect(await store.readToken(tokenHash, 5)).toBeNull();
+  });
+});
+
+describe("the store's sweep alarm, asked of storage once until it runs", () => {
+  it("writes set it, the alarm sweeps what expired and sets itself again while anything is left, and a write after an empty sweep sets it again", async () => {
+    const stub = env.ONE_TIME.get(env.ONE_TIME.newUniqueId()); // an object of its own: nothing else left in it
+    const alarmAt = () => runInDurableObject(stub, (_o, state: DurableObjectState) => state.storage.getAlarm());
+    const entries = () =>
+      runInDurableObject(stub, (_o, state: DurableObjectState) =>
+        state.storage.sql
+          .exec<{ key: string }>("SELECT key FROM entries ORDER BY key")
+          .toArray()
+          .map((r) => r.key),
+      );
+    await runInDurableObject(stub, (o: OneTimeStore) => {
+      o.putEntry("short", "1", 1);
+      o.putEntry("long", "1", 3_600_000);
+    });
+    await vi.waitFor(async () => expect(await alarmAt()).not.toBeNull());
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await entries()).toEqual(["long"]); // swept what expired, kept the rest
+    expect(await alarmAt()).not.toBeNull(); // and set itself again for it
+    await runInDurableObject(stub, (o: OneTimeStore) => o.takeEntry("long"));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await alarmAt()).toBeNull(); // nothing left: no alarm
+    await runInDurableObject(stub, (o: OneTimeStore) => o.putEntry("again", "1", 60_000));
+    await vi.waitFor(async () => expect(await alarmAt()).not.toBeNull()); // a write after it asks again
   });
 });

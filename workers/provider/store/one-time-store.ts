@@ -172,6 +172,8 @@ export class OneTimeStore extends DurableObject {
   private readonly auditFlushMs: number;
   /** Whether the alarm is set for the outbox's next flush (cleared when a flush starts). */
   private flushArmed = false;
+  /** Whether an alarm is known to be set, which sweeps what writes leave (`scheduleSweep`). */
+  private sweepArmed = false;
   /** Rows in the audit outbox, once counted (the flush threshold). */
   private outboxRows: number | null = null;
   private flushing: Promise<number> | null = null;
@@ -736,7 +738,14 @@ export class OneTimeStore extends DurableObject {
     return this.signin.setLang(key, lang);
   }
 
+  /**
+   * Makes sure an alarm will sweep what a write left: asked of storage once, then known until the
+   * alarm runs (which sets the next one itself when anything is left), so a sign-in's several
+   * writes do not each read the alarm.
+   */
   private scheduleSweep(): void {
+    if (this.sweepArmed) return;
+    this.sweepArmed = true;
     // Fire-and-forget: storage writes are ordered, and an alarm already set is kept.
     // A failure here is not the caller's: the next write schedules again.
     void this.ctx.storage
@@ -744,7 +753,9 @@ export class OneTimeStore extends DurableObject {
       .then((at) => {
         if (at === null) return this.ctx.storage.setAlarm(Date.now() + SWEEP_MS);
       })
-      .catch(() => {});
+      .catch(() => {
+        this.sweepArmed = false;
+      });
   }
 
   /**
@@ -790,6 +801,7 @@ export class OneTimeStore extends DurableObject {
    * flush: the retry).
    */
   override async alarm(): Promise<void> {
+    this.sweepArmed = false; // this alarm has fired: a write while it runs asks again
     const nextEvent = await this.deliverDue().catch(() => Date.now() + SWEEP_MS);
     await this.flushAudit().catch(() => {});
     const now = Date.now();
@@ -823,7 +835,12 @@ export class OneTimeStore extends DurableObject {
     let at = nextEvent !== null && (sweep === null || nextEvent < sweep) ? Math.max(nextEvent, now + 100) : sweep;
     if (auditWaits > 0 && (at === null || now + this.auditFlushMs < at)) at = now + this.auditFlushMs;
     this.flushArmed = auditWaits > 0;
-    if (at !== null) void this.ctx.storage.setAlarm(at);
+    if (at !== null) {
+      this.sweepArmed = true;
+      void this.ctx.storage.setAlarm(at).catch(() => {
+        this.sweepArmed = false;
+      });
+    }
   }
 }
 
