@@ -7,6 +7,7 @@ import { createPkce } from "../../packages/kit/src/client";
 import { HONG, KIM, mintFor } from "../support/helpers";
 import { Browser, kit, send, setCookies, STORAGES, type Kit } from "../support/kit";
 import { env } from "../support/env";
+import { exports } from "cloudflare:workers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TRIALS = 50;
@@ -73,7 +74,25 @@ describe.each(STORAGES)("%s: concurrent /auth/token calls with one code: one ses
   });
 
   it("a concurrent call with the same code and another verifier gets invalid_grant and shares nothing", async () => {
-    const k = kit({ ...storage, RP_TOKEN_RATE_LIMIT: "1000" });
+    // The first call's exchange is held at the service until the second is answered: the second
+    // arrives while the first holds the code's claim (whichever started first, that is the race).
+    let reached!: () => void;
+    const exchanging = new Promise<void>((r) => (reached = r));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const k = kit(
+      { ...storage, RP_TOKEN_RATE_LIMIT: "1000" },
+      {
+        fetch: async (input, init) => {
+          const req = new Request(input, init);
+          if (new URL(req.url).pathname === "/oauth2/token") {
+            reached();
+            await held;
+          }
+          return exports.default.fetch(req);
+        },
+      },
+    );
     const pkce = await createPkce();
     const { code } = await mintFor(KIM.phone, { codeChallenge: pkce.challenge });
     const post = (verifier: string) =>
@@ -82,10 +101,14 @@ describe.each(STORAGES)("%s: concurrent /auth/token calls with one code: one ses
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ code, code_verifier: verifier }).toString(),
       });
-    const [mine, theirs] = await Promise.all([post(pkce.verifier), post((await createPkce()).verifier)]);
-    expect(mine.status).toBe(200);
+    const mine = post(pkce.verifier);
+    await exchanging;
+    const theirs = await post((await createPkce()).verifier);
     expect(theirs.status).toBe(400);
     expect(((await theirs.json()) as { error: string }).error).toBe("invalid_grant");
+    release();
+    expect((await mine).status).toBe(200);
+    expect(exchanges(k)).toBe(1); // the second never reached the service
   });
 });
 
