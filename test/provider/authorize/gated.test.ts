@@ -121,3 +121,38 @@ describe("gated steps: what they cannot settle goes the full way", () => {
     expect(await linkedTo(other)).toEqual([]);
   });
 });
+
+describe("step 1: the first page's read and its network's count in one call", () => {
+  const FIELDS = { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone };
+
+  /** A browser at `ip` whose one-time store calls are listed, with the per-IP limit at `limit`. */
+  function watched(ip: string, limit: string) {
+    const calls: string[] = [];
+    const ONE_TIME = aroundCalls(env.ONE_TIME, (method) => void calls.push(method));
+    return { calls, b: new Browser({ ip, vars: { SIGNIN_IP_LIMIT: limit }, bindings: { ONE_TIME } }) };
+  }
+
+  it("from the network that drew the page: the read counts the submission (no call of its own), and the limit holds", async () => {
+    const { b, calls } = watched("203.0.113.141", "1");
+    const page = await b.authorize();
+    calls.length = 0;
+    expect((await b.submit(page, FIELDS)).form?.step).toBe("verify");
+    expect(calls).toEqual(["signinGetHit", "signinOpen", "signinSupersede"]);
+    const refused = await b.submit(page, FIELDS); // the same page again: over the limit of 1
+    expect(refused.status).toBe(429);
+  });
+
+  it("from another network than the page's (a phone changing networks): counted by a call of its own, against the network it came from", async () => {
+    const { b, calls } = watched("203.0.113.142", "1");
+    const page = await b.authorize();
+    const moved = watched("198.51.100.143", "1");
+    for (const [k, v] of b.cookies) moved.b.cookies.set(k, v);
+    expect((await moved.b.submit(page, FIELDS)).form?.step).toBe("verify");
+    expect(moved.calls).toEqual(["signinGet", "hit", "signinOpen", "signinSupersede"]);
+    expect((await moved.b.submit(page, FIELDS)).status).toBe(429);
+    // the page's own network has not been counted: its first submission goes on
+    calls.length = 0;
+    const again = await b.authorize();
+    expect((await b.submit(again, FIELDS)).form?.step).toBe("verify");
+  });
+});

@@ -13,6 +13,7 @@ import { t, type Lang } from "../authorize/i18n";
 import { bareContext, identifyPage, stopPage, type PageContext } from "../authorize/pages";
 import { continueSignIn, type SigninHooks } from "../authorize/steps";
 import { browserBinding, createAccountTransaction } from "../authorize/transaction";
+import { ipKey } from "../authorize/limits";
 import { audit } from "../store/audit";
 import { endAutoLogin } from "../store/grants";
 import { connectionsOf, endLinksOf } from "../store/links";
@@ -52,6 +53,7 @@ async function startAccount(
     langGiven,
     browser.value,
     signinConfig(env).txTtlMs,
+    await ipKey(req),
   );
   const ctx: PageContext = {
     operator: signinConfig(env).operator,

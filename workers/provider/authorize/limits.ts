@@ -36,9 +36,30 @@ export function numberLimits(cfg: SigninConfig): NumberLimits {
   };
 }
 
+/**
+ * The key of the request's network in the per-IP limit: the object of this key counts the
+ * network's step-1 submissions, and holds the first-page transactions made from it.
+ */
+export function ipKey(req: Request): Promise<string> {
+  return sha256(`ip:${clientNetwork(req)}`);
+}
+
+/** One count of the per-IP limit, as the store answered it. */
+export interface IpHit {
+  count: number;
+  windowEnd: number;
+}
+
+/** The counter key of the network `ipKey` in its object. */
+export const ipCounter = (key: string): string => `ip:${key}`;
+
+/** A refusal when the count is over SIGNIN_IP_LIMIT in the window. */
+export function ipRefusal(r: IpHit, cfg: SigninConfig): Refusal | null {
+  return r.count > cfg.ipLimit ? { limit: "ip", until: r.windowEnd } : null;
+}
+
 /** Counts one step-1 submission from the request's network; a refusal when over SIGNIN_IP_LIMIT in the window. */
 export async function hitIp(env: LimitEnv, shards: number, cfg: SigninConfig, req: Request): Promise<Refusal | null> {
-  const key = await sha256(`ip:${clientNetwork(req)}`);
-  const r = await storeFor(env, key, shards).hit(`ip:${key}`, cfg.ipWindowMs);
-  return r.count > cfg.ipLimit ? { limit: "ip", until: r.windowEnd } : null;
+  const key = await ipKey(req);
+  return ipRefusal(await storeFor(env, key, shards).hit(ipCounter(key), cfg.ipWindowMs), cfg);
 }

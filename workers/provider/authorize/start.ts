@@ -12,6 +12,7 @@ import { autoLoginEligible, deviceIdOf, errorRedirect, LOGIN_REQUIRED_MESSAGE, r
 import { redirect } from "../../core/http";
 import { identifyPage, type PageContext } from "./pages";
 import { browserBinding, createTransaction } from "./transaction";
+import { ipKey } from "./limits";
 import type { AuthorizeRequest } from "./validate";
 import { subscriberById } from "../store/directory";
 import { findLink, touchLink } from "../store/links";
@@ -89,6 +90,7 @@ export async function startSignIn(
     lang,
     browser.value,
     cfg.txTtlMs,
+    await ipKey(req),
   );
   rc.log.event = "signin.start";
   const target = cspSourceFor(ar.redirectUri);

@@ -15,7 +15,7 @@ import { redirect, type Params } from "../../core/http";
 import { cspNonce, cspSourceFor } from "../../core/html";
 import { formatKstTime } from "../dates";
 import { pickLang, t, type Lang } from "./i18n";
-import { storeFor } from "../store/one-time-store";
+import { shardOf, storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms";
@@ -23,7 +23,17 @@ import { smsText } from "./sms-text";
 import type { SmsAttempt } from "./sms-failover";
 import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
 import { registeredRedirect } from "./validate";
-import { hitIp, networkKey, numberLimits, phoneKey, type Refusal } from "./limits";
+import {
+  hitIp,
+  ipCounter,
+  ipKey,
+  ipRefusal,
+  networkKey,
+  numberLimits,
+  phoneKey,
+  type IpHit,
+  type Refusal,
+} from "./limits";
 import {
   bareContext,
   consentPage,
@@ -72,6 +82,8 @@ interface Flow {
   h: TxHandle;
   ctx: PageContext;
   hooks: SigninHooks | undefined;
+  /** This submission's count in its network's step-1 limit, when it was taken with the read. */
+  ipHit?: IpHit;
 }
 
 /**
@@ -317,7 +329,7 @@ async function identify(f: Flow): Promise<Response> {
     name: f.params.get("name"),
     phoneNo: f.params.get("phoneNo"),
   };
-  const ip = await hitIp(f.env, f.shards, f.cfg, f.req);
+  const ip = f.ipHit ? ipRefusal(f.ipHit, f.cfg) : await hitIp(f.env, f.shards, f.cfg, f.req);
   if (ip) {
     failure(f, "ip_limited");
     return identifyPage(f.ctx, values, refusalAlert(L, ip), limited(ip));
@@ -728,7 +740,23 @@ export async function continueSignIn(
     const done = await gatedStep(req, env, rc, cfg, shards, params);
     if (done) return done;
   }
-  const h = await loadTransaction(env, shards, params.get("tx"));
+  // A step-1 submission is counted against its network's limit in the call that reads its
+  // transaction, when that is a first page's, made in the network's object (`createTransaction`).
+  const txId = params.get("tx");
+  const ip = params.has("phoneNo") && isRandomValue(txId) ? await ipKey(req) : undefined;
+  let ipHit: IpHit | undefined;
+  const h = await loadTransaction(
+    env,
+    shards,
+    txId,
+    ip !== undefined && shardOf(ip, shards) === shardOf(txId!, shards)
+      ? async (stub, key) => {
+          const r = await stub.signinGetHit(key, ipCounter(ip), cfg.ipWindowMs);
+          ipHit = r.hit;
+          return r.record;
+        }
+      : undefined,
+  );
   if (!h) {
     rc.log.event = "signin.unknown_tx";
     const lang = pickLang(req.headers.get("Accept-Language"));
@@ -765,8 +793,9 @@ export async function continueSignIn(
     return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartOf(h));
   }
   // A client disabled, or the sign-in's redirect URI removed, since the sign-in began: no code goes there.
-  const f = await flowOf(req, env, rc, cfg, shards, params, h, csrf, client, hooks);
-  if (f instanceof Response) return f;
+  const flow = await flowOf(req, env, rc, cfg, shards, params, h, csrf, client, hooks);
+  if (flow instanceof Response) return flow;
+  const f: Flow = ipHit ? { ...flow, ipHit } : flow;
 
   const lang = params.get("lang");
   if (lang === "ko" || lang === "en") return switchLanguage(f, lang);

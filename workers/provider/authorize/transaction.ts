@@ -15,7 +15,7 @@ import {
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
-import { shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
+import { inShard, shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
 import type { SigninRecord, StepGate } from "../store/signin-store";
 import type { AuthorizeRequest } from "./validate";
 
@@ -48,6 +48,14 @@ export async function txKey(id: string): Promise<string> {
   return `tx:${await sha256(id)}`;
 }
 
+/**
+ * A new transaction id in the object of `near` (the request's network, `ipKey`): its step-1
+ * submission is read there with the network's count (`loadTransaction`'s `firstRead`).
+ */
+function firstTxId(near: string, shards: number): string {
+  return inShard(randomToken(32), shardOf(near, shards), shards);
+}
+
 /** Creates the transaction of a new authorization request; returns its id and CSRF token. */
 export async function createTransaction(
   env: TxEnv,
@@ -56,8 +64,9 @@ export async function createTransaction(
   lang: Lang,
   browser: string,
   ttlMs: number,
+  near: string,
 ): Promise<{ id: string; csrf: string; tx: SigninRecord }> {
-  const id = randomToken(32);
+  const id = firstTxId(near, shards);
   const csrf = randomToken(32);
   const now = Date.now();
   const tx: SigninRecord = {
@@ -91,8 +100,9 @@ export async function createAccountTransaction(
   langGiven: boolean,
   browser: string,
   ttlMs: number,
+  near: string,
 ): Promise<{ id: string; csrf: string }> {
-  const id = randomToken(32);
+  const id = firstTxId(near, shards);
   const csrf = randomToken(32);
   const now = Date.now();
   const tx: SigninRecord = {
@@ -146,14 +156,20 @@ export async function nextTxId(fromId: string, phoneKey: string, shards: number)
 
 /**
  * The stored transaction for a posted id, or null (unknown, malformed or long gone). A moved
- * record is followed to the one that continues the sign-in.
+ * record is followed to the one that continues the sign-in. `firstRead`, when given, reads the
+ * posted id's record in place of `signinGet` (a read with another step of the same object).
  */
-export async function loadTransaction(env: TxEnv, shards: number, id: string | undefined): Promise<TxHandle | null> {
+export async function loadTransaction(
+  env: TxEnv,
+  shards: number,
+  id: string | undefined,
+  firstRead?: (stub: DurableObjectStub<OneTimeStore>, key: string) => Promise<SigninRecord | null>,
+): Promise<TxHandle | null> {
   if (!isRandomValue(id)) return null;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     const key = await txKey(id);
     const stub = storeFor(env, id, shards);
-    const tx = await stub.signinGet(key);
+    const tx = hop === 0 && firstRead ? await firstRead(stub, key) : await stub.signinGet(key);
     if (tx === null) return null;
     if (tx.step !== "moved") return { id, key, stub, tx };
     id = xor32(tx.movedTo!, await moveMask(id));

@@ -698,6 +698,15 @@ export class OneTimeStore extends DurableObject {
     return this.signin.get(key);
   }
 
+  /** A transaction's record read with one count of a limit here (a first page's step 1 and its network's limit). */
+  signinGetHit(
+    key: string,
+    counter: string,
+    windowMs: number,
+  ): { record: SigninRecord | null; hit: { count: number; windowEnd: number } } {
+    return { record: this.signin.get(key), hit: this.hit(counter, windowMs) };
+  }
+
   signinOpen(o: OpenRequest): OpenResult {
     return this.signin.open(o);
   }
