@@ -70,14 +70,18 @@ import { consentForLogin, findLink } from "../store/links";
 import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
 import type { VerifyResult } from "../store/signin-store";
 
-/** One step submission: the transaction, its client and what rendering needs. */
-interface Flow {
+/** A step submission as it arrived, with the configuration it is answered by. */
+interface Submission {
   req: Request;
   env: ProviderEnv;
   rc: RequestContext;
   cfg: SigninConfig;
   shards: number;
   params: Params;
+}
+
+/** One step submission: the transaction, its client and what rendering needs. */
+interface Flow extends Submission {
   client: Client;
   h: TxHandle;
   ctx: PageContext;
@@ -644,14 +648,8 @@ async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
  * sign-in elsewhere, ended or expired, another browser or token, an /account sign-in), and every
  * other submission, goes the full way: null.
  */
-async function gatedStep(
-  req: Request,
-  env: ProviderEnv,
-  rc: RequestContext,
-  cfg: SigninConfig,
-  shards: number,
-  params: Params,
-): Promise<Response | null> {
+async function gatedStep(s: Submission): Promise<Response | null> {
+  const { req, env, rc, cfg, shards, params } = s;
   const id = params.get("tx");
   const csrf = params.get("csrf");
   const browser = readHostCookie(req, TX_COOKIE);
@@ -678,7 +676,7 @@ async function gatedStep(
     });
     if (r.result === "unsettled" || r.result === "conflict") return null;
     rc.log.clientId = r.record.clientId;
-    const f = await flowOf(req, env, rc, cfg, shards, params, { id, key, stub, tx: r.record }, csrf);
+    const f = await flowOf(s, { id, key, stub, tx: r.record }, csrf);
     if (f instanceof Response) return f;
     return codeRefused(f, r) ?? codeProven(f);
   }
@@ -690,7 +688,7 @@ async function gatedStep(
   const r = await stub.signinFinishGated(key, gate, app);
   if ("result" in r) return null;
   rc.log.clientId = app;
-  const f = await flowOf(req, env, rc, cfg, shards, params, { id, key, stub, tx: r.record }, csrf, client);
+  const f = await flowOf(s, { id, key, stub, tx: r.record }, csrf, client);
   return f instanceof Response ? f : consented(f, r.record);
 }
 
@@ -699,17 +697,13 @@ async function gatedStep(
  * it is gone or disabled or no longer has the sign-in's redirect URI (no code goes there).
  */
 async function flowOf(
-  req: Request,
-  env: ProviderEnv,
-  rc: RequestContext,
-  cfg: SigninConfig,
-  shards: number,
-  params: Params,
+  s: Submission,
   h: TxHandle,
   csrf: string | undefined,
   given?: Client | null,
   hooks?: SigninHooks,
 ): Promise<Flow | Response> {
+  const { env } = s;
   const tx = h.tx;
   const client =
     given !== undefined
@@ -723,7 +717,7 @@ async function flowOf(
       t(tx.lang, "clientGoneTitle"),
       t(tx.lang, "clientGoneText"),
     );
-  return { req, env, rc, cfg, shards, params, client, h, ctx: pageContext(env, tx, client.name, h.id, csrf), hooks };
+  return { ...s, client, h, ctx: pageContext(env, tx, client.name, h.id, csrf), hooks };
 }
 
 /** A step submission: a POST to /oauth2/authorize carrying `tx` (and no `client_id`). */
@@ -736,8 +730,9 @@ export async function continueSignIn(
 ): Promise<Response> {
   const cfg = signinConfig(env);
   const shards = providerConfig(env).oneTimeShards;
+  const submission: Submission = { req, env, rc, cfg, shards, params };
   if (!hooks) {
-    const done = await gatedStep(req, env, rc, cfg, shards, params);
+    const done = await gatedStep(submission);
     if (done) return done;
   }
   // A step-1 submission is counted against its network's limit in the call that reads its
@@ -793,7 +788,7 @@ export async function continueSignIn(
     return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartOf(h));
   }
   // A client disabled, or the sign-in's redirect URI removed, since the sign-in began: no code goes there.
-  const flow = await flowOf(req, env, rc, cfg, shards, params, h, csrf, client, hooks);
+  const flow = await flowOf(submission, h, csrf, client, hooks);
   if (flow instanceof Response) return flow;
   const f: Flow = ipHit ? { ...flow, ipHit } : flow;
 
