@@ -5,7 +5,7 @@
 import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
 import { admin } from "../../support/admin";
-import { HONG } from "../../support/helpers";
+import { basic, call, DEMO, form, FORM, HONG, mintFor } from "../../support/helpers";
 import { aroundCalls, shardRows } from "../../support/shards";
 import { Browser, type Page } from "../../support/signin";
 import { storeFor } from "../../../workers/provider/store/one-time-store";
@@ -154,5 +154,111 @@ describe("step 1: the first page's read and its network's count in one call", ()
     calls.length = 0;
     const again = await b.authorize();
     expect((await b.submit(again, FIELDS)).form?.step).toBe("verify");
+  });
+});
+
+describe("the link read with the number: a first login's code step reads no link", () => {
+  /** A browser whose one-time store and directory calls are listed, the two lists apart. */
+  function watchedBoth() {
+    const store: string[] = [];
+    const directory: string[] = [];
+    const b = new Browser({
+      bindings: {
+        ONE_TIME: aroundCalls(env.ONE_TIME, (m) => void store.push(m)),
+        DIRECTORY: aroundCalls(env.DIRECTORY, (m) => void directory.push(m)),
+      },
+    });
+    const clear = () => {
+      store.length = 0;
+      directory.length = 0;
+    };
+    return { b, store, directory, clear };
+  }
+
+  /** The code page of `clientId` for HONG in browser `b`. */
+  async function codePage(b: Browser, clientId: string): Promise<Page> {
+    const p1 = await b.authorize({ client_id: clientId, redirect_uri: CB });
+    const code = await b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    expect(code.form?.step).toBe("verify");
+    return code;
+  }
+
+  /** HONG's plids with `clientId`, as the directory holds them. */
+  const plidsOf = async (clientId: string) =>
+    (await shardRows<{ plid: string }>("SELECT plid FROM links WHERE client_id = ?", clientId)).map((r) => r.plid);
+
+  it("no link at the number's read: the carrier check is the step's one directory call, and the code step makes none", async () => {
+    const w = watchedBoth();
+    const clientId = await newClient();
+    const p1 = await w.b.authorize({ client_id: clientId, redirect_uri: CB });
+    w.clear();
+    const code = await w.b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    expect(w.directory).toEqual(["holder"]);
+    expect((await recordOf(code)).tx.consentDue).toBe(true);
+    w.clear();
+    const consent = await w.b.submit(code, { otp: HONG.code });
+    expect(consent.form?.step).toBe("consent");
+    expect(w.store).toEqual(["signinVerifyGated"]);
+    expect(w.directory).toEqual([]);
+  });
+
+  it("a link covering the app's items at the number's read: nothing is marked, and the code step reads the link as it is then", async () => {
+    const first = await atCodePage();
+    await first.b.submit(await first.b.submit(first.code, { otp: HONG.code }), { agree: "Y" });
+    const w = watchedBoth();
+    const code = await codePage(w.b, first.clientId);
+    expect((await recordOf(code)).tx.consentDue).toBeUndefined();
+    w.clear();
+    const done = await w.b.submit(code, { otp: HONG.code });
+    expect(done.status).toBe(302);
+    expect(w.directory).toEqual(["findLink", "person", "touchLink"]);
+  });
+
+  it("a link made by another sign-in after the number's read: the consent page is shown again, and agreeing keeps that link's plid", async () => {
+    const clientId = await newClient();
+    const late = watchedBoth();
+    const lateCode = await codePage(late.b, clientId); // no link yet: consent due
+    const other = new Browser();
+    const otherCode = await codePage(other, clientId);
+    expect((await other.submit(await other.submit(otherCode, { otp: HONG.code }), { agree: "Y" })).status).toBe(302);
+    const plids = await plidsOf(clientId);
+    expect(plids).toHaveLength(1);
+    const consent = await late.b.submit(lateCode, { otp: HONG.code });
+    expect(consent.form?.step).toBe("consent");
+    const done = await late.b.submit(consent, { agree: "Y" });
+    expect(done.status).toBe(302);
+    expect(await plidsOf(clientId)).toEqual(plids);
+  });
+
+  it("a link that no longer covers what the app asks (an item added since): consent is due at the number's read", async () => {
+    const first = await atCodePage();
+    await first.b.submit(await first.b.submit(first.code, { otp: HONG.code }), { agree: "Y" });
+    const res = await admin("PATCH", `/admin/clients/${first.clientId}`, { json: { items: ["gender", "birthday"] } });
+    expect(res.status).toBe(200);
+    const w = watchedBoth();
+    const code = await codePage(w.b, first.clientId);
+    expect((await recordOf(code)).tx.consentDue).toBe(true);
+    w.clear();
+    const consent = await w.b.submit(code, { otp: HONG.code });
+    expect(consent.form?.step).toBe("consent");
+    expect(w.directory).toEqual([]);
+  });
+
+  it("a link ended after the number's read (a disconnect): the code step's read finds it gone and asks consent", async () => {
+    const { plid } = await mintFor(HONG.phone); // HONG linked with the demo app
+    const w = watchedBoth();
+    const p1 = await w.b.authorize();
+    const code = await w.b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    expect((await recordOf(code)).tx.consentDue).toBeUndefined();
+    const res = await call("/v1/user/disconnect", {
+      method: "POST",
+      headers: { ...FORM, Authorization: basic(DEMO.clientId, DEMO.secret) },
+      body: form({ plid }),
+    });
+    expect(res.status).toBe(200);
+    w.clear();
+    const consent = await w.b.submit(code, { otp: HONG.code });
+    expect(consent.form?.step).toBe("consent");
+    expect(w.directory).toEqual(["findLink"]);
   });
 });

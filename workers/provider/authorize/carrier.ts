@@ -8,6 +8,7 @@ import { signinConfig, type SigninVars } from "./config";
 import { ConfigError } from "../../core/config";
 import type { Telco } from "../../core/spec";
 import { type DirectoryEntry, type ReviewRestriction, type Subscriber, subscriberByPhone } from "../store/directory";
+import type { LinkRow } from "../store/directory-shard";
 import type { JobEnv } from "../store/directory-jobs";
 import { kstToday, validateRow, type SubscriberInput } from "../store/directory-rows";
 import { DirectoryBusy, writePerson } from "../store/directory-write";
@@ -23,6 +24,8 @@ export interface ConfirmedSubscriber {
   subscriber: Subscriber;
   testOtpHash: string | null;
   review?: ReviewRestriction | null;
+  /** The person's link to the client asked about, when the directory read it with the number (else absent). */
+  link?: LinkRow | null;
 }
 
 export interface CarrierDirectory {
@@ -30,7 +33,7 @@ export interface CarrierDirectory {
    * The subscriber when carrier, name and number all match; null otherwise, never saying which.
    * Throws CarrierUnavailable when the carrier could not be asked (the person tries again shortly).
    */
-  confirm(telco: Telco, name: string, phone: string): Promise<ConfirmedSubscriber | null>;
+  confirm(telco: Telco, name: string, phone: string, clientId?: string): Promise<ConfirmedSubscriber | null>;
 }
 
 /** A name for comparison: NFC, trimmed, inner whitespace collapsed, letter case ignored. */
@@ -49,15 +52,15 @@ function matchEntry(s: DirectoryEntry, telco: Telco, name: string): ConfirmedSub
   const sameTelco = s.telco === telco;
   const sameName = normalizeName(s.name) === normalizeName(name);
   if (!(sameTelco && sameName)) return null;
-  const { testOtpHash, review, ...subscriber } = s;
-  return { subscriber, testOtpHash, review };
+  const { testOtpHash, review, link, ...subscriber } = s;
+  return link === undefined ? { subscriber, testOtpHash, review } : { subscriber, testOtpHash, review, link };
 }
 
 /** The default directory: the embedded one in the directory shards (the dev seed and admin imports fill it). */
 export function d1Directory(env: Parameters<typeof subscriberByPhone>[0]): CarrierDirectory {
   return {
-    async confirm(telco, name, phone) {
-      const s = await subscriberByPhone(env, phone);
+    async confirm(telco, name, phone, clientId) {
+      const s = await subscriberByPhone(env, phone, clientId);
       return s ? matchEntry(s, telco, name) : null;
     },
   };
@@ -88,8 +91,8 @@ function holds(s: DirectoryEntry, row: SubscriberInput): boolean {
  */
 export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI_WAIT_MS): CarrierDirectory {
   return {
-    async confirm(telco, name, phone) {
-      const held = await subscriberByPhone(env, phone);
+    async confirm(telco, name, phone, clientId) {
+      const held = await subscriberByPhone(env, phone, clientId);
       if (held && held.testOtpHash !== null) return matchEntry(held, telco, name);
       const answer = await askCarrier(api, { telco, name, phone });
       if (!answer.match) return null;
@@ -100,8 +103,10 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI
       // The import's rules: a ci that is not canonical Base64 of 64 bytes, a birth date in the
       // future... are the carrier's fault, never a person written (the reason names no value).
       if (typeof row === "string") throw new CarrierUnavailable("invalid_person", row);
-      if (held && holds(held, row))
-        return { subscriber: { ...row, id: held.id, name: held.name }, testOtpHash: null, review: null };
+      if (held && holds(held, row)) {
+        const same = { subscriber: { ...row, id: held.id, name: held.name }, testOtpHash: null, review: null };
+        return held.link === undefined ? same : { ...same, link: held.link };
+      }
       let id: number;
       try {
         id = await writePerson(env, row, ciWaitMs);

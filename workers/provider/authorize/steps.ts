@@ -66,7 +66,7 @@ import {
 } from "./transaction";
 import { type Client, findClient } from "../store/clients";
 import { subscriberById } from "../store/directory";
-import { consentForLogin, findLink } from "../store/links";
+import { consentForLogin, findLink, type Link } from "../store/links";
 import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
 import type { VerifyResult } from "../store/signin-store";
 
@@ -350,7 +350,7 @@ async function identify(f: Flow): Promise<Response> {
 
   let confirmed: ConfirmedSubscriber | null;
   try {
-    confirmed = await carrierDirectory(f.env).confirm(telco, name, phone);
+    confirmed = await carrierDirectory(f.env).confirm(telco, name, phone, f.hooks ? undefined : f.client.clientId);
   } catch (err) {
     if (!(err instanceof CarrierUnavailable)) throw err;
     return carrierUnavailable(f, values, err);
@@ -392,6 +392,7 @@ async function identify(f: Flow): Promise<Response> {
     },
     autoLoginEligible: eligible,
     autoLoginOptIn: false,
+    consentDue: consentDue(f.client, confirmed.link),
   };
   const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };
   const limits = numberLimits(f.cfg);
@@ -478,8 +479,8 @@ async function verify(f: Flow): Promise<Response> {
   const otp = f.params.get("otp")?.replace(/\s/g, "");
   if (!otp || !/^\d{6}$/.test(otp)) return render(f, { text: t(L, "errOtp"), field: "otp" });
   const optIn = tx.autoLoginEligible === true && f.params.get("autoLogin") === "Y";
-  const link = f.hooks ? null : await findLink(f.env, f.client.clientId, sub.id);
-  const needsConsent = !f.hooks && (!link || f.client.items.some((i) => !link.items.includes(i)));
+  const link = f.hooks || tx.consentDue ? null : await findLink(f.env, f.client.clientId, sub.id);
+  const needsConsent = !f.hooks && (!link || !covers(link, f.client));
   const r = await f.h.stub.signinVerify({
     key: f.h.key,
     phoneKey: sub.phoneKey,
@@ -510,6 +511,19 @@ async function verify(f: Flow): Promise<Response> {
     optIn,
   });
   return done ?? goneMeanwhile(f);
+}
+
+/** Whether a link holds consent to everything the client asks. */
+function covers(link: Pick<Link, "items">, client: Client): boolean {
+  return client.items.every((i) => link.items.includes(i));
+}
+
+/**
+ * `consentDue` of the identify step's record: true when the person's link, read with the number,
+ * does not cover the client's items; absent when it does or was not read (the code step reads it).
+ */
+function consentDue(client: Client, link: Pick<Link, "items"> | null | undefined): true | undefined {
+  return link === null || (link !== undefined && !covers(link, client)) ? true : undefined;
 }
 
 /** The page of a code entry that did not prove the number (`g` at the record it left); null for a right code. */
@@ -546,8 +560,8 @@ function codeRefused(g: Flow, r: Exclude<VerifyResult, { result: "conflict" }>):
 async function codeProven(f: Flow): Promise<Response> {
   const sub = f.h.tx.subscriber!;
   await endOtherSubscribersOnDevice(f.req, f.env, sub.id);
-  const link = await findLink(f.env, f.client.clientId, sub.id);
-  if (!link || f.client.items.some((i) => !link.items.includes(i))) {
+  const link = f.h.tx.consentDue ? null : await findLink(f.env, f.client.clientId, sub.id);
+  if (!link || !covers(link, f.client)) {
     f.rc.log.event = "signin.consent";
     return render(f);
   }

@@ -109,7 +109,8 @@ export interface PersonFields {
 /** Who answers for a number, as its shard knows: nobody, a person at home here, or an id whose home is elsewhere. */
 export type NumberHolder =
   | { at: "none" }
-  | { at: "here"; person: PersonRow }
+  /** `link`: the person's link to the client asked about, read in the same call (absent: not asked). */
+  | { at: "here"; person: PersonRow; link?: LinkRow | null }
   | { at: "away"; id: number }
   /** An entry of a person at home here whose row no longer names the number (a move not yet finished, or done). */
   | { at: "stale"; id: number };
@@ -181,9 +182,11 @@ export class DirectoryShard extends DurableObject {
   // ---- people and numbers
 
   /** Who holds `phone` (this shard answers for it). A person at home here counts only while their row names the number. */
-  holder(shard: number, phone: string): NumberHolder {
+  /** Who holds `phone` here; with `clientId`, a person at home here comes with their link to that client. */
+  holder(shard: number, phone: string, clientId?: string): NumberHolder {
     const n = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0];
-    return this.holderOf(shard, phone, n?.id ?? null);
+    const h = this.holderOf(shard, phone, n?.id ?? null);
+    return h.at === "here" && clientId !== undefined ? { ...h, link: this.findLink(h.person.id, clientId) } : h;
   }
 
   /** A person at home here, or null. */

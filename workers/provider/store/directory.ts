@@ -4,7 +4,7 @@
 
 import type { Telco } from "../../core/spec";
 import { storeConfig, type StoreVars } from "./config";
-import type { DirectoryShard, PersonRow } from "./directory-shard";
+import type { DirectoryShard, LinkRow, PersonRow } from "./directory-shard";
 import { homeOfId, numberShard } from "./directory-keys";
 
 export interface Subscriber {
@@ -65,7 +65,15 @@ export interface ReviewRestriction {
   expiresAt: number;
 }
 
-export type DirectoryEntry = Subscriber & { testOtpHash: string | null; review: ReviewRestriction | null };
+/**
+ * `link`: the person's link to the client a sign-in is for, when it was read with the number (one
+ * call, where the number's shard is the person's home); absent when it was not read.
+ */
+export type DirectoryEntry = Subscriber & {
+  testOtpHash: string | null;
+  review: ReviewRestriction | null;
+  link?: LinkRow | null;
+};
 
 /**
  * The person holding `phone`'s row, or null: the number's shard, and the person's home when that is
@@ -73,22 +81,39 @@ export type DirectoryEntry = Subscriber & { testOtpHash: string | null; review: 
  * unfinished move left behind answers nothing).
  */
 export async function personAtNumber(env: DirectoryEnv, phone: string): Promise<PersonRow | null> {
-  const shard = numberShard(phone, dirShards(env));
-  const h = await dirAt(env, shard).holder(shard, phone);
-  if (h.at === "none" || h.at === "stale") return null;
-  if (h.at === "here") return h.person;
-  const p = await dirAt(env, homeOfId(h.id)).person(h.id);
-  return p && p.phone === phone ? p : null;
+  return (await atNumber(env, phone))?.person ?? null;
 }
 
-export async function subscriberByPhone(env: DirectoryEnv, phone: string): Promise<DirectoryEntry | null> {
-  const r = await personAtNumber(env, phone);
-  if (!r) return null;
+/** `personAtNumber`, with the link to `clientId` when the number's shard is the person's home. */
+async function atNumber(
+  env: DirectoryEnv,
+  phone: string,
+  clientId?: string,
+): Promise<{ person: PersonRow; link?: LinkRow | null } | null> {
+  const shard = numberShard(phone, dirShards(env));
+  const h = await dirAt(env, shard).holder(shard, phone, clientId);
+  if (h.at === "none" || h.at === "stale") return null;
+  if (h.at === "here") return h;
+  const p = await dirAt(env, homeOfId(h.id)).person(h.id);
+  return p && p.phone === phone ? { person: p } : null;
+}
+
+/** The person at `phone`; given `clientId`, with their link to it where one call can read it (`DirectoryEntry`). */
+export async function subscriberByPhone(
+  env: DirectoryEnv,
+  phone: string,
+  clientId?: string,
+): Promise<DirectoryEntry | null> {
+  const at = await atNumber(env, phone, clientId);
+  if (!at) return null;
+  const r = at.person;
   const review =
     r.test_clients !== null
       ? { clients: JSON.parse(r.test_clients) as string[], expiresAt: r.test_expires_at ?? 0 }
       : null;
-  return { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review };
+  const entry: DirectoryEntry = { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review };
+  if (at.link !== undefined) entry.link = at.link;
+  return entry;
 }
 
 /**

@@ -664,19 +664,31 @@ export class OneTimeStore extends DurableObject {
 
   /** The live count of `key` (0 when absent or its window ended). */
   peek(key: string): { count: number; windowEnd: number } {
-    const row = this.sql
-      .exec<{ count: number; window_end: number }>(
-        "SELECT count, window_end FROM counters WHERE key = ? AND window_end > ?",
-        key,
+    return this.peekEach([key])[0]!;
+  }
+
+  /** The live counts of `keys` in their order, in one statement. */
+  private peekEach(keys: readonly string[]): { count: number; windowEnd: number }[] {
+    const rows = this.sql
+      .exec<{ key: string; count: number; window_end: number }>(
+        `SELECT key, count, window_end FROM counters WHERE key IN (${keys.map(() => "?").join(", ")}) AND window_end > ?`,
+        ...keys,
         Date.now(),
       )
-      .toArray()[0];
-    return row ? { count: row.count, windowEnd: row.window_end } : { count: 0, windowEnd: 0 };
+      .toArray();
+    return keys.map((k) => {
+      const row = rows.find((r) => r.key === k);
+      return row ? { count: row.count, windowEnd: row.window_end } : { count: 0, windowEnd: 0 };
+    });
   }
 
   /** Removes a counter (a success resets a consecutive-failure count). */
   clear(key: string): void {
-    this.sql.exec("DELETE FROM counters WHERE key = ?", key);
+    this.clearEach([key]);
+  }
+
+  private clearEach(keys: readonly string[]): void {
+    this.sql.exec(`DELETE FROM counters WHERE key IN (${keys.map(() => "?").join(", ")})`, ...keys);
   }
 
   // ---- sign-in transactions (docs/signin.md "State machine"): one synchronous call per step ----
@@ -687,7 +699,11 @@ export class OneTimeStore extends DurableObject {
       put: (key, value, ttlMs) => this.putEntry(key, value, ttlMs),
       delete: (key) => void this.sql.exec("DELETE FROM entries WHERE key = ?", key),
     },
-    { hit: (k, w, by) => this.hit(k, w, by), peek: (k) => this.peek(k), clear: (k) => this.clear(k) },
+    {
+      hit: (k, w, by) => this.hit(k, w, by),
+      peek: (...keys) => this.peekEach(keys),
+      clear: (...keys) => this.clearEach(keys),
+    },
   );
 
   signinCreate(key: string, record: SigninRecord): void {

@@ -64,6 +64,12 @@ export interface SigninRecord {
   challenge?: { hash: string; attempts: number; expiresAt: number; txBound?: true } | null;
   autoLoginEligible?: boolean;
   autoLoginOptIn?: boolean;
+  /**
+   * Set by the identify step when the directory, reading the number, found the person without a
+   * link to the client covering what it asks: the code step shows the consent page with no read of
+   * the link. It only ever leads to the consent page (a link made meanwhile asks again).
+   */
+  consentDue?: true;
 }
 
 /** The number's limits, as configured (docs/signin.md "Limits"). */
@@ -89,9 +95,13 @@ export interface Refusal {
 /** Fixed-window counters of the object (OneTimeStore's `counters` table). */
 export interface Counters {
   hit(key: string, windowMs: number, by?: number): { count: number; windowEnd: number };
-  peek(key: string): { count: number; windowEnd: number };
-  clear(key: string): void;
+  /** The live counts of `keys`, in their order (one read for all). */
+  peek(...keys: string[]): { count: number; windowEnd: number }[];
+  /** Removes counters (one write for all). */
+  clear(...keys: string[]): void;
 }
+
+type Count = { count: number; windowEnd: number };
 
 /** Where records are kept (OneTimeStore's `entries` table). */
 export interface Entries {
@@ -249,8 +259,7 @@ export class SigninMachine {
 
   /** The lock of a number as seen from one network: the number's own, else the network's. */
   private lockOf(phoneKey: string, netKey: string): Refusal | null {
-    for (const k of [K.lock(phoneKey), K.netLock(phoneKey, netKey)]) {
-      const l = this.counters.peek(k);
+    for (const l of this.counters.peek(K.lock(phoneKey), K.netLock(phoneKey, netKey))) {
       if (l.count > 0) return { limit: "locked", until: l.windowEnd };
     }
     return null;
@@ -258,9 +267,8 @@ export class SigninMachine {
 
   /** Refuses inside the cooldown or past the sends of the window; takes a send otherwise. */
   private takeSend(phoneKey: string, limits: NumberLimits): Refusal | null {
-    const cool = this.counters.peek(K.cool(phoneKey));
+    const [cool, sends] = this.counters.peek(K.cool(phoneKey), K.sends(phoneKey)) as [Count, Count];
     if (limits.resendCooldownMs > 0 && cool.count > 0) return { limit: "cooldown", until: cool.windowEnd };
-    const sends = this.counters.peek(K.sends(phoneKey));
     if (sends.count >= limits.sendsPerWindow) return { limit: "sends", until: sends.windowEnd };
     if (limits.resendCooldownMs > 0) this.counters.hit(K.cool(phoneKey), limits.resendCooldownMs);
     this.counters.hit(K.sends(phoneKey), limits.sendWindowMs);
@@ -321,7 +329,8 @@ export class SigninMachine {
   }
 
   private refundSend(phoneKey: string, limits: NumberLimits): void {
-    if (this.counters.peek(K.sends(phoneKey)).count > 0) this.counters.hit(K.sends(phoneKey), limits.sendWindowMs, -1);
+    if (this.counters.peek(K.sends(phoneKey))[0]!.count > 0)
+      this.counters.hit(K.sends(phoneKey), limits.sendWindowMs, -1);
     this.counters.clear(K.cool(phoneKey));
   }
 
@@ -389,8 +398,7 @@ export class SigninMachine {
         record: next,
       };
     }
-    this.counters.clear(K.netFail(o.phoneKey, o.netKey));
-    this.counters.clear(K.fail(o.phoneKey));
+    this.counters.clear(K.netFail(o.phoneKey, o.netKey), K.fail(o.phoneKey));
     if (o.next === "done") {
       this.end(o.key, r);
       return { result: "ok", record: { ...r, challenge: null } };
