@@ -4,19 +4,12 @@
 // to the object of the phone number's counters under a new id, derived from the previous id and
 // the number; the previous record points there ("moved"), masked with its own id.
 
-import {
-  B64URL_ALPHABET,
-  base64ToBytes,
-  bytesToBase64url,
-  constantTimeEqual,
-  randomToken,
-  sha256,
-} from "../../core/crypto";
+import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
 import { inShard, shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
-import type { SigninRecord, StepGate } from "../store/signin-store";
+import { sameHash, type SigninRecord, type StepGate } from "../store/signin-store";
 import type { AuthorizeRequest } from "./validate";
 
 export type { SigninRecord as Transaction, Step } from "../store/signin-store";
@@ -185,7 +178,7 @@ export function handleOf(h: TxHandle, tx: SigninRecord): TxHandle {
 /** True when the posted CSRF token and the browser cookie both belong to this transaction. */
 export async function bindingHolds(req: Request, tx: SigninRecord, csrf: string | undefined): Promise<boolean> {
   const [csrfOk, browserOk] = await Promise.all([
-    constantTimeEqual(await sha256(csrf ?? ""), tx.csrfHash),
+    sha256(csrf ?? "").then((h) => sameHash(h, tx.csrfHash)),
     sameBrowser(req, tx),
   ]);
   return csrf !== undefined && csrfOk && browserOk;
@@ -194,7 +187,7 @@ export async function bindingHolds(req: Request, tx: SigninRecord, csrf: string 
 /** Whether the request carries the browser-binding cookie of the sign-in (constant time). */
 export async function sameBrowser(req: Request, tx: SigninRecord): Promise<boolean> {
   const browser = readHostCookie(req, TX_COOKIE);
-  const ok = await constantTimeEqual(await sha256(browser ?? ""), tx.browserHash);
+  const ok = sameHash(await sha256(browser ?? ""), tx.browserHash);
   return browser !== undefined && ok;
 }
 

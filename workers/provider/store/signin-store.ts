@@ -119,7 +119,7 @@ const ENDED = "ended";
 const utf8 = new TextEncoder();
 
 /** Equal hashes, compared in constant time (both are fixed-length base64url digests). */
-function sameHash(a: string, b: string): boolean {
+export function sameHash(a: string, b: string): boolean {
   const x = utf8.encode(a);
   const y = utf8.encode(b);
   return x.byteLength === y.byteLength && crypto.subtle.timingSafeEqual(x, y);
