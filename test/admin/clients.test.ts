@@ -431,21 +431,6 @@ describe("clients: update, disable, enable, delete", () => {
     expect(await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).toEqual([]);
   });
 
-  /** Whether a code still redeems: its store refuses one of an ended plid ("revoked"), whatever the client. */
-  async function redemption(code: string, clientId: string) {
-    return storeFor(env, code, 16).redeemCode(
-      ...redeemArgs({
-        codeHash: await sha256(code),
-        clientId,
-        verifierChallenge: null,
-        redirectUri: null,
-        tokenHash: await sha256(`t${code}`),
-        tokenTtlMs: 60_000,
-        secretId: "s",
-      }),
-    );
-  }
-
   /** The directory namespace, running `meanwhile` once before or after the deletion's step in one person's home shard. */
   function atHomeStep(subscriberId: number, when: "before" | "after", meanwhile: () => Promise<unknown>) {
     const home = env.DIRECTORY.idFromName(`dir-${homeOfId(subscriberId)}`);
@@ -510,6 +495,81 @@ describe("clients: update, disable, enable, delete", () => {
       }),
       { numRuns: 8 },
     );
+  });
+});
+
+/** Whether a code still redeems: its store refuses one of an ended plid ("revoked"), whatever the client. */
+async function redemption(code: string, clientId: string) {
+  return storeFor(env, code, 16).redeemCode(
+    ...redeemArgs({
+      codeHash: await sha256(code),
+      clientId,
+      verifierChallenge: null,
+      redirectUri: null,
+      tokenHash: await sha256(`t${code}`),
+      tokenTtlMs: 60_000,
+      secretId: "s",
+    }),
+  );
+}
+
+describe("clients: a deletion killed midway, then retried", () => {
+  /**
+   * `deleteClient` with its first call of `method` (directory or one-time store) failing as a killed
+   * worker's would; returns once the deletion's other calls, still running in other shards, are done.
+   */
+  async function killedAt(method: "takeClientLinks" | "revokePlids", clientId: string): Promise<unknown> {
+    let killed = false;
+    let inFlight = 0;
+    const before = async (m: string) => {
+      if (m !== "takeClientLinks" && m !== "revokePlids") return;
+      if (!killed && m === method) {
+        killed = true;
+        throw new Error("worker killed");
+      }
+      inFlight++;
+    };
+    const after = async (m: string) => {
+      if (m === "takeClientLinks" || m === "revokePlids") inFlight--;
+    };
+    const bindings = {
+      DIRECTORY: aroundCalls(env.DIRECTORY, before, after),
+      ONE_TIME: aroundCalls(env.ONE_TIME, before, after),
+    };
+    const err = await deleteClient({ ...env, ...bindings } as never, clientId).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(killed).toBe(true);
+    await vi.waitFor(() => expect(inFlight).toBe(0));
+    return err;
+  }
+
+  it("killed before a shard's step: the client stands until a retry, which leaves no link, no client and no redeemable code", async () => {
+    const c = await createClient();
+    const { code, plid } = await mintFor(HONG.phone, { client: asClient(c) });
+    expect(await killedAt("takeClientLinks", c.client_id)).toBeInstanceOf(Error);
+    expect((await admin("GET", `/admin/clients/${c.client_id}`)).status).toBe(200);
+    const res = await admin("DELETE", `/admin/clients/${c.client_id}`);
+    expect(await res.json()).toEqual({ client_id: c.client_id, deleted: true });
+    expect(await shardRows("SELECT plid FROM links WHERE client_id = ?", c.client_id)).toEqual([]);
+    expect(await shardRows("SELECT plid FROM links WHERE plid = ?", plid)).toEqual([]);
+    expect(await redemption(code, c.client_id)).toEqual({ ok: false, reason: "revoked" });
+  });
+
+  it("killed after a shard took the links but before their plids ended: a retry deletes the client, and its codes and tokens fail with it", async () => {
+    const c = await createClient();
+    const { code } = await mintFor(HONG.phone, { client: asClient(c) });
+    const { token } = await tokenFor(KIM.phone, { client: asClient(c), secret: c.client_secret });
+    expect(await killedAt("revokePlids", c.client_id)).toBeInstanceOf(Error);
+    // the links are taken, and a consent in those shards is refused from then on
+    expect(await shardRows("SELECT plid FROM links WHERE client_id = ?", c.client_id)).toEqual([]);
+    const hong = (await subscriberByPhone(env, HONG.phone))!;
+    expect(await recordConsent(env, c.client_id, hong.id, DEMO.items)).toBeNull();
+    const res = await admin("DELETE", `/admin/clients/${c.client_id}`);
+    expect(await res.json()).toEqual({ client_id: c.client_id, deleted: true });
+    await expectError(await exchange(code, { clientId: c.client_id, secret: c.client_secret }), 401, "invalid_client");
+    await expectError(await userMe(token), 401, "authentication_failed");
   });
 });
 
