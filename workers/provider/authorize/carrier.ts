@@ -53,7 +53,7 @@ function matchEntry(s: DirectoryEntry, telco: Telco, name: string): ConfirmedSub
   const sameName = normalizeName(s.name) === normalizeName(name);
   if (!(sameTelco && sameName)) return null;
   const { testOtpHash, review, link, ...subscriber } = s;
-  return link === undefined ? { subscriber, testOtpHash, review } : { subscriber, testOtpHash, review, link };
+  return { subscriber, testOtpHash, review, link };
 }
 
 /** The default directory: the embedded one in the directory shards (the dev seed and admin imports fill it). */
@@ -103,10 +103,13 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI
       // The import's rules: a ci that is not canonical Base64 of 64 bytes, a birth date in the
       // future... are the carrier's fault, never a person written (the reason names no value).
       if (typeof row === "string") throw new CarrierUnavailable("invalid_person", row);
-      if (held && holds(held, row)) {
-        const same = { subscriber: { ...row, id: held.id, name: held.name }, testOtpHash: null, review: null };
-        return held.link === undefined ? same : { ...same, link: held.link };
-      }
+      if (held && holds(held, row))
+        return {
+          subscriber: { ...row, id: held.id, name: held.name },
+          testOtpHash: null,
+          review: null,
+          link: held.link,
+        };
       let id: number;
       try {
         id = await writePerson(env, row, ciWaitMs);

@@ -181,8 +181,10 @@ export class DirectoryShard extends DurableObject {
 
   // ---- people and numbers
 
-  /** Who holds `phone` (this shard answers for it). A person at home here counts only while their row names the number. */
-  /** Who holds `phone` here; with `clientId`, a person at home here comes with their link to that client. */
+  /**
+   * Who holds `phone` (this shard answers for it). A person at home here counts only while their row
+   * names the number; with `clientId`, they come with their link to that client (one call).
+   */
   holder(shard: number, phone: string, clientId?: string): NumberHolder {
     const n = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0];
     const h = this.holderOf(shard, phone, n?.id ?? null);

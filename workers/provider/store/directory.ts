@@ -111,9 +111,7 @@ export async function subscriberByPhone(
     r.test_clients !== null
       ? { clients: JSON.parse(r.test_clients) as string[], expiresAt: r.test_expires_at ?? 0 }
       : null;
-  const entry: DirectoryEntry = { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review };
-  if (at.link !== undefined) entry.link = at.link;
-  return entry;
+  return { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review, link: at.link };
 }
 
 /**
