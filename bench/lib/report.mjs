@@ -39,6 +39,8 @@ export const FLOOR_GOALS = [
 /** Comparisons without a goal: across shapes, and the hybrids (docs/benchmarks.md "Hybrids"). */
 /** @type {[route: string, floor: string][]} */
 const OTHER_PAIRS = [
+  // the sign-in's first request alone, against the floor-signin's first page
+  ["authorize", "floor-authorize"],
   ["token-route", "floor-token"],
   ["user-me-route", "floor-me"],
   // the hybrids: floor-token with one part of the token route swapped in, and the route with the

@@ -181,8 +181,13 @@ export function firstForm(html) {
 function signInFlow(at) {
   const phones = new Pool();
   let next = 0;
-  /** @param {any} ctx @returns {Promise<number>} the request count */
-  async function flow(ctx) {
+  /**
+   * One sign-in request by request: yields each request's step as it is answered (`page`,
+   * `identify`, `code`, `consent`, `token`, `user/me`), so bench/steps.mjs can advance many in
+   * lockstep and charge each step its CPU.
+   * @param {any} ctx
+   */
+  async function* steps(ctx) {
     const phone = phones.next();
     if (phone === "exhausted") throw new Error("no fresh subscriber left");
     const cookies = new Map();
@@ -196,17 +201,23 @@ function signInFlow(at) {
     const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
     let res = await control(ctx.url + at.start, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
     keep(res);
-    let requests = 1;
+    yield "page";
     for (let step = 0; step < 4 && res.status === 200; step++) {
       const form = firstForm(await res.text());
       const body = form.fields;
+      let name;
       if (form.names.has("phoneNo")) {
         body.set("telcoCd", "S");
         body.set("name", SUBSCRIBER_NAME);
         body.set("phoneNo", phone);
-      } else if (form.names.has("otp")) body.set("otp", "000000");
-      else if (form.names.has("agree")) body.set("agree", "Y");
-      else throw new Error(`unknown step: ${[...form.names].join(",")}`);
+        name = "identify";
+      } else if (form.names.has("otp")) {
+        body.set("otp", "000000");
+        name = "code";
+      } else if (form.names.has("agree")) {
+        body.set("agree", "Y");
+        name = "consent";
+      } else throw new Error(`unknown step: ${[...form.names].join(",")}`);
       res = await fetch(new URL(form.action, ctx.url), {
         method: "POST",
         redirect: "manual",
@@ -214,7 +225,7 @@ function signInFlow(at) {
         body: body.toString(),
       });
       keep(res);
-      requests++;
+      yield name;
     }
     if (res.status !== 302) throw new Error(`sign-in ended with ${res.status}: ${(await res.text()).slice(0, 200)}`);
     const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
@@ -226,10 +237,17 @@ function signInFlow(at) {
     });
     if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
     const { access_token: token } = await res.json();
+    yield "token";
     res = await fetch(ctx.url + at.me, { headers: { Authorization: `Bearer ${token}` } });
     if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
     await res.arrayBuffer();
-    return requests + 2;
+    yield "user/me";
+  }
+  /** @param {any} ctx @returns {Promise<number>} the request count */
+  async function flow(ctx) {
+    let requests = 0;
+    for await (const _ of steps(ctx)) requests++;
+    return requests;
   }
   /** @param {any} ctx @param {number} expected */
   async function prepare(ctx, expected) {
@@ -243,7 +261,7 @@ function signInFlow(at) {
     }
     phones.refill(out);
   }
-  return { pool: phones, flow, prepare };
+  return { pool: phones, flow, prepare, steps };
 }
 
 const signIn = signInFlow({ start: AUTHORIZE_PATH, token: "/oauth2/token", me: "/v1/user/me", people: "subscribers" });
@@ -312,6 +330,7 @@ async function routeExists(ctx, path, init) {
  * @property {number} [guess]  requests per second expected, to size the first pool
  * @property {{ method: string; path: string; headers?: Record<string, string>; body?: string; setup?: any; okStatus?: number }} [request]
  * @property {(ctx: any) => Promise<number>} [flow]
+ * @property {(ctx: any) => AsyncGenerator<string>} [steps] a sign-in request by request, each yielding its step (bench/steps.mjs)
  * @property {(ctx: any, expectedRequests: number) => Promise<void>} [prepare]
  * @property {(ctx: any) => Promise<string | null>} [available]
  */
@@ -480,6 +499,17 @@ export const SCENARIOS = [
     request: { method: "GET", path: AUTHORIZE_PATH, headers: { "Accept-Language": "ko-KR" } },
   },
   {
+    id: "floor-authorize",
+    title: "floor: the sign-in's first page (request checked, form sent)",
+    label: "floor: first page",
+    worker: "app",
+    request: {
+      method: "GET",
+      path: AUTHORIZE_PATH.replace("/oauth2/authorize", "/__floor/signin"),
+      headers: { "Accept-Language": "ko-KR" },
+    },
+  },
+  {
     id: "signin",
     title: "full sign-in (authorize → code → consent → token → user/me)",
     label: "full sign-in (6 requests)",
@@ -498,6 +528,7 @@ export const SCENARIOS = [
     pool: signIn.pool,
     prepare: signIn.prepare,
     flow: signIn.flow,
+    steps: signIn.steps,
   },
   {
     id: "floor-signin",
@@ -510,6 +541,7 @@ export const SCENARIOS = [
     pool: floorSignIn.pool,
     prepare: floorSignIn.prepare,
     flow: floorSignIn.flow,
+    steps: floorSignIn.steps,
   },
   {
     id: "rp-callback",

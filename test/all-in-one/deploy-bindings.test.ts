@@ -105,9 +105,19 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
       state: "s",
     });
     // with a device cookie: the automatic-login grant is looked up (the directory), none is found,
-    // and the first page opens a transaction (the one-time store)
+    // and the first page is drawn; its number opens the sign-in (the directory, the one-time store)
     const device = `__Host-pl_auto=${"A".repeat(43)}`;
-    return (await run(authorizeWorker, b, `/oauth2/authorize?${q}`, { headers: { Cookie: device } })).status === 200;
+    const page = await run(authorizeWorker, b, `/oauth2/authorize?${q}`, { headers: { Cookie: device } });
+    if (page.status !== 200) return false;
+    const html = await page.text();
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? "";
+    const binding = (page.headers.get("Set-Cookie") ?? "").split(";")[0]!;
+    const step = await run(authorizeWorker, b, "/oauth2/authorize", {
+      method: "POST",
+      headers: { ...FORM, Cookie: `${device}; ${binding}` },
+      body: form({ tx: hidden("tx"), csrf: hidden("csrf"), telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone }),
+    });
+    return step.status === 200 && (await step.text()).includes('data-step="verify"');
   },
   token: async (b) => {
     forgetClient(DEMO.clientId);

@@ -3,9 +3,9 @@
 // a gated call cannot settle goes the full way with the same answers as before (another browser,
 // a code made before `txBound`), and counts nothing it would not have counted.
 import { env } from "../../support/env";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { admin } from "../../support/admin";
-import { basic, call, DEMO, form, FORM, HONG, mintFor } from "../../support/helpers";
+import { basic, call, DEMO, form, FORM, HONG, KIM, mintFor } from "../../support/helpers";
 import { aroundCalls, shardRows } from "../../support/shards";
 import { Browser, type Page } from "../../support/signin";
 import { storeFor } from "../../../workers/provider/store/one-time-store";
@@ -122,38 +122,148 @@ describe("gated steps: what they cannot settle goes the full way", () => {
   });
 });
 
-describe("step 1: the first page's read and its network's count in one call", () => {
+describe("the first page stores nothing: its tx is the signed request, the sign-in opens at identify", () => {
   const FIELDS = { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone };
 
   /** A browser at `ip` whose one-time store calls are listed, with the per-IP limit at `limit`. */
-  function watched(ip: string, limit: string) {
+  function watched(ip: string, limit = "100", vars: Record<string, string> = {}) {
     const calls: string[] = [];
     const ONE_TIME = aroundCalls(env.ONE_TIME, (method) => void calls.push(method));
-    return { calls, b: new Browser({ ip, vars: { SIGNIN_IP_LIMIT: limit }, bindings: { ONE_TIME } }) };
+    return { calls, b: new Browser({ ip, vars: { SIGNIN_IP_LIMIT: limit, ...vars }, bindings: { ONE_TIME } }) };
   }
 
-  it("from the network that drew the page: the read counts the submission (no call of its own), and the limit holds", async () => {
+  /** The page with its `tx` replaced. */
+  const withTx = (p: Page, tx: string): Page => ({ ...p, form: { ...p.form!, hidden: { ...p.form!.hidden, tx } } });
+
+  it("drawing the page makes no store call; identify is the network's count and the open, and the limit holds", async () => {
     const { b, calls } = watched("203.0.113.141", "1");
     const page = await b.authorize();
-    calls.length = 0;
+    expect(page.form?.step).toBe("identify");
+    expect(calls).toEqual([]);
     expect((await b.submit(page, FIELDS)).form?.step).toBe("verify");
-    expect(calls).toEqual(["signinGetHit", "signinOpen", "signinSupersede"]);
+    expect(calls).toEqual(["hit", "signinOpen"]);
     const refused = await b.submit(page, FIELDS); // the same page again: over the limit of 1
     expect(refused.status).toBe(429);
   });
 
-  it("from another network than the page's (a phone changing networks): counted by a call of its own, against the network it came from", async () => {
-    const { b, calls } = watched("203.0.113.142", "1");
+  it("a request too long to carry in the page (a state of 5,000 characters) is stored, read at identify with the network's count", async () => {
+    const { b, calls } = watched("203.0.113.149", "1");
+    const state = "s".repeat(5000);
+    const page = await b.authorize({ state });
+    expect(page.form!.hidden.tx).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(calls).toEqual(["signinCreate"]);
+    calls.length = 0;
+    const code = await b.submit(page, FIELDS);
+    expect(code.form?.step).toBe("verify");
+    expect(calls).toEqual(["signinGetHit", "signinOpen", "signinSupersede"]);
+    expect((await b.submit(page, FIELDS)).status).toBe(429);
+    // it ends as any sign-in: the state comes back whole
+    const done = await b.submit(code, { otp: HONG.code });
+    const last = done.form?.step === "consent" ? await b.submit(done, { agree: "Y" }) : done;
+    expect(new URL(last.res.headers.get("Location")!).searchParams.get("state")).toBe(state);
+  });
+
+  it("a phone that changed networks since the page is counted against the network it came from", async () => {
+    const { b } = watched("203.0.113.142", "1");
     const page = await b.authorize();
     const moved = watched("198.51.100.143", "1");
     for (const [k, v] of b.cookies) moved.b.cookies.set(k, v);
     expect((await moved.b.submit(page, FIELDS)).form?.step).toBe("verify");
-    expect(moved.calls).toEqual(["signinGet", "hit", "signinOpen", "signinSupersede"]);
+    expect(moved.calls).toEqual(["hit", "signinOpen"]);
     expect((await moved.b.submit(page, FIELDS)).status).toBe(429);
     // the page's own network has not been counted: its first submission goes on
-    calls.length = 0;
     const again = await b.authorize();
     expect((await b.submit(again, FIELDS)).form?.step).toBe("verify");
+  });
+
+  it("an altered page, one signed with another key, an oversized tx and another browser are refused (403) and reach no store", async () => {
+    const { b, calls } = watched("203.0.113.144");
+    const page = await b.authorize();
+    const tx = page.form!.hidden.tx!;
+    expect(tx.startsWith("pg1.")).toBe(true);
+    const dot = tx.lastIndexOf(".");
+    const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1);
+    const other = watched("203.0.113.144", "100", { SEAL_KEY: "YW5vdGhlci1kZXBsb3ltZW50cy1zZWFsLWtleS0zMmI=" });
+    for (const [k, v] of b.cookies) other.b.cookies.set(k, v);
+    const foreign = await other.b.authorize();
+    const hostile = [
+      flip(tx, 10), // the record
+      flip(tx, dot + 5), // the signature
+      tx.slice(0, dot), // no signature
+      foreign.form!.hidden.tx!, // another deployment's key
+      `pg1.${"A".repeat(9000)}.${"A".repeat(43)}`,
+      "pg1..",
+    ];
+    calls.length = 0;
+    for (const bad of hostile) {
+      const res = await b.submit(withTx(page, bad), FIELDS);
+      expect(res.status, bad.slice(0, 40)).toBe(403);
+      expect(res.form?.step).toBeUndefined();
+    }
+    // another browser (no binding cookie) holding the genuine page
+    const stranger = new Browser({ ip: "203.0.113.144" });
+    expect((await stranger.submit(page, FIELDS)).status).toBe(403);
+    expect(calls).toEqual([]);
+    // the genuine page still works
+    expect((await b.submit(page, FIELDS)).form?.step).toBe("verify");
+  });
+
+  it("a page past its lifetime answers the expired page, with the way back to the app", async () => {
+    const { b, calls } = watched("203.0.113.145");
+    const page = await b.authorize({ state: "late" });
+    vi.useFakeTimers({ now: Date.now() + 601_000, toFake: ["Date"] });
+    try {
+      const res = await b.submit(page, FIELDS);
+      expect(res.status).toBe(403);
+      expect(res.html).toContain("restart");
+      expect(calls).toEqual([]);
+      vi.useRealTimers();
+      const back = await b.submit(page, { restart: "Y" });
+      expect(back.status).toBe(302);
+      const loc = new URL(back.res.headers.get("Location")!);
+      expect(loc.searchParams.get("error")).toBe("login_required");
+      expect(loc.searchParams.get("state")).toBe("late");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("the language switch signs the page again (no store call), and the English page goes on", async () => {
+    const { b, calls } = watched("203.0.113.146");
+    const page = await b.authorize();
+    const en = await b.submit(page, { lang: "en" });
+    expect(en.form?.step).toBe("identify");
+    expect(en.html).toContain('<html lang="en">');
+    expect(en.form!.hidden.tx).not.toBe(page.form!.hidden.tx);
+    expect(calls).toEqual([]);
+    const code = await b.submit(en, FIELDS);
+    expect(code.form?.step).toBe("verify");
+    expect(code.html).toContain('<html lang="en">');
+  });
+
+  it("a cancel on the first page answers the app and stores nothing: the page posted later opens a sign-in, as its URL opened again would", async () => {
+    const { b, calls } = watched("203.0.113.148");
+    const page = await b.authorize({ state: "gone" });
+    const cancelled = await b.submit(page, { cancel: "Y" });
+    expect(new URL(cancelled.res.headers.get("Location")!).searchParams.get("error")).toBe("access_denied");
+    expect(calls).toEqual(["appendAudit"]); // the cancellation's audit event, and nothing of the sign-in
+    expect((await b.submit(page, FIELDS)).form?.step).toBe("verify");
+  });
+
+  it("the same number posted again from the page finds its sign-in; another number opens its own", async () => {
+    const { b } = watched("203.0.113.147");
+    const page = await b.authorize({ client_id: await newClient(), redirect_uri: CB });
+    const first = await b.submit(page, FIELDS);
+    const again = await b.submit(page, FIELDS);
+    expect(again.form?.step).toBe("verify");
+    expect(again.form!.hidden.tx).toBe(first.form!.hidden.tx);
+    const kim = { telcoCd: KIM.telco, name: KIM.name, phoneNo: KIM.phone };
+    const other = await b.submit(page, kim);
+    expect(other.form?.step).toBe("verify");
+    expect(other.form!.hidden.tx).not.toBe(first.form!.hidden.tx);
+    // each code page proves its own number: HONG's code completes HONG's sign-in only
+    expect((await b.submit(other, { otp: HONG.code })).form?.step).toBe("verify");
+    expect((await b.submit(first, { otp: HONG.code })).form?.step).toBe("consent");
   });
 });
 

@@ -49,7 +49,8 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     const forms = parseForms(p.html);
     expect(forms[0]).toMatchObject({ action: "/oauth2/authorize", step: "identify" });
     expect([...forms[0]!.names].sort()).toEqual(["cancel", "csrf", "name", "phoneNo", "telcoCd", "tx"]);
-    expect(forms[0]!.hidden.tx).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // the first page's tx is the signed request (docs/signin.md "The first page"), not a stored id
+    expect(forms[0]!.hidden.tx).toMatch(/^pg1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     expect(forms[0]!.hidden.csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(p.html).toMatch(/<form class="step" method="post" action="\/oauth2\/authorize"/);
     for (const c of ["S", "K", "L"]) expect(p.html).toContain(`name="telcoCd" value="${c}"`);
@@ -423,7 +424,7 @@ describe("cancel (spec §4.1: access_denied)", () => {
         }),
       { agree: "N" },
     ],
-  ] as const)("cancel at %s: 302 redirect_uri?error=access_denied&message=...&state=...", async (_n, open, fields) => {
+  ] as const)("cancel at %s: 302 redirect_uri?error=access_denied&message=...&state=...", async (at, open, fields) => {
     const b = new Browser();
     const p = await open(b);
     const res = await b.submit(p, fields);
@@ -433,8 +434,11 @@ describe("cancel (spec §4.1: access_denied)", () => {
     expect(loc.searchParams.get("message")).toBe("The user cancelled the sign-in.");
     expect(loc.searchParams.get("state")).toBe(HOSTILE_STATE);
     expect(loc.searchParams.get("code")).toBeNull();
-    // the transaction ended: posting again is refused
-    expect((await b.submit(p, { cancel: "Y" })).status).toBe(403);
+    // the transaction ended: posting again is refused. The first page opened none: it answers the
+    // same again, as the authorization URL it signs would.
+    const again = await b.submit(p, { cancel: "Y" });
+    if (at === "step 1") expect(location(again).searchParams.get("error")).toBe("access_denied");
+    else expect(again.status).toBe(403);
   });
 });
 

@@ -1,6 +1,6 @@
 // A validated authorization request (spec §4.1, docs/architecture.md §4.4): automatic login when the
-// browser holds a grant and `prompt` allows it; `prompt=none` never shows a page; otherwise a new
-// sign-in transaction and its first page.
+// browser holds a grant and `prompt` allows it; `prompt=none` never shows a page; otherwise the
+// sign-in's first page, which usually stores nothing (`createTransaction`).
 
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
@@ -90,7 +90,7 @@ export async function startSignIn(
     lang,
     browser.value,
     cfg.txTtlMs,
-    await ipKey(req),
+    () => ipKey(req),
   );
   rc.log.event = "signin.start";
   const target = cspSourceFor(ar.redirectUri);

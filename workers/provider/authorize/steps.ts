@@ -56,6 +56,7 @@ import {
   loadTransaction,
   maskMove,
   nextTxId,
+  pageToken,
   restartUrl,
   RESTART_MESSAGE,
   stepGate,
@@ -140,7 +141,7 @@ function pageContext(env: ProviderEnv, tx: Transaction, appName: string, txId?: 
 
 /** The flow continuing on another handle (the record the store returned, or a moved-to one). */
 function at(f: Flow, h: TxHandle): Flow {
-  return { ...f, h, ctx: { ...f.ctx, txId: h.id, lang: h.tx.lang } };
+  return { ...f, h, ctx: { ...f.ctx, txId: h.page ?? h.id, lang: h.tx.lang } };
 }
 
 function minutes(ms: number): number {
@@ -180,12 +181,12 @@ function failure(f: Flow, reason: string): void {
  * login_required so the app starts a new login); the /account page starts again.
  */
 function restartOf(h: TxHandle): Restart {
-  return h.tx.purpose === "account" ? { href: restartUrl(h.tx) } : { returnTx: h.id };
+  return h.tx.purpose === "account" ? { href: restartUrl(h.tx) } : { returnTx: h.page ?? h.id };
 }
 
 /** `restart=Y` from a stop page: the app gets `login_required` with its state; the sign-in ends. */
 async function returnToApp(h: TxHandle, rc: RequestContext): Promise<Response> {
-  await h.stub.signinFinish(h.key, ["identify", "verify", "consent"]);
+  if (!h.page) await h.stub.signinFinish(h.key, ["identify", "verify", "consent"]);
   rc.log.event = "signin.restart";
   if (h.tx.purpose === "account") return redirect(303, restartUrl(h.tx));
   return errorRedirect(h.tx.redirectUri, h.tx.state, "login_required", RESTART_MESSAGE);
@@ -239,8 +240,8 @@ async function conflict(f: Flow, now: Transaction | null): Promise<Response> {
 }
 
 /** The page of where the sign-in is now, read again from the submitted transaction (moves followed). */
-async function current(f: Flow): Promise<Response> {
-  const h = await loadTransaction(f.env, f.shards, f.h.id);
+async function current(f: Flow, id = f.h.id): Promise<Response> {
+  const h = await loadTransaction(f.env, f.shards, id);
   return h ? render(at(f, h)) : ended(f);
 }
 
@@ -405,17 +406,19 @@ async function identify(f: Flow): Promise<Response> {
   });
   if (opened.result === "stale") {
     // The sign-in went on without this submission since it was read (it ended, or moved on to
-    // another number): nothing was opened or sent; the page of where the sign-in is now.
+    // another number): nothing was opened or sent; the page of where the sign-in is now. From a
+    // first page, that is the sign-in this number opened from it.
     f.rc.log.event = "signin.stale_identify";
-    return current(f);
+    return f.h.page ? current(f, nextId) : current(f);
   }
   if (opened.result === "refused") {
     if (opened.refusal.limit === "locked") failure(f, "locked");
     return identifyPage(f.ctx, values, refusalAlert(L, opened.refusal), limited(opened.refusal));
   }
   const waiting = opened.result === "waiting" ? opened.until : null;
-  const movedTo = await maskMove(f.h.id, nextId);
-  const moved = await f.h.stub.signinSupersede(f.h.key, f.h.tx.v, movedTo);
+  // A first page has no record to move: each number posted from it opens its own sign-in.
+  const movedTo = f.h.page ? "" : await maskMove(f.h.id, nextId);
+  const moved = f.h.page ? { moved: true, record: null } : await f.h.stub.signinSupersede(f.h.key, f.h.tx.v, movedTo);
   const won = moved.moved || (moved.record?.step === "moved" && moved.record.movedTo === movedTo);
   if (!won) {
     if (opened.result === "opened" || waiting !== null)
@@ -640,7 +643,9 @@ function goneMeanwhile(f: Flow): Response {
 }
 
 async function cancel(f: Flow): Promise<Response> {
-  const done = await f.h.stub.signinFinish(f.h.key, ["identify", "verify", "consent"]);
+  const done = f.h.page
+    ? { ended: true, record: f.h.tx }
+    : await f.h.stub.signinFinish(f.h.key, ["identify", "verify", "consent"]);
   if (!done.ended) return conflict(f, done.record);
   failure(f, "cancelled");
   f.rc.log.event = "signin.cancelled";
@@ -649,6 +654,11 @@ async function cancel(f: Flow): Promise<Response> {
 }
 
 async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
+  if (f.h.page) {
+    // A first page is signed again in the other language (the record it carries, `lang` changed).
+    const tx = { ...f.h.tx, lang };
+    return render(at(f, { ...f.h, tx, page: await pageToken(f.env, f.h.id, tx) }));
+  }
   const tx = await f.h.stub.signinSetLang(f.h.key, lang);
   if (tx === null || tx.step === "moved") return conflict(f, tx);
   return render(at(f, handleOf(f.h, tx)));
@@ -731,7 +741,7 @@ async function flowOf(
       t(tx.lang, "clientGoneTitle"),
       t(tx.lang, "clientGoneText"),
     );
-  return { ...s, client, h, ctx: pageContext(env, tx, client.name, h.id, csrf), hooks };
+  return { ...s, client, h, ctx: pageContext(env, tx, client.name, h.page ?? h.id, csrf), hooks };
 }
 
 /** A step submission: a POST to /oauth2/authorize carrying `tx` (and no `client_id`). */

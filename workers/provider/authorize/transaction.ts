@@ -1,15 +1,27 @@
 // The sign-in transaction (docs/signin.md "State machine"): what one person's sign-in has proven
 // so far, kept in the one-time store under the hash of its random id. Each step is one call on
-// the object that holds it (workers/provider/store/signin-store.ts). At the identify step the sign-in moves
-// to the object of the phone number's counters under a new id, derived from the previous id and
-// the number; the previous record points there ("moved"), masked with its own id.
+// the object that holds it (workers/provider/store/signin-store.ts). An app's first page stores
+// nothing: its `tx` is the page (`pageToken`), the authorization request signed as the record it
+// would be. The identify step opens the sign-in in the object of the phone number's counters under
+// an id derived from the page's id (or the previous record's) and the number; a previous record
+// points there ("moved"), masked with its own id.
 
-import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, randomToken, sha256 } from "../../core/crypto";
+import {
+  B64URL_ALPHABET,
+  base64ToBytes,
+  bytesToBase64url,
+  derivedToken,
+  fromUtf8,
+  randomToken,
+  sha256,
+  utf8,
+} from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
 import { inShard, shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
 import { sameHash, type SigninRecord, type StepGate } from "../store/signin-store";
+import { sealKeyVar } from "../store/clients";
 import type { AuthorizeRequest } from "./validate";
 
 export type { SigninRecord as Transaction, Step } from "../store/signin-store";
@@ -22,6 +34,8 @@ export interface TxHandle {
   key: string;
   stub: DurableObjectStub<OneTimeStore>;
   tx: SigninRecord;
+  /** A first page (`pageToken`): what its forms post as `tx`; nothing is stored under `key`. */
+  page?: string;
 }
 
 export const TX_COOKIE = "pl_tx";
@@ -49,19 +63,58 @@ function firstTxId(near: string, shards: number): string {
   return inShard(randomToken(32), shardOf(near, shards), shards);
 }
 
-/** Creates the transaction of a new authorization request; returns its id and CSRF token. */
+type PageEnv = { SEAL_KEY: string };
+
+const PAGE_PREFIX = "pg1.";
+const PAGE_PURPOSE = "signin-page-v1";
+/**
+ * The longest page carried in the page (a usual request signs to under 1,000 characters); a longer
+ * one (a state of kilobytes) is stored as a record instead (`createTransaction`), so every page
+ * posts back well within MAX_BODY_BYTES.
+ */
+const MAX_PAGE_CHARS = 4096;
+
+/**
+ * The `tx` of an app's first page: the sign-in's record as it would be stored, with the page's
+ * random id, signed with a key derived from SEAL_KEY. Nothing is written until a number is
+ * posted: the page is the authorization request the browser already holds, bound to its cookie
+ * and CSRF token and expiring with it, and as replayable as the URL that drew it.
+ */
+export async function pageToken(env: PageEnv, id: string, tx: SigninRecord): Promise<string> {
+  const body = bytesToBase64url(utf8(JSON.stringify([id, tx])));
+  return `${PAGE_PREFIX}${body}.${await derivedToken(sealKeyVar(env), PAGE_PURPOSE, body)}`;
+}
+
+/** The id and record of a page this worker signed, or null (malformed, altered, another key). */
+async function openPage(env: PageEnv, token: string): Promise<{ id: string; tx: SigninRecord } | null> {
+  if (token.length > MAX_PAGE_CHARS) return null;
+  const dot = token.lastIndexOf(".");
+  const body = token.slice(PAGE_PREFIX.length, dot);
+  if (dot <= PAGE_PREFIX.length || !/^[A-Za-z0-9_-]+$/.test(body)) return null;
+  if (!sameHash(await derivedToken(sealKeyVar(env), PAGE_PURPOSE, body), token.slice(dot + 1))) return null;
+  const [id, tx] = JSON.parse(fromUtf8(base64ToBytes(body))) as [string, SigninRecord];
+  return isRandomValue(id) && tx.step === "identify" ? { id, tx } : null;
+}
+
+/**
+ * The first page of a new authorization request: its `tx`, CSRF token and record. The `tx` is the
+ * signed page (`pageToken`), with no store call: the sign-in is opened by its identify step. A
+ * request too long to carry that way is stored in the object of `near` (the request's network,
+ * `ipKey`), where its step-1 submission is read with the network's count (`loadTransaction`'s
+ * `firstRead`), and `tx` is its random id.
+ */
 export async function createTransaction(
-  env: TxEnv,
+  env: TxEnv & PageEnv,
   shards: number,
   ar: AuthorizeRequest,
   lang: Lang,
   browser: string,
   ttlMs: number,
-  near: string,
+  near: () => Promise<string>,
 ): Promise<{ id: string; csrf: string; tx: SigninRecord }> {
-  const id = firstTxId(near, shards);
   const csrf = randomToken(32);
   const now = Date.now();
+  const [csrfHash, browserHash] = await Promise.all([sha256(csrf), sha256(browser)]);
   const tx: SigninRecord = {
     v: 0,
     clientId: ar.client.clientId,
@@ -72,12 +125,15 @@ export async function createTransaction(
     lang,
     langGiven: ar.lang !== undefined,
     codeChallenge: ar.codeChallenge,
-    csrfHash: await sha256(csrf),
-    browserHash: await sha256(browser),
+    csrfHash,
+    browserHash,
     createdAt: now,
     expiresAt: now + ttlMs,
     step: "identify",
   };
+  const page = await pageToken(env, randomToken(32), tx);
+  if (page.length <= MAX_PAGE_CHARS) return { id: page, csrf, tx };
+  const id = firstTxId(await near(), shards);
   await storeFor(env, id, shards).signinCreate(await txKey(id), tx);
   return { id, csrf, tx };
 }
@@ -153,11 +209,26 @@ export async function nextTxId(fromId: string, phoneKey: string, shards: number)
  * posted id's record in place of `signinGet` (a read with another step of the same object).
  */
 export async function loadTransaction(
-  env: TxEnv,
+  env: TxEnv & PageEnv,
   shards: number,
   id: string | undefined,
   firstRead?: (stub: DurableObjectStub<OneTimeStore>, key: string) => Promise<SigninRecord | null>,
 ): Promise<TxHandle | null> {
+  if (id?.startsWith(PAGE_PREFIX)) {
+    const page = await openPage(env, id);
+    // nothing is stored for a page: its object is taken only if something asks for it
+    return (
+      page && {
+        id: page.id,
+        key: "",
+        tx: page.tx,
+        page: id,
+        get stub() {
+          return storeFor(env, page.id, shards);
+        },
+      }
+    );
+  }
   if (!isRandomValue(id)) return null;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     const key = await txKey(id);
