@@ -13,7 +13,10 @@ import { beforeShardCall, shardRows } from "../../support/shards";
 import { decryptField } from "../../../workers/core/crypto";
 import { ConfigError } from "../../../workers/core/config";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { storeAt } from "../../../workers/provider/store/one-time-store";
+import { storeAt, storeFor } from "../../../workers/provider/store/one-time-store";
+import { txKey } from "../../../workers/provider/authorize/transaction";
+import { providerConfig } from "../../../workers/provider/config";
+import { admin } from "../../support/admin";
 import { MAX_SHARDS } from "../../../workers/provider/store/config";
 import { carrierDirectory } from "../../../workers/provider/authorize/carrier";
 import { signinConfig } from "../../../workers/provider/authorize/config";
@@ -255,6 +258,42 @@ function masked(html: string): string {
     .replace(/nonce="[^"]*"/g, 'nonce="X"')
     .replace(/name="(tx|csrf)" value="[^"]*"/g, 'name="$1" value="X"');
 }
+
+describe("CARRIER_DIRECTORY=http: the person's link read with the number (docs/signin.md)", () => {
+  it("a held person's link to the app comes with the carrier's confirmation: a new app's sign-in is marked consentDue, a covering link's is not", async () => {
+    const RIVER = { ...SKY, name: "김강물", ci: ciOf(202) };
+    const phone = "01090003333";
+    await carrierHas({ [phone]: RIVER });
+    const b = httpBrowser({ SIGNIN_IP_LIMIT: "1000", SIGNIN_SENDS_PER_WINDOW: "100" });
+    // the first sign-in writes the person (nothing was read with the number: the code step reads)
+    expect((await finish(b, await throughSms(b, "K", "김강물", phone))).consented).toBe(true);
+    const res = await admin("POST", "/admin/clients", {
+      json: { name: "새 앱", redirect_uris: ["https://new.example/cb"], items: ["gender"] },
+    });
+    const { client_id: fresh } = (await res.json()) as { client_id: string };
+    const markOf = async (p: Page) => {
+      const id = p.form!.hidden.tx!;
+      const key = await txKey(id);
+      return (await storeFor(env, id, providerConfig(env).oneTimeShards).signinGet(key))!.consentDue;
+    };
+    const toFresh = httpBrowser({ SIGNIN_IP_LIMIT: "1000", SIGNIN_SENDS_PER_WINDOW: "100" });
+    const page = await toFresh.submit(
+      await toFresh.authorize({ client_id: fresh, redirect_uri: "https://new.example/cb" }),
+      {
+        telcoCd: "K",
+        name: "김강물",
+        phoneNo: phone,
+      },
+    );
+    expect(page.form?.step, alertText(page.html)).toBe("verify");
+    expect(await markOf(page)).toBe(true);
+    const toDemo = httpBrowser({ SIGNIN_IP_LIMIT: "1000", SIGNIN_SENDS_PER_WINDOW: "100" });
+    const again = await identify(toDemo, "K", "김강물", phone);
+    expect(again.form?.step, `${again.status} ${alertText(again.html)}`).toBe("verify");
+    expect(await markOf(again)).toBeUndefined();
+    expect((await finish(toDemo, await toDemo.submit(again, { otp: await lastCode(phone) }))).consented).toBe(false);
+  });
+});
 
 describe("a no-match", () => {
   it("is byte for byte today's no-match page (the D1 directory's, for an unknown number)", async () => {

@@ -13,6 +13,9 @@ import { providerConfig } from "../../../workers/provider/config";
 import { challengeHash, txKey } from "../../../workers/provider/authorize/transaction";
 import { phoneKey } from "../../../workers/provider/authorize/limits";
 import { sha256 } from "../../../workers/core/crypto";
+import { ciOf, importRows, lastCode } from "../../support/directory";
+import { subscriberByPhone } from "../../../workers/provider/store/directory";
+import { homeOfId, numberShard } from "../../../workers/provider/store/directory-keys";
 
 const CB = "https://gated.example/cb";
 
@@ -352,6 +355,39 @@ describe("the link read with the number: a first login's code step reads no link
     const consent = await w.b.submit(code, { otp: HONG.code });
     expect(consent.form?.step).toBe("consent");
     expect(w.directory).toEqual([]);
+  });
+
+  it("a person whose number lives in another shard than their home (a changed number): the number's read brings no link, and the code step reads it", async () => {
+    const ci = ciOf(43);
+    const person = { telcoCd: "S", name: "원거리", gender: "F", birth: "1990-01-01", foreign: "L", ci };
+    const before = "01043430001";
+    await importRows([{ ...person, phoneNo: before }]);
+    const home = homeOfId((await subscriberByPhone(env, before))!.id);
+    const shards = Number(env.DIRECTORY_SHARDS);
+    let after = "";
+    for (let i = 2; !after; i++) {
+      const c = `0104343${String(i).padStart(4, "0")}`;
+      if (numberShard(c, shards) !== home) after = c;
+    }
+    const clientId = await newClient();
+    const b0 = new Browser();
+    const p0 = await b0.authorize({ client_id: clientId, redirect_uri: CB });
+    const c0 = await b0.submit(p0, { telcoCd: "S", name: person.name, phoneNo: before });
+    const a0 = await b0.submit(c0, { otp: await lastCode(before) });
+    expect((await b0.submit(a0, { agree: "Y" })).status).toBe(302);
+    // the person changed number: the new number's shard is not their home
+    expect(await importRows([{ ...person, phoneNo: after }])).toMatchObject({ updated: 1 });
+    const w = watchedBoth();
+    const p1 = await w.b.authorize({ client_id: clientId, redirect_uri: CB });
+    w.clear();
+    const code = await w.b.submit(p1, { telcoCd: "S", name: person.name, phoneNo: after });
+    expect(code.form?.step).toBe("verify");
+    expect(w.directory).toEqual(["holder", "person"]);
+    expect((await recordOf(code)).tx.consentDue).toBeUndefined();
+    w.clear();
+    const done = await w.b.submit(code, { otp: await lastCode(after) });
+    expect(done.status).toBe(302);
+    expect(w.directory[0]).toBe("findLink");
   });
 
   it("a link ended after the number's read (a disconnect): the code step's read finds it gone and asks consent", async () => {
