@@ -150,6 +150,26 @@ describe("the audit outbox goes to R2", () => {
     expect(await store.flushAudit()).toBe(0);
   });
 
+  it("appendAudit keeps every event of a call, in order and value for value, across its statements of 20", async () => {
+    const { name, store } = ownStore();
+    const h = hourOf(Date.now()) - HOUR_MS;
+    const details = [null, '{"q":"\\"?,(?, ?)"}', '{"name":"한글"}'];
+    const records: AuditRecord[] = Array.from({ length: 45 }, (_, i) => [
+      h + i,
+      i % 2 ? "consent" : "signin.success",
+      i % 5 === 0 ? null : `c${i}`,
+      i % 3 ? "ok" : "refused",
+      details[i % details.length]!,
+    ]);
+    await store.appendAudit(records);
+    expect(await outboxRows(store)).toBe(45);
+    expect(await store.flushAudit()).toBe(45);
+    const got = await auditEvents({ object: name });
+    expect(got.map(({ at, type, client_id, outcome, detail }) => [at, type, client_id, outcome, detail])).toEqual(
+      records,
+    );
+  });
+
   it("flushes at once when the outbox reaches AUDIT_FLUSH_ROWS, else by the alarm within AUDIT_FLUSH_SECONDS", async () => {
     const { name, store } = ownStore();
     const now = Date.now();

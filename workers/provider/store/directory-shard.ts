@@ -186,9 +186,24 @@ export class DirectoryShard extends DurableObject {
    * names the number; with `clientId`, they come with their link to that client (one call).
    */
   holder(shard: number, phone: string, clientId?: string): NumberHolder {
-    const n = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0];
-    const h = this.holderOf(shard, phone, n?.id ?? null);
-    return h.at === "here" && clientId !== undefined ? { ...h, link: this.findLink(h.person.id, clientId) } : h;
+    // the number's entry, its person and their link in one statement (holderOf's rules, below)
+    const r = this.sql
+      .exec<{ holder_id: number; link_plid: string | null; link_items: number | null; link_at: number | null }>(
+        `SELECT n.id AS holder_id, p.*, l.plid AS link_plid, l.items AS link_items, l.consented_at AS link_at
+         FROM numbers n LEFT JOIN people p ON p.id = n.id LEFT JOIN links l ON l.subscriber_id = p.id AND l.client_id = ?2
+         WHERE n.phone = ?1`,
+        phone,
+        clientId ?? null,
+      )
+      .toArray()[0];
+    if (!r) return { at: "none" };
+    const { holder_id: id, link_plid: plid, link_items: items, link_at: consentedAt, ...row } = r;
+    if (homeOfId(id) !== shard) return { at: "away", id };
+    const person = row as unknown as PersonRow;
+    if (person.id !== id || person.phone !== phone) return { at: "stale", id };
+    if (clientId === undefined) return { at: "here", person };
+    const link = plid === null ? null : { plid, items: maskItems(items!), consentedAt: consentedAt! };
+    return { at: "here", person, link };
   }
 
   /** A person at home here, or null. */
@@ -651,7 +666,7 @@ export class DirectoryShard extends DurableObject {
    * gone (removed, or their number reassigned) or the client deleted since the sign-in began.
    */
   recordConsent(subscriberId: number, clientId: string, items: number, newPlid: string): string | null {
-    return this.personRow(subscriberId) ? this.link(subscriberId, clientId, items, newPlid) : null;
+    return this.personRow(subscriberId) ? this.link(subscriberId, clientId, items, newPlid, null) : null;
   }
 
   /** Whether the client was deleted (its links here taken, and none written since). */
@@ -659,21 +674,32 @@ export class DirectoryShard extends DurableObject {
     return this.sql.exec("SELECT 1 FROM ended_clients WHERE client_id = ?", clientId).toArray().length > 0;
   }
 
-  /** The link written (or its consent renewed) for a person at home here; null for a deleted client. */
-  private link(subscriberId: number, clientId: string, items: number, newPlid: string): string | null {
+  /**
+   * The link written (or its consent renewed) for a person at home here, with `loginAt` as its last
+   * login when given (a sign-in's consent); null for a deleted client.
+   */
+  private link(
+    subscriberId: number,
+    clientId: string,
+    items: number,
+    newPlid: string,
+    loginAt: number | null,
+  ): string | null {
     if (this.clientEnded(clientId)) return null;
-    const now = Date.now();
     return (
       this.sql
         .exec<{ plid: string }>(
-          `INSERT INTO links (subscriber_id, client_id, plid, items, consented_at, linked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-           ON CONFLICT (subscriber_id, client_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at
+          `INSERT INTO links (subscriber_id, client_id, plid, items, consented_at, linked_at, last_login_at)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)
+           ON CONFLICT (subscriber_id, client_id) DO UPDATE SET items = excluded.items, consented_at = excluded.consented_at,
+             last_login_at = coalesce(excluded.last_login_at, last_login_at)
            RETURNING plid`,
           subscriberId,
           clientId,
           newPlid,
           items,
-          now,
+          Date.now(),
+          loginAt,
         )
         .toArray()[0]?.plid ?? null
     );
@@ -691,10 +717,8 @@ export class DirectoryShard extends DurableObject {
     newPlid: string,
   ): { plid: string; person: PersonRow } | null {
     const person = this.personRow(subscriberId);
-    const plid = person ? this.link(subscriberId, clientId, items, newPlid) : null;
-    if (plid === null) return null;
-    this.touchLink(clientId, plid);
-    return { plid, person: person! };
+    const plid = person ? this.link(subscriberId, clientId, items, newPlid, Date.now()) : null;
+    return plid === null ? null : { plid, person: person! };
   }
 
   linkExists(clientId: string, plid: string): boolean {
