@@ -39,7 +39,7 @@ function parseArgs(argv) {
   const o = {
     mode: short ? "short" : "full",
     rounds: short ? 1 : 5,
-    seconds: short ? 2 : 5,
+    seconds: short ? 1 : 5,
     // a round of a scenario is this many slices, interleaved with every other scenario's
     slices: short ? 1 : 5,
     // after each slice, seconds more of CPU counted with no requests (its deferred work); the short
