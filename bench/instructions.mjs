@@ -102,7 +102,7 @@ try {
               await s.flow(ctxOf(s));
               break;
             } catch (err) {
-              if (tries >= 3 || err?.cause?.code !== "UND_ERR_SOCKET") throw err;
+              if (tries >= 3 || /** @type {any} */ (err)?.cause?.code !== "UND_ERR_SOCKET") throw err;
               retried++;
             }
           ok++;
@@ -131,7 +131,7 @@ try {
           try {
             return await s.flow(ctxOf(s));
           } catch (err) {
-            if (tries >= 3 || err?.cause?.code !== "UND_ERR_SOCKET") throw err;
+            if (tries >= 3 || /** @type {any} */ (err)?.cause?.code !== "UND_ERR_SOCKET") throw err;
           }
       }),
     );
