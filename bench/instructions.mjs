@@ -119,23 +119,6 @@ try {
     const ok = (s.request.okStatus ?? 200) >= 300 ? r["3xx"] : r["2xx"];
     return { ok, answered: r["1xx"] + r["2xx"] + r["3xx"] + r["4xx"] + r["5xx"] };
   };
-  /**
-   * A flow's requests go through this process's fetch, whose idle keep-alive sockets workerd may
-   * have closed during the other scenarios' rounds: 8 flows first, uncounted, each tried until it
-   * goes through on a live socket (a person of the pool's spare 50 each).
-   */
-  const primeSockets = async (s) => {
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        for (let tries = 0; ; tries++)
-          try {
-            return await s.flow(ctxOf(s));
-          } catch (err) {
-            if (tries >= 3 || /** @type {any} */ (err)?.cause?.code !== "UND_ERR_SOCKET") throw err;
-          }
-      }),
-    );
-  };
   // warm-up: the JIT tiers up, caches fill (three times the measured requests)
   for (const s of scenarios) {
     await checkOnce(ctxOf(s), s);
@@ -149,7 +132,9 @@ try {
     // each round starts with another scenario: the first after a pause counts apart from the rest
     for (const s of [...scenarios.slice(r % scenarios.length), ...scenarios.slice(0, r % scenarios.length)]) {
       if (s.prepare) await s.prepare(ctxOf(s), requests + 50);
-      if (s.flow) await primeSockets(s);
+      // a flow's fetch may hold keep-alive sockets workerd closed during the other scenarios' rounds:
+      // 8 flows first, uncounted, renew them (from the pool's spare 50 people)
+      if (s.flow) await send(s, 8);
       let res = { ok: 0, answered: 0 };
       const file = await counted(pid, dir, async () => {
         res = await send(s, requests);

@@ -59,6 +59,20 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     expect(p.html).toContain('name="cancel" value="Y" formnovalidate');
   });
 
+  it("a page is one UTF-8 document: its doctype first, the whole stylesheet inside its nonce'd style element, the Korean text intact", async () => {
+    const p = await new Browser().authorize();
+    expect(p.res.headers.get("Content-Type")).toBe("text/html; charset=utf-8");
+    expect(p.html.startsWith('<!doctype html>\n<html lang="ko">')).toBe(true);
+    const style = /<style nonce="[A-Za-z0-9_-]+">([^<]*)<\/style>\n<\/head>/.exec(p.html)?.[1] ?? "";
+    // the stylesheet's first and last rules, and one in between, around the spliced bytes
+    expect(style.startsWith("\n*,*::before,*::after{box-sizing:border-box}")).toBe(true);
+    expect(style).toContain(".carriers input:checked+label{");
+    expect(style.endsWith("a.switch{align-self:center;color:#1b64da;font-size:14px;font-weight:600}\n")).toBe(true);
+    expect(p.html).not.toContain("\uFFFD");
+    expect(p.html).toMatch(/<label class="field" for="phoneNo">휴대폰번호<\/label>/);
+    expect(p.html.trimEnd().endsWith("</html>")).toBe(true);
+  });
+
   it("pages carry the strict headers: CSP with a style nonce and form-action allowing the redirect origin, nosniff, no-referrer, no-store, HSTS", async () => {
     const p = await new Browser().authorize();
     const csp = p.res.headers.get("Content-Security-Policy")!;

@@ -122,6 +122,11 @@ export interface LinkRow {
   consentedAt: number;
 }
 
+/** A link's columns as stored, decoded. */
+function linkRow(r: { plid: string; items: number; consented_at: number }): LinkRow {
+  return { plid: r.plid, items: maskItems(r.items), consentedAt: r.consented_at };
+}
+
 export type EndableLink = {
   client_id: string;
   plid: string;
@@ -198,12 +203,10 @@ export class DirectoryShard extends DurableObject {
       .toArray()[0];
     if (!r) return { at: "none" };
     const { holder_id: id, link_plid: plid, link_items: items, link_at: consentedAt, ...row } = r;
-    if (homeOfId(id) !== shard) return { at: "away", id };
     const person = row as unknown as PersonRow;
-    if (person.id !== id || person.phone !== phone) return { at: "stale", id };
-    if (clientId === undefined) return { at: "here", person };
-    const link = plid === null ? null : { plid, items: maskItems(items!), consentedAt: consentedAt! };
-    return { at: "here", person, link };
+    const h = this.holderOf(shard, phone, id, person.id === id ? person : null);
+    if (h.at !== "here" || clientId === undefined) return h;
+    return { ...h, link: plid === null ? null : linkRow({ plid, items: items!, consented_at: consentedAt! }) };
   }
 
   /** A person at home here, or null. */
@@ -658,7 +661,7 @@ export class DirectoryShard extends DurableObject {
         clientId,
       )
       .toArray()[0];
-    return r ? { plid: r.plid, items: maskItems(r.items), consentedAt: r.consented_at } : null;
+    return r ? linkRow(r) : null;
   }
 
   /**
@@ -666,7 +669,7 @@ export class DirectoryShard extends DurableObject {
    * gone (removed, or their number reassigned) or the client deleted since the sign-in began.
    */
   recordConsent(subscriberId: number, clientId: string, items: number, newPlid: string): string | null {
-    return this.personRow(subscriberId) ? this.link(subscriberId, clientId, items, newPlid, null) : null;
+    return this.personRow(subscriberId) ? this.link(subscriberId, clientId, items, newPlid, false) : null;
   }
 
   /** Whether the client was deleted (its links here taken, and none written since). */
@@ -675,17 +678,12 @@ export class DirectoryShard extends DurableObject {
   }
 
   /**
-   * The link written (or its consent renewed) for a person at home here, with `loginAt` as its last
-   * login when given (a sign-in's consent); null for a deleted client.
+   * The link written (or its consent renewed) for a person at home here, with its last login now
+   * when `login` (a sign-in's consent); null for a deleted client.
    */
-  private link(
-    subscriberId: number,
-    clientId: string,
-    items: number,
-    newPlid: string,
-    loginAt: number | null,
-  ): string | null {
+  private link(subscriberId: number, clientId: string, items: number, newPlid: string, login: boolean): string | null {
     if (this.clientEnded(clientId)) return null;
+    const now = Date.now();
     return (
       this.sql
         .exec<{ plid: string }>(
@@ -698,8 +696,8 @@ export class DirectoryShard extends DurableObject {
           clientId,
           newPlid,
           items,
-          Date.now(),
-          loginAt,
+          now,
+          login ? now : null,
         )
         .toArray()[0]?.plid ?? null
     );
@@ -717,7 +715,7 @@ export class DirectoryShard extends DurableObject {
     newPlid: string,
   ): { plid: string; person: PersonRow } | null {
     const person = this.personRow(subscriberId);
-    const plid = person ? this.link(subscriberId, clientId, items, newPlid, Date.now()) : null;
+    const plid = person ? this.link(subscriberId, clientId, items, newPlid, true) : null;
     return plid === null ? null : { plid, person: person! };
   }
 
@@ -981,10 +979,11 @@ export class DirectoryShard extends DurableObject {
   }
 
   /** Who holds `phone`, given its entry's id here (null: none). */
-  private holderOf(shard: number, phone: string, id: number | null): NumberHolder {
+  /** The holder of `phone` from its entry's `id`; `known`, the person's row when already read. */
+  private holderOf(shard: number, phone: string, id: number | null, known?: PersonRow | null): NumberHolder {
     if (id === null) return { at: "none" };
     if (homeOfId(id) !== shard) return { at: "away", id };
-    const p = this.personRow(id);
+    const p = known === undefined ? this.personRow(id) : known;
     return p && p.phone === phone ? { at: "here", person: p } : { at: "stale", id };
   }
 

@@ -99,7 +99,8 @@ export function pageHeaders(opts: PageOptions): Headers {
   return h;
 }
 
-/** An HTML page response with the strict headers. */
-export function htmlResponse(body: SafeHtml, opts: PageOptions): Response {
-  return new Response("<!doctype html>\n" + body.value, { status: opts.status ?? 200, headers: pageHeaders(opts) });
+/** An HTML page response with the strict headers (a page given as UTF-8 bytes brings its own doctype). */
+export function htmlResponse(body: SafeHtml | Uint8Array, opts: PageOptions): Response {
+  const page = body instanceof Uint8Array ? body : "<!doctype html>\n" + body.value;
+  return new Response(page, { status: opts.status ?? 200, headers: pageHeaders(opts) });
 }

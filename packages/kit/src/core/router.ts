@@ -120,9 +120,7 @@ function insecure(req: Request, rc: Context, env: CommonVars, page: boolean): Re
   const url = rc.url;
   if (LOOPBACK_HOSTS.has(url.hostname) && commonConfig(env).devMode) return undefined;
   if (!page) throw E.httpsRequired();
-  const https = new URL(url);
-  https.protocol = "https:";
-  return redirect(308, https.href);
+  return redirect(308, `https:${url.href.slice("http:".length)}`);
 }
 
 /** A matched route's step: HTTPS, the path parameters decoded (undecodable: 404), then the handler. */
