@@ -104,6 +104,68 @@ describe("core/one-time-store", () => {
   });
 });
 
+describe("the sweep of codes and tokens", () => {
+  // Invariants: a row is deleted only once its time has passed; rows go in the order they were
+  // written, and the sweep reads no live row beyond the first (an object holds minutes of codes and
+  // tokens, nearly all live); a row that waits behind a live one is refused like any expired one.
+  it("deletes what passed in the order it was written, without reading the live rows behind it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const store = env.ONE_TIME.get(env.ONE_TIME.idFromName(`sweep-${randomToken(8)}`));
+    // a code redeemed into a token: both rows live as long as the token
+    const issue = async (tokenTtlMs: number) => {
+      const code = randomToken();
+      const token = randomToken();
+      await store.putCode(await sha256(code), GRANT, null, 60_000);
+      const args = {
+        codeHash: await sha256(code),
+        clientId: GRANT.clientId,
+        verifierChallenge: null,
+        redirectUri: null,
+      };
+      const tokenHash = await sha256(token);
+      expect(await store.redeemCode(...redeemArgs({ ...args, tokenHash, tokenTtlMs, secretId: "s" }))).toEqual({
+        ok: true,
+      });
+      return { code, tokenHash };
+    };
+    const early = [await issue(1000), await issue(1000), await issue(1000)];
+    const live = [];
+    for (let i = 0; i < 60; i++) live.push(await issue(3_600_000));
+    const late = await issue(1000);
+    vi.setSystemTime(Date.now() + 2000);
+    const rows = (state: DurableObjectState, table: string) =>
+      state.storage.sql
+        .exec<{ h: string }>(`SELECT ${table === "tokens" ? "hash" : "token_hash"} AS h FROM ${table} ORDER BY rowid`)
+        .toArray()
+        .map((r) => r.h);
+    const swept = await runInDurableObject(store, (o: OneTimeStore, state) => ({
+      codesRead: o.sweepInOrder("codes", "purge_at", Date.now()),
+      tokensRead: o.sweepInOrder("tokens", "expires_at", Date.now()),
+      codes: rows(state, "codes"),
+      tokens: rows(state, "tokens"),
+    }));
+    const expected = [...live, late].map((x) => x.tokenHash);
+    expect(swept.tokens).toEqual(expected);
+    expect(swept.codes).toEqual(expected);
+    expect(early.some((e) => swept.tokens.includes(e.tokenHash))).toBe(false);
+    // a scan reads all 64 rows; the sweep reads the 3 gone and the first live one, and the 3 again
+    // (with their index entries) as it deletes them by range
+    expect(swept.codesRead).toBeLessThan(20);
+    expect(swept.tokensRead).toBeLessThan(20);
+    // the row waiting behind the live ones reads nothing
+    expect(await store.readToken(late.tokenHash, 1)).toBeNull();
+    expect(await store.readToken(live[0]!.tokenHash, 1)).not.toBeNull();
+    // once the live ones have passed, the alarm takes everything
+    vi.setSystemTime(Date.now() + 3_600_000);
+    await runDurableObjectAlarm(store);
+    const left = await runInDurableObject(store, (_o, state) => [
+      rows(state, "codes").length,
+      rows(state, "tokens").length,
+    ]);
+    expect(left).toEqual([0, 0]);
+  });
+});
+
 describe("core/one-time-store audit outbox", () => {
   it("redemptions are audited through the outbox; a flush with nothing to move does not block later flushes", async () => {
     const code = randomToken();
