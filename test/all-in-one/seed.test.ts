@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { sha256 } from "../../workers/core/crypto";
 import { basic, call, FORM, form, HONG, mintFor, userMe } from "../support/helpers";
 import { Browser } from "../support/signin";
+import { ensureDevSeed } from "../../workers/all-in-one/seed";
 
 const CLIENTS = [
   {
@@ -99,6 +100,12 @@ describe("the dev seed (README)", () => {
       expect(Object.keys(user)).toEqual(["plid", ...c.items, "autoLoginYn", "autoStatusCheck"]);
     },
   );
+
+  it("once applied in an isolate, the seed gives a request nothing to wait for", async () => {
+    await ensureDevSeed(env); // applied now, or by an earlier request
+    expect(ensureDevSeed(env)).toBeUndefined();
+    expect((await call("/healthz")).status).toBe(200);
+  });
 
   it("the clients' rows: items and automatic login as listed; the secret sealed, never stored in clear", async () => {
     const rows = (

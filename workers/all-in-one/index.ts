@@ -36,14 +36,22 @@ const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...kitRoutes(() => worker),
 ]);
 
+/** The dev seed could not be applied: the request is answered with the error, its cause logged. */
+function startupFailed(err: unknown): Response {
+  console.error(JSON.stringify({ worker: "dev", event: "startup_failed", cause: describe(err) }));
+  return errorResponse(err);
+}
+
 export default {
-  async fetch(req, env, ctx) {
+  // Once the seed is in (or with DEV_MODE off), a request goes straight to the route table.
+  fetch(req, env, ctx) {
+    let seeding: Promise<void> | undefined;
     try {
-      if (providerConfig(env).devMode) await ensureDevSeed(env);
+      seeding = providerConfig(env).devMode ? ensureDevSeed(env) : undefined;
     } catch (err) {
-      console.error(JSON.stringify({ worker: "dev", event: "startup_failed", cause: describe(err) }));
-      return errorResponse(err);
+      return startupFailed(err);
     }
-    return worker.fetch!(req as never, env, ctx);
+    if (!seeding) return worker.fetch!(req as never, env, ctx);
+    return seeding.then(() => worker.fetch!(req as never, env, ctx), startupFailed);
   },
 } satisfies ExportedHandler<AllInOneEnv>;

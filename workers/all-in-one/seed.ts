@@ -173,12 +173,20 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
 }
 
 let seeded: Promise<void> | undefined;
+let applied = false;
 
-/** Applies the dev seed once per isolate. */
-export function ensureDevSeed(env: SeedEnv): Promise<void> {
-  seeded ??= applyDevSeed(env).catch((e: unknown) => {
-    seeded = undefined;
-    throw e;
-  });
+/**
+ * Applies the dev seed once per isolate: the application while it runs (a failed one is tried
+ * again by the next request), then undefined, so that a request after it waits for nothing.
+ */
+export function ensureDevSeed(env: SeedEnv): Promise<void> | undefined {
+  if (applied) return undefined;
+  seeded ??= applyDevSeed(env).then(
+    () => void (applied = true),
+    (e: unknown) => {
+      seeded = undefined;
+      throw e;
+    },
+  );
   return seeded;
 }

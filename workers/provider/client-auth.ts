@@ -7,7 +7,7 @@
 import { constantTimeEqual } from "../core/crypto";
 import { E } from "../core/errors";
 import { parseBasic, type Params } from "../core/http";
-import { clientWithSecrets, type Client } from "./store/clients";
+import { cachedClientWithSecrets, clientWithSecrets, type Client } from "./store/clients";
 
 type AuthEnv = { DB: D1Database; SEAL_KEY: string };
 
@@ -27,7 +27,7 @@ export async function checkClientSecret(
   secret: string,
   cacheMs: number,
 ): Promise<AuthenticatedClient> {
-  const found = await clientWithSecrets(env, clientId, cacheMs);
+  const found = cachedClientWithSecrets(clientId, cacheMs) ?? (await clientWithSecrets(env, clientId, cacheMs));
   if (!found) {
     await constantTimeEqual(secret, NO_DIGEST); // same work as a known client
     throw E.badClient("basic", "unknown, disabled or deleted client");
@@ -44,9 +44,10 @@ export async function checkClientSecret(
 /**
  * The request's client. Basic wins; with `params` (the token endpoint) the `client_id` and
  * `client_secret` parameters are the fallback, and a parameter `client_id` that differs from the
- * Basic one is refused. Without `params` (disconnect) Basic is the only way.
+ * Basic one is refused. Without `params` (disconnect) Basic is the only way. A request that names
+ * no usable credentials throws before any promise (callers await it inside their handler).
  */
-export async function authenticateClient(
+export function authenticateClient(
   req: Request,
   env: AuthEnv,
   cacheMs: number,

@@ -73,8 +73,14 @@ interface CachedClient {
   row: ClientRow | null;
   client: Client | null;
   secrets?: Promise<ClientSecrets>;
-  /** `secrets` once unsealed: the hot paths take it without awaiting. */
-  opened?: ClientSecrets;
+  /** The active client with its unsealed `secrets`: the hot paths take it without awaiting. */
+  opened?: ActiveClient;
+}
+
+/** An active client with its secrets, as the token and user/me routes use it. */
+export interface ActiveClient {
+  client: Client;
+  secrets: ClientSecrets;
 }
 
 /** A client secret with its fingerprint (`secretFingerprint`), computed once per cache fill. */
@@ -163,7 +169,7 @@ function clientSecretsOf(env: SealEnv, entry: CachedClient): Promise<ClientSecre
   entry.secrets = secrets;
   // a failed unseal is not cached: the next request tries again (set once, not on every hit)
   secrets.then(
-    (opened) => void (entry.opened = opened),
+    (opened) => void (entry.opened = entry.client ? { client: entry.client, secrets: opened } : undefined),
     () => {
       if (entry.secrets === secrets) entry.secrets = undefined;
     },
@@ -173,18 +179,27 @@ function clientSecretsOf(env: SealEnv, entry: CachedClient): Promise<ClientSecre
 
 /**
  * The active client with its secrets, from one read of its record: null when unknown, disabled or
- * deleted. What the token and user/me routes need, with no await when the isolate has both cached.
+ * deleted. What the token and user/me routes need; `cachedClientWithSecrets` first, which answers
+ * with no promise when the isolate has both cached.
  */
 export async function clientWithSecrets(
   env: DbEnv & SealEnv,
   clientId: string,
   cacheMs: number,
-): Promise<{ client: Client; secrets: ClientSecrets } | null> {
+): Promise<ActiveClient | null> {
   const entry = cached(clientId, cacheMs) ?? (await loadClient(env, clientId, cacheMs));
   const client = entry.client;
   if (!client || client.status !== "active") return null;
-  const secrets = entry.opened ?? (await clientSecretsOf(env, entry));
+  const secrets = entry.opened?.secrets ?? (await clientSecretsOf(env, entry));
   return secrets && { client, secrets };
+}
+
+/** `clientWithSecrets`' answer from this isolate's cache alone, or undefined when it must read or unseal. */
+export function cachedClientWithSecrets(clientId: string, cacheMs: number): ActiveClient | null | undefined {
+  const entry = cached(clientId, cacheMs);
+  if (!entry) return undefined;
+  if (!entry.client || entry.client.status !== "active") return null;
+  return entry.opened;
 }
 
 export function secretContext(clientId: string): string {

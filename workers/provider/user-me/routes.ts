@@ -8,7 +8,7 @@ import { isRandomValue, type YN } from "../../core/spec";
 import { storeFor, type CodeGrant, type TokenRead } from "../store/one-time-store";
 import type { RequestContext, Route } from "../../core/router";
 import { userRecordJson } from "./record";
-import { clientWithSecrets, secretForToken } from "../store/clients";
+import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
 
 /** The one read this token allows (atomic in the plid's store object), or authentication_failed. */
 async function readToken(req: Request, env: ProviderEnv, shards: number, maxReads: number): Promise<TokenRead> {
@@ -42,7 +42,9 @@ async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promi
   const [grantJson, secretId, firstReport] = await readToken(req, env, cfg.oneTimeShards, cfg.userMeMaxReads);
   const grant = JSON.parse(grantJson) as CodeGrant;
   rc.log.clientId = grant.clientId;
-  const found = await clientWithSecrets(env, grant.clientId, cfg.clientCacheMs);
+  const found =
+    cachedClientWithSecrets(grant.clientId, cfg.clientCacheMs) ??
+    (await clientWithSecrets(env, grant.clientId, cfg.clientCacheMs));
   if (!found) throw E.authFailed("client gone or disabled");
   const { client, secrets } = found;
   // The secret that authenticated the exchange, across later rotations; gone (rotated out, or

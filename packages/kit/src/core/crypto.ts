@@ -104,11 +104,9 @@ export async function hmacSha256Base64(key: string, message: string): Promise<st
 
 /** Constant-time equality: both sides hashed (`b` may come as its digest), so nothing leaks. */
 export async function constantTimeEqual(a: string, b: string | ArrayBuffer): Promise<boolean> {
-  const [ha, hb] = await Promise.all([
-    crypto.subtle.digest("SHA-256", utf8(a)),
-    typeof b === "string" ? crypto.subtle.digest("SHA-256", utf8(b)) : b,
-  ]);
-  return crypto.subtle.timingSafeEqual(ha, hb);
+  const ha = crypto.subtle.digest("SHA-256", utf8(a)); // both digests start before either is awaited
+  const hb = typeof b === "string" ? await crypto.subtle.digest("SHA-256", utf8(b)) : b;
+  return crypto.subtle.timingSafeEqual(await ha, hb);
 }
 
 /** PKCE S256 (RFC 7636 §4.2): base64url(SHA-256(ASCII(verifier))). */
