@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem, type as osType, release } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { combineSlices, drive, loop } from "./lib/load.mjs";
+import { combineSlices, drive, loop, quiet } from "./lib/load.mjs";
 import { floorFractions, formatTable, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
 import { SCENARIOS, checkOnce, urlFor } from "./lib/scenarios.mjs";
 import { PROFILES, PROFILE_WORKERS, cryptoMicros } from "./lib/profile.mjs";
@@ -141,7 +141,10 @@ const need = (rate, seconds, connections) => Math.ceil(rate * seconds * 2) + con
  */
 async function measure(s, ctx, seconds, connections, { retries = 2, settle = 0 } = {}) {
   for (let attempt = 0; ; attempt++) {
-    if (s.prepare) await s.prepare(ctx, need(ctx.rateGuess[s.key] ?? s.guess ?? 3000, seconds, connections));
+    if (s.prepare) {
+      await s.prepare(ctx, need(ctx.rateGuess[s.key] ?? s.guess ?? 3000, seconds, connections));
+      await quiet(ctx.pid);
+    }
     const r = s.flow
       ? await loop({
           flow: () => s.flow(ctx),

@@ -120,6 +120,24 @@ export async function loop({ flow, concurrency, seconds, pid, settle = 0 }) {
 const settled = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
 /**
+ * Waits until workerd is idle (under 1 ms of CPU in 50 ms, twice running; 3 s at most): what a
+ * preparation left running (its collections on V8's threads, an object's deferred work) ends
+ * before the slice it prepared starts counting.
+ */
+export async function quiet(pid, maxSeconds = 3) {
+  const end = performance.now() + maxSeconds * 1000;
+  let calm = 0;
+  let before = cpuMicros(pid);
+  while (before !== null && calm < 2 && performance.now() < end) {
+    await settled(0.05);
+    const now = cpuMicros(pid);
+    if (now === null) return;
+    calm = now - before < 1000 ? calm + 1 : 0;
+    before = now;
+  }
+}
+
+/**
  * One round of a scenario from its slices (`measure` calls spread over the round, interleaved with
  * the other scenarios'): totals over the slices; latency is the median of the slices'.
  */

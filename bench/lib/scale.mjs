@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { combineSlices, drive, loop, Pool } from "./load.mjs";
+import { combineSlices, drive, loop, Pool, quiet } from "./load.mjs";
 import { stats } from "./report.mjs";
 import { SCENARIOS, checkOnce, control, firstForm, urlFor } from "./scenarios.mjs";
 import { cpuMicros, startServers, writeJson } from "./server.mjs";
@@ -434,8 +434,10 @@ const need = (rate, seconds, connections) => Math.ceil(rate * seconds * 2) + con
 /** One measured slice of a scenario (its pool prepared first); repeated once with a bigger pool if it ran dry. */
 async function measure(s, ctx, seconds, o, settle) {
   for (let attempt = 0; ; attempt++) {
-    if (s.prepare && !s.flow)
+    if (s.prepare && !s.flow) {
       await s.prepare(ctx, need(ctx.rateGuess[s.id] ?? s.guess ?? 3000, seconds, o.connections));
+      await quiet(ctx.pid);
+    }
     const r = s.flow
       ? await loop({
           flow: () => s.flow(ctx),

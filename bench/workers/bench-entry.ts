@@ -17,6 +17,7 @@ import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor
 import { partsWork } from "./parts";
 import { scaleWork } from "./scale";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
+import { inTurns } from "./in-turns";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
 
 /** The bench worker's env: the all-in-one's, plus the variant switch (bench/lib/profile.mjs). */
@@ -170,7 +171,7 @@ async function rpCallbacks(env: Env, n: number): Promise<Response> {
     });
     return `${state} ${code} ${binding}`;
   };
-  return Response.json(await Promise.all(Array.from({ length: n }, one)));
+  return Response.json(await inTurns(n, one));
 }
 
 /** Mints `n` codes (or tokens: codes redeemed in the store as the token route does) in parallel. */
@@ -217,7 +218,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
     if (!r.ok) throw new Error(`mint token: ${r.reason}`);
     return token;
   };
-  const out = await Promise.all(Array.from({ length: n }, one));
+  const out = await inTurns(n, one);
   // Settle what the redemptions left for later (their audit counts' R2 write, a minute on):
   // the minting is preparation, and its deferred work must not land in the round it prepares.
   if (kind !== "code")

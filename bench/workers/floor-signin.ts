@@ -30,6 +30,7 @@ import {
   sha256,
 } from "../../workers/core/crypto";
 import { inShard, shardOf } from "../../workers/provider/store/one-time-store";
+import { inTurns } from "./in-turns";
 import { CLIENT, type FloorStore, RECORD9, SECRET, floorObject, floorUserBody } from "./floor";
 
 const SHARDS = 16;
@@ -191,7 +192,7 @@ export async function floorCallbacks(env: Env, n: number): Promise<Response> {
     await at(env, shardOf(code, SHARDS)).putCode(codeHash, CLIENT, challenge, phoneRecord(crypto.randomUUID()));
     return `${state} ${code} ${binding}`;
   };
-  return Response.json(await Promise.all(Array.from({ length: n }, one)));
+  return Response.json(await inTurns(n, one));
 }
 
 /** The record a floor code carries (bench/workers/floor.ts RECORD9, formatted as user/me sends it). */
