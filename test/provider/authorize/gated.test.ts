@@ -14,6 +14,7 @@ import { challengeHash, txKey } from "../../../workers/provider/authorize/transa
 import { phoneKey } from "../../../workers/provider/authorize/limits";
 import { sha256 } from "../../../workers/core/crypto";
 import { ciOf, importRows, lastCode } from "../../support/directory";
+import { auditEvents } from "../../support/audit";
 import { subscriberByPhone } from "../../../workers/provider/store/directory";
 import { homeOfId, numberShard } from "../../../workers/provider/store/directory-keys";
 
@@ -71,6 +72,30 @@ describe("gated steps: one store call each", () => {
     expect(done.status).toBe(302);
     expect(new URL(done.res.headers.get("Location")!).searchParams.get("state")).toBe("st-1");
     expect(calls).toEqual(["signinVerifyGated", "signinFinish", "putCode"]);
+  });
+});
+
+describe("a consent whose code cannot be made", () => {
+  // Invariant: a consent that stands (its link written) is in the audit trail, whether or not the
+  // code it rode with was made.
+  it("still reaches the audit trail, once, and no sign-in success is recorded", async () => {
+    const clientId = await newClient();
+    const ONE_TIME = aroundCalls(env.ONE_TIME, (method) => {
+      if (method === "putCode") throw new Error("the code's object did not answer");
+    });
+    const b = new Browser({ bindings: { ONE_TIME } });
+    const p1 = await b.authorize({ client_id: clientId, redirect_uri: CB });
+    const code = await b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    const consent = await b.submit(code, { otp: HONG.code });
+    expect(consent.form?.step).toBe("consent");
+    const failed = await b.submit(consent, { agree: "Y" });
+    expect(failed.status).toBe(500);
+    // the event goes after the answer (waitUntil): wait for it to land
+    await vi.waitFor(async () => expect(await auditEvents({ type: "consent", clientId })).toHaveLength(1), {
+      timeout: 5000,
+      interval: 100,
+    });
+    expect(await auditEvents({ type: "signin.success", clientId })).toEqual([]);
   });
 });
 
