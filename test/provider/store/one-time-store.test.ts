@@ -11,6 +11,8 @@ import {
   storeAt,
   storeFor,
   storeForPlid,
+  sweepByExpiry,
+  sweepInOrder,
   tokenGrant,
   type CodeGrant,
   type RedeemRequest,
@@ -138,9 +140,9 @@ describe("the sweep of codes and tokens", () => {
         .exec<{ h: string }>(`SELECT ${table === "tokens" ? "hash" : "token_hash"} AS h FROM ${table} ORDER BY rowid`)
         .toArray()
         .map((r) => r.h);
-    const swept = await runInDurableObject(store, (o: OneTimeStore, state) => ({
-      codesRead: o.sweepInOrder("codes", "purge_at", Date.now()),
-      tokensRead: o.sweepInOrder("tokens", "expires_at", Date.now()),
+    const swept = await runInDurableObject(store, (_o: OneTimeStore, state) => ({
+      codesRead: sweepInOrder(state.storage.sql, "codes", Date.now()),
+      tokensRead: sweepInOrder(state.storage.sql, "tokens", Date.now()),
       codes: rows(state, "codes"),
       tokens: rows(state, "tokens"),
     }));
@@ -181,8 +183,8 @@ describe("the sweep of entries and counters", () => {
       await store.hit(`live-${i}`, 3_600_000);
     }
     vi.setSystemTime(Date.now() + 2000);
-    const swept = await runInDurableObject(store, (o: OneTimeStore, state) => ({
-      read: o.sweepByExpiry(Date.now()),
+    const swept = await runInDurableObject(store, (_o: OneTimeStore, state) => ({
+      read: sweepByExpiry(state.storage.sql, Date.now()),
       entries: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM entries").one().n,
       counters: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM counters").one().n,
       gone: state.storage.sql

@@ -824,35 +824,6 @@ export class OneTimeStore extends DurableObject {
   }
 
   /**
-   * Deletes a table's rows whose `until` has passed, in the order they were written: every row
-   * before the oldest that still lives. No index and no scan of the live rows (they are most of an
-   * object's codes and tokens): the rows are read from the oldest, as far as the first live one,
-   * then deleted by rowid range. A row that has passed waits for the live ones written before it,
-   * at most the longest life a row of the table is given (a redeemed code's is its token's); reads
-   * check expiry themselves, so a row waiting here is never taken.
-   */
-  sweepInOrder(table: "codes" | "tokens", until: "purge_at" | "expires_at", now: number): number {
-    return this.sql.exec(
-      `DELETE FROM ${table} WHERE rowid < coalesce(
-         (SELECT rowid FROM ${table} WHERE ${until} > ? ORDER BY rowid LIMIT 1),
-         (SELECT max(rowid) + 1 FROM ${table}))`,
-      now,
-    ).rowsRead; // what it cost (tested: the live rows are not read)
-  }
-
-  /**
-   * Deletes the entries and counters whose time has passed, found by the index of their expiry
-   * (their rows are rewritten with new lives, so write order says nothing): it reads the rows it
-   * deletes, not the sign-ins still under way. Returns the rows read (tested).
-   */
-  sweepByExpiry(now: number): number {
-    return (
-      this.sql.exec("DELETE FROM entries WHERE expires_at <= ?", now).rowsRead +
-      this.sql.exec("DELETE FROM counters WHERE window_end <= ?", now).rowsRead
-    );
-  }
-
-  /**
    * Sends due events, writes the audit outbox to R2, deletes what has expired; reschedules while
    * anything is left, and within the flush interval while audit events wait (also after a failed
    * flush: the retry).
@@ -862,16 +833,16 @@ export class OneTimeStore extends DurableObject {
     const nextEvent = await this.deliverDue().catch(() => Date.now() + SWEEP_MS);
     await this.flushAudit().catch(() => {});
     const now = Date.now();
-    this.sweepInOrder("codes", "purge_at", now);
+    sweepInOrder(this.sql, "codes", now);
     // Every token row is counted before any is deleted: the flush above may have been one already
     // under way, which counted at its start. With the highest rows deleted (every token expired),
     // the next would take a rowid under the mark: lower it.
     this.countRedeemed();
-    this.sweepInOrder("tokens", "expires_at", now);
+    sweepInOrder(this.sql, "tokens", now);
     this.sql.exec(
       "UPDATE audit_mark SET tokens_rowid = min(tokens_rowid, (SELECT coalesce(max(rowid), 0) FROM tokens))",
     );
-    this.sweepByExpiry(now);
+    sweepByExpiry(this.sql, now);
     await this.forgetEndedPlids(now);
     this.sql.exec(
       "DELETE FROM event_outbox WHERE next_at IS NULL AND created_at <= ?",
@@ -902,6 +873,40 @@ export class OneTimeStore extends DurableObject {
       });
     }
   }
+}
+
+/** When a row of each table written in expiry order has passed (a redeemed code's is its token's). */
+const PASSES_AT = { codes: "purge_at", tokens: "expires_at" } as const;
+
+/**
+ * Deletes a table's rows that have passed, in the order they were written: every row before the
+ * oldest that still lives. No index and no scan of the live rows (they are most of an object's
+ * codes and tokens): the rows are read from the oldest, as far as the first live one, then deleted
+ * by rowid range. A row that has passed waits for the live ones written before it, at most the
+ * longest life a row of the table is given; reads check expiry themselves, so a row waiting here
+ * is never taken. A function of the object's SQL, not a method: nothing outside the object calls
+ * it. Returns the rows read (tested: not the live ones).
+ */
+export function sweepInOrder(sql: SqlStorage, table: keyof typeof PASSES_AT, now: number): number {
+  const until = PASSES_AT[table];
+  return sql.exec(
+    `DELETE FROM ${table} WHERE rowid < coalesce(
+       (SELECT rowid FROM ${table} WHERE ${until} > ? ORDER BY rowid LIMIT 1),
+       (SELECT max(rowid) + 1 FROM ${table}))`,
+    now,
+  ).rowsRead;
+}
+
+/**
+ * Deletes the entries and counters that have passed, found by the index of their expiry (their
+ * rows are rewritten with new lives, so write order says nothing): it reads the rows it deletes,
+ * not the sign-ins still under way. Returns the rows read (tested).
+ */
+export function sweepByExpiry(sql: SqlStorage, now: number): number {
+  return (
+    sql.exec("DELETE FROM entries WHERE expires_at <= ?", now).rowsRead +
+    sql.exec("DELETE FROM counters WHERE window_end <= ?", now).rowsRead
+  );
 }
 
 /** Columns added after the first release: an object created before gets them once. */
