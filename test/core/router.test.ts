@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { E } from "../../workers/core/errors";
 import { json } from "../../workers/core/http";
-import { createWorker, pathAndQuery, type RequestContext } from "../../workers/core/router";
+import { createWorker, hostOf, pathAndQuery, type RequestContext } from "../../workers/core/router";
 
 const seen: string[] = [];
 let lastContext: RequestContext | undefined;
@@ -94,6 +94,31 @@ describe("core/router createWorker", () => {
           const url = new URL(raw + tail);
           // what workerd hands a worker: a serialized URL
           expect(pathAndQuery(url.href)).toEqual([url.pathname, url.search]);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("the host the HTTPS check reads is the URL's own hostname, userinfo, port and IPv6 included", () => {
+    const hosts = fc.oneof(
+      fc.domain(),
+      fc.ipV4(),
+      fc.ipV6().map((a) => `[${a}]`),
+      fc.constantFrom("localhost", "127.0.0.1", "[::1]", "localhost.example", "127.0.0.1.nip.io"),
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom("http", "https"),
+        fc.option(fc.constantFrom("u", "u:p", "a@b:c", "localhost:1"), { nil: undefined }),
+        hosts,
+        fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+        fc.constantFrom("", "/", "/x?y=@z:1", "?q=//@h:1", "#f@g:2", "/a/b#c"),
+        (scheme, user, host, port, tail) => {
+          const url = new URL(
+            `${scheme}://${user === undefined ? "" : encodeURIComponent(user).replace(/%3A/, ":") + "@"}${host}${port === undefined ? "" : `:${port}`}${tail}`,
+          );
+          expect(hostOf(url.href)).toBe(url.hostname);
         },
       ),
       { numRuns: 2000 },

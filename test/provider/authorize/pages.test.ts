@@ -7,6 +7,7 @@ import { exchange, KIM, LIMITED, userMe } from "../../support/helpers";
 import { alertText, Browser, throughCode } from "../../support/signin";
 import { decryptField } from "../../../workers/core/crypto";
 import { forgetClient } from "../../../workers/provider/store/clients";
+import { formActionOf } from "../../../workers/provider/authorize/pages";
 
 describe("consent (개인정보 보호법 §17 ②)", () => {
   it("states recipient, purpose, items, retention and the right to refuse with its consequence, in Korean and English", async () => {
@@ -59,6 +60,20 @@ describe("consent (개인정보 보호법 §17 ②)", () => {
         JSON.stringify(bad),
       ).toBe(400);
     }
+  });
+});
+
+describe("form-action", () => {
+  it("each redirect URI gets its own origin or scheme, also once more URIs were seen than are kept", () => {
+    const uris = Array.from({ length: 600 }, (_, i) => [
+      `https://app${i}.example/cb?x=${i}`,
+      `https://app${i}.example`,
+    ]);
+    for (const [uri, origin] of [...uris, ...uris.slice(0, 300).reverse()])
+      expect(formActionOf(uri!)).toEqual([origin]);
+    expect(formActionOf("demoapp://callback")).toEqual(["demoapp:"]);
+    expect(formActionOf("not a url")).toEqual([]);
+    expect(Object.isFrozen(formActionOf("https://app1.example/cb?x=1"))).toBe(true);
   });
 });
 

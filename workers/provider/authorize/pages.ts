@@ -3,7 +3,7 @@
 // The one script is the code page's WebOTP call, an enhancement the page does not depend on.
 // The step form is always the first <form> of a page; the language switch follows in the footer.
 
-import { cspNonce, html, htmlResponse, raw, type PageOptions, type SafeHtml } from "../../core/html";
+import { cspNonce, cspSourceFor, html, htmlResponse, raw, type PageOptions, type SafeHtml } from "../../core/html";
 import { utf8 } from "../../core/crypto";
 import { itemName, t, type Lang, type MessageKey } from "./i18n";
 import type { Operator } from "./config";
@@ -32,6 +32,20 @@ export interface PageContext {
 /** The context of a page outside any sign-in (a stop page with nothing to go on with). */
 export function bareContext(operator: Operator, lang: Lang): PageContext {
   return { operator, lang, hybrid: false, appName: "", nonce: cspNonce(), formAction: [] };
+}
+
+/** `form-action` sources by redirect URI (registered ones: a few per client), parsed once; at most 256 kept. */
+const formActions = new Map<string, readonly string[]>();
+
+export function formActionOf(redirectUri: string): readonly string[] {
+  let sources = formActions.get(redirectUri);
+  if (sources === undefined) {
+    if (formActions.size >= 256) formActions.clear();
+    const target = cspSourceFor(redirectUri);
+    sources = Object.freeze(target ? [target] : []);
+    formActions.set(redirectUri, sources);
+  }
+  return sources;
 }
 
 export interface Alert {

@@ -4,13 +4,13 @@
 
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
-import { cspNonce, cspSourceFor } from "../../core/html";
+import { cspNonce } from "../../core/html";
 import { pickLang } from "./i18n";
 import type { RequestContext } from "../../core/router";
 import { signinConfig } from "./config";
 import { autoLoginEligible, deviceIdOf, errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./finish";
 import { redirect } from "../../core/http";
-import { identifyPage, type PageContext } from "./pages";
+import { formActionOf, identifyPage, type PageContext } from "./pages";
 import { browserBinding, createTransaction } from "./transaction";
 import { ipKey } from "./limits";
 import type { AuthorizeRequest } from "./validate";
@@ -93,7 +93,6 @@ export async function startSignIn(
     () => ipKey(req),
   );
   rc.log.event = "signin.start";
-  const target = cspSourceFor(ar.redirectUri);
   const ctx: PageContext = {
     operator: cfg.operator,
     lang,
@@ -102,7 +101,7 @@ export async function startSignIn(
     txId: id,
     csrf,
     nonce: cspNonce(),
-    formAction: target ? [target] : [],
+    formAction: formActionOf(ar.redirectUri),
     cookies: browser.setCookie ? [browser.setCookie] : [],
   };
   return identifyPage(ctx);

@@ -12,7 +12,7 @@ import { ConfigError } from "../../core/config";
 import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
 import { redirect, type Params } from "../../core/http";
-import { cspNonce, cspSourceFor } from "../../core/html";
+import { cspNonce } from "../../core/html";
 import { formatKstTime } from "../dates";
 import { pickLang, t, type Lang } from "./i18n";
 import { shardOf, storeFor } from "../store/one-time-store";
@@ -37,6 +37,7 @@ import {
 import {
   bareContext,
   consentPage,
+  formActionOf,
   identifyPage,
   stopPage,
   termsVersion,
@@ -125,7 +126,6 @@ function accountClient(lang: Lang): Client {
 }
 
 function pageContext(env: ProviderEnv, tx: Transaction, appName: string, txId?: string, csrf?: string): PageContext {
-  const target = cspSourceFor(tx.redirectUri);
   return {
     operator: signinConfig(env).operator,
     lang: tx.lang,
@@ -134,7 +134,7 @@ function pageContext(env: ProviderEnv, tx: Transaction, appName: string, txId?: 
     txId,
     csrf,
     nonce: cspNonce(),
-    formAction: target ? [target] : [],
+    formAction: formActionOf(tx.redirectUri),
     ...(tx.purpose === "account" ? { action: "/account", purpose: "account" as const } : {}),
   };
 }

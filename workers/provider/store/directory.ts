@@ -20,16 +20,12 @@ export interface Subscriber {
 
 export type DirectoryEnv = { DIRECTORY: DurableObjectNamespace<DirectoryShard> } & StoreVars;
 
-const idCache = new Map<string, DurableObjectId>();
+/** Each shard's object id, by shard number (`dir-N` hashed once per isolate). */
+const idCache: DurableObjectId[] = [];
 
 /** The object of directory shard `shard`. */
 export function dirAt(env: DirectoryEnv, shard: number): DurableObjectStub<DirectoryShard> {
-  const name = `dir-${shard}`;
-  let id = idCache.get(name);
-  if (!id) {
-    id = env.DIRECTORY.idFromName(name);
-    idCache.set(name, id);
-  }
+  const id = (idCache[shard] ??= env.DIRECTORY.idFromName(`dir-${shard}`));
   return env.DIRECTORY.get(id);
 }
 

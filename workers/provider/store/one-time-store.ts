@@ -989,15 +989,11 @@ function presenterRefusal(
 
 type OneTimeEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
-const idCache = new Map<string, DurableObjectId>();
+/** Each shard's object id, by shard number (`shard-N` hashed once per isolate). */
+const idCache: DurableObjectId[] = [];
 
 function stubAt(env: OneTimeEnv, shard: number): DurableObjectStub<OneTimeStore> {
-  const name = `shard-${shard}`;
-  let id = idCache.get(name);
-  if (!id) {
-    id = env.ONE_TIME.idFromName(name);
-    idCache.set(name, id);
-  }
+  const id = (idCache[shard] ??= env.ONE_TIME.idFromName(`shard-${shard}`));
   return env.ONE_TIME.get(id);
 }
 

@@ -70,6 +70,20 @@ export function pathAndQuery(href: string): [path: string, search: string] {
   return [href.slice(start, q), q === end - 1 ? "" : href.slice(q, end)];
 }
 
+/**
+ * The host of a serialized URL, as `new URL(href).hostname` reads it (userinfo and port dropped, an
+ * IPv6 address in its brackets), taken from the text: the HTTPS check needs no parse.
+ */
+export function hostOf(href: string): string {
+  const from = href.indexOf("//") + 2;
+  let end = from;
+  while (end < href.length && !"/?#".includes(href.charAt(end))) end++;
+  const authority = href.slice(from, end);
+  const host = authority.slice(authority.lastIndexOf("@") + 1);
+  const colon = host.lastIndexOf(":");
+  return colon > host.lastIndexOf("]") ? host.slice(0, colon) : host;
+}
+
 /** The request's context; the URL's full parse waits until a handler asks for `url`. */
 export class Context implements RequestContext {
   readonly path: string;
@@ -117,10 +131,9 @@ function renderError(err: unknown, rc: Context): Response {
 /** HTTPS only (spec §1), before anything is read: pages 308 to https; loopback http in DEV_MODE. */
 function insecure(req: Request, rc: Context, env: CommonVars, page: boolean): Response | undefined {
   if (!req.url.startsWith("http:")) return undefined;
-  const url = rc.url;
-  if (LOOPBACK_HOSTS.has(url.hostname) && commonConfig(env).devMode) return undefined;
+  if (LOOPBACK_HOSTS.has(hostOf(req.url)) && commonConfig(env).devMode) return undefined;
   if (!page) throw E.httpsRequired();
-  return redirect(308, `https:${url.href.slice("http:".length)}`);
+  return redirect(308, `https:${rc.url.href.slice("http:".length)}`);
 }
 
 /** A matched route's step: HTTPS, the path parameters decoded (undecodable: 404), then the handler. */
