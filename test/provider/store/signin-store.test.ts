@@ -179,6 +179,32 @@ describe("sign-in store: the number's lock is decided with the code check", () =
   );
 });
 
+describe("sign-in store: a right code clears the failures its network and number have", () => {
+  it("a network's failures outlive another network's right code, and its own right code clears them", async () => {
+    const phoneKey = "P-clear";
+    const stub = storeFor(env, "A-clear", 16);
+    for (const i of [0, 1, 2]) await stub.signinCreate(`tx:clear:${i}`, record(phoneKey, `h${i}`));
+    const enter = (i: number, net: string, right: boolean) =>
+      stub.signinVerify({
+        key: `tx:clear:${i}`,
+        phoneKey,
+        netKey: net,
+        presented: right ? `h${i}` : "wrong",
+        limits: LIMITS,
+        next: "consent",
+        autoLoginOptIn: false,
+      });
+    expect((await enter(0, "A", false)).result).toBe("wrong"); // A: 1 failure, the number: 1
+    expect((await enter(1, "B", true)).result).toBe("ok"); // clears the number's and B's, not A's
+    expect((await enter(0, "A", true)).result).toBe("ok"); // the number has none; A's 1 is cleared now
+    // three more from A: 3 of A's 4 (a count not cleared would make them 4, and lock A out)
+    for (let n = 0; n < 3; n++) {
+      const got = await enter(2, "A", false);
+      expect(got).toMatchObject({ result: "wrong", refusal: null });
+    }
+  });
+});
+
 describe("sign-in store: compare-and-set steps", () => {
   it("20 concurrent supersedes of one version: exactly one moves the record", async () => {
     const stub = storeFor(env, "Bcas", 16);

@@ -265,6 +265,21 @@ export class SigninMachine {
     return null;
   }
 
+  /**
+   * `lockOf`, and whether consecutive failures are counted against the number (its own, or this
+   * network's), in the same read: a right code clears only counts that are there.
+   */
+  private lockAndFailures(phoneKey: string, netKey: string): { locked: Refusal | null; failures: boolean } {
+    const [lock, netLock, fail, netFail] = this.counters.peek(
+      K.lock(phoneKey),
+      K.netLock(phoneKey, netKey),
+      K.fail(phoneKey),
+      K.netFail(phoneKey, netKey),
+    ) as [Count, Count, Count, Count];
+    const l = lock.count > 0 ? lock : netLock.count > 0 ? netLock : null;
+    return { locked: l && { limit: "locked", until: l.windowEnd }, failures: fail.count > 0 || netFail.count > 0 };
+  }
+
   /** Refuses inside the cooldown or past the sends of the window; takes a send otherwise. */
   private takeSend(phoneKey: string, limits: NumberLimits): Refusal | null {
     const [cool, sends] = this.counters.peek(K.cool(phoneKey), K.sends(phoneKey)) as [Count, Count];
@@ -382,7 +397,7 @@ export class SigninMachine {
   /** A code entry on a record at the code step for the request's number. */
   private enter(r: SigninRecord, o: VerifyRequest): VerifyResult {
     const now = Date.now();
-    const locked = this.lockOf(o.phoneKey, o.netKey);
+    const { locked, failures } = this.lockAndFailures(o.phoneKey, o.netKey);
     if (locked) return { result: "refused", refusal: locked, record: r };
     const c = r.challenge;
     if (!c) return { result: "absent", record: r };
@@ -398,7 +413,7 @@ export class SigninMachine {
         record: next,
       };
     }
-    this.counters.clear(K.netFail(o.phoneKey, o.netKey), K.fail(o.phoneKey));
+    if (failures) this.counters.clear(K.netFail(o.phoneKey, o.netKey), K.fail(o.phoneKey));
     if (o.next === "done") {
       this.end(o.key, r);
       return { result: "ok", record: { ...r, challenge: null } };
