@@ -66,6 +66,17 @@ describe("core/crypto", () => {
     );
   });
 
+  it("a long value's Base64url is its 96-byte pieces' encodings joined (the loop's, for values of any length)", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 97, maxLength: 700 }), (bytes) => {
+        let pieces = "";
+        for (let i = 0; i < bytes.length; i += 96) pieces += bytesToBase64url(bytes.subarray(i, i + 96));
+        expect(bytesToBase64url(bytes)).toBe(pieces);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("sha256 matches the FIPS 180-2 'abc' vector (base64url)", async () => {
     expect(await sha256("abc")).toBe("ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0");
   });

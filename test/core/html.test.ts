@@ -1,6 +1,6 @@
 // core/html: escaping by construction and the CSP form-action sources.
 import { describe, expect, it } from "vitest";
-import { cspSourceFor, escapeHtml, html, raw } from "../../workers/core/html";
+import { cspSourceFor, escapeHtml, html, pageHeaders, raw } from "../../workers/core/html";
 
 describe("core/html", () => {
   it("escapes every interpolation, keeps SafeHtml, joins arrays and drops null/false", () => {
@@ -12,6 +12,31 @@ describe("core/html", () => {
       "<b><i>&lt;</i>&amp;0",
     );
     expect(escapeHtml(`"'<>&`)).toBe("&quot;&#39;&lt;&gt;&amp;");
+  });
+
+  it("each page's headers are its own: its nonce, its cookies, its extra headers, over the same strict set", () => {
+    const a = pageHeaders({
+      nonce: "n1",
+      cookies: ["a=1"],
+      headers: { "Retry-After": "5" },
+      formAction: ["https://a.example"],
+    });
+    const b = pageHeaders({ nonce: "n2", script: true });
+    expect(a.get("Content-Security-Policy")).toBe(
+      "default-src 'none'; style-src 'nonce-n1'; form-action 'self' https://a.example; frame-ancestors 'none'; base-uri 'none'",
+    );
+    expect(b.get("Content-Security-Policy")).toBe(
+      "default-src 'none'; script-src 'nonce-n2'; style-src 'nonce-n2'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    expect([a.getSetCookie(), a.get("Retry-After")]).toEqual([["a=1"], "5"]);
+    expect([b.getSetCookie(), b.get("Retry-After")]).toEqual([[], null]);
+    for (const h of [a, b]) {
+      expect(h.get("Content-Type")).toBe("text/html; charset=utf-8");
+      expect(h.get("X-Frame-Options")).toBe("DENY");
+      expect(h.get("Cache-Control")).toBe("no-store");
+      expect(h.get("Strict-Transport-Security")).toBe("max-age=31536000");
+    }
+    expect([...b.keys()]).toHaveLength(8); // the seven shared and the policy
   });
 
   it("form-action sources: the origin of http(s) redirects, the scheme of custom ones", () => {
