@@ -7,7 +7,16 @@ import { exchange, KIM, LIMITED, userMe } from "../../support/helpers";
 import { alertText, Browser, throughCode } from "../../support/signin";
 import { decryptField } from "../../../workers/core/crypto";
 import { forgetClient } from "../../../workers/provider/store/clients";
-import { formActionOf } from "../../../workers/provider/authorize/pages";
+import fc from "fast-check";
+import {
+  consentPage,
+  formActionOf,
+  identifyPage,
+  verifyPage,
+  withoutShells,
+  type PageContext,
+} from "../../../workers/provider/authorize/pages";
+import { IDENTITY_ITEMS } from "../../../workers/core/spec";
 
 describe("consent (개인정보 보호법 §17 ②)", () => {
   it("states recipient, purpose, items, retention and the right to refuse with its consequence, in Korean and English", async () => {
@@ -74,6 +83,128 @@ describe("form-action", () => {
     expect(formActionOf("demoapp://callback")).toEqual(["demoapp:"]);
     expect(formActionOf("not a url")).toEqual([]);
     expect(Object.isFrozen(formActionOf("https://app1.example/cb?x=1"))).toBe(true);
+  });
+});
+
+describe("cached step pages", () => {
+  // text that HTML escaping, UTF-8 and a cut in the wrong place would all show
+  const text = fc.string({
+    unit: fc.constantFrom("a", "Z", "1", " ", "&", "<", '"', "'", "가", "힣", "é", "\u{1F600}"),
+    maxLength: 12,
+  });
+  const token = fc.string({ unit: fc.constantFrom("A", "z", "0", "-", "_", "."), minLength: 1, maxLength: 40 });
+  const operator = fc.record({
+    name: fc.option(text, { nil: undefined }),
+    terms: fc.option(fc.constant("https://op.example/terms"), { nil: undefined }),
+    help: fc.option(fc.constant("https://op.example/help"), { nil: undefined }),
+  });
+  const context = fc.record({
+    lang: fc.constantFrom("ko" as const, "en" as const),
+    hybrid: fc.boolean(),
+    appName: text,
+    account: fc.boolean(),
+    txId: token,
+    csrf: token,
+    nonce: token,
+    op: fc.integer({ min: 0, max: 2 }),
+  });
+  const operators = [
+    {},
+    { name: "운영사 & Co" },
+    { name: "Op", terms: "https://op.example/t", privacy: "https://op.example/p" },
+  ];
+  const kind = fc.oneof(
+    fc.constant({ page: "identify" as const }),
+    fc.record({
+      page: fc.constant("verify" as const),
+      masked: text,
+      test: fc.boolean(),
+      minutes: fc.integer({ min: 1, max: 9 }),
+      state: fc.constantFrom("enter" as const, "newCode" as const, "locked" as const),
+      until: fc.option(text, { nil: undefined }),
+      autoLogin: fc.option(fc.record({ days: fc.integer({ min: 1, max: 90 }), checked: fc.boolean() }), { nil: null }),
+    }),
+    fc.record({
+      page: fc.constant("consent" as const),
+      items: fc.subarray([...IDENTITY_ITEMS]),
+      purpose: fc.option(text, { nil: null }),
+      retention: fc.option(text, { nil: null }),
+      version: token,
+      app: token,
+    }),
+  );
+
+  type Ctx = typeof context extends fc.Arbitrary<infer T> ? T : never;
+  type Kind = typeof kind extends fc.Arbitrary<infer T> ? T : never;
+  type Op = typeof operator extends fc.Arbitrary<infer T> ? T : never;
+
+  function send(c: Ctx, k: Kind, op: Op): Response {
+    const ctx: PageContext = {
+      lang: c.lang,
+      hybrid: c.hybrid,
+      appName: c.appName,
+      txId: c.txId,
+      csrf: c.csrf,
+      nonce: c.nonce,
+      formAction: ["https://app.example"],
+      operator: c.op === 2 ? op : operators[c.op]!,
+      ...(c.account ? { action: "/account", purpose: "account" as const } : {}),
+    };
+    return k.page === "identify"
+      ? identifyPage(ctx)
+      : k.page === "verify"
+        ? verifyPage(ctx, k)
+        : consentPage(ctx, {
+            app: k.app,
+            items: k.items,
+            purpose: k.purpose,
+            retention: k.retention,
+            version: k.version,
+          });
+  }
+
+  async function same(got: Response, want: Response): Promise<void> {
+    expect(new Uint8Array(await got.arrayBuffer())).toEqual(new Uint8Array(await want.arrayBuffer()));
+    expect([...got.headers]).toEqual([...want.headers]);
+    expect(got.status).toBe(want.status);
+  }
+
+  it("a page sent from the cache is, byte for byte and header for header, the page rendered afresh", async () => {
+    await fc.assert(
+      fc.asyncProperty(context, kind, operator, async (c, k, op) => {
+        // the first send makes the shell, the next use it; with other holes, the same shell
+        for (const x of [c, c, { ...c, txId: `${c.csrf}x`, csrf: `${c.txId}y`, nonce: "n&<" }])
+          await same(
+            send(x, k, op),
+            withoutShells(() => send(x, k, op)),
+          );
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a page that differs from a cached one in any one thing it shows is not sent from that one's shell", async () => {
+    await fc.assert(
+      fc.asyncProperty(context, kind, operator, context, kind, operator, async (c, k, op, c2, k2, op2) => {
+        send(c, k, op); // cached
+        const variants: [Ctx, Kind, Op][] = [[c, k, { ...op, ...op2 }]];
+        for (const f of Object.keys(c2) as (keyof Ctx)[]) variants.push([{ ...c, [f]: c2[f] }, k, op]);
+        if (k2.page === k.page)
+          for (const f of Object.keys(k2) as (keyof Kind)[]) variants.push([c, { ...k, [f]: k2[f] } as Kind, op]);
+        if (k.page === "verify") {
+          // the box's two states and the test number's own page: one flag each
+          if (k.autoLogin)
+            variants.push([c, { ...k, autoLogin: { ...k.autoLogin, checked: !k.autoLogin.checked } }, op]);
+          variants.push([c, { ...k, test: !k.test }, op]);
+        }
+        for (const [vc, vk, vop] of variants)
+          await same(
+            send(vc, vk, vop),
+            withoutShells(() => send(vc, vk, vop)),
+          );
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

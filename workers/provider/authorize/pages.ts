@@ -3,8 +3,17 @@
 // The one script is the code page's WebOTP call, an enhancement the page does not depend on.
 // The step form is always the first <form> of a page; the language switch follows in the footer.
 
-import { cspNonce, cspSourceFor, html, htmlResponse, raw, type PageOptions, type SafeHtml } from "../../core/html";
-import { utf8 } from "../../core/crypto";
+import {
+  cspNonce,
+  cspSourceFor,
+  escapeHtml,
+  html,
+  htmlResponse,
+  raw,
+  type PageOptions,
+  type SafeHtml,
+} from "../../core/html";
+import { randomToken, utf8 } from "../../core/crypto";
 import { itemName, t, type Lang, type MessageKey } from "./i18n";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
@@ -203,6 +212,97 @@ function pageResponse([before, after]: Layout, opts: PageOptions): Response {
   return htmlResponse(bytes, opts);
 }
 
+/** What a page shows that changes with every response, filled into its cached markup (`Shell`). */
+type HoleName = "nonce" | "txId" | "csrf" | "lead";
+type Holes = Record<HoleName, string>;
+
+/**
+ * A page as rendered once, as UTF-8 bytes cut where the values of `HoleName` go (its nonce, its
+ * transaction id and CSRF token, the code page's lead sentence) and the stylesheet. A step page's
+ * markup depends on little else (language, app, operator, the page's state), and encoding a page with
+ * Korean text to UTF-8 was the largest part of sending it: a cached page encodes only those values,
+ * and its bytes are the page's rendered afresh (test/provider/authorize/pages.test.ts).
+ */
+interface Shell {
+  segments: Uint8Array[];
+  /** The hole after each segment but the last. */
+  holes: (HoleName | "css")[];
+}
+
+/** Shells by operator (its footer) and by everything else a page's markup depends on; at most 64 each. */
+const shells = new WeakMap<Operator, Map<string, Shell>>();
+let shellsOff = false;
+
+/** `f`'s pages rendered afresh, with no shell used or made (the tests' reference for the cached pages). */
+export function withoutShells<T>(f: () => T): T {
+  shellsOff = true;
+  try {
+    return f();
+  } finally {
+    shellsOff = false;
+  }
+}
+let markPrefix = "";
+let marker = /$^/;
+
+/** The placeholder of a hole: control characters around a per-isolate random word, so no text holds it. */
+function mark(name: HoleName | "css"): string {
+  if (!markPrefix) {
+    markPrefix = "\u0001" + randomToken(12);
+    marker = new RegExp(`${markPrefix}(nonce|txId|csrf|lead|css)\u0001`);
+  }
+  return `${markPrefix}${name}\u0001`;
+}
+
+/**
+ * The response of a step page whose layout `render` makes from `ctx` and the lead's markup, cached
+ * under `key`, which must name everything the page shows but `ctx`'s language, look, app, purpose,
+ * action and operator (in the key already) and the holes (filled in, escaped, per response).
+ */
+function shellPage(
+  ctx: PageContext,
+  key: string,
+  lead: string,
+  render: (ctx: PageContext, lead: SafeHtml) => Layout,
+  opts: PageOptions,
+): Response {
+  let byOperator = shells.get(ctx.operator);
+  if (!byOperator) shells.set(ctx.operator, (byOperator = new Map()));
+  const full = `${ctx.lang}|${ctx.hybrid}|${ctx.purpose ?? ""}|${ctx.action ?? ""}|${ctx.appName}|${key}`;
+  let shell = byOperator.get(full);
+  if (!shell) {
+    const [before, after] = render(
+      { ...ctx, nonce: mark("nonce"), txId: mark("txId"), csrf: mark("csrf") },
+      raw(mark("lead")),
+    );
+    const cut = (before.value + mark("css") + after.value).split(marker);
+    shell = {
+      segments: cut.filter((_, i) => i % 2 === 0).map(utf8),
+      holes: cut.filter((_, i) => i % 2 === 1) as Shell["holes"],
+    };
+    if (byOperator.size >= 64) byOperator.clear();
+    byOperator.set(full, shell);
+  }
+  const holes: Holes = { nonce: ctx.nonce, txId: ctx.txId!, csrf: ctx.csrf!, lead };
+  const bytes: Partial<Record<HoleName | "css", Uint8Array>> = { css: CSS_BYTES };
+  let n = 0;
+  for (const s of shell.segments) n += s.length;
+  for (const h of shell.holes) n += (bytes[h] ??= utf8(escapeHtml(holes[h as HoleName]))).length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (let i = 0; i < shell.segments.length; i++) {
+    const s = shell.segments[i]!;
+    out.set(s, at);
+    at += s.length;
+    const h = shell.holes[i];
+    if (h !== undefined) {
+      out.set(bytes[h]!, at);
+      at += bytes[h]!.length;
+    }
+  }
+  return htmlResponse(out, opts);
+}
+
 function footerLinks(ctx: PageContext): SafeHtml[] {
   const o = ctx.operator;
   const links: SafeHtml[] = [];
@@ -225,17 +325,45 @@ export function page(
   result: PageResult = {},
   webOtp = false,
 ): Response {
+  return pageResponse(layout(ctx, title, body, true, webOtp), pageOptions(ctx, result, webOtp));
+}
+
+function pageOptions(ctx: PageContext, result: PageResult, webOtp: boolean): PageOptions {
   const headers: Record<string, string> = {};
   if (result.retryAfterSeconds !== undefined)
     headers["Retry-After"] = String(Math.max(1, Math.ceil(result.retryAfterSeconds)));
-  return pageResponse(layout(ctx, title, body, true, webOtp), {
+  return {
     status: result.status ?? 200,
     nonce: ctx.nonce,
     script: webOtp,
     formAction: ctx.formAction,
     headers,
     cookies: ctx.cookies,
-  });
+  };
+}
+
+/**
+ * A step page: from the shell cache (`shellPage`) under `key` when it has one (the page shows
+ * nothing but what the key and its context name, and the holes), else rendered (`page`). `body`
+ * makes the markup from a context and the lead sentence's text or markup.
+ */
+function stepPage(
+  ctx: PageContext,
+  key: string | null,
+  title: string,
+  lead: string,
+  body: (ctx: PageContext, lead: SafeHtml | string) => SafeHtml,
+  result: PageResult = {},
+  webOtp = false,
+): Response {
+  if (key === null || shellsOff || !ctx.txId || !ctx.csrf) return page(ctx, title, body(ctx, lead), result, webOtp);
+  return shellPage(
+    ctx,
+    key,
+    lead,
+    (c, l) => layout(c, title, body(c, l), true, webOtp),
+    pageOptions(ctx, result, webOtp),
+  );
 }
 
 function hidden(ctx: PageContext): SafeHtml {
@@ -259,6 +387,13 @@ export interface IdentifyValues {
 }
 
 export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: Alert, result?: PageResult): Response {
+  const title = ctx.purpose === "account" ? t(ctx.lang, "accountTitle") : t(ctx.lang, "identifyTitle");
+  // a page with nothing typed and no alert is the same for everyone of one app: cached
+  const blank = !alert && v.telcoCd === undefined && v.name === undefined && v.phoneNo === undefined;
+  return stepPage(ctx, blank ? "identify" : null, title, "", (c) => identifyBody(c, v, alert), result);
+}
+
+function identifyBody(ctx: PageContext, v: IdentifyValues, alert: Alert | undefined): SafeHtml {
   const L = ctx.lang;
   // Step 1's initial focus: the field an alert is about, else the carrier choice.
   const focusCarrier = alert?.field === "telcoCd" || alert?.field === undefined;
@@ -271,7 +406,7 @@ export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: A
 <div class="carriers mvno">${(["MS", "MK", "ML"] as const).map((c) => radio(c, 1))}</div>
 <p class="hint">${t(L, "carrierMvnoHint")}</p>`;
   const title = ctx.purpose === "account" ? t(L, "accountTitle") : t(L, "identifyTitle");
-  const body = html`<h1>${title}</h1>
+  return html`<h1>${title}</h1>
 <p class="lead">${ctx.purpose === "account" ? t(L, "accountIdentifyLead") : t(L, "identifyLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="identify">
 ${hidden(ctx)}
@@ -286,7 +421,6 @@ ${alertBox(alert)}
 <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
 </div>
 </form>`;
-  return page(ctx, title, body, result);
 }
 
 export interface VerifyInfo {
@@ -309,6 +443,19 @@ export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, re
     info.state === "enter" && info.until
       ? t(L, "verifyLead", { phone: info.masked, minutes: info.minutes, until: info.until })
       : t(L, "verifyLeadNoCode", { phone: info.masked });
+  // the number, the code's time and its validity are all in the lead: the rest is the page's state
+  const a = info.autoLogin;
+  const key =
+    alert || info.notice !== undefined
+      ? null
+      : `verify|${info.state}|${info.test}|${info.until === undefined}|${a ? `${a.days}:${a.checked}` : "-"}`;
+  // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not.
+  const webOtp = info.state === "enter" && !info.test;
+  return stepPage(ctx, key, t(L, "verifyTitle"), lead, (c, l) => verifyBody(c, info, l, alert), result, webOtp);
+}
+
+function verifyBody(ctx: PageContext, info: VerifyInfo, lead: SafeHtml | string, alert: Alert | undefined): SafeHtml {
+  const L = ctx.lang;
   const entry =
     info.state === "enter"
       ? html`<div><label class="field" for="otp">${t(L, "otp")}</label>
@@ -327,7 +474,7 @@ ${
       : info.state === "newCode"
         ? html`<button type="submit" class="primary" name="resend" value="Y" formnovalidate${alert ? "" : raw(" autofocus")}>${t(L, "resend")}</button>`
         : "";
-  const body = html`<h1>${t(L, "verifyTitle")}</h1>
+  return html`<h1>${t(L, "verifyTitle")}</h1>
 <p class="lead">${lead}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="verify">
 ${hidden(ctx)}
@@ -339,8 +486,6 @@ ${actions}
 <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
 </div>
 </form>`;
-  // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not.
-  return page(ctx, t(L, "verifyTitle"), body, result, info.state === "enter" && !info.test);
 }
 
 /** What the consent page states for the provision (개인정보 보호법 §17 ②): the app's registered texts. */
@@ -374,13 +519,20 @@ export function termsVersion(appName: string, t: Omit<ConsentTerms, "version" | 
 }
 
 export function consentPage(ctx: PageContext, terms: ConsentTerms, alert?: Alert, result?: PageResult): Response {
+  const key = alert
+    ? null
+    : `consent|${JSON.stringify([terms.app, terms.version, terms.items, terms.purpose, terms.retention])}`;
+  return stepPage(ctx, key, t(ctx.lang, "consentTitle"), "", (c) => consentBody(c, terms, alert), result);
+}
+
+function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undefined): SafeHtml {
   const L = ctx.lang;
   const items = terms.items;
   const list =
     items.length > 0
       ? html`<ul>${items.map((i) => html`<li>${itemName(L, i)}</li>`)}<li>${t(L, "consentIdentifier")}</li></ul>`
       : html`<p>${t(L, "consentNone")}</p>`;
-  const body = html`<h1>${t(L, "consentTitle")}</h1>
+  return html`<h1>${t(L, "consentTitle")}</h1>
 <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="consent">
 ${hidden(ctx)}<input type="hidden" name="terms" value="${terms.version}"><input type="hidden" name="app" value="${terms.app}">
@@ -397,7 +549,6 @@ ${alertBox(alert)}
 <button type="submit" class="secondary" name="agree" value="N">${t(L, "disagree")}</button>
 </div>
 </form>`;
-  return page(ctx, t(L, "consentTitle"), body, result);
 }
 
 /**
