@@ -42,6 +42,9 @@ function parseArgs(argv) {
     seconds: short ? 1 : 5,
     // a round of a scenario is this many slices, interleaved with every other scenario's
     slices: short ? 1 : 5,
+    // each slice starts one scenario further on, so no scenario always follows the same one (an
+    // isolate's leftover garbage lands on whichever of its scenarios comes next)
+    rotate: false,
     // after each slice, seconds more of CPU counted with no requests (its deferred work); the short
     // run (CI) only checks that the bench works
     settle: short ? 0.2 : 1.2,
@@ -74,6 +77,7 @@ function parseArgs(argv) {
     else if (a === "--seconds") o.seconds = num();
     else if (a === "--warmup") o.warmup = num();
     else if (a === "--slices") o.slices = num();
+    else if (a === "--rotate") o.rotate = true;
     else if (a === "--settle") o.settle = num();
     else if (a === "--connections") o.connections = num();
     else if (a === "--only") o.only = argv[++i].split(",");
@@ -252,8 +256,11 @@ async function main() {
     for (let r = 0; r < o.rounds; r++) {
       const slices = live.map(() => /** @type {any[]} */ ([]));
       for (let k = 0; k < o.slices; k++)
-        for (const [i, e] of live.entries())
-          slices[i]?.push(await measure(e.s, e.ctx, o.seconds / o.slices, o.connections, { settle: o.settle }));
+        for (let j = 0; j < live.length; j++) {
+          const i = o.rotate ? (j + k + r * o.slices) % live.length : j;
+          const e = live[i];
+          if (e) slices[i]?.push(await measure(e.s, e.ctx, o.seconds / o.slices, o.connections, { settle: o.settle }));
+        }
       for (const [i, e] of live.entries()) {
         const res = combineSlices(slices[i] ?? []);
         e.rounds.push(res);
