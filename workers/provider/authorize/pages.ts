@@ -448,7 +448,7 @@ export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, re
   const key =
     alert || info.notice !== undefined
       ? null
-      : `verify|${info.state}|${info.test}|${info.until === undefined}|${a ? `${a.days}:${a.checked}` : "-"}`;
+      : `verify|${info.state}|${info.test}|${a ? `${a.days}:${a.checked}` : "-"}`;
   // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not.
   const webOtp = info.state === "enter" && !info.test;
   return stepPage(ctx, key, t(L, "verifyTitle"), lead, (c, l) => verifyBody(c, info, l, alert), result, webOtp);

@@ -259,15 +259,12 @@ export class SigninMachine {
 
   /** The lock of a number as seen from one network: the number's own, else the network's. */
   private lockOf(phoneKey: string, netKey: string): Refusal | null {
-    for (const l of this.counters.peek(K.lock(phoneKey), K.netLock(phoneKey, netKey))) {
-      if (l.count > 0) return { limit: "locked", until: l.windowEnd };
-    }
-    return null;
+    return this.lockAndFailures(phoneKey, netKey).locked;
   }
 
   /**
    * `lockOf`, and whether consecutive failures are counted against the number (its own, or this
-   * network's), in the same read: a right code clears only counts that are there.
+   * network's), in one read: a right code clears only counts that are there.
    */
   private lockAndFailures(phoneKey: string, netKey: string): { locked: Refusal | null; failures: boolean } {
     const [lock, netLock, fail, netFail] = this.counters.peek(
