@@ -5,6 +5,10 @@
 // D1 and KV workers), and writes bench/results/<scenario>.cpuprofile (open it in Chrome DevTools).
 //
 //   node bench/cpu-profile.mjs token|signin|… [--seconds 8] [--connections 32] [--variant no-d1] [--all-isolates]
+//        [--after signin,rp-callback]   run these scenarios (3 s each) first, in the same isolate,
+//                    as a full run does between slices (their type feedback and heap stay)
+//        [--alloc]   instead of time: bytes allocated a request by function (V8's sampling heap
+//                    profiler, objects later collected included), what the collector will have to sweep
 // (--all-isolates also profiles the D1 and KV isolates; their samples overlap the app's, since
 // they share its thread, so read their figures as rough.)
 
@@ -31,6 +35,7 @@ const id = args.find((a) => !a.startsWith("--") && !args[args.indexOf(a) - 1]?.s
 const seconds = Number(opt("--seconds", "8"));
 const connections = Number(opt("--connections", "32"));
 const variant = opt("--variant", "");
+const alloc = args.includes("--alloc");
 const PORT = 9339;
 
 /** @type {import("./lib/scenarios.mjs").Scenario} the router floor */
@@ -54,6 +59,26 @@ function moduleLines(file) {
     out.push(current);
   }
   return out;
+}
+
+/** Bytes allocated a request (or flow) by function and by module, from sampling heap profiles. */
+function printAllocations(profiles, r, unit) {
+  const per = (b) => (b / Math.max(1, r.responses)).toFixed(0);
+  for (const { t, profile } of profiles) {
+    const byFn = new Map();
+    let total = 0;
+    const walk = (n) => {
+      const f = n.callFrame;
+      const fn = `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\//, "")}:${f.lineNumber + 1}`;
+      byFn.set(fn, (byFn.get(fn) ?? 0) + n.selfSize);
+      total += n.selfSize;
+      for (const c of n.children) walk(c);
+    };
+    walk(profile.head);
+    console.log(`\n== ${t.id}: ${per(total)} bytes allocated a ${unit} (sampled)`);
+    for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 30))
+      console.log(`  ${per(v).padStart(8)} B  ${k}`);
+  }
 }
 
 class Cdp {
@@ -92,6 +117,16 @@ try {
       ? loop({ flow: () => flow(ctx), concurrency: s.concurrency ?? connections, seconds: secs, pid: srv.pid })
       : drive({ url, request: s.request, connections, seconds: secs, pid: srv.pid });
   const warm = await run(1);
+  for (const other of (opt("--after", "") || "").split(",").filter(Boolean)) {
+    const o = SCENARIOS.find((x) => x.id === other);
+    if (!o) throw new Error(`no scenario ${other}`);
+    await checkOnce(ctx, o);
+    if (o.prepare) await o.prepare(ctx, 20000);
+    const flowOf = o.flow;
+    if (flowOf)
+      await loop({ flow: () => flowOf(ctx), concurrency: o.concurrency ?? connections, seconds: 3, pid: srv.pid });
+    else await drive({ url: urlFor(ctx, o), request: o.request, connections, seconds: 3, pid: srv.pid });
+  }
 
   // the app isolate (the one-time store's objects live there) and, for a route worker, its own
   const own = s.worker && s.worker !== "app" && s.worker !== "hello" ? [`core:user:${s.worker}`] : [];
@@ -103,15 +138,37 @@ try {
   for (const t of targets) {
     const c = new Cdp(t.webSocketDebuggerUrl);
     await c.open;
-    await c.send("Profiler.enable");
-    await c.send("Profiler.setSamplingInterval", { interval: 100 });
+    if (alloc) await c.send("HeapProfiler.enable");
+    else {
+      await c.send("Profiler.enable");
+      await c.send("Profiler.setSamplingInterval", { interval: 100 });
+    }
     sessions.push({ t, c });
   }
   if (s.prepare) await s.prepare(ctx, Math.ceil(warm.rps * seconds * 2) + 2 * connections + 50);
-  for (const { c } of sessions) await c.send("Profiler.start");
+  for (const { c } of sessions)
+    await (alloc
+      ? c.send("HeapProfiler.startSampling", {
+          samplingInterval: 256,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        })
+      : c.send("Profiler.start"));
   const r = await run(seconds);
   const profiles = [];
-  for (const { t, c } of sessions) profiles.push({ t, profile: (await c.send("Profiler.stop")).profile });
+  for (const { t, c } of sessions)
+    profiles.push({
+      t,
+      profile: alloc
+        ? (await c.send("HeapProfiler.getSamplingProfile")).profile
+        : (await c.send("Profiler.stop")).profile,
+    });
+  if (alloc) {
+    for (const { t, c } of sessions) await c.send("HeapProfiler.stopSampling");
+    printAllocations(profiles, r, s.flow ? "flow" : "request");
+    for (const { c } of sessions) c.ws.close();
+    process.exit(0);
+  }
   console.log(
     `${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs ?? 0)} µs CPU per ${s.flow ? "flow" : "request"}, ${r.failed} failed`,
   );

@@ -9,6 +9,7 @@
 //                                 (5,000 subscribers); writes bench/results/ only
 //   npm run bench -- --scale      the scale bench instead (bench/scale.mjs: 1,000,000 subscribers)
 //   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
+//            --no-rotate (every slice in the same order)
 //            --race-trials N --no-peers --no-profile --no-sizes --no-docs --no-scale
 //            --vars AUDIT_FLUSH_SECONDS=60   other values of the bench's variables (a what-if run)
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
@@ -43,8 +44,9 @@ function parseArgs(argv) {
     // a round of a scenario is this many slices, interleaved with every other scenario's
     slices: short ? 1 : 5,
     // each slice starts one scenario further on, so no scenario always follows the same one (an
-    // isolate's leftover garbage lands on whichever of its scenarios comes next)
-    rotate: false,
+    // isolate's leftover garbage lands on whichever of its scenarios comes next); each slice's
+    // figures name the app-isolate scenario before it (docs/benchmarks.md "How it measures")
+    rotate: true,
     // after each slice, seconds more of CPU counted with no requests (its deferred work); the short
     // run (CI) only checks that the bench works
     settle: short ? 0.2 : 1.2,
@@ -78,6 +80,7 @@ function parseArgs(argv) {
     else if (a === "--warmup") o.warmup = num();
     else if (a === "--slices") o.slices = num();
     else if (a === "--rotate") o.rotate = true;
+    else if (a === "--no-rotate") o.rotate = false;
     else if (a === "--settle") o.settle = num();
     else if (a === "--connections") o.connections = num();
     else if (a === "--only") o.only = argv[++i].split(",");
@@ -253,13 +256,19 @@ async function main() {
     // A round is `slices` slices of every scenario in turn (hello world among them), so what the
     // machine or a periodic job does at some moment falls on every scenario of the round alike;
     // each slice's CPU is counted until its own deferred work is done (`settle`).
+    let lastApp = "";
     for (let r = 0; r < o.rounds; r++) {
       const slices = live.map(() => /** @type {any[]} */ ([]));
       for (let k = 0; k < o.slices; k++)
         for (let j = 0; j < live.length; j++) {
           const i = o.rotate ? (j + k + r * o.slices) % live.length : j;
           const e = live[i];
-          if (e) slices[i]?.push(await measure(e.s, e.ctx, o.seconds / o.slices, o.connections, { settle: o.settle }));
+          if (!e) continue;
+          const res = await measure(e.s, e.ctx, o.seconds / o.slices, o.connections, { settle: o.settle });
+          // the last scenario served by the app isolate before this slice (its heap, its garbage)
+          res.afterApp = lastApp;
+          if (e.s.worker === "app") lastApp = e.s.id;
+          slices[i]?.push(res);
         }
       for (const [i, e] of live.entries()) {
         const res = combineSlices(slices[i] ?? []);

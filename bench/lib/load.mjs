@@ -171,5 +171,8 @@ export function combineSlices(slices) {
     cpuUs: cpuTotal === null || per === 0 ? null : cpuTotal / per,
     cpuLoad: median("cpuLoad"),
     slices: slices.length,
+    // each slice's CPU a request (or flow), and the app-isolate scenario that ran before it
+    sliceCpuUs: slices.map((r) => (r.cpuUs === null || r.cpuUs === undefined ? null : Math.round(r.cpuUs))),
+    sliceAfter: slices.map((r) => r.afterApp ?? null),
   };
 }
