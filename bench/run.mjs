@@ -43,9 +43,10 @@ function parseArgs(argv) {
     seconds: short ? 1 : 5,
     // a round of a scenario is this many slices, interleaved with every other scenario's
     slices: short ? 1 : 5,
-    // each slice starts one scenario further on, so no scenario always follows the same one (an
-    // isolate's leftover garbage lands on whichever of its scenarios comes next); each slice's
-    // figures name the app-isolate scenario before it (docs/benchmarks.md "How it measures")
+    // each slice starts one scenario further on, so no scenario is always first after the previous
+    // slice's last; the order is a cycle, so each scenario still follows the same one within a
+    // slice. Each slice's figures name the app-isolate scenario before it (docs/benchmarks.md "How
+    // it measures")
     rotate: true,
     // after each slice, seconds more of CPU counted with no requests (its deferred work); the short
     // run (CI) only checks that the bench works
