@@ -8,20 +8,11 @@ export const B64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 const codesOf = (alphabet: string): readonly number[] => Array.from(alphabet, (c) => c.charCodeAt(0));
 const BASE64_CODES = codesOf("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
 const B64URL_CODES = codesOf(B64URL_ALPHABET);
-/** Characters made into a string at once: well under any engine's limit on a call's arguments. */
-const CHARS_AT_ONCE = 8192;
 
-/**
- * Base64 of `bytes` in the alphabet whose character codes are `C`, `=`-padded or not. The codes
- * are gathered, then made a string in one step: appending characters made a string per group, and
- * `btoa` of a binary string with rewrites for the URL alphabet cost 3.4 times as much at any
- * length (docs/benchmarks.md "What was fixed"). Every digest, token, id, sealed value and
- * encrypted field goes through here.
- */
+/** Base64 in the alphabet of character codes `C`, made a string in pieces of 8,192 (docs/benchmarks.md "What was fixed"). */
 function encodeBase64(bytes: Uint8Array, C: readonly number[], padded: boolean): string {
   const n = Math.ceil((bytes.length * 4) / 3);
-  const pad = padded ? (3 - (bytes.length % 3)) % 3 : 0;
-  const codes = new Array<number>(n + pad);
+  const codes = new Array<number>(n + (padded ? (3 - (bytes.length % 3)) % 3 : 0));
   let j = 0;
   for (let i = 0; i < bytes.length; i += 3) {
     const v = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
@@ -31,22 +22,16 @@ function encodeBase64(bytes: Uint8Array, C: readonly number[], padded: boolean):
     if (j < n) codes[j++] = C[v & 63]!;
   }
   while (j < codes.length) codes[j++] = 61; // "="
-  if (codes.length <= CHARS_AT_ONCE) return String.fromCharCode.apply(null, codes);
+  if (codes.length <= 8192) return String.fromCharCode.apply(null, codes);
   let out = "";
-  for (let i = 0; i < codes.length; i += CHARS_AT_ONCE)
-    out += String.fromCharCode.apply(null, codes.slice(i, i + CHARS_AT_ONCE));
+  for (let i = 0; i < codes.length; i += 8192) out += String.fromCharCode.apply(null, codes.slice(i, i + 8192));
   return out;
 }
 
 /** Standard Base64 with padding (RFC 4648 §4). */
-export function bytesToBase64(bytes: Uint8Array): string {
-  return encodeBase64(bytes, BASE64_CODES, true);
-}
-
+export const bytesToBase64 = (bytes: Uint8Array): string => encodeBase64(bytes, BASE64_CODES, true);
 /** Base64url without padding (RFC 4648 §5). */
-export function bytesToBase64url(bytes: Uint8Array): string {
-  return encodeBase64(bytes, B64URL_CODES, false);
-}
+export const bytesToBase64url = (bytes: Uint8Array): string => encodeBase64(bytes, B64URL_CODES, false);
 
 /** Strict Base64 (standard or URL alphabet, padding optional); throws on anything else. */
 export function base64ToBytes(text: string): Uint8Array {
@@ -218,9 +203,8 @@ export async function unseal(key: CryptoKey, sealed: string, context: string): P
 const derivedKeys = new Map<string, Promise<CryptoKey>>();
 
 /**
- * A 256-bit base64url value derived from `input` under the secret key `base64Key` (Base64 of 32
- * bytes) for one `purpose`: the same input always gives the same value, nobody without the key
- * can compute it, and a value for one purpose says nothing about another.
+ * A 256-bit base64url value derived from `input` under the secret key `base64Key` (Base64 of 32 bytes) for one
+ * `purpose`: one input gives one value, nobody without the key can compute it, and one purpose's value shows no other.
  */
 export async function derivedToken(base64Key: string, purpose: string, input: string): Promise<string> {
   const id = `${purpose}\u0000${base64Key}`;

@@ -66,10 +66,10 @@ function declaredLength(req: Request, maxBytes: number): number | undefined {
 }
 
 /**
- * Reads the body as text, refusing more than `maxBytes` whatever Content-Length claims, and bytes
- * that are not UTF-8, and U+FFFD (no form, JSON or JWT encoder sends it raw). A leading byte-order
- * mark is dropped. The bytes are decoded here rather than by `Request.text()`, which on a form or
- * JWT body also writes a console warning each time: that warning cost more CPU than the read.
+ * Reads the body as text, refusing more than `maxBytes` whatever Content-Length claims, and bytes that are not
+ * UTF-8, and U+FFFD (no form, JSON or JWT encoder sends it raw). A leading byte-order mark is dropped. The bytes
+ * are decoded here rather than by `Request.text()`, which on a form or JWT body also writes a console warning
+ * each time: that warning cost more CPU than the read.
  */
 export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
   const text = utf8Text(await readBodyBytes(req, maxBytes));
