@@ -61,7 +61,7 @@ function moduleLines(file) {
   return out;
 }
 
-/** Bytes allocated a request (or flow) by function and by module, from sampling heap profiles. */
+/** Bytes allocated a request (or flow) by function, from sampling heap profiles. */
 function printAllocations(profiles, r, unit) {
   const per = (b) => (b / Math.max(1, r.responses)).toFixed(0);
   for (const { t, profile } of profiles) {
@@ -78,6 +78,60 @@ function printAllocations(profiles, r, unit) {
     console.log(`\n== ${t.id}: ${per(total)} bytes allocated a ${unit} (sampled)`);
     for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 30))
       console.log(`  ${per(v).padStart(8)} B  ${k}`);
+  }
+}
+
+/** Self time a request (or flow) by module and by function, from CPU profiles; the app's profile is written out. */
+function printTimes(profiles, r, own, unit) {
+  console.log(
+    `${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs ?? 0)} µs CPU per ${unit}, ${r.failed} failed`,
+  );
+
+  mkdirSync(join(root, "bench", "results"), { recursive: true });
+  const lines = { app: moduleLines(join(buildDir, "bench-entry.js")) };
+  for (const w of own) lines[w] = moduleLines(join(buildDir, `${w.slice("core:user:".length)}.js`));
+  for (const { t, profile } of profiles) {
+    const bundleLines = lines[t.id] ?? lines.app;
+    const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+    const self = new Map();
+    profile.samples.forEach((nodeId, i) => {
+      self.set(nodeId, (self.get(nodeId) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    });
+    const total = [...self.values()].reduce((a, b) => a + b, 0);
+    const byModule = new Map();
+    const byFn = new Map();
+    let idle = 0;
+    for (const [nodeId, us] of self) {
+      const f = byNode.get(nodeId).callFrame;
+      if (f.functionName === "(idle)") {
+        idle += us;
+        continue;
+      }
+      const mod = /(bench-entry|route-[a-z-]+)\.js$/.test(f.url)
+        ? (bundleLines[f.lineNumber] ?? "(bundle)")
+        : f.url
+          ? f.url.replace(/^.*\//, "")
+          : f.functionName;
+      byModule.set(mod, (byModule.get(mod) ?? 0) + us);
+      const fn = `${f.functionName || "(anonymous)"} ${mod}:${f.lineNumber + 1}`;
+      byFn.set(fn, (byFn.get(fn) ?? 0) + us);
+    }
+    const busy = total - idle;
+    const perReq = (us) => (us / Math.max(1, r.responses)).toFixed(1);
+    console.log(
+      `\n== ${t.id}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled (${perReq(busy)} µs per request)`,
+    );
+    const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
+    for (const [k, v] of top(byModule, 14))
+      console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
+    console.log("  -- functions");
+    for (const [k, v] of top(byFn, 18))
+      console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
+    if (t.id === "core:user:app")
+      writeFileSync(
+        join(root, "bench", "results", `${id}${variant ? "-" + variant : ""}.cpuprofile`),
+        JSON.stringify(profile),
+      );
   }
 }
 
@@ -164,61 +218,9 @@ try {
         : (await c.send("Profiler.stop")).profile,
     });
   if (alloc) {
-    for (const { t, c } of sessions) await c.send("HeapProfiler.stopSampling");
+    for (const { c } of sessions) await c.send("HeapProfiler.stopSampling");
     printAllocations(profiles, r, s.flow ? "flow" : "request");
-    for (const { c } of sessions) c.ws.close();
-    process.exit(0);
-  }
-  console.log(
-    `${id}${variant ? ` (${variant})` : ""}: ${Math.round(r.rps)}/s, workerd ${Math.round(r.cpuUs ?? 0)} µs CPU per ${s.flow ? "flow" : "request"}, ${r.failed} failed`,
-  );
-
-  mkdirSync(join(root, "bench", "results"), { recursive: true });
-  const lines = { app: moduleLines(join(buildDir, "bench-entry.js")) };
-  for (const w of own) lines[w] = moduleLines(join(buildDir, `${w.slice("core:user:".length)}.js`));
-  for (const { t, profile } of profiles) {
-    const bundleLines = lines[t.id] ?? lines.app;
-    const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
-    const self = new Map();
-    profile.samples.forEach((nodeId, i) => {
-      self.set(nodeId, (self.get(nodeId) ?? 0) + (profile.timeDeltas[i] ?? 0));
-    });
-    const total = [...self.values()].reduce((a, b) => a + b, 0);
-    const byModule = new Map();
-    const byFn = new Map();
-    let idle = 0;
-    for (const [nodeId, us] of self) {
-      const f = byNode.get(nodeId).callFrame;
-      if (f.functionName === "(idle)") {
-        idle += us;
-        continue;
-      }
-      const mod = /(bench-entry|route-[a-z-]+)\.js$/.test(f.url)
-        ? (bundleLines[f.lineNumber] ?? "(bundle)")
-        : f.url
-          ? f.url.replace(/^.*\//, "")
-          : f.functionName;
-      byModule.set(mod, (byModule.get(mod) ?? 0) + us);
-      const fn = `${f.functionName || "(anonymous)"} ${mod}:${f.lineNumber + 1}`;
-      byFn.set(fn, (byFn.get(fn) ?? 0) + us);
-    }
-    const busy = total - idle;
-    const perReq = (us) => (us / Math.max(1, r.responses)).toFixed(1);
-    console.log(
-      `\n== ${t.id}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled (${perReq(busy)} µs per request)`,
-    );
-    const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
-    for (const [k, v] of top(byModule, 14))
-      console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
-    console.log("  -- functions");
-    for (const [k, v] of top(byFn, 18))
-      console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)}%  ${perReq(v).padStart(7)} µs  ${k}`);
-    if (t.id === "core:user:app")
-      writeFileSync(
-        join(root, "bench", "results", `${id}${variant ? "-" + variant : ""}.cpuprofile`),
-        JSON.stringify(profile),
-      );
-  }
+  } else printTimes(profiles, r, own, s.flow ? "flow" : "request");
   for (const { c } of sessions) c.ws.close();
 } catch (err) {
   if (srv.stderr.length) console.error(`workerd stderr (last lines):\n${srv.stderr.join("").slice(-4000)}`);
