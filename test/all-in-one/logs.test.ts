@@ -154,6 +154,24 @@ describe("request log lines", () => {
     expect(lines.join("\n")).not.toContain(gone.phoneNo);
     expect(lines.join("\n")).not.toContain(encodeURIComponent(gone.name));
   });
+
+  it("a path value that names no client is not logged as a client id (a number or a name typed there by mistake)", async () => {
+    lines = [];
+    for (const typed of ["01012345678", encodeURIComponent("홍길동")])
+      for (const method of ["GET", "PATCH", "DELETE"])
+        await adminSend(method, `/admin/clients/${typed}`, method === "PATCH" ? {} : undefined);
+    await adminSend("POST", `/admin/clients/01012345678/disable`);
+    expect(lines).toHaveLength(7);
+    for (const l of lines) {
+      const line = JSON.parse(l) as Record<string, unknown>;
+      expect(line).toMatchObject({ route: expect.stringMatching(/^\/admin\/clients\/:id/) });
+      expect([400, 404]).toContain(line.status);
+      expect(line.clientId).toBeUndefined();
+    }
+    expect(lines.join("\n")).not.toContain("01012345678");
+    expect(lines.join("\n")).not.toContain("홍길동");
+    expect(lines.join("\n")).not.toContain(encodeURIComponent("홍길동"));
+  });
 });
 
 describe("a client that goes away mid-upload", () => {

@@ -47,11 +47,11 @@ export function clientView(c: AdminClient): Record<string, unknown> {
   };
 }
 
+/** The client the path names; logged only once it is one (a number or a name typed there stays out of the log). */
 async function existing(env: AdminEnv, rc: RequestContext): Promise<AdminClient> {
-  const id = rc.params.id!;
-  rc.log.clientId = id;
-  const c = await getClient(env, id);
+  const c = await getClient(env, rc.params.id!);
   if (!c) throw E.noSuch("client");
+  rc.log.clientId = c.clientId;
   return c;
 }
 
