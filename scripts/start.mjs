@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // `npm start`: the local world of README "Quick start". Creates .dev.vars from the committed example on a
-// fresh checkout, applies the D1 migrations locally, then serves the all-in-one worker with
-// `wrangler dev` on http://localhost:8787 (PORT overrides). The dev seed is applied by the worker
-// itself on its first request (DEV_MODE=true). A port already taken (another `npm start`) is refused
+// fresh checkout, applies the D1 migrations locally (one line of output when they succeed), then
+// serves the all-in-one worker with `wrangler dev` on http://localhost:8787 (PORT overrides). The dev
+// seed is applied by the worker itself on its first request (DEV_MODE=true). A port already taken (another `npm start`) is refused
 // in one line before anything runs: workerd would fail only after the migrations, in a stack trace.
 //   PERSIST_DIR  where local D1/KV/DO state lives (default .wrangler/state)
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { migrationSummary, migrationWarnings } from "./lib/migrations.mjs";
 import { nextFreePort, portInUse, portInUseMessage } from "./lib/port.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -48,15 +49,22 @@ if (!existsSync(join(root, ".dev.vars"))) {
   }
 }
 
+// One line for the migrations (scripts/lib/migrations.mjs); all of wrangler's output when they fail.
 const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
   cwd: root,
   env,
-  stdio: ["ignore", "inherit", "inherit"],
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "pipe"],
 });
 if (migrate.status !== 0) {
-  console.error("D1 migrations failed; see above");
+  process.stdout.write(migrate.stdout ?? "");
+  process.stderr.write(migrate.stderr ?? "");
+  console.error(`D1 migrations failed${migrate.error ? `: ${migrate.error.message}` : ""}; see above`);
   process.exit(migrate.status ?? 1);
 }
+const warnings = migrationWarnings(migrate.stderr);
+if (warnings) console.error(warnings);
+console.log(migrationSummary("DB", migrate.stdout) ?? migrate.stdout.trim());
 
 // Every address of the local world follows the port: the service's public URL (events' `iss`, the
 // demo app's events address), and the kit's view of the service and of itself.

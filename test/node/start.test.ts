@@ -1,16 +1,23 @@
 // `npm start`: on a fresh state directory it applies the migrations and the dev seed and
 // serves; `PORT` moves it off 8787, and everything with it (the kit's origin and redirect URI, the
 // service's base URL). Every node test's server runs on a free port of its own (./server.ts); here
-// that port is checked not to be 8787 and the demo's login to follow it.
+// that port is checked not to be 8787 and the demo's login to follow it. What it prints up to
+// `Ready` fits on a screen (at most 40 lines).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type Server } from "./server";
+import { freePort, startServer, type Server } from "./server";
 import { CookieJar, signIn } from "./signin-driver";
 
 let server: Server;
 let port: string;
 
 beforeAll(async () => {
-  server = await startServer();
+  // wrangler's own default level ("log"), what a person sees; ./server.ts's "info" leaves out the
+  // banner, the migration tables and the bindings that the line count is about
+  server = await startServer({ env: { WRANGLER_LOG: "log" } });
   port = new URL(server.base).port;
 });
 afterAll(async () => {
@@ -18,6 +25,44 @@ afterAll(async () => {
 });
 
 describe("npm start", () => {
+  it("prints at most 40 lines before Ready: the migrations in one line, each warning once", () => {
+    const out = server.output().replace(/\u001b\[[0-9;]*m/g, "");
+    const lines = out.split("\n");
+    const ready = lines.findIndex((l) => /Ready on http:\/\/localhost:\d+/.test(l));
+    expect(ready, out).toBeGreaterThan(0);
+    expect(ready + 1, lines.slice(0, ready + 1).join("\n")).toBeLessThanOrEqual(40); // Ready's line number
+    // a fresh state directory: every migration of migrations/ is applied, named in one line
+    const sql = readdirSync(join(import.meta.dirname, "..", "..", "migrations"))
+      .filter((f) => f.endsWith(".sql"))
+      .sort();
+    const summary = lines.filter((l) => l.startsWith("D1 DB: "));
+    expect(summary).toEqual([`D1 DB: applied ${sql.length} migrations (${sql[0]} to ${sql[sql.length - 1]})`]);
+    expect(out).not.toContain("┌");
+    const warnings = lines.filter((l) => l.includes("[WARNING]"));
+    expect(new Set(warnings).size, warnings.join("\n")).toBe(warnings.length);
+  });
+
+  it("migrations that fail are shown in full: wrangler's error, then npm start stops with its code", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "phone-login-start-"));
+    const notADirectory = join(dir, "state");
+    writeFileSync(notADirectory, "");
+    try {
+      const run = spawnSync(process.execPath, ["scripts/start.mjs"], {
+        cwd: join(import.meta.dirname, "..", ".."),
+        env: { ...process.env, WRANGLER_LOG: "log", PORT: String(await freePort()), PERSIST_DIR: notADirectory },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      const out = (run.stdout + run.stderr).replace(/\u001b\[[0-9;]*m/g, "");
+      expect(run.status, out).toBe(1);
+      expect(out).toContain(`✘ [ERROR] ENOTDIR: not a directory, mkdir '${notADirectory}/v3/d1'`);
+      expect(out).toContain("D1 migrations failed; see above");
+      expect(out).not.toContain("Ready on");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("PORT (not 8787) serves there: /healthz 200, the seed's client is known, unknown paths are 404 not_found", async () => {
     expect(port).not.toBe("8787");
     expect(server.base).toBe(`http://localhost:${port}`);
