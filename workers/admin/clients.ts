@@ -20,6 +20,7 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { onlyFields, readJsonObject } from "./steps";
 import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";
+import { eventsUriProblem } from "./hosts";
 import { forgetClient, sealSecret } from "../provider/store/clients";
 import { audit } from "../provider/store/audit";
 
@@ -29,8 +30,12 @@ const CLIENT_SECRET_LENGTH = 64;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** The wire form of a client (snake_case, ISO times); never a secret. */
-export function clientView(c: AdminClient): Record<string, unknown> {
+/**
+ * The wire form of a client (snake_case, ISO times); never a secret. `events_uri_problem`: why its
+ * `events_uri` would be refused now (registered before the rule, workers/admin/hosts.ts), else null;
+ * the address keeps receiving events until it is changed.
+ */
+export function clientView(c: AdminClient, devMode: boolean): Record<string, unknown> {
   return {
     client_id: c.clientId,
     name: c.name,
@@ -38,6 +43,7 @@ export function clientView(c: AdminClient): Record<string, unknown> {
     items: c.items,
     auto_login: c.autoLogin,
     events_uri: c.eventsUri,
+    events_uri_problem: c.eventsUri === null ? null : eventsUriProblem(c.eventsUri, devMode),
     purpose: c.purpose,
     retention: c.retention,
     status: c.status,
@@ -65,15 +71,16 @@ async function changed(
   forgetClient(clientId);
   const c = await getClient(env, clientId);
   if (!c) throw E.noSuch("client");
-  return json({ ...clientView(c), ...extra }, status);
+  return json({ ...clientView(c, commonConfig(env).devMode), ...extra }, status);
 }
 
 export async function list(_req: Request, env: AdminEnv): Promise<Response> {
-  return json({ clients: (await listClients(env)).map(clientView) });
+  const devMode = commonConfig(env).devMode;
+  return json({ clients: (await listClients(env)).map((c) => clientView(c, devMode)) });
 }
 
 export async function read(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  return json(clientView(await existing(env, rc)));
+  return json(clientView(await existing(env, rc), commonConfig(env).devMode));
 }
 
 export async function create(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {

@@ -3,7 +3,7 @@
 
 import type { ClientPatch } from "./store";
 import { E } from "../core/errors";
-import { eventsUriAllowed } from "../provider/store/events";
+import { eventsUriProblem } from "./hosts";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "../core/spec";
 
 export const MAX_REDIRECT_URIS = 20;
@@ -94,16 +94,15 @@ function flag(field: string, v: unknown): boolean {
   return v;
 }
 
-/** Where signed events go (docs/events.md): https, or http on a loopback host in DEV_MODE; null for none. */
+/**
+ * Where signed events go (docs/events.md "Registering"): https to a public host (workers/admin/hosts.ts),
+ * or a loopback host in DEV_MODE; null for none.
+ */
 function eventsUri(v: unknown, devMode: boolean): string | null {
   if (v === null) return null;
   if (typeof v !== "string" || v.length > MAX_URI_LENGTH) throw E.invalidBecause("events_uri", "must be a URI or null");
-  if (!eventsUriAllowed(v, devMode)) {
-    throw E.invalidBecause(
-      "events_uri",
-      "must be an https URI without credentials or fragment (http only on loopback in DEV_MODE)",
-    );
-  }
+  const problem = eventsUriProblem(v, devMode);
+  if (problem) throw E.invalidBecause("events_uri", problem);
   return v;
 }
 

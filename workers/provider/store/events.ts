@@ -7,7 +7,6 @@
 import { configOf, requiredVar } from "../../core/config";
 import { randomToken } from "../../core/crypto";
 import { signHs256 } from "../../core/jws";
-import { LOOPBACK_HOSTS } from "../../core/spec";
 import { clientOfAnyStatus, clientSecrets } from "./clients";
 
 /** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
@@ -63,18 +62,6 @@ function parseIssuer(env: EventVars): string {
 /** The `iss` of every event: PUBLIC_BASE_URL (the dev worker: http://localhost:8787). */
 export function issuer(env: EventVars): string {
   return configOf(env, parseIssuer);
-}
-
-/** An `events_uri` an app may register: https, or http on a loopback host in DEV_MODE. */
-export function eventsUriAllowed(uri: string, devMode: boolean): boolean {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return false;
-  }
-  if (url.username || url.password || url.hash) return false;
-  return url.protocol === "https:" || (devMode && url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname));
 }
 
 /** The signed event (RFC 8417): HS256 under the client's current secret, `typ` secevent+jwt. */
