@@ -57,8 +57,20 @@ async function control(path: string, body?: unknown): Promise<unknown> {
 const carrierHas = (people: Record<string, CarrierPerson | null>) => control("/_carrier/people", people);
 const carrierMode = (mode: string, extra: Record<string, unknown> = {}) =>
   control("/_carrier/mode", { mode, ...extra });
+/** The secret the fake checks requests with, and the one it signs answers with (default: the same). */
+const carrierSecret = (secret: string, answerSecret?: string) => control("/_carrier/secret", { secret, answerSecret });
 const carrierLog = () =>
-  control("/_carrier/log") as Promise<{ verdict: string; telcoCd?: string; phoneNo?: string; requestId?: string }[]>;
+  control("/_carrier/log") as Promise<
+    {
+      verdict: string;
+      problem?: string;
+      signedBy?: string;
+      telcoCd?: string;
+      name?: string;
+      phoneNo?: string;
+      requestId?: string;
+    }[]
+  >;
 
 beforeEach(async () => {
   await control("/_carrier/reset", {});
@@ -248,6 +260,114 @@ describe("CARRIER_DIRECTORY=http: a person unknown to the D1 directory", () => {
     });
     expect(url.searchParams.get("code")).toBeTruthy();
     expect(await carrierLog()).toEqual([]);
+  });
+});
+
+describe("the name as docs/carrier-api.md promises it, to a carrier that compares it as it comes (the fake does not normalise)", () => {
+  it("decomposed Hangul (NFD) is sent in NFC: the carrier confirms it, and the directory stores the name the carrier was sent", async () => {
+    const phone = "01090001212";
+    await carrierHas({ [phone]: { ...SKY, name: "홍길동", ci: ciOf(241) } });
+    const typed = "홍길동".normalize("NFD");
+    expect(typed).not.toBe("홍길동");
+    const b = httpBrowser();
+    const { location } = await finish(b, await throughSms(b, "K", typed, phone));
+    const log = await carrierLog();
+    expect(log).toEqual([expect.objectContaining({ verdict: "ok", name: "홍길동" })]);
+    expect((await subscriberByPhone(env, phone))!.name).toBe(log[0]!.name);
+    expect((await appReads(location)).name).toBe("홍길동");
+  });
+
+  it("a double space (and any run of white space inside, or around) is sent as one space", async () => {
+    const phone = "01090001313";
+    await carrierHas({ [phone]: { ...SKY, name: "John Smith", ci: ciOf(242), foreign: "F" } });
+    for (const typed of ["John  Smith", " john\u00a0\tsmith "]) {
+      const p = await identify(httpBrowser(), "K", typed, phone);
+      expect(p.form?.step, alertText(p.html)).toBe("verify");
+    }
+    expect((await carrierLog()).map((e) => [e.verdict, e.name])).toEqual([
+      ["ok", "John Smith"],
+      ["ok", "john smith"],
+    ]);
+    expect((await subscriberByPhone(env, phone))!.name).toBe("John Smith");
+  });
+});
+
+describe('rotating the shared secret (CARRIER_API_SECRET_NEXT, docs/carrier-api.md "Rotating the secret")', () => {
+  const NEXT = "carrier-next-secret-0123456789abcdefGHIJKL";
+  const NEITHER = "carrier-third-secret-0123456789abcdefMNOPQR";
+  const person: CarrierPerson = { ...SKY, name: "이새봄", ci: ciOf(251) };
+  const during = { CARRIER_API_SECRET_NEXT: NEXT };
+
+  /** Step 1 at `phone` from a fresh browser with `vars`: the page's step (verify when confirmed) or its status. */
+  async function outcome(vars: Record<string, string>, phone = "01090001414"): Promise<string> {
+    const p = await identify(httpBrowser({ SIGNIN_SENDS_PER_WINDOW: "100", ...vars }), "K", "이새봄", phone);
+    return p.form?.step === "verify" ? "verify" : String(p.status);
+  }
+
+  it("during the change each request carries a signature under each secret, and an answer signed with either is accepted: the carrier may switch at any moment", async () => {
+    await carrierHas({ "01090001414": person });
+    // the carrier still on the current secret: checks X-Signature, answers with it
+    expect(await outcome(during)).toBe("verify");
+    // a carrier instance part way: checks with the current secret, answers with the next
+    await carrierSecret(SECRET, NEXT);
+    expect(await outcome(during)).toBe("verify");
+    // the carrier switched first: X-Signature-Next is the signature it knows
+    await carrierSecret(NEXT);
+    expect(await outcome(during)).toBe("verify");
+    // the service switched first (the two swapped), the carrier still on the old one
+    await carrierSecret(SECRET);
+    expect(await outcome({ CARRIER_API_SECRET: NEXT, CARRIER_API_SECRET_NEXT: SECRET })).toBe("verify");
+    // the change done: the next secret alone
+    await carrierSecret(NEXT);
+    expect(await outcome({ CARRIER_API_SECRET: NEXT })).toBe("verify");
+    expect((await carrierLog()).map((e) => [e.verdict, e.signedBy])).toEqual([
+      ["ok", "X-Signature"],
+      ["ok", "X-Signature"],
+      ["ok", "X-Signature-Next"],
+      ["ok", "X-Signature-Next"],
+      ["ok", "X-Signature"],
+    ]);
+  });
+
+  it("an answer signed with the next secret is accepted only while CARRIER_API_SECRET_NEXT is set, one signed with neither never: 503, audited bad_signature, nothing written", async () => {
+    const phone = "01090001515";
+    await carrierHas({ [phone]: person });
+    const since = Date.now();
+    await carrierSecret(SECRET, NEITHER);
+    expect(await outcome(during, phone)).toBe("503");
+    await carrierSecret(SECRET, NEXT);
+    expect(await outcome({}, phone)).toBe("503");
+    // a carrier holding neither secret refuses the request
+    await carrierSecret(NEITHER);
+    expect(await outcome(during, phone)).toBe("503");
+    expect((await carrierLog()).map((e) => e.verdict)).toEqual(["ok", "ok", "bad_signature"]);
+    expect((await auditEvents({ type: "carrier.unavailable", since })).map((e) => JSON.parse(e.detail!))).toEqual([
+      { reason: "bad_signature" },
+      { reason: "bad_signature" },
+      { reason: "status" },
+    ]);
+    expect(await subscriberByPhone(env, phone)).toBeNull();
+    // the same answer as the second, with the next secret set: accepted
+    await carrierSecret(SECRET, NEXT);
+    expect(await outcome(during, phone)).toBe("verify");
+  });
+
+  it("no second signature is sent outside a change", async () => {
+    const phone = "01090001616";
+    const sent: Headers[] = [];
+    const real = globalThis.fetch;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const req = new Request(input, init);
+      if (req.url === `${CARRIER}/verify`) sent.push(req.headers);
+      return real(req);
+    });
+    await carrierHas({ [phone]: person });
+    expect(await outcome({}, phone)).toBe("verify");
+    expect(await outcome(during, phone)).toBe("verify");
+    expect(sent.map((h) => [h.get("X-Signature")?.length, h.get("X-Signature-Next")?.length ?? null])).toEqual([
+      [71, null],
+      [71, 71],
+    ]);
   });
 });
 
@@ -493,6 +613,21 @@ describe("the example exchange of docs/carrier-api.md", () => {
       "sha256=a7f4d6ea018aa6f39965d172e859e312dc815eabfb1e6c67e54e896cbceb5af4",
     );
     await expect(askCarrier({ ...opts, fetcher: tampered }, q)).rejects.toMatchObject({ reason: "bad_signature" });
+    // the signature in upper-case hex (a Java or .NET helper's) is refused
+    const upper = examplesCarrier(noMatch, "sha256=A7F4D6EA018AA6F39965D172E859E312DC815EABFB1E6C67E54E896CBCEB5AF4");
+    await expect(askCarrier({ ...opts, fetcher: upper }, q)).rejects.toMatchObject({ reason: "bad_signature" });
+  });
+
+  it("the name typed decomposed, or with spaces around and inside, is sent as the example's bytes", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(1767225600_000);
+    vi.spyOn(crypto, "randomUUID").mockReturnValue(requestId);
+    const opts = { url: "https://carrier.example/verify", secret, timeoutMs: 3000 };
+    const no = examplesCarrier(noMatch, "sha256=a7f4d6ea018aa6f39965d172e859e312dc815eabfb1e6c67e54e896cbceb5af4");
+    for (const name of ["김영희".normalize("NFD"), " 김영희\u3000"])
+      expect(await askCarrier({ ...opts, fetcher: no }, { telco: "K", name, phone: "01023456789" })).toEqual({
+        match: false,
+      });
   });
 });
 
@@ -528,6 +663,8 @@ describe("configuration (docs/signin.md)", () => {
     expect(problem({ ...HTTP, DEV_MODE: "false" })).toBe("CARRIER_API_URL");
     expect(problem({ ...HTTP, CARRIER_API_URL: "https://user:pw@carrier.example/" })).toBe("CARRIER_API_URL");
     expect(problem({ ...HTTP, CARRIER_API_SECRET: "short" })).toBe("CARRIER_API_SECRET");
+    expect(problem({ ...HTTP, CARRIER_API_SECRET_NEXT: "short" })).toBe("CARRIER_API_SECRET_NEXT");
+    expect(problem({ ...HTTP, CARRIER_API_SECRET_NEXT: "carrier-next-secret-0123456789abcdefGHIJKL" })).toBeNull();
     expect(problem({ ...HTTP, CARRIER_API_TIMEOUT_MS: "50" })).toBe("CARRIER_API_TIMEOUT_MS");
     expect(problem({ ...HTTP, CARRIER_API_TIMEOUT_MS: "30001" })).toBe("CARRIER_API_TIMEOUT_MS");
   });

@@ -51,12 +51,22 @@ export type CarrierAnswer = { match: false } | { match: true; person: CarrierPer
 export interface CarrierApiOptions {
   url: string;
   secret: string;
+  /** During a change of secret, the next one: requests carry a second signature under it, answers may be signed with it. */
+  nextSecret?: string;
   timeoutMs: number;
   /** Injected for tests; the platform's fetch otherwise. */
   fetcher?: typeof fetch;
 }
 
-/** `sha256=<hex of HMAC-SHA256(secret, timestamp + "." + body)>`: both directions sign this way. */
+/**
+ * The name as the carrier is sent it and as the directory stores what the carrier confirms: Unicode
+ * NFC, trimmed, each run of white space inside it one space (docs/carrier-api.md "The request").
+ */
+export function canonicalName(input: string): string {
+  return input.normalize("NFC").trim().replace(/\s+/g, " ");
+}
+
+/** `sha256=<lower-case hex of HMAC-SHA256(secret, timestamp + "." + body)>`: both directions sign this way. */
 export async function carrierSignature(secret: string, timestamp: string, body: string): Promise<string> {
   return "sha256=" + (await hmacSha256Hex(secret, `${timestamp}.${body}`));
 }
@@ -68,7 +78,7 @@ export async function askCarrier(
 ): Promise<CarrierAnswer> {
   const doFetch = opts.fetcher ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   const requestId = crypto.randomUUID();
-  const body = JSON.stringify({ telcoCd: q.telco, name: q.name, phoneNo: q.phone, requestId });
+  const body = JSON.stringify({ telcoCd: q.telco, name: canonicalName(q.name), phoneNo: q.phone, requestId });
   const timestamp = String(Math.floor(Date.now() / 1000));
   const signal = AbortSignal.timeout(opts.timeoutMs);
   let status: number;
@@ -82,6 +92,7 @@ export async function askCarrier(
         Accept: "application/json",
         "X-Signature-Timestamp": timestamp,
         "X-Signature": await carrierSignature(opts.secret, timestamp, body),
+        ...(opts.nextSecret && { "X-Signature-Next": await carrierSignature(opts.nextSecret, timestamp, body) }),
       },
       body,
       redirect: "manual",
@@ -101,7 +112,7 @@ export async function askCarrier(
     throw new CarrierUnavailable("network", err instanceof Error ? err.name : undefined);
   }
   if (bytes === null) throw new CarrierUnavailable("too_large");
-  return readAnswer(opts.secret, headers, bytes, requestId);
+  return readAnswer(opts.nextSecret ? [opts.secret, opts.nextSecret] : [opts.secret], headers, bytes, requestId);
 }
 
 /** The body's bytes, or null when it is longer than `max`. */
@@ -134,10 +145,11 @@ const NO_MATCH_KEYS = ["match", "requestId"];
 
 /**
  * Checks an answer in the order that trusts nothing unchecked: its signature over the exact bytes
- * and its timestamp's freshness, then that it answers our request, then its JSON shape.
+ * (under any of `secrets`: the current one, and the next during a change) and its timestamp's
+ * freshness, then that it answers our request, then its JSON shape.
  */
 async function readAnswer(
-  secret: string,
+  secrets: string[],
   headers: Headers,
   bytes: Uint8Array,
   requestId: string,
@@ -153,8 +165,11 @@ async function readAnswer(
   } catch {
     throw new CarrierUnavailable("malformed", "not UTF-8");
   }
-  if (!(await constantTimeEqual(await carrierSignature(secret, timestamp, body), signature)))
-    throw new CarrierUnavailable("bad_signature");
+  // every secret is compared, whichever matches
+  const matches = await Promise.all(
+    secrets.map(async (secret) => constantTimeEqual(await carrierSignature(secret, timestamp, body), signature)),
+  );
+  if (!matches.includes(true)) throw new CarrierUnavailable("bad_signature");
   if (Math.abs(Date.now() / 1000 - Number(timestamp)) > SIGNATURE_WINDOW_SECONDS) throw new CarrierUnavailable("stale");
   let doc: unknown;
   try {

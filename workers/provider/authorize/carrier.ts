@@ -12,7 +12,7 @@ import type { LinkRow } from "../store/directory-shard";
 import type { JobEnv } from "../store/directory-jobs";
 import { kstToday, validateRow, type SubscriberInput } from "../store/directory-rows";
 import { DirectoryBusy, writePerson } from "../store/directory-write";
-import { askCarrier, CarrierUnavailable, type CarrierApiOptions } from "./carrier-api";
+import { askCarrier, canonicalName, CarrierUnavailable, type CarrierApiOptions } from "./carrier-api";
 
 export { CarrierUnavailable } from "./carrier-api";
 
@@ -36,9 +36,9 @@ export interface CarrierDirectory {
   confirm(telco: Telco, name: string, phone: string, clientId?: string): Promise<ConfirmedSubscriber | null>;
 }
 
-/** A name for comparison: NFC, trimmed, inner whitespace collapsed, letter case ignored. */
+/** A name for comparison: its canonical form (NFC, trimmed, inner whitespace collapsed), letter case ignored. */
 export function normalizeName(input: string): string {
-  return input.normalize("NFC").trim().replace(/\s+/g, " ").toUpperCase();
+  return canonicalName(input).toUpperCase();
 }
 
 /** `010-****-5678`: what the verify page shows of the number. */
@@ -96,8 +96,9 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI
       if (held && held.testOtpHash !== null) return matchEntry(held, telco, name);
       const answer = await askCarrier(api, { telco, name, phone });
       if (!answer.match) return null;
+      // the name stored is the name the carrier confirmed: askCarrier sent it in this form
       const row = validateRow(
-        { telcoCd: telco, phoneNo: phone, name: name.normalize("NFC").trim().replace(/\s+/g, " "), ...answer.person },
+        { telcoCd: telco, phoneNo: phone, name: canonicalName(name), ...answer.person },
         kstToday(Date.now()),
       );
       // The import's rules: a ci that is not canonical Base64 of 64 bytes, a birth date in the
@@ -129,10 +130,10 @@ export function carrierDirectory(env: JobEnv & SigninVars): CarrierDirectory {
     case "d1":
       return d1Directory(env);
     case "http": {
-      const { url, secret, timeoutMs } = cfg.carrierApi;
+      const { url, secret, nextSecret, timeoutMs } = cfg.carrierApi;
       if (!url) throw new ConfigError("CARRIER_API_URL", "is required for CARRIER_DIRECTORY=http");
       if (!secret) throw new ConfigError("CARRIER_API_SECRET", "is required for CARRIER_DIRECTORY=http");
-      return httpDirectory(env, { url, secret, timeoutMs });
+      return httpDirectory(env, { url, secret, nextSecret, timeoutMs });
     }
   }
 }

@@ -65,6 +65,7 @@ export interface SigninVars extends CommonVars {
   CARRIER_DIRECTORY?: string;
   CARRIER_API_URL?: string;
   CARRIER_API_SECRET?: string;
+  CARRIER_API_SECRET_NEXT?: string;
   CARRIER_API_TIMEOUT_MS?: string;
   SMS_SENDER?: string;
   SMS_WEBHOOK_URL?: string;
@@ -164,6 +165,8 @@ function smsGatewayConfig(env: SigninVars, devMode: boolean): SmsGatewayConfig {
 export interface CarrierApiConfig {
   url: string | undefined;
   secret: string | undefined;
+  /** Set during a change of secret (docs/carrier-api.md "Rotating the secret"). */
+  nextSecret: string | undefined;
   timeoutMs: number;
 }
 
@@ -183,10 +186,13 @@ function carrierApiConfig(env: SigninVars, devMode: boolean): CarrierApiConfig {
     if (!u || !(u.protocol === "https:" || loopbackHttp) || u.username || u.password || u.hash)
       throw new ConfigError("CARRIER_API_URL", "must be an https URL (http only on loopback with DEV_MODE=true)");
   }
-  const secret = optionalVar(env, "CARRIER_API_SECRET");
-  if (secret !== undefined && secret.length < CARRIER_SECRET_MIN)
-    throw new ConfigError("CARRIER_API_SECRET", `must be at least ${CARRIER_SECRET_MIN} characters`);
-  return { url, secret, timeoutMs: intVar(env, "CARRIER_API_TIMEOUT_MS", 3000, 100, 30_000) };
+  const [secret, nextSecret] = (["CARRIER_API_SECRET", "CARRIER_API_SECRET_NEXT"] as const).map((name) => {
+    const value = optionalVar(env, name);
+    if (value !== undefined && value.length < CARRIER_SECRET_MIN)
+      throw new ConfigError(name, `must be at least ${CARRIER_SECRET_MIN} characters`);
+    return value;
+  });
+  return { url, secret, nextSecret, timeoutMs: intVar(env, "CARRIER_API_TIMEOUT_MS", 3000, 100, 30_000) };
 }
 
 function parse(env: SigninVars): SigninConfig {
