@@ -1,13 +1,15 @@
 // Test numbers for app review (docs/operations.md "Test numbers"): registered by the operator, they
-// sign in with their fixed code for the listed clients only, until their expiry, never receive an
-// SMS, are marked in the audit and are never locked by wrong codes.
+// sign in with their fixed code for the listed clients only, until their expiry (read again at
+// every code step), never receive an SMS and are marked in the audit; their wrong codes lock the
+// network they come from, never the number, and at TEST_NUMBER_MAX_FAILURES of them from all
+// networks the number is suspended until registered again with a new code.
 import { env } from "../support/env";
 import { afterShardCall, shardRows } from "../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin, ADMIN_TOKEN } from "../support/admin";
 import { afterRead, BASE, exchange, HONG, mintFor } from "../support/helpers";
 import { ciOf, importRows } from "../support/directory";
-import { lastAuditEvent } from "../support/audit";
+import { auditEvents, lastAuditEvent } from "../support/audit";
 import { subscriberByPhone } from "../../workers/provider/store/directory";
 import adminWorker from "../../workers/admin/index";
 
@@ -184,20 +186,33 @@ describe("signing in with a test number", () => {
     expect(alertText(refused.html)).toBe(UNCONFIRMED);
   });
 
-  it("wrong codes never lock it (reviewers share it), and no automatic login is offered", async () => {
+  it("wrong codes lock the network they come from, never the number (anyone could keep reviewers out); no automatic login is offered", async () => {
     await register();
     const vars = { SIGNIN_LOCK_AFTER_FAILURES: "3", SIGNIN_NUMBER_LOCK_AFTER_FAILURES: "5" };
-    for (let i = 0; i < 3; i++) {
-      const b = new Browser({ vars });
-      let p = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-      expect(p.form?.names.has("autoLogin")).toBe(false);
-      for (let k = 0; k < 4; k++) p = await b.submit(p, { otp: "000000" });
-      expect(p.status).toBe(200);
+    const attacker = new Browser({ vars, ip: "203.0.113.41" });
+    let p = await attacker.submit(await attacker.authorize(), {
+      telcoCd: who.telco,
+      name: who.name,
+      phoneNo: who.phone,
+    });
+    expect(p.form?.names.has("autoLogin")).toBe(false);
+    for (let k = 0; k < 3; k++) p = await attacker.submit(p, { otp: "000000" });
+    expect(p.status).toBe(429); // the third wrong code locks this network out of the number
+    expect((await attacker.submit(p, { otp: who.code })).status).toBe(429);
+    // two more networks, two wrong codes each: 7 from all networks, past the number-wide lock of 5
+    for (const ip of ["203.0.113.42", "203.0.113.43"]) {
+      const b = new Browser({ vars, ip });
+      let q = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+      for (let k = 0; k < 2; k++) q = await b.submit(q, { otp: "000000" });
+      expect(q.status).toBe(200);
     }
-    const b = new Browser({ vars });
-    const p = await b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-    const done = await b.submit(p, { otp: who.code });
-    expect([200, 302]).toContain(done.status);
+    const reviewer = new Browser({ vars, ip: "203.0.113.44" });
+    const q = await reviewer.submit(await reviewer.authorize(), {
+      telcoCd: who.telco,
+      name: who.name,
+      phoneNo: who.phone,
+    });
+    const done = await reviewer.submit(q, { otp: who.code });
     expect(done.status === 302 || done.form?.step === "consent").toBe(true);
   });
 
@@ -242,4 +257,160 @@ describe("listing test numbers across the shards", () => {
     expect((await admin("GET", "/admin/test-numbers?after=x")).status).toBe(400);
     for (const phone of phones) expect((await admin("DELETE", `/admin/test-numbers/${phone}`)).status).toBe(200);
   }, 60_000);
+});
+
+describe("a review test number's cap of wrong codes (TEST_NUMBER_MAX_FAILURES)", () => {
+  const CAPPED = { ...REVIEWER, phoneNo: "01077770001", ci: btoa(String.fromCharCode(...new Uint8Array(64).fill(43))) };
+  const capped = { ...who, phone: "01077770001" };
+  const vars = { TEST_NUMBER_MAX_FAILURES: "6", SIGNIN_LOCK_AFTER_FAILURES: "3" };
+
+  /** An admin call with `vars` set (the cap is the service's variable, read by the admin API too). */
+  async function adminWith(method: string, path: string, json?: unknown): Promise<Response> {
+    const req = new Request(new URL(path, BASE), {
+      method,
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
+    return adminWorker.fetch!(req as never, { ...env, ...vars } as never, ctx);
+  }
+  const listed = async () =>
+    (
+      (await (await adminWith("GET", "/admin/test-numbers")).json()) as { test_numbers: Record<string, unknown>[] }
+    ).test_numbers.find((t) => t.phoneNo === CAPPED.phoneNo)!;
+
+  /** A sign-in from `ip` to the code step, then `codes` entered. */
+  async function attempt(ip: string, codes: string[]) {
+    const b = new Browser({ vars, ip });
+    let p = await b.submit(await b.authorize(), { telcoCd: capped.telco, name: capped.name, phoneNo: capped.phone });
+    for (const otp of codes) p = await b.submit(p, { otp });
+    return p;
+  }
+
+  it("counts wrong codes from all networks; at the cap the number is refused as unknown (right code too), audited once, listed as suspended and warned of on every admin answer; registered again with a new code, it works", async () => {
+    expect((await adminWith("POST", "/admin/test-numbers", { ...CAPPED, expiresAt: inAnHour() })).status).toBe(201);
+    // two networks, two wrong codes each (under the per-network lock of 3), then a fifth
+    for (const ip of ["198.18.0.1", "198.18.0.2"]) expect((await attempt(ip, ["000001", "000002"])).status).toBe(200);
+    expect(alertText((await attempt("198.18.0.3", ["000003"])).html)).toMatch(/인증번호가 맞지 않습니다/);
+    expect(await listed()).toMatchObject({ wrong_codes: 5, suspended: false });
+    // the sixth wrong code reaches the cap: the answer is the one any unknown number gets
+    const sixth = await attempt("198.18.0.4", ["000004"]);
+    expect(sixth.form?.step).toBe("identify");
+    expect(alertText(sixth.html)).toBe(UNCONFIRMED);
+    // from now on even the right code, on a fresh network, and the first step are refused alike
+    const b = new Browser({ vars, ip: "198.18.0.5" });
+    const first = await b.submit(await b.authorize(), {
+      telcoCd: capped.telco,
+      name: capped.name,
+      phoneNo: capped.phone,
+    });
+    expect(first.form?.step).toBe("identify");
+    expect(alertText(first.html)).toBe(UNCONFIRMED);
+    expect(await listed()).toMatchObject({ wrong_codes: 6, suspended: true });
+    const suspensions = (await auditEvents({ type: "test_number.suspended" })) as { detail: string | null }[];
+    expect(suspensions).toHaveLength(1);
+    expect(JSON.parse(suspensions[0]!.detail!)).toEqual({ failures: 6 });
+    const failures = await auditEvents({ type: "signin.failure" });
+    expect(failures.filter((e) => JSON.parse(e.detail!).reason === "test_number_suspended")).toHaveLength(2);
+    // every admin answer warns the operator (the CLI prints it), masked: never the whole number
+    const any = await adminWith("GET", "/admin/clients");
+    const notices = JSON.parse(any.headers.get("Admin-Notices") ?? "[]") as string[];
+    expect(notices).toEqual([
+      "test number 010-****-0001 is suspended after 6 wrong codes: register it again with a new code (test-numbers add)",
+    ]);
+    // the same code again is refused: it was guessed at
+    const same = await adminWith("POST", "/admin/test-numbers", { ...CAPPED, expiresAt: inAnHour() });
+    expect(same.status).toBe(400);
+    expect(((await same.json()) as { message: string }).message).toMatch(/suspended.*new code/);
+    // a new code re-arms it: the warning ends and the reviewer signs in
+    const rearmed = await adminWith("POST", "/admin/test-numbers", {
+      ...CAPPED,
+      code: "975310",
+      expiresAt: inAnHour(),
+    });
+    expect(rearmed.status).toBe(200);
+    expect(await rearmed.json()).toMatchObject({ wrong_codes: 0, suspended: false });
+    expect((await adminWith("GET", "/admin/clients")).headers.get("Admin-Notices")).toBeNull();
+    const ok = await attempt("198.18.0.6", ["975310"]);
+    expect(ok.status === 302 || ok.form?.step === "consent").toBe(true);
+  });
+
+  it("concurrent wrong codes from many networks: the cap is exact and exactly one entry audits the suspension", async () => {
+    const phone = "01077770002";
+    const row = {
+      ...CAPPED,
+      phoneNo: phone,
+      ci: btoa(String.fromCharCode(...new Uint8Array(64).fill(44))),
+      code: "112233",
+    };
+    const made = await adminWith("POST", "/admin/test-numbers", { ...row, expiresAt: inAnHour() });
+    expect(made.status, await made.clone().text()).toBe(201);
+    const before = (await auditEvents({ type: "test_number.suspended" })).length;
+    const pages = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const b = new Browser({ vars, ip: `198.19.0.${i + 1}` });
+        const p = await b.submit(await b.authorize(), { telcoCd: capped.telco, name: capped.name, phoneNo: phone });
+        return { b, p };
+      }),
+    );
+    // 12 wrong codes at once, two from each network: 6 are counted as wrong, the rest find it suspended
+    const results = await Promise.all(
+      pages.flatMap(({ b, p }) => [b.submit(p, { otp: "000000" }), b.submit(p, { otp: "000001" })]),
+    );
+    const wrong = results.filter((r) => /인증번호가 맞지 않습니다/.test(alertText(r.html) ?? "")).length;
+    const unknown = results.filter((r) => alertText(r.html) === UNCONFIRMED).length;
+    expect(wrong).toBe(5);
+    expect(unknown).toBe(7);
+    expect((await auditEvents({ type: "test_number.suspended" })).length - before).toBe(1);
+    const t = (
+      (await (await adminWith("GET", "/admin/test-numbers")).json()) as { test_numbers: Record<string, unknown>[] }
+    ).test_numbers.find((x) => x.phoneNo === phone)!;
+    expect(t).toMatchObject({ suspended: true });
+    expect(t.wrong_codes).toBeGreaterThanOrEqual(6);
+  });
+});
+
+describe("a review test number's registration is read again at the code step", () => {
+  const LATE = { ...REVIEWER, phoneNo: "01077770003", ci: btoa(String.fromCharCode(...new Uint8Array(64).fill(45))) };
+  const late = { ...who, phone: "01077770003" };
+
+  async function atCode(ip: string) {
+    const b = new Browser({ ip });
+    const p = await b.submit(await b.authorize(), { telcoCd: late.telco, name: late.name, phoneNo: late.phone });
+    expect(p.form?.step, alertText(p.html)).toBe("verify");
+    return { b, p };
+  }
+
+  it("a sign-in opened before the expiry is refused after it: resend and code alike, no code minted", async () => {
+    await register({ ...LATE, expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    const { b, p } = await atCode("198.18.1.1");
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 61_000);
+    const resent = await b.submit(p, { resend: "Y" });
+    expect(alertText(resent.html)).toBe(UNCONFIRMED);
+    const entered = await b.submit(p, { otp: late.code });
+    expect(entered.status).toBe(200);
+    expect(alertText(entered.html)).toBe(UNCONFIRMED);
+    expect(JSON.parse((await lastAuditEvent("signin.failure"))!.detail!)).toMatchObject({
+      reason: "test_number_refused",
+    });
+  });
+
+  it.each([
+    ["the app taken off its list", { clients: ["limited-client"] }],
+    ["a new code", { code: "135791" }],
+  ])("a sign-in at the code step is refused once the registration changes: %s", async (_what, change) => {
+    await register({ ...LATE, expiresAt: inAnHour() });
+    const { b, p } = await atCode("198.18.1.2");
+    await register({ ...LATE, expiresAt: inAnHour(), ...change });
+    expect(alertText((await b.submit(p, { otp: late.code })).html)).toBe(UNCONFIRMED);
+  });
+
+  it("a sign-in at the code step is refused once the test number is removed", async () => {
+    await register({ ...LATE, expiresAt: inAnHour() });
+    const { b, p } = await atCode("198.18.1.3");
+    expect((await admin("DELETE", `/admin/test-numbers/${LATE.phoneNo}`)).status).toBe(200);
+    const entered = await b.submit(p, { otp: late.code });
+    expect(entered.status).not.toBe(302);
+    expect(alertText(entered.html)).toBe(UNCONFIRMED);
+  });
 });

@@ -2,7 +2,9 @@
 // method and path under /admin/: without the ADMIN_TOKEN secret the API does not exist (404);
 // with it, `Authorization: Bearer <ADMIN_TOKEN>` or 401, before any 404 or 405 can answer.
 
-import type { Route } from "../core/router";
+import type { Handler, Route } from "../core/router";
+import { openNotices } from "../provider/store/notices";
+import { asciiJson } from "../provider/store/one-time-store";
 import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";
@@ -11,8 +13,26 @@ import { migrateAudit, migrateDirectory } from "./migrate";
 import { requireAdmin } from "./steps";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
 
-export const routes: Route<AdminEnv>[] = [
-  { method: "ALL", path: "/admin/*", handler: requireAdmin },
+/** The most notices an answer carries. */
+const NOTICES = 10;
+
+/**
+ * Every answer of the admin API carries the operator's open notices (docs/operations.md
+ * "Notices") in `Admin-Notices`, a JSON array of texts, so the CLI warns on its next call.
+ */
+function withNotices(h: Handler<AdminEnv>): Handler<AdminEnv> {
+  return async (req, env, rc) => {
+    const res = await h(req, env, rc);
+    if (!res) return res;
+    const notices = await openNotices(env, NOTICES);
+    if (notices.length === 0) return res;
+    const out = new Response(res.body, res);
+    out.headers.set("Admin-Notices", asciiJson(notices.map((n) => n.text)));
+    return out;
+  };
+}
+
+const table: Route<AdminEnv>[] = [
   { method: "GET", path: "/admin/clients", handler: list },
   { method: "POST", path: "/admin/clients", handler: create },
   { method: "GET", path: "/admin/clients/:id", handler: read },
@@ -33,4 +53,9 @@ export const routes: Route<AdminEnv>[] = [
   { method: "GET", path: "/admin/audit", handler: listEvents },
   { method: "GET", path: "/admin/audit/export", handler: exportEvents },
   { method: "GET", path: "/admin/events", handler: pendingEvents },
+];
+
+export const routes: Route<AdminEnv>[] = [
+  { method: "ALL", path: "/admin/*", handler: requireAdmin },
+  ...table.map((r) => ({ ...r, handler: withNotices(r.handler) })),
 ];

@@ -1,7 +1,9 @@
 // /admin/test-numbers: test numbers for app review (docs/operations.md "Test numbers"). App stores
 // review a login with a test account; a registered test number is a subscriber with a fixed code
-// that signs in only for the listed clients until its expiry, never receives an SMS, is marked in
-// the audit and is never locked by wrong codes. Off unless registered.
+// that signs in only for the listed clients until its expiry, never receives an SMS and is marked in
+// the audit; its wrong codes lock the networks they come from, never the number, and at
+// TEST_NUMBER_MAX_FAILURES of them over its registration it is suspended until registered again
+// with a new code. Off unless registered.
 
 import { adminConfig, type AdminEnv } from "./config";
 import { E } from "../core/errors";
@@ -17,6 +19,10 @@ import { numberShard } from "../provider/store/directory-keys";
 import type { PersonRow } from "../provider/store/directory-shard";
 import { onlyFields, readJsonObject } from "./steps";
 import { audit } from "../provider/store/audit";
+import { storeConfig } from "../provider/store/config";
+import { storeFor } from "../provider/store/one-time-store";
+import { phoneKey, testFailuresKey } from "../provider/store/signin-store";
+import { resolveNotice } from "../provider/store/notices";
 
 const FIELDS = [...COLUMNS, "code", "clients", "expiresAt"] as const;
 const MAX_CLIENTS = 50;
@@ -24,7 +30,16 @@ const MAX_CLIENTS = 50;
 const MAX_LIFETIME_MS = 366 * 86_400_000;
 const KST_OFFSET_MS = 9 * 3600_000;
 
-function view(r: PersonRow) {
+/** Wrong codes entered for the registration `r` (its number and code) from all networks. */
+async function wrongCodes(env: AdminEnv, r: PersonRow): Promise<number> {
+  if (r.test_otp_hash === null) return 0;
+  const key = await phoneKey(r.phone);
+  const store = storeFor(env, key, storeConfig(env).oneTimeShards);
+  return (await store.peek(testFailuresKey(key, r.test_otp_hash))).count;
+}
+
+async function view(env: AdminEnv, r: PersonRow) {
+  const wrong = await wrongCodes(env, r);
   return {
     telcoCd: r.telco,
     phoneNo: r.phone,
@@ -32,6 +47,8 @@ function view(r: PersonRow) {
     clients: JSON.parse(r.test_clients ?? "[]") as string[],
     expires_at: new Date(r.test_expires_at ?? 0).toISOString(),
     created_at: new Date(r.created_at).toISOString(),
+    wrong_codes: wrong,
+    suspended: wrong >= storeConfig(env).testNumberMaxFailures,
   };
 }
 
@@ -80,6 +97,9 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
     const h = await dirAt(env, shard).holder(shard, row.phone);
     const holder = h.at === "here" ? h.person : h.at === "away" ? await personAtNumber(env, row.phone) : null;
     if (holder && holder.test_clients === null) throw directoryOwns();
+    // A suspended number's code was guessed at: it is armed again only with another.
+    if (holder && holder.test_otp_hash === test.otpHash && (await view(env, holder)).suspended)
+      throw E.invalidBecause("code", "this test number is suspended after too many wrong codes: give it a new code");
     const expect = h.at === "none" ? null : h.at === "here" ? h.person.id : h.id;
     // Another persona (another ci) is another person: it gets a new id, so it never inherits a
     // plid (as a reassigned number does), and the previous one's logins end with its row, removed
@@ -94,7 +114,8 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
   if (!saved) throw new Error("test number: the number kept changing hands");
   rc.log.event = "test_number.added";
   await audit(env, "test_number.added", null, "ok", { clients: ids.length, replaced });
-  return json(view(saved), replaced ? 200 : 201);
+  await resolveNotice(env, "test_number.suspended", await phoneKey(row.phone));
+  return json(await view(env, saved), replaced ? 200 : 201);
 }
 
 /** Test numbers per page of `GET /admin/test-numbers`. */
@@ -116,7 +137,7 @@ export async function listTestNumbers(_req: Request, env: AdminEnv, rc: RequestC
     .slice(0, PAGE + 1);
   const page = rows.slice(0, PAGE);
   return json({
-    test_numbers: page.map(view),
+    test_numbers: await Promise.all(page.map((r) => view(env, r))),
     next_after: rows.length > PAGE ? page[page.length - 1]!.phone : null,
   });
 }
@@ -130,5 +151,6 @@ export async function removeTestNumber(_req: Request, env: AdminEnv, rc: Request
   // test number's holder, and that person is not removed (nothing is: 404).
   if (!row || row.test_clients === null || !(await removeHolder(env, phone, row.id))) throw E.noSuch("test number");
   await audit(env, "test_number.removed", null, "ok");
+  await resolveNotice(env, "test_number.suspended", await phoneKey(phone));
   return json({ deleted: true });
 }

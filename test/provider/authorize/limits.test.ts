@@ -74,9 +74,10 @@ describe("defaults", () => {
 
 describe("a code's attempts (at most 5 wrong entries per code)", () => {
   it("5 wrong entries count down; then even the right code is refused 429 until a new code is sent", async () => {
-    const who = await subscriber("S", "111111");
-    const b = new Browser();
+    const who = await subscriber("S");
+    const b = new Browser({ vars: { SIGNIN_RESEND_COOLDOWN_SECONDS: "0" } });
     let p = await toVerify(b, who);
+    who.code = (await lastSms(who.phone)).code;
     const messages: string[] = [];
     for (let i = 0; i < 5; i++) {
       p = await b.submit(p, { otp: "999999" });
@@ -96,8 +97,29 @@ describe("a code's attempts (at most 5 wrong entries per code)", () => {
     expect(alertText(refused.html)).toBe("이 인증번호는 입력 횟수를 모두 썼습니다. 인증번호를 다시 받으세요.");
     const resent = await b.submit(refused, { resend: "Y" });
     expect(resent.status).toBe(200);
-    const ok = await b.submit(resent, { otp: who.code });
+    expect(await b.submit(resent, { otp: who.code })).toMatchObject({ status: 200 }); // the old code is replaced
+    const ok = await b.submit(resent, { otp: (await lastSms(who.phone)).code });
     expect(ok.form?.step).toBe("consent");
+  });
+
+  it("a resend of a fixed code keeps the tries it has used (a test number's code gets 5 tries per sign-in, not per resend)", async () => {
+    const who = await subscriber("S", "111112");
+    const b = new Browser({ ip: "192.0.2.31" });
+    let p = await toVerify(b, who);
+    for (let i = 0; i < 4; i++) p = await b.submit(p, { otp: "999999" });
+    p = await b.submit(p, { resend: "Y" });
+    expect(p.status).toBe(200);
+    p = await b.submit(p, { otp: "999999" });
+    expect(alertText(p.html)).toBe(
+      "인증번호가 맞지 않습니다. 이 인증번호는 더 이상 쓸 수 없으니 인증번호를 다시 받으세요.",
+    );
+    p = await b.submit(await b.submit(p, { resend: "Y" }), { otp: who.code });
+    expect(p.status).toBe(429);
+    expect(alertText(p.html)).toBe("이 인증번호는 입력 횟수를 모두 썼습니다. 인증번호를 다시 받으세요.");
+    // a new sign-in is a new code for the store (bound to its transaction): 5 tries again
+    const b2 = new Browser({ ip: "192.0.2.31" });
+    const again = await toVerify(b2, who);
+    expect((await b2.submit(again, { otp: who.code })).form?.step).toBe("consent");
   });
 
   it("20 concurrent wrong guesses at one code: exactly 5 are evaluated, the rest refused 429", async () => {
@@ -117,8 +139,9 @@ async function wrongCodes(who: Who, ip: string, n: number): Promise<Page> {
   for (let done = 0; done < n;) {
     const b = new Browser({ ip });
     let p = await toVerify(b, who);
-    for (let i = 0; i < 8 && done < n; i++, done++) {
-      if (i === 4) p = await b.submit(p, { resend: "Y" }); // a resend does not reset the number's counts
+    // a resend does not reset the number's counts (nor, for a fixed code, the code's 5 tries)
+    for (let i = 0; i < 5 && done < n; i++, done++) {
+      if (i === 4) p = await b.submit(p, { resend: "Y" });
       p = await b.submit(p, { otp: "000000" });
       if (p.status === 429) return p;
     }
@@ -431,6 +454,29 @@ describe("per-IP limit on step 1 (default 100 per 10 minutes)", () => {
     expect(retryAfter(refused)).toBeLessThanOrEqual(60);
     vi.setSystemTime(Date.now() + 61_000);
     expect((await b.submit(p, fields)).form?.step).toBe("verify");
+  });
+});
+
+describe("resends count against the network's step-1 limit (SIGNIN_IP_LIMIT counts both)", () => {
+  it("with SIGNIN_IP_LIMIT=3: a first step and two resends send 3 SMS, the third resend is refused 429 and sends nothing; another network is not limited", async () => {
+    const vars = { SIGNIN_IP_LIMIT: "3", SIGNIN_RESEND_COOLDOWN_SECONDS: "0", SIGNIN_SENDS_PER_WINDOW: "100" };
+    const who = await subscriber("S");
+    const b = new Browser({ ip: "192.0.2.88", vars, lang: "en" });
+    let p = await toVerify(b, who);
+    for (let i = 0; i < 2; i++) {
+      p = await b.submit(p, { resend: "Y" });
+      expect(p.status, alertText(p.html)).toBe(200);
+    }
+    expect((await lastSms(who.phone)).n).toBe(3);
+    const refused = await b.submit(p, { resend: "Y" });
+    expect(refused.status).toBe(429);
+    expect(alertText(refused.html)).toBe("Too many requests from your network. Try again in 10 minutes.");
+    expect(retryAfter(refused)).toBeGreaterThan(0);
+    expect((await lastSms(who.phone)).n).toBe(3);
+    // the code sent last still works from where the person is
+    expect((await b.submit(refused, { otp: (await lastSms(who.phone)).code })).form?.step).toBe("consent");
+    const other = new Browser({ ip: "192.0.2.89", vars });
+    expect((await other.submit(await toVerify(other, who), { resend: "Y" })).status).toBe(200);
   });
 });
 

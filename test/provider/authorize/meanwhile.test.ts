@@ -26,6 +26,32 @@ async function newClient(redirectUris: string[], autoLogin = false): Promise<str
 }
 
 describe("changes during an open sign-in", () => {
+  it.each([
+    [
+      "its redirect URI removed",
+      (id: string) => admin("PATCH", `/admin/clients/${id}`, { json: { redirect_uris: ["https://b.example/cb"] } }),
+    ],
+    ["disabled", (id: string) => admin("POST", `/admin/clients/${id}/disable`)],
+  ])(
+    "a stop page's way back to the app (restart=Y) goes nowhere once the client is %s: the page a cancel gets, no redirect",
+    async (_what, change) => {
+      const id = await newClient(["https://a.example/cb", "https://b.example/cb"]);
+      const b = new Browser();
+      const p1 = await b.authorize({ client_id: id, redirect_uri: "https://a.example/cb", state: "keep-me" });
+      expect(p1.form?.step).toBe("identify");
+      expect((await change(id)).status).toBe(200);
+      forgetClient(id); // as every isolate does within CLIENT_CACHE_SECONDS
+      const cancel = await b.submit(p1, {}, { cancel: "Y" });
+      const back = await b.submit(p1, {}, { restart: "Y" });
+      expect(cancel.status).toBe(403);
+      expect(cancel.html).toContain("앱을 이용할 수 없습니다");
+      expect(back.status).toBe(cancel.status);
+      expect(back.html).toContain("앱을 이용할 수 없습니다");
+      expect(back.res.headers.get("Location")).toBeNull();
+      expect(back.html).not.toContain("keep-me");
+    },
+  );
+
   it("a redirect URI removed by the operator receives no code: the next step shows 'the app is not available'", async () => {
     const id = await newClient(["https://a.example/cb", "https://b.example/cb"]);
     const b = new Browser();

@@ -8,12 +8,13 @@ import { env } from "../../support/env";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { storeFor } from "../../../workers/provider/store/one-time-store";
-import type { NumberLimits, SigninRecord } from "../../../workers/provider/store/signin-store";
+import { testFailuresKey, type NumberLimits, type SigninRecord } from "../../../workers/provider/store/signin-store";
 
 const LIMITS: NumberLimits = {
   otpMaxAttempts: 3,
   lockAfterFailures: 4,
   numberLockAfterFailures: 6,
+  testNumberMaxFailures: 100,
   lockMs: 3_600_000,
   failureMemoryMs: 86_400_000,
   resendCooldownMs: 0,
@@ -174,6 +175,106 @@ describe("sign-in store: the number's lock is decided with the code check", () =
           }
         }),
         { numRuns: 500 },
+      );
+    },
+  );
+});
+
+describe("sign-in store: a review test number locks networks, never itself, and is suspended at its cap", () => {
+  const CAP = 7;
+  const limits: NumberLimits = { ...LIMITS, testNumberMaxFailures: CAP };
+  it(
+    "random sequences of right and wrong fixed codes and resends over 3 sign-ins and 3 networks: per-network locks, no number-wide lock, the cap exact and crossed once, resends keep tries",
+    { timeout: 300_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 60 }), async (cmds) => {
+          const r = run++;
+          const phoneKey = `R${r}`;
+          const stub = storeFor(env, `A${r}`, 16);
+          const key = (i: number) => `tx:review${r}:${i}`;
+          const netFail: number[] = Array(NETWORKS).fill(0);
+          const netLock: boolean[] = Array(NETWORKS).fill(false);
+          let total = 0;
+          let crossings = 0;
+          const recs: { step: "verify" | "consent"; attempts: number }[] = [];
+          for (let i = 0; i < RECORDS; i++) {
+            const base = record(phoneKey, `fixed${i}`, true);
+            const review = { ...base, subscriber: { ...base.subscriber!, testOtpHash: "T", review: true as const } };
+            await stub.signinCreate(key(i), review);
+            recs.push({ step: "verify", attempts: 0 });
+          }
+          for (const c of cmds) {
+            const rec = recs[c.rec]!;
+            const suspended = total >= CAP;
+            if (c.kind === "resend") {
+              const got = await stub.signinResend({
+                key: key(c.rec),
+                phoneKey,
+                netKey: `n${c.net}`,
+                hash: `fixed${c.rec}`,
+                otpTtlMs: 180_000,
+                send: false,
+                limits,
+              });
+              const want =
+                rec.step !== "verify" ? "conflict" : suspended ? "suspended" : netLock[c.net] ? "refused" : "ok";
+              expect(got.result).toBe(want);
+              if (got.result === "ok") expect(got.record.challenge!.attempts).toBe(rec.attempts);
+              continue;
+            }
+            const presented = c.right ? `fixed${c.rec}` : "wrong";
+            // a review record always goes the full way: the gated call leaves it unsettled
+            if (c.gate !== null) {
+              const got = await stub.signinVerifyGated({
+                key: key(c.rec),
+                gate: GATES[c.gate],
+                netKey: `n${c.net}`,
+                presented,
+                limits,
+                autoLoginOptIn: false,
+              });
+              expect(got).toEqual({ result: "unsettled" });
+              continue;
+            }
+            const got = await stub.signinVerify({
+              key: key(c.rec),
+              phoneKey,
+              netKey: `n${c.net}`,
+              presented,
+              limits,
+              next: "consent",
+              autoLoginOptIn: false,
+            });
+            if (rec.step !== "verify") expect(got.result).toBe("conflict");
+            else if (suspended) expect(got).toMatchObject({ result: "suspended", crossed: false });
+            else if (netLock[c.net]) expect(got.result).toBe("refused");
+            else if (rec.attempts >= LIMITS.otpMaxAttempts) expect(got.result).toBe("exhausted");
+            else if (c.right) {
+              expect(got.result).toBe("ok");
+              rec.step = "consent";
+              netFail[c.net] = 0;
+            } else {
+              rec.attempts++;
+              netFail[c.net]!++;
+              total++;
+              let lockedNow = false;
+              if (netFail[c.net]! >= LIMITS.lockAfterFailures)
+                [netLock[c.net], netFail[c.net], lockedNow] = [true, 0, true];
+              if (total >= CAP) {
+                expect(got).toMatchObject({ result: "suspended", crossed: total === CAP });
+                if (got.result === "suspended" && got.crossed) crossings++;
+              } else {
+                expect(got).toMatchObject({ result: "wrong", left: LIMITS.otpMaxAttempts - rec.attempts });
+                expect(got.result === "wrong" && got.refusal !== null).toBe(lockedNow);
+              }
+            }
+          }
+          expect(crossings).toBe(total >= CAP ? 1 : 0);
+          const peek = await stub.peek(testFailuresKey(phoneKey, "T"));
+          expect(peek.count).toBe(total);
+        }),
+        { numRuns: 300 },
       );
     },
   );

@@ -4,6 +4,7 @@
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
 import { LOOPBACK_HOSTS } from "../../core/spec";
 import type { SmsGatewayName } from "./sms-failover";
+import { storeConfig, type StoreVars } from "../store/config";
 /** Who runs the pages (every page's footer): the operator's name and links, from configuration. */
 export interface Operator {
   name?: string;
@@ -19,6 +20,7 @@ export interface SigninConfig {
   otpMaxAttempts: number;
   lockAfterFailures: number;
   numberLockAfterFailures: number;
+  testNumberMaxFailures: number;
   lockMs: number;
   failureMemoryMs: number;
   resendCooldownMs: number;
@@ -48,7 +50,7 @@ export interface SmsGatewayConfig {
 }
 
 /** The sign-in pages' optional variables (docs/signin.md "Configuration"). */
-export interface SigninVars extends CommonVars {
+export interface SigninVars extends CommonVars, StoreVars {
   SIGNIN_TX_TTL_SECONDS?: string;
   SIGNIN_OTP_TTL_SECONDS?: string;
   SIGNIN_OTP_MAX_ATTEMPTS?: string;
@@ -216,6 +218,7 @@ function parse(env: SigninVars): SigninConfig {
     otpMaxAttempts: intVar(env, "SIGNIN_OTP_MAX_ATTEMPTS", 5, 1, 100),
     lockAfterFailures: intVar(env, "SIGNIN_LOCK_AFTER_FAILURES", 20, 1, 1000),
     numberLockAfterFailures: intVar(env, "SIGNIN_NUMBER_LOCK_AFTER_FAILURES", 100, 1, 100),
+    testNumberMaxFailures: storeConfig(env).testNumberMaxFailures,
     lockMs: intVar(env, "SIGNIN_LOCK_SECONDS", 3600, 1, 7 * 86400) * 1000,
     failureMemoryMs: intVar(env, "SIGNIN_FAILURE_MEMORY_SECONDS", 86400, 60, 30 * 86400) * 1000,
     resendCooldownMs: intVar(env, "SIGNIN_RESEND_COOLDOWN_SECONDS", 30, 0, 3600) * 1000,

@@ -12,10 +12,7 @@ export type { Refusal } from "../store/signin-store";
 
 type LimitEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
-/** The store key of a phone number's counters: the SHA-256 of the number, never the number. */
-export function phoneKey(phone: string): Promise<string> {
-  return sha256(`phone:${phone}`);
-}
+export { phoneKey } from "../store/signin-store";
 
 /** The key of the request's network (IPv4 address, IPv6 /64) in the number's counters. */
 export function networkKey(req: Request): Promise<string> {
@@ -28,6 +25,7 @@ export function numberLimits(cfg: SigninConfig): NumberLimits {
     otpMaxAttempts: cfg.otpMaxAttempts,
     lockAfterFailures: cfg.lockAfterFailures,
     numberLockAfterFailures: cfg.numberLockAfterFailures,
+    testNumberMaxFailures: cfg.testNumberMaxFailures,
     lockMs: cfg.lockMs,
     failureMemoryMs: cfg.failureMemoryMs,
     resendCooldownMs: cfg.resendCooldownMs,

@@ -67,10 +67,11 @@ import {
   type TxHandle,
 } from "./transaction";
 import { type Client, findClient } from "../store/clients";
-import { subscriberById } from "../store/directory";
+import { reviewEntryById, subscriberById } from "../store/directory";
+import { raiseNotice, suspendedText } from "../store/notices";
 import { consentForLogin, findLink, type Link } from "../store/links";
 import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
-import type { VerifyResult } from "../store/signin-store";
+import type { SigninRecord, VerifyResult } from "../store/signin-store";
 
 /** A step submission as it arrived, with the configuration it is answered by. */
 interface Submission {
@@ -322,6 +323,48 @@ function carrierUnavailable(f: Flow, values: IdentifyValues, err: CarrierUnavail
 }
 
 /**
+ * The number cannot be confirmed: step 1's page with the answer it gives any number the carriers do
+ * not know (nothing says why), whatever step the sign-in is at; posting it starts step 1 again.
+ */
+function unconfirmed(f: Flow, reason: string, values: IdentifyValues = {}): Response {
+  failure(f, reason);
+  return identifyPage(f.ctx, values, { text: t(f.ctx.lang, "errUnconfirmed") }, {});
+}
+
+/**
+ * A review test number at its cap of wrong codes (TEST_NUMBER_MAX_FAILURES): answered as a number
+ * the carriers do not know. The entry that reached the cap audits the suspension; every refusal
+ * raises the operator's notice again (kept once), so a notice lost with a request comes back.
+ */
+function suspended(f: Flow, sub: NonNullable<SigninRecord["subscriber"]>, crossed: boolean, values?: IdentifyValues) {
+  const max = f.cfg.testNumberMaxFailures;
+  if (crossed)
+    f.rc.waitUntil(audit(f.env, "test_number.suspended", f.client.clientId || null, "refused", { failures: max }));
+  f.rc.waitUntil(raiseNotice(f.env, "test_number.suspended", sub.phoneKey, suspendedText(sub.masked, max)));
+  f.rc.log.event = "signin.test_number_suspended";
+  return unconfirmed(f, "test_number_suspended", values);
+}
+
+/**
+ * Whether a review test number's registration, read again, still lets this sign-in go on: not
+ * removed or expired, the same code and person at the same number, the app still listed. True for
+ * every other number (nothing read).
+ */
+async function reviewAllows(f: Flow): Promise<boolean> {
+  const sub = f.h.tx.subscriber!;
+  if (!sub.review) return true;
+  const e = await reviewEntryById(f.env, sub.id);
+  return (
+    e !== null &&
+    e.review !== null &&
+    e.review.clients.includes(f.client.clientId) &&
+    Date.now() < e.review.expiresAt &&
+    e.testOtpHash === sub.testOtpHash &&
+    (await phoneKey(e.phone)) === sub.phoneKey
+  );
+}
+
+/**
  * Step 1: the number is confirmed, then the sign-in moves to the number's store object in one
  * call there (lock, send limits, the new record with its code), and the previous record is marked
  * moved unless another submission moved it first; then the loser's record is withdrawn, and only
@@ -415,6 +458,7 @@ async function identify(f: Flow): Promise<Response> {
     if (opened.refusal.limit === "locked") failure(f, "locked");
     return identifyPage(f.ctx, values, refusalAlert(L, opened.refusal), limited(opened.refusal));
   }
+  if (opened.result === "suspended") return suspended(f, record.subscriber!, false, values);
   const waiting = opened.result === "waiting" ? opened.until : null;
   // A first page has no record to move: each number posted from it opens its own sign-in.
   const movedTo = f.h.page ? "" : await maskMove(f.h.id, nextId);
@@ -449,6 +493,13 @@ async function identify(f: Flow): Promise<Response> {
 async function resend(f: Flow): Promise<Response> {
   const L = f.ctx.lang;
   const sub = f.h.tx.subscriber!;
+  // A resend counts against its network's step-1 limit, as the identify step it repeats does.
+  const ip = await hitIp(f.env, f.shards, f.cfg, f.req);
+  if (ip) {
+    failure(f, "ip_limited");
+    return render(f, refusalAlert(L, ip, "otp"), limited(ip));
+  }
+  if (!(await reviewAllows(f))) return unconfirmed(f, "test_number_refused");
   let phone = "";
   if (sub.testOtpHash === null) {
     const s = await subscriberById(f.env, sub.id);
@@ -467,6 +518,7 @@ async function resend(f: Flow): Promise<Response> {
   });
   if (r.result === "conflict") return conflict(f, r.record);
   const g = at(f, handleOf(f.h, r.record));
+  if (r.result === "suspended") return suspended(g, sub, false);
   if (r.result === "refused")
     return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal), { locked: r.refusal.limit === "locked" });
   if (code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
@@ -481,6 +533,7 @@ async function verify(f: Flow): Promise<Response> {
   const sub = tx.subscriber!;
   const otp = f.params.get("otp")?.replace(/\s/g, "");
   if (!otp || !/^\d{6}$/.test(otp)) return render(f, { text: t(L, "errOtp"), field: "otp" });
+  if (!(await reviewAllows(f))) return unconfirmed(f, "test_number_refused");
   const optIn = tx.autoLoginEligible === true && f.params.get("autoLogin") === "Y";
   const link = f.hooks || tx.consentDue ? null : await findLink(f.env, f.client.clientId, sub.id);
   const needsConsent = !f.hooks && (!link || !covers(link, f.client));
@@ -543,6 +596,8 @@ function codeRefused(g: Flow, r: Exclude<VerifyResult, { result: "conflict" }>):
       return render(g, { text: t(L, "errOtpExpired"), field: "otp" });
     case "exhausted":
       return render(g, { text: t(L, "errOtpExhausted"), field: "otp" }, { status: 429, retryAfterSeconds: 1 });
+    case "suspended":
+      return suspended(g, g.h.tx.subscriber!, r.crossed);
     case "wrong": {
       failure(g, "otp_wrong");
       if (r.refusal)
@@ -791,9 +846,17 @@ export async function continueSignIn(
   if (params.get("restart") === "Y") {
     // The way back from a stop page, which may lack the CSRF token; the browser's cookie is still
     // needed: from anywhere else it would end someone's sign-in and hand out their app's state.
-    if (await sameBrowser(req, tx)) return returnToApp(h, rc);
-    rc.log.event = "signin.restart_refused";
-    return stopPage(pageContext(env, tx, ""), t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
+    if (!(await sameBrowser(req, tx))) {
+      rc.log.event = "signin.restart_refused";
+      return stopPage(pageContext(env, tx, ""), t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
+    }
+    // Back to the app only while the client is active and still has the redirect URI: else the
+    // page a cancel gets in the same case (nothing goes to that address).
+    if (!hooks) {
+      const flow = await flowOf(submission, h, undefined, undefined, hooks);
+      if (flow instanceof Response) return flow;
+    }
+    return returnToApp(h, rc);
   }
   const client = hooks ? accountClient(tx.lang) : await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
   const stopCtx = pageContext(env, tx, client?.name ?? "");

@@ -27,6 +27,7 @@ export type AuditType =
   | "directory.deleted"
   | "test_number.added"
   | "test_number.removed"
+  | "test_number.suspended"
   | "plid.ended"
   | "account.signin"
   | "account.end_auto_login"

@@ -10,6 +10,7 @@ export interface StoreVars {
   CODE_TTL_SECONDS?: string;
   ACCESS_TOKEN_TTL_SECONDS?: string;
   DIRECTORY_SHARDS?: string;
+  TEST_NUMBER_MAX_FAILURES?: string;
 }
 
 export interface StoreConfig {
@@ -20,6 +21,8 @@ export interface StoreConfig {
   revocationRetainMs: number;
   /** Directory shards people, links and grants are spread over (docs/capacity.md sizes the default). */
   directoryShards: number;
+  /** Wrong codes a review test number takes from all networks over its registration before it is suspended. */
+  testNumberMaxFailures: number;
 }
 
 /** The most objects the store may be spread over (ONE_TIME_SHARDS is a power of two up to this). */
@@ -44,6 +47,7 @@ function parse(env: StoreVars): StoreConfig {
     revocationRetainMs: (MAX_CODE_TTL_SECONDS + MAX_TOKEN_TTL_SECONDS) * 1000 + 60_000,
     // Fixed for a deployment: a number, a ci and an id map to a shard by it (directory-keys.ts).
     directoryShards: intVar(env, "DIRECTORY_SHARDS", DEFAULT_DIRECTORY_SHARDS, 1, SHARD_SLOTS),
+    testNumberMaxFailures: intVar(env, "TEST_NUMBER_MAX_FAILURES", 100, 1, 10_000),
   };
 }
 

@@ -101,13 +101,22 @@ export async function subscriberByPhone(
   clientId?: string,
 ): Promise<DirectoryEntry | null> {
   const at = await atNumber(env, phone, clientId);
-  if (!at) return null;
-  const r = at.person;
+  return at && { ...entryOf(at.person), link: at.link };
+}
+
+/** A person's row as the directory's answer: the subscriber, a test number's code and review restriction. */
+function entryOf(r: PersonRow): DirectoryEntry {
   const review =
     r.test_clients !== null
       ? { clients: JSON.parse(r.test_clients) as string[], expiresAt: r.test_expires_at ?? 0 }
       : null;
-  return { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review, link: at.link };
+  return { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review };
+}
+
+/** The person `id` with a test number's code and review restriction, read from their home shard; null when gone. */
+export async function reviewEntryById(env: DirectoryEnv, id: number): Promise<DirectoryEntry | null> {
+  const r = await dirAt(env, homeOfId(id)).person(id);
+  return r && entryOf(r);
 }
 
 /**

@@ -12,8 +12,14 @@
 //   until it would have expired, and `open` writes only where nothing ever was, so a stale
 //   identify submission (one that read the sign-in before it moved on) opens nothing;
 // - a number's lock is decided in the same call that checks a code: once the limit of failures
-//   is reached nothing more is checked and nothing is accepted.
+//   is reached nothing more is checked and nothing is accepted;
+// - a review test number's wrong codes lock the network they came from, never the number (anyone
+//   could keep its reviewers out), and count towards its cap over the registration (keyed by its
+//   code, so a registration with a new code starts again); at the cap it is suspended: nothing is
+//   opened, checked or accepted for it, right code or wrong;
+// - a resend of a fixed code keeps the tries the code has used.
 
+import { sha256 } from "../../core/crypto";
 import type { Telco } from "../../core/spec";
 import type { Lang } from "../authorize/i18n";
 
@@ -52,7 +58,10 @@ export interface SigninRecord {
     masked: string;
     /** Test numbers: SHA-256 of the fixed code (nothing is sent); null for real numbers. */
     testOtpHash: string | null;
-    /** A test number registered for app review: its wrong codes never lock it (reviewers share it). */
+    /**
+     * A test number registered for app review: its wrong codes lock networks, never the number
+     * (reviewers share it), and count towards `testNumberMaxFailures` over its registration.
+     */
     review?: true;
   };
   /**
@@ -79,6 +88,8 @@ export interface NumberLimits {
   lockAfterFailures: number;
   /** Consecutive failures from all networks that lock the number (NIST SP 800-63B-4: ≤ 100). */
   numberLockAfterFailures: number;
+  /** Wrong codes from all networks over a review test number's registration before it is suspended. */
+  testNumberMaxFailures: number;
   lockMs: number;
   failureMemoryMs: number;
   resendCooldownMs: number;
@@ -150,6 +161,22 @@ const K = {
   sends: (phone: string) => `sends:${phone}`,
 } as const;
 
+/** The store key of a phone number's counters: the SHA-256 of the number, never the number. */
+export function phoneKey(phone: string): Promise<string> {
+  return sha256(`phone:${phone}`);
+}
+
+/**
+ * The counter of a review test number's wrong codes over its registration, in the number's object:
+ * keyed by the registration's code, so registering the number again with a new code starts afresh.
+ */
+export function testFailuresKey(phoneKey: string, testOtpHash: string): string {
+  return `tfail:${phoneKey}:${testOtpHash}`;
+}
+
+/** How long a review test number's wrong codes are remembered: longer than a registration lives (a year). */
+export const TEST_FAILURE_MEMORY_MS = 400 * 86_400_000;
+
 export interface OpenRequest {
   key: string;
   /** The new record: step "verify", subscriber and challenge set. */
@@ -169,7 +196,9 @@ export type OpenResult =
   | { result: "stale" }
   /** Opened without a code: the number's resend cooldown runs until `until` (another sign-in just sent one). */
   | { result: "waiting"; until: number }
-  | { result: "refused"; refusal: Refusal };
+  | { result: "refused"; refusal: Refusal }
+  /** A review test number at its cap of wrong codes: nothing opened (answered as an unknown number). */
+  | { result: "suspended" };
 
 export interface VerifyRequest {
   key: string;
@@ -210,6 +239,11 @@ export type VerifyResult =
   | { result: "wrong"; left: number; refusal: Refusal | null; record: SigninRecord }
   | { result: "exhausted" | "expired" | "absent"; record: SigninRecord }
   | { result: "refused"; refusal: Refusal; record: SigninRecord }
+  /**
+   * A review test number at its cap of wrong codes: nothing checked. `crossed`: this entry's wrong
+   * code reached the cap (exactly one entry does).
+   */
+  | { result: "suspended"; record: SigninRecord; crossed: boolean }
   | { result: "conflict"; record: SigninRecord | null };
 
 export interface ResendRequest {
@@ -225,6 +259,7 @@ export interface ResendRequest {
 export type ResendResult =
   | { result: "ok"; record: SigninRecord }
   | { result: "refused"; refusal: Refusal; record: SigninRecord }
+  | { result: "suspended"; record: SigninRecord }
   | { result: "conflict"; record: SigninRecord | null };
 
 /** The sign-in transitions over one object's entries and counters. Each method is synchronous. */
@@ -277,6 +312,13 @@ export class SigninMachine {
     return { locked: l && { limit: "locked", until: l.windowEnd }, failures: fail.count > 0 || netFail.count > 0 };
   }
 
+  /** Whether `r` is a review test number at its cap of wrong codes. */
+  private suspended(r: SigninRecord, limits: NumberLimits): boolean {
+    const s = r.subscriber;
+    if (!s?.review || s.testOtpHash === null) return false;
+    return this.counters.peek(testFailuresKey(s.phoneKey, s.testOtpHash))[0]!.count >= limits.testNumberMaxFailures;
+  }
+
   /** Refuses inside the cooldown or past the sends of the window; takes a send otherwise. */
   private takeSend(phoneKey: string, limits: NumberLimits): Refusal | null {
     const [cool, sends] = this.counters.peek(K.cool(phoneKey), K.sends(phoneKey)) as [Count, Count];
@@ -304,6 +346,7 @@ export class SigninMachine {
       return { result: live ? "exists" : "stale" };
     }
     if (o.record.expiresAt <= Date.now()) return { result: "stale" };
+    if (this.suspended(o.record, o.limits)) return { result: "suspended" };
     const locked = this.lockOf(phoneKey, o.netKey);
     if (locked) return { result: "refused", refusal: locked };
     if (o.send) {
@@ -379,7 +422,8 @@ export class SigninMachine {
    */
   verifyGated(o: GatedVerifyRequest): VerifyResult | Unsettled {
     const r = this.get(o.key);
-    if (!gatedAt(r, "verify", o.gate) || !r.challenge?.txBound) return { result: "unsettled" };
+    // A review test number goes the full way: its registration is read again before its code.
+    if (!gatedAt(r, "verify", o.gate) || !r.challenge?.txBound || r.subscriber?.review) return { result: "unsettled" };
     return this.enter(r, {
       key: o.key,
       phoneKey: r.subscriber!.phoneKey,
@@ -394,6 +438,7 @@ export class SigninMachine {
   /** A code entry on a record at the code step for the request's number. */
   private enter(r: SigninRecord, o: VerifyRequest): VerifyResult {
     const now = Date.now();
+    if (this.suspended(r, o.limits)) return { result: "suspended", record: r, crossed: false };
     const { locked, failures } = this.lockAndFailures(o.phoneKey, o.netKey);
     if (locked) return { result: "refused", refusal: locked, record: r };
     const c = r.challenge;
@@ -403,12 +448,14 @@ export class SigninMachine {
     if (c.hash !== o.presented) {
       const next: SigninRecord = { ...r, v: r.v + 1, challenge: { ...c, attempts: c.attempts + 1 } };
       this.save(o.key, next);
-      return {
-        result: "wrong",
-        left: o.limits.otpMaxAttempts - c.attempts - 1,
-        refusal: r.subscriber!.review ? null : this.countFailure(o),
-        record: next,
-      };
+      const s = r.subscriber!;
+      const refusal = this.countFailure(o, !s.review);
+      if (s.review && s.testOtpHash !== null) {
+        const t = this.counters.hit(testFailuresKey(s.phoneKey, s.testOtpHash), TEST_FAILURE_MEMORY_MS);
+        const max = o.limits.testNumberMaxFailures;
+        if (t.count >= max) return { result: "suspended", record: next, crossed: t.count === max };
+      }
+      return { result: "wrong", left: o.limits.otpMaxAttempts - c.attempts - 1, refusal, record: next };
     }
     if (failures) this.counters.clear(K.netFail(o.phoneKey, o.netKey), K.fail(o.phoneKey));
     if (o.next === "done") {
@@ -420,12 +467,13 @@ export class SigninMachine {
     return { result: "ok", record: next };
   }
 
-  private countFailure(o: VerifyRequest): Refusal | null {
+  /** Counts a wrong code against the network's consecutive failures, and the number's unless `numberWide` is false. */
+  private countFailure(o: VerifyRequest, numberWide: boolean): Refusal | null {
     const { limits } = o;
     const net = this.counters.hit(K.netFail(o.phoneKey, o.netKey), limits.failureMemoryMs);
-    const all = this.counters.hit(K.fail(o.phoneKey), limits.failureMemoryMs);
+    const all = numberWide ? this.counters.hit(K.fail(o.phoneKey), limits.failureMemoryMs) : { count: 0 };
     let refusal: Refusal | null = null;
-    if (all.count >= limits.numberLockAfterFailures) {
+    if (numberWide && all.count >= limits.numberLockAfterFailures) {
       const l = this.counters.hit(K.lock(o.phoneKey), limits.lockMs);
       this.counters.clear(K.fail(o.phoneKey));
       refusal = { limit: "locked", until: l.windowEnd };
@@ -438,19 +486,24 @@ export class SigninMachine {
     return refusal;
   }
 
-  /** A new code for the same number: lock and send limits apply; the tries start again. */
+  /**
+   * A new code for the same number: lock and send limits apply; a new code's tries start again, and
+   * the same (fixed) code keeps the tries it has used, with a new expiry.
+   */
   resend(o: ResendRequest): ResendResult {
     const r = this.get(o.key);
     const now = Date.now();
     if (!r || r.step !== "verify" || r.subscriber?.phoneKey !== o.phoneKey || r.expiresAt <= now) {
       return { result: "conflict", record: r };
     }
+    if (this.suspended(r, o.limits)) return { result: "suspended", record: r };
     const refusal = this.lockOf(o.phoneKey, o.netKey) ?? (o.send ? this.takeSend(o.phoneKey, o.limits) : null);
     if (refusal) return { result: "refused", refusal, record: r };
+    const attempts = r.challenge?.hash === o.hash ? r.challenge.attempts : 0;
     const next: SigninRecord = {
       ...r,
       v: r.v + 1,
-      challenge: { hash: o.hash, attempts: 0, expiresAt: now + o.otpTtlMs, txBound: true },
+      challenge: { hash: o.hash, attempts, expiresAt: now + o.otpTtlMs, txBound: true },
     };
     this.save(o.key, next);
     return { result: "ok", record: next };
