@@ -22,6 +22,8 @@ import { CliError, ServiceError, UsageError } from "./lib/errors.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_BASE = "http://localhost:8787";
 const ITEMS = ["ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd"];
+/** The signed event types a client can take (docs/events.md); the service checks the names. */
+const EVENT_TYPES = "plid-deleted";
 
 // ---------------------------------------------------------------- commands
 
@@ -60,7 +62,7 @@ const COMMANDS = {
   },
   "clients create": {
     usage:
-      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI] [--purpose TEXT] [--retention TEXT]",
+      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI] [--event-types a,b] [--purpose TEXT] [--retention TEXT]",
     about: "Register a client. Prints client_id and client_secret: the secret is shown only this once.",
     options: {
       name: { value: true, help: "the app's name shown on the consent page" },
@@ -72,6 +74,10 @@ const COMMANDS = {
       items: { value: true, help: `agreed items, comma-separated: ${ITEMS.join(",")} (default none)` },
       "auto-login": { help: "allow automatic login" },
       "events-uri": { value: true, help: "where signed events about the app's users go (https; docs/events.md)" },
+      "event-types": {
+        value: true,
+        help: `the event types it takes, comma-separated: ${EVENT_TYPES} (default plid-deleted)`,
+      },
       purpose: { value: true, help: "the consent page's purpose of use (default: identifying and logging in)" },
       retention: { value: true, help: "the consent page's retention period (default: until the login ends)" },
     },
@@ -84,6 +90,7 @@ const COMMANDS = {
         items: opts.items === undefined ? [] : list(opts.items),
         auto_login: Boolean(opts["auto-login"]),
         ...(opts["events-uri"] !== undefined ? { events_uri: opts["events-uri"] } : {}),
+        ...(opts["event-types"] !== undefined ? { event_types: list(opts["event-types"]) } : {}),
         ...(opts.purpose !== undefined ? { purpose: opts.purpose } : {}),
         ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
       };
@@ -93,7 +100,7 @@ const COMMANDS = {
   },
   "clients update": {
     usage:
-      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none] [--purpose TEXT|default] [--retention TEXT|default]",
+      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none] [--event-types a,b] [--purpose TEXT|default] [--retention TEXT|default]",
     about: "Change a client. --redirect-uri and --items replace the whole list.",
     args: ["client_id"],
     options: {
@@ -103,6 +110,7 @@ const COMMANDS = {
       "auto-login": { help: "allow automatic login" },
       "no-auto-login": { help: "do not allow automatic login" },
       "events-uri": { value: true, help: 'where signed events go (https), or "none" to stop them' },
+      "event-types": { value: true, help: `the event types it takes, comma-separated ("" for none): ${EVENT_TYPES}` },
       purpose: { value: true, help: 'the consent page\'s purpose of use, or "default"' },
       retention: { value: true, help: 'the consent page\'s retention period, or "default"' },
     },
@@ -116,11 +124,12 @@ const COMMANDS = {
       if (opts["auto-login"]) body.auto_login = true;
       if (opts["no-auto-login"]) body.auto_login = false;
       if (opts["events-uri"] !== undefined) body.events_uri = opts["events-uri"] === "none" ? null : opts["events-uri"];
+      if (opts["event-types"] !== undefined) body.event_types = list(opts["event-types"]);
       if (opts.purpose !== undefined) body.purpose = opts.purpose === "default" ? null : opts.purpose;
       if (opts.retention !== undefined) body.retention = opts.retention === "default" ? null : opts.retention;
       if (Object.keys(body).length === 0)
         throw new UsageError(
-          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login, --events-uri, --purpose or --retention",
+          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login, --events-uri, --event-types, --purpose or --retention",
         );
       const c = await api("PATCH", `/admin/clients/${enc(args.client_id)}`, body);
       return { data: c, table: () => keyValues(c) };

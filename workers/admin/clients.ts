@@ -44,6 +44,7 @@ export function clientView(c: AdminClient, devMode: boolean): Record<string, unk
     auto_login: c.autoLogin,
     events_uri: c.eventsUri,
     events_uri_problem: c.eventsUri === null ? null : eventsUriProblem(c.eventsUri, devMode),
+    event_types: c.eventTypes,
     purpose: c.purpose,
     retention: c.retention,
     status: c.status,
@@ -97,6 +98,7 @@ export async function create(req: Request, env: AdminEnv, rc: RequestContext): P
       await audit(env, "client.created", clientId, "ok", {
         items: fields.items.join(","),
         auto_login: fields.autoLogin,
+        event_types: fields.eventTypes.join(","),
       });
       // The secret is shown here once; it is stored only sealed.
       return changed(env, clientId, { client_secret: secret }, 201);

@@ -2,7 +2,7 @@
 // directory shards (docs/storage.md).
 
 import { type IdentityItem } from "../core/spec";
-import { type Client, type ClientRow, toClient } from "../provider/store/clients";
+import { type ClientRow, type EventType, type RegisteredClient, toClient } from "../provider/store/clients";
 import { countSubscribers, dirAt, dirShards, personAtNumber } from "../provider/store/directory";
 import { storeConfig } from "../provider/store/config";
 import { revokePlids } from "../provider/store/links";
@@ -13,7 +13,7 @@ type DbEnv = { DB: D1Database };
 type StoreEnv = JobEnv;
 
 /** A client as the operator sees it: never a secret, but when the rotated-out one stops working. */
-export interface AdminClient extends Client {
+export interface AdminClient extends RegisteredClient {
   previousSecretUntil: number | null;
 }
 
@@ -44,6 +44,7 @@ export interface NewClient {
   items: IdentityItem[];
   autoLogin: boolean;
   eventsUri: string | null;
+  eventTypes: EventType[];
   purpose: string | null;
   retention: string | null;
 }
@@ -52,8 +53,8 @@ export interface NewClient {
 export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
   const now = Date.now();
   const r = await env.DB.prepare(
-    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, purpose, retention, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, event_types, purpose, retention, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
   )
     .bind(
       c.clientId,
@@ -63,6 +64,7 @@ export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
       JSON.stringify(c.items),
       c.autoLogin ? 1 : 0,
       c.eventsUri,
+      JSON.stringify(c.eventTypes),
       c.purpose,
       c.retention,
       now,
@@ -79,6 +81,7 @@ export interface ClientPatch {
   autoLogin?: boolean;
   /** null removes it. */
   eventsUri?: string | null;
+  eventTypes?: EventType[];
   /** null restores the default text. */
   purpose?: string | null;
   retention?: string | null;
@@ -94,6 +97,7 @@ export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch)
   if (p.items !== undefined) (sets.push("items = ?"), values.push(JSON.stringify(p.items)));
   if (p.autoLogin !== undefined) (sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0));
   if (p.eventsUri !== undefined) (sets.push("events_uri = ?"), values.push(p.eventsUri));
+  if (p.eventTypes !== undefined) (sets.push("event_types = ?"), values.push(JSON.stringify(p.eventTypes)));
   if (p.purpose !== undefined) (sets.push("purpose = ?"), values.push(p.purpose));
   if (p.retention !== undefined) (sets.push("retention = ?"), values.push(p.retention));
   if (p.status !== undefined) (sets.push("status = ?"), values.push(p.status));

@@ -3,6 +3,7 @@
 
 import type { ClientPatch } from "./store";
 import { E } from "../core/errors";
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES, isEventType, type EventType } from "../provider/store/clients";
 import { eventsUriProblem } from "./hosts";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "../core/spec";
 
@@ -106,6 +107,17 @@ function eventsUri(v: unknown, devMode: boolean): string | null {
   return v;
 }
 
+/** The event types an app takes (docs/events.md): known types, in their listed order, no repeats. */
+function eventTypes(v: unknown): EventType[] {
+  if (!Array.isArray(v)) throw E.invalidBecause("event_types", `must be an array of ${EVENT_TYPES.join(", ")}`);
+  v.forEach((x, i) => {
+    if (typeof x !== "string" || !isEventType(x)) {
+      throw E.invalidBecause(`event_types[${i}]`, `unknown event type; expected one of ${EVENT_TYPES.join(", ")}`);
+    }
+  });
+  return EVENT_TYPES.filter((t) => v.includes(t));
+}
+
 /** A consent text (purpose of use, retention): 1-300 characters of one line, or null for the default. */
 function consentText(field: "purpose" | "retention", v: unknown): string | null {
   if (v === null) return null;
@@ -122,16 +134,20 @@ export const CLIENT_FIELDS = [
   "items",
   "auto_login",
   "events_uri",
+  "event_types",
   "purpose",
   "retention",
 ] as const;
 
-/** The fields of a create request: name and redirect_uris required; items default to none. */
+/** The fields of a create request: name and redirect_uris required; items default to none, event types to plid-deleted. */
 export function newClientFields(
   body: Record<string, unknown>,
   devMode: boolean,
 ): Required<
-  Pick<ClientPatch, "name" | "redirectUris" | "items" | "autoLogin" | "eventsUri" | "purpose" | "retention">
+  Pick<
+    ClientPatch,
+    "name" | "redirectUris" | "items" | "autoLogin" | "eventsUri" | "eventTypes" | "purpose" | "retention"
+  >
 > {
   if (body.name === undefined) throw E.missing("name");
   if (body.redirect_uris === undefined) throw E.missing("redirect_uris");
@@ -141,6 +157,7 @@ export function newClientFields(
     items: body.items === undefined ? [] : items(body.items),
     autoLogin: body.auto_login === undefined ? false : flag("auto_login", body.auto_login),
     eventsUri: body.events_uri === undefined ? null : eventsUri(body.events_uri, devMode),
+    eventTypes: body.event_types === undefined ? [...DEFAULT_EVENT_TYPES] : eventTypes(body.event_types),
     purpose: body.purpose === undefined ? null : consentText("purpose", body.purpose),
     retention: body.retention === undefined ? null : consentText("retention", body.retention),
   };
@@ -154,6 +171,7 @@ export function clientPatch(body: Record<string, unknown>, devMode: boolean): Cl
   if (body.items !== undefined) p.items = items(body.items);
   if (body.auto_login !== undefined) p.autoLogin = flag("auto_login", body.auto_login);
   if (body.events_uri !== undefined) p.eventsUri = eventsUri(body.events_uri, devMode);
+  if (body.event_types !== undefined) p.eventTypes = eventTypes(body.event_types);
   if (body.purpose !== undefined) p.purpose = consentText("purpose", body.purpose);
   if (body.retention !== undefined) p.retention = consentText("retention", body.retention);
   if (Object.keys(p).length === 0) throw E.missing(CLIENT_FIELDS.join(" or "));

@@ -22,6 +22,18 @@ export interface Client {
   updatedAt: number;
 }
 
+/** The types of signed event an app can take (docs/events.md), by their names in the admin API. */
+export const EVENT_TYPES = ["plid-deleted"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** What an app takes unless registered otherwise; every app registered before types existed took it (migration 0011). */
+export const DEFAULT_EVENT_TYPES: readonly EventType[] = ["plid-deleted"];
+export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);
+
+/** A client as registered: what the sign-in reads, and the event types it takes (event delivery, the admin API). */
+export interface RegisteredClient extends Client {
+  eventTypes: EventType[];
+}
+
 /** A clients row as D1 returns it (also read by the admin store). */
 export interface ClientRow {
   client_id: string;
@@ -34,6 +46,8 @@ export interface ClientRow {
   auto_login: number;
   status: "active" | "disabled";
   events_uri: string | null;
+  /** JSON array of EventType. */
+  event_types: string;
   purpose: string | null;
   retention: string | null;
   created_at: number;
@@ -52,7 +66,7 @@ export function sealKeyVar(env: SealEnv): string {
   return configOf(env, parseSealKey);
 }
 
-export function toClient(r: ClientRow): Client {
+export function toClient(r: ClientRow): RegisteredClient {
   return {
     clientId: r.client_id,
     name: r.name,
@@ -61,6 +75,7 @@ export function toClient(r: ClientRow): Client {
     autoLogin: r.auto_login === 1,
     status: r.status,
     eventsUri: r.events_uri ?? null,
+    eventTypes: (JSON.parse(r.event_types) as string[]).filter(isEventType),
     purpose: r.purpose ?? null,
     retention: r.retention ?? null,
     createdAt: r.created_at,
@@ -71,7 +86,7 @@ export function toClient(r: ClientRow): Client {
 interface CachedClient {
   at: number;
   row: ClientRow | null;
-  client: Client | null;
+  client: RegisteredClient | null;
   secrets?: Promise<ClientSecrets>;
   /** The active client with its unsealed `secrets`: the hot paths take it without awaiting. */
   opened?: ActiveClient;
@@ -128,7 +143,11 @@ export async function findClient(env: DbEnv, clientId: string, cacheMs: number):
 }
 
 /** The client with this id whatever its status (a disabled app still hears its plids end), or null. */
-export async function clientOfAnyStatus(env: DbEnv, clientId: string, cacheMs: number): Promise<Client | null> {
+export async function clientOfAnyStatus(
+  env: DbEnv,
+  clientId: string,
+  cacheMs: number,
+): Promise<RegisteredClient | null> {
   return (await loadClient(env, clientId, cacheMs)).client;
 }
 

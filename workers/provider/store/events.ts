@@ -3,19 +3,23 @@
 // RFC 8935. The event is recorded in the one-time store object of the plid in the same call that
 // ends the plid (OneTimeStore.revokePlids), and that object's alarm delivers it, at least once,
 // retrying with backoff for more than a day. No personal data is ever in an event but the plid.
+// An app is sent only the event types it takes (the client's `event_types`): checked when the event
+// is recorded (links.ts endRows) and again when it is sent.
 
 import { configOf, requiredVar } from "../../core/config";
 import { randomToken } from "../../core/crypto";
 import { signHs256 } from "../../core/jws";
-import { clientOfAnyStatus, clientSecrets } from "./clients";
+import { clientOfAnyStatus, clientSecrets, type EventType } from "./clients";
 
 /** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
 export type EndReason = "user_terminated" | "number_reassigned" | "subscriber_removed";
 
+/** An event type's URI in the token's `events` claim. */
+const eventTypeUri = (t: EventType) => `urn:phone-login:event:${t}`;
 /** The event type URI of a deleted plid. */
-export const PLID_DELETED = "urn:phone-login:event:plid-deleted";
+export const PLID_DELETED = eventTypeUri("plid-deleted");
 
-/** One event waiting in a store object's outbox. */
+/** One event waiting in a store object's outbox: a `plid-deleted` (the only type so far). */
 export interface PendingEvent {
   jti: string;
   clientId: string;
@@ -79,18 +83,27 @@ export async function eventToken(e: PendingEvent, iss: string, secret: string, n
   );
 }
 
-export type DeliveryOutcome = "delivered" | "refused" | "unreachable" | "no_receiver" | "client_gone";
+export type DeliveryOutcome =
+  | "delivered"
+  | "refused"
+  | "unreachable"
+  | "no_receiver"
+  | "client_gone"
+  /** The app no longer takes this type (its `event_types` changed while the event waited): dropped. */
+  | "not_subscribed";
 
 type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars;
 
 /**
  * One attempt (RFC 8935 §2): POST the token; a 2xx (202) acknowledges. A disabled client is sent
  * its events all the same; one without an `events_uri` for now is tried again later (the operator
- * may set it back); only a deleted client has nobody left to tell (`client_gone`).
+ * may set it back); a deleted client has nobody left to tell (`client_gone`), and one that no
+ * longer takes the event's type asked not to be told (`not_subscribed`).
  */
 export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): Promise<DeliveryOutcome> {
   const client = await clientOfAnyStatus(env, e.clientId, 0);
   if (!client) return "client_gone";
+  if (!client.eventTypes.includes("plid-deleted")) return "not_subscribed";
   if (!client.eventsUri) return "no_receiver";
   const secrets = await clientSecrets(env, e.clientId, 0);
   if (!secrets) return "client_gone";

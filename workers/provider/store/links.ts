@@ -5,6 +5,7 @@ import { type IdentityItem } from "../../core/spec";
 import { MAX_SHARDS, storeConfig, type StoreVars } from "./config";
 import { auditAll, auditRecord } from "./audit";
 import { newEvent, type EndReason, type PendingEvent } from "./events";
+import type { EventType } from "./clients";
 import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
 import { dirAt, dirShards, toSubscriber, type DirectoryEnv, type Subscriber } from "./directory";
 import { homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./directory-keys";
@@ -197,10 +198,11 @@ export async function endLinksOf(
 }
 
 /**
- * Ends links: their codes and tokens end and an event for each client with an `events_uri` is
- * recorded, in one store call per object; then the links (consent, plid) and those subscribers'
- * grants for those clients go from their shards, audited without personal data. Each part is
- * idempotent: a retry after a failure anywhere ends what is left, and records no second event.
+ * Ends links: their codes and tokens end and an event for each client with an `events_uri` that
+ * takes `plid-deleted` events is recorded, in one store call per object; then the links (consent,
+ * plid) and those subscribers' grants for those clients go from their shards, audited without
+ * personal data. Each part is idempotent: a retry after a failure anywhere ends what is left, and
+ * records no second event.
  */
 export async function endRows(
   env: StoreEnv & StoreVars,
@@ -210,16 +212,18 @@ export async function endRows(
   if (rows.length === 0) return [];
   const cfg = storeConfig(env);
   const clients = JSON.stringify([...new Set(rows.map((r) => r.client_id))]);
-  const uris = new Map(
+  // the clients to tell: those with an events_uri that take plid-deleted events
+  const told = new Set(
     (
       await env.DB.prepare(
-        "SELECT client_id, events_uri FROM clients WHERE client_id IN (SELECT value FROM json_each(?))",
+        `SELECT client_id FROM clients WHERE client_id IN (SELECT value FROM json_each(?))
+           AND events_uri <> '' AND EXISTS (SELECT 1 FROM json_each(event_types) WHERE value = ?)`,
       )
-        .bind(clients)
-        .all<{ client_id: string; events_uri: string | null }>()
-    ).results.map((c) => [c.client_id, c.events_uri]),
+        .bind(clients, "plid-deleted" satisfies EventType)
+        .all<{ client_id: string }>()
+    ).results.map((c) => c.client_id),
   );
-  const events = rows.filter((r) => uris.get(r.client_id)).map((r) => newEvent(r.client_id, r.plid, reason));
+  const events = rows.filter((r) => told.has(r.client_id)).map((r) => newEvent(r.client_id, r.plid, reason));
   await revokePlids(
     env,
     rows.map((r) => r.plid),
@@ -235,9 +239,7 @@ export async function endRows(
   await Promise.all([...byHome].map(([h, links]) => dirAt(env, h).deleteLinks(links)));
   await auditAll(
     env,
-    rows.map((r) =>
-      auditRecord("plid.ended", r.client_id, "ok", { reason, event: (uris.get(r.client_id) ?? null) !== null }),
-    ),
+    rows.map((r) => auditRecord("plid.ended", r.client_id, "ok", { reason, event: told.has(r.client_id) })),
   );
   return rows.map((r) => ({ clientId: r.client_id, plid: r.plid, subscriberId: r.subscriber_id }));
 }

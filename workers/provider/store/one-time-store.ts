@@ -563,7 +563,9 @@ export class OneTimeStore extends DurableObject {
       };
       const outcome = await deliver(env, e, Date.now()).catch(() => "unreachable" as const);
       const attempts = r.attempts + 1;
-      const done = outcome === "delivered" || outcome === "client_gone";
+      // delivered, or nobody left to tell (a deleted client), or an app that no longer takes the type
+      const dropped = outcome === "client_gone" || outcome === "not_subscribed";
+      const done = outcome === "delivered" || dropped;
       const next = done ? null : nextAttemptAt(attempts, r.created_at, Date.now());
       if (done) this.sql.exec("DELETE FROM event_outbox WHERE jti = ?", r.jti);
       else
@@ -577,7 +579,7 @@ export class OneTimeStore extends DurableObject {
       const type =
         outcome === "delivered"
           ? "event.delivered"
-          : outcome === "client_gone"
+          : dropped
             ? "event.dropped"
             : next === null
               ? "event.abandoned"

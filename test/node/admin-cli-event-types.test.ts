@@ -1,0 +1,77 @@
+// The admin CLI's --event-types (scripts/admin.mjs, docs/operations.md): clients create and update
+// send the client's `event_types` as a list ("" for none), and clients get shows them. The requests
+// are captured in process; the service's side is test/admin/event-types.test.ts.
+import { describe, expect, it } from "vitest";
+import { main } from "../../scripts/admin.mjs";
+
+interface Captured {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+/** Runs the CLI with a stand-in service that answers every call with `answer` (a client). */
+async function run(argv: string[], answer: Record<string, unknown>) {
+  const calls: Captured[] = [];
+  let out = "";
+  let err = "";
+  const code = await main(argv, {
+    env: { ADMIN_TOKEN: "t", BASE_URL: "https://login.example.com" },
+    out: { write: (s: string) => ((out += s), true) },
+    err: { write: (s: string) => ((err += s), true) },
+    fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+      const req = new Request(input, init);
+      calls.push({
+        method: req.method,
+        path: new URL(req.url).pathname,
+        body: req.method === "GET" ? undefined : await req.json(),
+      });
+      return Response.json(answer, { status: req.method === "POST" ? 201 : 200 });
+    },
+  } as never);
+  return { code, out, err, calls };
+}
+
+const CLIENT = { client_id: "c1", name: "Shop", event_types: ["plid-deleted"] };
+
+describe("clients --event-types", () => {
+  it("create sends the listed types; without the option the service's default applies (nothing sent)", async () => {
+    const r = await run(
+      [
+        "clients",
+        "create",
+        "--name",
+        "Shop",
+        "--redirect-uri",
+        "https://shop.example/cb",
+        "--event-types",
+        "plid-deleted",
+      ],
+      CLIENT,
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(r.calls[0]).toMatchObject({ method: "POST", path: "/admin/clients" });
+    expect((r.calls[0]!.body as Record<string, unknown>).event_types).toEqual(["plid-deleted"]);
+    const plain = await run(
+      ["clients", "create", "--name", "Shop", "--redirect-uri", "https://shop.example/cb"],
+      CLIENT,
+    );
+    expect(plain.calls[0]!.body).not.toHaveProperty("event_types");
+  });
+
+  it('update sends the new list, "" for none; it alone is a change', async () => {
+    const none = await run(["clients", "update", "c1", "--event-types", ""], { ...CLIENT, event_types: [] });
+    expect(none.code, none.err).toBe(0);
+    expect(none.calls[0]).toEqual({ method: "PATCH", path: "/admin/clients/c1", body: { event_types: [] } });
+    const one = await run(["clients", "update", "c1", "--event-types", "plid-deleted"], CLIENT);
+    expect(one.calls[0]!.body).toEqual({ event_types: ["plid-deleted"] });
+    const help = await run(["clients", "update", "--help"], CLIENT);
+    expect(help.out).toContain("--event-types");
+  });
+
+  it("clients get shows the client's event types", async () => {
+    const r = await run(["clients", "get", "c1"], CLIENT);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^event_types\s+plid-deleted$/m);
+  });
+});
