@@ -3,13 +3,17 @@
 // the all-in-one top level and each [env.<route>] — with
 //   wrangler deploy --dry-run --minify [--env X] --outdir dist/X
 // then prints a size table (minified and gzip KiB per worker) and fails when any build fails.
-//   node scripts/build.mjs [env ...]   build only these (use "all-in-one" for the top level)
+// A build of every worker records the sizes (scripts/lib/size-table.mjs): it writes docs/sizes.json
+// and the size tables of README.md and docs/operations.md; in CI (CI set) it writes nothing and
+// fails when any figure is more than 5% from docs/sizes.json, or a worker was added or removed.
+//   node scripts/build.mjs [env ...]   build only these (use "all-in-one" for the top level); records nothing
 //   BUILD_JOBS=n                       builds run n at a time (default 2)
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { SIZE_DOCS, SIZES_JSON, TOLERANCE, sizeDrift, withSizeTable } from "./lib/size-table.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -82,9 +86,12 @@ async function main() {
   );
   results.sort((a, b) => targets.indexOf(a.target) - targets.indexOf(b.target));
 
+  /** @type {Record<string, { minified: number, gzip: number }>} */
+  const measured = {};
   const rows = results.map((r) => {
     if (!r.ok) return [r.target, "-", "-", "FAILED"];
     const s = sizes(r.target);
+    measured[r.target] = { minified: s.raw, gzip: s.gz };
     return [r.target, (s.raw / 1024).toFixed(1), (s.gz / 1024).toFixed(1), "ok"];
   });
   const head = ["worker (env)", "minified KiB", "gzip KiB", "build"];
@@ -99,6 +106,39 @@ async function main() {
   const failed = results.filter((r) => !r.ok);
   for (const f of failed) console.error(`\n---- ${f.target} failed ----\n${f.output.trim()}`);
   if (failed.length) process.exit(1);
+  if (targets.length === all.length && !record(measured)) process.exit(1);
+}
+
+/**
+ * After a build of every worker: in CI, false when the sizes moved beyond TOLERANCE from
+ * docs/sizes.json; elsewhere writes docs/sizes.json and the docs' tables from `measured`.
+ * @param {Record<string, { minified: number, gzip: number }>} measured
+ */
+function record(measured) {
+  const json = join(root, SIZES_JSON);
+  const recorded = existsSync(json) ? JSON.parse(readFileSync(json, "utf8")).workers : {};
+  const drift = sizeDrift(measured, recorded);
+  if (process.env.CI && process.env.CI !== "false") {
+    if (!drift.length) {
+      console.log(`sizes within ${TOLERANCE * 100}% of ${SIZES_JSON}`);
+      return true;
+    }
+    console.error(`\nsizes moved since ${SIZES_JSON}:\n  ${drift.join("\n  ")}`);
+    console.error(`run \`npm run build\` (it rewrites ${[SIZES_JSON, ...SIZE_DOCS].join(", ")}) and commit them`);
+    return false;
+  }
+  writeFileSync(json, JSON.stringify({ workers: measured }, null, 2) + "\n");
+  for (const doc of SIZE_DOCS) {
+    const path = join(root, doc);
+    const text = readFileSync(path, "utf8");
+    const next = withSizeTable(text, measured);
+    if (next !== text) writeFileSync(path, next);
+  }
+  console.log(
+    `sizes written to ${[SIZES_JSON, ...SIZE_DOCS].join(", ")}` +
+      (drift.length ? `; CI refuses this build until they are committed:\n  ${drift.join("\n  ")}` : ""),
+  );
+  return true;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
