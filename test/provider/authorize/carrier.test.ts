@@ -12,7 +12,7 @@ describe("carrier directory", () => {
     expect(maskPhone("0112345678")).toBe("011-***-5678");
   });
 
-  it("the D1 directory confirms only when carrier, name and number all match", async () => {
+  it("the embedded directory confirms only when carrier, name and number all match", async () => {
     const dir = d1Directory(env);
     const ok = await dir.confirm("L", "john smith", SMITH.phone);
     expect(ok?.subscriber.phone).toBe(SMITH.phone);
