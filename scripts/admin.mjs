@@ -28,13 +28,15 @@ const EVENT_TYPES = "plid-deleted";
 // ---------------------------------------------------------------- commands
 
 const GLOBAL_HELP = `Global options:
-  --base-url URL   the service (default: BASE_URL, else ${DEFAULT_BASE}, the npm start server)
+  --base-url URL   the service (default: BASE_URL, else http://localhost:PORT when PORT is set as
+                   for npm start, else ${DEFAULT_BASE}, the npm start server); printed on stderr
   --json           machine-readable JSON on stdout instead of tables
   --help           help for any command
 Environment:
   ADMIN_TOKEN      the admin bearer token; when unset and the service is on localhost,
                    ADMIN_TOKEN from .dev.vars (or .dev.vars.example) is used
-  BASE_URL         as --base-url`;
+  BASE_URL         as --base-url
+  PORT             the port of a local npm start server (when BASE_URL is unset)`;
 
 const COMMANDS = {
   "clients list": {
@@ -228,7 +230,11 @@ const COMMANDS = {
         quiet: Boolean(opts.quiet),
       };
       const r = await importFile(job, { api, ...ctx });
+      if (r.rejected_count > 0 && !job.quiet)
+        ctx.err.write(`${r.rejected_count} rows rejected: exit code 3 (the rest ${dryRun ? "checked" : "imported"})\n`);
       return {
+        // finished, with rows refused: 3, so a script tells it from an import that stopped (1)
+        exitCode: r.rejected_count > 0 ? 3 : 0,
         data: r,
         table: () => {
           let out = `${r.dry_run ? "dry run (nothing written): " : ""}${r.received} rows received, ${r.inserted} new, ${r.updated} updated, ${r.rejected_count} rejected`;
@@ -357,7 +363,8 @@ const COMMANDS = {
   },
   "test-numbers list": {
     usage: "test-numbers list",
-    about: "Registered test numbers: carrier, number, name, clients, expiry (never the code).",
+    about:
+      "Registered test numbers: carrier, number, name, clients, expiry, wrong codes so far and whether it is suspended (never the code).",
     options: {},
     run: async (api) => {
       // every page (the service lists them 100 at a time, by number, across its shards)
@@ -374,8 +381,12 @@ const COMMANDS = {
         table: () =>
           r.test_numbers.length
             ? table(
-                r.test_numbers.map((t) => ({ ...t, clients: t.clients.join(",") })),
-                ["telcoCd", "phoneNo", "name", "clients", "expires_at"],
+                r.test_numbers.map((t) => ({
+                  ...t,
+                  clients: t.clients.join(","),
+                  status: t.suspended ? "SUSPENDED" : "active",
+                })),
+                ["telcoCd", "phoneNo", "name", "clients", "expires_at", "wrong_codes", "status"],
               )
             : "no test numbers",
       };
@@ -689,13 +700,28 @@ export async function main(
 
     let base;
     try {
-      base = new URL(opts["base-url"] ?? io.env.BASE_URL ?? DEFAULT_BASE);
+      base = new URL(
+        opts["base-url"] ?? io.env.BASE_URL ?? (io.env.PORT ? `http://localhost:${io.env.PORT}` : DEFAULT_BASE),
+      );
     } catch {
-      throw new UsageError("--base-url (or BASE_URL) is not a URL");
+      throw new UsageError("--base-url (or BASE_URL, or PORT) is not a URL");
     }
+    // which server answers, said where a script's output is not (another checkout's may be on 8787)
+    if (!opts.quiet) io.err.write(`service: ${base.origin}\n`);
     const token = io.env.ADMIN_TOKEN || (isLoopback(base) ? devToken() : undefined);
     if (!token) throw new UsageError(`set ADMIN_TOKEN to the admin token of ${base.origin}`);
 
+    /** The operator's open notices an answer carries (docs/operations.md "Notices"), each printed once as a warning. */
+    const warned = new Set();
+    const warnNotices = (header) => {
+      const texts = header ? parseJson(header) : undefined;
+      if (!Array.isArray(texts)) return;
+      for (const t of texts)
+        if (typeof t === "string" && !warned.has(t)) {
+          warned.add(t);
+          io.err.write(`warning: ${t}\n`);
+        }
+    };
     /** The answer to a request, refused (a ServiceError with the service's message) unless 2xx. */
     const send = async (method, path, body, type = "application/json", signal) => {
       const headers = { Authorization: `Bearer ${token}`, Accept: "application/json" };
@@ -718,13 +744,18 @@ export async function main(
         const hint = isLoopback(base) ? " (is `npm start` running?)" : "";
         throw new ServiceError(`cannot reach ${base.origin}${hint}: ${err.cause?.code ?? err.message}`);
       }
+      warnNotices(res.headers.get("Admin-Notices"));
       if (res.ok) return res;
       const parsed = parseJson(await res.text().catch(() => ""));
       const hint =
         res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API")
           ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)"
           : "";
-      throw new ServiceError(`${parsed?.message ?? `HTTP ${res.status}`}${hint}`, res.status, parsed);
+      const err = new ServiceError(`${parsed?.message ?? `HTTP ${res.status}`}${hint}`, res.status, parsed);
+      const after = Number(res.headers.get("Retry-After"));
+      if (Number.isFinite(after) && after > 0) err.retryAfter = after;
+      err.busy = res.headers.get("Admin-Busy") ?? undefined;
+      throw err;
     };
     /** @type {import("./lib/directory-import.mjs").Api} */
     const api = async (method, path, body, type, signal) => {
@@ -743,13 +774,13 @@ export async function main(
     const stream = (path) => send("GET", path);
 
     const run =
-      /** @type {(api: unknown, ctx: unknown) => Promise<{ data?: unknown; table?: () => string; printed?: boolean }>} */ (
+      /** @type {(api: unknown, ctx: unknown) => Promise<{ data?: unknown; table?: () => string; printed?: boolean; exitCode?: number }>} */ (
         spec.run
       );
     const result = await run(api, { args, opts, stream, io, ctx: { origin: base.origin, env: io.env, err: io.err } });
     // a command that streamed its output has printed it already
     if (!result.printed) io.out.write((json ? JSON.stringify(result.data, null, 2) : (result.table?.() ?? "")) + "\n");
-    return 0;
+    return result.exitCode ?? 0;
   } catch (e) {
     if (e instanceof UsageError) {
       io.err.write(`error: ${e.message}\n\n${commandHelp(name, spec)}`);

@@ -383,6 +383,14 @@ function checkAnswer(/** @type {Chunk} */ chunk, r) {
 
 const retryable = (e) => e instanceof ServiceError && (e.status === undefined || e.status >= 500 || e.status === 429);
 
+/** What a retried refusal waited for, in words: the import lease and how long, or the service's message. */
+function busyReason(/** @type {ServiceError} */ e) {
+  if (e.busy === "import-lease")
+    return `another import holds the directory's import lease (one that was stopped keeps it up to 120 s after it took it); it ends in about ${e.retryAfter ?? "?"} s`;
+  if (e.busy === "sign-ins") return "sign-ins are writing people of these rows";
+  return `${e.message}${e.status ? ` (HTTP ${e.status})` : ""}`;
+}
+
 /** A refusal's next step, when the chunk's size is what the service refused. */
 function limitHint(e) {
   if (!(e instanceof ServiceError)) return "";
@@ -487,10 +495,10 @@ async function importStream(/** @type {Job} */ job, /** @type {Context} */ ctx) 
         return countsOf(chunk, r);
       } catch (e) {
         if (!retryable(e) || attempt > RETRIES) throw e;
-        const wait = retryMs * 2 ** (attempt - 1);
         const err = /** @type {ServiceError} */ (e);
+        const wait = Math.max(retryMs * 2 ** (attempt - 1), (err.retryAfter ?? 0) * 1000);
         progress.note(
-          `rows ${chunk.firstRow}-${chunk.lastRow}: ${err.message}${err.status ? ` (HTTP ${err.status})` : ""}; ` +
+          `rows ${chunk.firstRow}-${chunk.lastRow}: ${busyReason(err)}; ` +
             `sending them again in ${wait / 1000} s (retry ${attempt} of ${RETRIES})`,
         );
         await sleep(wait);
@@ -570,7 +578,12 @@ async function importStream(/** @type {Job} */ job, /** @type {Context} */ ctx) 
             resumeHint(),
           );
         }
-        await sleep(retryMs * 2 ** (attempt - 1));
+        const err = /** @type {ServiceError} */ (e);
+        const wait = Math.max(retryMs * 2 ** (attempt - 1), (err.retryAfter ?? 0) * 1000);
+        progress.note(
+          `the commit: ${busyReason(err)}; sending it again in ${wait / 1000} s (retry ${attempt} of ${RETRIES})`,
+        );
+        await sleep(wait);
       }
     }
   }

@@ -17,6 +17,10 @@ export class ServiceError extends Error {
     this.status = status;
     this.body = body;
     this.hint = hint;
+    /** A 429's `Retry-After` in seconds, when it sent one. */
+    this.retryAfter = undefined;
+    /** A busy directory's `Admin-Busy`: what it waits for (`import-lease`, `sign-ins`). */
+    this.busy = undefined;
   }
 }
 

@@ -405,15 +405,27 @@ describe("DELETE /admin/directory/:phone and GET /admin/directory", () => {
     expect((await admin("DELETE", "/admin/directory/abc")).status).toBe(400);
   });
 
-  it("the summary gives counts only (seed: four test numbers), from the shards' counters: the shard count and the cross-shard steps not yet finished", async () => {
+  it("the summary gives counts only (seed: four fixed-code numbers, none registered for review, as `test-numbers list` says), from the shards' counters: the shard count and the cross-shard steps not yet finished", async () => {
     const r = (await (await admin("GET", "/admin/directory")).json()) as Record<string, number>;
-    expect(Object.keys(r).sort()).toEqual(["pending_changes", "shards", "subscribers", "test_numbers"]);
-    expect(r.test_numbers).toBe(4);
+    expect(Object.keys(r).sort()).toEqual([
+      "fixed_code_numbers",
+      "pending_changes",
+      "shards",
+      "subscribers",
+      "test_numbers",
+    ]);
+    const listed = (await (await admin("GET", "/admin/test-numbers")).json()) as { test_numbers: unknown[] };
+    expect(r.test_numbers).toBe(listed.test_numbers.length);
+    expect(r.test_numbers).toBe(0);
+    expect(r.fixed_code_numbers).toBe(4);
     expect(r.shards).toBe(4);
     expect(r.pending_changes).toBe(0);
     // the counters are the rows, kept in the same step as each write
-    const rows = await shardRows<{ test: number }>("SELECT test_otp_hash IS NOT NULL AS test FROM people");
+    const rows = await shardRows<{ test: number; review: number }>(
+      "SELECT test_otp_hash IS NOT NULL AS test, test_clients IS NOT NULL AS review FROM people",
+    );
     expect(r.subscribers).toBe(rows.length);
-    expect(r.test_numbers).toBe(rows.filter((x) => x.test === 1).length);
+    expect(r.fixed_code_numbers).toBe(rows.filter((x) => x.test === 1).length);
+    expect(r.test_numbers).toBe(rows.filter((x) => x.review === 1).length);
   });
 });

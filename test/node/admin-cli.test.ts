@@ -41,9 +41,10 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   });
 }
 
-async function cliJson<T>(args: string[]): Promise<T> {
+/** The command's JSON; `code` 3 for an import that finished with rejected rows. */
+async function cliJson<T>(args: string[], code = 0): Promise<T> {
   const r = await cli([...args, "--json"]);
-  expect(r.code, r.stderr).toBe(0);
+  expect(r.code, r.stderr).toBe(code);
   return JSON.parse(r.stdout) as T;
 }
 
@@ -244,10 +245,11 @@ describe("against the npm start server with no options (BASE_URL its address)", 
       "telcoCd,phoneNo,name,gender,birth,foreign,ci\nS,01070700001,가나다,M,1980-01-01,L,CIcli0001AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\nQ,01070700002,라마바,F,1980-01-01,L,CIcli0002AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\n",
     );
     const dry = await cli(["directory", "import", csv, "--dry-run"]);
-    expect(dry.code).toBe(0);
+    expect(dry.code).toBe(3); // finished, with a row rejected
+    expect(dry.stderr).toContain("1 rows rejected: exit code 3 (the rest checked)");
     expect(dry.stdout).toContain("dry run (nothing written): 2 rows received, 1 new, 0 updated, 1 rejected");
     const table = await cli(["directory", "import", csv]);
-    expect(table.code).toBe(0);
+    expect(table.code).toBe(3);
     expect(table.stdout).toContain("2 rows received, 1 new, 0 updated, 1 rejected");
     expect(table.stdout).toMatch(/row\s+reason\n-+\s+-+\n2\s+telcoCd must be S, K or L/);
     expect(table.stdout).not.toContain("라마바");
@@ -348,6 +350,82 @@ describe("against the npm start server with no options (BASE_URL its address)", 
     expect(asked).toEqual([{ url: "http://localhost:8787/admin/clients", auth: `Bearer ${devAdminToken()}` }]);
   });
 
+  it("with PORT and no BASE_URL it asks http://localhost:$PORT, as npm start serves there; BASE_URL wins over PORT; the service is named on stderr", async () => {
+    const asked: string[] = [];
+    let err = "";
+    const quiet = { write: () => true } as unknown as typeof process.stdout;
+    const io = (env: Record<string, string>) => ({
+      env,
+      out: quiet,
+      err: { write: (t: string) => ((err += t), true) } as unknown as typeof process.stderr,
+      fetch: async (url: string | URL | Request) => {
+        asked.push(String(url));
+        return Response.json({ clients: [] });
+      },
+    });
+    expect(await main(["clients", "list"], io({ PORT: "8799" }))).toBe(0);
+    expect(asked).toEqual(["http://localhost:8799/admin/clients"]);
+    expect(err).toBe("service: http://localhost:8799\n");
+    expect(await main(["clients", "list"], io({ PORT: "8799", BASE_URL: "http://127.0.0.1:8800" }))).toBe(0);
+    expect(asked[1]).toBe("http://127.0.0.1:8800/admin/clients");
+  });
+
+  it("prints the service's open notices (Admin-Notices) as warnings on stderr, once each", async () => {
+    let err = "";
+    const notices = [
+      "test number 010-****-0001 is suspended after 100 wrong codes: register it again with a new code (test-numbers add)",
+    ];
+    const code = await main(["test-numbers", "list"], {
+      env: { ADMIN_TOKEN: "x".repeat(40) },
+      out: { write: () => true } as unknown as typeof process.stdout,
+      err: { write: (t: string) => ((err += t), true) } as unknown as typeof process.stderr,
+      fetch: async () =>
+        Response.json(
+          { test_numbers: [], next_after: null },
+          { headers: { "Admin-Notices": JSON.stringify(notices) } },
+        ),
+    });
+    expect(code).toBe(0);
+    expect(err.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([`warning: ${notices[0]}`]);
+  });
+
+  it("an import chunk refused while another import holds the lease: the CLI says it waits for that lease, for as long as Retry-After says, then goes on", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cli-lease-"));
+    const file = join(dir, "one.csv");
+    writeFileSync(file, HEADER + "\n" + csvLine(person(9, 1)) + "\n");
+    let err = "";
+    const at: number[] = [];
+    const code = await main(["directory", "import", file, "--json"], {
+      env: { ADMIN_TOKEN: "x".repeat(40), ADMIN_CLI_RETRY_MS: "10" },
+      out: { write: () => true } as unknown as typeof process.stdout,
+      err: { write: (t: string) => ((err += t), true) } as unknown as typeof process.stderr,
+      fetch: async (url: string | URL | Request) => {
+        if (String(url).includes("/commit")) return Response.json({ run: "r", removed: 0, left: 0 });
+        at.push(Date.now());
+        if (at.length === 1)
+          return Response.json(
+            { error: "too_many_requests", message: "Too many requests. Retry later." },
+            { status: 429, headers: { "Retry-After": "1", "Admin-Busy": "import-lease" } },
+          );
+        return Response.json({
+          received: 1,
+          inserted: 1,
+          updated: 0,
+          reassigned: 0,
+          rejected_count: 0,
+          rejected: [],
+          ignored_columns: [],
+        });
+      },
+    });
+    rmSync(dir, { recursive: true, force: true });
+    expect(code, err).toBe(0);
+    expect(err).toContain("another import holds the directory's import lease");
+    expect(err).toContain("it ends in about 1 s");
+    expect(at).toHaveLength(2);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950); // Retry-After, not the 10 ms backoff
+  });
+
   it("a wrong ADMIN_TOKEN is refused (exit 1); BASE_URL and --base-url choose the service", async () => {
     const wrong = await cli(["clients", "list"], { ADMIN_TOKEN: "x".repeat(40) });
     expect(wrong.code).toBe(1);
@@ -375,7 +453,7 @@ describe("against the npm start server with no options (BASE_URL its address)", 
       BASE_URL: server.base.replace("localhost", "127.0.0.1"),
     });
     expect(viaEnv.code, viaEnv.stderr).toBe(0);
-    expect(JSON.parse(viaEnv.stdout)).toMatchObject({ test_numbers: 4 });
+    expect(JSON.parse(viaEnv.stdout)).toMatchObject({ test_numbers: 0, fixed_code_numbers: 4 });
   });
 });
 
@@ -568,7 +646,8 @@ describe("directory import of large files", () => {
     writeFileSync(file, "\ufeff" + lines.join("\r\n"));
     const before = await subscribers();
     const r = await cli(["directory", "import", file, "--json"]);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(3); // finished, with rows rejected
+    expect(r.stderr).toContain("2 rows rejected: exit code 3");
     const report = JSON.parse(r.stdout) as Report;
     expect(report).toMatchObject({
       format: "csv",
@@ -595,7 +674,7 @@ describe("directory import of large files", () => {
 
     // again as a table, as a dry run: the same rows are now updates
     const dry = await cli(["directory", "import", file, "--dry-run", "--chunk-size", "10000", "--quiet"]);
-    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.code, dry.stderr).toBe(3);
     expect(dry.stderr).toBe("");
     expect(dry.stdout).toContain("dry run (nothing written): 25000 rows received, 0 new, 24998 updated, 2 rejected");
     expect(dry.stdout).toContain("in 3 chunks");
@@ -616,7 +695,7 @@ describe("directory import of large files", () => {
     }
     writeFileSync(file, lines.join("\n") + "\n");
     const before = await subscribers();
-    const report = await cliJson<Report>(["directory", "import", file, "--chunk-size", "1000", "--parallel", "2"]);
+    const report = await cliJson<Report>(["directory", "import", file, "--chunk-size", "1000", "--parallel", "2"], 3);
     expect(report).toMatchObject({
       format: "ndjson",
       received: 3000,

@@ -44,3 +44,31 @@ export async function commitRun(env: JobEnv, run: string): Promise<{ removed: nu
     return { removed: results.reduce((n, r) => n + r.removed, 0), left: results.reduce((n, r) => n + r.failed, 0) };
   });
 }
+
+/** How long a run's commit totals are kept. */
+const RUN_RETAIN_MS = 30 * 86_400_000;
+
+/**
+ * Adds one commit's removals to its run's totals (D1 `import_runs`) and returns the run's totals:
+ * every removal its commits made, and what the last one left to the alarms.
+ */
+export async function recordCommit(
+  env: { DB: D1Database },
+  run: string,
+  removed: number,
+  left: number,
+): Promise<{ removed: number; left: number }> {
+  const now = Date.now();
+  const [, row] = await env.DB.batch<{ removed: number; left_over: number }>([
+    env.DB.prepare("DELETE FROM import_runs WHERE committed_at < ?").bind(now - RUN_RETAIN_MS),
+    env.DB.prepare(
+      `INSERT INTO import_runs (run, removed, left_over, committed_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (run) DO UPDATE SET removed = removed + excluded.removed,
+         left_over = CASE WHEN excluded.removed + excluded.left_over = 0 THEN left_over ELSE excluded.left_over END,
+         committed_at = excluded.committed_at
+       RETURNING removed, left_over`,
+    ).bind(run, removed, left, now),
+  ]);
+  const r = row!.results[0]!;
+  return { removed: r.removed, left: r.left_over };
+}

@@ -3,7 +3,7 @@
 
 import { adminConfig } from "./config";
 import { countSubscribers, deleteSubscriber } from "./store";
-import { commitRun, ImportBusy, importDirectory, underLease } from "./directory-import";
+import { commitRun, ImportBusy, importDirectory, recordCommit, underLease } from "./directory-import";
 import { DirectoryBusy } from "../provider/store/directory-write";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
@@ -32,10 +32,22 @@ function runParam(url: URL): string | null {
 }
 
 /** Imports and commits wait for one another; one that waited too long is told to retry (the CLI does). */
+/**
+ * A busy directory's 429: `Admin-Busy` says what it waits for (the CLI says so), `Retry-After` for
+ * how long: an import lease until it ends (a stopped import's lasts up to 120 s after it took it).
+ */
 function busyToRetry(e: unknown): never {
-  if (e instanceof ImportBusy) throw E.tooMany(5, "import: another import is running");
+  if (e instanceof ImportBusy) {
+    const err = E.tooMany((e.until - Date.now()) / 1000, "import: another import is running");
+    err.headers["Admin-Busy"] = "import-lease";
+    throw err;
+  }
   // its rows' people kept being written meanwhile (sign-ins confirmed by the carrier API)
-  if (e instanceof DirectoryBusy) throw E.tooMany(5, "import: its people are being written by sign-ins");
+  if (e instanceof DirectoryBusy) {
+    const err = E.tooMany(5, "import: its people are being written by sign-ins");
+    err.headers["Admin-Busy"] = "sign-ins";
+    throw err;
+  }
   throw e;
 }
 
@@ -51,7 +63,10 @@ export async function summary(_req: Request, env: AdminEnv): Promise<Response> {
   const c = await countSubscribers(env);
   return json({
     subscribers: c.total,
-    test_numbers: c.testNumbers,
+    // as `test-numbers list` counts them: registered for app review
+    test_numbers: c.reviewNumbers,
+    // every number with a fixed code: those, and the dev seed's
+    fixed_code_numbers: c.testNumbers,
     shards: c.shards,
     pending_changes: c.pendingChanges,
   });
@@ -102,9 +117,12 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
 export async function commitImport(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const run = runParam(rc.url);
   if (run === null) throw E.missing("run");
-  const { removed, left } = await commitRun(env, run).catch(busyToRetry);
+  const now = await commitRun(env, run).catch(busyToRetry);
+  // The run's totals over every commit of it: a commit sent again (its answer lost) reports the
+  // removals the first one made too.
+  const { removed, left } = await recordCommit(env, run, now.removed, now.left);
   rc.log.event = "directory.import_committed";
-  await audit(env, "directory.import_committed", null, left ? "refused" : "ok", { removed, left });
+  await audit(env, "directory.import_committed", null, left ? "refused" : "ok", { removed: now.removed, left });
   return json({ run, removed, left });
 }
 

@@ -333,6 +333,8 @@ describe("an import run: a file sent in several requests, committed once", () =>
     expect((await exchange(before.code)).status).not.toBe(200);
     expect(await shardRows("SELECT plid FROM links WHERE plid = ?", before.plid)).toEqual([]);
     await invariants();
+    // a commit sent again (its answer lost on the way) reports the run's removals, not its own none
+    expect(await (await commit(run)).json()).toEqual({ run, removed: 1, left: 0 });
   });
 
   it("a run never committed: its held removals run once their hold is over (the shard's alarm)", async () => {

@@ -69,6 +69,8 @@ CREATE TABLE IF NOT EXISTS jobs (
 -- a claim checks for a queued removal of the person it gives a number to (an import run may hold
 -- thousands); only removals are indexed
 CREATE INDEX IF NOT EXISTS jobs_removals ON jobs (job ->> '$.id') WHERE job ->> '$.kind' = 'remove';
+-- registered review test numbers (few): listed and counted through this index, never a scan of people
+CREATE INDEX IF NOT EXISTS people_review ON people (phone) WHERE test_clients IS NOT NULL;
 CREATE TRIGGER IF NOT EXISTS people_counted AFTER INSERT ON people BEGIN
   UPDATE meta SET value = value + 1 WHERE key = 'people';
   UPDATE meta SET value = value + 1 WHERE key = 'test_numbers' AND NEW.test_otp_hash IS NOT NULL;
@@ -503,6 +505,15 @@ export class DirectoryShard extends DurableObject {
     return true;
   }
 
+  /** When the import lease held now ends (epoch ms), or null when none is held. */
+  importLeaseUntil(): number | null {
+    const now = Date.now();
+    const cur = this.sql
+      .exec<{ value: number }>("SELECT value FROM meta WHERE key LIKE 'import:%' AND value > ?", now)
+      .toArray()[0];
+    return cur?.value ?? null;
+  }
+
   dropImportLease(holder: string): void {
     this.sql.exec("DELETE FROM meta WHERE key = ?", `import:${holder}`);
   }
@@ -640,15 +651,26 @@ export class DirectoryShard extends DurableObject {
       .toArray();
   }
 
-  /** The shard's counters, kept by triggers in the same step as each write (never a COUNT over the table). */
-  counts(): { people: number; testNumbers: number; jobs: number } {
+  /**
+   * The shard's counters, kept by triggers in the same step as each write (never a COUNT over the
+   * table): people and fixed-code numbers; review test numbers are counted through their own index.
+   */
+  counts(): { people: number; testNumbers: number; reviewNumbers: number; jobs: number } {
     const m = new Map(
       this.sql
         .exec<{ key: string; value: number }>("SELECT key, value FROM meta")
         .toArray()
         .map((r) => [r.key, r.value]),
     );
-    return { people: m.get("people") ?? 0, testNumbers: m.get("test_numbers") ?? 0, jobs: this.pendingJobs() };
+    const reviewNumbers = this.sql
+      .exec<{ n: number }>("SELECT count(*) AS n FROM people WHERE test_clients IS NOT NULL")
+      .one().n;
+    return {
+      people: m.get("people") ?? 0,
+      testNumbers: m.get("test_numbers") ?? 0,
+      reviewNumbers,
+      jobs: this.pendingJobs(),
+    };
   }
 
   // ---- links (docs/storage.md): one plid per (client, person)

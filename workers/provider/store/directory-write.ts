@@ -58,7 +58,12 @@ const LEASE_MS = 120_000;
 /** How long an import waits for another to finish before it is refused (the caller retries). */
 const LEASE_WAIT_MS = 60_000;
 
-export class ImportBusy extends Error {}
+/** Another import holds the lease; `until` is when it ends unless renewed (epoch ms). */
+export class ImportBusy extends Error {
+  constructor(readonly until: number) {
+    super("another import is running");
+  }
+}
 
 /**
  * Runs `work` holding the directory's import lease (in shard 0): imports, their commits and the
@@ -71,7 +76,7 @@ export async function underLease<T>(env: JobEnv, work: () => Promise<T>, waitMs 
   const lock = dirAt(env, 0);
   const waitUntil = Date.now() + waitMs;
   for (let wait = 20; !(await lock.takeImportLease(lease, Date.now() + LEASE_MS)); wait = Math.min(wait * 2, 500)) {
-    if (Date.now() > waitUntil) throw new ImportBusy("another import is running");
+    if (Date.now() > waitUntil) throw new ImportBusy((await lock.importLeaseUntil()) ?? Date.now());
     await new Promise((r) => setTimeout(r, wait));
   }
   try {

@@ -125,11 +125,12 @@ export async function reviewEntryById(env: DirectoryEnv, id: number): Promise<Di
  */
 export async function countSubscribers(
   env: DirectoryEnv,
-): Promise<{ total: number; testNumbers: number; shards: number; pendingChanges: number }> {
+): Promise<{ total: number; testNumbers: number; reviewNumbers: number; shards: number; pendingChanges: number }> {
   const all = await Promise.all(Array.from({ length: dirShards(env) }, (_, s) => dirAt(env, s).counts()));
   return {
     total: all.reduce((n, c) => n + c.people, 0),
     testNumbers: all.reduce((n, c) => n + c.testNumbers, 0),
+    reviewNumbers: all.reduce((n, c) => n + c.reviewNumbers, 0),
     shards: all.length,
     pendingChanges: all.reduce((n, c) => n + c.jobs, 0),
   };
