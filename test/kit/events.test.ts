@@ -1,13 +1,14 @@
 // The kit's POST /auth/events (docs/rp-kit.md "Events", docs/events.md): a verified plid-deleted
 // event ends every session of that plid and forgets its sealed identity; every refusal is an RFC
-// 8935 error and changes nothing; a jti is accepted once.
+// 8935 error and changes nothing; a jti is accepted once (with the kit's store, exactly once among
+// concurrent copies); a verified event of a type the kit does not handle is acknowledged, nothing done.
 import { env } from "../support/env";
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../support/admin";
 import { sha256 } from "../../workers/core/crypto";
 import { HONG, intercept, KIM, LEE, SMITH } from "../support/helpers";
-import { Browser, kit, send, type Kit } from "../support/kit";
+import { Browser, kit, send, storeWith, STORAGES, type Kit } from "../support/kit";
 import { b64url, part } from "./scripted-provider";
 
 afterEach(() => {
@@ -153,5 +154,111 @@ describe("POST /auth/events", () => {
     expect((await admin("DELETE", `/admin/directory/${LEE.phone}`)).status).toBe(200);
     await vi.waitFor(() => expect(delivered).toEqual([202]), { timeout: 5000, interval: 25 });
     expect((await b.get("/auth/me")).status).toBe(401);
+  });
+});
+
+describe("POST /auth/events: an event of a type the kit does not handle", () => {
+  const OTHER = "urn:phone-login:event:some-later-type";
+
+  it("a verified one is acknowledged (202) and changes nothing; a plid-deleted event beside it is acted on", async () => {
+    const k = kit();
+    const { b, plid } = await loggedIn(k, HONG.phone);
+    const identityKey = `identity:${await sha256(plid)}`;
+    const res = await post(k, await sign(claimsFor(plid, { events: { [OTHER]: { plid, anything: [1, 2] } } })));
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe("");
+    expect(await k.env.RP_KV.get(identityKey)).not.toBeNull();
+    expect((await b.get("/auth/me")).status).toBe(200);
+    const both = await post(
+      k,
+      await sign(
+        claimsFor(plid, {
+          events: { [OTHER]: {}, "urn:phone-login:event:plid-deleted": { plid, reason: "user_terminated" } },
+        }),
+      ),
+    );
+    expect(both.status).toBe(202);
+    expect((await b.get("/auth/me")).status).toBe(401);
+  });
+
+  it("is verified like any event: bad signature, audience, issuer or iat, no jti, no events: refused", async () => {
+    const k = kit();
+    const plid = crypto.randomUUID();
+    const other = (over: Record<string, unknown> = {}) => claimsFor(plid, { events: { [OTHER]: {} }, ...over });
+    await refused(await post(k, await sign(other(), "another-secret-another-secret-xx")), "invalid_key");
+    await refused(await post(k, await sign(other({ aud: "someone-else" }))), "invalid_audience");
+    await refused(await post(k, await sign(other({ iss: "https://evil.example" }))), "invalid_issuer");
+    await refused(await post(k, await sign(other({ iat: Math.floor(Date.now() / 1000) - 601 }))), "invalid_request");
+    await refused(await post(k, await sign(other({ jti: undefined }))), "invalid_request");
+    for (const events of [undefined, {}, [], "plid-deleted"])
+      await refused(await post(k, await sign(claimsFor(plid, { events }))), "invalid_request");
+  });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("POST /auth/events: concurrent copies of one event (docs/events.md: a jti is acted on once)", () => {
+  it("with the kit's store, of 20 concurrent copies exactly one is accepted as new and ends the plid (10 rounds)", async () => {
+    let ends = 0;
+    const k = kit({ RP_STORE: storeWith((method) => void (method === "endPlid" && ends++)) });
+    for (let round = 0; round < 10; round++) {
+      const first = round === 0 ? await loggedIn(k, KIM.phone) : null;
+      const plid = first?.plid ?? crypto.randomUUID();
+      const token = await sign(claimsFor(plid));
+      ends = 0;
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => sleep(i % 3).then(() => post(k, token))));
+      const statuses = answers.map((r) => r.status);
+      expect(
+        statuses.filter((s) => s === 202),
+        `round ${round}: ${statuses}`,
+      ).toHaveLength(1);
+      for (const r of answers.filter((x) => x.status !== 202)) await refused(r, "invalid_request");
+      expect(ends, `round ${round}`).toBe(1);
+      if (first) expect((await first.b.get("/auth/me")).status).toBe(401);
+      await refused(await post(k, token), "invalid_request"); // a later copy too
+    }
+  });
+
+  it("with the kit's store, a copy whose end of the plid fails gives its claim up: copies meanwhile are refused, the service's retry is accepted", async () => {
+    const good = kit();
+    const { b, plid } = await loggedIn(good, SMITH.phone);
+    const token = await sign(claimsFor(plid));
+    // the store's end of the plid fails, once the other copies have been answered (or after 3 s)
+    let ends = 0;
+    let othersAnswered!: () => void;
+    const answered = new Promise<void>((r) => (othersAnswered = r));
+    const failing = kit({
+      RP_STORE: storeWith(async (method) => {
+        if (method !== "endPlid") return;
+        ends += 1;
+        await Promise.race([answered, sleep(3000)]);
+        throw new Error("the kit's store is unreachable");
+      }),
+    });
+    let done = 0;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        post(failing, token).then((r) => {
+          if (++done === 19) othersAnswered();
+          return r;
+        }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(19).fill(400), 500]);
+    for (const r of answers.filter((x) => x.status === 400)) await refused(r, "invalid_request");
+    expect(ends).toBe(1);
+    expect((await b.get("/auth/me")).status).toBe(200);
+    // the service's retry of the same event: accepted, and acted on
+    expect((await post(good, token)).status).toBe(202);
+    expect((await b.get("/auth/me")).status).toBe(401);
+    await refused(await post(good, token), "invalid_request");
+  });
+
+  it.each(STORAGES)("%s: an event acted on is refused when it comes again", async (_, storage) => {
+    const k = kit(storage);
+    const token = await sign(claimsFor(crypto.randomUUID()));
+    expect((await post(k, token)).status).toBe(202);
+    await refused(await post(k, token), "invalid_request");
   });
 });

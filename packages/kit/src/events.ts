@@ -3,7 +3,10 @@
 // login, the number passed to someone else, the subscriber was removed) ends every session of
 // that plid here and forgets its sealed identity. A token is verified before anything changes:
 // HS256 only, keyed by RP_CLIENT_SECRET; `aud` this app's client id; `iss` the configured
-// service; `iat` within 10 minutes; its `jti` never seen before. Refusals are RFC 8935 §2.3 errors.
+// service; `iat` within 10 minutes; then its `jti` is claimed (store.ts `claimJti`: with the kit's
+// store one call, so of concurrent copies of an event exactly one is acted on). Refusals are RFC
+// 8935 §2.3 errors. A verified token of an event type the kit does not handle is acknowledged (202)
+// and changes nothing: refusing it would only make the service retry it for a day.
 
 import { E } from "./core/errors.js";
 import { verifyHs256 } from "./core/jws.js";
@@ -11,12 +14,14 @@ import { notifyLogout } from "./hooks.js";
 import { readBodyText } from "./core/http.js";
 import type { RequestContext } from "./core/router.js";
 import { rpClientConfig, rpConfig, type RpEnv } from "./config.js";
-import { endPlid, jtiSeen, recordJti } from "./store.js";
+import { claimJti, endPlid, jtiActedOn, releaseJti } from "./store.js";
 
 /** The event type of a deleted plid (the service's contract, docs/events.md). */
 const PLID_DELETED = "urn:phone-login:event:plid-deleted";
 /** How far an event's `iat` may be from now. */
 const MAX_SKEW_SECONDS = 600;
+/** How long a jti is remembered: longer than its token is accepted. */
+const JTI_TTL_SECONDS = 2 * MAX_SKEW_SECONDS;
 const MAX_BODY_BYTES = 16 * 1024;
 
 type SetError = "invalid_request" | "invalid_key" | "invalid_issuer" | "invalid_audience";
@@ -33,11 +38,11 @@ function refuse(err: SetError, description: string): Response {
   });
 }
 
-/** The checks of one token; a refusal, or the plid it is about. */
+/** The checks of one token; a refusal, or the plid it is about (null: no event the kit handles). */
 async function check(
   env: RpEnv,
   token: string,
-): Promise<{ plid: string; jti: string } | { err: SetError; description: string }> {
+): Promise<{ plid: string | null; jti: string } | { err: SetError; description: string }> {
   const cfg = rpConfig(env);
   const v = await verifyHs256(token.trim(), rpClientConfig(env).clientSecret);
   if ("refused" in v) {
@@ -56,13 +61,15 @@ async function check(
   }
   if (typeof c.jti !== "string" || c.jti.length === 0 || c.jti.length > 256)
     return { err: "invalid_request", description: "no jti" };
-  const events = c.events as Record<string, { plid?: unknown }> | undefined;
-  const event = events && typeof events === "object" ? events[PLID_DELETED] : undefined;
-  if (!event || typeof event.plid !== "string" || event.plid.length === 0 || event.plid.length > 128) {
-    return { err: "invalid_request", description: "no plid-deleted event" };
+  const events = c.events as Record<string, { plid?: unknown } | undefined> | undefined;
+  if (!events || typeof events !== "object" || Array.isArray(events) || Object.keys(events).length === 0)
+    return { err: "invalid_request", description: "no events" };
+  if (!Object.hasOwn(events, PLID_DELETED)) return { plid: null, jti: c.jti };
+  const plid = events[PLID_DELETED]?.plid;
+  if (typeof plid !== "string" || plid.length === 0 || plid.length > 128) {
+    return { err: "invalid_request", description: "a plid-deleted event without a plid" };
   }
-  if (await jtiSeen(env, c.jti)) return { err: "invalid_request", description: "jti already seen" };
-  return { plid: event.plid, jti: c.jti };
+  return { plid, jti: c.jti };
 }
 
 export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
@@ -80,10 +87,24 @@ export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext)
     rc.log.cause = `event refused: ${r.err}`;
     return refuse(r.err, r.description);
   }
-  // The jti is recorded once the plid has ended: a failure (500) leaves the service's retry of
-  // the same event acceptable, not refused as a replay.
-  await endPlid(env, r.plid);
-  await recordJti(env, r.jti, 2 * MAX_SKEW_SECONDS);
+  if (r.plid === null) {
+    rc.log.cause = "event of a type not handled: acknowledged";
+    return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
+  }
+  if (!(await claimJti(env, r.jti, JTI_TTL_SECONDS))) {
+    rc.log.cause = "event refused: invalid_request";
+    return refuse("invalid_request", "jti already seen");
+  }
+  // A failure (500) gives the claim up: the service's retry of the same event is accepted, not
+  // refused as a replay.
+  try {
+    await endPlid(env, r.plid);
+  } catch (err) {
+    // a claim that cannot be given up either ends with its TTL; the service retries past that
+    await releaseJti(env, r.jti).catch(() => {});
+    throw err;
+  }
+  await jtiActedOn(env, r.jti, JTI_TTL_SECONDS);
   rc.log.cause = await notifyLogout(env.RP_HOOKS, r.plid, "deleted");
   return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
 }

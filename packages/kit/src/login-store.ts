@@ -3,8 +3,9 @@
 // the claim of its one code exchange are one atomic call; a duplicate callback finds the claim at
 // once (no write left to settle, no read-back) and follows its outcome. A plid's session index and
 // its end are rows too: a login adds its session and reads the plid's end in one call, and an end
-// records itself and lists the sessions in one. Sessions and sealed identities stay in KV, which
-// every /auth/me reads at the edge.
+// records itself and lists the sessions in one. An event's `jti` is claimed in one call, so of
+// concurrent copies of one event exactly one is acted on. Sessions and sealed identities stay in
+// KV, which every /auth/me reads at the edge.
 //
 // Bound as RP_STORE (the route workers, the all-in-one) or given to `createPhoneLogin({ store })`;
 // without it the kit keeps all of this in KV, best effort (store.ts, redeem.ts). Rows are found by
@@ -50,18 +51,20 @@ export class PhoneLoginStore extends DurableObject<unknown> {
     sql.exec(
       `CREATE TABLE IF NOT EXISTS plid_ends (plid TEXT PRIMARY KEY, at INTEGER NOT NULL, expires INTEGER NOT NULL) WITHOUT ROWID`,
     );
+    sql.exec(`CREATE TABLE IF NOT EXISTS event_jtis (jti TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID`);
   }
 
   /** Deletes the expired rows, once per SWEEP_MS while any are kept. */
   override async alarm(): Promise<void> {
     const sql = this.ctx.storage.sql;
     const now = Date.now();
-    for (const table of ["logins", "plid_sessions", "plid_ends"])
+    for (const table of ["logins", "plid_sessions", "plid_ends", "event_jtis"])
       sql.exec(`DELETE FROM ${table} WHERE expires <= ?`, now);
     // whether any row is left: one row read, not a count of them all
     const left = sql
       .exec<{ n: number }>(
-        "SELECT EXISTS (SELECT 1 FROM logins) OR EXISTS (SELECT 1 FROM plid_sessions) OR EXISTS (SELECT 1 FROM plid_ends) AS n",
+        `SELECT EXISTS (SELECT 1 FROM logins) OR EXISTS (SELECT 1 FROM plid_sessions) OR EXISTS (SELECT 1 FROM plid_ends)
+           OR EXISTS (SELECT 1 FROM event_jtis) AS n`,
       )
       .one().n;
     this.sweepSet = left !== 0;
@@ -200,6 +203,26 @@ export class PhoneLoginStore extends DurableObject<unknown> {
       )
       .toArray()
       .map((r) => r.session);
+  }
+
+  /**
+   * An event's claim of its `jti` (`key`, its hash) until `expires`: true for the one request that
+   * acts on the event, false while another holds it or once it was acted on (a replay).
+   */
+  async claimJti(key: string, expires: number): Promise<boolean> {
+    const sql = this.ctx.storage.sql;
+    const held = sql
+      .exec<{ n: number }>("SELECT count(*) AS n FROM event_jtis WHERE jti = ? AND expires > ?", key, Date.now())
+      .one().n;
+    if (held > 0) return false;
+    sql.exec("INSERT OR REPLACE INTO event_jtis (jti, expires) VALUES (?, ?)", key, expires);
+    await this.sweepLater();
+    return true;
+  }
+
+  /** Gives up a claim whose event could not be acted on: the service's retry of it is accepted. */
+  releaseJti(key: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM event_jtis WHERE jti = ?", key);
   }
 }
 

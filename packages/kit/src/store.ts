@@ -254,16 +254,29 @@ export async function endPlid(env: KvEnv, plid: string): Promise<number> {
 }
 
 /**
- * Whether an event's `jti` was acted on already (a replay). KV is not atomic: a replay racing its
- * original within KV's propagation may pass; ending a plid twice is harmless.
+ * Claims an event's `jti` for `ttlSeconds`: false when it was acted on already (a replay) or, with
+ * the kit's store, while another copy of the event holds it. With the store the claim is one call,
+ * so exactly one of concurrent copies is acted on; in KV alone this is a read (KV has no
+ * compare-and-set), so copies racing within KV's propagation may all pass (ending a plid twice is
+ * harmless) and the jti is recorded only by `jtiActedOn`.
  */
-export async function jtiSeen(env: KvEnv, jti: string): Promise<boolean> {
-  return (await env.RP_KV.get(KEY.eventJti(await sha256(jti)))) !== null;
+export async function claimJti(env: KvEnv, jti: string, ttlSeconds: number): Promise<boolean> {
+  const hash = await sha256(jti);
+  if (env.RP_STORE) return storeAt(env.RP_STORE, hash).claimJti(hash, Date.now() + ttlSeconds * 1000);
+  return (await env.RP_KV.get(KEY.eventJti(hash))) === null;
 }
 
-/** Records an event's `jti` for `ttlSeconds`, once the event was acted on (a failure is retried). */
-export async function recordJti(env: KvEnv, jti: string, ttlSeconds: number): Promise<void> {
+/** The event of a claimed `jti` was acted on: in KV alone its jti is recorded now (the store's claim stays). */
+export async function jtiActedOn(env: KvEnv, jti: string, ttlSeconds: number): Promise<void> {
+  if (env.RP_STORE) return;
   await env.RP_KV.put(KEY.eventJti(await sha256(jti)), "1", { expirationTtl: ttlSeconds });
+}
+
+/** The event of a claimed `jti` could not be acted on: the claim goes, so the service's retry is accepted. */
+export async function releaseJti(env: KvEnv, jti: string): Promise<void> {
+  if (!env.RP_STORE) return;
+  const hash = await sha256(jti);
+  await storeAt(env.RP_STORE, hash).releaseJti(hash);
 }
 
 /** The session of `id` if it exists, is of `kind` and has not outlived `ttlSeconds`. */
