@@ -369,6 +369,32 @@ describe("a review test number's cap of wrong codes (TEST_NUMBER_MAX_FAILURES)",
   });
 });
 
+describe("a review test number's resend", () => {
+  it("keeps the tries its fixed code has used: 5 per sign-in, not per resend; a new sign-in has 5 again", async () => {
+    const row = { ...REVIEWER, phoneNo: "01077770004", ci: btoa(String.fromCharCode(...new Uint8Array(64).fill(46))) };
+    await register({ ...row, expiresAt: inAnHour() });
+    const signin = async (b: Browser) =>
+      b.submit(await b.authorize(), { telcoCd: who.telco, name: who.name, phoneNo: row.phoneNo });
+    const b = new Browser({ ip: "192.0.2.31" });
+    let p = await signin(b);
+    for (let i = 0; i < 4; i++) p = await b.submit(p, { otp: "999999" });
+    p = await b.submit(p, { resend: "Y" });
+    expect(p.status).toBe(200);
+    p = await b.submit(p, { otp: "999999" });
+    expect(alertText(p.html)).toBe(
+      "인증번호가 맞지 않습니다. 이 인증번호는 더 이상 쓸 수 없으니 인증번호를 다시 받으세요.",
+    );
+    p = await b.submit(await b.submit(p, { resend: "Y" }), { otp: who.code });
+    expect(p.status).toBe(429);
+    expect(alertText(p.html)).toBe("이 인증번호는 입력 횟수를 모두 썼습니다. 인증번호를 다시 받으세요.");
+    // a new sign-in is a new code for the store (bound to its transaction): 5 tries again
+    const b2 = new Browser({ ip: "192.0.2.31" });
+    const again = await signin(b2);
+    const done = await b2.submit(again, { otp: who.code });
+    expect(done.status === 302 || done.form?.step === "consent").toBe(true);
+  });
+});
+
 describe("a review test number's registration is read again at the code step", () => {
   const LATE = { ...REVIEWER, phoneNo: "01077770003", ci: btoa(String.fromCharCode(...new Uint8Array(64).fill(45))) };
   const late = { ...who, phone: "01077770003" };

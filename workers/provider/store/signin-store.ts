@@ -17,7 +17,8 @@
 //   could keep its reviewers out), and count towards its cap over the registration (keyed by its
 //   code, so a registration with a new code starts again); at the cap it is suspended: nothing is
 //   opened, checked or accepted for it, right code or wrong;
-// - a resend of a fixed code keeps the tries the code has used.
+// - a resend of a review test number's fixed code keeps the tries the code has used (five per
+//   sign-in: a reviewer who used them all starts again).
 
 import { sha256 } from "../../core/crypto";
 import type { Telco } from "../../core/spec";
@@ -488,7 +489,7 @@ export class SigninMachine {
 
   /**
    * A new code for the same number: lock and send limits apply; a new code's tries start again, and
-   * the same (fixed) code keeps the tries it has used, with a new expiry.
+   * a review test number's same fixed code keeps the tries it has used, with a new expiry.
    */
   resend(o: ResendRequest): ResendResult {
     const r = this.get(o.key);
@@ -499,7 +500,7 @@ export class SigninMachine {
     if (this.suspended(r, o.limits)) return { result: "suspended", record: r };
     const refusal = this.lockOf(o.phoneKey, o.netKey) ?? (o.send ? this.takeSend(o.phoneKey, o.limits) : null);
     if (refusal) return { result: "refused", refusal, record: r };
-    const attempts = r.challenge?.hash === o.hash ? r.challenge.attempts : 0;
+    const attempts = r.subscriber?.review && r.challenge?.hash === o.hash ? r.challenge.attempts : 0;
     const next: SigninRecord = {
       ...r,
       v: r.v + 1,
