@@ -3,7 +3,7 @@
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
 import { LOOPBACK_HOSTS } from "../../core/spec";
-import type { SmsGatewayName } from "./sms-failover";
+import type { SmsGatewayName } from "./sms/sender";
 import { storeConfig, type StoreVars } from "../store/config";
 /** Who runs the pages (every page's footer): the operator's name and links, from configuration. */
 export interface Operator {

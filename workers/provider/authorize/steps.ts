@@ -18,9 +18,9 @@ import { pickLang, t, type Lang } from "./i18n";
 import { shardOf, storeFor } from "../store/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
-import { smsSender } from "./sms";
-import { smsText } from "./sms-text";
-import type { SmsAttempt } from "./sms-failover";
+import { smsSender } from "./sms/configured";
+import { smsText } from "./sms/text";
+import type { SmsAttempt } from "./sms/failover";
 import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
 import { registeredRedirect } from "./validate";
 import {

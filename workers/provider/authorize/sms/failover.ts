@@ -4,11 +4,7 @@
 // fault (an invalid number) ends the send. The first gateway that accepts ends it too, so at most
 // one gateway accepts a send unless one accepted after its timeout (docs/security.md).
 
-import { SmsFailure, type SmsFault } from "./sms-gateways";
-import type { SmsMessage, SmsSender } from "./sms";
-
-/** The gateways `SMS_SENDER` can list (the dev `outbox` stands alone). */
-export type SmsGatewayName = "naver-sens" | "nhn-cloud" | "webhook";
+import { SmsFailure, type SmsFault, type SmsGatewayName, type SmsMessage, type SmsSender } from "./sender";
 
 export interface Gateway {
   name: SmsGatewayName;

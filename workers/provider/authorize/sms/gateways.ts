@@ -1,26 +1,11 @@
-// The built-in SMS gateways (docs/signin.md "SMS gateways"), each exact to its provider's API
-// reference: Naver Cloud SENS (SMS API v2) and NHN Cloud Notification SMS (API v3.0). Each answer is
-// read as the failover needs it: accepted (delivered), the provider's fault (the next gateway is
-// tried) or the request's own fault (no gateway would deliver it: stop).
+// The SMS gateways (docs/signin.md "SMS gateways"): Naver Cloud SENS (SMS API v2) and NHN Cloud
+// Notification SMS (API v3.0), each exact to its provider's API reference, and `webhook`, a signed
+// JSON POST to a bridge of the deployment's own. Each answer is read as the failover needs it:
+// accepted (delivered), the provider's fault (the next gateway is tried) or the request's own fault
+// (no gateway would deliver it: stop).
 
-import { hmacSha256Base64 } from "../../core/crypto";
-import type { SendOptions, SmsSender } from "./sms";
-
-/** Why a send did not reach the provider's queue. Only `request_refused` is the request's fault. */
-export type SmsFault =
-  "timeout" | "server_error" | "throttled" | "provider_refused" | "request_refused" | "network_error";
-
-/** A send that did not deliver; `status` and `code` are the provider's (no personal data). */
-export class SmsFailure extends Error {
-  constructor(
-    readonly fault: SmsFault,
-    readonly status?: number,
-    readonly code?: string,
-  ) {
-    super(`sms ${fault}${status === undefined ? "" : ` ${status}`}${code === undefined ? "" : ` ${code}`}`);
-    this.name = "SmsFailure";
-  }
-}
+import { hmacSha256Base64, hmacSha256Hex } from "../../../core/crypto";
+import { SmsFailure, type SendOptions, type SmsFault, type SmsSender } from "./sender";
 
 type Fetcher = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 const platformFetch: Fetcher = (input, init) => fetch(input, init);
@@ -160,6 +145,57 @@ export function nhnSender(o: NhnOptions): SmsSender {
       }
       const fault = typeof code === "number" && NHN_REQUEST_FAULTS.has(code) ? "request_refused" : "provider_refused";
       throw new SmsFailure(fault, res.status, typeof code === "number" ? String(code) : undefined);
+    },
+  };
+}
+
+export interface WebhookOptions {
+  url: string;
+  secret: string;
+  timeoutMs: number;
+  /** Injected for tests; the platform's fetch otherwise. */
+  fetcher?: typeof fetch;
+}
+
+/**
+ * Signs `timestamp + "." + body` with HMAC-SHA256: `X-Signature: sha256=<hex>` and
+ * `X-Signature-Timestamp: <unix seconds>` (the receiver refuses stale timestamps).
+ */
+export async function signWebhook(secret: string, timestamp: number, body: string): Promise<string> {
+  return "sha256=" + (await hmacSha256Hex(secret, `${timestamp}.${body}`));
+}
+
+/**
+ * POSTs a signed JSON message to the gateway; a non-2xx answer or a timeout throws (429 and 5xx as
+ * the gateway's trouble, any other refusal as the gateway refusing: the next gateway is tried).
+ */
+export function webhookSender(opts: WebhookOptions): SmsSender {
+  const doFetch = opts.fetcher ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  return {
+    async send(m, sendOpts) {
+      const timestamp = Math.floor(Date.now() / 1000);
+      const body = JSON.stringify({
+        id: crypto.randomUUID(),
+        to: m.to,
+        text: m.text,
+        code: m.code,
+        lang: m.lang,
+        sentAt: new Date().toISOString(),
+      });
+      const res = await doFetch(opts.url, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "X-Signature-Timestamp": String(timestamp),
+          "X-Signature": await signWebhook(opts.secret, timestamp, body),
+        },
+        body,
+        signal: sendOpts?.signal ?? AbortSignal.timeout(opts.timeoutMs),
+      });
+      await res.body?.cancel();
+      if (res.ok) return;
+      const fault = res.status === 429 ? "throttled" : res.status >= 500 ? "server_error" : "provider_refused";
+      throw new SmsFailure(fault, res.status);
     },
   };
 }

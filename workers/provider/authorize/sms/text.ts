@@ -3,7 +3,7 @@
 // line of the WebOTP format, `@<host> #<code>`, whenever it fits, so that the phone offers the code
 // on the code page (Chrome's WebOTP API, Safari's autofill of `autocomplete="one-time-code"`).
 
-import { t, type Lang, type MessageKey } from "./i18n";
+import { t, type Lang, type MessageKey } from "../i18n";
 
 /** One SMS: Naver Cloud SENS and NHN Cloud both take at most 90 bytes of EUC-KR in an SMS body. */
 export const SMS_MAX_BYTES = 90;
