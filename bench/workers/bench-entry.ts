@@ -11,7 +11,7 @@
 
 import dev from "../../workers/all-in-one/index";
 import { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
-import type { OneTimeStore } from "../../workers/provider/store/one-time-store";
+import type { OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
 import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
 import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor-signin";
 import { partsWork } from "./parts";
@@ -33,18 +33,18 @@ import {
   type RedeemResult,
   type TokenGrant,
   type TokenRead,
-} from "../../workers/provider/store/one-time-store";
+} from "../../workers/provider/store/one-time/one-time-store";
 import { createPkce } from "../../packages/kit/src/client";
 import { rpConfig } from "../../packages/kit/src/config";
 import { putState } from "../../packages/kit/src/store";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { clientSecrets } from "../../workers/provider/store/clients";
-import { dirAt, dirShards, subscriberByPhone } from "../../workers/provider/store/directory";
-import { ciShard, numberShard } from "../../workers/provider/store/directory-keys";
-import { recordConsent } from "../../workers/provider/store/links";
+import { dirAt, dirShards, subscriberByPhone } from "../../workers/provider/store/directory/directory";
+import { ciShard, numberShard } from "../../workers/provider/store/directory/keys";
+import { recordConsent } from "../../workers/provider/store/directory/links";
 import type { IdentityItem } from "../../workers/core/spec";
-import type { Subscriber } from "../../workers/provider/store/directory";
+import type { Subscriber } from "../../workers/provider/store/directory/directory";
 
 // The stores with the bench-only loops of bench/workers/parts-store.ts; otherwise the same classes.
 export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };

@@ -32,7 +32,7 @@ import {
   type TokenGrant,
   type TokenRead,
   tokenGrant,
-} from "../../workers/provider/store/one-time-store";
+} from "../../workers/provider/store/one-time/one-time-store";
 import { secretFingerprint } from "../../workers/provider/store/clients";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";

@@ -8,7 +8,7 @@
 // of the tokens issued, to R2), which a shard does once a flush interval. Compiled into the benchmark bundle only.
 
 import { OneTimeStore } from "../../workers/all-in-one/index";
-import type { TokenGrant } from "../../workers/provider/store/one-time-store";
+import type { TokenGrant } from "../../workers/provider/store/one-time/one-time-store";
 import { FloorStore, CLIENT } from "./floor";
 
 /** Distinct random-looking 43-character values, as the SHA-256 digests the stores key by. */

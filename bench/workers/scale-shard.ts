@@ -4,8 +4,8 @@
 // writes timed inside the object. The bench bundle exports it as `DirectoryShard`; the methods the
 // project calls behave as the production class's (they are only counted). Never deployed.
 
-import { DirectoryShard } from "../../workers/provider/store/directory-shard";
-import { newPlid } from "../../workers/provider/store/directory-keys";
+import { DirectoryShard } from "../../workers/provider/store/directory/directory-shard";
+import { newPlid } from "../../workers/provider/store/directory/keys";
 import { randomToken } from "../../workers/core/crypto";
 
 /** Rows per table, and the database's bytes as stored (whole pages, free ones included). */

@@ -4,8 +4,8 @@
 // benchmark bundle only.
 
 import { randomToken, sha256 } from "../../workers/core/crypto";
-import { dirShards, type DirectoryEnv } from "../../workers/provider/store/directory";
-import { newPlid } from "../../workers/provider/store/directory-keys";
+import { dirShards, type DirectoryEnv } from "../../workers/provider/store/directory/directory";
+import { newPlid } from "../../workers/provider/store/directory/keys";
 import { benchClientIds, type ScaleDirectoryShard } from "./scale-shard";
 
 type Env = DirectoryEnv & { DB: D1Database };

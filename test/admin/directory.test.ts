@@ -7,7 +7,7 @@ import { parseCsv } from "../../workers/admin/directory-input";
 import { admin } from "../support/admin";
 import { DEMO, exchange, HONG, mintFor, tokenFor, userMe } from "../support/helpers";
 import { decryptField } from "../../workers/core/crypto";
-import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
 import { flushAudit } from "../support/audit";
 
 interface Report {

@@ -2,15 +2,15 @@
 // changes when the user registers again"; docs/account.md): a subscriber is identified by `ci`.
 import { env } from "../support/env";
 import { deviceOfSubscriber, shardRows } from "../support/shards";
-import { putAutoLoginGrant } from "../../workers/provider/store/grants";
+import { putAutoLoginGrant } from "../../workers/provider/store/directory/grants";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../support/admin";
 import { bodyText, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
 import { Browser } from "../support/signin";
 import { ciOf, importRows, lastCode } from "../support/directory";
 import { lastAuditEvent } from "../support/audit";
-import { subscriberByPhone } from "../../workers/provider/store/directory";
-import { findLink } from "../../workers/provider/store/links";
+import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
+import { findLink } from "../../workers/provider/store/directory/links";
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -10,7 +10,7 @@ import { admin, ADMIN_TOKEN } from "../support/admin";
 import { afterRead, BASE, exchange, HONG, mintFor } from "../support/helpers";
 import { ciOf, importRows } from "../support/directory";
 import { auditEvents, lastAuditEvent } from "../support/audit";
-import { subscriberByPhone } from "../../workers/provider/store/directory";
+import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
 import adminWorker from "../../workers/admin/index";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;

@@ -10,7 +10,7 @@ import { rpSealKey } from "../../packages/kit/src/config";
 import { createPkce, type ProviderFetcher } from "../../packages/kit/src/client";
 import { DEMO, HONG, KIM, LEE, mintFor, SMITH, tokenFor, userMe } from "../support/helpers";
 import { Browser, kit, ORIGIN, send, setCookies } from "../support/kit";
-import { putAutoLoginGrant } from "../../workers/provider/store/grants";
+import { putAutoLoginGrant } from "../../workers/provider/store/directory/grants";
 import { emptyRecord, fullRecord, loginAs, PERSON, ScriptedProvider } from "./scripted-provider";
 
 const EXCHANGE = ["POST /oauth2/token", "GET /v1/user/me"];

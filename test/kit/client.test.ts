@@ -348,7 +348,7 @@ describe("readUser and decryptUser (spec §4.3, §2.4, §2.1, §2.2)", () => {
   });
 
   it("decrypts our provider's mode-2 record (automatic login after the first report)", async () => {
-    const { putAutoLoginGrant } = await import("../../workers/provider/store/grants");
+    const { putAutoLoginGrant } = await import("../../workers/provider/store/directory/grants");
     const device = "device-" + crypto.randomUUID();
     const first = await mintFor(KIM.phone);
     await putAutoLoginGrant(env, {

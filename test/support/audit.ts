@@ -4,7 +4,7 @@
 
 import { env } from "./env";
 import { MAX_SHARDS } from "../../workers/provider/store/config";
-import { storeAt } from "../../workers/provider/store/one-time-store";
+import { storeAt } from "../../workers/provider/store/one-time/one-time-store";
 import { AUDIT_PREFIX, compareEvents, parseAuditLine } from "../../workers/provider/store/audit-archive";
 
 export interface AuditRow {

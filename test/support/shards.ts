@@ -1,13 +1,13 @@
 // The directory shards as tests inspect them: SQL run inside every shard object (the real Durable
 // Objects of the dev worker), rows concatenated. Tables are those of
-// workers/provider/store/directory-shard.ts (people, numbers, by_ci, links, grants, jobs).
+// workers/provider/store/directory/directory-shard.ts (people, numbers, by_ci, links, grants, jobs).
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "./env";
-import { dirAt, dirShards } from "../../workers/provider/store/directory";
-import { ciShard, homeOfId, numberShard } from "../../workers/provider/store/directory-keys";
-import type { DirectoryShard } from "../../workers/provider/store/directory-shard";
+import { dirAt, dirShards } from "../../workers/provider/store/directory/directory";
+import { ciShard, homeOfId, numberShard } from "../../workers/provider/store/directory/keys";
+import type { DirectoryShard } from "../../workers/provider/store/directory/directory-shard";
 import { sha256 } from "../../workers/core/crypto";
-import type { Device } from "../../workers/provider/store/grants";
+import type { Device } from "../../workers/provider/store/directory/grants";
 
 /** Rows of `sql` from every directory shard. */
 export async function shardRows<T extends Record<string, unknown>>(sql: string, ...binds: unknown[]): Promise<T[]> {

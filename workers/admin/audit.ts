@@ -2,7 +2,7 @@
 // range as NDJSON, oldest first. Both read the R2 archive (docs/operations.md "Audit").
 
 import { MAX_SHARDS } from "../provider/store/config";
-import { storeAt } from "../provider/store/one-time-store";
+import { storeAt } from "../provider/store/one-time/one-time-store";
 import { wireEvent } from "../provider/store/audit-archive";
 import { exportAudit, formatCursor, listAudit, parseCursor, type AuditCursor } from "./audit-store";
 import { adminConfig, type AdminEnv } from "./config";

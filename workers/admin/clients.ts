@@ -22,7 +22,7 @@ import { onlyFields, readJsonObject } from "./steps";
 import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";
 import { eventsUriProblem } from "./hosts";
 import { forgetClient, sealSecret } from "../provider/store/clients";
-import { audit } from "../provider/store/audit";
+import { audit } from "../provider/store/one-time/audit";
 
 /** reference behaviour: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */
 const CLIENT_ID_LENGTH = 20;

@@ -4,8 +4,8 @@
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";
 import { auditConfig, type AuditVars, type StoreVars } from "../provider/store/config";
-import type { OneTimeStore } from "../provider/store/one-time-store";
-import type { DirectoryShard } from "../provider/store/directory-shard";
+import type { OneTimeStore } from "../provider/store/one-time/one-time-store";
+import type { DirectoryShard } from "../provider/store/directory/directory-shard";
 
 /** The admin worker's optional variables (docs/operations.md "Configuration"). */
 export interface AdminVars extends CommonVars {

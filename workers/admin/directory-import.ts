@@ -3,12 +3,12 @@
 // import run. How each row is decided and written is the store's (directory-write.ts), which a
 // carrier-API sign-in uses for its one row.
 
-import { dirAt, dirShards } from "../provider/store/directory";
-import { finishAllJobs, runJobs, type JobEnv } from "../provider/store/directory-jobs";
-import { applyRows, underLease, type ImportCounts } from "../provider/store/directory-write";
-import type { SubscriberInput } from "../provider/store/directory-rows";
+import { dirAt, dirShards } from "../provider/store/directory/directory";
+import { finishAllJobs, runJobs, type JobEnv } from "../provider/store/flows/directory-jobs";
+import { applyRows, underLease, type ImportCounts } from "../provider/store/flows/directory-write";
+import type { SubscriberInput } from "../provider/store/directory/rows";
 
-export { ImportBusy, underLease, type ImportCounts } from "../provider/store/directory-write";
+export { ImportBusy, underLease, type ImportCounts } from "../provider/store/flows/directory-write";
 
 /**
  * Applies the rows to the directory (with `dryRun`, only counts what it would do). The caller

@@ -3,7 +3,7 @@
 // rejected row is reported by its number and a fixed reason, never by its content (personal data).
 
 import { E } from "../core/errors";
-import { COLUMNS, kstToday, validateRow, type Column, type SubscriberInput } from "../provider/store/directory-rows";
+import { COLUMNS, kstToday, validateRow, type Column, type SubscriberInput } from "../provider/store/directory/rows";
 
 /** Accepted column (or JSON key) names, lower-cased, to the canonical one (a Map: no prototype keys). */
 const ALIASES: ReadonlyMap<string, Column> = new Map([

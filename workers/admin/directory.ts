@@ -4,14 +4,14 @@
 import { adminConfig } from "./config";
 import { countSubscribers, deleteSubscriber } from "./store";
 import { commitRun, ImportBusy, importDirectory, recordCommit, underLease } from "./directory-import";
-import { DirectoryBusy } from "../provider/store/directory-write";
+import { DirectoryBusy } from "../provider/store/flows/directory-write";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";
 import { json, mediaType, readBodyText } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { parseImport } from "./directory-input";
-import { audit } from "../provider/store/audit";
+import { audit } from "../provider/store/one-time/audit";
 
 /** At most this many rejected rows are listed; `rejected_count` always has the total. */
 const MAX_REPORTED_REJECTIONS = 1000;

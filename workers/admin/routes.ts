@@ -4,12 +4,12 @@
 
 import type { Handler, Route } from "../core/router";
 import { openNotices } from "../provider/store/notices";
-import { asciiJson } from "../provider/store/one-time-store";
+import { asciiJson } from "../provider/store/one-time/one-time-store";
 import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";
 import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
-import { migrateAudit, migrateDirectory } from "./migrate";
+import { migrateAudit, migrateDirectory } from "./migrate/migrate";
 import { requireAdmin } from "./steps";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
 

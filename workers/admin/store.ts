@@ -3,11 +3,11 @@
 
 import { type IdentityItem } from "../core/spec";
 import { type ClientRow, type EventType, type RegisteredClient, toClient } from "../provider/store/clients";
-import { countSubscribers, dirAt, dirShards, personAtNumber } from "../provider/store/directory";
+import { countSubscribers, dirAt, dirShards, personAtNumber } from "../provider/store/directory/directory";
 import { storeConfig } from "../provider/store/config";
-import { revokePlids } from "../provider/store/links";
-import { numberShard } from "../provider/store/directory-keys";
-import { runJob, type JobEnv } from "../provider/store/directory-jobs";
+import { revokePlids } from "../provider/store/directory/links";
+import { numberShard } from "../provider/store/directory/keys";
+import { runJob, type JobEnv } from "../provider/store/flows/directory-jobs";
 
 type DbEnv = { DB: D1Database };
 type StoreEnv = JobEnv;

@@ -4,8 +4,8 @@
 import { sha256 } from "../core/crypto";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { sealSecret } from "../provider/store/clients";
-import { dirAt, dirShards, personAtNumber, type DirectoryEnv } from "../provider/store/directory";
-import { ciShard, numberShard } from "../provider/store/directory-keys";
+import { dirAt, dirShards, personAtNumber, type DirectoryEnv } from "../provider/store/directory/directory";
+import { ciShard, numberShard } from "../provider/store/directory/keys";
 
 export interface SeedClient {
   clientId: string;

@@ -10,9 +10,9 @@ import {
   type CodeGrant,
   type OneTimeStore,
   type SubscriberSnapshot,
-} from "./store/one-time-store";
-import type { Subscriber } from "./store/directory";
-import type { AuditRecord } from "./store/audit";
+} from "./store/one-time/one-time-store";
+import type { Subscriber } from "./store/directory/directory";
+import type { AuditRecord } from "./store/one-time/audit";
 
 export interface MintCodeInput {
   clientId: string;

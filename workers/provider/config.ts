@@ -5,8 +5,8 @@
 import { commonConfig, configOf, enumVar, intVar, type CommonVars } from "../core/config";
 import { storeConfig, type AuditVars, type StoreVars } from "./store/config";
 import type { SigninVars } from "./authorize/config";
-import type { OneTimeStore } from "./store/one-time-store";
-import type { DirectoryShard } from "./store/directory-shard";
+import type { OneTimeStore } from "./store/one-time/one-time-store";
+import type { DirectoryShard } from "./store/directory/directory-shard";
 
 /** The provider's optional variables (defaults in README "Configuration"). */
 export interface ProviderVars extends CommonVars, StoreVars, AuditVars {

@@ -6,8 +6,8 @@ import { shardRows } from "../../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { bodyText, DEMO, HONG, KIM, LEE, SMITH, tokenFor, userMe } from "../../support/helpers";
 import { alertText, Browser, parseForms, signInAll, type Page, type Who } from "../../support/signin";
-import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { findLink } from "../../../workers/provider/store/links";
+import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
+import { findLink } from "../../../workers/provider/store/directory/links";
 import { lastAuditEvent } from "../../support/audit";
 
 afterEach(() => {

@@ -4,7 +4,7 @@
 // another person proving their number on a shared browser).
 import { env } from "../../support/env";
 import { insertPerson, shardExec, shardRows } from "../../support/shards";
-import { itemsMask } from "../../../workers/provider/store/directory-keys";
+import { itemsMask } from "../../../workers/provider/store/directory/keys";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { decryptField, sha256 } from "../../../workers/core/crypto";
@@ -13,7 +13,7 @@ import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, LEE, LIMITED, SMITH
 import { Browser, DEMO_CB, signInAll, throughCode, type Who } from "../../support/signin";
 import { IDENTITY_ITEMS } from "../../../workers/core/spec";
 import { forgetClient } from "../../../workers/provider/store/clients";
-import { deviceOf, findAutoLoginGrant, type Device } from "../../../workers/provider/store/grants";
+import { deviceOf, findAutoLoginGrant, type Device } from "../../../workers/provider/store/directory/grants";
 import { auditEvents } from "../../support/audit";
 
 afterEach(() => {

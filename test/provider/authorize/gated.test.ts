@@ -8,15 +8,15 @@ import { admin } from "../../support/admin";
 import { basic, call, DEMO, form, FORM, HONG, KIM, mintFor } from "../../support/helpers";
 import { aroundCalls, shardRows } from "../../support/shards";
 import { Browser, type Page } from "../../support/signin";
-import { storeFor } from "../../../workers/provider/store/one-time-store";
+import { storeFor } from "../../../workers/provider/store/one-time/one-time-store";
 import { providerConfig } from "../../../workers/provider/config";
 import { challengeHash, txKey } from "../../../workers/provider/authorize/transaction";
 import { phoneKey } from "../../../workers/provider/authorize/limits";
 import { sha256 } from "../../../workers/core/crypto";
 import { ciOf, importRows, lastCode } from "../../support/directory";
 import { auditEvents } from "../../support/audit";
-import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { homeOfId, numberShard } from "../../../workers/provider/store/directory-keys";
+import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
+import { homeOfId, numberShard } from "../../../workers/provider/store/directory/keys";
 
 const CB = "https://gated.example/cb";
 

@@ -3,7 +3,7 @@
 // server error), and an ended plid stays ended whatever the ending worker's token lifetime.
 import { env } from "../../support/env";
 import { beforeShardCall, shardRows } from "../../support/shards";
-import { maskItems } from "../../../workers/provider/store/directory-keys";
+import { maskItems } from "../../../workers/provider/store/directory/keys";
 import { describe, expect, it, vi } from "vitest";
 import { admin } from "../../support/admin";
 import { DEMO, HONG, intercept, KIM } from "../../support/helpers";
@@ -11,8 +11,8 @@ import { Browser, throughCode } from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { storeConfig } from "../../../workers/provider/store/config";
 import { providerConfig } from "../../../workers/provider/config";
-import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { endLink, findLink, recordConsent } from "../../../workers/provider/store/links";
+import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
+import { endLink, findLink, recordConsent } from "../../../workers/provider/store/directory/links";
 import { auditEvents } from "../../support/audit";
 import { deleteClient } from "../../../workers/admin/store";
 

@@ -16,12 +16,12 @@ import { env } from "../../support/env";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "../../../workers/core/crypto";
-import { storeFor } from "../../../workers/provider/store/one-time-store";
+import { storeFor } from "../../../workers/provider/store/one-time/one-time-store";
 import { loadTransaction } from "../../../workers/provider/authorize/transaction";
 import { afterRead, DEMO, intercept } from "../../support/helpers";
 import { lastCode } from "../../support/directory";
 import { alertText, Browser, type Page, type Who } from "../../support/signin";
-import { recordConsent } from "../../../workers/provider/store/links";
+import { recordConsent } from "../../../workers/provider/store/directory/links";
 import { providerConfig } from "../../../workers/provider/config";
 
 /** Trials per race property: 1,000 by default (RACE_TRIALS overrides, e.g. for a quick run). */

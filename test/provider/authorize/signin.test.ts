@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
 import { alertText, Browser, DEMO_CB, parseForms, signInAll, throughCode, type Page } from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
-import { subscriberByPhone } from "../../../workers/provider/store/directory";
-import { connectionsOf, findLink } from "../../../workers/provider/store/links";
+import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
+import { connectionsOf, findLink } from "../../../workers/provider/store/directory/links";
 import { auditEvents } from "../../support/audit";
 
 const UNCONFIRMED_KO = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { deviceOfSubscriber } from "../../support/shards";
 import { randomToken } from "../../../workers/core/crypto";
 import { basic, call, DEMO, FORM, form, HONG, KIM, LIMITED, mintFor, tokenFor, userMe } from "../../support/helpers";
-import { findLink } from "../../../workers/provider/store/links";
-import { findAutoLoginGrant, putAutoLoginGrant } from "../../../workers/provider/store/grants";
+import { findLink } from "../../../workers/provider/store/directory/links";
+import { findAutoLoginGrant, putAutoLoginGrant } from "../../../workers/provider/store/directory/grants";
 
 function disconnect(plid: string | null, authorization?: string, body?: string): Promise<Response> {
   return call("/v1/user/disconnect", {

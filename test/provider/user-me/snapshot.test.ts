@@ -8,7 +8,7 @@ import { insertPerson, shardExec } from "../../support/shards";
 import { describe, expect, it } from "vitest";
 import { decryptField } from "../../../workers/core/crypto";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS } from "../../../workers/core/spec";
-import { subscriberByPhone } from "../../../workers/provider/store/directory";
+import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { userRecordJson } from "../../../workers/provider/user-me/record";
 import userMeWorker from "../../../workers/provider/user-me/index";
 import { admin, asClient, createClient } from "../../support/admin";

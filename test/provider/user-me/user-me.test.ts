@@ -5,7 +5,7 @@ import { decryptField, randomToken } from "../../../workers/core/crypto";
 import userMeWorker from "../../../workers/provider/user-me/index";
 import { call, DEMO, HONG, KIM, LEE, LIMITED, mintFor, SMITH, tokenFor, userMe } from "../../support/helpers";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem } from "../../../workers/core/spec";
-import { putAutoLoginGrant } from "../../../workers/provider/store/grants";
+import { putAutoLoginGrant } from "../../../workers/provider/store/directory/grants";
 
 type Envelope = { code: string; error: string; message: string; user: Record<string, string> };
 

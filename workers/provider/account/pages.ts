@@ -7,7 +7,7 @@ import { formatKst } from "../dates";
 import { cspNonce, html, type SafeHtml } from "../../core/html";
 import { itemName, t, type Lang } from "../authorize/i18n";
 import { page, type PageContext } from "../authorize/pages";
-import type { Connection } from "../store/links";
+import type { Connection } from "../store/directory/links";
 import type { Operator } from "../authorize/config";
 
 export interface DashboardView {

@@ -14,9 +14,9 @@ import { bareContext, identifyPage, stopPage, type PageContext } from "../author
 import { continueSignIn, type SigninHooks } from "../authorize/steps";
 import { browserBinding, createAccountTransaction } from "../authorize/transaction";
 import { ipKey } from "../authorize/limits";
-import { audit } from "../store/audit";
-import { endAutoLogin } from "../store/grants";
-import { connectionsOf, endLinksOf } from "../store/links";
+import { audit } from "../store/one-time/audit";
+import { endAutoLogin } from "../store/directory/grants";
+import { connectionsOf, endLinksOf } from "../store/directory/links";
 import { dashboardPage } from "./pages";
 import { csrfHolds, endSession, loadSession, openSession, type SessionHandle } from "./session";
 

@@ -7,11 +7,16 @@
 import { signinConfig, type SigninVars } from "./config";
 import { ConfigError } from "../../core/config";
 import type { Telco } from "../../core/spec";
-import { type DirectoryEntry, type ReviewRestriction, type Subscriber, subscriberByPhone } from "../store/directory";
-import type { LinkRow } from "../store/directory-shard";
-import type { JobEnv } from "../store/directory-jobs";
-import { kstToday, validateRow, type SubscriberInput } from "../store/directory-rows";
-import { DirectoryBusy, writePerson } from "../store/directory-write";
+import {
+  type DirectoryEntry,
+  type ReviewRestriction,
+  type Subscriber,
+  subscriberByPhone,
+} from "../store/directory/directory";
+import type { LinkRow } from "../store/directory/directory-shard";
+import type { JobEnv } from "../store/flows/directory-jobs";
+import { kstToday, validateRow, type SubscriberInput } from "../store/directory/rows";
+import { DirectoryBusy, writePerson } from "../store/flows/directory-write";
 import { askCarrier, canonicalName, CarrierUnavailable, type CarrierApiOptions } from "./carrier-api";
 
 export { CarrierUnavailable } from "./carrier-api";

@@ -19,11 +19,11 @@ import {
   newDevice,
   putAutoLoginGrant,
   replaceDevice,
-} from "../store/grants";
-import { auditRecord, type AuditRecord } from "../store/audit";
+} from "../store/directory/grants";
+import { auditRecord, type AuditRecord } from "../store/one-time/audit";
 import type { IdentityItem } from "../../core/spec";
-import { subscriberById, type Subscriber } from "../store/directory";
-import { linkExists, touchLink } from "../store/links";
+import { subscriberById, type Subscriber } from "../store/directory/directory";
+import { linkExists, touchLink } from "../store/directory/links";
 
 /**
  * `redirect_uri` with the parameters appended. Values are encoded with encodeURIComponent (space

@@ -4,15 +4,15 @@
 
 import { sha256 } from "../../core/crypto";
 import { clientNetwork } from "../../core/http";
-import { storeFor, type OneTimeStore } from "../store/one-time-store";
+import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
 import type { SigninConfig } from "./config";
-import type { NumberLimits, Refusal } from "../store/signin-store";
+import type { NumberLimits, Refusal } from "../store/one-time/signin-store";
 
-export type { Refusal } from "../store/signin-store";
+export type { Refusal } from "../store/one-time/signin-store";
 
 type LimitEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
-export { phoneKey } from "../store/signin-store";
+export { phoneKey } from "../store/one-time/signin-store";
 
 /** The key of the request's network (IPv4 address, IPv6 /64) in the number's counters. */
 export function networkKey(req: Request): Promise<string> {

@@ -14,10 +14,10 @@ import { formActionOf, identifyPage, type PageContext } from "./pages";
 import { browserBinding, createTransaction } from "./transaction";
 import { ipKey } from "./limits";
 import type { AuthorizeRequest } from "./validate";
-import { subscriberById } from "../store/directory";
-import { findLink, touchLink } from "../store/links";
-import { deviceOf, findAutoLoginGrant } from "../store/grants";
-import { audit } from "../store/audit";
+import { subscriberById } from "../store/directory/directory";
+import { findLink, touchLink } from "../store/directory/links";
+import { deviceOf, findAutoLoginGrant } from "../store/directory/grants";
+import { audit } from "../store/one-time/audit";
 
 /** The code of an automatic login (no page) and its plid, or null when the device has no usable grant. */
 async function automaticLogin(

@@ -15,7 +15,7 @@ import { redirect, type Params } from "../../core/http";
 import { cspNonce } from "../../core/html";
 import { formatKstTime } from "../dates";
 import { pickLang, t, type Lang } from "./i18n";
-import { shardOf, storeFor } from "../store/one-time-store";
+import { shardOf, storeFor } from "../store/one-time/one-time-store";
 import type { RequestContext } from "../../core/router";
 import { signinConfig, type SigninConfig } from "./config";
 import { smsSender } from "./sms/configured";
@@ -67,11 +67,11 @@ import {
   type TxHandle,
 } from "./transaction";
 import { type Client, findClient } from "../store/clients";
-import { reviewEntryById, subscriberById } from "../store/directory";
+import { reviewEntryById, subscriberById } from "../store/directory/directory";
 import { raiseNotice, suspendedText } from "../store/notices";
-import { consentForLogin, findLink, type Link } from "../store/links";
-import { audit, auditAll, auditRecord, type AuditRecord } from "../store/audit";
-import type { SigninRecord, VerifyResult } from "../store/signin-store";
+import { consentForLogin, findLink, type Link } from "../store/directory/links";
+import { audit, auditAll, auditRecord, type AuditRecord } from "../store/one-time/audit";
+import type { SigninRecord, VerifyResult } from "../store/one-time/signin-store";
 
 /** A step submission as it arrived, with the configuration it is answered by. */
 interface Submission {

@@ -19,12 +19,12 @@ import {
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
-import { inShard, shardOf, storeFor, type OneTimeStore } from "../store/one-time-store";
-import { sameHash, type SigninRecord, type StepGate } from "../store/signin-store";
+import { inShard, shardOf, storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
+import { sameHash, type SigninRecord, type StepGate } from "../store/one-time/signin-store";
 import { sealKeyVar } from "../store/clients";
 import type { AuthorizeRequest } from "./validate";
 
-export type { SigninRecord as Transaction, Step } from "../store/signin-store";
+export type { SigninRecord as Transaction, Step } from "../store/one-time/signin-store";
 
 type TxEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 

@@ -5,8 +5,8 @@ import { E } from "../../core/errors";
 import { json, readParams } from "../../core/http";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
-import { endLink } from "../store/links";
-import { audit } from "../store/audit";
+import { endLink } from "../store/directory/links";
+import { audit } from "../store/one-time/audit";
 
 async function disconnect(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);

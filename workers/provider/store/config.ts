@@ -3,7 +3,7 @@
 // live (which bounds how long a plid's revocation must be kept).
 
 import { configOf, ConfigError, intVar } from "../../core/config";
-import { SHARD_SLOTS } from "./directory-keys";
+import { SHARD_SLOTS } from "./directory/keys";
 
 export interface StoreVars {
   ONE_TIME_SHARDS?: string;

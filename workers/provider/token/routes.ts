@@ -6,7 +6,7 @@ import { tokenForCode } from "../codes";
 import { E } from "../../core/errors";
 import { json, readParams, type Params } from "../../core/http";
 import { isRandomValue } from "../../core/spec";
-import { storeFor } from "../store/one-time-store";
+import { storeFor } from "../store/one-time/one-time-store";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
 

@@ -5,7 +5,7 @@ import { sha256 } from "../../core/crypto";
 import { E } from "../../core/errors";
 import { jsonText, parseBearer } from "../../core/http";
 import { isRandomValue, type YN } from "../../core/spec";
-import { storeFor, type CodeGrant, type TokenRead } from "../store/one-time-store";
+import { storeFor, type CodeGrant, type TokenRead } from "../store/one-time/one-time-store";
 import type { RequestContext, Route } from "../../core/router";
 import { userRecordJson } from "./record";
 import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";

@@ -1,15 +1,15 @@
 // An app is sent only the event types it takes (docs/events.md "Registering"): an app whose
 // `event_types` leaves out plid-deleted gets no event when a plid of it ends, and an event waiting
 // when the app stops taking its type is dropped, not sent.
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { admin } from "../../support/admin";
-import { DEMO, mintFor } from "../../support/helpers";
-import { providerConfig } from "../../../workers/provider/config";
-import { storeForPlid } from "../../../workers/provider/store/one-time-store";
-import { ciOf, importRows } from "../../support/directory";
-import { auditEvents } from "../../support/audit";
+import { admin } from "../../../support/admin";
+import { DEMO, mintFor } from "../../../support/helpers";
+import { providerConfig } from "../../../../workers/provider/config";
+import { storeForPlid } from "../../../../workers/provider/store/one-time/one-time-store";
+import { ciOf, importRows } from "../../../support/directory";
+import { auditEvents } from "../../../support/audit";
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -7,9 +7,9 @@
 // caller that died left (directory-jobs.ts).
 
 import { DurableObject } from "cloudflare:workers";
-import type { IdentityItem } from "../../core/spec";
-import { homeOfId, maskItems, numberShard, SHARD_SLOTS } from "./directory-keys";
-import { runQueuedJobs } from "./directory-jobs";
+import type { IdentityItem } from "../../../core/spec";
+import { homeOfId, maskItems, numberShard, SHARD_SLOTS } from "./keys";
+import { runQueuedJobs } from "../flows/directory-jobs";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS people (
@@ -518,7 +518,7 @@ export class DirectoryShard extends DurableObject {
     this.sql.exec("DELETE FROM meta WHERE key = ?", `import:${holder}`);
   }
 
-  // ---- the move from a single database (workers/admin/migrate.ts): idempotent, so a move resumes
+  // ---- the move from a single database (workers/admin/migrate/migrate.ts): idempotent, so a move resumes
 
   /**
    * People of the single database whose numbers this shard answers for, written as they were (a

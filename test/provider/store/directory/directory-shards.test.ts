@@ -1,7 +1,7 @@
 // The directory over its shards (docs/storage.md "Directory shards", "Changes across shards"):
 // which shard a key maps to, and the changes that span shards finishing, or staying undone, when a
 // step dies half way (a fault injected before each step; the shard's alarm runs what was left).
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { afterEach, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { runDurableObjectAlarm } from "cloudflare:test";
@@ -13,16 +13,21 @@ import {
   newPlid,
   numberShard,
   plidHome,
-} from "../../../workers/provider/store/directory-keys";
-import { countSubscribers, dirAt, dirShards, subscriberByPhone } from "../../../workers/provider/store/directory";
-import { jobHooks } from "../../../workers/provider/store/directory-jobs";
-import { DirectoryBusy, writePerson } from "../../../workers/provider/store/directory-write";
-import type { DirectoryJob, DirectoryShard } from "../../../workers/provider/store/directory-shard";
-import { ADMIN_TOKEN, admin } from "../../support/admin";
-import { ciOf, importRows } from "../../support/directory";
-import { exchange, mintFor } from "../../support/helpers";
-import { beforeShardCall, shardRows } from "../../support/shards";
-import adminWorker from "../../../workers/admin/index";
+} from "../../../../workers/provider/store/directory/keys";
+import {
+  countSubscribers,
+  dirAt,
+  dirShards,
+  subscriberByPhone,
+} from "../../../../workers/provider/store/directory/directory";
+import { jobHooks } from "../../../../workers/provider/store/flows/directory-jobs";
+import { DirectoryBusy, writePerson } from "../../../../workers/provider/store/flows/directory-write";
+import type { DirectoryJob, DirectoryShard } from "../../../../workers/provider/store/directory/directory-shard";
+import { ADMIN_TOKEN, admin } from "../../../support/admin";
+import { ciOf, importRows } from "../../../support/directory";
+import { exchange, mintFor } from "../../../support/helpers";
+import { beforeShardCall, shardRows } from "../../../support/shards";
+import adminWorker from "../../../../workers/admin/index";
 
 /** Numbers as a carrier's directory has them: long sequential blocks under a few crowded prefixes. */
 function directoryNumbers(count: number): string[] {

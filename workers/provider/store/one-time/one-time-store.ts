@@ -7,10 +7,10 @@
 // (`shardOf`), so one object is never the whole service's bottleneck.
 
 import { DurableObject } from "cloudflare:workers";
-import { B64URL_ALPHABET } from "../../core/crypto";
-import type { IdentityItem } from "../../core/spec";
-import { dirAt, dirShards, type DirectoryEnv, type Subscriber } from "./directory";
-import { plidHome } from "./directory-keys";
+import { B64URL_ALPHABET } from "../../../core/crypto";
+import type { IdentityItem } from "../../../core/spec";
+import { dirAt, dirShards, type DirectoryEnv, type Subscriber } from "../directory/directory";
+import { plidHome } from "../directory/keys";
 import {
   deliver,
   KEEP_UNDELIVERED_MS,
@@ -19,12 +19,12 @@ import {
   type EndReason,
   type EventVars,
   type PendingEvent,
-} from "./events";
-import type { Lang } from "../authorize/i18n";
-import { archive, objectLabel, type OutboxRow } from "./audit-archive";
+} from "../flows/events";
+import type { Lang } from "../../authorize/i18n";
+import { archive, objectLabel, type OutboxRow } from "../audit-archive";
 import type { AuditRecord } from "./audit";
-import { auditConfig, type AuditVars } from "./config";
-import { ConfigError } from "../../core/config";
+import { auditConfig, type AuditVars } from "../config";
+import { ConfigError } from "../../../core/config";
 import {
   SigninMachine,
   type NumberLimits,
@@ -253,7 +253,7 @@ export class OneTimeStore extends DurableObject {
   }
 
   /**
-   * Appends audit events of the service's workers (workers/provider/store/audit.ts) to this
+   * Appends audit events of the service's workers (workers/provider/store/one-time/audit.ts) to this
    * object's outbox, written to R2 with its own (docs/storage.md "R2").
    */
   appendAudit(records: readonly AuditRecord[]): void {

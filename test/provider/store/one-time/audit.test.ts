@@ -1,16 +1,16 @@
-// The audit trail's writer (workers/provider/store/audit.ts, audit-archive.ts and the one-time
+// The audit trail's writer (workers/provider/store/one-time/audit.ts, audit-archive.ts and the one-time
 // store's flush): an event waits in an object's outbox and reaches R2 as a line of an NDJSON object
 // keyed by the UTC hour of its time; a write R2 refuses keeps the outbox, and its retry writes the
 // same objects again, so no event is archived twice or lost.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { describe, expect, it, vi } from "vitest";
-import { randomToken } from "../../../workers/core/crypto";
-import { AUDIT_FLUSH_ROWS } from "../../../workers/provider/store/one-time-store";
-import { audit, type AuditRecord } from "../../../workers/provider/store/audit";
-import { HOUR_MS, hourOf, hourPrefix } from "../../../workers/provider/store/audit-archive";
-import { auditEvents, auditKeys } from "../../support/audit";
-import { intercept } from "../../support/helpers";
+import { randomToken } from "../../../../workers/core/crypto";
+import { AUDIT_FLUSH_ROWS } from "../../../../workers/provider/store/one-time/one-time-store";
+import { audit, type AuditRecord } from "../../../../workers/provider/store/one-time/audit";
+import { HOUR_MS, hourOf, hourPrefix } from "../../../../workers/provider/store/audit-archive";
+import { auditEvents, auditKeys } from "../../../support/audit";
+import { intercept } from "../../../support/helpers";
 
 /** A store object of this test's own (its events are told apart by its name). */
 function ownStore() {

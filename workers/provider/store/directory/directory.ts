@@ -2,10 +2,10 @@
 // admin import fill it; docs/storage.md "Directory shards"): one row per person, found by number in
 // one shard (two for a person who moved to a number hashing elsewhere), by id in their home.
 
-import type { Telco } from "../../core/spec";
-import { storeConfig, type StoreVars } from "./config";
+import type { Telco } from "../../../core/spec";
+import { storeConfig, type StoreVars } from "../config";
 import type { DirectoryShard, LinkRow, PersonRow } from "./directory-shard";
-import { homeOfId, numberShard } from "./directory-keys";
+import { homeOfId, numberShard } from "./keys";
 
 export interface Subscriber {
   id: number;

@@ -1,12 +1,12 @@
 // Directory shard query plans (docs/storage.md "Directory shards"): the statements of
-// workers/provider/store/directory-shard.ts that find rows by a key must use an index, not scan a
+// workers/provider/store/directory/directory-shard.ts that find rows by a key must use an index, not scan a
 // table that grows with people (a shard holds millions of them, links and grants).
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { describe, expect, it } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
-import { dirAt } from "../../../workers/provider/store/directory";
-import { shardRows } from "../../support/shards";
-import { deviceOfSubscriber } from "../../support/shards";
+import { dirAt } from "../../../../workers/provider/store/directory/directory";
+import { shardRows } from "../../../support/shards";
+import { deviceOfSubscriber } from "../../../support/shards";
 
 /** The query plan's detail lines of `sql` in a directory shard. */
 async function plan(sql: string, ...binds: unknown[]): Promise<string[]> {
@@ -95,8 +95,8 @@ describe("directory shard keyed statements use an index", () => {
 
 describe("automatic-login grants do not pile up", () => {
   it("an opt-in purges expired grants (nothing else deletes a grant whose device never comes back); live grants stay", async () => {
-    const { putAutoLoginGrant } = await import("../../../workers/provider/store/grants");
-    const { subscriberByPhone } = await import("../../../workers/provider/store/directory");
+    const { putAutoLoginGrant } = await import("../../../../workers/provider/store/directory/grants");
+    const { subscriberByPhone } = await import("../../../../workers/provider/store/directory/directory");
     const sub = (await subscriberByPhone(env, "01012345678"))!.id;
     const now = Date.now();
     const at = (hash: string) => deviceOfSubscriber(sub, hash);

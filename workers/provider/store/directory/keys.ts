@@ -9,8 +9,8 @@
 // the shard their hash gives (`numbers` and `by_ci` there point to the person's id); usually that
 // is the home itself.
 
-import { B64URL_ALPHABET, randomToken } from "../../core/crypto";
-import { IDENTITY_ITEMS, type IdentityItem } from "../../core/spec";
+import { B64URL_ALPHABET, randomToken } from "../../../core/crypto";
+import { IDENTITY_ITEMS, type IdentityItem } from "../../../core/spec";
 
 /** Shard slots an id, a plid or a device id can name: DIRECTORY_SHARDS is at most this. */
 export const SHARD_SLOTS = 4096;

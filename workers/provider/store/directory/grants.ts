@@ -4,9 +4,9 @@
 // shard. A grant's "first report pending" flag lives with its plid's codes in the one-time store
 // (firstReportKey), where /v1/user/me takes it in the same call that spends the token's read.
 
-import { sha256 } from "../../core/crypto";
+import { sha256 } from "../../../core/crypto";
 import { dirAt, dirShards, type DirectoryEnv } from "./directory";
-import { deviceHome, homeOfId, newDeviceId } from "./directory-keys";
+import { deviceHome, homeOfId, newDeviceId } from "./keys";
 
 /** A device as the grants know it: its shard and the SHA-256 of its id (the id itself is never stored). */
 export interface Device {

@@ -1,17 +1,17 @@
 // Moving a single-database deployment to the directory shards and the R2 audit trail
-// (workers/admin/migrate.ts, docs/operations.md "Moving a single-database deployment to shards"):
+// (workers/admin/migrate/migrate.ts, docs/operations.md "Moving a single-database deployment to shards"):
 // D1 is filled as the single-database service wrote it (its tables, its id trigger, links with
 // their JSON items, grants, audit rows), then moved in batches, stopped half way and run again.
-import { env } from "../support/env";
+import { env } from "../../support/env";
 import { describe, expect, it } from "vitest";
-import { admin } from "../support/admin";
-import { basic, call, DEMO, exchange, FORM, form, mintFor } from "../support/helpers";
-import { ciOf, importRows } from "../support/directory";
-import { auditEvents } from "../support/audit";
-import { shardRows } from "../support/shards";
-import { subscriberByPhone } from "../../workers/provider/store/directory";
-import { findLink, linkExists } from "../../workers/provider/store/links";
-import { homeOfId, plidHome } from "../../workers/provider/store/directory-keys";
+import { admin } from "../../support/admin";
+import { basic, call, DEMO, exchange, FORM, form, mintFor } from "../../support/helpers";
+import { ciOf, importRows } from "../../support/directory";
+import { auditEvents } from "../../support/audit";
+import { shardRows } from "../../support/shards";
+import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
+import { findLink, linkExists } from "../../../workers/provider/store/directory/links";
+import { homeOfId, plidHome } from "../../../workers/provider/store/directory/keys";
 
 /** People as the single-database service held them (ids given by its trigger), with links. */
 const LEGACY = [

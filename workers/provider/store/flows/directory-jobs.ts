@@ -6,12 +6,12 @@
 // a number is freed only while the person it names still holds it, a ci unindexed only while it
 // names the removed person, a person removed only while their row still names the number.
 
-import type { StoreVars } from "./config";
-import { dirAt, dirShards, type DirectoryEnv } from "./directory";
-import { ciShard, groupBy, homeOfId, numberShard } from "./directory-keys";
-import type { DirectoryJob, DirectoryShard, QueuedJob } from "./directory-shard";
-import { endRows } from "./links";
-import type { OneTimeStore } from "./one-time-store";
+import type { StoreVars } from "../config";
+import { dirAt, dirShards, type DirectoryEnv } from "../directory/directory";
+import { ciShard, groupBy, homeOfId, numberShard } from "../directory/keys";
+import type { DirectoryJob, DirectoryShard, QueuedJob } from "../directory/directory-shard";
+import { endRows } from "../directory/links";
+import type { OneTimeStore } from "../one-time/one-time-store";
 
 export type JobEnv = DirectoryEnv & StoreVars & { DB: D1Database; ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 

@@ -1,9 +1,9 @@
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { shardRows } from "../../support/shards";
+import { shardRows } from "../../../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
-import { randomToken, sha256 } from "../../../workers/core/crypto";
+import { randomToken, sha256 } from "../../../../workers/core/crypto";
 import {
   inShard,
   plidShard,
@@ -18,12 +18,12 @@ import {
   type RedeemRequest,
   type TokenRead,
   type OneTimeStore,
-} from "../../../workers/provider/store/one-time-store";
-import { plidShardsAnyCount, revokePlids } from "../../../workers/provider/store/links";
-import { newEvent } from "../../../workers/provider/store/events";
-import { HONG, intercept, mintFor, redeemArgs } from "../../support/helpers";
-import { asClient, createClient } from "../../support/admin";
-import { auditEvents } from "../../support/audit";
+} from "../../../../workers/provider/store/one-time/one-time-store";
+import { plidShardsAnyCount, revokePlids } from "../../../../workers/provider/store/directory/links";
+import { newEvent } from "../../../../workers/provider/store/flows/events";
+import { HONG, intercept, mintFor, redeemArgs } from "../../../support/helpers";
+import { asClient, createClient } from "../../../support/admin";
+import { auditEvents } from "../../../support/audit";
 
 const GRANT: CodeGrant = {
   clientId: "c",

@@ -4,7 +4,7 @@
 // number it is for, the code's hash and attempts, and the number's counters change together or
 // not at all, and a request that loses a race changes nothing and learns the state that won.
 //
-// Invariants (tested in test/provider/authorize/race.test.ts and test/provider/store/signin-store.test.ts):
+// Invariants (tested in test/provider/authorize/race.test.ts and test/provider/store/one-time/signin-store.test.ts):
 // - a record at "verify" or "consent" names one number forever; its code's hash binds the
 //   transaction id and that number, so a code proves only the number it was sent to;
 // - each transition checks the step it starts from; two submissions of one step: one winner;
@@ -20,9 +20,9 @@
 // - a resend of a review test number's fixed code keeps the tries the code has used (five per
 //   sign-in: a reviewer who used them all starts again).
 
-import { sha256 } from "../../core/crypto";
-import type { Telco } from "../../core/spec";
-import type { Lang } from "../authorize/i18n";
+import { sha256 } from "../../../core/crypto";
+import type { Telco } from "../../../core/spec";
+import type { Lang } from "../../authorize/i18n";
 
 export type Step = "identify" | "verify" | "consent" | "moved";
 export type Prompt = "login" | "select_account" | "none" | "N" | undefined;

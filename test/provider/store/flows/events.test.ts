@@ -1,10 +1,10 @@
 // Signed events to apps (docs/events.md): when a plid ends by anything but the app itself, the
 // app's events_uri receives an RFC 8417 security event token (HS256 under its client secret),
 // pushed per RFC 8935, durably and at least once; operators see what is undelivered.
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { admin } from "../../support/admin";
+import { admin } from "../../../support/admin";
 import {
   bodyText,
   basic,
@@ -19,13 +19,13 @@ import {
   SMITH,
   tokenFor,
   userMe,
-} from "../../support/helpers";
-import { providerConfig } from "../../../workers/provider/config";
-import { storeAt, storeForPlid } from "../../../workers/provider/store/one-time-store";
-import { newEvent, nextAttemptAt, PLID_DELETED, RETRY_FOR_MS } from "../../../workers/provider/store/events";
-import { revokePlids } from "../../../workers/provider/store/links";
-import { ciOf, importRows } from "../../support/directory";
-import { auditEvents } from "../../support/audit";
+} from "../../../support/helpers";
+import { providerConfig } from "../../../../workers/provider/config";
+import { storeAt, storeForPlid } from "../../../../workers/provider/store/one-time/one-time-store";
+import { newEvent, nextAttemptAt, PLID_DELETED, RETRY_FOR_MS } from "../../../../workers/provider/store/flows/events";
+import { revokePlids } from "../../../../workers/provider/store/directory/links";
+import { ciOf, importRows } from "../../../support/directory";
+import { auditEvents } from "../../../support/audit";
 
 const person = (phone: string, n: number) => ({
   telcoCd: "S",

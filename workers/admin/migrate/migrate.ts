@@ -9,14 +9,14 @@
 // its hash: the person ticks automatic login again; grants lived at most 14 days), import staging
 // (transient) and the id high-water mark (ids in the shards are new).
 
-import { E } from "../core/errors";
-import { json } from "../core/http";
-import type { RequestContext } from "../core/router";
-import { isIdentityItem } from "../core/spec";
-import { archive } from "../provider/store/audit-archive";
-import { dirAt, dirShards } from "../provider/store/directory";
-import { ciShard, groupBy, homeOfId, itemsMask, numberShard, plidHome } from "../provider/store/directory-keys";
-import type { AdminEnv } from "./config";
+import { E } from "../../core/errors";
+import { json } from "../../core/http";
+import type { RequestContext } from "../../core/router";
+import { isIdentityItem } from "../../core/spec";
+import { archive } from "../../provider/store/audit-archive";
+import { dirAt, dirShards } from "../../provider/store/directory/directory";
+import { ciShard, groupBy, homeOfId, itemsMask, numberShard, plidHome } from "../../provider/store/directory/keys";
+import type { AdminEnv } from "../config";
 
 const DEFAULT_BATCH = 500;
 const MAX_BATCH = 2000;

@@ -1,14 +1,18 @@
-// The sign-in state machine of the one-time store (workers/provider/store/signin-store.ts), driven in the
+// The sign-in state machine of the one-time store (workers/provider/store/one-time/signin-store.ts), driven in the
 // real Durable Object. A model-based property: random sequences of code entries and resends on
 // several sign-ins of one number from several networks must give exactly the answers of a small
 // model of the rules (docs/signin.md "Limits"), a gated entry (docs/signin.md "Gated steps") with a
 // wrong binding, or on a code made before `txBound`, changing nothing; and the compare-and-set
 // steps have one winner.
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { storeFor } from "../../../workers/provider/store/one-time-store";
-import { testFailuresKey, type NumberLimits, type SigninRecord } from "../../../workers/provider/store/signin-store";
+import { storeFor } from "../../../../workers/provider/store/one-time/one-time-store";
+import {
+  testFailuresKey,
+  type NumberLimits,
+  type SigninRecord,
+} from "../../../../workers/provider/store/one-time/signin-store";
 
 const LIMITS: NumberLimits = {
   otpMaxAttempts: 3,

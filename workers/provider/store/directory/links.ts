@@ -1,14 +1,14 @@
 // Links: one pairwise `plid` per (client, subscriber) with the consented items (spec §2.1), in the
 // person's home directory shard (a plid names it: directory-keys.ts).
 
-import { type IdentityItem } from "../../core/spec";
-import { MAX_SHARDS, storeConfig, type StoreVars } from "./config";
-import { auditAll, auditRecord } from "./audit";
-import { newEvent, type EndReason, type PendingEvent } from "./events";
-import type { EventType } from "./clients";
-import { plidShard, storeAt, type OneTimeStore } from "./one-time-store";
+import { type IdentityItem } from "../../../core/spec";
+import { MAX_SHARDS, storeConfig, type StoreVars } from "../config";
+import { auditAll, auditRecord } from "../one-time/audit";
+import { newEvent, type EndReason, type PendingEvent } from "../flows/events";
+import type { EventType } from "../clients";
+import { plidShard, storeAt, type OneTimeStore } from "../one-time/one-time-store";
 import { dirAt, dirShards, toSubscriber, type DirectoryEnv, type Subscriber } from "./directory";
-import { homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./directory-keys";
+import { homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./keys";
 import type { DirectoryShard, EndableLink } from "./directory-shard";
 
 type DbEnv = { DB: D1Database };

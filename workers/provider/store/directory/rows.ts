@@ -3,7 +3,7 @@
 // verification API's answer (workers/provider/authorize/carrier-api.ts). Reasons are fixed phrases,
 // never the row's content (personal data).
 
-import { MOBILE_NUMBER } from "../../core/spec";
+import { MOBILE_NUMBER } from "../../../core/spec";
 import type { Subscriber } from "./directory";
 
 /** One validated directory row, in the table's terms. */

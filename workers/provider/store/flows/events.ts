@@ -6,10 +6,10 @@
 // An app is sent only the event types it takes (the client's `event_types`): checked when the event
 // is recorded (links.ts endRows) and again when it is sent.
 
-import { configOf, requiredVar } from "../../core/config";
-import { randomToken } from "../../core/crypto";
-import { signHs256 } from "../../core/jws";
-import { clientOfAnyStatus, clientSecrets, type EventType } from "./clients";
+import { configOf, requiredVar } from "../../../core/config";
+import { randomToken } from "../../../core/crypto";
+import { signHs256 } from "../../../core/jws";
+import { clientOfAnyStatus, clientSecrets, type EventType } from "../clients";
 
 /** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
 export type EndReason = "user_terminated" | "number_reassigned" | "subscriber_removed";

@@ -2,8 +2,8 @@
 // of personal data, codes and tokens. An event goes to the audit outbox of one one-time-store object
 // in one call; the object writes its outbox to R2 in batches (workers/provider/store/audit-archive.ts).
 
-import { randomToken } from "../../core/crypto";
-import { storeConfig, type StoreVars } from "./config";
+import { randomToken } from "../../../core/crypto";
+import { storeConfig, type StoreVars } from "../config";
 import { storeFor, type OneTimeStore } from "./one-time-store";
 
 type AuditEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> } & StoreVars;
