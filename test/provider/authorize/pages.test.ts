@@ -148,7 +148,7 @@ describe("cached step pages", () => {
       nonce: c.nonce,
       formAction: ["https://app.example"],
       operator: c.op === 2 ? op : operators[c.op]!,
-      ...(c.account ? { action: "/account", purpose: "account" as const } : {}),
+      ...(c.account ? { purpose: "account" as const } : {}),
     };
     return k.page === "identify"
       ? identifyPage(ctx)

@@ -1,40 +1,30 @@
 // GET|POST /account: "my phone-number login" (docs/account.md). The person proves the number with
 // the sign-in's own identify and code steps (workers/provider/authorize/steps.ts: same fields,
-// limits and counters, with a transaction of purpose "account"), then a 10-minute session shows
+// limits and counters, with the purpose of ./purpose.ts), then a 10-minute session shows
 // the apps the number is connected to, each of which the person can stop logging in automatically
 // or disconnect. Korean unless `lang=en`.
 
-import { readParams, redirect, type Params } from "../../core/http";
+import { readParams, type Params } from "../../core/http";
 import { cspNonce } from "../../core/html";
 import type { RequestContext, Route } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
 import { signinConfig } from "../authorize/config";
 import { t, type Lang } from "../authorize/i18n";
 import { bareContext, identifyPage, stopPage, type PageContext } from "../authorize/pages";
-import { continueSignIn, type SigninHooks } from "../authorize/steps";
+import { continueSignIn } from "../authorize/steps";
 import { browserBinding, createAccountTransaction } from "../authorize/transaction";
 import { ipKey } from "../authorize/limits";
 import { audit } from "../store/one-time/audit";
 import { endAutoLogin } from "../store/directory/grants";
 import { connectionsOf, endLinksOf } from "../store/directory/links";
 import { dashboardPage } from "./pages";
-import { csrfHolds, endSession, loadSession, openSession, type SessionHandle } from "./session";
+import { accountSignin } from "./purpose";
+import { csrfHolds, endSession, loadSession, type SessionHandle } from "./session";
 
 function langOf(params: Params): { lang: Lang; given: boolean } {
   const l = params.get("lang");
   return l === "ko" || l === "en" ? { lang: l, given: true } : { lang: "ko", given: false };
 }
-
-/** A proven number opens the session; the browser then GETs the dashboard (a reload posts nothing). */
-const hooks: SigninHooks = {
-  async verified(req, env, rc, subscriberId, tx) {
-    const { cookie } = await openSession(env, providerConfig(env).oneTimeShards, subscriberId, tx.subscriber!.masked);
-    rc.log.event = "account.signin";
-    rc.waitUntil(audit(env, "account.signin", null, "ok"));
-    return redirect(303, `/account?lang=${tx.lang}`, { cookies: [cookie], referrer: "same-origin" });
-  },
-  restart: "/account",
-};
 
 /** Step 1 of proving the number: a new transaction of purpose "account". */
 async function startAccount(
@@ -65,7 +55,6 @@ async function startAccount(
     nonce: cspNonce(),
     formAction: [],
     cookies: browser.setCookie ? [...cookies, browser.setCookie] : cookies,
-    action: "/account",
     purpose: "account",
   };
   return identifyPage(ctx, {}, alert ? { text: alert } : undefined);
@@ -139,7 +128,7 @@ async function act(
 
 async function account(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
-  if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, hooks);
+  if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, accountSignin);
   const { lang, given } = langOf(params);
   const h = await loadSession(req, env, providerConfig(env).oneTimeShards);
   if (req.method === "POST" && params.has("action")) {

@@ -8,7 +8,8 @@ import { hostCookie, readHostCookie } from "../../core/cookies";
 import type { RequestContext } from "../../core/router";
 import type { SigninConfig } from "./config";
 import { isRandomValue } from "../../core/spec";
-import { AUTO_COOKIE, type Transaction } from "./transaction";
+import { AUTO_COOKIE } from "./transaction";
+import type { SigninEnd } from "./signin-purpose";
 import type { Prompt } from "./validate";
 import { type Client } from "../store/clients";
 import {
@@ -20,9 +21,8 @@ import {
   putAutoLoginGrant,
   replaceDevice,
 } from "../store/directory/grants";
-import { auditRecord, type AuditRecord } from "../store/one-time/audit";
-import type { IdentityItem } from "../../core/spec";
-import { subscriberById, type Subscriber } from "../store/directory/directory";
+import { auditRecord } from "../store/one-time/audit";
+import { subscriberById } from "../store/directory/directory";
 import { linkExists, touchLink } from "../store/directory/links";
 
 /**
@@ -38,6 +38,8 @@ export function redirectLocation(redirectUri: string, params: readonly (readonly
 
 export const DENIED_MESSAGE = "The user cancelled the sign-in.";
 export const LOGIN_REQUIRED_MESSAGE = "Login is required: no automatic login is available.";
+/** The `message` of the `login_required` answer a stop page's "back to the app" sends. */
+export const RESTART_MESSAGE = "The sign-in expired or could not continue. Start a new login.";
 
 /** `302 redirect_uri?error=...&message=...&state=...` (spec §4.1 style: message, not error_description). */
 export function errorRedirect(
@@ -78,21 +80,6 @@ export async function endOtherSubscribersOnDevice(req: Request, env: ProviderEnv
   if (existing) await endOthersOnDevice(env, await deviceOf(env, existing), subscriberId);
 }
 
-export interface Completion {
-  tx: Transaction;
-  client: Client;
-  subscriberId: number;
-  plid: string;
-  /** The client's agreed items the subscriber consented to. */
-  items: readonly IdentityItem[];
-  optIn: boolean;
-  /**
-   * Given by a consent just written (`consentForLogin`): the subscriber as read with it, the link's
-   * login recorded already, and the consent's audit event, appended with the code.
-   */
-  consented?: { subscriber: Subscriber; audit: AuditRecord };
-}
-
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
  * fresh device id and sets its cookie: a device id the browser already held (which someone may
@@ -108,11 +95,13 @@ export async function complete(
   env: ProviderEnv,
   rc: RequestContext,
   cfg: SigninConfig,
-  c: Completion,
+  c: SigninEnd,
 ): Promise<Response | null> {
+  // An app's sign-in asks consent (its purpose), so it always ends with what the person shares.
+  const { plid, items, consented } = c.shared!;
   // Ids are never given twice (migrations/0009_subscriber_ids.sql): a subscriber removed, or whose
   // number was reassigned, since the sign-in began is simply gone, and the sign-in ends with nothing.
-  const subscriber = c.consented?.subscriber ?? (await subscriberById(env, c.subscriberId));
+  const subscriber = consented?.subscriber ?? (await subscriberById(env, c.subscriberId));
   if (!subscriber) return null;
   const pcfg = providerConfig(env);
   const cookies: string[] = [];
@@ -131,7 +120,7 @@ export async function complete(
     // An end of the plid (a disconnect, /account) deletes the client's grants of this subscriber;
     // one that landed after the link was read but before this grant missed it: the grant stands
     // only while the link does, or it would log this device in again after the disconnect.
-    if (!(await linkExists(env, c.client.clientId, c.plid))) {
+    if (!(await linkExists(env, c.client.clientId, plid))) {
       await deleteAutoLoginGrant(env, device, c.client.clientId);
       return null;
     }
@@ -147,14 +136,14 @@ export async function complete(
   const code = await mintCode(env, pcfg.oneTimeShards, pcfg.codeTtlMs, {
     clientId: c.client.clientId,
     subscriber,
-    plid: c.plid,
-    items: c.items,
+    plid,
+    items,
     redirectUri: c.tx.redirectUri,
     autoLogin,
     ...(c.optIn ? { firstReportTtlMs: cfg.autoLoginTtlMs } : {}),
     codeChallenge: c.tx.codeChallenge,
     audit: [
-      ...(c.consented ? [c.consented.audit] : []),
+      ...(consented ? [consented.audit] : []),
       auditRecord("signin.success", c.client.clientId, "ok", {
         mode: "interactive",
         autoLogin: c.optIn,
@@ -162,7 +151,7 @@ export async function complete(
       }),
     ],
   });
-  if (!c.consented) rc.waitUntil(touchLink(env, c.client.clientId, c.plid));
+  if (!consented) rc.waitUntil(touchLink(env, c.client.clientId, plid));
   rc.log.event = "signin.success";
   return redirect(
     302,

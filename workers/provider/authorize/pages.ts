@@ -30,12 +30,19 @@ export interface PageContext {
   /** `form-action` sources besides 'self' (the redirect target). */
   formAction: readonly string[];
   cookies?: readonly string[];
-  /** Where the step forms post: the authorization endpoint, or /account (docs/account.md). */
-  action?: string;
-  /** "account": the pages prove the number for the person's own /account page, not for an app. */
+  /**
+   * The sign-in's purpose mark (`SigninRecord.purpose`): "account", the pages prove the number for
+   * the person's own /account page (docs/account.md) and their forms post there; else an app's
+   * sign-in, posting to the authorization endpoint.
+   */
   purpose?: "account";
   /** Who runs the pages, named with its links in every footer (configuration). */
   operator: Operator;
+}
+
+/** Where a page's forms post: /account for the person's own page, else the authorization endpoint. */
+function actionOf(ctx: PageContext): string {
+  return ctx.purpose === "account" ? "/account" : "/oauth2/authorize";
 }
 
 /** The context of a page outside any sign-in (a stop page with nothing to go on with). */
@@ -186,7 +193,7 @@ ${body}
 <p>${ctx.operator.name ? t(ctx.lang, "footerOperator", { name: ctx.operator.name }) : t(ctx.lang, "footer")}</p>
 ${
   footer && ctx.txId && ctx.csrf
-    ? html`<form method="post" action="${ctx.action ?? "/oauth2/authorize"}" class="lang">
+    ? html`<form method="post" action="${actionOf(ctx)}" class="lang">
 <input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">
 <button type="submit" name="lang" value="${other}" lang="${other}" aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}">${t(ctx.lang, "switchTo")}</button>
 </form>`
@@ -256,8 +263,8 @@ function mark(name: HoleName | "css"): string {
 
 /**
  * The response of a step page whose layout `render` makes from `ctx` and the lead's markup, cached
- * under `key`, which must name everything the page shows but `ctx`'s language, look, app, purpose,
- * action and operator (in the key already) and the holes (filled in, escaped, per response).
+ * under `key`, which must name everything the page shows but `ctx`'s language, look, app, purpose
+ * and operator (in the key already) and the holes (filled in, escaped, per response).
  */
 function shellPage(
   ctx: PageContext,
@@ -268,7 +275,7 @@ function shellPage(
 ): Response {
   let byOperator = shells.get(ctx.operator);
   if (!byOperator) shells.set(ctx.operator, (byOperator = new Map()));
-  const full = `${ctx.lang}|${ctx.hybrid}|${ctx.purpose ?? ""}|${ctx.action ?? ""}|${ctx.appName}|${key}`;
+  const full = `${ctx.lang}|${ctx.hybrid}|${ctx.purpose ?? ""}|${ctx.appName}|${key}`;
   let shell = byOperator.get(full);
   if (!shell) {
     const [before, after] = render(
@@ -408,7 +415,7 @@ function identifyBody(ctx: PageContext, v: IdentifyValues, alert: Alert | undefi
   const title = ctx.purpose === "account" ? t(L, "accountTitle") : t(L, "identifyTitle");
   return html`<h1>${title}</h1>
 <p class="lead">${ctx.purpose === "account" ? t(L, "accountIdentifyLead") : t(L, "identifyLead", { app: ctx.appName })}</p>
-<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="identify">
+<form class="step" method="post" action="${actionOf(ctx)}" data-step="identify">
 ${hidden(ctx)}
 ${alertBox(alert)}
 <fieldset><legend>${t(L, "carrier")}</legend>${carriers}</fieldset>
@@ -476,7 +483,7 @@ ${
         : "";
   return html`<h1>${t(L, "verifyTitle")}</h1>
 <p class="lead">${lead}</p>
-<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="verify">
+<form class="step" method="post" action="${actionOf(ctx)}" data-step="verify">
 ${hidden(ctx)}
 ${alertBox(alert)}
 ${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
@@ -534,7 +541,7 @@ function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undef
       : html`<p>${t(L, "consentNone")}</p>`;
   return html`<h1>${t(L, "consentTitle")}</h1>
 <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
-<form class="step" method="post" action="${ctx.action ?? "/oauth2/authorize"}" data-step="consent">
+<form class="step" method="post" action="${actionOf(ctx)}" data-step="consent">
 ${hidden(ctx)}<input type="hidden" name="terms" value="${terms.version}"><input type="hidden" name="app" value="${terms.app}">
 ${alertBox(alert)}
 <dl class="consent">

@@ -5,6 +5,7 @@
 import { providerConfig, type ProviderEnv } from "../config";
 import { readParams } from "../../core/http";
 import type { RequestContext, Route } from "../../core/router";
+import { appSignin } from "./purpose";
 import { startSignIn } from "./start";
 import { continueSignIn } from "./steps";
 import { validateAuthorizeParams } from "./validate";
@@ -12,7 +13,7 @@ import { validateAuthorizeParams } from "./validate";
 async function authorize(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
   if (req.method === "POST" && params.has("tx") && !params.has("client_id"))
-    return continueSignIn(req, env, rc, params);
+    return continueSignIn(req, env, rc, params, appSignin);
   const ar = await validateAuthorizeParams(env, params);
   rc.log.clientId = ar.client.clientId;
   return startSignIn(req, env, rc, ar);

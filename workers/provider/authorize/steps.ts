@@ -11,18 +11,18 @@ import { carrierDirectory, CarrierUnavailable, maskPhone, type ConfirmedSubscrib
 import { ConfigError } from "../../core/config";
 import { providerConfig, type ProviderEnv } from "../config";
 import { randomDigits, sha256 } from "../../core/crypto";
-import { redirect, type Params } from "../../core/http";
+import type { Params } from "../../core/http";
 import { cspNonce } from "../../core/html";
 import { formatKstTime } from "../dates";
 import { pickLang, t, type Lang } from "./i18n";
 import { shardOf, storeFor } from "../store/one-time/one-time-store";
 import type { RequestContext } from "../../core/router";
-import { signinConfig, type SigninConfig } from "./config";
+import { signinConfig } from "./config";
 import { smsSender } from "./sms/configured";
 import { smsText } from "./sms/text";
 import type { SmsAttempt } from "./sms/failover";
-import { autoLoginEligible, complete, DENIED_MESSAGE, endOtherSubscribersOnDevice, errorRedirect } from "./finish";
-import { registeredRedirect } from "./validate";
+import { autoLoginEligible, endOtherSubscribersOnDevice } from "./finish";
+import type { Shared, SigninPurpose, Submission } from "./signin-purpose";
 import {
   hitIp,
   ipCounter,
@@ -47,7 +47,6 @@ import {
   type IdentifyValues,
   type PageContext,
   type PageResult,
-  type Restart,
 } from "./pages";
 import {
   bindingHolds,
@@ -58,8 +57,6 @@ import {
   maskMove,
   nextTxId,
   pageToken,
-  restartUrl,
-  RESTART_MESSAGE,
   stepGate,
   TX_COOKIE,
   txKey,
@@ -73,57 +70,14 @@ import { consentForLogin, findLink, type Link } from "../store/directory/links";
 import { audit, auditAll, auditRecord, type AuditRecord } from "../store/one-time/audit";
 import type { SigninRecord, VerifyResult } from "../store/one-time/signin-store";
 
-/** A step submission as it arrived, with the configuration it is answered by. */
-interface Submission {
-  req: Request;
-  env: ProviderEnv;
-  rc: RequestContext;
-  cfg: SigninConfig;
-  shards: number;
-  params: Params;
-}
-
 /** One step submission: the transaction, its client and what rendering needs. */
 interface Flow extends Submission {
+  purpose: SigninPurpose;
   client: Client;
   h: TxHandle;
   ctx: PageContext;
-  hooks: SigninHooks | undefined;
   /** This submission's count in its network's step-1 limit, when it was taken with the read. */
   ipHit?: IpHit;
-}
-
-/**
- * What another purpose of these steps does with a proven number (the person's /account page,
- * docs/account.md): the same identify and code steps, limits and counters, then `verified`.
- */
-export interface SigninHooks {
-  verified(
-    req: Request,
-    env: ProviderEnv,
-    rc: RequestContext,
-    subscriberId: number,
-    tx: Transaction,
-  ): Promise<Response>;
-  /** Where a cancel, or a "start again" link, goes. */
-  restart: string;
-}
-
-/** The stand-in "client" of a sign-in for the person's own account page. */
-function accountClient(lang: Lang): Client {
-  return {
-    clientId: "",
-    name: t(lang, "accountTitle"),
-    redirectUris: [],
-    items: [],
-    autoLogin: false,
-    status: "active",
-    eventsUri: null,
-    purpose: null,
-    retention: null,
-    createdAt: 0,
-    updatedAt: 0,
-  };
 }
 
 function pageContext(env: ProviderEnv, tx: Transaction, appName: string, txId?: string, csrf?: string): PageContext {
@@ -136,7 +90,7 @@ function pageContext(env: ProviderEnv, tx: Transaction, appName: string, txId?: 
     csrf,
     nonce: cspNonce(),
     formAction: formActionOf(tx.redirectUri),
-    ...(tx.purpose === "account" ? { action: "/account", purpose: "account" as const } : {}),
+    purpose: tx.purpose,
   };
 }
 
@@ -172,25 +126,16 @@ function failure(f: Flow, reason: string): void {
     audit(f.env, "signin.failure", f.client.clientId || null, "refused", {
       reason,
       step: f.h.tx.step,
-      ...(f.hooks ? { purpose: "account" } : {}),
+      ...f.purpose.audit,
     }),
   );
 }
 
-/**
- * The way on from a stop page: an app's sign-in goes back to the app (`restart=Y`, answered with
- * login_required so the app starts a new login); the /account page starts again.
- */
-function restartOf(h: TxHandle): Restart {
-  return h.tx.purpose === "account" ? { href: restartUrl(h.tx) } : { returnTx: h.page ?? h.id };
-}
-
-/** `restart=Y` from a stop page: the app gets `login_required` with its state; the sign-in ends. */
-async function returnToApp(h: TxHandle, rc: RequestContext): Promise<Response> {
+/** `restart=Y` from a stop page: the sign-in ends, and its purpose answers (an app: `login_required`). */
+async function restarted(h: TxHandle, rc: RequestContext, purpose: SigninPurpose): Promise<Response> {
   if (!h.page) await h.stub.signinFinish(h.key, ["identify", "verify", "consent"]);
   rc.log.event = "signin.restart";
-  if (h.tx.purpose === "account") return redirect(303, restartUrl(h.tx));
-  return errorRedirect(h.tx.redirectUri, h.tx.state, "login_required", RESTART_MESSAGE);
+  return purpose.restarted(h.tx);
 }
 
 /** The page of the transaction's current step. */
@@ -284,7 +229,7 @@ function smsAttemptRecord(f: Flow, a: SmsAttempt): AuditRecord {
   const detail: Record<string, string | number> = { provider: a.gateway, result: a.result, ms: a.ms };
   if (a.status !== undefined) detail.status = a.status;
   if (a.code !== undefined) detail.code = a.code;
-  if (f.hooks) detail.purpose = "account";
+  Object.assign(detail, f.purpose.audit);
   return auditRecord("sms.attempt", f.client.clientId || null, a.result === "delivered" ? "ok" : "refused", detail);
 }
 
@@ -394,7 +339,9 @@ async function identify(f: Flow): Promise<Response> {
 
   let confirmed: ConfirmedSubscriber | null;
   try {
-    confirmed = await carrierDirectory(f.env).confirm(telco, name, phone, f.hooks ? undefined : f.client.clientId);
+    // The person's link to the app is read with the number, for a purpose that asks consent.
+    const linkOf = f.purpose.consent ? f.client.clientId : undefined;
+    confirmed = await carrierDirectory(f.env).confirm(telco, name, phone, linkOf);
   } catch (err) {
     if (!(err instanceof CarrierUnavailable)) throw err;
     return carrierUnavailable(f, values, err);
@@ -503,7 +450,7 @@ async function resend(f: Flow): Promise<Response> {
   let phone = "";
   if (sub.testOtpHash === null) {
     const s = await subscriberById(f.env, sub.id);
-    if (!s) return stopPage(f.ctx, t(L, "unknownTitle"), t(L, "unknownText"), restartOf(f.h));
+    if (!s) return stopPage(f.ctx, t(L, "unknownTitle"), t(L, "unknownText"), f.purpose.restart(f.h));
     phone = s.phone;
   }
   const { code, digest } = await newCode(sub.testOtpHash);
@@ -535,8 +482,8 @@ async function verify(f: Flow): Promise<Response> {
   if (!otp || !/^\d{6}$/.test(otp)) return render(f, { text: t(L, "errOtp"), field: "otp" });
   if (!(await reviewAllows(f))) return unconfirmed(f, "test_number_refused");
   const optIn = tx.autoLoginEligible === true && f.params.get("autoLogin") === "Y";
-  const link = f.hooks || tx.consentDue ? null : await findLink(f.env, f.client.clientId, sub.id);
-  const needsConsent = !f.hooks && (!link || !covers(link, f.client));
+  const link = f.purpose.consent && !tx.consentDue ? await findLink(f.env, f.client.clientId, sub.id) : null;
+  const needsConsent = f.purpose.consent && (!link || !covers(link, f.client));
   const r = await f.h.stub.signinVerify({
     key: f.h.key,
     phoneKey: sub.phoneKey,
@@ -553,20 +500,23 @@ async function verify(f: Flow): Promise<Response> {
   // The number is proven on this browser: from now on no other subscriber's automatic login answers
   // from it, whatever follows (the account page, a consent refused, a subscriber gone meanwhile).
   await endOtherSubscribersOnDevice(f.req, f.env, sub.id);
-  if (f.hooks) return f.hooks.verified(f.req, f.env, f.rc, sub.id, r.record);
   if (needsConsent) {
     f.rc.log.event = "signin.consent";
     return render(g);
   }
-  const done = await complete(f.req, f.env, f.rc, f.cfg, {
+  const done = await f.purpose.end(f, {
     tx: r.record,
     client: f.client,
     subscriberId: sub.id,
-    plid: link!.plid,
-    items: f.client.items.filter((i) => link!.items.includes(i)),
     optIn,
+    shared: link ? sharedBy(link, f.client) : undefined,
   });
   return done ?? goneMeanwhile(f);
+}
+
+/** What a link shares with the client: its plid and the client's items it covers. */
+function sharedBy(link: Link, client: Client): Shared {
+  return { plid: link.plid, items: client.items.filter((i) => link.items.includes(i)) };
 }
 
 /** Whether a link holds consent to everything the client asks. */
@@ -625,13 +575,12 @@ async function codeProven(f: Flow): Promise<Response> {
   }
   const ended = await f.h.stub.signinFinish(f.h.key, ["consent"]);
   if (!ended.ended) return conflict(f, ended.record);
-  const done = await complete(f.req, f.env, f.rc, f.cfg, {
+  const done = await f.purpose.end(f, {
     tx: ended.record!,
     client: f.client,
     subscriberId: sub.id,
-    plid: link.plid,
-    items: f.client.items.filter((i) => link.items.includes(i)),
     optIn: ended.record!.autoLoginOptIn === true,
+    shared: sharedBy(link, f.client),
   });
   return done ?? goneMeanwhile(f);
 }
@@ -667,14 +616,16 @@ async function consented(f: Flow, tx: Transaction): Promise<Response> {
   // minted, whether the sign-in ended (gone meanwhile) or failed (a store down before the code).
   let completed: Response | null = null;
   try {
-    completed = await complete(f.req, f.env, f.rc, f.cfg, {
+    completed = await f.purpose.end(f, {
       tx,
       client: f.client,
       subscriberId: sub.id,
-      plid: consented.plid,
-      items: f.client.items,
       optIn,
-      consented: { subscriber: consented.subscriber, audit: consentEvent },
+      shared: {
+        plid: consented.plid,
+        items: f.client.items,
+        consented: { subscriber: consented.subscriber, audit: consentEvent },
+      },
     });
   } finally {
     if (!completed) f.rc.waitUntil(auditAll(f.env, [consentEvent]));
@@ -704,8 +655,7 @@ async function cancel(f: Flow): Promise<Response> {
   if (!done.ended) return conflict(f, done.record);
   failure(f, "cancelled");
   f.rc.log.event = "signin.cancelled";
-  if (f.hooks) return redirect(303, f.hooks.restart);
-  return errorRedirect(done.record!.redirectUri, done.record!.state, "access_denied", DENIED_MESSAGE);
+  return f.purpose.cancelled(done.record!);
 }
 
 async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
@@ -727,7 +677,7 @@ async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
  * sign-in elsewhere, ended or expired, another browser or token, an /account sign-in), and every
  * other submission, goes the full way: null.
  */
-async function gatedStep(s: Submission): Promise<Response | null> {
+async function gatedStep(s: Submission, purpose: SigninPurpose): Promise<Response | null> {
   const { req, env, rc, cfg, shards, params } = s;
   const id = params.get("tx");
   const csrf = params.get("csrf");
@@ -755,7 +705,7 @@ async function gatedStep(s: Submission): Promise<Response | null> {
     });
     if (r.result === "unsettled" || r.result === "conflict") return null;
     rc.log.clientId = r.record.clientId;
-    const f = await flowOf(s, { id, key, stub, tx: r.record }, csrf);
+    const f = await flowOf(s, purpose, { id, key, stub, tx: r.record }, csrf);
     if (f instanceof Response) return f;
     return codeRefused(f, r) ?? codeProven(f);
   }
@@ -767,51 +717,50 @@ async function gatedStep(s: Submission): Promise<Response | null> {
   const r = await stub.signinFinishGated(key, gate, app);
   if ("result" in r) return null;
   rc.log.clientId = app;
-  const f = await flowOf(s, { id, key, stub, tx: r.record }, csrf, client);
+  const f = await flowOf(s, purpose, { id, key, stub, tx: r.record }, csrf, client);
   return f instanceof Response ? f : consented(f, r.record);
 }
 
 /**
  * The flow of a submission at its record: the client read (unless given), and the stop page when
- * it is gone or disabled or no longer has the sign-in's redirect URI (no code goes there).
+ * it is gone or disabled or the sign-in can no longer end there (an app without the sign-in's
+ * redirect URI: no code goes there).
  */
 async function flowOf(
   s: Submission,
+  purpose: SigninPurpose,
   h: TxHandle,
   csrf: string | undefined,
   given?: Client | null,
-  hooks?: SigninHooks,
 ): Promise<Flow | Response> {
   const { env } = s;
   const tx = h.tx;
-  const client =
-    given !== undefined
-      ? given
-      : hooks
-        ? accountClient(tx.lang)
-        : await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
-  if (!client || (!hooks && registeredRedirect(client, tx.redirectUri, providerConfig(env).devMode) === undefined))
+  const client = given !== undefined ? given : await purpose.client(env, tx);
+  if (!client || !purpose.reaches(env, client, tx))
     return stopPage(
       pageContext(env, tx, client?.name ?? ""),
       t(tx.lang, "clientGoneTitle"),
       t(tx.lang, "clientGoneText"),
     );
-  return { ...s, client, h, ctx: pageContext(env, tx, client.name, h.page ?? h.id, csrf), hooks };
+  return { ...s, purpose, client, h, ctx: pageContext(env, tx, client.name, h.page ?? h.id, csrf) };
 }
 
-/** A step submission: a POST to /oauth2/authorize carrying `tx` (and no `client_id`). */
+/**
+ * A step submission (a POST carrying `tx`) of a sign-in for `purpose`: to /oauth2/authorize for an
+ * app's sign-in (authorize/purpose.ts), to /account for the person's own page (account/purpose.ts).
+ */
 export async function continueSignIn(
   req: Request,
   env: ProviderEnv,
   rc: RequestContext,
   params: Params,
-  hooks?: SigninHooks,
+  purpose: SigninPurpose,
 ): Promise<Response> {
   const cfg = signinConfig(env);
   const shards = providerConfig(env).oneTimeShards;
   const submission: Submission = { req, env, rc, cfg, shards, params };
-  if (!hooks) {
-    const done = await gatedStep(submission);
+  if (purpose.gated) {
+    const done = await gatedStep(submission, purpose);
     if (done) return done;
   }
   // A step-1 submission is counted against its network's limit in the call that reads its
@@ -839,7 +788,7 @@ export async function continueSignIn(
   const tx = h.tx;
   rc.log.clientId = tx.clientId;
   // A transaction serves the purpose it was made for: an app's step cannot be posted to /account.
-  if ((tx.purpose === "account") !== (hooks !== undefined)) {
+  if (tx.purpose !== purpose.mark) {
     const lang = tx.lang;
     return stopPage(pageContext(env, tx, ""), t(lang, "unknownTitle"), t(lang, "unknownText"));
   }
@@ -850,15 +799,13 @@ export async function continueSignIn(
       rc.log.event = "signin.restart_refused";
       return stopPage(pageContext(env, tx, ""), t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
     }
-    // Back to the app only while the client is active and still has the redirect URI: else the
-    // page a cancel gets in the same case (nothing goes to that address).
-    if (!hooks) {
-      const flow = await flowOf(submission, h, undefined, undefined, hooks);
-      if (flow instanceof Response) return flow;
-    }
-    return returnToApp(h, rc);
+    // Back only while the sign-in could still end there (an app active, with the redirect URI):
+    // else the page a cancel gets in the same case (nothing goes to that address).
+    const flow = await flowOf(submission, purpose, h, undefined);
+    if (flow instanceof Response) return flow;
+    return restarted(h, rc, purpose);
   }
-  const client = hooks ? accountClient(tx.lang) : await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
+  const client = await purpose.client(env, tx);
   const stopCtx = pageContext(env, tx, client?.name ?? "");
   if (Date.now() >= tx.expiresAt) {
     rc.log.event = "signin.expired";
@@ -866,16 +813,16 @@ export async function continueSignIn(
       stopCtx,
       t(tx.lang, "expiredTitle"),
       t(tx.lang, "expiredText", { minutes: minutes(cfg.txTtlMs) }),
-      restartOf(h),
+      purpose.restart(h),
     );
   }
   const csrf = params.get("csrf");
   if (!(await bindingHolds(req, tx, csrf))) {
     rc.log.event = "signin.csrf_refused";
-    return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), restartOf(h));
+    return stopPage(stopCtx, t(tx.lang, "forbiddenTitle"), t(tx.lang, "forbiddenText"), purpose.restart(h));
   }
   // A client disabled, or the sign-in's redirect URI removed, since the sign-in began: no code goes there.
-  const flow = await flowOf(submission, h, csrf, client, hooks);
+  const flow = await flowOf(submission, purpose, h, csrf, client);
   if (flow instanceof Response) return flow;
   const f: Flow = ipHit ? { ...flow, ipHit } : flow;
 

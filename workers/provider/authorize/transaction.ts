@@ -278,25 +278,3 @@ export async function stepGate(csrf: string, browser: string): Promise<StepGate>
   const [csrfHash, browserHash] = await Promise.all([sha256(csrf), sha256(browser)]);
   return { csrfHash, browserHash };
 }
-
-/** The `message` of the `login_required` answer a stop page's "back to the app" sends. */
-export const RESTART_MESSAGE = "The sign-in expired or could not continue. Start a new login.";
-
-/** Where an account sign-in starts again; an app's sign-in: the authorize URL that started it. */
-export function restartUrl(tx: SigninRecord): string {
-  if (tx.purpose === "account") return tx.langGiven ? `/account?lang=${tx.lang}` : "/account";
-  const q = new URLSearchParams({
-    response_type: "code",
-    client_id: tx.clientId,
-    redirect_uri: tx.redirectUri,
-    state: tx.state,
-  });
-  if (tx.prompt) q.set("prompt", tx.prompt);
-  if (tx.isHybrid) q.set("isHybrid", "Y");
-  if (tx.langGiven) q.set("lang", tx.lang);
-  if (tx.codeChallenge) {
-    q.set("code_challenge", tx.codeChallenge);
-    q.set("code_challenge_method", "S256");
-  }
-  return `/oauth2/authorize?${q}`;
-}

@@ -1,0 +1,56 @@
+// The person's own /account page as a purpose of the sign-in (docs/account.md): the same identify
+// and code steps, limits and counters as an app's sign-in, with no app behind it: nothing to
+// consent to, no gated calls (the store settles those for apps' sign-ins only), a cancel or a
+// "start again" back to /account, and the end a 10-minute session.
+
+import { redirect } from "../../core/http";
+import { providerConfig } from "../config";
+import { t, type Lang } from "../authorize/i18n";
+import type { SigninPurpose } from "../authorize/signin-purpose";
+import type { Transaction } from "../authorize/transaction";
+import { audit } from "../store/one-time/audit";
+import type { Client } from "../store/clients";
+import { openSession } from "./session";
+
+/** The stand-in "client" of an /account sign-in: named as the page, offering no automatic login. */
+function accountClient(lang: Lang): Client {
+  return {
+    clientId: "",
+    name: t(lang, "accountTitle"),
+    redirectUris: [],
+    items: [],
+    autoLogin: false,
+    status: "active",
+    eventsUri: null,
+    purpose: null,
+    retention: null,
+    createdAt: 0,
+    updatedAt: 0,
+  };
+}
+
+/** Where an /account sign-in starts again: the page, in the language it was asked for. */
+function accountUrl(tx: Transaction): string {
+  return tx.langGiven ? `/account?lang=${tx.lang}` : "/account";
+}
+
+export const accountSignin: SigninPurpose = {
+  mark: "account",
+  audit: { purpose: "account" },
+  consent: false,
+  gated: false,
+  client: (_env, tx) => accountClient(tx.lang),
+  reaches: () => true,
+  restart: (h) => ({ href: accountUrl(h.tx) }),
+  restarted: (tx) => redirect(303, accountUrl(tx)),
+  cancelled: () => redirect(303, "/account"),
+  // A proven number opens the session; the browser then GETs the dashboard (a reload posts nothing).
+  async end(s, e) {
+    const { env, rc } = s;
+    const shards = providerConfig(env).oneTimeShards;
+    const { cookie } = await openSession(env, shards, e.subscriberId, e.tx.subscriber!.masked);
+    rc.log.event = "account.signin";
+    rc.waitUntil(audit(env, "account.signin", null, "ok"));
+    return redirect(303, `/account?lang=${e.tx.lang}`, { cookies: [cookie], referrer: "same-origin" });
+  },
+};

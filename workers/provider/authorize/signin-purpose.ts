@@ -1,0 +1,87 @@
+// What a sign-in is for. The steps, pages, limits and store calls are the same whatever the
+// purpose; this object holds everything in which purposes differ, so the steps never ask which
+// one they serve. Two purposes: an app's sign-in (workers/provider/authorize/purpose.ts: consent,
+// then a code for the app) and the person's own page (workers/provider/account/purpose.ts: a
+// session, docs/account.md).
+
+import type { Params } from "../../core/http";
+import type { RequestContext } from "../../core/router";
+import type { IdentityItem } from "../../core/spec";
+import type { ProviderEnv } from "../config";
+import type { AuditRecord } from "../store/one-time/audit";
+import type { Client } from "../store/clients";
+import type { Subscriber } from "../store/directory/directory";
+import type { SigninConfig } from "./config";
+import type { Restart } from "./pages";
+import type { Transaction, TxHandle } from "./transaction";
+
+/** A step submission as it arrived, with the configuration it is answered by. */
+export interface Submission {
+  req: Request;
+  env: ProviderEnv;
+  rc: RequestContext;
+  cfg: SigninConfig;
+  shards: number;
+  params: Params;
+}
+
+/** What the person shares with an app: the link's plid and the app's items it covers. */
+export interface Shared {
+  plid: string;
+  /** The client's agreed items the subscriber consented to. */
+  items: readonly IdentityItem[];
+  /**
+   * Given by a consent just written (`consentForLogin`): the subscriber as read with it, the link's
+   * login recorded already, and the consent's audit event, appended with the code.
+   */
+  consented?: { subscriber: Subscriber; audit: AuditRecord };
+}
+
+/** A sign-in that proved its number and has nothing left to ask: what its purpose's end takes. */
+export interface SigninEnd {
+  /** The record as its last store call left it. */
+  tx: Transaction;
+  client: Client;
+  subscriberId: number;
+  /** The automatic-login box ticked on a sign-in that offered it. */
+  optIn: boolean;
+  /** For a purpose that asks consent: what the person shares with the client. */
+  shared?: Shared;
+}
+
+export interface SigninPurpose {
+  /**
+   * The mark its records carry (`SigninRecord.purpose`, set with the first page): a record is
+   * continued only by its own purpose (an app's step posted to /account is refused, and the reverse).
+   */
+  readonly mark: Transaction["purpose"];
+  /** What its audit events add to their detail. */
+  readonly audit: Readonly<Record<string, string>>;
+  /**
+   * Whether the person is asked to share their identity with the client: the link is read with the
+   * number and at the code step, the consent step follows when it does not cover the client's
+   * items, and the end is given what is shared (`SigninEnd.shared`).
+   */
+  readonly consent: boolean;
+  /**
+   * Whether a code entry and an agreement are tried first in one store call each, the object
+   * checking the page's CSRF token and browser cookie itself (`gatedStep`, docs/signin.md "Gated
+   * steps"); the store settles them for records without a purpose mark only.
+   */
+  readonly gated: boolean;
+  /** The client the sign-in is for, as it is now; null when it is gone or disabled. */
+  client(env: ProviderEnv, tx: Transaction): Client | null | Promise<Client | null>;
+  /** Whether the sign-in may still end at the client (an app that still holds its redirect URI). */
+  reaches(env: ProviderEnv, client: Client, tx: Transaction): boolean;
+  /** The way on from a stop page of a known sign-in. */
+  restart(h: TxHandle): Restart;
+  /** The answer to `restart=Y` (the way back from a stop page), the sign-in ended. */
+  restarted(tx: Transaction): Response;
+  /** The answer to a cancel, the sign-in ended. */
+  cancelled(tx: Transaction): Response;
+  /**
+   * The sign-in's end once the number is proven and nothing is left to ask; null, with nothing
+   * done, when what it stood on went away meanwhile (the person then starts again).
+   */
+  end(s: Submission, e: SigninEnd): Promise<Response | null>;
+}
