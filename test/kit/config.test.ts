@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../workers/core/config";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { rpClientConfig, rpConfig, rpSealKey, type RpEnv } from "../../packages/kit/src/config";
-import { createSession } from "../../packages/kit/src/store";
+import { kitContext } from "../../packages/kit/src/context";
+import { randomToken } from "../../workers/core/crypto";
 import { HONG, mintFor } from "../support/helpers";
 import { Browser, kit, send } from "../support/kit";
 
@@ -111,7 +112,9 @@ describe("rpConfig", () => {
     expect(failed.status).toBe(500);
     expect(await failed.json()).toEqual({ error: "server_error", message: "A temporary error occurred. Retry later." });
     expect(k.calls).toEqual([]);
-    const id = await createSession(k.env, { plid: "p", kind: "token", loginAt: Date.now() }, 60);
+    const id = randomToken(32);
+    const loginAt = Date.now();
+    await kitContext(k.env).store.createLoginSession({ plid: "p", kind: "token", loginAt }, 60, id, loginAt);
     const me = await send(k, "/auth/me", { headers: { Authorization: `Bearer ${id}` } });
     expect(me.status).toBe(500);
     expect(await me.json()).toEqual({ error: "server_error", message: "A temporary error occurred. Retry later." });

@@ -130,8 +130,8 @@ describe("across isolates (the KV claim)", () => {
       const key = `isolates-${trial}-${crypto.randomUUID()}`;
       const kenv = kit({ RP_STORE: undefined }).env;
       const [x, y] = await Promise.all([
-        a.redeemOnce(kenv, key, { proofHash: "p" }, 5000, work),
-        sleep(trial % 3).then(() => b.redeemOnce(kenv, key, { proofHash: "p" }, 5000, work)),
+        a.redeemOnce(kenv.RP_KV, key, { proofHash: "p" }, 5000, work),
+        sleep(trial % 3).then(() => b.redeemOnce(kenv.RP_KV, key, { proofHash: "p" }, 5000, work)),
       ]);
       expect(runs).toBe(1);
       expect([x.outcome, y.outcome]).toEqual([{ kind: "session" }, { kind: "session" }]);

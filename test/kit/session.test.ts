@@ -4,6 +4,7 @@ import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { randomToken, sha256 } from "../../workers/core/crypto";
 import { createPkce, type ProviderFetcher } from "../../packages/kit/src/client";
+import type { RpEnv } from "../../packages/kit/src/config";
 import { basic, call, DEMO, FORM, form, HONG, intercept, KIM, LEE, mintFor, SMITH } from "../support/helpers";
 import { Browser, kit, send, setCookies, storeWith, type Kit } from "../support/kit";
 import { findLink } from "../../workers/provider/store/directory/links";
@@ -609,17 +610,19 @@ describe("the demo page at / (dev worker, kit mounted with the provider in proce
   });
 
   it("escapes what it shows: a hostile name is rendered as text", async () => {
-    const { putIdentity, createSession } = await import("../../packages/kit/src/store");
-    const { rpSealKey } = await import("../../packages/kit/src/config");
+    const { putIdentity } = await import("../../packages/kit/src/kv");
+    const { kitContext } = await import("../../packages/kit/src/context");
+    const context = kitContext(env as unknown as RpEnv);
     const plid = crypto.randomUUID();
-    const kv = env as unknown as { RP_KV: KVNamespace };
     await putIdentity(
-      kv,
-      await rpSealKey(env),
+      context.kv,
+      await context.sealKey(),
       { plid, items: { name: `<img src=x onerror="a">` }, storedAt: Date.now() },
       3600,
     );
-    const id = await createSession(kv, { plid, kind: "cookie", loginAt: Date.now() }, 3600);
+    const id = randomToken(32);
+    const loginAt = Date.now();
+    await context.store.createLoginSession({ plid, kind: "cookie", loginAt }, 3600, id, loginAt);
     const page = await (await send(null, "/", { headers: { Cookie: `__Host-rp_session=${id}` } })).text();
     expect(page).toContain("&lt;img src=x onerror=&quot;a&quot;&gt;님, 환영합니다");
     expect(page).not.toContain("<img");

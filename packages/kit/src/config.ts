@@ -16,7 +16,6 @@ import {
 import { fieldKeyBytes, importSealKey } from "./core/crypto.js";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "./core/spec.js";
 import type { ProviderFetcher, RpClientConfig } from "./client.js";
-import type { KitHooks } from "./hooks.js";
 import type { PhoneLoginStore } from "./login-store.js";
 
 /** The kit's optional variables (docs/rp-kit.md "Configuration"). */
@@ -39,8 +38,8 @@ export interface KitVars extends CommonVars {
 
 /**
  * The kit's environment: its KV namespace, the public variables, the secrets (/auth/login needs
- * none), the optional variables, an optional service binding to the login service (without it the
- * kit fetches PROVIDER_BASE_URL) and the app's hooks (`createPhoneLogin` sets them).
+ * none), the optional variables and an optional service binding to the login service (without it
+ * the kit fetches PROVIDER_BASE_URL). The routes read it through the kit's context (context.ts).
  */
 export type RpEnv = KitVars & {
   RP_KV: KVNamespace;
@@ -52,7 +51,6 @@ export type RpEnv = KitVars & {
   RP_CLIENT_SECRET?: string;
   RP_SEAL_KEY?: string;
   PROVIDER?: ProviderFetcher;
-  RP_HOOKS?: KitHooks;
 };
 
 export interface RpConfig {

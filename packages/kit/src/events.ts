@@ -3,8 +3,8 @@
 // login, the number passed to someone else, the subscriber was removed) ends every session of
 // that plid here and forgets its sealed identity. A token is verified before anything changes:
 // HS256 only, keyed by RP_CLIENT_SECRET; `aud` this app's client id; `iss` the configured
-// service; `iat` within 10 minutes; then its `jti` is claimed (store.ts `claimJti`: with the kit's
-// store one call, so of concurrent copies of an event exactly one is acted on). Refusals are RFC
+// service; `iat` within 10 minutes; then its `jti` is claimed (the login store's `claimJti`: with
+// the kit's Durable Object store one call, so of concurrent copies of an event exactly one is acted on). Refusals are RFC
 // 8935 §2.3 errors. A verified token of an event type the kit does not handle is acknowledged (202)
 // and changes nothing: refusing it would only make the service retry it for a day.
 
@@ -13,8 +13,7 @@ import { verifyHs256 } from "./core/jws.js";
 import { notifyLogout } from "./hooks.js";
 import { readBodyText } from "./core/http.js";
 import type { RequestContext } from "./core/router.js";
-import { rpClientConfig, rpConfig, type RpEnv } from "./config.js";
-import { claimJti, endPlid, jtiActedOn, releaseJti } from "./store.js";
+import type { KitContext } from "./context.js";
 
 /** The event type of a deleted plid (the service's contract, docs/events.md). */
 const PLID_DELETED = "urn:phone-login:event:plid-deleted";
@@ -40,11 +39,11 @@ function refuse(err: SetError, description: string): Response {
 
 /** The checks of one token; a refusal, or the plid it is about (null: no event the kit handles). */
 async function check(
-  env: RpEnv,
+  kit: KitContext,
   token: string,
 ): Promise<{ plid: string | null; jti: string } | { err: SetError; description: string }> {
-  const cfg = rpConfig(env);
-  const v = await verifyHs256(token.trim(), rpClientConfig(env).clientSecret);
+  const cfg = kit.config;
+  const v = await verifyHs256(token.trim(), kit.client().clientSecret);
   if ("refused" in v) {
     if (v.refused === "malformed") return { err: "invalid_request", description: "not a compact JWS" };
     return {
@@ -72,9 +71,9 @@ async function check(
   return { plid, jti: c.jti };
 }
 
-export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
+export async function receiveEvent(req: Request, kit: KitContext, rc: RequestContext): Promise<Response> {
   // RP_EVENTS=false: the app takes no events here (no events_uri registered), so the route is absent.
-  if (!rpConfig(env).events) throw E.notFound();
+  if (!kit.config.events) throw E.notFound();
   rc.log.event = "rp.event";
   let token: string;
   try {
@@ -82,7 +81,7 @@ export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext)
   } catch {
     return refuse("invalid_request", "the body could not be read");
   }
-  const r = await check(env, token);
+  const r = await check(kit, token);
   if ("err" in r) {
     rc.log.cause = `event refused: ${r.err}`;
     return refuse(r.err, r.description);
@@ -91,20 +90,20 @@ export async function receiveEvent(req: Request, env: RpEnv, rc: RequestContext)
     rc.log.cause = "event of a type not handled: acknowledged";
     return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
   }
-  if (!(await claimJti(env, r.jti, JTI_TTL_SECONDS))) {
+  if (!(await kit.store.claimJti(r.jti, JTI_TTL_SECONDS))) {
     rc.log.cause = "event refused: invalid_request";
     return refuse("invalid_request", "jti already seen");
   }
   // A failure (500) gives the claim up: the service's retry of the same event is accepted, not
   // refused as a replay.
   try {
-    await endPlid(env, r.plid);
+    await kit.store.endPlid(r.plid);
   } catch (err) {
     // a claim that cannot be given up either ends with its TTL; the service retries past that
-    await releaseJti(env, r.jti).catch(() => {});
+    await kit.store.releaseJti(r.jti).catch(() => {});
     throw err;
   }
-  await jtiActedOn(env, r.jti, JTI_TTL_SECONDS);
-  rc.log.cause = await notifyLogout(env.RP_HOOKS, r.plid, "deleted");
+  await kit.store.jtiActedOn(r.jti, JTI_TTL_SECONDS);
+  rc.log.cause = await notifyLogout(kit.hooks, req, rc, r.plid, "deleted");
   return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
 }

@@ -2,22 +2,25 @@
 // reference service at its real address; docs/interface.md). `createPhoneLogin(options)` gives a
 // `fetch` that answers the kit's routes under a base path (default /auth) and `getSession` for the
 // app's own routes. It is the same route code the three-worker deploy runs, configured by options
-// instead of variables: each option becomes the variable the kit reads (OPTION_OF names them back).
+// instead of variables: each option becomes the variable the kit reads (OPTION_OF names them back),
+// and the kit's context over them (context.ts) carries the app's onLogin and onLogout.
 
-import { ConfigError, withBindings } from "./core/config.js";
+import { ConfigError, type CommonVars } from "./core/config.js";
 import { errorResponse } from "./core/errors.js";
-import { createWorker, type Route } from "./core/router.js";
+import { createWorker } from "./core/router.js";
 import { LOOPBACK_HOSTS, type IdentityItem } from "./core/spec.js";
 import type { ProviderFetcher } from "./client.js";
 import { rpClientConfig, rpConfig, rpSealKeyText, type KitVars, type RpEnv } from "./config.js";
+import { kitContext, routesOver, type KitContext, type KitRoute } from "./context.js";
 import type { KitHooks, LogoutReason } from "./hooks.js";
-import { routes as callbackRoutes } from "./routes/callback.js";
-import { routes as loginRoutes } from "./routes/login.js";
-import { routes as sessionRoutes } from "./routes/session.js";
-import { currentSession, flatUser, type KitUser } from "./sessions.js";
+import { kitRoutes as callbackRoutes } from "./routes/callback.js";
+import { kitRoutes as loginRoutes } from "./routes/login.js";
+import { kitRoutes as sessionRoutes } from "./routes/session.js";
+import { sessionOf } from "./sessions.js";
+import { flatUser, type KitUser } from "./user.js";
 import type { PhoneLoginStore } from "./login-store.js";
 
-export type { KitUser } from "./sessions.js";
+export type { KitUser } from "./user.js";
 export { PhoneLoginStore } from "./login-store.js";
 export type { LogoutReason } from "./hooks.js";
 export type { IdentityItem, YN } from "./core/spec.js";
@@ -138,6 +141,13 @@ const OPTION_OF: Record<string, string> = {
   RP_RELOGIN_PROMPT: "reloginPrompt",
 };
 
+/** What the package's router is given for an app's env: its two variables and the kit's context. */
+interface RouterEnv extends CommonVars {
+  readonly kit: KitContext;
+}
+
+const contextOf = (e: RouterEnv): KitContext => e.kit;
+
 /** Without a ctx (a test's direct call) background work is simply not awaited. */
 const FALLBACK_CTX: WaitUntil = { waitUntil() {} };
 
@@ -154,16 +164,25 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
   const basePath = options.basePath ?? "/auth";
   if (!/^(?:\/[A-Za-z0-9._~-]+)+$/.test(basePath))
     throw new ConfigError("basePath", "must be a path like /auth (no trailing slash)");
-  const routes: Route<RpEnv>[] = [...loginRoutes, ...callbackRoutes, ...sessionRoutes]
+  const routes: KitRoute[] = [...loginRoutes, ...callbackRoutes, ...sessionRoutes]
     // events off: no route at all, so every method is 404 there (not a 405 naming POST)
     .filter((r) => options.events !== false || r.path !== "/auth/events")
     .map((r) => ({ ...r, path: basePath + r.path.slice("/auth".length) }));
-  const worker = createWorker<RpEnv>("phone-login-kit", routes);
-  const kitEnvs = new WeakMap<object, RpEnv>();
+  const worker = createWorker<RouterEnv>("phone-login-kit", routesOver(routes, contextOf));
+  const routerEnvs = new WeakMap<object, RouterEnv>();
 
-  /** The kit's env for the app's env: options as the kit's variables, checked once. */
-  function kitEnv(env: Env): RpEnv {
-    const known = kitEnvs.get(env);
+  /** The app's hooks with its env added (the kit gives them the request). */
+  function hooksFor(env: Env): KitHooks {
+    const { onLogin, onLogout } = options;
+    return {
+      ...(onLogin ? { onLogin: (user, info) => onLogin(user, { ...info, env }) } : {}),
+      ...(onLogout ? { onLogout: (event) => onLogout({ ...event, env }) } : {}),
+    };
+  }
+
+  /** The router's env for the app's env: options as the kit's variables, checked once, and the kit's context over them. */
+  function routerEnvFor(env: Env): RouterEnv {
+    const known = routerEnvs.get(env);
     if (known) return known;
     const e = env as Record<string, unknown>;
     const redirectUri = str(resolve(options.redirectUri, env));
@@ -212,21 +231,13 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
             : OPTION_OF[err.variable];
       throw new ConfigError(option ?? err.variable, err.message.slice(`configuration: ${err.variable} `.length));
     }
-    kitEnvs.set(env, k);
-    return k;
-  }
-
-  /** The kit's env with the app's hooks bound to this request. */
-  function forRequest(env: Env, request: Request, ctx: WaitUntil): RpEnv {
-    const k = kitEnv(env);
-    if (!options.onLogin && !options.onLogout) return k;
-    const context: HookContext<Env> = { request, env, waitUntil: (p) => ctx.waitUntil(p) };
-    const { onLogin, onLogout } = options;
-    const hooks: KitHooks = {
-      ...(onLogin ? { onLogin: (user, info) => onLogin(user, { ...info, ...context }) } : {}),
-      ...(onLogout ? { onLogout: (event) => onLogout({ ...event, ...context }) } : {}),
+    const routerEnv: RouterEnv = {
+      DEV_MODE: k.DEV_MODE,
+      LOG_REQUESTS: k.LOG_REQUESTS,
+      kit: kitContext(k, hooksFor(env)),
     };
-    return withBindings(k, { RP_HOOKS: hooks });
+    routerEnvs.set(env, routerEnv);
+    return routerEnv;
   }
 
   return {
@@ -236,19 +247,19 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
       return path.startsWith(`${basePath}/`);
     },
     async fetch(request, env, ctx = FALLBACK_CTX) {
-      let k: RpEnv;
+      let routerEnv: RouterEnv;
       try {
-        k = forRequest(env, request, ctx);
+        routerEnv = routerEnvFor(env);
       } catch (err) {
         // The one line naming the option; the wire gets the fixed server_error.
         console.error(JSON.stringify({ worker: "phone-login-kit", status: 500, cause: String(err) }));
         return errorResponse(err);
       }
       const context = { waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p), passThroughOnException() {}, props: {} };
-      return worker.fetch!(request as never, k, context as unknown as ExecutionContext);
+      return worker.fetch!(request as never, routerEnv, context as unknown as ExecutionContext);
     },
     async getSession(request, env) {
-      const s = await currentSession(request, kitEnv(env));
+      const s = await sessionOf(request, routerEnvFor(env).kit);
       return s ? flatUser(s.identity, s.record) : null;
     },
   };

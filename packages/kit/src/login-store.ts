@@ -5,14 +5,33 @@
 // its end are rows too: a login adds its session and reads the plid's end in one call, and an end
 // records itself and lists the sessions in one. An event's `jti` is claimed in one call, so of
 // concurrent copies of one event exactly one is acted on. Sessions and sealed identities stay in
-// KV, which every /auth/me reads at the edge.
+// KV (kv.ts), which every /auth/me reads at the edge.
 //
-// Bound as RP_STORE (the route workers, the all-in-one) or given to `createPhoneLogin({ store })`;
-// without it the kit keeps all of this in KV, best effort (store.ts, redeem.ts). Rows are found by
-// hashes only (of the state, the code, the plid, the session id); the pending login holds what
-// KV's state held. Objects are picked by the hash's first character: 64 of them.
+// Here are the object (`PhoneLoginStore`), the rule that picks one of its 64 objects (`storeAt`) and
+// the kit's LoginStore over it (`DurableLoginStore`, storage.ts). Bound as RP_STORE (the route
+// workers, the all-in-one) or given to `createPhoneLogin({ store })`; without it the kit keeps all
+// of this in KV, best effort (store.ts). Rows are found by hashes only (of the state, the code, the
+// plid, the session id); the pending login holds what KV's state held. Objects are picked by the
+// hash's first character: 64 of them.
 
 import { DurableObject } from "cloudflare:workers";
+import { sha256 } from "./core/crypto.js";
+import { deleteKey, forgetIdentity, KEY, putSession } from "./kv.js";
+import {
+  bindingHashOf,
+  ENDED_TTL_SECONDS,
+  MAX_ENDED_SESSIONS,
+  NOT_YOURS,
+  POLL_MS,
+  REDEMPTION_TTL_SECONDS,
+  type CallbackLogin,
+  type LoginStore,
+  type PendingLogin,
+  type RedeemOutcome,
+  type Redeemed,
+  type SessionRecord,
+  type StateRefusal,
+} from "./storage.js";
 
 /** How a request's claim of a login or redemption went. */
 export type ClaimResult =
@@ -237,4 +256,127 @@ export function storeAt(ns: DurableObjectNamespace<PhoneLoginStore>, hash: strin
   let id = known.get(name);
   if (!id) known.set(name, (id = ns.idFromName(name)));
   return ns.get(id);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** How long the store keeps a claim for its duplicates: as KV keeps one, or as long as they may wait. */
+const claimExpiry = (waitMs: number) => Date.now() + Math.max(REDEMPTION_TTL_SECONDS * 1000, waitMs);
+
+/**
+ * A claim made in the store (`claimState`, `claim`) carried out: the first request does `work` and
+ * settles its outcome for the duplicates; a duplicate follows that outcome until `deadline`.
+ */
+async function followClaim(
+  stub: DurableObjectStub<PhoneLoginStore>,
+  keyHash: string,
+  claim: Exclude<ClaimResult, { kind: "refused" }>,
+  deadline: number,
+  work: () => Promise<RedeemOutcome>,
+): Promise<Redeemed> {
+  if (claim.kind === "duplicate") {
+    let outcome = claim.outcome;
+    while (outcome === null && Date.now() < deadline) {
+      await sleep(POLL_MS);
+      const now = await stub.outcome(keyHash);
+      if (now === undefined) break;
+      outcome = now;
+    }
+    return {
+      outcome: outcome !== null ? (JSON.parse(outcome) as RedeemOutcome) : { kind: "failed", failure: "upstream" },
+      first: false,
+    };
+  }
+  let outcome: RedeemOutcome = { kind: "failed", failure: "upstream" };
+  try {
+    outcome = await work();
+    return { outcome, first: true };
+  } finally {
+    // for duplicates only: a failed write leaves them to time out, never this login
+    await stub.settle(keyHash, JSON.stringify(outcome)).catch(() => {});
+  }
+}
+
+/** The kit's LoginStore over its Durable Object store, with sessions and identities in `kv`. */
+export class DurableLoginStore implements LoginStore {
+  constructor(
+    private readonly ns: DurableObjectNamespace<PhoneLoginStore>,
+    private readonly kv: KVNamespace,
+  ) {}
+
+  async putState(state: string, pending: PendingLogin, ttlSeconds: number): Promise<void> {
+    const hash = await sha256(state);
+    return storeAt(this.ns, hash).putState(hash, JSON.stringify(pending), Date.now() + ttlSeconds * 1000);
+  }
+
+  /** The state checked, ended and its exchange claimed in one call (`claimState`); a duplicate of the same browser finds the claim. */
+  async claimCallback(
+    stateHash: string,
+    bindingCookie: string | undefined,
+    stateTtlSeconds: number,
+    waitMs: number,
+  ): Promise<CallbackLogin | StateRefusal> {
+    const bindingHash = await bindingHashOf(bindingCookie);
+    const stub = storeAt(this.ns, stateHash);
+    const now = Date.now();
+    const result = await stub.claimState(stateHash, bindingHash, now - stateTtlSeconds * 1000, claimExpiry(waitMs));
+    if (result.kind === "refused") return result.reason === "foreign" ? "unknown" : result.reason;
+    const pending = result.kind === "first" ? (JSON.parse(result.pending!) as PendingLogin) : null;
+    return {
+      pending,
+      bindingHash: bindingHash!,
+      returnTo: pending ? pending.returnTo : (result.kind === "duplicate" && result.returnTo) || "/",
+      // ended with nothing to follow; a duplicate leaves the claim to its first request
+      cancel: () => (result.kind === "first" ? stub.forget(stateHash) : Promise.resolve()),
+      redeem: (work) => followClaim(stub, stateHash, result, Date.now() + waitMs, work),
+    };
+  }
+
+  async redeemCode(
+    keyHash: string,
+    proofHash: string,
+    waitMs: number,
+    work: () => Promise<RedeemOutcome>,
+  ): Promise<Redeemed> {
+    const stub = storeAt(this.ns, keyHash);
+    const got = await stub.claim(keyHash, proofHash, claimExpiry(waitMs));
+    if (got.kind === "refused") return NOT_YOURS;
+    return followClaim(stub, keyHash, got, Date.now() + waitMs, work);
+  }
+
+  /** The session first, then its index entry with the read of the plid's end, in one call. */
+  async createLoginSession(
+    record: SessionRecord,
+    ttlSeconds: number,
+    id: string,
+    startedAt: number,
+  ): Promise<number | null> {
+    const [hash, plidHash] = await Promise.all([sha256(id), sha256(record.plid)]);
+    await putSession(this.kv, hash, record, ttlSeconds);
+    return storeAt(this.ns, plidHash).indexSession(plidHash, hash, Date.now() + ttlSeconds * 1000, startedAt);
+  }
+
+  /** The end recorded and the sessions listed in one call, then the sessions and the identity deleted. */
+  async endPlid(plid: string): Promise<number> {
+    const plidHash = await sha256(plid);
+    const now = Date.now();
+    const stub = storeAt(this.ns, plidHash);
+    const hashes = await stub.endPlid(plidHash, now, now + ENDED_TTL_SECONDS * 1000, MAX_ENDED_SESSIONS);
+    await Promise.all([...hashes.map((h) => deleteKey(this.kv, KEY.session(h))), forgetIdentity(this.kv, plid)]);
+    return hashes.length;
+  }
+
+  /** One call, so exactly one of concurrent copies of an event is acted on. */
+  async claimJti(jti: string, ttlSeconds: number): Promise<boolean> {
+    const hash = await sha256(jti);
+    return storeAt(this.ns, hash).claimJti(hash, Date.now() + ttlSeconds * 1000);
+  }
+
+  /** The claim stays until it expires. */
+  async jtiActedOn(): Promise<void> {}
+
+  async releaseJti(jti: string): Promise<void> {
+    const hash = await sha256(jti);
+    await storeAt(this.ns, hash).releaseJti(hash);
+  }
 }

@@ -1,15 +1,16 @@
-// GET /auth/login (docs/architecture.md §4.6, §4.7): a 256-bit state in KV bound to a browser cookie, then
-// 302 to the service's authorization request (spec §4.1).
+// GET /auth/login (docs/architecture.md §4.6, §4.7): a 256-bit state in the login store bound to a
+// browser cookie, then 302 to the service's authorization request (spec §4.1).
 
 import { hostCookie, readHostCookie } from "../core/cookies.js";
 import { randomToken, sha256 } from "../core/crypto.js";
 import { E } from "../core/errors.js";
 import { readParams, type Params } from "../core/http.js";
 import { authorizationUrl, createPkce } from "../client.js";
-import { rpConfig, type RpConfig, type RpEnv } from "../config.js";
+import type { RpConfig, RpEnv } from "../config.js";
+import { kitContext, routesOver, type KitContext, type KitRoute } from "../context.js";
 import { BINDING_COOKIE, kitRedirect, safeReturnTo } from "../http.js";
 import { isRandomValue } from "../core/spec.js";
-import { putState, type PendingLogin } from "../store.js";
+import type { PendingLogin } from "../storage.js";
 import type { RequestContext, Route } from "../core/router.js";
 
 const PROMPT_SHAPE = /^[A-Za-z0-9_ -]{1,32}$/;
@@ -47,8 +48,8 @@ function loginRequest(params: Params, cfg: RpConfig): LoginRequest {
   return r;
 }
 
-async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
-  const cfg = rpConfig(env);
+async function login(req: Request, kit: KitContext, rc: RequestContext): Promise<Response> {
+  const cfg = kit.config;
   const moved = onPublicOrigin(cfg, rc.url);
   if (moved) return moved;
   const lr = loginRequest(await readParams(req, rc.search, 8192), cfg);
@@ -62,7 +63,7 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   if (pkce) pending.verifier = pkce.verifier;
   if (lr.prompt !== undefined) pending.prompt = lr.prompt;
   if (lr.restarted) pending.restarted = true;
-  await putState(env, state, pending, cfg.stateTtlSeconds);
+  await kit.store.putState(state, pending, cfg.stateTtlSeconds);
   const location = authorizationUrl(
     { baseUrl: cfg.providerBaseUrl, clientId: cfg.clientId, redirectUri: cfg.redirectUri },
     {
@@ -80,6 +81,9 @@ async function login(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   return kitRedirect(302, location, [hostCookie(BINDING_COOKIE, binding, { maxAgeSeconds })]);
 }
 
-export const routes: Route<RpEnv>[] = [
+export const kitRoutes: KitRoute[] = [
   { method: "GET", path: "/auth/login", handler: login, effects: true, page: true },
 ];
+
+/** The route over a route worker's env (the three-worker deploy, the all-in-one). */
+export const routes: Route<RpEnv>[] = routesOver(kitRoutes, kitContext);

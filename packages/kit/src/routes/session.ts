@@ -7,21 +7,22 @@ import { randomToken, sha256 } from "../core/crypto.js";
 import { clientNetwork, json, mediaType, readBodyText, readParams } from "../core/http.js";
 import { E } from "../core/errors.js";
 import { disconnectUser, RpClientError } from "../client.js";
-import { rpClientConfig, rpConfig, type RpEnv } from "../config.js";
+import type { RpEnv } from "../config.js";
+import { kitContext, routesOver, type KitContext, type KitRoute } from "../context.js";
 import { BINDING_COOKIE, checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http.js";
 import { receiveEvent } from "../events.js";
-import { redeemOnce } from "../redeem.js";
+import { endSession, hitRateLimit, readSession } from "../kv.js";
 import {
-  currentSession,
   flatUser,
   loginWithCode,
   sessionById,
   sessionClaim,
   sessionIdFor,
+  sessionOf,
   type CurrentSession,
 } from "../sessions.js";
 import { notifyLogout } from "../hooks.js";
-import { endPlid, endSession, hitRateLimit, readSession, type RedeemOutcome, type SessionKind } from "../store.js";
+import type { RedeemOutcome, SessionKind } from "../storage.js";
 import type { RequestContext, Route } from "../core/router.js";
 
 const MAX_BODY_BYTES = 16 * 1024;
@@ -30,8 +31,8 @@ const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
 const CLEAR_SESSION = hostCookie(SESSION_COOKIE, "", { maxAgeSeconds: 0 });
 const CLEAR_BINDING = hostCookie(BINDING_COOKIE, "", { maxAgeSeconds: 0 });
 
-async function requireSession(req: Request, env: RpEnv): Promise<CurrentSession> {
-  const session = await currentSession(req, env);
+async function requireSession(req: Request, kit: KitContext): Promise<CurrentSession> {
+  const session = await sessionOf(req, kit);
   if (!session) throw E.noSession(sessionClaim(req) ? "unknown, expired or ended session" : "no session");
   return session;
 }
@@ -40,8 +41,8 @@ async function requireSession(req: Request, env: RpEnv): Promise<CurrentSession>
  * docs/architecture.md §4.7: every POST refuses a foreign or `null` Origin; a missing one is accepted only
  * from a session-token (native) caller.
  */
-function checkPostOrigin(req: Request, env: RpEnv): void {
-  checkOrigin(req, rpConfig(env).publicOrigin, sessionClaim(req)?.kind === "token");
+function checkPostOrigin(req: Request, kit: KitContext): void {
+  checkOrigin(req, kit.config.publicOrigin, sessionClaim(req)?.kind === "token");
 }
 
 /**
@@ -58,13 +59,13 @@ function done(req: Request, body: Record<string, unknown>, what: "logout" | "dis
   return res;
 }
 
-async function me(req: Request, env: RpEnv): Promise<Response> {
-  const s = await requireSession(req, env);
+async function me(req: Request, kit: KitContext): Promise<Response> {
+  const s = await requireSession(req, kit);
   return json(flatUser(s.identity, s.record));
 }
 
-async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
-  checkPostOrigin(req, env);
+async function logout(req: Request, kit: KitContext, rc: RequestContext): Promise<Response> {
+  checkPostOrigin(req, kit);
   // Both the cookie's session and a Bearer one when a request carries both (an app's fetch wrapper
   // adding its own token): the cookie is cleared below, so its session must not outlive it.
   const claims = new Map<string, SessionKind>();
@@ -72,12 +73,12 @@ async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Res
   if (claim) claims.set(claim.id, claim.kind);
   const cookie = readHostCookie(req, SESSION_COOKIE);
   if (cookie !== undefined && !claims.has(cookie)) claims.set(cookie, "cookie");
-  const hooks = env.RP_HOOKS;
+  const hooks = kit.hooks;
   for (const [id, kind] of claims) {
     // Whose session it was, for the app's onLogout: read only when the app asked to be told.
-    const record = hooks?.onLogout ? await readSession(env, id, kind, rpConfig(env).sessionTtlSeconds) : null;
-    await endSession(env, id);
-    if (record) rc.log.cause = (await notifyLogout(hooks, record.plid, "logout")) ?? rc.log.cause;
+    const record = hooks.onLogout ? await readSession(kit.kv, id, kind, kit.config.sessionTtlSeconds) : null;
+    await endSession(kit.kv, id);
+    if (record) rc.log.cause = (await notifyLogout(hooks, req, rc, record.plid, "logout")) ?? rc.log.cause;
   }
   rc.log.event = "rp.logout";
   return done(req, { loggedOut: true }, "logout");
@@ -91,20 +92,20 @@ async function logout(req: Request, env: RpEnv, rc: RequestContext): Promise<Res
  * or they would outlive the link with no way left to end them. A failing service (timeout, 5xx)
  * keeps them, so the person can try again.
  */
-async function disconnect(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
-  checkPostOrigin(req, env);
-  const s = await requireSession(req, env);
+async function disconnect(req: Request, kit: KitContext, rc: RequestContext): Promise<Response> {
+  checkPostOrigin(req, kit);
+  const s = await requireSession(req, kit);
   try {
-    await disconnectUser(rpClientConfig(env), s.record.plid);
+    await disconnectUser(kit.client(), s.record.plid);
   } catch (err) {
     if (!(err instanceof RpClientError)) throw err;
     if (!err.unknownPlid) throw E.upstream(`${err.kind}: ${err.message}`);
     rc.log.cause = `${err.kind}: ${err.message} (disconnected already)`;
   }
-  await endPlid(env, s.record.plid);
-  await endSession(env, s.id);
+  await kit.store.endPlid(s.record.plid);
+  await endSession(kit.kv, s.id);
   rc.log.event = "rp.disconnect";
-  rc.log.cause = (await notifyLogout(env.RP_HOOKS, s.record.plid, "disconnect")) ?? rc.log.cause;
+  rc.log.cause = (await notifyLogout(kit.hooks, req, rc, s.record.plid, "disconnect")) ?? rc.log.cause;
   return done(req, { disconnected: true }, "disconnect");
 }
 
@@ -141,16 +142,22 @@ async function tokenRequest(req: Request, url: URL): Promise<TokenRequest> {
   return { code, codeVerifier: verifier };
 }
 
-async function rateLimit(req: Request, env: RpEnv): Promise<void> {
-  const cfg = rpConfig(env);
-  const r = await hitRateLimit(env, clientNetwork(req), cfg.tokenRateLimit, cfg.tokenRateWindowSeconds);
+async function rateLimit(req: Request, kit: KitContext): Promise<void> {
+  const cfg = kit.config;
+  const r = await hitRateLimit(kit.kv, clientNetwork(req), cfg.tokenRateLimit, cfg.tokenRateWindowSeconds);
   if (!r.ok) throw E.tooMany(r.retryAfterSeconds, "per-IP /auth/token limit");
 }
 
 /** The first request's work: the exchange, the user read and the session; refusals as outcomes. */
-async function redeem(env: RpEnv, rc: RequestContext, tr: TokenRequest, sessionId: string): Promise<RedeemOutcome> {
+async function redeem(
+  req: Request,
+  kit: KitContext,
+  rc: RequestContext,
+  tr: TokenRequest,
+  sessionId: string,
+): Promise<RedeemOutcome> {
   try {
-    const outcome = await loginWithCode(env, tr.code, {
+    const outcome = await loginWithCode(kit, req, rc, tr.code, {
       ...(tr.codeVerifier !== undefined ? { codeVerifier: tr.codeVerifier } : {}),
       kind: "token",
       allowRelogin: false,
@@ -169,10 +176,10 @@ async function redeem(env: RpEnv, rc: RequestContext, tr: TokenRequest, sessionI
  * The token/user proxy for native and WebView apps. PKCE is required (RFC 8252 §8.1) unless
  * RP_TOKEN_PKCE=optional; concurrent calls with one code and verifier get one session.
  */
-async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Response> {
-  const cfg = rpConfig(env);
+async function token(req: Request, kit: KitContext, rc: RequestContext): Promise<Response> {
+  const cfg = kit.config;
   checkOrigin(req, cfg.publicOrigin, true);
-  await rateLimit(req, env);
+  await rateLimit(req, kit);
   const tr = await tokenRequest(req, rc.url);
   if (tr.codeVerifier === undefined && cfg.tokenPkce === "required")
     throw E.missing("code_verifier", "PKCE required at /auth/token");
@@ -181,14 +188,13 @@ async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
   // (RP_TOKEN_PKCE=optional) nothing but the code would, and anyone who saw the code would get the
   // session, so every repeat is refused as a reused code, as the service refuses it.
   const proof = `${tr.code}.${tr.codeVerifier ?? randomToken(16)}`;
-  const sessionId = await sessionIdFor(env, "token", proof);
-  const claim = { proofHash: await sha256(proof) };
-  const { outcome, first } = await redeemOnce(
-    env,
+  const sessionId = await sessionIdFor(kit, "token", proof);
+  const proofHash = await sha256(proof);
+  const { outcome, first } = await kit.store.redeemCode(
     await sha256(`token:${tr.code}`),
-    claim,
+    proofHash,
     2 * cfg.providerTimeoutMs + 1000,
-    () => redeem(env, rc, tr, sessionId),
+    () => redeem(req, kit, rc, tr, sessionId),
   );
   if (!first) rc.log.event = "rp.token_duplicate";
   if (outcome.kind === "failed") {
@@ -196,17 +202,20 @@ async function token(req: Request, env: RpEnv, rc: RequestContext): Promise<Resp
       throw E.invalidCode("rfc6749", tr.code, rc.log.cause ?? "code already redeemed");
     throw E.upstream(rc.log.cause ?? "the first request's exchange failed");
   }
-  const s = await sessionById(env, sessionId, "token");
+  const s = await sessionById(kit, sessionId, "token");
   if (outcome.kind !== "session" || !s)
     throw E.invalidCode("rfc6749", tr.code, "no session for this code (relogin or ended)");
   const expiresIn = Math.max(0, cfg.sessionTtlSeconds - Math.floor((Date.now() - s.record.loginAt) / 1000));
   return json({ session_token: sessionId, expires_in: expiresIn, user: flatUser(s.identity, s.record) });
 }
 
-export const routes: Route<RpEnv>[] = [
+export const kitRoutes: KitRoute[] = [
   { method: "GET", path: "/auth/me", handler: me },
   { method: "POST", path: "/auth/logout", handler: logout, page: true },
   { method: "POST", path: "/auth/disconnect", handler: disconnect, page: true },
   { method: "POST", path: "/auth/token", handler: token },
   { method: "POST", path: "/auth/events", handler: receiveEvent },
 ];
+
+/** The routes over a route worker's env (the three-worker deploy, the all-in-one). */
+export const routes: Route<RpEnv>[] = routesOver(kitRoutes, kitContext);
