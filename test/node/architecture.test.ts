@@ -104,3 +104,81 @@ describe("the layout's import rules", () => {
     expect(lines).toBeLessThanOrEqual(1400);
   });
 });
+
+// The kit package's modules (issue 46, the kit): the routes take one typed context (context.ts),
+// the login store is an interface with its Durable Object and KV implementations, and no module
+// depends on itself through others. A type-only import is an edge too: a circle of types is a
+// circle of concepts.
+describe("the kit package: no import circle, no source file above 600 lines", () => {
+  /** The package's files `text` (of `file`) imports or re-exports, type-only imports and `import()` included. */
+  function packageImports(file: string, text: string): string[] {
+    const specs = [
+      ...text.matchAll(/^[ \t]*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']/gm),
+      ...text.matchAll(/^[ \t]*import\s+["']([^"']+)["']/gm),
+      ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+    ].map((m) => m[1]!);
+    return specs.filter((s) => s.startsWith(".")).map((s) => resolve(dirname(file), s).replace(/\.js$/, ".ts"));
+  }
+
+  /** The circles of a graph (Tarjan's strongly connected components of more than one file, or a file importing itself). */
+  function circles(graph: Map<string, string[]>): string[][] {
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const found: string[][] = [];
+    const visit = (v: string) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of graph.get(v) ?? []) {
+        if (!index.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) !== index.get(v)) return;
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+    };
+    for (const v of graph.keys()) if (!index.has(v)) visit(v);
+    return found;
+  }
+
+  const sources = files(kitPackage);
+  const graph = new Map(sources.map((f) => [f, packageImports(f, readFileSync(f, "utf8"))]));
+
+  it("reads type-only imports, re-exports and import() as edges, and reports a circle (the check is not vacuous)", () => {
+    const f = join(kitPackage, "a.ts");
+    const text = 'import type { X } from "./b.js";\nexport { Y } from "./c.js";\nconst z = await import("./d.js");\n';
+    expect(packageImports(f, text)).toEqual(["b", "c", "d"].map((n) => join(kitPackage, `${n}.ts`)));
+    expect(
+      circles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["a"]],
+        ]),
+      ),
+    ).toEqual([["a", "b", "c"]]);
+    expect(sources.length).toBeGreaterThan(20);
+    expect([...graph.values()].flat().length).toBeGreaterThan(60);
+  });
+
+  it("no file of packages/kit/src imports itself through others", () => {
+    expect(circles(graph).map((c) => c.map((f) => relative(kitPackage, f)))).toEqual([]);
+  });
+
+  it("no source file of packages/kit/src is above 600 lines", () => {
+    const lines = (f: string) => readFileSync(f, "utf8").replace(/\n$/, "").split("\n").length;
+    expect(sources.filter((f) => lines(f) > 600).map((f) => `${relative(kitPackage, f)}: ${lines(f)}`)).toEqual([]);
+  });
+});
