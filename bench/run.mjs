@@ -1,39 +1,38 @@
 #!/usr/bin/env node
-// `npm run bench`: throughput, latency, CPU and size of the project's workers on plain workerd
+// `npm run bench`: throughput, latency and CPU of the project's workers on plain workerd
 // (Miniflare's API, no `wrangler dev` proxy), each figure a ratio to a hello-world Worker served
-// the same way in the same run (docs/benchmarks.md explains the method).
+// the same way in the same run (docs/benchmarks.md explains the method). The workers' sizes are
+// the build's (`npm run build`: docs/sizes.json).
 //
 //   npm run bench                 full run; writes docs/benchmarks.md figures, docs/bench/latest.json,
 //                                 docs/bench/ratio.svg (commit them) and bench/results/<date>.json
-//   npm run bench -- --short      a few seconds per scenario (CI), then the scale bench's short run
-//                                 (5,000 subscribers); writes bench/results/ only
-//   npm run bench -- --scale      the scale bench instead (bench/scale.mjs: 1,000,000 subscribers)
+//   npm run bench -- --short      a few seconds per scenario (CI), then the capacity run's short run
+//                                 (capacity/scale.mjs --short: 5,000 subscribers); writes bench/results/ only
+//   npm run bench -- --scale      the capacity run instead (capacity/scale.mjs: 1,000,000 subscribers)
 //   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
 //            --no-rotate (every slice in the same order)
-//            --race-trials N --no-peers --no-profile --no-sizes --no-docs --no-scale
+//            --race-trials N --no-peers --no-profile --no-docs --no-scale
 //            --vars AUDIT_FLUSH_SECONDS=60   other values of the bench's variables (a what-if run)
+//            --entry investigations/workers/investigations-entry.ts   its variants (--vars BENCH_VARIANT=no-kv)
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
 
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, totalmem, type as osType, release } from "node:os";
+import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { combineSlices, drive, loop, quiet } from "./lib/load.mjs";
-import { floorFractions, formatTable, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
+import { floorFractions, formatTable, machine, markdownFigures, ratioSvg, stats } from "./lib/report.mjs";
 import { SCENARIOS, checkOnce, urlFor } from "./lib/scenarios.mjs";
 import { PROFILES, PROFILE_WORKERS, cryptoMicros } from "./lib/profile.mjs";
 import { RACERS, race } from "./lib/race.mjs";
-import { routeSizes } from "./lib/sizes.mjs";
 import { BENCH_VARS, startServers, writeJson } from "./lib/server.mjs";
-import { parseScaleArgs, runScale } from "./lib/scale.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const resultsDir = join(root, "bench", "results");
-const GOAL_GZIP_BYTES = 50 * 1024;
 
 function parseArgs(argv) {
   const short = argv.includes("--short");
@@ -65,13 +64,14 @@ function parseArgs(argv) {
     /** @type {string[] | null} */
     only: null,
     profile: true,
-    sizes: true,
     docs: !short,
     disk: false,
-    // the short run (CI) also runs the scale bench with a tiny directory, so a broken one fails CI
+    // the short run (CI) also runs the capacity run with a tiny directory, so a broken one fails CI
     scale: short,
     /** @type {Record<string, string>} variables over bench/lib/server.mjs BENCH_VARS (a what-if run) */
     vars: {},
+    /** @type {string | undefined} the app worker's entry: the bench entry, or one built on it */
+    entry: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -80,15 +80,14 @@ function parseArgs(argv) {
     else if (a === "--seconds") o.seconds = num();
     else if (a === "--warmup") o.warmup = num();
     else if (a === "--slices") o.slices = num();
-    else if (a === "--rotate") o.rotate = true;
     else if (a === "--no-rotate") o.rotate = false;
     else if (a === "--settle") o.settle = num();
     else if (a === "--connections") o.connections = num();
     else if (a === "--only") o.only = argv[++i].split(",");
+    else if (a === "--entry") o.entry = argv[++i];
     else if (a === "--race-trials") o.raceTrials = num();
     else if (a === "--no-peers") o.peers = false;
     else if (a === "--no-profile") o.profile = false;
-    else if (a === "--no-sizes") o.sizes = false;
     else if (a === "--no-docs") o.docs = false;
     else if (a === "--disk") o.disk = true;
     else if (a === "--no-scale") o.scale = false;
@@ -96,45 +95,6 @@ function parseArgs(argv) {
     else if (a !== "--short") throw new Error(`unknown option ${a}`);
   }
   return o;
-}
-
-function version(pkg) {
-  try {
-    return JSON.parse(readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8")).version;
-  } catch {
-    return "?";
-  }
-}
-
-function machine() {
-  let commit = "?";
-  try {
-    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
-    // uncommitted changes to what is measured
-    const dirty = execFileSync(
-      "git",
-      ["status", "--porcelain", "--", "workers", "bench", "migrations", "wrangler.toml"],
-      { cwd: root },
-    )
-      .toString()
-      .trim();
-    if (dirty) commit += " with uncommitted changes";
-  } catch {
-    /* not a checkout */
-  }
-  const c = cpus();
-  return {
-    cpus: c.length,
-    cpuModel: (c[0]?.model ?? "?").replace(/\s+/g, " ").trim(),
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    os: `${osType()} ${release()}`,
-    node: process.version,
-    workerd: version("workerd"),
-    miniflare: version("miniflare"),
-    autocannon: version("autocannon"),
-    commit,
-    loadStart: loadavg()[0].toFixed(2),
-  };
 }
 
 const log = (...a) => console.error(...a);
@@ -199,7 +159,7 @@ function summarise(s, rounds, helloRounds) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const started = Date.now();
-  const m = machine();
+  const m = machine(root, ["workers", "packages", "bench", "migrations", "wrangler.toml"]);
   mkdirSync(resultsDir, { recursive: true });
   log(
     `bench (${o.mode}): ${o.rounds} round(s) × ${o.seconds} s, ${o.connections} connections; load average ${m.loadStart}`,
@@ -208,7 +168,11 @@ async function main() {
   /** @type {{ name: string; vars: Record<string, string> }[]} */
   const workers = [{ name: "app", vars: {} }, ...(o.profile ? /** @type {any[]} */ (PROFILE_WORKERS) : [])];
   Object.assign(BENCH_VARS, o.vars);
-  const srv = await startServers(root, join(resultsDir, "build"), workers, { disk: o.disk, peers: o.peers });
+  const srv = await startServers(root, join(resultsDir, "build"), workers, {
+    disk: o.disk,
+    peers: o.peers,
+    entry: o.entry,
+  });
   log(
     `workerd ${m.workerd} (pid ${srv.pid ?? "?"}) serving ${Object.keys(srv.urls).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
@@ -343,23 +307,6 @@ async function main() {
       }
     }
 
-    // ---- sizes ----
-    let sizes = [];
-    if (o.sizes) {
-      log("  sizes: npm run build (wrangler deploy --dry-run --minify per [env.*])");
-      sizes = (await routeSizes(root, { reuse: o.mode === "short" })).map((z) => ({
-        ...z,
-        goalBytes: GOAL_GZIP_BYTES,
-        meetsGoal: z.gzip !== null && z.gzip <= GOAL_GZIP_BYTES,
-      }));
-      if (sizes.some((z) => z.reused))
-        log("  (dist/ was newer than every source: its builds were measured as they are)");
-      for (const z of sizes.filter((z) => z.error)) {
-        log(`FAILED: build of ${z.env}: ${z.error}`);
-        exitCode = 1;
-      }
-    }
-
     m.loadEnd = loadavg()[0].toFixed(2);
     const result = {
       version: 1,
@@ -382,7 +329,6 @@ async function main() {
       scenarios,
       races,
       profiles,
-      sizes,
     };
     // the goal lines: each route against its floor of the same shape (then the other comparisons)
     result.floors = floorFractions(result);
@@ -423,8 +369,8 @@ async function main() {
     await srv.dispose();
   }
   if (o.scale && !o.only) {
-    log("\nscale bench (short): bench/scale.mjs --short");
-    if ((await runScale(root, parseScaleArgs(["--short"]))) !== 0) exitCode = 1;
+    log("\ncapacity run (short): capacity/scale.mjs --short");
+    if (capacity(["--short"]) !== 0) exitCode = 1;
   }
   process.exitCode = exitCode;
 }
@@ -450,15 +396,19 @@ function writeDocs(result) {
   writeFileSync(mdPath, md.slice(0, a + BEGIN.length) + "\n" + markdownFigures(result) + "\n" + md.slice(b));
 }
 
+/** The capacity run (capacity/scale.mjs, docs/capacity.md) with `args`, in a process of its own; its exit code. */
+function capacity(args) {
+  return spawnSync(process.execPath, [join(root, "capacity", "scale.mjs"), ...args], { stdio: "inherit" }).status ?? 1;
+}
+
 const render = process.argv.indexOf("--render");
-const scaleRun = async () => {
-  process.exitCode = await runScale(root, parseScaleArgs(process.argv.slice(2)));
-};
 const run =
   render >= 0
     ? async () => writeDocs(JSON.parse(readFileSync(process.argv[render + 1], "utf8")))
     : process.argv.includes("--scale")
-      ? scaleRun
+      ? async () => {
+          process.exitCode = capacity(process.argv.slice(2).filter((a) => a !== "--scale"));
+        }
       : main;
 run().catch((err) => {
   console.error(err);

@@ -1,8 +1,11 @@
-// Load generation: autocannon (a devDependency, so the bench runs wherever `npm ci` ran) at a fixed
-// concurrency for a fixed time, with workerd's CPU time sampled around each run.
+// Load generation: autocannon (a dependency of the bench package, installed by the root's `npm ci`)
+// at a fixed concurrency for a fixed time, with workerd's CPU time sampled around each run.
 
 import autocannon from "autocannon";
 import { cpuMicros } from "./server.mjs";
+
+/** autocannon itself, for tools that drive it their own way (investigations/instructions.mjs: a number of requests). */
+export { autocannon };
 
 /**
  * A pool of single-use values (codes, tokens) handed out one per request. When it runs dry the

@@ -3,6 +3,7 @@
 // difference in workerd CPU per request is that part's cost. Crypto is timed by repeating the
 // route's crypto calls inside the worker (/__bench/crypto) and reading workerd's CPU time around it.
 
+import { stats } from "./report.mjs";
 import { cpuMicros } from "./server.mjs";
 import { SCENARIOS, control } from "./scenarios.mjs";
 
@@ -46,10 +47,7 @@ function rowsFor(id) {
  */
 function shares(rows, cryptoUs) {
   const row = (id) => rows.find((r) => r.id === id);
-  const median = (xs) => {
-    const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-    return v.length ? (v.length % 2 ? v[v.length >> 1] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2) : null;
-  };
+  const median = (xs) => stats(xs)?.median ?? null;
   const diff = (a, b) => median(row(a).rounds.map((r, i) => r.cpuUs - (row(b).rounds[i]?.cpuUs ?? NaN)));
   const full = row("full")?.cpuUs?.median ?? null;
   const hello = row("hello")?.cpuUs?.median ?? null;

@@ -1,5 +1,54 @@
-// Output of a benchmark run: statistics, the terminal table, the SVG chart and the Markdown block
-// of docs/benchmarks.md. No dependencies: the chart is written by hand.
+// Output of a benchmark run: the machine it ran on, statistics, the Markdown block of
+// docs/benchmarks.md (also what the terminal shows) and the SVG chart. No dependencies: the chart
+// is written by hand.
+
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cpus, loadavg, totalmem, type as osType, release } from "node:os";
+import { join } from "node:path";
+
+/** An installed package's version: the bench package's own node_modules, else the root's, where npm hoists them. */
+function version(root, pkg) {
+  for (const dir of [join(root, "bench", "node_modules"), join(root, "node_modules")])
+    try {
+      return JSON.parse(readFileSync(join(dir, pkg, "package.json"), "utf8")).version;
+    } catch {
+      /* not there */
+    }
+  return "?";
+}
+
+/**
+ * The machine and the commit a run measured, the commit marked when `measured` (paths from the
+ * root) has uncommitted changes.
+ * @param {string} root
+ * @param {string[]} measured
+ */
+export function machine(root, measured) {
+  let commit = "?";
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", ...measured], { cwd: root })
+      .toString()
+      .trim();
+    if (dirty) commit += " with uncommitted changes";
+  } catch {
+    /* not a checkout */
+  }
+  const c = cpus();
+  return {
+    cpus: c.length,
+    cpuModel: (c[0]?.model ?? "?").replace(/\s+/g, " ").trim(),
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    os: `${osType()} ${release()}`,
+    node: process.version,
+    workerd: version(root, "workerd"),
+    miniflare: version(root, "miniflare"),
+    autocannon: version(root, "autocannon"),
+    commit,
+    loadStart: loadavg()[0].toFixed(2),
+  };
+}
 
 /** Median, min and max of the numbers in `xs` (nulls ignored); null when there are none. */
 export function stats(xs) {
@@ -13,7 +62,6 @@ export function stats(xs) {
 const int = (n) => (n === null || n === undefined ? "-" : Math.round(n).toLocaleString("en-US"));
 const pct = (n) => (n === null || n === undefined ? "-" : `${(n * 100).toFixed(n < 0.1 ? 1 : 0)}%`);
 const ms = (n) => (n === null || n === undefined ? "-" : n < 10 ? n.toFixed(1) : String(Math.round(n)));
-const kib = (b) => (b === null || b === undefined ? "-" : (b / 1024).toFixed(1));
 // a difference of two noisy measurements can come out below zero: it is then nothing measurable
 const partUs = (n) => (n === null || n === undefined ? "-" : n < 0 ? "≈ 0 (within noise)" : int(n));
 const times = (x) => `${x.toFixed(2)}×`;
@@ -111,86 +159,18 @@ export function peerMultiples(result) {
     }));
 }
 
-const raceLine = (r) =>
-  `${r.exactlyOne} of ${r.trials} with exactly one winner; ${r.moreThanOne} with more (at most ${r.maxWinners}); ${r.none} with none`;
-
-function pad(rows) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-  return rows
-    .map((r) => r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  "))
-    .join("\n");
-}
-
-/** The terminal table: one line per scenario, then the profile and the sizes. */
+/**
+ * The terminal's report: the block the docs get (markdownFigures), then each scenario that had
+ * failed responses or requests without a fresh code or token.
+ */
 export function formatTable(result) {
-  const lines = [];
-  const head = [
-    "scenario",
-    "ratio to hello (min–max)",
-    "per second",
-    "CPU µs/req",
-    "CPU ratio",
-    "p50 ms",
-    "p99 ms",
-    "goal",
-  ];
-  const rows = [head];
-  for (const s of result.scenarios) {
-    if (!s.available) {
-      rows.push([s.title, "not available", s.reason ?? "", "", "", "", "", ""]);
-      continue;
-    }
-    rows.push([
-      s.title,
-      range(s.ratio, pct),
-      `${int(s.rate?.median)} ${s.unit}`,
-      int(s.cpuUs?.median),
-      pct(s.cpuRatio?.median),
-      ms(s.p50?.median),
-      ms(s.p99?.median),
-      s.goal ? `≥${pct(s.goal)} ${s.meetsGoal ? "ok" : "MISSED"}` : "",
-    ]);
-  }
-  lines.push(pad(rows));
-  for (const f of floorFractions(result))
-    lines.push(
-      `${f.route}: ${f.fraction.toFixed(2)}× ${f.floor} (CPU ratio ${pct(f.routeCpu)} vs ${pct(f.floorCpu)}; paired by round ${range(f.paired, times)}, ${range(f.extraUs, int)} µs more a request)${f.goal === null ? "" : `; goal ≥ ${times(f.goal)} ${f.meetsGoal ? "ok" : "MISSED"}`}`,
-    );
-  for (const p of peerMultiples(result))
-    lines.push(
-      `${p.ours} vs ${p.peer}: ${p.cpuTimes.toFixed(1)}× CPU ratio (${pct(p.oursCpu)} vs ${pct(p.peerCpu)}), ${p.rateTimes?.toFixed(1) ?? "-"}× per second`,
-    );
-  for (const r of result.races ?? []) lines.push(`race ${r.title} (${r.concurrency} at once): ${raceLine(r)}`);
   const bad = result.scenarios.filter((s) => s.available && (s.failedTotal > 0 || s.exhaustedTotal > 0));
-  for (const s of bad)
-    lines.push(
-      `  ! ${s.id}: ${s.failedTotal} failed responses, ${s.exhaustedTotal} requests without a fresh code/token`,
-    );
-
-  for (const p of result.profiles ?? []) {
-    lines.push("", `What costs the most in ${p.scenario} (workerd CPU per request; crypto alone ${int(p.crypto)} µs):`);
-    const prow = [["variant", "CPU µs/req", "ratio to hello", "per second"]];
-    for (const r of p.rows) prow.push([r.title, int(r.cpuUs?.median), pct(r.ratio?.median), int(r.rate?.median)]);
-    lines.push(pad(prow));
-    if (p.shares) {
-      const srow = [["part", "CPU µs/req", "share"]];
-      for (const [k, v] of Object.entries(p.shares)) srow.push([k, partUs(v.us), v.us < 0 ? "-" : pct(v.share)]);
-      lines.push(pad(srow));
-    }
-  }
-  if (result.sizes?.length) {
-    lines.push("", "Route worker sizes (npm run build: wrangler deploy --dry-run --minify):");
-    const srow = [["worker", "minified KiB", "gzip KiB", "goal ≤ 50 KiB gzip"]];
-    for (const z of result.sizes)
-      srow.push([
-        z.env,
-        kib(z.minified),
-        kib(z.gzip),
-        z.error ? `build failed: ${z.error.slice(0, 80)}` : z.meetsGoal ? "ok" : "MISSED",
-      ]);
-    lines.push(pad(srow));
-  }
-  return lines.join("\n");
+  return [
+    markdownFigures(result),
+    ...bad.map(
+      (s) => `  ! ${s.id}: ${s.failedTotal} failed responses, ${s.exhaustedTotal} requests without a fresh code/token`,
+    ),
+  ].join("\n");
 }
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -388,15 +368,6 @@ export function markdownFigures(result) {
       for (const [k, v] of Object.entries(p.shares))
         L.push(`| ${k} | ${partUs(v.us)} | ${v.us < 0 ? "" : pct(v.share)} |`);
     }
-  }
-  if (result.sizes?.length) {
-    L.push("");
-    L.push("| route worker | minified KiB | gzip KiB | ≤ 50 KiB gzip |");
-    L.push("|---|---|---|---|");
-    for (const z of result.sizes)
-      L.push(
-        `| ${z.env} | ${kib(z.minified)} | ${kib(z.gzip)} | ${z.error ? "build failed" : z.meetsGoal ? "met" : "**missed**"} |`,
-      );
   }
   return L.join("\n");
 }

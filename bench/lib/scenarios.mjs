@@ -83,8 +83,6 @@ const floorCodePool = pooled("floor-code");
 const floorTokenPool = pooled("floor-token");
 const floorShardCodePool = pooled("floor-code-shard");
 const floorShardTokenPool = pooled("floor-token-shard");
-const wopPool = pooled("code", "wop");
-const openauthPool = pooled("code", "openauth");
 
 /** An authorization-code exchange with the demo client's Basic credentials, one pooled code each. */
 function codeExchange(path, { pool, prepare }) {
@@ -119,14 +117,33 @@ function bearerRead(path, { pool, prepare }) {
   };
 }
 
-/** A peer's token request from a minted `{ auth?, body }` (a dry pool sends an unknown code). */
-function peerToken(pool) {
-  return (r) => {
-    const v = pool.next();
-    const entry = typeof v === "string" ? { body: "grant_type=authorization_code&code=exhausted" } : v;
-    r.body = entry.body;
-    r.headers = entry.auth ? { ...r.headers, Authorization: entry.auth } : r.headers;
-    return r;
+/**
+ * A peer's token exchange (bench/workers/peer-*.ts), each request from a minted `{ auth?, body }`
+ * (a dry pool sends an unknown code).
+ * @returns {Scenario}
+ */
+function peer(worker, library) {
+  const { pool, prepare } = pooled("code", worker);
+  return {
+    id: `peer-${worker}`,
+    title: `peer: ${library} token exchange`,
+    label: `${library} token`,
+    worker,
+    kind: "peer",
+    pool,
+    prepare,
+    request: {
+      method: "POST",
+      path: "/token",
+      headers: { "Content-Type": FORM },
+      setup(r) {
+        const v = pool.next();
+        const entry = typeof v === "string" ? { body: "grant_type=authorization_code&code=exhausted" } : v;
+        r.body = entry.body;
+        r.headers = entry.auth ? { ...r.headers, Authorization: entry.auth } : r.headers;
+        return r;
+      },
+    },
   };
 }
 
@@ -146,7 +163,8 @@ const unit = (id, title) => ({
 
 // ---- a whole sign-in, as a browser and then the app's back end do it ----
 
-const SUBSCRIBER_NAME = "벤치사용자"; // bench subscribers (bench-entry addSubscribers), fixed code 000000
+/** The name of the bench subscribers (bench-entry.ts `makeSubscribers`: carrier S, fixed code 000000). */
+export const SUBSCRIBER_NAME = "벤치사용자";
 
 /** The hidden fields and action of the page's first form (docs/signin.md form contract). */
 export function firstForm(html) {
@@ -456,36 +474,8 @@ export const SCENARIOS = [
     "route-user-me-floor-store",
     bearerRead("/v1/user/me", floorShardTokenPool),
   ),
-  {
-    id: "peer-wop",
-    title: "peer: workers-oauth-provider token exchange",
-    label: "workers-oauth-provider token",
-    worker: "wop",
-    kind: "peer",
-    pool: wopPool.pool,
-    prepare: wopPool.prepare,
-    request: {
-      method: "POST",
-      path: "/token",
-      headers: { "Content-Type": FORM },
-      setup: peerToken(wopPool.pool),
-    },
-  },
-  {
-    id: "peer-openauth",
-    title: "peer: OpenAuth token exchange",
-    label: "OpenAuth token",
-    worker: "openauth",
-    kind: "peer",
-    pool: openauthPool.pool,
-    prepare: openauthPool.prepare,
-    request: {
-      method: "POST",
-      path: "/token",
-      headers: { "Content-Type": FORM },
-      setup: peerToken(openauthPool.pool),
-    },
-  },
+  peer("wop", "workers-oauth-provider"),
+  peer("openauth", "OpenAuth"),
   unit("do-rpc", "unit: one DO RPC doing no SQL"),
   unit("do-insert", "unit: one DO RPC + one SQLite INSERT"),
   unit("d1-select", "unit: one D1 point SELECT"),

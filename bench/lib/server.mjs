@@ -1,11 +1,12 @@
 // Serves the benchmark's workers on plain workerd through Miniflare's API (no `wrangler dev`
-// proxy): the hello-world ceiling, the project's all-in-one worker (bench entry) and the peers,
+// proxy): the hello-world ceiling, the project's all-in-one worker (bench entry, or an entry built
+// on it: the capacity run's, the investigations'), the route workers and the peers,
 // each on its own direct socket, with real local D1 and Durable Objects (and KV and R2 where wrangler.toml binds them),
 // in memory, migrated from migrations/*.sql. The dev worker applies the dev seed itself.
 
 import { existsSync, mkdtempSync, readFileSync, readdirSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
@@ -160,16 +161,18 @@ export const BENCH_VARS = {
  * `route-user-me-base`), so that a change is compared with what it changes in one run.
  * `state`: a directory for the local D1, Durable Objects and KV that outlives the run (the scale
  * bench loads a directory once and measures it again under callgrind); migrated only when new.
- * @param {{ disk?: boolean; inspectorPort?: number; peers?: boolean; base?: string; state?: string }} [options]
+ * `entry`: the app worker's entry, the bench entry or one built on it
+ * (capacity/workers/capacity-entry.ts, investigations/workers/investigations-entry.ts).
+ * @param {{ disk?: boolean; inspectorPort?: number; peers?: boolean; base?: string; state?: string; entry?: string }} [options]
  */
 export async function startServers(
   root,
   buildDir,
   variants,
-  { disk = false, inspectorPort, peers = true, base, state: keep } = {},
+  { disk = false, inspectorPort, peers = true, base, state: keep, entry = "bench/workers/bench-entry.ts" } = {},
 ) {
   mkdirSync(buildDir, { recursive: true });
-  const appPath = await bundle(root, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry.js"));
+  const appPath = await bundle(root, entry, join(buildDir, `${basename(entry, ".ts")}.js`));
   const helloPath = join(root, "bench/workers/hello.js");
   const app = appOptions(root, appPath, "app", {});
   const peerWorkers = peers ? await peerOptions(root, buildDir, app.compatibilityDate) : [];
@@ -179,7 +182,7 @@ export async function startServers(
       ...variants,
       {
         name: "app-base",
-        vars: {},
+        vars: variants[0]?.vars ?? {}, // the same variables as this checkout's app worker
         scriptPath: await bundle(base, "bench/workers/bench-entry.ts", join(buildDir, "bench-entry-base.js")),
       },
     ];

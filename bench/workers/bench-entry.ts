@@ -1,6 +1,9 @@
 // Bench-only entry: the all-in-one dev worker plus `/__bench/*` routes that mint codes
-// and tokens through the core functions, so each load request can spend a distinct one. Compiled
-// into the benchmark bundle only (bench/run.mjs builds it with esbuild); never deployed.
+// and tokens through the core functions, so each load request can spend a distinct one, and the
+// floors (bench/workers/floor.ts, floor-signin.ts) beside it. Compiled into the benchmark bundle
+// only (bench/lib/server.mjs builds it with esbuild); never deployed. The capacity run and the
+// investigations build their own entries on this one (capacity/workers/capacity-entry.ts,
+// investigations/workers/investigations-entry.ts).
 //
 // The variable BENCH_VARIANT (comma-separated) strips parts of the hot path so their share can be
 // measured (docs/benchmarks.md "What costs the most"):
@@ -8,51 +11,48 @@
 //   no-d1     this worker's D1 reads answer from memory (clients, links); the one-time store's
 //             batched audit write (to R2) is its object's own, and stays
 //   no-do     the one-time store answers from memory (no Durable Object round trip)
+// (The investigations' entry adds its own: investigations/workers/investigations-entry.ts.)
 
 import dev from "../../workers/all-in-one/index";
-import { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
-import type { OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
-import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
-import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor-signin";
-import { partsWork } from "./parts";
-import { scaleWork } from "./scale";
-import { mintCode, tokenForCode } from "../../workers/provider/codes";
-import { inTurns } from "./in-turns";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
-
-/** The bench worker's env: the all-in-one's, plus the variant switch (bench/lib/profile.mjs). */
-type Env = AllInOneEnv & { BENCH_VARIANT?: string; FLOOR: DurableObjectNamespace<FloorStore> };
-import { providerConfig } from "../../workers/provider/config";
+import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
+import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
+import { mintCode, tokenForCode } from "../../workers/provider/codes";
+import { providerConfig } from "../../workers/provider/config";
+import { clientSecrets } from "../../workers/provider/store/clients";
+import { dirAt, dirShards, subscriberByPhone, type Subscriber } from "../../workers/provider/store/directory/directory";
+import { ciShard, numberShard } from "../../workers/provider/store/directory/keys";
+import { recordConsent } from "../../workers/provider/store/directory/links";
 import {
   plidShard,
   storeAt,
   storeFor,
+  tokenGrant,
   type CodeGrant,
+  type OneTimeStore,
   type RedeemArgs,
-  type RedeemResult,
-  type TokenGrant,
   type TokenRead,
 } from "../../workers/provider/store/one-time/one-time-store";
 import { createPkce } from "../../packages/kit/src/client";
 import { rpConfig } from "../../packages/kit/src/config";
 import { putState } from "../../packages/kit/src/store";
-import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
-import { IDENTITY_ITEMS } from "../../workers/core/spec";
-import { clientSecrets } from "../../workers/provider/store/clients";
-import { dirAt, dirShards, subscriberByPhone } from "../../workers/provider/store/directory/directory";
-import { ciShard, numberShard } from "../../workers/provider/store/directory/keys";
-import { recordConsent } from "../../workers/provider/store/directory/links";
-import type { IdentityItem } from "../../workers/core/spec";
-import type { Subscriber } from "../../workers/provider/store/directory/directory";
+import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
+import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor-signin";
+import { inTurns } from "./in-turns";
 
-// The stores with the bench-only loops of bench/workers/parts-store.ts; otherwise the same classes.
-export { PartsOneTimeStore as OneTimeStore, PartsFloorStore as FloorStore };
-// The directory shard with the scale bench's own methods (bench/workers/scale-shard.ts).
-export { ScaleDirectoryShard as DirectoryShard } from "./scale-shard";
-export { PhoneLoginStore } from "../../packages/kit/src/login-store";
+// The product's Durable Object classes as the all-in-one worker exports them, and the floors' store.
+export { DirectoryShard, OneTimeStore, PhoneLoginStore } from "../../workers/all-in-one/index";
+export { FloorStore } from "./floor";
 
-type Part = "no-d1" | "no-do" | "no-kv" | "count";
+/** The bench worker's env: the all-in-one's, plus the variant switch (bench/lib/profile.mjs). */
+export type BenchEnv = AllInOneEnv & { BENCH_VARIANT?: string; FLOOR: DurableObjectNamespace<FloorStore> };
+type Env = BenchEnv;
+/** The store's answers, as its public class and functions give them. */
+type RedeemResult = ReturnType<OneTimeStore["redeemCode"]>;
+type TokenGrant = ReturnType<typeof tokenGrant>;
+
+type Part = "no-d1" | "no-do";
 
 const MAX_MINT = 5000;
 
@@ -64,28 +64,17 @@ interface Subject {
   redirectUri: string;
 }
 
-const subjects = new Map<string, Promise<Subject>>();
-
-/** The seed subscriber consented to the seed client (as a finished sign-in leaves it). */
-function subjectFor(env: Env, clientId: string, phone: string): Promise<Subject> {
-  const key = `${clientId} ${phone}`;
-  let s = subjects.get(key);
-  if (!s) {
-    s = (async () => {
-      const client = SEED_CLIENTS.find((c) => c.clientId === clientId);
-      if (!client) throw new Error(`no seed client ${clientId}`);
-      const sub = await subscriberByPhone(env, phone);
-      if (!sub) throw new Error(`no seed subscriber ${phone}`);
-      const items = client.items.length ? client.items : IDENTITY_ITEMS;
-      const plid = await recordConsent(env, clientId, sub.id, items);
-      if (plid === null) throw new Error(`seed subscriber ${phone} gone`);
-      const { testOtpHash: _, ...subscriber } = sub;
-      return { clientId, subscriber, plid, items, redirectUri: client.redirectUris[0]! };
-    })();
-    s.catch(() => subjects.delete(key));
-    subjects.set(key, s);
-  }
-  return s;
+/** A bench subscriber consented to a seed client (as a finished sign-in leaves them). */
+async function subjectFor(env: Env, clientId: string, phone: string): Promise<Subject> {
+  const client = SEED_CLIENTS.find((c) => c.clientId === clientId);
+  if (!client) throw new Error(`no seed client ${clientId}`);
+  const sub = await subscriberByPhone(env, phone);
+  if (!sub) throw new Error(`no bench subscriber ${phone}`);
+  const items = client.items.length ? client.items : IDENTITY_ITEMS;
+  const plid = await recordConsent(env, clientId, sub.id, items);
+  if (plid === null) throw new Error(`bench subscriber ${phone} gone`);
+  const { testOtpHash: _, ...subscriber } = sub;
+  return { clientId, subscriber, plid, items, redirectUri: client.redirectUris[0]! };
 }
 
 /** Bench subscribers 0109xxxxxxx (SKT, test numbers with the fixed code 000000): fresh people for first sign-ins. */
@@ -140,10 +129,6 @@ async function anySubject(env: Env, clientId: string): Promise<Subject> {
   return group[Math.floor(i / g.length) % group.length]!;
 }
 
-async function addSubscribers(env: Env, from: number, n: number): Promise<Response> {
-  return Response.json(await makeSubscribers(env, from, n));
-}
-
 /**
  * What a relying-party callback needs, as `/auth/login` and a finished sign-in leave it: a state
  * in the kit's KV bound to a browser cookie (with its PKCE verifier), and a code for the kit's
@@ -178,27 +163,25 @@ async function rpCallbacks(env: Env, n: number): Promise<Response> {
 async function mint(env: Env, url: URL): Promise<Response> {
   const kind = url.searchParams.get("kind") ?? "code";
   const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, MAX_MINT);
-  if (kind === "subscribers") return addSubscribers(env, Number(url.searchParams.get("from") ?? "0"), n);
+  const from = Number(url.searchParams.get("from") ?? "0");
+  if (kind === "subscribers") return Response.json(await makeSubscribers(env, from, n));
   if (kind === "rp-callback") return rpCallbacks(env, n);
   if (FLOOR_MINT_KINDS.includes(kind)) return floorMint(env, kind, n);
-  if (kind === "floor-people") return floorPeople(env, Number(url.searchParams.get("from") ?? "0"), n);
+  if (kind === "floor-people") return floorPeople(env, from, n);
   if (kind === "floor-rp-callback") return floorCallbacks(env, n);
-  const clientId = url.searchParams.get("client") ?? SEED_CLIENTS[0]!.clientId;
-  // one named person's codes (all in one object), or many people's (bench/workers/bench-entry.ts SUBJECTS)
-  const phone = url.searchParams.get("phone");
+  const clientId = SEED_CLIENTS[0]!.clientId;
   const cfg = providerConfig(env);
-  const subjectOf = phone === null ? () => anySubject(env, clientId) : () => subjectFor(env, clientId, phone);
-  // the hot routes' people, made ahead (the scale bench counts them among the directory's people)
+  // the hot routes' people, made ahead (the capacity run counts them among the directory's people)
   if (kind === "subjects") {
-    await subjectOf();
-    return Response.json({ people: phone === null ? SUBJECTS : 1 });
+    await anySubject(env, clientId);
+    return Response.json({ people: SUBJECTS });
   }
   const secrets = await clientSecrets(env, clientId, cfg.clientCacheMs);
   if (!secrets) return Response.json({ error: `no client ${clientId}` }, { status: 400 });
   const secretId = secrets.current.id;
   const one = async (): Promise<string> => {
     const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
-      ...(await subjectOf()),
+      ...(await anySubject(env, clientId)),
       autoLogin: null,
       codeChallenge: null,
     });
@@ -255,47 +238,21 @@ async function cryptoWork(url: URL): Promise<Response> {
 /** A D1 statement answered from rows read once from the real database (same SQL, same binds). */
 function memoStatement(real: D1Database, sql: string, memo: Map<string, Promise<unknown>>): D1PreparedStatement {
   let args: unknown[] = [];
-  const key = () => sql + "\u0000" + JSON.stringify(args);
-  const once = <T>(f: () => Promise<T>): Promise<T> => {
-    const k = key();
-    let p = memo.get(k) as Promise<T> | undefined;
-    if (!p) memo.set(k, (p = f()));
-    return p;
-  };
-  const s = {
+  const s: Record<string, unknown> = {
     bind: (...a: unknown[]) => {
       args = a;
       return s;
     },
-    first: (col?: string) =>
-      once(() =>
-        real
-          .prepare(sql)
-          .bind(...args)
-          .first(col as never),
-      ),
-    run: () =>
-      once(() =>
-        real
-          .prepare(sql)
-          .bind(...args)
-          .run(),
-      ),
-    all: () =>
-      once(() =>
-        real
-          .prepare(sql)
-          .bind(...args)
-          .all(),
-      ),
-    raw: () =>
-      once(() =>
-        real
-          .prepare(sql)
-          .bind(...args)
-          .raw(),
-      ),
   };
+  for (const m of ["first", "run", "all", "raw"] as const)
+    s[m] = (...a: unknown[]) => {
+      const k = `${m}\u0000${sql}\u0000${JSON.stringify(args)}`;
+      if (!memo.has(k)) {
+        const st = real.prepare(sql).bind(...args);
+        memo.set(k, (st[m] as (...x: unknown[]) => Promise<unknown>).apply(st, a));
+      }
+      return memo.get(k);
+    };
   return s as unknown as D1PreparedStatement;
 }
 
@@ -356,129 +313,9 @@ function memoryNamespace(): DurableObjectNamespace<OneTimeStore> {
   } as unknown as DurableObjectNamespace<OneTimeStore>;
 }
 
-/**
- * The relying party's KV in this isolate's memory (variant `no-kv`): what the kit's flows cost with
- * storage that costs nothing, the least any storage design of theirs could reach. Values keep their
- * expiry (KV's, whole seconds); `list` walks the keys in order, as KV does.
- */
-function memoryKv(): KVNamespace {
-  const m = new Map<string, { value: string; until: number }>();
-  const live = (key: string) => {
-    const e = m.get(key);
-    if (e && e.until <= Date.now()) m.delete(key);
-    return e && e.until > Date.now() ? e : undefined;
-  };
-  const read = (v: string, type: unknown) =>
-    type === "json" || (typeof type === "object" && (type as { type?: string } | null)?.type === "json")
-      ? (JSON.parse(v) as unknown)
-      : v;
-  return {
-    async get(key: string, type?: unknown) {
-      const e = live(key);
-      return e ? read(e.value, type) : null;
-    },
-    async getWithMetadata(key: string, type?: unknown) {
-      const e = live(key);
-      return { value: e ? read(e.value, type) : null, metadata: null, cacheStatus: null };
-    },
-    async put(key: string, value: string, opts?: { expirationTtl?: number }) {
-      m.set(key, { value: String(value), until: Date.now() + (opts?.expirationTtl ?? 1e9) * 1000 });
-    },
-    async delete(key: string) {
-      m.delete(key);
-    },
-    async list(opts?: { prefix?: string; limit?: number }) {
-      const names = [...m.keys()].filter((k) => k.startsWith(opts?.prefix ?? "") && live(k)).sort();
-      const keys = names.slice(0, opts?.limit ?? 1000).map((name) => ({ name }));
-      return { keys, list_complete: keys.length === names.length, cacheStatus: null };
-    },
-  } as unknown as KVNamespace;
-}
-
-/** Platform calls by kind since the last read (variant `count`, bench/calls.mjs). */
-let counts: Record<string, number> = {};
-const count = (k: string) => void (counts[k] = (counts[k] ?? 0) + 1);
-
-/** `target`'s methods, each call counted under `prefix.method`. */
-function counting<T extends object>(target: T, prefix: string, methods?: readonly string[]): T {
-  return new Proxy(target, {
-    get(t, prop) {
-      const v = Reflect.get(t, prop, t) as unknown;
-      if (typeof v !== "function" || typeof prop !== "string" || (methods && !methods.includes(prop))) return v;
-      return (...a: unknown[]) => {
-        count(`${prefix}.${prop}`);
-        return (v as (...x: unknown[]) => unknown).apply(t, a);
-      };
-    },
-  });
-}
-
-/** The statements behind counted ones (a batch is given the real statements). */
-const realStatements = new WeakMap<object, D1PreparedStatement>();
-
-/** A D1 statement whose runs are counted, through `bind` (which returns a new statement). */
-function countedStatement(st: D1PreparedStatement, name: string): D1PreparedStatement {
-  const proxy = new Proxy(st, {
-    get(t, prop) {
-      const v = Reflect.get(t, prop, t) as unknown;
-      if (typeof v !== "function") return v;
-      if (prop === "bind") return (...a: unknown[]) => countedStatement(t.bind(...a), name);
-      if (prop === "first" || prop === "run" || prop === "all" || prop === "raw")
-        return (...a: unknown[]) => {
-          count(name);
-          return (v as (...x: unknown[]) => unknown).apply(t, a);
-        };
-      return (v as (...x: unknown[]) => unknown).bind(t);
-    },
-  });
-  realStatements.set(proxy, st);
-  return proxy;
-}
-
-/** Variant `count`: the worker's Durable Object stubs taken (by class), D1 statements, KV and R2 operations counted. */
-function countCalls(v: Env): void {
-  for (const [binding, name] of [
-    ["ONE_TIME", "one-time"],
-    ["DIRECTORY", "directory"],
-    ["FLOOR", "floor"],
-    ["RP_STORE", "kit store"],
-  ] as const) {
-    const ns = v[binding] as unknown as DurableObjectNamespace;
-    v[binding] = new Proxy(ns, {
-      get(t, prop) {
-        const f = Reflect.get(t, prop, t) as unknown;
-        // the stub itself (a proxy of it cannot be passed on in a call): one count per stub taken,
-        // which is one call wherever the code takes a stub per call, as the stores' helpers do
-        if (prop === "get")
-          return (id: DurableObjectId) => {
-            count(`${name} object call`);
-            return t.get(id);
-          };
-        return typeof f === "function" ? (f as (...x: unknown[]) => unknown).bind(t) : f;
-      },
-    }) as never;
-  }
-  const db = v.DB;
-  v.DB = new Proxy(db, {
-    get(t, prop) {
-      const f = Reflect.get(t, prop, t) as unknown;
-      if (prop === "prepare") return (sql: string) => countedStatement(t.prepare(sql), `d1 ${sql.split(/\s/)[0]}`);
-      if (prop === "batch")
-        return (list: D1PreparedStatement[]) => {
-          count(`d1 batch (${list.length})`);
-          return t.batch(list.map((st) => realStatements.get(st) ?? st));
-        };
-      return typeof f === "function" ? (f as (...x: unknown[]) => unknown).bind(t) : f;
-    },
-  });
-  const kv = v as unknown as { RP_KV: KVNamespace; AUDIT: R2Bucket };
-  kv.RP_KV = counting(kv.RP_KV, "kv", ["get", "put", "delete", "list", "getWithMetadata"]);
-  if (kv.AUDIT) kv.AUDIT = counting(kv.AUDIT, "r2", ["get", "put", "list", "delete", "head"]);
-}
-
 const variantEnvs = new WeakMap<object, Env>();
 
-/** The env with the parts named in BENCH_VARIANT (comma-separated) replaced. */
+/** The env with the parts named in BENCH_VARIANT (comma-separated) replaced; other names are left to the entries built on this one. */
 function envFor(env: Env): Env {
   const spec = typeof env.BENCH_VARIANT === "string" ? env.BENCH_VARIANT : "";
   if (spec === "" || spec === "none") return env;
@@ -488,8 +325,6 @@ function envFor(env: Env): Env {
     v = { ...env };
     if (parts.has("no-d1")) v.DB = variantDb(env.DB);
     if (parts.has("no-do")) v.ONE_TIME = memoryNamespace();
-    if (parts.has("no-kv")) (v as unknown as { RP_KV: KVNamespace }).RP_KV = memoryKv();
-    if (parts.has("count")) countCalls(v);
     variantEnvs.set(env, v);
   }
   return v;
@@ -514,19 +349,6 @@ export default {
         return mint(e, url);
       }
       if (url.pathname === "/__bench/crypto") return cryptoWork(url);
-      if (url.pathname === "/__bench/counts") {
-        const out = counts;
-        counts = {};
-        return Response.json(out);
-      }
-      if (url.pathname.startsWith("/__bench/scale/")) {
-        await dev.fetch(new Request(new URL("/healthz", url)), e, ctx); // the dev seed's clients
-        return scaleWork(url, e);
-      }
-      if (url.pathname === "/__bench/parts") {
-        await dev.fetch(new Request(new URL("/healthz", url)), e, ctx); // the client the parts authenticate
-        return partsWork(url, e);
-      }
     }
     return dev.fetch(req, e, ctx);
   },

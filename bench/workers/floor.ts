@@ -27,17 +27,20 @@ import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } f
 import {
   shardOf,
   storeFor,
-  type RedeemArgs,
-  type RedeemResult,
-  type TokenGrant,
-  type TokenRead,
   tokenGrant,
+  type OneTimeStore,
+  type RedeemArgs,
+  type TokenRead,
 } from "../../workers/provider/store/one-time/one-time-store";
-import { secretFingerprint } from "../../workers/provider/store/clients";
+import { clientSecrets } from "../../workers/provider/store/clients";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 
 const SHARDS = 16;
+
+/** The project's store answers, as its public class and functions give them. */
+type RedeemResult = ReturnType<OneTimeStore["redeemCode"]>;
+type TokenGrant = ReturnType<typeof tokenGrant>;
 
 export const CLIENT = "demo-client";
 export const SECRET = "demoSecret0123456789abcdefABCDEF";
@@ -401,13 +404,19 @@ export const FLOOR_MINT_KINDS = ["floor-code", "floor-token", "floor-code-shard"
  * `floor-code-shard` and `floor-token-shard`: in the objects the project's store names (tokens in
  * its grant shape), for the routes bound to the floor's store.
  */
-export async function floorMint(env: FloorEnv, kind: string, n: number): Promise<Response> {
+export async function floorMint(
+  env: FloorEnv & Parameters<typeof clientSecrets>[0],
+  kind: string,
+  n: number,
+): Promise<Response> {
   const values = Array.from({ length: n }, () => randomToken(32));
   const hashes = await Promise.all(values.map((v) => sha256(v)));
   const tokens = kind === "floor-token" || kind === "floor-token-shard";
+  // a token in the project's grant shape names the demo client's secret (its fingerprint), as the token route writes it
+  const secretId = async () => (await clientSecrets(env, CLIENT, 60_000))?.current.id ?? "no-secret";
   const record =
     kind === "floor-token-shard"
-      ? JSON.stringify(demoGrant(crypto.randomUUID(), await secretFingerprint(SECRET), Date.now()))
+      ? JSON.stringify(demoGrant(crypto.randomUUID(), await secretId(), Date.now()))
       : JSON.stringify({ plid: crypto.randomUUID(), ...RECORD9 });
   const byShard = new Map<number, { first: string; hashes: string[] }>();
   values.forEach((v, i) => {

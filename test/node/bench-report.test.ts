@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { classify } from "../../bench/lib/race.mjs";
 import { floorFractions } from "../../bench/lib/report.mjs";
-import { TARGET, capacityModel, comparePoints, surgeModel } from "../../bench/lib/scale.mjs";
+import { TARGET, capacityModel, comparePoints, surgeModel } from "../../capacity/lib/scale.mjs";
 
 describe("bench race: each answer to a concurrent redemption", () => {
   it("a 200 with an access_token wins", () => {

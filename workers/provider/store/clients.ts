@@ -234,7 +234,7 @@ export async function sealSecret(env: SealEnv, clientId: string, secret: string)
  * A short id of a client secret (SHA-256 prefix, 128 bits): a token records which secret
  * authenticated its exchange, so user/me encrypts with that one whatever rotations happened since.
  */
-export async function secretFingerprint(secret: string): Promise<string> {
+async function secretFingerprint(secret: string): Promise<string> {
   return (await sha256(`client-secret-id:${secret}`)).slice(0, 22);
 }
 

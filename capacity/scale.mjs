@@ -1,21 +1,22 @@
 #!/usr/bin/env node
-// The scale bench: a directory of N subscribers (1,000,000 by default) loaded through the admin
-// import, with links and grants, into the directory shards of a plain workerd, and what the
-// capacity model needs measured from it (docs/capacity.md, docs/benchmarks.md "Scale").
+// The capacity run (the scale bench): a directory of N subscribers (1,000,000 by default) loaded
+// through the admin import, with links and grants, into the directory shards of a plain workerd
+// served by the bench's harness (bench/lib/server.mjs), and what the capacity model needs measured
+// from it (docs/capacity.md, docs/benchmarks.md "Scale").
 //
-//   node bench/scale.mjs                 (or npm run bench -- --scale) full run; bench/results/scale-<date>.json
-//   node bench/scale.mjs --short         5,000 subscribers, a second a scenario (CI, via npm run bench -- --short)
+//   node capacity/scale.mjs              (or npm run bench -- --scale) full run; bench/results/scale-<date>.json
+//   node capacity/scale.mjs --short      5,000 subscribers, a second a scenario (CI, via npm run bench -- --short)
 //   options: --n N --small N --shards N --links L --grants G --import-concurrency C
 //            --rounds N --seconds S --slices K --settle S --warmup S --write-seconds S --no-costs
 //            --state DIR   keep the loaded directory in DIR (new) for the instruction counts below
-//   node bench/scale.mjs --instructions DIR1,DIR2 [--requests 100] [--rounds 3]
+//   node capacity/scale.mjs --instructions DIR1,DIR2 [--requests 100] [--rounds 3]
 //            instructions per identify and per whole sign-in at each kept directory (valgrind);
 //            bench/results/scale-instructions-<date>.json
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseScaleArgs, runScale } from "./lib/scale.mjs";
-import { writeJson } from "./lib/server.mjs";
+import { writeJson } from "../bench/lib/server.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";

@@ -1,4 +1,4 @@
-// Instruction counts of workerd under valgrind's callgrind (bench/instructions.mjs): a wrapper that
+// Instruction counts of workerd under valgrind's callgrind (investigations/instructions.mjs, capacity/scale.mjs --instructions): a wrapper that
 // Miniflare starts in place of the workerd binary, instrumentation switched on only around what is
 // measured, and the dumps read back by function. Instructions do not depend on what else the
 // machine is doing, so two builds or two scenarios compare to within a few per cent where CPU time
@@ -25,7 +25,9 @@ export function haveValgrind() {
  * optimized code arrives late and the counts depend on it); instrumentation starts off.
  */
 export function workerdWrapper(root, dir) {
-  const workerd = createRequire(join(root, "package.json"))("workerd").default;
+  // the workerd that Miniflare runs: its dependency, as the bench package installs it
+  const miniflare = createRequire(join(root, "bench", "package.json")).resolve("miniflare");
+  const workerd = createRequire(miniflare)("workerd").default;
   const path = join(dir, "workerd-callgrind");
   writeFileSync(
     path,

@@ -1,8 +1,9 @@
 // The parts of the hot routes measured one against the other inside one isolate
-// (`node bench/parts.mjs`, docs/benchmarks.md "What each remaining microsecond is"): each pair is
+// (`node investigations/parts.mjs`, docs/benchmarks.md "What each remaining microsecond is"): each pair is
 // the floor's way of doing one step (bench/workers/floor.ts) and the project's, called `n` times in
 // one request while the runner reads workerd's CPU time around it. No storage: what is left is the
-// JavaScript and the runtime calls of the step. Compiled into the benchmark bundle only.
+// JavaScript and the runtime calls of the step. Compiled into the investigations' bundle only
+// (investigations/workers/investigations-entry.ts).
 
 import { IttyRouter, Router } from "itty-router";
 import { base64ToBytes, constantTimeEqual } from "../../workers/core/crypto";
@@ -15,7 +16,7 @@ import tokenWorker from "../../workers/provider/token/index";
 import meWorker from "../../workers/provider/user-me/index";
 import { clientSecrets } from "../../workers/provider/store/clients";
 import type { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
-import { CLIENT, demoGrant, flatRecord, floorMe, floorToken, floorUserBody, SECRET } from "./floor";
+import { CLIENT, demoGrant, flatRecord, floorMe, floorToken, floorUserBody, SECRET } from "../../bench/workers/floor";
 
 const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
 const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
@@ -129,7 +130,7 @@ type StoreEnv = {
 const projectStore = (env: ProviderEnv, name = "bench-parts") => (env as unknown as StoreEnv).ONE_TIME.getByName(name);
 const floorStore = (env: ProviderEnv) => (env as unknown as StoreEnv).FLOOR.getByName("bench-parts");
 
-/** Parts that run their `n` calls inside a store object in one RPC (bench/workers/parts-store.ts). */
+/** Parts that run their `n` calls inside a store object in one RPC (investigations/workers/parts-store.ts). */
 export const BATCH_PARTS: Record<string, (env: ProviderEnv, n: number) => Promise<number>> = {};
 for (const [step, commitEach] of [
   ["redeem", false],

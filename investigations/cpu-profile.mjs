@@ -4,7 +4,7 @@
 // bundle and by function, per workerd isolate (the app worker with its Durable Object, Miniflare's
 // D1 and KV workers), and writes bench/results/<scenario>.cpuprofile (open it in Chrome DevTools).
 //
-//   node bench/cpu-profile.mjs token|signin|… [--seconds 8] [--connections 32] [--variant no-d1] [--all-isolates]
+//   node investigations/cpu-profile.mjs token|signin|… [--seconds 8] [--connections 32] [--variant no-d1] [--all-isolates]
 //        [--after signin,rp-callback]   run these scenarios (3 s each) first, in the same isolate,
 //                    as a full run does between slices (their type feedback and heap stay)
 //        [--alloc]   instead of time: bytes allocated a request by function (V8's sampling heap
@@ -23,9 +23,9 @@ if (typeof WebSocket === "undefined") {
   process.exit(r.status ?? 1);
 }
 
-const { drive, loop } = await import("./lib/load.mjs");
-const { SCENARIOS, checkOnce, urlFor } = await import("./lib/scenarios.mjs");
-const { startServers } = await import("./lib/server.mjs");
+const { drive, loop } = await import("../bench/lib/load.mjs");
+const { SCENARIOS, checkOnce, urlFor } = await import("../bench/lib/scenarios.mjs");
+const { startServers } = await import("../bench/lib/server.mjs");
 
 process.env.WRANGLER_SEND_METRICS = "false";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -38,7 +38,7 @@ const variant = opt("--variant", "");
 const alloc = args.includes("--alloc");
 const PORT = 9339;
 
-/** @type {import("./lib/scenarios.mjs").Scenario} the router floor */
+/** @type {import("../bench/lib/scenarios.mjs").Scenario} the router floor */
 const HEALTHZ = { id: "healthz", title: "/healthz", worker: "app", request: { method: "GET", path: "/healthz" } };
 const s = [...SCENARIOS, HEALTHZ].find((x) => x.id === id);
 if (!s) throw new Error(`no scenario ${id}`);
@@ -54,7 +54,7 @@ function moduleLines(file) {
   const out = [];
   let current = "(bundle)";
   for (const l of lines) {
-    const m = /^\/\/ ((?:workers|bench|node_modules)\/\S+)$/.exec(l);
+    const m = /^\/\/ ((?:workers|packages|bench|node_modules)\/\S+)$/.exec(l);
     if (m) current = m[1].replace(/^node_modules\//, "npm:");
     out.push(current);
   }

@@ -1,7 +1,7 @@
-// `/__bench/scale/*`: what the scale bench (`node bench/scale.mjs`, docs/capacity.md) asks of the
+// `/__bench/scale/*`: what the scale bench (`node capacity/scale.mjs`, docs/capacity.md) asks of the
 // directory shards beside the project's own routes: their sizes, links and grants loaded in bulk,
 // people armed with the fixed code, the shard calls counted, one shard's writes. Compiled into the
-// benchmark bundle only.
+// capacity run's bundle only (capacity-entry.ts).
 
 import { randomToken, sha256 } from "../../workers/core/crypto";
 import { dirShards, type DirectoryEnv } from "../../workers/provider/store/directory/directory";

@@ -1,10 +1,11 @@
-// The directory shard with bench-only methods for the scale bench (`node bench/scale.mjs`,
+// The directory shard with bench-only methods for the scale bench (`node capacity/scale.mjs`,
 // docs/capacity.md): its size as stored, links and grants loaded in bulk, people armed with a fixed
 // code so the sign-in pages can be driven for them, the shard calls a request makes counted, and
-// writes timed inside the object. The bench bundle exports it as `DirectoryShard`; the methods the
-// project calls behave as the production class's (they are only counted). Never deployed.
+// writes timed inside the object. The capacity run's bundle (capacity-entry.ts) exports it as
+// `DirectoryShard`, a subclass of the product's public class; the methods the project calls behave
+// as the production class's (they are only counted). Never deployed.
 
-import { DirectoryShard } from "../../workers/provider/store/directory/directory-shard";
+import { DirectoryShard } from "../../workers/all-in-one/index";
 import { newPlid } from "../../workers/provider/store/directory/keys";
 import { randomToken } from "../../workers/core/crypto";
 

@@ -1,4 +1,4 @@
-// The scale bench (`npm run bench -- --scale`, `node bench/scale.mjs`; docs/capacity.md): loads a
+// The scale bench (`npm run bench -- --scale`, `node capacity/scale.mjs`; docs/capacity.md): loads a
 // directory of N subscribers through the admin import, with links and automatic-login grants, into
 // the directory shards of a plain workerd (bench/lib/server.mjs), and measures what the capacity
 // model needs: bytes per subscriber, link and grant as stored, rows and bytes per shard, the import's
@@ -6,15 +6,17 @@
 // ratio to hello world in the same run), the shard calls each makes, and one shard's sustained
 // write rate.
 
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { cpus, loadavg, totalmem } from "node:os";
+import { loadavg } from "node:os";
 import { join } from "node:path";
-import { combineSlices, drive, loop, Pool, quiet } from "./load.mjs";
-import { stats } from "./report.mjs";
-import { SCENARIOS, checkOnce, control, firstForm, urlFor } from "./scenarios.mjs";
-import { cpuMicros, startServers, writeJson } from "./server.mjs";
+import { combineSlices, drive, loop, Pool, quiet } from "../../bench/lib/load.mjs";
+import { machine, stats } from "../../bench/lib/report.mjs";
+import { SCENARIOS, checkOnce, control, firstForm, urlFor } from "../../bench/lib/scenarios.mjs";
+import { cpuMicros, startServers, writeJson } from "../../bench/lib/server.mjs";
 import { directoryRows } from "./directory-data.mjs";
+
+/** The capacity run's app worker: the bench entry with the scale routes and the counting directory shard. */
+export const ENTRY = "capacity/workers/capacity-entry.ts";
 
 const FORM = "application/x-www-form-urlencoded";
 /** The admin token of the test vars (.dev.vars.example): the bench's workerd is local only. */
@@ -60,7 +62,7 @@ export function parseScaleArgs(argv) {
     writeSeconds: short ? 1 : 5,
     insideWrites: short ? 500 : 5000,
     costs: true,
-    /** @type {string | undefined} a directory to keep the loaded state in (bench/lib/scale-instructions.mjs reads it) */
+    /** @type {string | undefined} a directory to keep the loaded state in (capacity/lib/scale-instructions.mjs reads it) */
     state: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -80,7 +82,7 @@ export function parseScaleArgs(argv) {
     else if (a === "--write-seconds") o.writeSeconds = num();
     else if (a === "--no-costs") o.costs = false;
     else if (a === "--state") o.state = argv[++i];
-    else if (a !== "--short" && a !== "--scale") throw new Error(`unknown scale option ${a}`);
+    else if (a !== "--short") throw new Error(`unknown scale option ${a}`);
   }
   if (!(o.small >= 100 && o.n > o.small)) throw new Error("--n must be above --small (at least 100)");
   return o;
@@ -380,7 +382,7 @@ function scaleScenarios(state) {
   const token = SCENARIOS.find((s) => s.id === "token");
   const userMe = SCENARIOS.find((s) => s.id === "user-me");
   const identifyPool = new Pool();
-  /** @type {import("./scenarios.mjs").Scenario} */
+  /** @type {import("../../bench/lib/scenarios.mjs").Scenario} */
   const identify = {
     id: "identify",
     title: "identify (step 1: the number's shard read)",
@@ -409,7 +411,7 @@ function scaleScenarios(state) {
       },
     },
   };
-  /** @type {import("./scenarios.mjs").Scenario} */
+  /** @type {import("../../bench/lib/scenarios.mjs").Scenario} */
   const signin = {
     id: "signin",
     title: "full sign-in (authorize → identify → code → consent → redirect with the code)",
@@ -592,40 +594,11 @@ const d1Stats = (ctx) => scale(ctx, "d1");
 
 // ---- the run
 
-/** The commit measured (marked when what is measured has uncommitted changes) and the machine. */
-function machine(root) {
-  let commit = "?";
-  try {
-    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
-    const dirty = execFileSync(
-      "git",
-      ["status", "--porcelain", "--", "workers", "bench", "migrations", "wrangler.toml"],
-      {
-        cwd: root,
-      },
-    )
-      .toString()
-      .trim();
-    if (dirty) commit += " with uncommitted changes";
-  } catch {
-    /* not a checkout */
-  }
-  const c = cpus();
-  return {
-    commit,
-    cpus: c.length,
-    cpuModel: (c[0]?.model ?? "?").replace(/\s+/g, " ").trim(),
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    loadStart: loadavg()[0].toFixed(2),
-  };
-}
-
 export async function runScale(root, o) {
   if (o.state && existsSync(join(o.state, "d1"))) throw new Error(`--state ${o.state}: it already holds a directory`);
   const started = Date.now();
   t0 = started;
-  const m = machine(root);
+  const m = machine(root, ["workers", "packages", "bench", "capacity", "migrations", "wrangler.toml"]);
   const resultsDir = join(root, "bench", "results");
   mkdirSync(resultsDir, { recursive: true });
   log(
@@ -645,7 +618,7 @@ export async function runScale(root, o) {
         },
       },
     ],
-    { peers: false, state: o.state },
+    { peers: false, state: o.state, entry: ENTRY },
   );
   const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: srv.pid, urls: srv.urls, rateGuess: {} };
   const failures = [];

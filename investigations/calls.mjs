@@ -1,16 +1,17 @@
 #!/usr/bin/env node
 // Platform calls per request of the flows and their floors (docs/benchmarks.md "Where a flow's
-// time goes"): the bench entry's `count` variant counts every Durable Object call (by class and
-// method), D1 statement, KV and R2 operation the worker makes; each flow runs `--runs` times (after
-// one unmeasured run) and the calls are printed per run. Calls the objects make themselves (a
+// time goes"): the `count` variant of the investigations' entry
+// (investigations/workers/investigations-entry.ts) counts every Durable Object stub the worker
+// takes (by class; the stores' helpers take one per call), D1 statement, KV and R2 operation; each
+// flow runs `--runs` times (after one unmeasured run) and the calls are printed per run. Calls the objects make themselves (a
 // directory shard's own jobs, the store's R2 flush) are not the worker's and are not counted.
 //
-//   node bench/calls.mjs [signin,floor-signin,rp-callback,floor-rp-callback,token,floor-token,user-me,floor-me] [--runs 20]
+//   node investigations/calls.mjs [signin,floor-signin,rp-callback,floor-rp-callback,token,floor-token,user-me,floor-me] [--runs 20]
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SCENARIOS, checkOnce, control } from "./lib/scenarios.mjs";
-import { startServers } from "./lib/server.mjs";
+import { SCENARIOS, checkOnce, control } from "../bench/lib/scenarios.mjs";
+import { startServers } from "../bench/lib/server.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -25,7 +26,7 @@ const srv = await startServers(
   root,
   join(root, "bench", "results", "build"),
   [{ name: "app", vars: { BENCH_VARIANT: "count" } }],
-  { peers: false },
+  { peers: false, entry: "investigations/workers/investigations-entry.ts" },
 );
 try {
   const ctx = { url: srv.urls.app, helloUrl: srv.urls.hello, pid: null, urls: srv.urls, rateGuess: {} };

@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // The hot routes' steps, the floor's way against the project's, inside one isolate
-// (bench/workers/parts.ts): each part runs `--calls` times in one request while this reads
+// (investigations/workers/parts.ts): each part runs `--calls` times in one request while this reads
 // workerd's CPU time around it; rounds alternate the parts, and each figure is the median over
 // rounds of CPU µs per call (min–max). Prints a table; writes nothing.
 //
-//   node bench/parts.mjs [--rounds 7] [--calls 20000] [--only parse,route,redeem]
+//   node investigations/parts.mjs [--rounds 7] [--calls 20000] [--only parse,route,redeem]
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { stats } from "./lib/report.mjs";
-import { control } from "./lib/scenarios.mjs";
-import { cpuMicros, startServers } from "./lib/server.mjs";
+import { stats } from "../bench/lib/report.mjs";
+import { control } from "../bench/lib/scenarios.mjs";
+import { cpuMicros, startServers } from "../bench/lib/server.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -22,6 +22,7 @@ const only = opt("--only", "").split(",").filter(Boolean);
 
 const srv = await startServers(root, join(root, "bench", "results", "build"), [{ name: "app", vars: {} }], {
   peers: false,
+  entry: "investigations/workers/investigations-entry.ts",
 });
 try {
   if (srv.pid === null) throw new Error("workerd's process was not found: no CPU time to read");

@@ -1,17 +1,17 @@
 // Instructions per identify and per whole sign-in at two directory sizes, workerd under callgrind
-// (bench/lib/callgrind.mjs): the CPU ratios of the scale bench compare two moments of a shared
+// (investigations/lib/callgrind.mjs): the CPU ratios of the scale bench compare two moments of a shared
 // machine, instruction counts do not depend on them. Each size is a state the scale bench kept
-// (`node bench/scale.mjs --n 1000 --small 100 --no-costs --state DIR`), served again as it was left.
+// (`node capacity/scale.mjs --n 1000 --small 100 --no-costs --state DIR`), served again as it was left.
 //
-//   node bench/scale.mjs --instructions /dev/shm/scale-1k,/dev/shm/scale-1m [--requests 100] [--rounds 3]
+//   node capacity/scale.mjs --instructions /dev/shm/scale-1k,/dev/shm/scale-1m [--requests 100] [--rounds 3]
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { counted, haveValgrind, readDump, valgrindPid, workerdWrapper } from "./callgrind.mjs";
-import { stats } from "./report.mjs";
-import { DEMO, control } from "./scenarios.mjs";
-import { openIdentify, parallel, scale, signIn } from "./scale.mjs";
+import { counted, haveValgrind, readDump, valgrindPid, workerdWrapper } from "../../investigations/lib/callgrind.mjs";
+import { stats } from "../../bench/lib/report.mjs";
+import { DEMO, control } from "../../bench/lib/scenarios.mjs";
+import { ENTRY, openIdentify, parallel, scale, signIn } from "./scale.mjs";
 
 const FORM = "application/x-www-form-urlencoded";
 const log = (...a) => console.error(...a);
@@ -72,7 +72,7 @@ export async function runScaleInstructions(root, states, { requests = 100, round
   if (!haveValgrind()) throw new Error("the instruction counts need valgrind (apt-get install -y valgrind)");
   const dir = mkdtempSync(join(tmpdir(), "phone-login-scale-callgrind-"));
   process.env.MINIFLARE_WORKERD_PATH = workerdWrapper(root, dir);
-  const { startServers } = await import("./server.mjs");
+  const { startServers } = await import("../../bench/lib/server.mjs");
   const out = [];
   try {
     for (const state of states) {
@@ -95,7 +95,7 @@ export async function runScaleInstructions(root, states, { requests = 100, round
             },
           },
         ],
-        { peers: false, state },
+        { peers: false, state, entry: ENTRY },
       );
       try {
         const ctx = { url: srv.urls.app };

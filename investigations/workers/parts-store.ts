@@ -1,15 +1,17 @@
-// The one-time stores' own work inside their object (`node bench/parts.mjs --only redeem,redeem-commit`):
+// The one-time stores' own work inside their object (`node investigations/parts.mjs --only redeem,redeem-commit`):
 // the project's store and the floor's, each minting `n` codes and then redeeming them inside the
 // object, with no RPC per call, so the difference is the SQL and JavaScript of a redemption.
 // `redeem/…` redeems in one synchronous loop (one implicit transaction); `redeem-commit/…` yields
 // to the event loop before each redemption, so each commits on its own, as one per request does;
 // `read-commit/…` reads tokens the same way (user/me's store step).
 // `…-mint` parts mint only: subtract them. The project's parts include its audit flush (the count
-// of the tokens issued, to R2), which a shard does once a flush interval. Compiled into the benchmark bundle only.
+// of the tokens issued, to R2), which a shard does once a flush interval. Compiled into the investigations' bundle only.
 
+import { FloorStore, CLIENT } from "../../bench/workers/floor";
 import { OneTimeStore } from "../../workers/all-in-one/index";
-import type { TokenGrant } from "../../workers/provider/store/one-time/one-time-store";
-import { FloorStore, CLIENT } from "./floor";
+import type { tokenGrant } from "../../workers/provider/store/one-time/one-time-store";
+
+type TokenGrant = ReturnType<typeof tokenGrant>;
 
 /** Distinct random-looking 43-character values, as the SHA-256 digests the stores key by. */
 const hashes = (n: number) =>
@@ -18,7 +20,7 @@ const hashes = (n: number) =>
 /** A turn of the event loop: the object's implicit transaction commits before the next write. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-/** The project's store with bench-only loops (the bench bundle exports it as OneTimeStore). */
+/** The project's store with bench-only loops (the investigations' bundle exports it as OneTimeStore). */
 export class PartsOneTimeStore extends OneTimeStore {
   async partsRedeem(grant: TokenGrant, n: number, spend: boolean, commitEach = false): Promise<number> {
     const codes = hashes(n);

@@ -6,12 +6,12 @@
 // requests. Hello world's CPU per request is measured the same way in each round, as the ratio's
 // reference. Same plain workerd as `npm run bench`; the figures are medians over `--rounds`.
 //
-//   node bench/steps.mjs [--n 1000] [--rounds 3] [--concurrency 16] [--settle 0.3]
+//   node investigations/steps.mjs [--n 1000] [--rounds 3] [--concurrency 16] [--settle 0.3]
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SCENARIOS, checkOnce, control } from "./lib/scenarios.mjs";
-import { cpuMicros, startServers } from "./lib/server.mjs";
+import { SCENARIOS, checkOnce, control } from "../bench/lib/scenarios.mjs";
+import { cpuMicros, startServers } from "../bench/lib/server.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");

@@ -5,15 +5,19 @@
 // CPU time on a shared machine, repeat from run to run, so a change of a few per cent shows
 // (docs/benchmarks.md "Instructions"). About fifty times slower than workerd itself.
 //
-//   node bench/instructions.mjs [token-route,floor-token-route,user-me-route,floor-me-route | signin,floor-signin]
+//   node investigations/instructions.mjs [token-route,floor-token-route,user-me-route,floor-me-route | signin,floor-signin | identify]
 //        [--requests 400] [--rounds 3] [--compare a:b,c:d] [--functions 25]
-//        [--base ../other-checkout]    its token and user/me routes as token-route@base, user-me-route@base
+//        [--base ../other-checkout]    served beside this one: its token and user/me route workers as
+//                                      token-route@base, user-me-route@base, and its app worker for any
+//                                      scenario of the app (signin@base, identify@base, token@base, …)
 //        [--vars AUDIT_FLUSH_SECONDS=1]   variables of the app worker (and so of the stores it hosts)
 //        [--mint-ahead]   mint every round's codes and tokens before the first round, not before each
 //                         (so no mint's leftover garbage is collected inside a counted round)
 //        [--keep]   keep valgrind's dumps (one per scenario and round) to read with callgrind_annotate
 //
-// A flow (the sign-in, its floor) counts as one request: its figures are per flow.
+// A flow (the sign-in, its floor) counts as one request: its figures are per flow. `identify` is the
+// sign-in's step 1 alone (the POST with number, name and carrier, answered with the code page): each
+// request spends a sign-in opened beforehand (its first page fetched, uncounted) for a fresh person.
 // Each figure is instructions per request, the median of the rounds: "work" (what repeats) and
 // "housekeeping" (garbage collection, the allocator, V8's compiler and tasks: these move with
 // timing). `--compare a:b` prints b's work against a's by category and the functions that differ most.
@@ -22,7 +26,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
 import {
   byCategory,
   byFunction,
@@ -32,8 +35,17 @@ import {
   valgrindPid,
   workerdWrapper,
 } from "./lib/callgrind.mjs";
-import { stats } from "./lib/report.mjs";
-import { SCENARIOS, checkOnce, urlFor } from "./lib/scenarios.mjs";
+import { stats } from "../bench/lib/report.mjs";
+import { Pool, autocannon } from "../bench/lib/load.mjs";
+import {
+  AUTHORIZE_PATH,
+  SCENARIOS,
+  SUBSCRIBER_NAME,
+  checkOnce,
+  control,
+  firstForm,
+  urlFor,
+} from "../bench/lib/scenarios.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -59,22 +71,81 @@ const vars = Object.fromEntries(
 );
 
 if (!haveValgrind()) {
-  console.error("bench/instructions.mjs needs valgrind (apt-get install -y valgrind)");
+  console.error("investigations/instructions.mjs needs valgrind (apt-get install -y valgrind)");
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), "phone-login-callgrind-"));
 process.env.MINIFLARE_WORKERD_PATH = workerdWrapper(root, dir);
-const { startServers } = await import("./lib/server.mjs");
+const { startServers } = await import("../bench/lib/server.mjs");
 
-/** `id` or `id@base`: a scenario, or the same requests against the baseline checkout's route. */
+/** Sign-ins opened at the identify step, one a request, for bench people from 01098000000 (the sign-in scenario's start at 01090000000). */
+const identifyPool = new Pool();
+let identifyFrom = 8_000_000;
+/** @type {import("../bench/lib/scenarios.mjs").Scenario} */
+const IDENTIFY = {
+  id: "identify",
+  title: "identify (sign-in step 1)",
+  worker: "app",
+  pool: identifyPool,
+  async prepare(ctx, n) {
+    const res = await control(`${ctx.url}/__bench/mint?kind=subscribers&from=${identifyFrom}&n=${n}`);
+    if (res.status !== 200) throw new Error(`identify's people: ${res.status} ${(await res.text()).slice(0, 200)}`);
+    const phones = /** @type {string[]} */ (await res.json());
+    identifyFrom += n;
+    const opened = [];
+    for (let i = 0; i < phones.length; i += 8)
+      opened.push(
+        ...(await Promise.all(
+          phones.slice(i, i + 8).map(async (phone) => {
+            const page = await control(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
+            const cookie = page.headers
+              .getSetCookie()
+              .map((c) => c.split(";")[0])
+              .join("; ");
+            const form = firstForm(await page.text());
+            if (!form.names.has("phoneNo")) throw new Error("the first page is not the identify step");
+            for (const [k, v] of [
+              ["telcoCd", "S"],
+              ["name", SUBSCRIBER_NAME],
+              ["phoneNo", phone],
+            ])
+              form.fields.set(k, v);
+            return {
+              path: new URL(form.action, ctx.url).pathname,
+              cookie,
+              body: form.fields.toString(),
+              origin: ctx.url,
+            };
+          }),
+        )),
+      );
+    identifyPool.refill(opened);
+  },
+  request: {
+    method: "POST",
+    path: "/oauth2/authorize",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", "Accept-Language": "ko-KR" },
+    setup(r) {
+      const e = identifyPool.next();
+      if (typeof e === "string") return r; // dry: sent without a sign-in, it fails
+      r.path = e.path;
+      r.headers = { ...r.headers, Cookie: e.cookie, Origin: e.origin };
+      r.body = e.body;
+      return r;
+    },
+  },
+};
+
+/** `id` or `id@base`: a scenario, or the same requests against the baseline checkout. */
 const scenarios = ids.map((id) => {
   const [name, at] = id.split("@");
-  const s = SCENARIOS.find((x) => x.id === name);
+  const s = [...SCENARIOS, IDENTIFY].find((x) => x.id === name);
   if (!s || !(s.flow || s.request)) throw new Error(`no scenario ${name}`);
   if (!at) return { ...s, key: id, onBase: false };
   if (at !== "base" || !base) throw new Error(`${id}: only @base, with --base`);
+  if (s.worker === "app") return { ...s, key: id, onBase: true }; // the baseline's app worker
   const worker = { "token-route": "route-token-base", "user-me-route": "route-user-me-base" }[name];
-  if (!worker) throw new Error(`${id}: only token-route and user-me-route run on the baseline`);
+  if (!worker) throw new Error(`${id}: on the baseline, the app worker's scenarios and token-route, user-me-route`);
   return { ...s, key: id, worker, onBase: true };
 });
 
