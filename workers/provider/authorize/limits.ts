@@ -1,6 +1,6 @@
 // The sign-in limits (docs/signin.md "Limits"). The per-IP limit on step 1 is counted here; the
 // number's limits (lock, cooldown, sends) are decided inside the sign-in's own store calls
-// (workers/provider/store/signin-store.ts), in the same step as the code they concern. Keys hold hashes only.
+// (workers/provider/store/one-time/signin-store.ts), in the same step as the code they concern. Keys hold hashes only.
 
 import { sha256 } from "../../core/crypto";
 import { clientNetwork } from "../../core/http";

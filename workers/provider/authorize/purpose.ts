@@ -5,7 +5,8 @@
 
 import { providerConfig } from "../config";
 import { findClient } from "../store/clients";
-import { complete, DENIED_MESSAGE, errorRedirect, RESTART_MESSAGE } from "./finish";
+import { complete } from "./complete";
+import { DENIED_MESSAGE, errorRedirect, RESTART_MESSAGE } from "./redirects";
 import type { SigninPurpose } from "./signin-purpose";
 import { registeredRedirect } from "./validate";
 

@@ -1,18 +1,16 @@
 // A validated authorization request (spec §4.1, docs/architecture.md §4.4): automatic login when the
 // browser holds a grant and `prompt` allows it; `prompt=none` never shows a page; otherwise the
-// sign-in's first page, which usually stores nothing (`createTransaction`).
+// protocol hands off to the sign-in (its first page, `beginSignIn`), which takes it back at its end
+// (./purpose.ts).
 
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
-import { cspNonce } from "../../core/html";
-import { pickLang } from "./i18n";
 import type { RequestContext } from "../../core/router";
 import { signinConfig } from "./config";
-import { autoLoginEligible, deviceIdOf, errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./finish";
+import { autoLoginEligible, deviceIdOf } from "./device";
+import { errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./redirects";
 import { redirect } from "../../core/http";
-import { formActionOf, identifyPage, type PageContext } from "./pages";
-import { browserBinding, createTransaction } from "./transaction";
-import { ipKey } from "./limits";
+import { beginSignIn } from "./steps";
 import type { AuthorizeRequest } from "./validate";
 import { subscriberById } from "../store/directory/directory";
 import { findLink, touchLink } from "../store/directory/links";
@@ -81,28 +79,5 @@ export async function startSignIn(
     rc.waitUntil(audit(env, "signin.failure", ar.client.clientId, "refused", { reason: "login_required" }));
     return errorRedirect(ar.redirectUri, ar.state, "login_required", LOGIN_REQUIRED_MESSAGE);
   }
-  const lang = pickLang(req.headers.get("Accept-Language"), ar.lang);
-  const browser = browserBinding(req);
-  const { id, csrf } = await createTransaction(
-    env,
-    providerConfig(env).oneTimeShards,
-    ar,
-    lang,
-    browser.value,
-    cfg.txTtlMs,
-    () => ipKey(req),
-  );
-  rc.log.event = "signin.start";
-  const ctx: PageContext = {
-    operator: cfg.operator,
-    lang,
-    hybrid: ar.isHybrid,
-    appName: ar.client.name,
-    txId: id,
-    csrf,
-    nonce: cspNonce(),
-    formAction: formActionOf(ar.redirectUri),
-    cookies: browser.setCookie ? [browser.setCookie] : [],
-  };
-  return identifyPage(ctx);
+  return beginSignIn(req, env, rc, cfg, ar);
 }

@@ -1,6 +1,6 @@
 // The sign-in transaction (docs/signin.md "State machine"): what one person's sign-in has proven
 // so far, kept in the one-time store under the hash of its random id. Each step is one call on
-// the object that holds it (workers/provider/store/signin-store.ts). An app's first page stores
+// the object that holds it (workers/provider/store/one-time/signin-store.ts). An app's first page stores
 // nothing: its `tx` is the page (`pageToken`), the authorization request signed as the record it
 // would be. The identify step opens the sign-in in the object of the phone number's counters under
 // an id derived from the page's id (or the previous record's) and the number; a previous record
@@ -20,13 +20,25 @@ import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
 import { inShard, shardOf, storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
-import { sameHash, type SigninRecord, type StepGate } from "../store/one-time/signin-store";
-import { sealKeyVar } from "../store/clients";
-import type { AuthorizeRequest } from "./validate";
+import { sameHash, type Prompt, type SigninRecord, type StepGate } from "../store/one-time/signin-store";
+import { sealKeyVar, type Client } from "../store/clients";
 
 export type { SigninRecord as Transaction, Step } from "../store/one-time/signin-store";
 
 type TxEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+
+/** What an app's sign-in starts from: the validated authorization request (authorize/validate.ts). */
+export interface SigninRequest {
+  client: Client;
+  redirectUri: string;
+  /** Echoed byte for byte in the redirect. */
+  state: string;
+  prompt: Prompt;
+  isHybrid: boolean;
+  /** `lang` of the request, when it named one. */
+  lang: Lang | undefined;
+  codeChallenge: string | null;
+}
 
 /** A loaded transaction: its id, where it lives and what it holds. */
 export interface TxHandle {
@@ -39,7 +51,6 @@ export interface TxHandle {
 }
 
 export const TX_COOKIE = "pl_tx";
-export const AUTO_COOKIE = "pl_auto";
 /** A moved record is followed at most this far (a person re-entering the number a few times). */
 const MAX_HOPS = 8;
 
@@ -106,7 +117,7 @@ async function openPage(env: PageEnv, token: string): Promise<{ id: string; tx: 
 export async function createTransaction(
   env: TxEnv & PageEnv,
   shards: number,
-  ar: AuthorizeRequest,
+  ar: SigninRequest,
   lang: Lang,
   browser: string,
   ttlMs: number,

@@ -1,21 +1,14 @@
-// How a sign-in ends (spec §4.1): the redirect back to the app with a code and the
-// state byte for byte, the access_denied / login_required redirects, and the automatic-login grant.
+// How the protocol takes an app's sign-in back (spec §4.1): the code minted, the automatic-login
+// grant of an opt-in, and the redirect to the app with the code and the state byte for byte.
 
 import { redirect } from "../../core/http";
+import { hostCookie } from "../../core/cookies";
+import type { RequestContext } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
-import { hostCookie, readHostCookie } from "../../core/cookies";
-import type { RequestContext } from "../../core/router";
-import type { SigninConfig } from "./config";
-import { isRandomValue } from "../../core/spec";
-import { AUTO_COOKIE } from "./transaction";
-import type { SigninEnd } from "./signin-purpose";
-import type { Prompt } from "./validate";
-import { type Client } from "../store/clients";
 import {
   deleteAutoLoginGrant,
   deviceOf,
-  endOthersOnDevice,
   keepOwnGrant,
   newDevice,
   putAutoLoginGrant,
@@ -24,61 +17,10 @@ import {
 import { auditRecord } from "../store/one-time/audit";
 import { subscriberById } from "../store/directory/directory";
 import { linkExists, touchLink } from "../store/directory/links";
-
-/**
- * `redirect_uri` with the parameters appended. Values are encoded with encodeURIComponent (space
- * as %20), so every URL decoder returns the state exactly as the app sent it.
- */
-export function redirectLocation(redirectUri: string, params: readonly (readonly [string, string])[]): string {
-  const query = params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&");
-  const hash = redirectUri.indexOf("#");
-  const base = hash < 0 ? redirectUri : redirectUri.slice(0, hash);
-  return base + (base.includes("?") ? "&" : "?") + query;
-}
-
-export const DENIED_MESSAGE = "The user cancelled the sign-in.";
-export const LOGIN_REQUIRED_MESSAGE = "Login is required: no automatic login is available.";
-/** The `message` of the `login_required` answer a stop page's "back to the app" sends. */
-export const RESTART_MESSAGE = "The sign-in expired or could not continue. Start a new login.";
-
-/** `302 redirect_uri?error=...&message=...&state=...` (spec §4.1 style: message, not error_description). */
-export function errorRedirect(
-  redirectUri: string,
-  state: string,
-  error: "access_denied" | "login_required",
-  message: string,
-): Response {
-  return redirect(
-    302,
-    redirectLocation(redirectUri, [
-      ["error", error],
-      ["message", message],
-      ["state", state],
-    ]),
-  );
-}
-
-/** The device id of the automatic-login cookie, when the request carries a well-formed one. */
-export function deviceIdOf(req: Request): string | undefined {
-  const v = readHostCookie(req, AUTO_COOKIE);
-  return isRandomValue(v) ? v : undefined;
-}
-
-/** Automatic login is offered to SKT and KT subscribers of clients that allow it, unless prompt=N. */
-export function autoLoginEligible(client: Client, telco: string, prompt: Prompt): boolean {
-  return client.autoLogin && (telco === "S" || telco === "K") && prompt !== "N";
-}
-
-/**
- * The person has just proven their number on this browser (a right code): every automatic-login
- * grant of another subscriber on the device id it holds ends, for every app, whatever the prompt,
- * the box, the carrier or the client's settings; the person's own grants stay. A shared browser
- * never logs the next person in as the previous one (docs/security.md, invariants).
- */
-export async function endOtherSubscribersOnDevice(req: Request, env: ProviderEnv, subscriberId: number): Promise<void> {
-  const existing = deviceIdOf(req);
-  if (existing) await endOthersOnDevice(env, await deviceOf(env, existing), subscriberId);
-}
+import type { SigninConfig } from "./config";
+import { AUTO_COOKIE, deviceIdOf } from "./device";
+import { redirectLocation } from "./redirects";
+import type { SigninEnd } from "./signin-purpose";
 
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
