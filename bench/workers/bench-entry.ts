@@ -36,7 +36,7 @@ import {
 } from "../../workers/provider/store/one-time/one-time-store";
 import { createPkce } from "../../packages/kit/src/client";
 import { rpConfig } from "../../packages/kit/src/config";
-import { putState } from "../../packages/kit/src/store";
+import { loginStoreFor } from "../../packages/kit/src/store";
 import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floorUnit } from "./floor";
 import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor-signin";
 import { inTurns } from "./in-turns";
@@ -137,14 +137,13 @@ async function anySubject(env: Env, clientId: string): Promise<Subject> {
 async function rpCallbacks(env: Env, n: number): Promise<Response> {
   const cfg = providerConfig(env);
   const rp = rpConfig(env);
-  const kv = env as unknown as { RP_KV: KVNamespace };
+  const store = loginStoreFor(env);
   const one = async (): Promise<string> => {
     const binding = randomToken(32);
     const state = randomToken(32);
     const pkce = await createPkce();
     const subject = { ...(await anySubject(env, rp.clientId)), redirectUri: rp.redirectUri };
-    await putState(
-      kv,
+    await store.putState(
       state,
       { bindingHash: await sha256(binding), returnTo: "/", created: Date.now(), verifier: pkce.verifier },
       rp.stateTtlSeconds,

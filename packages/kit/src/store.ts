@@ -172,8 +172,3 @@ function chooseStore(env: StoreEnv): LoginStore {
 export function loginStoreFor(env: StoreEnv): LoginStore {
   return configOf(env, chooseStore);
 }
-
-/** A new login's state for a route worker's env, where its callback will look (bench/ prepares callbacks with it). */
-export function putState(env: StoreEnv, state: string, pending: PendingLogin, ttlSeconds: number): Promise<void> {
-  return loginStoreFor(env).putState(state, pending, ttlSeconds);
-}
