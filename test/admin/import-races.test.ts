@@ -17,8 +17,8 @@ import { Browser, DEMO_CB, signInAll } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
 import { decryptField } from "../../workers/core/crypto";
 import adminWorker from "../../workers/admin/index";
-import { CarrierUnavailable, httpDirectory } from "../../workers/provider/authorize/carrier";
-import { carrierSignature } from "../../workers/provider/authorize/carrier-api";
+import { CarrierUnavailable, httpDirectory } from "../../workers/provider/signin/carrier";
+import { carrierSignature } from "../../workers/provider/signin/carrier-api";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 

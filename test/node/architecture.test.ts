@@ -182,3 +182,112 @@ describe("the kit package: no import circle, no source file above 600 lines", ()
     expect(sources.filter((f) => lines(f) > 600).map((f) => `${relative(kitPackage, f)}: ${lines(f)}`)).toEqual([]);
   });
 });
+
+// The sign-in beside the OAuth protocol (issue 46, the sign-in): provider/signin/ is the interaction
+// (its steps, pages, transaction, limits, carrier directory, SMS), provider/authorize/ the protocol
+// that hands off to it and takes it back, provider/account/ the person's page that uses it through
+// its purpose object. The sign-in imports neither of them (each hands it its purpose object); no
+// file of the three folders is on an import circle, a type-only import counting as an edge (a
+// circle of types is a circle of concepts); none holds a source file above 600 lines.
+describe("the sign-in beside the protocol: no import circle, no source file above 600 lines", () => {
+  const provider = join(workers, "provider");
+  const folders = ["signin", "authorize", "account"].map((name) => join(provider, name));
+  const inFolders = (f: string) => folders.some((d) => f.startsWith(`${d}/`));
+
+  /** The project's files that `text` (of `file`) imports or re-exports, type-only imports and import() included. */
+  function edges(file: string, text: string): string[] {
+    const specs = [
+      ...text.matchAll(/^[ \t]*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']/gm),
+      ...text.matchAll(/^[ \t]*import\s+["']([^"']+)["']/gm),
+      ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+    ].map((m) => m[1]!);
+    return specs
+      .filter((s) => s.startsWith("."))
+      .map((s) => resolve(dirname(file), s).replace(/\.js$/, ""))
+      .map((p) => (p.endsWith(".ts") ? p : `${p}.ts`));
+  }
+
+  /** Every file's strongly connected component of more than one file (or a file importing itself): Tarjan. */
+  function circles(graph: Map<string, string[]>): string[][] {
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const found: string[][] = [];
+    const visit = (v: string) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of graph.get(v) ?? []) {
+        if (!index.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) !== index.get(v)) return;
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+    };
+    for (const v of graph.keys()) if (!index.has(v)) visit(v);
+    return found;
+  }
+
+  // The whole of workers/ and the package: a circle that passes through the store still holds these files.
+  const sources = [...files(workers), ...files(kitPackage)];
+  const graph = new Map(sources.map((f) => [f, edges(f, readFileSync(f, "utf8"))]));
+  const ours = sources.filter(inFolders);
+  const name = (f: string) => relative(provider, f);
+
+  it("reads type-only imports, re-exports and import() as edges, and finds a circle (the checks are not vacuous)", () => {
+    const f = join(provider, "signin", "a.ts");
+    const text =
+      'import type { X } from "./b";\nexport { Y } from "../authorize/c";\nconst z = await import("./d.js");\n';
+    expect(edges(f, text).map(name)).toEqual(["signin/b.ts", "authorize/c.ts", "signin/d.ts"]);
+    expect(
+      circles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["a"]],
+        ]),
+      ),
+    ).toEqual([["a", "b", "c"]]);
+    expect(folders.map((d) => ours.filter((f) => f.startsWith(`${d}/`)).length).every((n) => n > 0)).toBe(true);
+    expect(graph.get(join(provider, "authorize", "routes.ts"))).toContain(join(provider, "signin", "steps.ts"));
+    expect(graph.get(join(provider, "account", "purpose.ts"))).toContain(join(provider, "signin", "purpose.ts"));
+  });
+
+  it("no file of provider/signin/, provider/authorize/ or provider/account/ is on an import circle", () => {
+    expect(
+      circles(graph)
+        .filter((c) => c.some(inFolders))
+        .map((c) => c.map((f) => relative(workers, f))),
+    ).toEqual([]);
+  });
+
+  it("no source file of provider/signin/, provider/authorize/ or provider/account/ is above 600 lines", () => {
+    const lines = (f: string) => readFileSync(f, "utf8").replace(/\n$/, "").split("\n").length;
+    expect(ours.filter((f) => lines(f) > 600).map((f) => `${name(f)}: ${lines(f)}`)).toEqual([]);
+  });
+
+  it("the sign-in imports neither the protocol (authorize/) nor /account: each hands it its purpose object", () => {
+    const signin = folders[0]!;
+    const bad = ours
+      .filter((f) => f.startsWith(`${signin}/`))
+      .flatMap((f) =>
+        graph
+          .get(f)!
+          .filter((t) => inFolders(t) && !t.startsWith(`${signin}/`))
+          .map((t) => `${name(f)} -> ${name(t)}`),
+      );
+    expect(bad).toEqual([]);
+  });
+});

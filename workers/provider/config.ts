@@ -4,7 +4,7 @@
 
 import { commonConfig, configOf, enumVar, intVar, type CommonVars } from "../core/config";
 import { storeConfig, type AuditVars, type StoreVars } from "./store/config";
-import type { SigninVars } from "./authorize/config";
+import type { SigninVars } from "./signin/config";
 import type { OneTimeStore } from "./store/one-time/one-time-store";
 import type { DirectoryShard } from "./store/directory/directory-shard";
 

@@ -14,14 +14,14 @@ import { decryptField } from "../../../workers/core/crypto";
 import { ConfigError } from "../../../workers/core/config";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { storeAt, storeFor } from "../../../workers/provider/store/one-time/one-time-store";
-import { txKey } from "../../../workers/provider/authorize/transaction";
+import { txKey } from "../../../workers/provider/signin/transaction";
 import { providerConfig } from "../../../workers/provider/config";
 import { admin } from "../../support/admin";
 import { MAX_SHARDS } from "../../../workers/provider/store/config";
-import { carrierDirectory } from "../../../workers/provider/authorize/carrier";
-import { signinConfig } from "../../../workers/provider/authorize/config";
-import { askCarrier } from "../../../workers/provider/authorize/carrier-api";
-import { phoneKey } from "../../../workers/provider/authorize/limits";
+import { carrierDirectory } from "../../../workers/provider/signin/carrier";
+import { signinConfig } from "../../../workers/provider/signin/config";
+import { askCarrier } from "../../../workers/provider/signin/carrier-api";
+import { phoneKey } from "../../../workers/provider/signin/limits";
 
 const CARRIER = "http://127.0.0.1:9753";
 /** The fake carrier's secret (vitest.config.ts). */

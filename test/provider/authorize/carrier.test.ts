@@ -1,6 +1,6 @@
 // The carrier directory behind step 1 (docs/signin.md "Carrier directory interface").
 import { describe, expect, it } from "vitest";
-import { d1Directory, maskPhone, normalizeName } from "../../../workers/provider/authorize/carrier";
+import { d1Directory, maskPhone, normalizeName } from "../../../workers/provider/signin/carrier";
 import { env } from "../../support/env";
 import { SMITH } from "../../support/helpers";
 

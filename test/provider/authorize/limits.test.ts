@@ -7,7 +7,7 @@ import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sha256 } from "../../../workers/core/crypto";
 import { storeFor } from "../../../workers/provider/store/one-time/one-time-store";
-import { signinConfig } from "../../../workers/provider/authorize/config";
+import { signinConfig } from "../../../workers/provider/signin/config";
 import { exchange, HONG } from "../../support/helpers";
 import { alertText, Browser, signInAll, type Page, type Who } from "../../support/signin";
 import { providerConfig } from "../../../workers/provider/config";

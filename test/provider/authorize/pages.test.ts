@@ -15,7 +15,7 @@ import {
   verifyPage,
   withoutShells,
   type PageContext,
-} from "../../../workers/provider/authorize/pages";
+} from "../../../workers/provider/signin/pages";
 import { IDENTITY_ITEMS } from "../../../workers/core/spec";
 
 describe("consent (개인정보 보호법 §17 ②)", () => {

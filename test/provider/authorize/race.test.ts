@@ -17,7 +17,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "../../../workers/core/crypto";
 import { storeFor } from "../../../workers/provider/store/one-time/one-time-store";
-import { loadTransaction } from "../../../workers/provider/authorize/transaction";
+import { loadTransaction } from "../../../workers/provider/signin/transaction";
 import { afterRead, DEMO, intercept } from "../../support/helpers";
 import { lastCode } from "../../support/directory";
 import { alertText, Browser, type Page, type Who } from "../../support/signin";

@@ -3,7 +3,7 @@
 // `@<host> #<code>` whenever it fits; the code page calls navigator.credentials.get({ otp }) where
 // the browser has it and works unchanged without it.
 import { describe, expect, it } from "vitest";
-import { eucKrBytes, smsText } from "../../../workers/provider/authorize/sms/text";
+import { eucKrBytes, smsText } from "../../../workers/provider/signin/sms/text";
 import { insertPerson } from "../../support/shards";
 import { alertText, Browser } from "../../support/signin";
 import { SMITH } from "../../support/helpers";

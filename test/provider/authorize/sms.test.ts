@@ -2,8 +2,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { insertPerson } from "../../support/shards";
 import { hmacSha256Hex } from "../../../workers/core/crypto";
-import { outboxSender, readOutbox } from "../../../workers/provider/authorize/sms/outbox";
-import { signWebhook, webhookSender } from "../../../workers/provider/authorize/sms/gateways";
+import { outboxSender, readOutbox } from "../../../workers/provider/signin/sms/outbox";
+import { signWebhook, webhookSender } from "../../../workers/provider/signin/sms/gateways";
 import { env } from "../../support/env";
 import { bodyText, call } from "../../support/helpers";
 import { alertText, Browser } from "../../support/signin";

@@ -1,14 +1,14 @@
 // The /account dashboard (docs/account.md): the apps a proven number logs in to, each with its two
-// forms. Plain HTML in the sign-in pages' look (workers/provider/authorize/pages.ts), no JavaScript.
+// forms. Plain HTML in the sign-in pages' look (workers/provider/signin/pages.ts), no JavaScript.
 // The form contract is stable: `<form method="post" action="/account">` with hidden `csrf`,
 // `client_id` and `lang`, and a submit button `name="action"` valued `end_auto_login` or `terminate`.
 
 import { formatKst } from "../dates";
 import { cspNonce, html, type SafeHtml } from "../../core/html";
-import { itemName, t, type Lang } from "../authorize/i18n";
-import { page, type PageContext } from "../authorize/pages";
+import { itemName, t, type Lang } from "../signin/i18n";
+import { page, type PageContext } from "../signin/pages";
 import type { Connection } from "../store/directory/links";
-import type { Operator } from "../authorize/config";
+import type { Operator } from "../signin/config";
 
 export interface DashboardView {
   operator: Operator;

@@ -5,9 +5,9 @@
 
 import { redirect } from "../../core/http";
 import { providerConfig } from "../config";
-import { t, type Lang } from "../authorize/i18n";
-import type { SigninPurpose } from "../authorize/signin-purpose";
-import type { Transaction } from "../authorize/transaction";
+import { t, type Lang } from "../signin/i18n";
+import type { SigninPurpose } from "../signin/purpose";
+import type { Transaction } from "../signin/transaction";
 import { audit } from "../store/one-time/audit";
 import type { Client } from "../store/clients";
 import { openSession } from "./session";

@@ -1,5 +1,5 @@
 // GET|POST /account: "my phone-number login" (docs/account.md). The person proves the number with
-// the sign-in's own identify and code steps (workers/provider/authorize/steps.ts: same fields,
+// the sign-in's own identify and code steps (workers/provider/signin/steps.ts: same fields,
 // limits and counters, with the purpose of ./purpose.ts), then a 10-minute session shows
 // the apps the number is connected to, each of which the person can stop logging in automatically
 // or disconnect. Korean unless `lang=en`.
@@ -8,12 +8,12 @@ import { readParams, type Params } from "../../core/http";
 import { cspNonce } from "../../core/html";
 import type { RequestContext, Route } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
-import { signinConfig } from "../authorize/config";
-import { t, type Lang } from "../authorize/i18n";
-import { bareContext, identifyPage, stopPage, type PageContext } from "../authorize/pages";
-import { continueSignIn } from "../authorize/steps";
-import { browserBinding, createAccountTransaction } from "../authorize/transaction";
-import { ipKey } from "../authorize/limits";
+import { signinConfig } from "../signin/config";
+import { t, type Lang } from "../signin/i18n";
+import { bareContext, identifyPage, stopPage, type PageContext } from "../signin/pages";
+import { continueSignIn } from "../signin/steps";
+import { browserBinding, createAccountTransaction } from "../signin/transaction";
+import { ipKey } from "../signin/limits";
 import { audit } from "../store/one-time/audit";
 import { endAutoLogin } from "../store/directory/grants";
 import { connectionsOf, endLinksOf } from "../store/directory/links";

@@ -17,10 +17,10 @@ import {
 import { auditRecord } from "../store/one-time/audit";
 import { subscriberById } from "../store/directory/directory";
 import { linkExists, touchLink } from "../store/directory/links";
-import type { SigninConfig } from "./config";
-import { AUTO_COOKIE, deviceIdOf } from "./device";
+import type { SigninConfig } from "../signin/config";
+import { AUTO_COOKIE, deviceIdOf } from "../signin/device";
 import { redirectLocation } from "./redirects";
-import type { SigninEnd } from "./signin-purpose";
+import type { SigninEnd } from "../signin/purpose";
 
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a

@@ -7,7 +7,7 @@ import { readParams } from "../../core/http";
 import type { RequestContext, Route } from "../../core/router";
 import { appSignin } from "./purpose";
 import { startSignIn } from "./start";
-import { continueSignIn } from "./steps";
+import { continueSignIn } from "../signin/steps";
 import { validateAuthorizeParams } from "./validate";
 
 async function authorize(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {

@@ -6,11 +6,11 @@
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
 import type { RequestContext } from "../../core/router";
-import { signinConfig } from "./config";
-import { autoLoginEligible, deviceIdOf } from "./device";
+import { signinConfig } from "../signin/config";
+import { autoLoginEligible, deviceIdOf } from "../signin/device";
 import { errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./redirects";
 import { redirect } from "../../core/http";
-import { beginSignIn } from "./steps";
+import { beginSignIn } from "../signin/steps";
 import type { AuthorizeRequest } from "./validate";
 import { subscriberById } from "../store/directory/directory";
 import { findLink, touchLink } from "../store/directory/links";

@@ -20,7 +20,7 @@ import {
   type EventVars,
   type PendingEvent,
 } from "../flows/events";
-import type { Lang } from "../../authorize/i18n";
+import type { Lang } from "../../signin/i18n";
 import { archive, objectLabel, type OutboxRow } from "../audit-archive";
 import type { AuditRecord } from "./audit";
 import { auditConfig, type AuditVars } from "../config";

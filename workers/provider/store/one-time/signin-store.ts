@@ -22,7 +22,7 @@
 
 import { sha256 } from "../../../core/crypto";
 import type { Telco } from "../../../core/spec";
-import type { Lang } from "../../authorize/i18n";
+import type { Lang } from "../../signin/i18n";
 
 export type Step = "identify" | "verify" | "consent" | "moved";
 export type Prompt = "login" | "select_account" | "none" | "N" | undefined;

@@ -27,7 +27,10 @@ export type { SigninRecord as Transaction, Step } from "../store/one-time/signin
 
 type TxEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
-/** What an app's sign-in starts from: the validated authorization request (authorize/validate.ts). */
+/**
+ * What an app's sign-in starts from: the validated authorization request
+ * (workers/provider/authorize/validate.ts).
+ */
 export interface SigninRequest {
   client: Client;
   redirectUri: string;

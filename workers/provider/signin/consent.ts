@@ -7,7 +7,7 @@ import { consentForLogin, type Link } from "../store/directory/links";
 import { auditAll, auditRecord } from "../store/one-time/audit";
 import { cancel, conflict, consentTerms, goneMeanwhile, render, type Flow } from "./flow";
 import { t } from "./i18n";
-import type { Shared } from "./signin-purpose";
+import type { Shared } from "./purpose";
 import type { Transaction } from "./transaction";
 
 /** What a link shares with the client: its plid and the client's items it covers. */

@@ -21,7 +21,7 @@ import { identify } from "./identify";
 import { pickLang, t, type Lang } from "./i18n";
 import { ipCounter, ipKey, type IpHit } from "./limits";
 import { bareContext, formActionOf, identifyPage, stopPage, type PageContext } from "./pages";
-import type { SigninPurpose, Submission } from "./signin-purpose";
+import type { SigninPurpose, Submission } from "./purpose";
 import {
   bindingHolds,
   browserBinding,
@@ -92,7 +92,8 @@ async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
 
 /**
  * A step submission (a POST carrying `tx`) of a sign-in for `purpose`: to /oauth2/authorize for an
- * app's sign-in (authorize/purpose.ts), to /account for the person's own page (account/purpose.ts).
+ * app's sign-in (workers/provider/authorize/purpose.ts), to /account for the person's own page
+ * (workers/provider/account/purpose.ts).
  */
 export async function continueSignIn(
   req: Request,

@@ -133,7 +133,7 @@ const ko = {
   clientGoneTitle: "앱을 이용할 수 없습니다",
   clientGoneText: "이 앱은 지금 휴대폰번호 로그인을 사용할 수 없습니다.",
   startAgain: "처음부터 다시 시작",
-  // SMS (workers/provider/authorize/sms/text.ts: each at most 90 bytes in EUC-KR, with the WebOTP line)
+  // SMS (workers/provider/signin/sms/text.ts: each at most 90 bytes in EUC-KR, with the WebOTP line)
   smsFull: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code} (${v.minutes}분 안에 입력). 타인에게 알려주지 마세요.`,
   smsShort: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code}. 타인에게 알리지 마세요.`,
   smsCode: (v: Vars) => `[휴대폰번호 로그인] 인증번호 ${v.code}`,

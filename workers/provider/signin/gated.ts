@@ -10,7 +10,7 @@ import { storeFor } from "../store/one-time/one-time-store";
 import { consented } from "./consent";
 import { consentTerms, flowOf } from "./flow";
 import { networkKey, numberLimits } from "./limits";
-import type { SigninPurpose, Submission } from "./signin-purpose";
+import type { SigninPurpose, Submission } from "./purpose";
 import { challengeHash, stepGate, TX_COOKIE, txKey } from "./transaction";
 import { codeProven, codeRefused } from "./verify";
 

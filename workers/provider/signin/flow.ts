@@ -23,7 +23,7 @@ import {
   type PageContext,
   type PageResult,
 } from "./pages";
-import type { SigninPurpose, Submission } from "./signin-purpose";
+import type { SigninPurpose, Submission } from "./purpose";
 import { handleOf, loadTransaction, type Transaction, type TxHandle } from "./transaction";
 
 /** One step submission: the transaction, its client and what rendering needs. */
