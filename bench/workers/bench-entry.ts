@@ -21,19 +21,19 @@ import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import { providerConfig } from "../../workers/provider/config";
 import { clientSecrets } from "../../workers/provider/store/clients";
-import { dirAt, dirShards, subscriberByPhone, type Subscriber } from "../../workers/provider/store/directory/directory";
+import { dirAt } from "../../workers/provider/store/directory/directory-shard";
+import { dirShards } from "../../workers/provider/store/directory/keys";
+import { subscriberByPhone, type Subscriber } from "../../workers/provider/store/directory/directory";
 import { ciShard, numberShard } from "../../workers/provider/store/directory/keys";
 import { recordConsent } from "../../workers/provider/store/directory/links";
+import { plidShard } from "../../workers/provider/store/one-time/keys";
+import { storeAt, storeFor, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
 import {
-  plidShard,
-  storeAt,
-  storeFor,
   tokenGrant,
   type CodeGrant,
-  type OneTimeStore,
   type RedeemArgs,
   type TokenRead,
-} from "../../workers/provider/store/one-time/one-time-store";
+} from "../../workers/provider/store/one-time/tables/codes";
 import { createPkce } from "../../packages/kit/src/client";
 import { rpConfig } from "../../packages/kit/src/config";
 import { loginStoreFor } from "../../packages/kit/src/store";

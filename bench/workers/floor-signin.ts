@@ -29,7 +29,7 @@ import {
   seal,
   sha256,
 } from "../../workers/core/crypto";
-import { inShard, shardOf } from "../../workers/provider/store/one-time/one-time-store";
+import { inShard, shardOf } from "../../workers/provider/store/one-time/keys";
 import { inTurns } from "./in-turns";
 import { CLIENT, type FloorStore, RECORD9, SECRET, floorObject, floorUserBody } from "./floor";
 

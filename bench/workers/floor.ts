@@ -24,14 +24,9 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
-import {
-  shardOf,
-  storeFor,
-  tokenGrant,
-  type OneTimeStore,
-  type RedeemArgs,
-  type TokenRead,
-} from "../../workers/provider/store/one-time/one-time-store";
+import { shardOf } from "../../workers/provider/store/one-time/keys";
+import { storeFor, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
+import { tokenGrant, type RedeemArgs, type TokenRead } from "../../workers/provider/store/one-time/tables/codes";
 import { clientSecrets } from "../../workers/provider/store/clients";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";

@@ -4,7 +4,8 @@
 // capacity run's bundle only (capacity-entry.ts).
 
 import { randomToken, sha256 } from "../../workers/core/crypto";
-import { dirShards, type DirectoryEnv } from "../../workers/provider/store/directory/directory";
+import { dirShards } from "../../workers/provider/store/directory/keys";
+import { type DirectoryEnv } from "../../workers/provider/store/directory/directory";
 import { newPlid } from "../../workers/provider/store/directory/keys";
 import { benchClientIds, type ScaleDirectoryShard } from "./scale-shard";
 

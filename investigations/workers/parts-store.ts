@@ -9,7 +9,7 @@
 
 import { FloorStore, CLIENT } from "../../bench/workers/floor";
 import { OneTimeStore } from "../../workers/all-in-one/index";
-import type { tokenGrant } from "../../workers/provider/store/one-time/one-time-store";
+import type { tokenGrant } from "../../workers/provider/store/one-time/tables/codes";
 
 type TokenGrant = ReturnType<typeof tokenGrant>;
 

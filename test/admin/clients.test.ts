@@ -2,7 +2,8 @@
 import { env } from "../support/env";
 import { aroundCalls, shardRows } from "../support/shards";
 import fc from "fast-check";
-import { dirAt, subscriberByPhone } from "../../workers/provider/store/directory/directory";
+import { dirAt } from "../../workers/provider/store/directory/directory-shard";
+import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
 import { homeOfId } from "../../workers/provider/store/directory/keys";
 import { recordConsent } from "../../workers/provider/store/directory/links";
 import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";

@@ -4,7 +4,7 @@
 import { exports } from "cloudflare:workers";
 import { env } from "./env";
 import { mintCode } from "../../workers/provider/codes";
-import type { CodeGrant, RedeemArgs, RedeemRequest } from "../../workers/provider/store/one-time/one-time-store";
+import type { CodeGrant, RedeemArgs, RedeemRequest } from "../../workers/provider/store/one-time/tables/codes";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
 import { subscriberByPhone, type DirectoryEntry } from "../../workers/provider/store/directory/directory";

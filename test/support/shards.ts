@@ -3,7 +3,8 @@
 // workers/provider/store/directory/directory-shard.ts (people, numbers, by_ci, links, grants, jobs).
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "./env";
-import { dirAt, dirShards } from "../../workers/provider/store/directory/directory";
+import { dirAt } from "../../workers/provider/store/directory/directory-shard";
+import { dirShards } from "../../workers/provider/store/directory/keys";
 import { ciShard, homeOfId, numberShard } from "../../workers/provider/store/directory/keys";
 import type { DirectoryShard } from "../../workers/provider/store/directory/directory-shard";
 import { sha256 } from "../../workers/core/crypto";

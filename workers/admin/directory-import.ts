@@ -3,7 +3,8 @@
 // import run. How each row is decided and written is the store's (directory-write.ts), which a
 // carrier-API sign-in uses for its one row.
 
-import { dirAt, dirShards } from "../provider/store/directory/directory";
+import { dirAt } from "../provider/store/directory/directory-shard";
+import { dirShards } from "../provider/store/directory/keys";
 import { finishAllJobs, runJobs, type JobEnv } from "../provider/store/flows/directory-jobs";
 import { applyRows, underLease, type ImportCounts } from "../provider/store/flows/directory-write";
 import type { SubscriberInput } from "../provider/store/directory/rows";

@@ -4,7 +4,7 @@
 
 import type { Handler, Route } from "../core/router";
 import { openNotices } from "../provider/store/notices";
-import { asciiJson } from "../provider/store/one-time/one-time-store";
+import { asciiJson } from "../provider/store/one-time/tables/codes";
 import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";

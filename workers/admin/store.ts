@@ -3,7 +3,9 @@
 
 import { type IdentityItem } from "../core/spec";
 import { type ClientRow, type EventType, type RegisteredClient, toClient } from "../provider/store/clients";
-import { countSubscribers, dirAt, dirShards, personAtNumber } from "../provider/store/directory/directory";
+import { countSubscribers, personAtNumber } from "../provider/store/directory/directory";
+import { dirAt } from "../provider/store/directory/directory-shard";
+import { dirShards } from "../provider/store/directory/keys";
 import { storeConfig } from "../provider/store/config";
 import { revokePlids } from "../provider/store/directory/links";
 import { numberShard } from "../provider/store/directory/keys";

@@ -4,7 +4,9 @@
 import { sha256 } from "../core/crypto";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { sealSecret } from "../provider/store/clients";
-import { dirAt, dirShards, personAtNumber, type DirectoryEnv } from "../provider/store/directory/directory";
+import { dirAt } from "../provider/store/directory/directory-shard";
+import { dirShards } from "../provider/store/directory/keys";
+import { personAtNumber, type DirectoryEnv } from "../provider/store/directory/directory";
 import { ciShard, numberShard } from "../provider/store/directory/keys";
 
 export interface SeedClient {

@@ -2,15 +2,9 @@
 
 import { randomToken, sha256 } from "../core/crypto";
 import type { IdentityItem } from "../core/spec";
-import {
-  firstReportKey,
-  inShard,
-  plidShard,
-  storeFor,
-  type CodeGrant,
-  type OneTimeStore,
-  type SubscriberSnapshot,
-} from "./store/one-time/one-time-store";
+import { firstReportKey, inShard, plidShard } from "./store/one-time/keys";
+import { storeFor, type OneTimeStore } from "./store/one-time/one-time-store";
+import { type CodeGrant, type SubscriberSnapshot } from "./store/one-time/tables/codes";
 import type { Subscriber } from "./store/directory/directory";
 import type { AuditRecord } from "./store/one-time/audit";
 

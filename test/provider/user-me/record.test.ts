@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { decryptField } from "../../../workers/core/crypto";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS, type IdentityItem } from "../../../workers/core/spec";
 import { itemValue, userRecordJson } from "../../../workers/provider/user-me/record";
-import type { SubscriberSnapshot } from "../../../workers/provider/store/one-time/one-time-store";
+import type { SubscriberSnapshot } from "../../../workers/provider/store/one-time/tables/codes";
 
 const SECRET = "demoSecret0123456789abcdefABCDEF";
 const text = fc.string({ unit: "grapheme", maxLength: 20 }); // quotes, backslashes, Hangul, emoji, controls (the types of gender, telco, … are wider here on purpose)

@@ -14,7 +14,8 @@ import { json } from "../../core/http";
 import type { RequestContext } from "../../core/router";
 import { isIdentityItem } from "../../core/spec";
 import { archive } from "../../provider/store/audit-archive";
-import { dirAt, dirShards } from "../../provider/store/directory/directory";
+import { dirAt } from "../../provider/store/directory/directory-shard";
+import { dirShards } from "../../provider/store/directory/keys";
 import { ciShard, groupBy, homeOfId, itemsMask, numberShard, plidHome } from "../../provider/store/directory/keys";
 import type { AdminEnv } from "../config";
 

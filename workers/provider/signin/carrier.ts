@@ -13,7 +13,7 @@ import {
   type Subscriber,
   subscriberByPhone,
 } from "../store/directory/directory";
-import type { LinkRow } from "../store/directory/directory-shard";
+import type { LinkRow } from "../store/directory/tables/common";
 import type { JobEnv } from "../store/flows/directory-jobs";
 import { kstToday, validateRow, type SubscriberInput } from "../store/directory/rows";
 import { DirectoryBusy, writePerson } from "../store/flows/directory-write";

@@ -12,7 +12,7 @@ export type { Refusal } from "../store/one-time/signin-store";
 
 type LimitEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
-export { phoneKey } from "../store/one-time/signin-store";
+export { phoneKey } from "../store/one-time/keys";
 
 /** The key of the request's network (IPv4 address, IPv6 /64) in the number's counters. */
 export function networkKey(req: Request): Promise<string> {

@@ -12,7 +12,7 @@ import type { Params } from "../../core/http";
 import { cspNonce } from "../../core/html";
 import type { RequestContext } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
-import { shardOf } from "../store/one-time/one-time-store";
+import { shardOf } from "../store/one-time/keys";
 import { signinConfig, type SigninConfig } from "./config";
 import { consent } from "./consent";
 import { at, cancel, conflict, flowOf, minutes, pageContext, render, type Flow } from "./flow";

@@ -19,7 +19,8 @@ import {
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
-import { inShard, shardOf, storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
+import { inShard, shardOf } from "../store/one-time/keys";
+import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
 import { sameHash, type Prompt, type SigninRecord, type StepGate } from "../store/one-time/signin-store";
 import { sealKeyVar, type Client } from "../store/clients";
 

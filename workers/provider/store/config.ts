@@ -1,9 +1,10 @@
-// The store's own variables, read by every worker that touches the one-time store (the service's
-// workers and the admin API): how many objects it is spread over, and how long a code and a token
-// live (which bounds how long a plid's revocation must be kept).
+// The store's own variables, read by every worker that touches the stores (the service's workers
+// and the admin API): how many objects the one-time store and the directory are spread over, how
+// long a code and a token live (which bounds how long a plid's revocation must be kept), a review
+// test number's cap, and the audit trail's. Every room of the store may read this module; it
+// reads none of them.
 
 import { configOf, ConfigError, intVar } from "../../core/config";
-import { SHARD_SLOTS } from "./directory/keys";
 
 export interface StoreVars {
   ONE_TIME_SHARDS?: string;
@@ -31,6 +32,11 @@ const MAX_CODE_TTL_SECONDS = 600;
 const MAX_TOKEN_TTL_SECONDS = 86_400;
 /** Production's directory shard count, from the capacity model (docs/capacity.md). */
 export const DEFAULT_DIRECTORY_SHARDS = 64;
+/**
+ * Shard slots a person's id, a plid or a device id can name (directory/keys.ts lays them out):
+ * DIRECTORY_SHARDS is at most this.
+ */
+export const SHARD_SLOTS = 4096;
 
 function parse(env: StoreVars): StoreConfig {
   const shards = intVar(env, "ONE_TIME_SHARDS", 16, 1, MAX_SHARDS);
@@ -45,7 +51,7 @@ function parse(env: StoreVars): StoreConfig {
     // issue, not this worker's: the worker ending a plid (disconnect, admin) need not share the
     // token worker's ACCESS_TOKEN_TTL_SECONDS, and a token must not outlive its plid's end record.
     revocationRetainMs: (MAX_CODE_TTL_SECONDS + MAX_TOKEN_TTL_SECONDS) * 1000 + 60_000,
-    // Fixed for a deployment: a number, a ci and an id map to a shard by it (directory-keys.ts).
+    // Fixed for a deployment: a number, a ci and an id map to a shard by it (directory/keys.ts).
     directoryShards: intVar(env, "DIRECTORY_SHARDS", DEFAULT_DIRECTORY_SHARDS, 1, SHARD_SLOTS),
     testNumberMaxFailures: intVar(env, "TEST_NUMBER_MAX_FAILURES", 100, 1, 10_000),
   };

@@ -14,15 +14,13 @@ import {
   numberShard,
   plidHome,
 } from "../../../../workers/provider/store/directory/keys";
-import {
-  countSubscribers,
-  dirAt,
-  dirShards,
-  subscriberByPhone,
-} from "../../../../workers/provider/store/directory/directory";
+import { countSubscribers, subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
+import { dirAt } from "../../../../workers/provider/store/directory/directory-shard";
+import { dirShards } from "../../../../workers/provider/store/directory/keys";
 import { jobHooks } from "../../../../workers/provider/store/flows/directory-jobs";
 import { DirectoryBusy, writePerson } from "../../../../workers/provider/store/flows/directory-write";
-import type { DirectoryJob, DirectoryShard } from "../../../../workers/provider/store/directory/directory-shard";
+import type { DirectoryJob } from "../../../../workers/provider/store/directory/tables/jobs";
+import type { DirectoryShard } from "../../../../workers/provider/store/directory/directory-shard";
 import { ADMIN_TOKEN, admin } from "../../../support/admin";
 import { ciOf, importRows } from "../../../support/directory";
 import { exchange, mintFor } from "../../../support/helpers";

@@ -4,7 +4,7 @@
 import { env } from "../../../support/env";
 import { describe, expect, it } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
-import { dirAt } from "../../../../workers/provider/store/directory/directory";
+import { dirAt } from "../../../../workers/provider/store/directory/directory-shard";
 import { shardRows } from "../../../support/shards";
 import { deviceOfSubscriber } from "../../../support/shards";
 

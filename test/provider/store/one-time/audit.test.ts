@@ -6,7 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "../../../support/env";
 import { describe, expect, it, vi } from "vitest";
 import { randomToken } from "../../../../workers/core/crypto";
-import { AUDIT_FLUSH_ROWS } from "../../../../workers/provider/store/one-time/one-time-store";
+import { AUDIT_FLUSH_ROWS } from "../../../../workers/provider/store/one-time/tables/audit-outbox";
 import { audit, type AuditRecord } from "../../../../workers/provider/store/one-time/audit";
 import { HOUR_MS, hourOf, hourPrefix } from "../../../../workers/provider/store/audit-archive";
 import { auditEvents, auditKeys } from "../../../support/audit";

@@ -4,23 +4,24 @@ import { shardRows } from "../../../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../../workers/core/crypto";
+import { inShard, plidShard, shardOf } from "../../../../workers/provider/store/one-time/keys";
 import {
-  inShard,
-  plidShard,
-  shardOf,
   storeAt,
   storeFor,
   storeForPlid,
-  sweepByExpiry,
+  type OneTimeStore,
+} from "../../../../workers/provider/store/one-time/one-time-store";
+import { sweepByExpiry } from "../../../../workers/provider/store/one-time/tables/entries";
+import {
   sweepInOrder,
   tokenGrant,
   type CodeGrant,
   type RedeemRequest,
   type TokenRead,
-  type OneTimeStore,
-} from "../../../../workers/provider/store/one-time/one-time-store";
-import { plidShardsAnyCount, revokePlids } from "../../../../workers/provider/store/directory/links";
-import { newEvent } from "../../../../workers/provider/store/flows/events";
+} from "../../../../workers/provider/store/one-time/tables/codes";
+import { plidShardsAnyCount } from "../../../../workers/provider/store/one-time/keys";
+import { revokePlids } from "../../../../workers/provider/store/directory/links";
+import { newEvent } from "../../../../workers/provider/store/one-time/tables/ended-plids";
 import { HONG, intercept, mintFor, redeemArgs } from "../../../support/helpers";
 import { asClient, createClient } from "../../../support/admin";
 import { auditEvents } from "../../../support/audit";

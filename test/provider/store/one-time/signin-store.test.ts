@@ -8,11 +8,8 @@ import { env } from "../../../support/env";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { storeFor } from "../../../../workers/provider/store/one-time/one-time-store";
-import {
-  testFailuresKey,
-  type NumberLimits,
-  type SigninRecord,
-} from "../../../../workers/provider/store/one-time/signin-store";
+import { testFailuresKey } from "../../../../workers/provider/store/one-time/keys";
+import { type NumberLimits, type SigninRecord } from "../../../../workers/provider/store/one-time/signin-store";
 
 const LIMITS: NumberLimits = {
   otpMaxAttempts: 3,

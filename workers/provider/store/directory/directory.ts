@@ -3,9 +3,10 @@
 // one shard (two for a person who moved to a number hashing elsewhere), by id in their home.
 
 import type { Telco } from "../../../core/spec";
-import { storeConfig, type StoreVars } from "../config";
-import type { DirectoryShard, LinkRow, PersonRow } from "./directory-shard";
-import { homeOfId, numberShard } from "./keys";
+import type { StoreVars } from "../config";
+import { dirAt, type DirectoryShard } from "./directory-shard";
+import { dirShards, homeOfId, numberShard } from "./keys";
+import type { LinkRow, PersonRow } from "./tables/common";
 
 export interface Subscriber {
   id: number;
@@ -19,20 +20,6 @@ export interface Subscriber {
 }
 
 export type DirectoryEnv = { DIRECTORY: DurableObjectNamespace<DirectoryShard> } & StoreVars;
-
-/** Each shard's object id, by shard number (`dir-N` hashed once per isolate). */
-const idCache: DurableObjectId[] = [];
-
-/** The object of directory shard `shard`. */
-export function dirAt(env: DirectoryEnv, shard: number): DurableObjectStub<DirectoryShard> {
-  const id = (idCache[shard] ??= env.DIRECTORY.idFromName(`dir-${shard}`));
-  return env.DIRECTORY.get(id);
-}
-
-/** DIRECTORY_SHARDS, parsed once. */
-export function dirShards(env: StoreVars): number {
-  return storeConfig(env).directoryShards;
-}
 
 export function toSubscriber(r: PersonRow): Subscriber {
   return {

@@ -5,8 +5,9 @@
 // (firstReportKey), where /v1/user/me takes it in the same call that spends the token's read.
 
 import { sha256 } from "../../../core/crypto";
-import { dirAt, dirShards, type DirectoryEnv } from "./directory";
-import { deviceHome, homeOfId, newDeviceId } from "./keys";
+import { dirAt } from "./directory-shard";
+import type { DirectoryEnv } from "./directory";
+import { deviceHome, dirShards, homeOfId, newDeviceId } from "./keys";
 
 /** A device as the grants know it: its shard and the SHA-256 of its id (the id itself is never stored). */
 export interface Device {

@@ -1,6 +1,7 @@
 // Which directory shard holds what (docs/storage.md "Directory shards"): the one place that maps a
-// phone number, a ci, a subscriber id, a plid or an automatic-login device id to a shard, and how a
-// link's items are packed. Pure functions, no I/O, so every worker and the shard object agree.
+// phone number, a ci, a subscriber id, a plid or an automatic-login device id to a shard, names
+// the shards' objects, and packs a link's items. Pure functions, so every worker and the shard
+// object agree; a shard's stub is taken by its name in directory-shard.ts (`dirAt`).
 //
 // A person lives in one shard, their home, chosen when they are first written: the shard of the
 // number they had then. Their id, the plids of their links and the device ids of their grants
@@ -11,9 +12,17 @@
 
 import { B64URL_ALPHABET, randomToken } from "../../../core/crypto";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../../core/spec";
+import { SHARD_SLOTS, storeConfig, type StoreVars } from "../config";
 
-/** Shard slots an id, a plid or a device id can name: DIRECTORY_SHARDS is at most this. */
-export const SHARD_SLOTS = 4096;
+/** DIRECTORY_SHARDS, parsed once: fixed for a deployment, since numbers, cis and ids map to shards by it. */
+export function dirShards(env: StoreVars): number {
+  return storeConfig(env).directoryShards;
+}
+
+/** The name of directory shard `shard`'s object. */
+export function shardName(shard: number): string {
+  return `dir-${shard}`;
+}
 
 /** FNV-1a over the text, then murmur3's finalizer: sequential numbers land on unrelated shards. */
 export function hash32(text: string): number {

@@ -2,14 +2,16 @@
 // person's home directory shard (a plid names it: directory-keys.ts).
 
 import { type IdentityItem } from "../../../core/spec";
-import { MAX_SHARDS, storeConfig, type StoreVars } from "../config";
+import { storeConfig, type StoreVars } from "../config";
 import { auditAll, auditRecord } from "../one-time/audit";
-import { newEvent, type EndReason, type PendingEvent } from "../flows/events";
+import { newEvent, type EndReason, type PendingEvent } from "../one-time/tables/ended-plids";
 import type { EventType } from "../clients";
-import { plidShard, storeAt, type OneTimeStore } from "../one-time/one-time-store";
-import { dirAt, dirShards, toSubscriber, type DirectoryEnv, type Subscriber } from "./directory";
-import { homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./keys";
-import type { DirectoryShard, EndableLink } from "./directory-shard";
+import { plidShard, plidShardsAnyCount } from "../one-time/keys";
+import { storeAt, type OneTimeStore } from "../one-time/one-time-store";
+import { dirAt, type DirectoryShard } from "./directory-shard";
+import { toSubscriber, type DirectoryEnv, type Subscriber } from "./directory";
+import { dirShards, homeOfId, itemsMask, maskItems, newPlid, plidHome } from "./keys";
+import type { EndableLink } from "./tables/common";
 
 type DbEnv = { DB: D1Database };
 
@@ -123,18 +125,6 @@ export async function connectionsOf(env: DirectoryEnv & DbEnv, subscriberId: num
 }
 
 type StoreEnv = DbEnv & DirectoryEnv & { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
-
-/**
- * Every object a plid's codes and tokens can be in, whichever ONE_TIME_SHARDS the worker that
- * minted them had: a power of two up to MAX_SHARDS, so at most 7 objects. A worker ending a plid
- * need not share the minting worker's setting (or the setting changed since): its own shard alone
- * would leave the plid's tokens reading in another object.
- */
-export function plidShardsAnyCount(plid: string): Set<number> {
-  const out = new Set<number>();
-  for (let k = 1; k <= MAX_SHARDS; k *= 2) out.add(plidShard(plid, k));
-  return out;
-}
 
 /**
  * Ends plids in the one-time store, one call per object that may hold them (all of a plid's codes

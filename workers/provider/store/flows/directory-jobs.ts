@@ -7,13 +7,14 @@
 // names the removed person, a person removed only while their row still names the number.
 
 import type { StoreVars } from "../config";
-import { dirAt, dirShards, type DirectoryEnv } from "../directory/directory";
-import { ciShard, groupBy, homeOfId, numberShard } from "../directory/keys";
-import type { DirectoryJob, DirectoryShard, QueuedJob } from "../directory/directory-shard";
+import type { DirectoryEnv } from "../directory/directory";
+import { dirAt } from "../directory/directory-shard";
+import { ciShard, dirShards, groupBy, homeOfId, numberShard } from "../directory/keys";
+import type { DirectoryJob, Jobs, QueuedJob } from "../directory/tables/jobs";
 import { endRows } from "../directory/links";
-import type { OneTimeStore } from "../one-time/one-time-store";
+import type { OneTimeEnv } from "../one-time/one-time-store";
 
-export type JobEnv = DirectoryEnv & StoreVars & { DB: D1Database; ONE_TIME: DurableObjectNamespace<OneTimeStore> };
+export type JobEnv = DirectoryEnv & StoreVars & OneTimeEnv & { DB: D1Database };
 
 /** Test hook: runs before each step of a job (a fault injected there leaves the job to its retry). */
 export const jobHooks: { beforeStep?: (job: DirectoryJob, step: string) => Promise<void> } = {};
@@ -173,9 +174,9 @@ export async function finishAllJobs(env: JobEnv): Promise<boolean> {
   return results.every(Boolean);
 }
 
-/** The alarm's pass over a shard's due jobs (the alarm then sets itself to the next one's time). */
-export async function runQueuedJobs(env: JobEnv, shard: DirectoryShard): Promise<void> {
-  const due = shard.dueJobs(100);
+/** A shard's alarm: its due jobs run, then the alarm set again to the next one's time. */
+export async function runQueuedJobs(env: JobEnv, jobs: Jobs): Promise<void> {
+  const due = jobs.due(100);
   const done: number[] = [];
   for (const j of due) {
     try {
@@ -185,5 +186,6 @@ export async function runQueuedJobs(env: JobEnv, shard: DirectoryShard): Promise
       // tried again at the next alarm
     }
   }
-  shard.jobsDone(done);
+  jobs.done(done);
+  jobs.rearm();
 }

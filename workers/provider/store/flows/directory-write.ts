@@ -17,11 +17,13 @@
 // its decision until its index entry is written: an import and a sign-in (or two sign-ins) naming
 // one ci decide it one after the other, so neither makes a second person of it.
 
-import { dirAt, dirShards, type DirectoryEnv } from "../directory/directory";
-import { ciShard, groupBy, homeOfId, numberShard } from "../directory/keys";
-import type { Claim, NumberHolder, PersonFields, PersonRow } from "../directory/directory-shard";
-import { runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
+import type { DirectoryEnv } from "../directory/directory";
+import { dirAt } from "../directory/directory-shard";
+import { ciShard, dirShards, groupBy, homeOfId, numberShard } from "../directory/keys";
 import type { SubscriberInput } from "../directory/rows";
+import type { PersonFields, PersonRow } from "../directory/tables/common";
+import type { Claim, NumberHolder } from "../directory/tables/people";
+import { runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
 
 /** How an import changed the directory. */
 export interface ImportCounts {

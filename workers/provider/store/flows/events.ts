@@ -1,56 +1,24 @@
 // Signed events to apps (docs/events.md): when a plid ends for a reason other than the client's
 // own disconnect, the client's `events_uri` receives an RFC 8417 security event token, pushed per
-// RFC 8935. The event is recorded in the one-time store object of the plid in the same call that
-// ends the plid (OneTimeStore.revokePlids), and that object's alarm delivers it, at least once,
-// retrying with backoff for more than a day. No personal data is ever in an event but the plid.
-// An app is sent only the event types it takes (the client's `event_types`): checked when the event
-// is recorded (links.ts endRows) and again when it is sent.
+// RFC 8935. The event is recorded in the one-time-store object of the plid in the same call that
+// ends the plid (one-time/tables/ended-plids.ts), and that object's alarm delivers it here
+// (`deliverDue`), at least once, retrying with backoff for more than a day. No personal data is
+// ever in an event but the plid. An app is sent only the event types it takes (the client's
+// `event_types`): checked when the event is recorded (end-plids.ts) and again when it is sent.
 
 import { configOf, requiredVar } from "../../../core/config";
-import { randomToken } from "../../../core/crypto";
 import { signHs256 } from "../../../core/jws";
 import { clientOfAnyStatus, clientSecrets, type EventType } from "../clients";
-
-/** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
-export type EndReason = "user_terminated" | "number_reassigned" | "subscriber_removed";
+import type { OneTimeRoom } from "../one-time/one-time-store";
+import { nextAttemptAt, type PendingEvent } from "../one-time/tables/ended-plids";
 
 /** An event type's URI in the token's `events` claim. */
 const eventTypeUri = (t: EventType) => `urn:phone-login:event:${t}`;
 /** The event type URI of a deleted plid. */
 export const PLID_DELETED = eventTypeUri("plid-deleted");
 
-/** One event waiting in a store object's outbox: a `plid-deleted` (the only type so far). */
-export interface PendingEvent {
-  jti: string;
-  clientId: string;
-  plid: string;
-  reason: EndReason;
-  /** Epoch seconds: the event's time (the token's `iat` is its send time). */
-  createdAt: number;
-}
-
-/** A new event for a plid that ended now. */
-export function newEvent(clientId: string, plid: string, reason: EndReason): PendingEvent {
-  return { jti: randomToken(16), clientId, plid, reason, createdAt: Date.now() };
-}
-
-/** Retries: soon at first, then spaced out, for at least `RETRY_FOR_MS`; then listed as undelivered. */
-const BACKOFF_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
-export const RETRY_FOR_MS = 26 * 3600_000;
-/** How long an undelivered event stays listed for the operator after the retries end. */
-export const KEEP_UNDELIVERED_MS = 7 * 86400_000;
 /** A receiver answers within this or the attempt counts as failed. */
 const SEND_TIMEOUT_MS = 5_000;
-
-/**
- * When to try again after `attempts` failed tries, or null when the retries are over: the last
- * try is made at `createdAt + RETRY_FOR_MS` (never cut short by a long step of the backoff).
- */
-export function nextAttemptAt(attempts: number, createdAt: number, now: number): number | null {
-  const end = createdAt + RETRY_FOR_MS;
-  if (now >= end) return null;
-  return Math.min(now + BACKOFF_MS[Math.min(attempts - 1, BACKOFF_MS.length - 1)]!, end);
-}
 
 /** The variables event delivery reads. */
 export interface EventVars {
@@ -122,4 +90,36 @@ export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): P
   } catch {
     return "unreachable";
   }
+}
+
+/**
+ * Sends every due event of a one-time-store object once (its alarm); each outcome is recorded and
+ * audited in the object; returns when the next one is due. A deleted client has nobody left to
+ * tell, and an app that no longer takes the type asked not to be told: both drop the event.
+ */
+export async function deliverDue(env: Partial<DeliveryEnv>, room: OneTimeRoom): Promise<number | null> {
+  if (!env.DB) return null;
+  for (const e of room.ended.due(Date.now(), 50)) {
+    const outcome = await deliver(env as DeliveryEnv, e, Date.now()).catch(() => "unreachable" as const);
+    const attempts = e.attempts + 1;
+    const dropped = outcome === "client_gone" || outcome === "not_subscribed";
+    const done = outcome === "delivered" || dropped;
+    const next = done ? null : nextAttemptAt(attempts, e.createdAt, Date.now());
+    if (done) room.ended.done(e.jti);
+    else room.ended.failed(e.jti, attempts, next, outcome);
+    const type =
+      outcome === "delivered"
+        ? "event.delivered"
+        : dropped
+          ? "event.dropped"
+          : next === null
+            ? "event.abandoned"
+            : "event.failed";
+    room.audit.later(type, e.clientId, outcome === "delivered" ? "ok" : "refused", {
+      reason: e.reason,
+      outcome,
+      attempts,
+    });
+  }
+  return room.ended.nextDue();
 }

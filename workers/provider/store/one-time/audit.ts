@@ -1,12 +1,16 @@
 // Audit events (docs/operations.md "Audit events"): client id, event type, outcome and a detail free
 // of personal data, codes and tokens. An event goes to the audit outbox of one one-time-store object
-// in one call; the object writes its outbox to R2 in batches (workers/provider/store/audit-archive.ts).
+// in one call (tables/audit-outbox.ts); the object's outbox goes to R2 in batches
+// (store/audit-archive.ts).
 
 import { randomToken } from "../../../core/crypto";
 import { storeConfig, type StoreVars } from "../config";
-import { storeFor, type OneTimeStore } from "./one-time-store";
+import { storeFor, type OneTimeEnv } from "./one-time-store";
+import type { AuditRecord } from "./tables/audit-outbox";
 
-type AuditEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> } & StoreVars;
+export type { AuditRecord } from "./tables/audit-outbox";
+
+type AuditEnv = OneTimeEnv & StoreVars;
 
 export type AuditType =
   | "signin.success"
@@ -37,12 +41,6 @@ export type AuditType =
   | "event.abandoned";
 
 type Detail = Record<string, string | number | boolean>;
-
-/**
- * An event as the store's `appendAudit` takes it (positional values cross the RPC for less): its
- * time, type, client, outcome and detail as JSON text.
- */
-export type AuditRecord = [at: number, type: string, clientId: string | null, outcome: string, detail: string | null];
 
 /** An event for `auditAll`, timed now. */
 export function auditRecord(

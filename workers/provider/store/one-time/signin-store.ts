@@ -20,11 +20,12 @@
 // - a resend of a review test number's fixed code keeps the tries the code has used (five per
 //   sign-in: a reviewer who used them all starts again).
 
-import { sha256 } from "../../../core/crypto";
 import type { Telco } from "../../../core/spec";
-import type { Lang } from "../../signin/i18n";
+import { SIGNIN_COUNTERS as K, testFailuresKey } from "./keys";
 
 export type Step = "identify" | "verify" | "consent" | "moved";
+/** The language of a sign-in's pages (the authorize pages' catalogue has these). */
+export type Lang = "ko" | "en";
 export type Prompt = "login" | "select_account" | "none" | "N" | undefined;
 
 /** A sign-in transaction as stored (hashes only: no code, number or id in clear). */
@@ -151,28 +152,6 @@ function gatedAt(r: SigninRecord | null, step: Step, g: StepGate): r is SigninRe
 
 function retainMs(r: SigninRecord): number {
   return Math.max(1, r.expiresAt - Date.now()) + RETAIN_MS;
-}
-
-const K = {
-  lock: (phone: string) => `lock:${phone}`,
-  fail: (phone: string) => `fail:${phone}`,
-  netLock: (phone: string, net: string) => `lock:${phone}:${net}`,
-  netFail: (phone: string, net: string) => `fail:${phone}:${net}`,
-  cool: (phone: string) => `cool:${phone}`,
-  sends: (phone: string) => `sends:${phone}`,
-} as const;
-
-/** The store key of a phone number's counters: the SHA-256 of the number, never the number. */
-export function phoneKey(phone: string): Promise<string> {
-  return sha256(`phone:${phone}`);
-}
-
-/**
- * The counter of a review test number's wrong codes over its registration, in the number's object:
- * keyed by the registration's code, so registering the number again with a new code starts afresh.
- */
-export function testFailuresKey(phoneKey: string, testOtpHash: string): string {
-  return `tfail:${phoneKey}:${testOtpHash}`;
 }
 
 /** How long a review test number's wrong codes are remembered: longer than a registration lives (a year). */
