@@ -30,7 +30,7 @@ import {
   tokenFor,
   userMe,
 } from "../support/helpers";
-import { deleteClient } from "../../workers/admin/store";
+import { deleteClient } from "../../workers/provider/store/flows/delete-client";
 import { sha256 } from "../../workers/core/crypto";
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;

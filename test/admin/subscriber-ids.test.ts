@@ -14,7 +14,7 @@ import { ciOf, importRows, lastCode } from "../support/directory";
 import { auditEvents } from "../support/audit";
 import { Browser, DEMO_CB } from "../support/signin";
 import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
-import { deleteSubscriber } from "../../workers/admin/store";
+import { deleteSubscriber } from "../../workers/provider/store/flows/directory-write";
 
 const person = (phone: string, name: string, ci: number) => ({
   telcoCd: "K",

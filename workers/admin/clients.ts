@@ -3,15 +3,6 @@
 // isolate's client cache; other isolates follow within CLIENT_CACHE_SECONDS.
 
 import { adminConfig, MAX_ROTATION_GRACE_SECONDS } from "./config";
-import {
-  deleteClient,
-  getClient,
-  insertClient,
-  listClients,
-  rotateClientSecret,
-  updateClient,
-  type AdminClient,
-} from "./store";
 import type { AdminEnv } from "./config";
 import { randomAlphanumeric } from "../core/crypto";
 import { commonConfig } from "../core/config";
@@ -21,7 +12,17 @@ import type { RequestContext } from "../core/router";
 import { onlyFields, readJsonObject } from "./steps";
 import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";
 import { eventsUriProblem } from "./hosts";
-import { forgetClient, sealSecret } from "../provider/store/clients";
+import {
+  forgetClient,
+  getClient,
+  insertClient,
+  listClients,
+  rotateClientSecret,
+  sealSecret,
+  updateClient,
+  type AdminClient,
+} from "../provider/store/clients";
+import { deleteClient } from "../provider/store/flows/delete-client";
 import { audit } from "../provider/store/one-time/audit";
 
 /** reference behaviour: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */

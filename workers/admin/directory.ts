@@ -2,9 +2,16 @@
 // Import validates every row and reports rejected ones by row number and reason only.
 
 import { adminConfig } from "./config";
-import { countSubscribers, deleteSubscriber } from "./store";
-import { commitRun, ImportBusy, importDirectory, recordCommit, underLease } from "./directory-import";
-import { DirectoryBusy } from "../provider/store/flows/directory-write";
+import { recordCommit } from "./import-runs";
+import { countSubscribers } from "../provider/store/directory/directory";
+import {
+  commitRun,
+  deleteSubscriber,
+  DirectoryBusy,
+  ImportBusy,
+  importDirectory,
+  underLease,
+} from "../provider/store/flows/directory-write";
 import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";

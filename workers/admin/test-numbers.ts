@@ -11,20 +11,20 @@ import { sha256 } from "../core/crypto";
 import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
 import type { RequestContext } from "../core/router";
-import { COLUMNS, validateRow } from "../provider/store/directory/rows";
-import { removeHolder } from "./store";
-import { runJobs } from "../provider/store/flows/directory-jobs";
+import { onlyFields, readJsonObject } from "./steps";
+import { countClients } from "../provider/store/clients";
+import { storeConfig } from "../provider/store/config";
+import { personAtNumber } from "../provider/store/directory/directory";
 import { dirAt } from "../provider/store/directory/directory-shard";
 import { dirShards } from "../provider/store/directory/keys";
-import { personAtNumber } from "../provider/store/directory/directory";
-import { numberShard } from "../provider/store/directory/keys";
+import { COLUMNS, validateRow } from "../provider/store/directory/rows";
 import type { PersonRow } from "../provider/store/directory/tables/common";
-import { onlyFields, readJsonObject } from "./steps";
-import { audit } from "../provider/store/one-time/audit";
-import { storeConfig } from "../provider/store/config";
-import { storeFor } from "../provider/store/one-time/one-time-store";
-import { phoneKey, testFailuresKey } from "../provider/store/one-time/keys";
+import { removeHolder } from "../provider/store/flows/directory-write";
+import { putTestNumber } from "../provider/store/flows/test-numbers";
 import { resolveNotice } from "../provider/store/notices";
+import { audit } from "../provider/store/one-time/audit";
+import { phoneKey, testFailuresKey } from "../provider/store/one-time/keys";
+import { storeFor } from "../provider/store/one-time/one-time-store";
 
 const FIELDS = [...COLUMNS, "code", "clients", "expiresAt"] as const;
 const MAX_CLIENTS = 50;
@@ -75,45 +75,22 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
   )
     throw E.invalidBecause("clients", `must be a list of 1 to ${MAX_CLIENTS} client ids`);
   const ids = [...new Set(clients as string[])];
-  const known = await env.DB.prepare(
-    "SELECT count(*) AS n FROM clients WHERE client_id IN (SELECT value FROM json_each(?))",
-  )
-    .bind(JSON.stringify(ids))
-    .first<{ n: number }>();
-  if (known!.n !== ids.length) throw E.invalidBecause("clients", "every entry must be a registered client id");
+  if ((await countClients(env, ids)) !== ids.length)
+    throw E.invalidBecause("clients", "every entry must be a registered client id");
   const expiresAt = typeof body.expiresAt === "string" ? Date.parse(body.expiresAt) : NaN;
   if (!Number.isFinite(expiresAt) || !/^\d{4}-\d{2}-\d{2}T/.test(body.expiresAt as string))
     throw E.invalidBecause("expiresAt", "must be an ISO 8601 date and time");
   if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_MS)
     throw E.invalidBecause("expiresAt", "must be in the future and within a year");
 
-  const n = dirShards(env);
-  const shard = numberShard(row.phone, n);
   const test = { otpHash: await sha256(code), clients: JSON.stringify(ids), expiresAt };
-  const directoryOwns = () => E.invalidBecause("phoneNo", "a subscriber of the directory has this number");
-  // Decided against the number's holder and written only while it still holds it (a directory
-  // import or a removal landing in between makes it be decided again).
-  let saved: PersonRow | null = null;
-  let replaced = false;
-  for (let round = 0; round < 5 && !saved; round++) {
-    const h = await dirAt(env, shard).holder(shard, row.phone);
-    const holder = h.at === "here" ? h.person : h.at === "away" ? await personAtNumber(env, row.phone) : null;
-    if (holder && holder.test_clients === null) throw directoryOwns();
+  const { saved, replaced } = await putTestNumber(env, row, test, async (holder) => {
+    if (holder.test_clients === null)
+      throw E.invalidBecause("phoneNo", "a subscriber of the directory has this number");
     // A suspended number's code was guessed at: it is armed again only with another.
-    if (holder && holder.test_otp_hash === test.otpHash && (await view(env, holder)).suspended)
+    if (holder.test_otp_hash === test.otpHash && (await view(env, holder)).suspended)
       throw E.invalidBecause("code", "this test number is suspended after too many wrong codes: give it a new code");
-    const expect = h.at === "none" ? null : h.at === "here" ? h.person.id : h.id;
-    // Another persona (another ci) is another person: it gets a new id, so it never inherits a
-    // plid (as a reassigned number does), and the previous one's logins end with its row, removed
-    // by a job queued in the same step that gives the new one the number.
-    const update = holder !== null && holder.ci === row.ci;
-    if (holder) replaced = true;
-    const put = await dirAt(env, shard).putTestNumber(shard, expect, update, { ...row }, test);
-    if (put === null) continue;
-    await runJobs(env, [{ shard, jobs: put.jobs }]);
-    saved = await dirAt(env, shard).person(put.id);
-  }
-  if (!saved) throw new Error("test number: the number kept changing hands");
+  });
   rc.log.event = "test_number.added";
   await audit(env, "test_number.added", null, "ok", { clients: ids.length, replaced });
   await resolveNotice(env, "test_number.suspended", await phoneKey(row.phone));

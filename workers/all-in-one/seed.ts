@@ -3,7 +3,7 @@
 
 import { sha256 } from "../core/crypto";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
-import { sealSecret } from "../provider/store/clients";
+import { insertSeedClient, sealSecret } from "../provider/store/clients";
 import { dirAt } from "../provider/store/directory/directory-shard";
 import { dirShards } from "../provider/store/directory/keys";
 import { personAtNumber, type DirectoryEnv } from "../provider/store/directory/directory";
@@ -130,22 +130,8 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
   const now = Date.now();
   const stmts: D1PreparedStatement[] = [];
   for (const c of SEED_CLIENTS) {
-    stmts.push(
-      env.DB.prepare(
-        `INSERT OR IGNORE INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
-      ).bind(
-        c.clientId,
-        c.name,
-        await sealSecret(env, c.clientId, c.secret),
-        JSON.stringify(c.redirectUris),
-        JSON.stringify(c.items),
-        c.autoLogin ? 1 : 0,
-        localEventsUri(c.eventsUri, env),
-        now,
-        now,
-      ),
-    );
+    const secretSealed = await sealSecret(env, c.clientId, c.secret);
+    stmts.push(insertSeedClient(env, { ...c, secretSealed, eventsUri: localEventsUri(c.eventsUri, env) }, now));
   }
   await env.DB.batch(stmts);
   // The people, in their numbers' shards where the number is free; then each seed person's ci is

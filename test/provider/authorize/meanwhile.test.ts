@@ -12,9 +12,10 @@ import { forgetClient } from "../../../workers/provider/store/clients";
 import { storeConfig } from "../../../workers/provider/store/config";
 import { providerConfig } from "../../../workers/provider/config";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
-import { endLink, findLink, recordConsent } from "../../../workers/provider/store/directory/links";
+import { endLink } from "../../../workers/provider/store/flows/end-plids";
+import { findLink, recordConsent } from "../../../workers/provider/store/directory/links";
 import { auditEvents } from "../../support/audit";
-import { deleteClient } from "../../../workers/admin/store";
+import { deleteClient } from "../../../workers/provider/store/flows/delete-client";
 
 /** A client registered through the admin API (with the automatic-login opt-in when asked); its id. */
 async function newClient(redirectUris: string[], autoLogin = false): Promise<string> {

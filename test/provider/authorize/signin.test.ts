@@ -6,7 +6,8 @@ import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../su
 import { alertText, Browser, DEMO_CB, parseForms, signInAll, throughCode, type Page } from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
-import { connectionsOf, findLink } from "../../../workers/provider/store/directory/links";
+import { connectionsOf } from "../../../workers/provider/store/flows/connections";
+import { findLink } from "../../../workers/provider/store/directory/links";
 import { auditEvents } from "../../support/audit";
 
 const UNCONFIRMED_KO = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";

@@ -7,7 +7,7 @@ import { formatKst } from "../dates";
 import { cspNonce, html, type SafeHtml } from "../../core/html";
 import { itemName, t, type Lang } from "../signin/i18n";
 import { page, type PageContext } from "../signin/pages";
-import type { Connection } from "../store/directory/links";
+import type { Connection } from "../store/flows/connections";
 import type { Operator } from "../signin/config";
 
 export interface DashboardView {

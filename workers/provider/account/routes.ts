@@ -16,7 +16,8 @@ import { browserBinding, createAccountTransaction } from "../signin/transaction"
 import { ipKey } from "../signin/limits";
 import { audit } from "../store/one-time/audit";
 import { endAutoLogin } from "../store/directory/grants";
-import { connectionsOf, endLinksOf } from "../store/directory/links";
+import { connectionsOf } from "../store/flows/connections";
+import { endLinksOf } from "../store/flows/end-plids";
 import { dashboardPage } from "./pages";
 import { accountSignin } from "./purpose";
 import { csrfHolds, endSession, loadSession, type SessionHandle } from "./session";

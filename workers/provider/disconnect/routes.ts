@@ -5,7 +5,7 @@ import { E } from "../../core/errors";
 import { json, readParams } from "../../core/http";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
-import { endLink } from "../store/directory/links";
+import { endLink } from "../store/flows/end-plids";
 import { audit } from "../store/one-time/audit";
 
 async function disconnect(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {

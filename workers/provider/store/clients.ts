@@ -1,6 +1,16 @@
-// The client registry in D1 (docs/storage.md): registered apps, their redirect URIs and agreed
-// items, and their secrets sealed with AES-256-GCM under SEAL_KEY (recoverable: the field cipher of
-// spec §2.2 is keyed by them). Read-mostly, cached per isolate for CLIENT_CACHE_SECONDS.
+// The client registry in D1 (table `clients`, docs/storage.md "D1"): registered apps, their
+// redirect URIs and agreed items, and their secrets sealed with AES-256-GCM under SEAL_KEY
+// (recoverable: the field cipher of spec §2.2 is keyed by them). Read-mostly, cached per isolate
+// for CLIENT_CACHE_SECONDS. Every statement on `clients` is in this module: the sign-in's and the
+// API's reads, the admin API's writes, the dev seed's, and the reads of the flows that end plids.
+//
+// Invariants:
+// - a secret is stored sealed, bound to its client id, never in clear; one previous generation is
+//   kept, and accepted only until its grace end;
+// - a client id is given once (an insert never replaces a row);
+// - a client's row goes last when it is deleted, after its links (store/flows/delete-client.ts),
+//   so a deletion that dies midway leaves the client to delete again;
+// - an isolate's cached record is at most CLIENT_CACHE_SECONDS old; an admin change drops it.
 
 import { configOf, keyVar } from "../../core/config";
 import { importSealKey, seal, sha256, unseal, utf8 } from "../../core/crypto";
@@ -247,4 +257,196 @@ export function secretForToken(secrets: ClientSecrets, secretId: string): string
   if (secrets.current.id === secretId) return secrets.current.secret;
   if (secrets.previous && secrets.previous.id === secretId) return secrets.previous.secret;
   return null;
+}
+
+// ---- the admin API's reads and writes
+
+/** A client as the operator sees it: never a secret, but when the rotated-out one stops working. */
+export interface AdminClient extends RegisteredClient {
+  previousSecretUntil: number | null;
+}
+
+function toAdminClient(r: ClientRow, now: number): AdminClient {
+  const until =
+    r.previous_secret_sealed && r.previous_secret_until && r.previous_secret_until > now
+      ? r.previous_secret_until
+      : null;
+  return { ...toClient(r), previousSecretUntil: until };
+}
+
+export async function listClients(env: DbEnv): Promise<AdminClient[]> {
+  const { results } = await env.DB.prepare("SELECT * FROM clients ORDER BY created_at, client_id").all<ClientRow>();
+  const now = Date.now();
+  return results.map((r) => toAdminClient(r, now));
+}
+
+export async function getClient(env: DbEnv, clientId: string): Promise<AdminClient | null> {
+  const r = await env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(clientId).first<ClientRow>();
+  return r ? toAdminClient(r, Date.now()) : null;
+}
+
+export interface NewClient {
+  clientId: string;
+  name: string;
+  secretSealed: string;
+  redirectUris: string[];
+  items: IdentityItem[];
+  autoLogin: boolean;
+  eventsUri: string | null;
+  eventTypes: EventType[];
+  purpose: string | null;
+  retention: string | null;
+}
+
+/** Inserts a client; false when the id is taken (the caller draws another). */
+export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
+  const now = Date.now();
+  const r = await env.DB.prepare(
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, event_types, purpose, retention, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
+  )
+    .bind(
+      c.clientId,
+      c.name,
+      c.secretSealed,
+      JSON.stringify(c.redirectUris),
+      JSON.stringify(c.items),
+      c.autoLogin ? 1 : 0,
+      c.eventsUri,
+      JSON.stringify(c.eventTypes),
+      c.purpose,
+      c.retention,
+      now,
+      now,
+    )
+    .run();
+  return r.meta.changes === 1;
+}
+
+export interface ClientPatch {
+  name?: string;
+  redirectUris?: string[];
+  items?: IdentityItem[];
+  autoLogin?: boolean;
+  /** null removes it. */
+  eventsUri?: string | null;
+  eventTypes?: EventType[];
+  /** null restores the default text. */
+  purpose?: string | null;
+  retention?: string | null;
+  status?: "active" | "disabled";
+}
+
+/** Applies the given fields; false when no such client. */
+export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch): Promise<boolean> {
+  const sets: string[] = [];
+  const values: (string | number | null)[] = [];
+  if (p.name !== undefined) (sets.push("name = ?"), values.push(p.name));
+  if (p.redirectUris !== undefined) (sets.push("redirect_uris = ?"), values.push(JSON.stringify(p.redirectUris)));
+  if (p.items !== undefined) (sets.push("items = ?"), values.push(JSON.stringify(p.items)));
+  if (p.autoLogin !== undefined) (sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0));
+  if (p.eventsUri !== undefined) (sets.push("events_uri = ?"), values.push(p.eventsUri));
+  if (p.eventTypes !== undefined) (sets.push("event_types = ?"), values.push(JSON.stringify(p.eventTypes)));
+  if (p.purpose !== undefined) (sets.push("purpose = ?"), values.push(p.purpose));
+  if (p.retention !== undefined) (sets.push("retention = ?"), values.push(p.retention));
+  if (p.status !== undefined) (sets.push("status = ?"), values.push(p.status));
+  sets.push("updated_at = ?");
+  values.push(Date.now());
+  const r = await env.DB.prepare(`UPDATE clients SET ${sets.join(", ")} WHERE client_id = ?`)
+    .bind(...values, clientId)
+    .run();
+  return r.meta.changes === 1;
+}
+
+/**
+ * Makes `newSealed` the current secret. With `graceUntil` the current one becomes the previous
+ * secret, accepted until then; with null it stops at once. A secret still in an earlier grace
+ * period is replaced: only one previous generation is kept. SQLite evaluates every SET expression
+ * against the old row, so the move is one statement.
+ */
+export async function rotateClientSecret(
+  env: DbEnv,
+  clientId: string,
+  newSealed: string,
+  graceUntil: number | null,
+): Promise<boolean> {
+  const r = await env.DB.prepare(
+    `UPDATE clients SET
+       previous_secret_sealed = CASE WHEN ?2 IS NULL THEN NULL ELSE secret_sealed END,
+       previous_secret_until = ?2,
+       secret_sealed = ?1,
+       updated_at = ?3
+     WHERE client_id = ?4`,
+  )
+    .bind(newSealed, graceUntil, Date.now(), clientId)
+    .run();
+  return r.meta.changes === 1;
+}
+
+/** Deletes the client's row (its links went first: store/flows/delete-client.ts); false when absent. */
+export async function deleteClientRow(env: DbEnv, clientId: string): Promise<boolean> {
+  const r = await env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId).run();
+  return r.meta.changes === 1;
+}
+
+/** How many of `ids` are registered clients (each counted once: the caller passes distinct ids). */
+export async function countClients(env: DbEnv, ids: readonly string[]): Promise<number> {
+  const known = await env.DB.prepare(
+    "SELECT count(*) AS n FROM clients WHERE client_id IN (SELECT value FROM json_each(?))",
+  )
+    .bind(JSON.stringify(ids))
+    .first<{ n: number }>();
+  return known!.n;
+}
+
+// ---- the dev seed's and the flows' statements
+
+/** A client of the dev seed, inserted where absent (operator changes to seed rows are kept). */
+export interface SeedClientRow {
+  clientId: string;
+  name: string;
+  secretSealed: string;
+  redirectUris: string[];
+  items: IdentityItem[];
+  autoLogin: boolean;
+  eventsUri: string | null;
+}
+
+/** The statement inserting a seed client where absent (batched by the seed). */
+export function insertSeedClient(env: DbEnv, c: SeedClientRow, now: number): D1PreparedStatement {
+  return env.DB.prepare(
+    `INSERT OR IGNORE INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+  ).bind(
+    c.clientId,
+    c.name,
+    c.secretSealed,
+    JSON.stringify(c.redirectUris),
+    JSON.stringify(c.items),
+    c.autoLogin ? 1 : 0,
+    c.eventsUri,
+    now,
+    now,
+  );
+}
+
+/** The names of the clients among `ids` that exist, by id (a deleted client's id is absent). */
+export async function clientNames(env: DbEnv, ids: readonly string[]): Promise<Map<string, string>> {
+  const { results } = await env.DB.prepare(
+    "SELECT client_id, name FROM clients WHERE client_id IN (SELECT value FROM json_each(?))",
+  )
+    .bind(JSON.stringify(ids))
+    .all<{ client_id: string; name: string }>();
+  return new Map(results.map((c) => [c.client_id, c.name]));
+}
+
+/** The clients among `ids` to tell of `type` events: those with an events_uri that take the type. */
+export async function clientsTold(env: DbEnv, ids: readonly string[], type: EventType): Promise<Set<string>> {
+  const { results } = await env.DB.prepare(
+    `SELECT client_id FROM clients WHERE client_id IN (SELECT value FROM json_each(?))
+           AND events_uri <> '' AND EXISTS (SELECT 1 FROM json_each(event_types) WHERE value = ?)`,
+  )
+    .bind(JSON.stringify(ids), type)
+    .all<{ client_id: string }>();
+  return new Set(results.map((c) => c.client_id));
 }

@@ -24,7 +24,7 @@ import { providerConfig } from "../../../../workers/provider/config";
 import { storeAt, storeForPlid } from "../../../../workers/provider/store/one-time/one-time-store";
 import { newEvent, nextAttemptAt, RETRY_FOR_MS } from "../../../../workers/provider/store/one-time/tables/ended-plids";
 import { PLID_DELETED } from "../../../../workers/provider/store/flows/events";
-import { revokePlids } from "../../../../workers/provider/store/directory/links";
+import { revokePlids } from "../../../../workers/provider/store/flows/end-plids";
 import { ciOf, importRows } from "../../../support/directory";
 import { auditEvents } from "../../../support/audit";
 

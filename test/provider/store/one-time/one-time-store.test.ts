@@ -20,7 +20,7 @@ import {
   type TokenRead,
 } from "../../../../workers/provider/store/one-time/tables/codes";
 import { plidShardsAnyCount } from "../../../../workers/provider/store/one-time/keys";
-import { revokePlids } from "../../../../workers/provider/store/directory/links";
+import { revokePlids } from "../../../../workers/provider/store/flows/end-plids";
 import { newEvent } from "../../../../workers/provider/store/one-time/tables/ended-plids";
 import { HONG, intercept, mintFor, redeemArgs } from "../../../support/helpers";
 import { asClient, createClient } from "../../../support/admin";

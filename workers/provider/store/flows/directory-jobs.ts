@@ -6,15 +6,13 @@
 // a number is freed only while the person it names still holds it, a ci unindexed only while it
 // names the removed person, a person removed only while their row still names the number.
 
-import type { StoreVars } from "../config";
-import type { DirectoryEnv } from "../directory/directory";
 import { dirAt } from "../directory/directory-shard";
 import { ciShard, dirShards, groupBy, homeOfId, numberShard } from "../directory/keys";
 import type { DirectoryJob, Jobs, QueuedJob } from "../directory/tables/jobs";
-import { endRows } from "../directory/links";
-import type { OneTimeEnv } from "../one-time/one-time-store";
+import { endRows, type StoresEnv } from "./end-plids";
 
-export type JobEnv = DirectoryEnv & StoreVars & OneTimeEnv & { DB: D1Database };
+/** What a job reaches: the shards, and for a removal the one-time store and D1 (end-plids.ts). */
+export type JobEnv = StoresEnv;
 
 /** Test hook: runs before each step of a job (a fault injected there leaves the job to its retry). */
 export const jobHooks: { beforeStep?: (job: DirectoryJob, step: string) => Promise<void> } = {};

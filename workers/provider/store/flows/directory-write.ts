@@ -1,6 +1,7 @@
-// How directory rows are written over the shards, for an import (workers/admin/directory-import.ts)
-// and for a carrier-API sign-in's one row (docs/account.md "A subscriber is a person", docs/storage.md
-// "Changes across shards"). A subscriber is a person, identified by `ci`:
+// How directory rows are written over the shards, for an import (the admin API's, a chunk at a time,
+// and its run's commit) and for a carrier-API sign-in's one row, and how a person is removed
+// (docs/account.md "A subscriber is a person", docs/storage.md "Changes across shards"). A
+// subscriber is a person, identified by `ci`:
 // - the same `ci` at the same number (another name or carrier) is an update: id, plids and consent kept;
 // - the same `ci` under a new number is the person who changed number: they take the number (plids
 //   kept), and the old one is freed;
@@ -17,13 +18,13 @@
 // its decision until its index entry is written: an import and a sign-in (or two sign-ins) naming
 // one ci decide it one after the other, so neither makes a second person of it.
 
-import type { DirectoryEnv } from "../directory/directory";
+import { personAtNumber, type DirectoryEnv } from "../directory/directory";
 import { dirAt } from "../directory/directory-shard";
 import { ciShard, dirShards, groupBy, homeOfId, numberShard } from "../directory/keys";
 import type { SubscriberInput } from "../directory/rows";
 import type { PersonFields, PersonRow } from "../directory/tables/common";
 import type { Claim, NumberHolder } from "../directory/tables/people";
-import { runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
+import { finishAllJobs, runJob, runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
 
 /** How an import changed the directory. */
 export interface ImportCounts {
@@ -345,4 +346,63 @@ async function decideAndWrite(
     pending = rest.filter((r) => retry.has(r.seq));
   }
   return counts;
+}
+
+/**
+ * An import's rows applied to the directory (with `dryRun`, only counted). The caller holds the
+ * import lease (`underLease`): imports run one at a time. What earlier changes left unfinished (a
+ * job whose caller died) is finished first: the decision reads the ci index and the numbers, which
+ * such a job would leave behind.
+ */
+export async function importDirectory(
+  env: JobEnv,
+  input: readonly SubscriberInput[],
+  dryRun: boolean,
+  run: string | null = null,
+): Promise<ImportCounts> {
+  if (!(await finishAllJobs(env))) throw new Error("import: the directory has changes that keep failing");
+  const { ids: _, ...counts } = await applyRows(env, input, { dryRun, run });
+  return counts;
+}
+
+/**
+ * Ends an import run (a file sent in several requests with the same `run`): the removals of the
+ * holders its chunks displaced, held until now, run (docs/storage.md "Import runs"). A displaced
+ * person whom a later chunk moved to another number is not removed. Idempotent: a second commit
+ * finds nothing held. Returns how many people were removed, and how many removals are left to the
+ * shards' alarms (they failed now).
+ */
+export async function commitRun(env: JobEnv, run: string): Promise<{ removed: number; left: number }> {
+  return underLease(env, async () => {
+    const results = await Promise.all(
+      Array.from({ length: dirShards(env) }, async (_, s) =>
+        runJobs(env, [{ shard: s, jobs: await dirAt(env, s).releaseRun(run) }]),
+      ),
+    );
+    return { removed: results.reduce((n, r) => n + r.removed, 0), left: results.reduce((n, r) => n + r.failed, 0) };
+  });
+}
+
+/**
+ * Removes the person holding `phone` (by the id read, only while they still hold it): the number
+ * is freed and the removal queued in one step of its shard, then run (their logins end as
+ * disconnects do, reason `subscriber_removed`, then the row goes with anything linked meanwhile).
+ * A removal that fails after its first step is finished by that shard's alarm. False when `id`
+ * no longer held the number.
+ */
+export async function removeHolder(env: JobEnv, phone: string, id: number): Promise<boolean> {
+  const s = numberShard(phone, dirShards(env));
+  const shard = dirAt(env, s);
+  const job = await shard.startRemoval(phone, id, "subscriber_removed");
+  if (!job) return false;
+  await runJob(env, job.job);
+  await shard.jobsDone([job.id]);
+  return true;
+}
+
+/** Removes the subscriber at `phone`; the removed id, or null. */
+export async function deleteSubscriber(env: JobEnv, phone: string): Promise<number | null> {
+  const p = await personAtNumber(env, phone);
+  if (!p) return null;
+  return (await removeHolder(env, phone, p.id)) ? p.id : null;
 }
