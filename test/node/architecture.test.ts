@@ -291,3 +291,195 @@ describe("the sign-in beside the protocol: no import circle, no source file abov
     expect(bad).toEqual([]);
   });
 });
+
+// The store (docs/architecture.md §1, §2; docs/storage.md): each Durable Object class has its folder,
+// a room (provider/store/one-time/, provider/store/directory/), and the D1 `clients` table, the
+// operator notices and the R2 audit trail are each one module (clients.ts, notices.ts,
+// audit-archive.ts). A room reaches nothing beyond itself; what spans rooms is in the flows
+// (provider/store/flows/), and the module exporting the classes to the workers (objects.ts) wires
+// each object's alarm to them. A type-only import is an edge too.
+describe("the store: each object its room, the flows above the rooms, no circle", () => {
+  const store = join(workers, "provider", "store");
+  const core = join(workers, "core");
+  const inside = (dir: string, f: string) => f.startsWith(`${dir}/`);
+  const name = (f: string) => relative(store, f);
+  /** A room: the folder of a Durable Object class, or the one module of a D1 table or of the R2 trail. */
+  const ROOMS = ["one-time/", "directory/", "clients.ts", "notices.ts", "audit-archive.ts"];
+  const roomOf = (f: string) => ROOMS.find((r) => name(f) === r || (r.endsWith("/") && name(f).startsWith(r)));
+  const OBJECT_ROOMS = ["one-time/", "directory/"];
+  /** The classes' RPC surfaces: the only files that extend the runtime's DurableObject. */
+  const CLASSES = [join(store, "one-time", "one-time-store.ts"), join(store, "directory", "directory-shard.ts")];
+  /** Read by every room: the store's variables. */
+  const CONFIG = join(store, "config.ts");
+  const FLOWS = join(store, "flows");
+  const EXPORTER = join(store, "objects.ts");
+
+  /** What `text` (of `file`) imports: project files (absolute, .ts), and modules as `bare:<name>`. */
+  function edges(file: string, text: string): string[] {
+    const specs = [
+      // import (type) { … } from, import x from, export { … } from, export * from: across lines
+      ...text.matchAll(/^[ \t]*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']/gm),
+      // import "x" (for its effects)
+      ...text.matchAll(/^[ \t]*import\s+["']([^"']+)["']/gm),
+      // import("x"), in code or in a type
+      ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+    ].map((m) => m[1]!);
+    return specs.map((s) => {
+      if (!s.startsWith(".")) return `bare:${s}`;
+      const p = resolve(dirname(file), s).replace(/\.js$/, "");
+      return p.endsWith(".ts") ? p : `${p}.ts`;
+    });
+  }
+
+  /** The strongly connected components of more than one file, or a file importing itself (Tarjan). */
+  function circles(graph: Map<string, string[]>): string[][] {
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const found: string[][] = [];
+    const visit = (v: string) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of graph.get(v) ?? []) {
+        if (!graph.has(w)) continue;
+        if (!index.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) !== index.get(v)) return;
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+    };
+    for (const v of graph.keys()) if (!index.has(v)) visit(v);
+    return found;
+  }
+
+  const sources = files(store);
+  const graph = new Map(sources.map((f) => [f, edges(f, readFileSync(f, "utf8"))]));
+  /** Every import of the store's files, as `file -> target` (targets outside the store from workers/). */
+  const shown = (f: string, t: string) =>
+    `${name(f)} -> ${t.startsWith("bare:") ? t : inside(store, t) ? name(t) : relative(workers, t)}`;
+  const importsOf = (keep: (f: string, t: string) => boolean) =>
+    sources.flatMap((f) =>
+      graph
+        .get(f)!
+        .filter((t) => keep(f, t))
+        .map((t) => shown(f, t)),
+    );
+
+  it("reads type-only imports, re-exports, imports for effect and import() as edges, and finds a circle (the checks are not vacuous)", () => {
+    const f = join(store, "one-time", "a.ts");
+    const text = [
+      'import type { X } from "./b";',
+      "import {",
+      "  type Y,",
+      '} from "../directory/c";',
+      'export { Z } from "../flows/d";',
+      'export * from "./e.js";',
+      'import "./f";',
+      'type G = import("../g").G;',
+      'import { DurableObject } from "cloudflare:workers";',
+    ].join("\n");
+    expect(edges(f, text).map((t) => (t.startsWith("bare:") ? t : name(t)))).toEqual([
+      "one-time/b.ts",
+      "directory/c.ts",
+      "flows/d.ts",
+      "one-time/e.ts",
+      "bare:cloudflare:workers",
+      "one-time/f.ts",
+      "g.ts",
+    ]);
+    expect(
+      circles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["a"]],
+        ]),
+      ),
+    ).toEqual([["a", "b", "c"]]);
+    for (const room of ROOMS) expect(sources.some((f) => roomOf(f) === room)).toBe(true);
+    expect(graph.get(EXPORTER)).toContain(join(FLOWS, "one-time-alarm.ts"));
+    expect(new Set(graph.get(join(FLOWS, "end-plids.ts"))!.map(roomOf).filter(Boolean)).size).toBeGreaterThan(2);
+    expect(graph.get(join(store, "one-time", "one-time-store.ts"))).toContain(
+      join(store, "one-time", "tables", "codes.ts"),
+    );
+  });
+
+  it("an object's folder imports only the core, the store's variables (config.ts) and itself", () => {
+    const bad = importsOf((f, t) => {
+      const room = roomOf(f);
+      if (!room || !OBJECT_ROOMS.includes(room)) return false;
+      if (t === "bare:cloudflare:workers") return !CLASSES.includes(f);
+      return !(inside(core, t) || t === CONFIG || roomOf(t) === room);
+    });
+    expect(bad).toEqual([]);
+  });
+
+  it("the D1 and R2 modules (clients.ts, notices.ts, audit-archive.ts) and config.ts import only the core", () => {
+    const leaves = sources.filter((f) => f === CONFIG || (roomOf(f) && !OBJECT_ROOMS.includes(roomOf(f)!)));
+    expect(
+      leaves.flatMap((f) =>
+        graph
+          .get(f)!
+          .filter((t) => !inside(core, t))
+          .map((t) => shown(f, t)),
+      ),
+    ).toEqual([]);
+  });
+
+  it("only the flows and the module exporting the classes (objects.ts) import two rooms", () => {
+    const bad = sources
+      .filter((f) => !inside(FLOWS, f) && f !== EXPORTER)
+      .map((f) => ({ f, rooms: new Set([roomOf(f), ...graph.get(f)!.map(roomOf)].filter(Boolean)) }))
+      .filter(({ rooms }) => rooms.size > 1)
+      .map(({ f, rooms }) => `${name(f)}: ${[...rooms].join(", ")}`);
+    expect(bad).toEqual([]);
+  });
+
+  it("nothing in the store imports a route folder: only the core, the store itself and the Workers runtime", () => {
+    expect(importsOf((_, t) => !(inside(core, t) || inside(store, t) || t === "bare:cloudflare:workers"))).toEqual([]);
+  });
+
+  it("the workers export the Durable Object classes from objects.ts, which wires their alarms to the flows", () => {
+    const exporters = files(workers).flatMap((f) =>
+      [...readFileSync(f, "utf8").matchAll(/^export\s*\{([^}]*)\}\s*from\s*"([^"]+)"/gm)]
+        .filter((m) => /\b(OneTimeStore|DirectoryShard)\b/.test(m[1]!))
+        .map((m) => `${relative(workers, f)} -> ${relative(workers, resolve(dirname(f), m[2]!))}`),
+    );
+    expect(exporters.length).toBeGreaterThan(0);
+    expect(exporters.filter((e) => !e.endsWith("-> provider/store/objects"))).toEqual([]);
+  });
+
+  it("no file of the store (the rooms, the flows, objects.ts) is on an import circle", () => {
+    expect(circles(graph).map((c) => c.map(name))).toEqual([]);
+  });
+
+  it("a Durable Object's SQL is in its tables/ modules only, and every statement on D1 `clients` in clients.ts", () => {
+    const objectSql = sources.filter(
+      (f) => /\bsql\s*\.\s*exec\b/.test(readFileSync(f, "utf8")) && !/\/tables\/[^/]+\.ts$/.test(f),
+    );
+    expect(objectSql.map(name)).toEqual([]);
+    const clientsSql = files(workers).filter(
+      (f) => f !== join(store, "clients.ts") && /\b(?:FROM|INTO|UPDATE|JOIN)\s+clients\b/.test(readFileSync(f, "utf8")),
+    );
+    expect(clientsSql.map((f) => relative(workers, f))).toEqual([]);
+  });
+
+  it("no source file of the store or of the move from the single database (admin/migrate/) is above 600 lines", () => {
+    const lines = (f: string) => readFileSync(f, "utf8").replace(/\n$/, "").split("\n").length;
+    const owned = [...sources, ...files(join(workers, "admin", "migrate"))];
+    expect(owned.filter((f) => lines(f) > 600).map((f) => `${relative(workers, f)}: ${lines(f)}`)).toEqual([]);
+  });
+});
