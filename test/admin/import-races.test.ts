@@ -2,7 +2,7 @@
 // directory import never turns the row of one person into another's, nor a test number into a
 // directory person, whatever lands between its steps. The import decides who holds each number and
 // each number's shard applies it only while the holder is still the one decided against
-// (workers/admin/directory-import.ts); these tests land another operator action, or a sign-in,
+// (workers/provider/store/flows/directory-write.ts); these tests land another operator action, or a sign-in,
 // before every call the import (or the other action) makes to a directory shard, over the real
 // shards (four of them in tests, so the steps of one action land on different shards).
 import { env } from "../support/env";

@@ -1,5 +1,5 @@
 // A subscriber id is never given twice (each directory shard gives ids from a sequence that only
-// grows: workers/provider/store/directory/directory-shard.ts, directory-keys.ts): sign-in transactions
+// grows: workers/provider/store/directory/tables/people.ts, keys.ts): sign-in transactions
 // and /account sessions hold a subscriber by id, so an id given again after its row was deleted
 // (a number reassigned, a subscriber removed) would hand the previous person's open sign-in to the
 // next person imported: the code would carry the new person's identity, and the link made at

@@ -1,12 +1,10 @@
 // The directory shards as tests inspect them: SQL run inside every shard object (the real Durable
 // Objects of the dev worker), rows concatenated. Tables are those of
-// workers/provider/store/directory/directory-shard.ts (people, numbers, by_ci, links, grants, jobs).
+// workers/provider/store/directory/tables/ (people, numbers, by_ci, links, grants, jobs).
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "./env";
-import { dirAt } from "../../workers/provider/store/directory/directory-shard";
-import { dirShards } from "../../workers/provider/store/directory/keys";
-import { ciShard, homeOfId, numberShard } from "../../workers/provider/store/directory/keys";
-import type { DirectoryShard } from "../../workers/provider/store/directory/directory-shard";
+import { dirAt, type DirectoryShard } from "../../workers/provider/store/directory/directory-shard";
+import { ciShard, dirShards, homeOfId, numberShard } from "../../workers/provider/store/directory/keys";
 import { sha256 } from "../../workers/core/crypto";
 import type { Device } from "../../workers/provider/store/directory/grants";
 

@@ -1,9 +1,14 @@
 // Validation of client fields sent to the admin API. Reasons are fixed phrases: an operator learns
 // which field and which rule, and the input itself is never echoed back.
 
-import type { ClientPatch } from "../provider/store/clients";
 import { E } from "../core/errors";
-import { DEFAULT_EVENT_TYPES, EVENT_TYPES, isEventType, type EventType } from "../provider/store/clients";
+import {
+  DEFAULT_EVENT_TYPES,
+  EVENT_TYPES,
+  isEventType,
+  type ClientPatch,
+  type EventType,
+} from "../provider/store/clients";
 import { eventsUriProblem } from "./hosts";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "../core/spec";
 

@@ -16,8 +16,7 @@ import { routes as disconnect } from "../provider/disconnect/routes";
 import { routes as admin } from "../admin/routes";
 import { kitRoutes } from "./kit";
 
-export { OneTimeStore } from "../provider/store/objects";
-export { DirectoryShard } from "../provider/store/objects";
+export { DirectoryShard, OneTimeStore } from "../provider/store/objects";
 export { PhoneLoginStore } from "../../packages/kit/src/login-store";
 
 const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];

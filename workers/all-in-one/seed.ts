@@ -5,9 +5,8 @@ import { sha256 } from "../core/crypto";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { insertSeedClient, sealSecret } from "../provider/store/clients";
 import { dirAt } from "../provider/store/directory/directory-shard";
-import { dirShards } from "../provider/store/directory/keys";
 import { personAtNumber, type DirectoryEnv } from "../provider/store/directory/directory";
-import { ciShard, numberShard } from "../provider/store/directory/keys";
+import { ciShard, dirShards, numberShard } from "../provider/store/directory/keys";
 
 export interface SeedClient {
   clientId: string;

@@ -21,7 +21,7 @@ export interface MintCodeInput {
   firstReportTtlMs?: number;
   /** RFC 7636 S256 challenge sent with the authorization request, if any. */
   codeChallenge?: string | null;
-  /** Audit events of the sign-in, appended with the code in the same call (workers/provider/store/audit.ts). */
+  /** Audit events of the sign-in, appended with the code in the same call (workers/provider/store/one-time/audit.ts). */
   audit?: readonly AuditRecord[];
 }
 

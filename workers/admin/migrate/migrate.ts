@@ -3,7 +3,9 @@
 // (plids kept) and the audit events of D1, a batch at a time, by D1 id. Every batch is idempotent
 // (a person whose number already answers in its shard is not written twice, a link already there
 // is kept, an audit object is keyed by its first event), so the operator's command resumes from
-// the last batch it saw answered, or starts over, and ends with the same result.
+// the last batch it saw answered, or starts over, and ends with the same result. What a shard
+// writes is its own module (workers/provider/store/directory/tables/adoption.ts, through the
+// shard's adopt* methods); the operator's command is `migrate` in scripts/admin.mjs.
 //
 // Not moved: automatic-login grants (a grant is found by its device id, which D1 never held, only
 // its hash: the person ticks automatic login again; grants lived at most 14 days), import staging
@@ -15,8 +17,15 @@ import type { RequestContext } from "../../core/router";
 import { isIdentityItem } from "../../core/spec";
 import { archive } from "../../provider/store/audit-archive";
 import { dirAt } from "../../provider/store/directory/directory-shard";
-import { dirShards } from "../../provider/store/directory/keys";
-import { ciShard, groupBy, homeOfId, itemsMask, numberShard, plidHome } from "../../provider/store/directory/keys";
+import {
+  ciShard,
+  dirShards,
+  groupBy,
+  homeOfId,
+  itemsMask,
+  numberShard,
+  plidHome,
+} from "../../provider/store/directory/keys";
 import type { AdminEnv } from "../config";
 
 const DEFAULT_BATCH = 500;

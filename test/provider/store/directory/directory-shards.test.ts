@@ -8,6 +8,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import {
   ciShard,
   deviceHome,
+  dirShards,
   homeOfId,
   newDeviceId,
   newPlid,
@@ -15,12 +16,10 @@ import {
   plidHome,
 } from "../../../../workers/provider/store/directory/keys";
 import { countSubscribers, subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
-import { dirAt } from "../../../../workers/provider/store/directory/directory-shard";
-import { dirShards } from "../../../../workers/provider/store/directory/keys";
+import { dirAt, type DirectoryShard } from "../../../../workers/provider/store/directory/directory-shard";
 import { jobHooks } from "../../../../workers/provider/store/flows/directory-jobs";
 import { DirectoryBusy, writePerson } from "../../../../workers/provider/store/flows/directory-write";
 import type { DirectoryJob } from "../../../../workers/provider/store/directory/tables/jobs";
-import type { DirectoryShard } from "../../../../workers/provider/store/directory/directory-shard";
 import { ADMIN_TOKEN, admin } from "../../../support/admin";
 import { ciOf, importRows } from "../../../support/directory";
 import { exchange, mintFor } from "../../../support/helpers";
@@ -47,7 +46,7 @@ function spread(keys: readonly string[], shardOf: (k: string, n: number) => numb
   return Math.max(...counts) / (keys.length / n);
 }
 
-describe("keys to shards (directory-keys.ts)", () => {
+describe("keys to shards (directory/keys.ts)", () => {
   it("the tests run over 4 shards, so every test crosses shards; a deployment that sets nothing gets 64", () => {
     expect(dirShards(env)).toBe(4);
     expect(dirShards({} as never)).toBe(64);

@@ -1,5 +1,5 @@
 // Directory shard query plans (docs/storage.md "Directory shards"): the statements of
-// workers/provider/store/directory/directory-shard.ts that find rows by a key must use an index, not scan a
+// workers/provider/store/directory/tables/ that find rows by a key must use an index, not scan a
 // table that grows with people (a shard holds millions of them, links and grants).
 import { env } from "../../../support/env";
 import { describe, expect, it } from "vitest";

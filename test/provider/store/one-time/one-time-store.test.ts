@@ -4,7 +4,7 @@ import { shardRows } from "../../../support/shards";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../../workers/core/crypto";
-import { inShard, plidShard, shardOf } from "../../../../workers/provider/store/one-time/keys";
+import { inShard, plidShard, plidShardsAnyCount, shardOf } from "../../../../workers/provider/store/one-time/keys";
 import {
   storeAt,
   storeFor,
@@ -19,7 +19,6 @@ import {
   type RedeemRequest,
   type TokenRead,
 } from "../../../../workers/provider/store/one-time/tables/codes";
-import { plidShardsAnyCount } from "../../../../workers/provider/store/one-time/keys";
 import { revokePlids } from "../../../../workers/provider/store/flows/end-plids";
 import { newEvent } from "../../../../workers/provider/store/one-time/tables/ended-plids";
 import { HONG, intercept, mintFor, redeemArgs } from "../../../support/helpers";

@@ -1,5 +1,5 @@
 // Automatic-login grants: (device hash, client) → subscriber, expiry, in the directory shard the
-// device id names (directory-keys.ts). A device id is made for one person at their opt-in and names
+// device id names (keys.ts). A device id is made for one person at their opt-in and names
 // their home, so a grant lives beside that person's links, and every grant on a device is in one
 // shard. A grant's "first report pending" flag lives with its plid's codes in the one-time store
 // (firstReportKey), where /v1/user/me takes it in the same call that spends the token's read.
