@@ -99,7 +99,7 @@ export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): P
  */
 export async function deliverDue(env: Partial<DeliveryEnv>, room: OneTimeRoom): Promise<number | null> {
   if (!env.DB) return null;
-  for (const e of room.ended.due(Date.now(), 50)) {
+  for (const e of room.ended.due(Date.now())) {
     const outcome = await deliver(env as DeliveryEnv, e, Date.now()).catch(() => "unreachable" as const);
     const attempts = e.attempts + 1;
     const dropped = outcome === "client_gone" || outcome === "not_subscribed";

@@ -23,9 +23,6 @@ export type OneTimeAlarmEnv = Partial<{
   EventVars &
   StoreVars;
 
-/** Ends forgotten per alarm (each is checked in the directory first). */
-const FORGET_BATCH = 500;
-
 /**
  * Sends due events, writes the audit outbox to R2, deletes what has expired; sets the next alarm
  * while anything is left, and within the flush interval while audit events wait (also after a
@@ -55,7 +52,7 @@ export async function oneTimeAlarm(env: OneTimeAlarmEnv, room: OneTimeRoom): Pro
  * keeps the ends for the next sweep.
  */
 async function forgetEndedPlids(env: OneTimeAlarmEnv, ended: EndedPlids, now: number): Promise<void> {
-  const plids = ended.expired(now, FORGET_BATCH);
+  const plids = ended.expired(now);
   if (plids.length === 0) return;
   if (env.DIRECTORY) {
     const dir = env as OneTimeAlarmEnv & { DIRECTORY: DurableObjectNamespace<DirectoryShard> };

@@ -100,7 +100,7 @@ export class Grants {
   endOfPlids(plidList: string): void {
     this.sql.exec(
       `DELETE FROM grants WHERE EXISTS (SELECT 1 FROM links l WHERE l.plid IN (SELECT value FROM json_each(?))
-         AND l.client_id = grants.client_id AND l.subscriber_id = grants.subscriber_id)`,
+           AND l.client_id = grants.client_id AND l.subscriber_id = grants.subscriber_id)`,
       plidList,
     );
   }

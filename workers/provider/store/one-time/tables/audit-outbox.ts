@@ -187,7 +187,7 @@ export class AuditOutbox {
       this.sql
         .exec<{ n: number }>(
           `SELECT EXISTS (SELECT 1 FROM audit_outbox)
-             OR EXISTS (SELECT 1 FROM tokens WHERE rowid > (SELECT tokens_rowid FROM audit_mark)) AS n`,
+           OR EXISTS (SELECT 1 FROM tokens WHERE rowid > (SELECT tokens_rowid FROM audit_mark)) AS n`,
         )
         .one().n > 0
     );

@@ -111,10 +111,10 @@ export class EndedPlids {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM revoked_plids WHERE plid = ?", plid).one().n > 0;
   }
 
-  /** Ends whose retention is over at `now`, at most `limit`. */
-  expired(now: number, limit: number): string[] {
+  /** Ends whose retention is over at `now`, at most 500 (an alarm's batch). */
+  expired(now: number): string[] {
     return this.sql
-      .exec<{ plid: string }>("SELECT plid FROM revoked_plids WHERE expires_at <= ? LIMIT ?", now, limit)
+      .exec<{ plid: string }>("SELECT plid FROM revoked_plids WHERE expires_at <= ? LIMIT 500", now)
       .toArray()
       .map((r) => r.plid);
   }
@@ -150,13 +150,12 @@ export class EndedPlids {
       }));
   }
 
-  /** The events due at `now`, soonest first, at most `limit`. */
-  due(now: number, limit: number): DueEvent[] {
+  /** The events due at `now`, soonest first, at most 50 (an alarm's batch). */
+  due(now: number): DueEvent[] {
     return this.sql
       .exec<{ jti: string; client_id: string; plid: string; reason: EndReason; created_at: number; attempts: number }>(
-        "SELECT jti, client_id, plid, reason, created_at, attempts FROM event_outbox WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT ?",
+        "SELECT jti, client_id, plid, reason, created_at, attempts FROM event_outbox WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 50",
         now,
-        limit,
       )
       .toArray()
       .map((r) => ({
