@@ -8,6 +8,7 @@ import { constantTimeEqual, randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
+import { accountSessionKey } from "../store/one-time/keys";
 
 type SessionEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
@@ -29,10 +30,6 @@ export interface SessionHandle {
   session: AccountSession;
 }
 
-async function sessionKey(id: string): Promise<string> {
-  return `acct:${await sha256(id)}`;
-}
-
 /** Opens a session for a proven number: the cookie to set. */
 export async function openSession(
   env: SessionEnv,
@@ -48,7 +45,7 @@ export async function openSession(
     csrfHash: await sha256(await csrfOf(id)),
     expiresAt: Date.now() + ACCOUNT_SESSION_MS,
   };
-  await storeFor(env, id, shards).putEntry(await sessionKey(id), JSON.stringify(session), ACCOUNT_SESSION_MS);
+  await storeFor(env, id, shards).putEntry(await accountSessionKey(id), JSON.stringify(session), ACCOUNT_SESSION_MS);
   return {
     cookie: hostCookie(ACCOUNT_COOKIE, id, { maxAgeSeconds: ACCOUNT_SESSION_MS / 1000, sameSite: "Strict" }),
   };
@@ -67,7 +64,7 @@ export async function loadSession(
 ): Promise<(SessionHandle & { csrf: string }) | null> {
   const id = readHostCookie(req, ACCOUNT_COOKIE);
   if (!isRandomValue(id)) return null;
-  const key = await sessionKey(id);
+  const key = await accountSessionKey(id);
   const stub = storeFor(env, id, shards);
   const value = await stub.getEntry(key);
   if (value === null) return null;

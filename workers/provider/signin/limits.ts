@@ -5,6 +5,7 @@
 import { sha256 } from "../../core/crypto";
 import { clientNetwork } from "../../core/http";
 import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
+import { ipCounter } from "../store/one-time/keys";
 import type { SigninConfig } from "./config";
 import type { NumberLimits, Refusal } from "../store/one-time/signin-store";
 
@@ -48,8 +49,8 @@ export interface IpHit {
   windowEnd: number;
 }
 
-/** The counter key of the network `ipKey` in its object. */
-export const ipCounter = (key: string): string => `ip:${key}`;
+/** The counter key of the network `ipKey` in its object (the one-time store's keys name every counter). */
+export { ipCounter };
 
 /** A refusal when the count is over SIGNIN_IP_LIMIT in the window. */
 export function ipRefusal(r: IpHit, cfg: SigninConfig): Refusal | null {

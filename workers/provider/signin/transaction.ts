@@ -19,7 +19,7 @@ import {
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
-import { inShard, shardOf } from "../store/one-time/keys";
+import { inShard, shardOf, transactionKey } from "../store/one-time/keys";
 import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
 import { sameHash, type Prompt, type SigninRecord, type StepGate } from "../store/one-time/signin-store";
 import { sealKeyVar, type Client } from "../store/clients";
@@ -66,9 +66,8 @@ export function browserBinding(req: Request): { value: string; setCookie: string
   return { value, setCookie: hostCookie(TX_COOKIE, value) };
 }
 
-export async function txKey(id: string): Promise<string> {
-  return `tx:${await sha256(id)}`;
-}
+/** The entry of a sign-in record (the one-time store's keys name every entry). */
+export const txKey = transactionKey;
 
 /**
  * A new transaction id in the object of `near` (the request's network, `ipKey`): its step-1
