@@ -107,20 +107,10 @@ describe("the kit package: no import circle, no source file above 600 lines", ()
   const sources = files(kitPackage);
   const graph = graphOf(sources);
 
-  it("reads type-only imports, re-exports and import() as edges, and reports a circle (the check is not vacuous)", () => {
+  it("reads type-only imports, re-exports and import() as edges (the check is not vacuous)", () => {
     const f = join(kitPackage, "a.ts");
     const text = 'import type { X } from "./b.js";\nexport { Y } from "./c.js";\nconst z = await import("./d.js");\n';
     expect(edges(f, text)).toEqual(["b", "c", "d"].map((n) => join(kitPackage, `${n}.ts`)));
-    expect(
-      circles(
-        new Map([
-          ["a", ["b"]],
-          ["b", ["c"]],
-          ["c", ["a"]],
-          ["d", ["a"]],
-        ]),
-      ),
-    ).toEqual([["a", "b", "c"]]);
     expect(sources.length).toBeGreaterThan(20);
     expect([...graph.values()].flat().length).toBeGreaterThan(60);
   });
@@ -153,21 +143,11 @@ describe("the sign-in beside the protocol: no import circle, no source file abov
   const ours = sources.filter(inFolders);
   const name = (f: string) => relative(provider, f);
 
-  it("reads type-only imports, re-exports and import() as edges, and finds a circle (the checks are not vacuous)", () => {
+  it("reads type-only imports, re-exports and import() as edges (the checks are not vacuous)", () => {
     const f = join(provider, "signin", "a.ts");
     const text =
       'import type { X } from "./b";\nexport { Y } from "../authorize/c";\nconst z = await import("./d.js");\n';
     expect(edges(f, text).map(name)).toEqual(["signin/b.ts", "authorize/c.ts", "signin/d.ts"]);
-    expect(
-      circles(
-        new Map([
-          ["a", ["b"]],
-          ["b", ["c"]],
-          ["c", ["a"]],
-          ["d", ["a"]],
-        ]),
-      ),
-    ).toEqual([["a", "b", "c"]]);
     expect(folders.map((d) => ours.filter((f) => f.startsWith(`${d}/`)).length).every((n) => n > 0)).toBe(true);
     expect(graph.get(join(provider, "authorize", "routes.ts"))).toContain(join(provider, "signin", "steps.ts"));
     expect(graph.get(join(provider, "account", "purpose.ts"))).toContain(join(provider, "signin", "purpose.ts"));
