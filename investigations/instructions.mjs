@@ -169,13 +169,14 @@ try {
         while (next < n) {
           next++;
           // a flow throws on any wrong answer; one whose request met a keep-alive socket that workerd
-          // had just closed is run again with another person (its earlier requests stay counted)
+          // had just closed or reset is run again with another person (its earlier requests stay counted)
           for (let tries = 0; ; tries++)
             try {
               await s.flow(ctxOf(s));
               break;
             } catch (err) {
-              if (tries >= 3 || /** @type {any} */ (err)?.cause?.code !== "UND_ERR_SOCKET") throw err;
+              const code = /** @type {any} */ (err)?.cause?.code;
+              if (tries >= 3 || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET")) throw err;
               retried++;
             }
           ok++;
