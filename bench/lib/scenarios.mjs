@@ -201,7 +201,7 @@ function signInFlow(at) {
   let next = 0;
   /**
    * One sign-in request by request: yields each request's step as it is answered (`page`,
-   * `identify`, `code`, `consent`, `token`, `user/me`), so bench/steps.mjs can advance many in
+   * `identify`, `code`, `consent`, `token`, `user/me`), so investigations/steps.mjs can advance many in
    * lockstep and charge each step its CPU.
    * @param {any} ctx
    */
@@ -348,7 +348,7 @@ async function routeExists(ctx, path, init) {
  * @property {number} [guess]  requests per second expected, to size the first pool
  * @property {{ method: string; path: string; headers?: Record<string, string>; body?: string; setup?: any; okStatus?: number }} [request]
  * @property {(ctx: any) => Promise<number>} [flow]
- * @property {(ctx: any) => AsyncGenerator<string>} [steps] a sign-in request by request, each yielding its step (bench/steps.mjs)
+ * @property {(ctx: any) => AsyncGenerator<string>} [steps] a sign-in request by request, each yielding its step (investigations/steps.mjs)
  * @property {(ctx: any, expectedRequests: number) => Promise<void>} [prepare]
  * @property {(ctx: any) => Promise<string | null>} [available]
  */

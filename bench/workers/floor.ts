@@ -374,7 +374,7 @@ export async function floorUnit(unit: string, env: FloorEnv): Promise<Response> 
 /**
  * A token grant in the project's shape for the demo client and the first seed subscriber, all items
  * consented: the record the user/me route reads from the floor's store, and the grant of
- * bench/workers/parts.ts.
+ * investigations/workers/parts.ts.
  */
 export function demoGrant(plid: string, secretId: string, issuedAt: number): TokenGrant {
   const { code: _, ...subscriber } = SEED_SUBSCRIBERS[0]!;
