@@ -402,15 +402,7 @@ export async function countClients(env: DbEnv, ids: readonly string[]): Promise<
 // ---- the dev seed's and the flows' statements
 
 /** A client of the dev seed, inserted where absent (operator changes to seed rows are kept). */
-export interface SeedClientRow {
-  clientId: string;
-  name: string;
-  secretSealed: string;
-  redirectUris: string[];
-  items: IdentityItem[];
-  autoLogin: boolean;
-  eventsUri: string | null;
-}
+export type SeedClientRow = Omit<NewClient, "eventTypes" | "purpose" | "retention">;
 
 /** The statement inserting a seed client where absent (batched by the seed). */
 export function insertSeedClient(env: DbEnv, c: SeedClientRow, now: number): D1PreparedStatement {
