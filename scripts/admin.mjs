@@ -402,6 +402,108 @@ const COMMANDS = {
       return { data: r, table: () => "removed" };
     },
   },
+  "operators grant": {
+    usage: "operators grant --phone NUMBER --role viewer|editor|admin",
+    about:
+      "Invite the holder of a number to be an operator: the person who next signs in to /console with it\n" +
+      "within 7 days takes the role, which is then theirs (it ends if the number passes to another person).\n" +
+      "Fixed-code test numbers can never hold a role.",
+    options: {
+      phone: { value: true, help: "the mobile number (01056789012)" },
+      role: {
+        value: true,
+        help: "viewer (reads everything), editor (also apps but their secrets and deletion, test numbers, imports) or admin (everything)",
+      },
+    },
+    run: async (api, { opts }) => {
+      need(opts, "phone", "role");
+      const r = await api("POST", "/admin/operators", { phone: opts.phone, role: opts.role });
+      return {
+        data: r,
+        table: () =>
+          `invited ${r.masked} as ${r.role} until ${r.expires_at}: sign in at /console with that number to take it`,
+      };
+    },
+  },
+  "operators list": {
+    usage: "operators list",
+    about: "Operators (opaque id, role, masked number, last seen) and open invitations.",
+    options: {},
+    run: async (api) => {
+      const r = await api("GET", "/admin/operators");
+      return {
+        data: r,
+        table: () =>
+          [
+            r.operators.length
+              ? table(r.operators, ["id", "role", "masked", "granted_by", "taken_at", "last_seen_at"])
+              : "no operators",
+            r.invites.length
+              ? "invitations:\n" + table(r.invites, ["masked", "role", "granted_by", "expires_at"])
+              : "no open invitations",
+          ].join("\n"),
+      };
+    },
+  },
+  "operators revoke": {
+    usage: "operators revoke (--id OPERATOR_ID | --phone NUMBER)",
+    about: "End an operator's role (--id, from operators list), or withdraw a number's open invitation (--phone).",
+    options: {
+      id: { value: true, help: "the operator's id (op_...)" },
+      phone: { value: true, help: "the invited number" },
+    },
+    run: async (api, { opts }) => {
+      if ((opts.id === undefined) === (opts.phone === undefined)) throw new UsageError("give --id or --phone");
+      const path =
+        opts.id !== undefined ? `/admin/operators/${enc(opts.id)}` : `/admin/operators/invites/${enc(opts.phone)}`;
+      await api("DELETE", path);
+      return { data: { revoked: true }, table: () => (opts.id ? "role ended" : "invitation withdrawn") };
+    },
+  },
+  "tokens create": {
+    usage: "tokens create --name NAME --role viewer|editor|admin",
+    about:
+      "Create a named API token for automation. Prints the token: it is shown only this once. Use it as\n" +
+      "ADMIN_TOKEN for this command line; the audit names its changes token:NAME.",
+    options: {
+      name: { value: true, help: "1-32 lowercase letters, digits or -" },
+      role: {
+        value: true,
+        help: "viewer (reads everything), editor (also apps but their secrets and deletion, test numbers, imports) or admin (everything)",
+      },
+    },
+    run: async (api, { opts }) => {
+      need(opts, "name", "role");
+      const r = await api("POST", "/admin/tokens", { name: opts.name, role: opts.role });
+      return {
+        data: r,
+        table: () => `${keyValues(r)}\nThe token is shown only this once: store it in your secret manager now.`,
+      };
+    },
+  },
+  "tokens list": {
+    usage: "tokens list",
+    about: "API tokens: name, role, who made them, last use (never the token).",
+    options: {},
+    run: async (api) => {
+      const r = await api("GET", "/admin/tokens");
+      return {
+        data: r,
+        table: () =>
+          r.tokens.length ? table(r.tokens, ["name", "role", "created_by", "created_at", "last_used_at"]) : "no tokens",
+      };
+    },
+  },
+  "tokens revoke": {
+    usage: "tokens revoke <name>",
+    about: "Revoke a token: refused everywhere within CLIENT_CACHE_SECONDS (10 s).",
+    args: ["name"],
+    options: {},
+    run: async (api, { args }) => {
+      await api("DELETE", `/admin/tokens/${enc(args.name)}`);
+      return { data: { revoked: true }, table: () => "revoked" };
+    },
+  },
   "events list": {
     usage: "events list",
     about: "Signed events to apps not yet delivered: client, reason, attempts, next try (never the plid).",
@@ -425,7 +527,7 @@ const COMMANDS = {
     },
   },
   "audit list": {
-    usage: "audit list [--limit N] [--before CURSOR] [--type TYPE] [--client-id ID]",
+    usage: "audit list [--limit N] [--before CURSOR] [--type TYPE] [--client-id ID] [--actor ACTOR]",
     about:
       "Audit events, newest first. --type takes an exact type or a prefix ending in '.' (client., signin.).\n" +
       "Events reach the list in batches, up to AUDIT_FLUSH_SECONDS (60 s) after they happen. A page that read\n" +
@@ -435,6 +537,7 @@ const COMMANDS = {
       before: { value: true, help: "go on from a previous page (the --before printed below its table)" },
       type: { value: true, help: "event type or prefix" },
       "client-id": { value: true, help: "only events of this client" },
+      actor: { value: true, help: "only changes made by operator:<id> or token:<name>" },
     },
     run: async (api, { opts }) => {
       const q = new URLSearchParams();
@@ -443,6 +546,7 @@ const COMMANDS = {
         ["before", "before"],
         ["type", "type"],
         ["client-id", "client_id"],
+        ["actor", "actor"],
       ]) {
         if (opts[opt] !== undefined) q.set(param, opts[opt]);
       }
@@ -541,6 +645,11 @@ const list = (s) =>
     .split(",")
     .map((x) => x.trim())
     .filter(Boolean);
+
+/** Each named option must be given. */
+function need(opts, ...names) {
+  for (const n of names) if (opts[n] === undefined) throw new UsageError(`--${n} is required`);
+}
 
 function clientRow(c) {
   return {

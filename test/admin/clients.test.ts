@@ -603,8 +603,9 @@ describe("audit events (R2) and their paging", () => {
     expect(
       events.every((e) => e.client_id === c.client_id && e.outcome === "ok" && !Number.isNaN(Date.parse(e.at))),
     ).toBe(true);
-    expect(events[1]!.detail).toEqual({ fields: "status", status: "active" }); // enable
-    expect(events[4]!.detail).toEqual({ fields: "name" });
+    // every change names who made it: here the bootstrap token
+    expect(events[1]!.detail).toEqual({ actor: "token:ADMIN_TOKEN", fields: "status", status: "active" }); // enable
+    expect(events[4]!.detail).toEqual({ actor: "token:ADMIN_TOKEN", fields: "name" });
     expect(next_before).toBeNull();
     expect(text).not.toContain(c.client_secret);
     expect(text).not.toContain(rotated.client_secret);

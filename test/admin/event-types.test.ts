@@ -35,7 +35,7 @@ describe("event_types", () => {
     const read = (await (await admin("GET", `/admin/clients/${c.client_id}`)).json()) as { event_types: string[] };
     expect(read.event_types).toEqual(["plid-deleted"]);
     const [updated] = await auditEvents({ type: "client.updated", clientId: c.client_id });
-    expect(JSON.parse(updated!.detail!)).toEqual({ fields: "event_types" });
+    expect(JSON.parse(updated!.detail!)).toEqual({ actor: "token:ADMIN_TOKEN", fields: "event_types" });
     const [created] = await auditEvents({ type: "client.created", clientId: c.client_id });
     expect(JSON.parse(created!.detail!)).toMatchObject({ event_types: "" });
   });

@@ -39,6 +39,8 @@ export interface AuditQuery {
   /** An exact type, or a prefix ending in ".". */
   type?: string;
   clientId?: string;
+  /** Who made the change (`detail.actor`): `operator:<id>` or `token:<name>`. */
+  actor?: string;
 }
 
 /** The wire form of a cursor (`next_before`): opaque to callers. */
@@ -147,15 +149,18 @@ async function readObject(bucket: R2Bucket, key: string): Promise<AuditEvent[]> 
   return out;
 }
 
-function matcher(q: { type?: string; clientId?: string }): (e: AuditEvent) => boolean {
-  const { type, clientId } = q;
+function matcher(q: { type?: string; clientId?: string; actor?: string }): (e: AuditEvent) => boolean {
+  const { type, clientId, actor } = q;
   const typeOk =
     type === undefined
       ? () => true
       : type.endsWith(".")
         ? (t: string) => t.startsWith(type)
         : (t: string) => t === type;
-  return (e) => typeOk(e.type) && (clientId === undefined || e.clientId === clientId);
+  return (e) =>
+    typeOk(e.type) &&
+    (clientId === undefined || e.clientId === clientId) &&
+    (actor === undefined || e.detail?.actor === actor);
 }
 
 /**

@@ -55,7 +55,7 @@ function timeParam(url: URL, name: string): number | undefined {
 
 /**
  * `limit` (1-500, default 50), `before` (the previous page's `next_before`), `type` (exact, or a
- * prefix ending in "." such as `client.`), `client_id`.
+ * prefix ending in "." such as `client.`), `client_id`, `actor` (`operator:<id>`, `token:<name>`).
  */
 export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const url = rc.url;
@@ -64,6 +64,7 @@ export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContex
     before: cursorParam(url, "before"),
     type: textParam(url, "type", /^[a-z][a-z._]{0,63}$/),
     clientId: textParam(url, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
+    actor: textParam(url, "actor", /^(?:operator|token):[A-Za-z0-9_-]{1,40}$/),
   };
   const page = await listAudit(env.AUDIT, q, Date.now(), adminConfig(env).auditRetentionMs);
   return json({

@@ -2,6 +2,7 @@
 // (docs/operations.md "Admin API"). Every change is audited and dropped from this
 // isolate's client cache; other isolates follow within CLIENT_CACHE_SECONDS.
 
+import { auditBy } from "./access";
 import { adminConfig, MAX_ROTATION_GRACE_SECONDS } from "./config";
 import type { AdminEnv } from "./config";
 import { randomAlphanumeric } from "../core/crypto";
@@ -23,7 +24,6 @@ import {
   type AdminClient,
 } from "../provider/store/clients";
 import { deleteClient } from "../provider/store/flows/delete-client";
-import { audit } from "../provider/store/one-time/audit";
 
 /** reference behaviour: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */
 const CLIENT_ID_LENGTH = 20;
@@ -96,7 +96,7 @@ export async function create(req: Request, env: AdminEnv, rc: RequestContext): P
     const secretSealed = await sealSecret(env, clientId, secret);
     if (await insertClient(env, { clientId, secretSealed, ...fields })) {
       rc.log.clientId = clientId;
-      await audit(env, "client.created", clientId, "ok", {
+      await auditBy(env, rc, "client.created", clientId, "ok", {
         items: fields.items.join(","),
         auto_login: fields.autoLogin,
         event_types: fields.eventTypes.join(","),
@@ -115,7 +115,7 @@ export async function update(req: Request, env: AdminEnv, rc: RequestContext): P
   const patch = clientPatch(body, commonConfig(env).devMode);
   const c = await existing(env, rc);
   if (!(await updateClient(env, c.clientId, patch))) throw E.noSuch("client");
-  await audit(env, "client.updated", c.clientId, "ok", { fields: Object.keys(body).sort().join(",") });
+  await auditBy(env, rc, "client.updated", c.clientId, "ok", { fields: Object.keys(body).sort().join(",") });
   return changed(env, c.clientId);
 }
 
@@ -143,15 +143,15 @@ export async function rotate(req: Request, env: AdminEnv, rc: RequestContext): P
   const until = grace > 0 ? Date.now() + grace * 1000 : null;
   if (!(await rotateClientSecret(env, c.clientId, await sealSecret(env, c.clientId, secret), until)))
     throw E.noSuch("client");
-  await audit(env, "client.secret_rotated", c.clientId, "ok", { grace_seconds: grace });
+  await auditBy(env, rc, "client.secret_rotated", c.clientId, "ok", { grace_seconds: grace });
   return changed(env, c.clientId, { client_secret: secret });
 }
 
 async function setStatus(env: AdminEnv, rc: RequestContext, status: "active" | "disabled"): Promise<Response> {
   const c = await existing(env, rc);
   if (!(await updateClient(env, c.clientId, { status }))) throw E.noSuch("client");
-  if (status === "disabled") await audit(env, "client.disabled", c.clientId);
-  else await audit(env, "client.updated", c.clientId, "ok", { fields: "status", status });
+  if (status === "disabled") await auditBy(env, rc, "client.disabled", c.clientId);
+  else await auditBy(env, rc, "client.updated", c.clientId, "ok", { fields: "status", status });
   return changed(env, c.clientId);
 }
 
@@ -169,6 +169,6 @@ export async function remove(_req: Request, env: AdminEnv, rc: RequestContext): 
   const c = await existing(env, rc);
   if (!(await deleteClient(env, c.clientId))) throw E.noSuch("client");
   forgetClient(c.clientId);
-  await audit(env, "client.deleted", c.clientId);
+  await auditBy(env, rc, "client.deleted", c.clientId);
   return json({ client_id: c.clientId, deleted: true });
 }

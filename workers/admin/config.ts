@@ -12,6 +12,7 @@ export interface AdminVars extends CommonVars {
   SECRET_ROTATION_GRACE_SECONDS?: string;
   ADMIN_MAX_IMPORT_BYTES?: string;
   ADMIN_MAX_IMPORT_ROWS?: string;
+  CLIENT_CACHE_SECONDS?: string;
 }
 
 /** The admin worker's bindings and secrets (`wrangler types`) and variables. ADMIN_TOKEN unset means no admin API. */
@@ -39,6 +40,8 @@ export interface AdminConfig {
   maxImportRows: number;
   /** AUDIT_RETENTION_DAYS: the audit list and export return nothing older. */
   auditRetentionMs: number;
+  /** CLIENT_CACHE_SECONDS: how long an isolate trusts a cached API token (a revocation's reach). */
+  clientCacheMs: number;
 }
 
 /** Longest grace a rotation may ask for: 30 days. */
@@ -72,6 +75,7 @@ function parse(env: AdminEnv): AdminConfig {
     maxImportBytes: intVar(env, "ADMIN_MAX_IMPORT_BYTES", 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     maxImportRows: intVar(env, "ADMIN_MAX_IMPORT_ROWS", 10_000, 1, 100_000),
     auditRetentionMs: auditConfig(env).retentionMs,
+    clientCacheMs: intVar(env, "CLIENT_CACHE_SECONDS", 10, 0, 3600) * 1000,
   };
 }
 

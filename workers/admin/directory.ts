@@ -1,6 +1,7 @@
 // /admin/directory: the embedded carrier directory (docs/operations.md "Import formats").
 // Import validates every row and reports rejected ones by row number and reason only.
 
+import { auditBy } from "./access";
 import { adminConfig } from "./config";
 import { recordCommit } from "./import-runs";
 import { countSubscribers } from "../provider/store/directory/directory";
@@ -18,7 +19,6 @@ import { MOBILE_NUMBER } from "../core/spec";
 import { json, mediaType, readBodyText } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { parseImport } from "./directory-input";
-import { audit } from "../provider/store/one-time/audit";
 
 /** At most this many rejected rows are listed; `rejected_count` always has the total. */
 const MAX_REPORTED_REJECTIONS = 1000;
@@ -104,7 +104,7 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
     ignored_columns: parsed.ignoredColumns,
   };
   if (!dryRun) {
-    await audit(env, "directory.imported", null, parsed.rejected.length ? "refused" : "ok", {
+    await auditBy(env, rc, "directory.imported", null, parsed.rejected.length ? "refused" : "ok", {
       format,
       received: parsed.received,
       inserted,
@@ -129,7 +129,7 @@ export async function commitImport(_req: Request, env: AdminEnv, rc: RequestCont
   // removals the first one made too.
   const { removed, left } = await recordCommit(env, run, now.removed, now.left);
   rc.log.event = "directory.import_committed";
-  await audit(env, "directory.import_committed", null, left ? "refused" : "ok", { removed: now.removed, left });
+  await auditBy(env, rc, "directory.import_committed", null, left ? "refused" : "ok", { removed: now.removed, left });
   return json({ run, removed, left });
 }
 
@@ -139,6 +139,6 @@ export async function removeSubscriber(_req: Request, env: AdminEnv, rc: Request
   if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
   const id = await deleteSubscriber(env, phone);
   if (id === null) throw E.noSuch("subscriber");
-  await audit(env, "directory.deleted", null, "ok", { subscriber_id: id });
+  await auditBy(env, rc, "directory.deleted", null, "ok", { subscriber_id: id });
   return json({ deleted: true });
 }

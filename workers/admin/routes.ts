@@ -1,8 +1,10 @@
-// /admin/* (docs/operations.md "Admin API"): the operator's API. The gate runs first for every
-// method and path under /admin/: without the ADMIN_TOKEN secret the API does not exist (404);
-// with it, `Authorization: Bearer <ADMIN_TOKEN>` or 401, before any 404 or 405 can answer.
+// /admin/* (docs/operations.md "Admin API"): the operators' API. The gate (./access.ts) runs first
+// for every method and path under /admin/: without the ADMIN_TOKEN secret the API does not exist
+// (404); with it, a bearer token (ADMIN_TOKEN or a named one) or the console's session, or 401,
+// before any 404 or 405 can answer. Each route then needs its least role, or 403.
 
-import type { Handler, Route } from "../core/router";
+import { json } from "../core/http";
+import type { Handler, RequestContext, Route } from "../core/router";
 import { openNotices } from "../provider/store/notices";
 import { asciiJson } from "../provider/store/one-time/tables/codes";
 import { exportEvents, listEvents, pendingEvents } from "./audit";
@@ -10,7 +12,16 @@ import { create, disable, enable, list, read, remove, rotate, update } from "./c
 import type { AdminEnv } from "./config";
 import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
 import { migrateAudit, migrateDirectory } from "./migrate/migrate";
-import { requireAdmin } from "./steps";
+import { actorOf, allow, requireAdmin, type Role } from "./access";
+import {
+  createApiToken,
+  grantOperator,
+  listAllOperators,
+  listApiTokens,
+  revokeApiToken,
+  revokeOperator,
+  withdrawInvite,
+} from "./operators";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
 
 /** The most notices an answer carries. */
@@ -32,30 +43,49 @@ function withNotices(h: Handler<AdminEnv>): Handler<AdminEnv> {
   };
 }
 
-const table: Route<AdminEnv>[] = [
-  { method: "GET", path: "/admin/clients", handler: list },
-  { method: "POST", path: "/admin/clients", handler: create },
-  { method: "GET", path: "/admin/clients/:id", handler: read },
-  { method: "PATCH", path: "/admin/clients/:id", handler: update },
-  { method: "DELETE", path: "/admin/clients/:id", handler: remove },
-  { method: "POST", path: "/admin/clients/:id/rotate-secret", handler: rotate },
-  { method: "POST", path: "/admin/clients/:id/disable", handler: disable },
-  { method: "POST", path: "/admin/clients/:id/enable", handler: enable },
-  { method: "GET", path: "/admin/directory", handler: summary },
-  { method: "POST", path: "/admin/directory/import", handler: importSubscribers },
-  { method: "POST", path: "/admin/directory/import/commit", handler: commitImport },
-  { method: "POST", path: "/admin/migrate/directory", handler: migrateDirectory },
-  { method: "POST", path: "/admin/migrate/audit", handler: migrateAudit },
-  { method: "DELETE", path: "/admin/directory/:phone", handler: removeSubscriber },
-  { method: "GET", path: "/admin/test-numbers", handler: listTestNumbers },
-  { method: "POST", path: "/admin/test-numbers", handler: addTestNumber },
-  { method: "DELETE", path: "/admin/test-numbers/:phone", handler: removeTestNumber },
-  { method: "GET", path: "/admin/audit", handler: listEvents },
-  { method: "GET", path: "/admin/audit/export", handler: exportEvents },
-  { method: "GET", path: "/admin/events", handler: pendingEvents },
+/** A route of the admin API with the least role that may call it (docs/operations.md "Operators and roles"). */
+export interface AdminRoute extends Route<AdminEnv> {
+  role: Role;
+}
+
+export const table: AdminRoute[] = [
+  { method: "GET", path: "/admin/clients", role: "viewer", handler: list },
+  { method: "POST", path: "/admin/clients", role: "editor", handler: create },
+  { method: "GET", path: "/admin/clients/:id", role: "viewer", handler: read },
+  { method: "PATCH", path: "/admin/clients/:id", role: "editor", handler: update },
+  { method: "DELETE", path: "/admin/clients/:id", role: "admin", handler: remove },
+  { method: "POST", path: "/admin/clients/:id/rotate-secret", role: "admin", handler: rotate },
+  { method: "POST", path: "/admin/clients/:id/disable", role: "editor", handler: disable },
+  { method: "POST", path: "/admin/clients/:id/enable", role: "editor", handler: enable },
+  { method: "GET", path: "/admin/directory", role: "viewer", handler: summary },
+  { method: "POST", path: "/admin/directory/import", role: "editor", handler: importSubscribers },
+  { method: "POST", path: "/admin/directory/import/commit", role: "editor", handler: commitImport },
+  { method: "POST", path: "/admin/migrate/directory", role: "admin", handler: migrateDirectory },
+  { method: "POST", path: "/admin/migrate/audit", role: "admin", handler: migrateAudit },
+  { method: "DELETE", path: "/admin/directory/:phone", role: "admin", handler: removeSubscriber },
+  { method: "GET", path: "/admin/test-numbers", role: "viewer", handler: listTestNumbers },
+  { method: "POST", path: "/admin/test-numbers", role: "editor", handler: addTestNumber },
+  { method: "DELETE", path: "/admin/test-numbers/:phone", role: "editor", handler: removeTestNumber },
+  { method: "GET", path: "/admin/audit", role: "viewer", handler: listEvents },
+  { method: "GET", path: "/admin/audit/export", role: "viewer", handler: exportEvents },
+  { method: "GET", path: "/admin/events", role: "viewer", handler: pendingEvents },
+  { method: "GET", path: "/admin/operators", role: "admin", handler: listAllOperators },
+  { method: "POST", path: "/admin/operators", role: "admin", handler: grantOperator },
+  { method: "DELETE", path: "/admin/operators/invites/:phone", role: "admin", handler: withdrawInvite },
+  { method: "DELETE", path: "/admin/operators/:id", role: "admin", handler: revokeOperator },
+  { method: "GET", path: "/admin/tokens", role: "admin", handler: listApiTokens },
+  { method: "POST", path: "/admin/tokens", role: "admin", handler: createApiToken },
+  { method: "DELETE", path: "/admin/tokens/:name", role: "admin", handler: revokeApiToken },
+  { method: "GET", path: "/admin/whoami", role: "viewer", handler: whoami },
 ];
+
+/** `GET /admin/whoami`: the caller as the audit names them, and their role. */
+function whoami(_req: Request, _env: AdminEnv, rc: RequestContext): Response {
+  const a = actorOf(rc);
+  return json({ actor: a.id, role: a.role });
+}
 
 export const routes: Route<AdminEnv>[] = [
   { method: "ALL", path: "/admin/*", handler: requireAdmin },
-  ...table.map((r) => ({ ...r, handler: withNotices(r.handler) })),
+  ...table.map(({ method, path, role, handler }) => ({ method, path, handler: withNotices(allow(role, handler)) })),
 ];

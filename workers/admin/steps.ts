@@ -1,23 +1,7 @@
-// Steps every admin route shares: the bearer-token gate and JSON bodies.
+// Steps every admin route shares: JSON bodies (the gate is ./access.ts).
 
-import { adminConfig } from "./config";
-import type { AdminEnv } from "./config";
-import { constantTimeEqual } from "../core/crypto";
 import { E } from "../core/errors";
-import { mediaType, parseBearer, readBodyText } from "../core/http";
-
-/**
- * The admin gate. ADMIN_TOKEN unset: the admin API does not exist (404, for every path
- * and method, so not even its route table shows). Set: `Authorization: Bearer <ADMIN_TOKEN>`,
- * compared in constant time, or 401.
- */
-export async function requireAdmin(req: Request, env: AdminEnv): Promise<void> {
-  const cfg = adminConfig(env);
-  if (cfg.token === null) throw E.notFound();
-  const given = parseBearer(req.headers.get("Authorization"));
-  if (given === undefined) throw E.authFailed("admin: no bearer token");
-  if (!(await constantTimeEqual(given, cfg.token))) throw E.authFailed("admin: wrong token");
-}
+import { mediaType, readBodyText } from "../core/http";
 
 /** The request body as a JSON object; an empty body is `{}`. Other media types are refused. */
 export async function readJsonObject(req: Request, maxBytes: number): Promise<Record<string, unknown>> {

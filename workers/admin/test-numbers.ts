@@ -5,6 +5,7 @@
 // TEST_NUMBER_MAX_FAILURES of them over its registration it is suspended until registered again
 // with a new code. Off unless registered.
 
+import { auditBy } from "./access";
 import { adminConfig, type AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { sha256 } from "../core/crypto";
@@ -22,7 +23,6 @@ import type { PersonRow } from "../provider/store/directory/tables/common";
 import { removeHolder } from "../provider/store/flows/directory-write";
 import { putTestNumber } from "../provider/store/flows/test-numbers";
 import { resolveNotice } from "../provider/store/notices";
-import { audit } from "../provider/store/one-time/audit";
 import { phoneKey, testFailuresKey } from "../provider/store/one-time/keys";
 import { storeFor } from "../provider/store/one-time/one-time-store";
 
@@ -92,7 +92,7 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
       throw E.invalidBecause("code", "this test number is suspended after too many wrong codes: give it a new code");
   });
   rc.log.event = "test_number.added";
-  await audit(env, "test_number.added", null, "ok", { clients: ids.length, replaced });
+  await auditBy(env, rc, "test_number.added", null, "ok", { clients: ids.length, replaced });
   await resolveNotice(env, "test_number.suspended", await phoneKey(row.phone));
   return json(await view(env, saved), replaced ? 200 : 201);
 }
@@ -129,7 +129,7 @@ export async function removeTestNumber(_req: Request, env: AdminEnv, rc: Request
   // By the id read: an import giving the number to a real person since this read replaced the
   // test number's holder, and that person is not removed (nothing is: 404).
   if (!row || row.test_clients === null || !(await removeHolder(env, phone, row.id))) throw E.noSuch("test number");
-  await audit(env, "test_number.removed", null, "ok");
+  await auditBy(env, rc, "test_number.removed", null, "ok");
   await resolveNotice(env, "test_number.suspended", await phoneKey(phone));
   return json({ deleted: true });
 }

@@ -11,7 +11,7 @@
 // hash.
 //
 // Entries (table `entries`): `tx:` a sign-in record (`transactionKey`), `acct:` an /account session
-// (`accountSessionKey`), `first:` a grant's pending first report (`firstReportKey`). Counters
+// (`accountSessionKey`), `cons:` a /console session (`consoleSessionKey`), `first:` a grant's pending first report (`firstReportKey`). Counters
 // (table `counters`): a number's `lock:`, `fail:`, `cool:` and `sends:`, `lock:` and `fail:` per
 // network (`SIGNIN_COUNTERS`), a review test number's `tfail:` (`testFailuresKey`), a network's
 // `ip:` (`ipCounter`). A number appears only as the SHA-256 of `phone:<number>` (`phoneKey`).
@@ -63,6 +63,11 @@ export function objectName(shard: number): string {
 /** The entry of a sign-in record: the SHA-256 of its transaction id. */
 export async function transactionKey(id: string): Promise<string> {
   return `tx:${await sha256(id)}`;
+}
+
+/** The entry of a /console session: the SHA-256 of its session id. */
+export async function consoleSessionKey(id: string): Promise<string> {
+  return `cons:${await sha256(id)}`;
 }
 
 /** The entry of an /account session: the SHA-256 of its session id. */

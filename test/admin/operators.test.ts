@@ -1,0 +1,206 @@
+// Roles, named API tokens and the audit's actor (docs/operations.md "Operators and roles"):
+// - a viewer and an editor are refused (403) on every admin route above their role, enumerated from
+//   the route table, not sampled; a route within the role is never refused for it;
+// - a token is shown once, listed without its secret with its last use, and refused once revoked;
+// - every mutating admin route, called with a named token, leaves an audit event naming
+//   `token:<name>`; the scenarios below must cover every non-GET route of the table;
+// - a grant is an invitation (masked number, 7 days); a fixed-code test number is refused.
+import { describe, expect, it } from "vitest";
+import { admin, createClient } from "../support/admin";
+import { auditEvents } from "../support/audit";
+import { HONG } from "../support/helpers";
+import { ciOf } from "../support/directory";
+import { table } from "../../workers/admin/routes";
+
+async function token(name: string, role: string): Promise<string> {
+  const res = await admin("POST", "/admin/tokens", { json: { name, role } });
+  expect(res.status).toBe(201);
+  const body = (await res.json()) as { token: string; name: string; role: string };
+  expect(body).toMatchObject({ name, role, created_by: "token:ADMIN_TOKEN" });
+  expect(body.token).toMatch(/^plt_[A-Za-z0-9_-]{43}$/);
+  return body.token;
+}
+
+const ORDER = ["viewer", "editor", "admin"];
+const above = (role: string, need: string) => ORDER.indexOf(need) > ORDER.indexOf(role);
+const concrete = (path: string) =>
+  path.replace(":id", "op_AAAAAAAAAAAAAAAA").replace(":phone", "01000000000").replace(":name", "nobody");
+
+describe("roles", () => {
+  it("the table gives every route a role, and the least roles are those docs/operations.md lists", () => {
+    const least = Object.fromEntries(table.map((r) => [`${r.method} ${r.path}`, r.role]));
+    // copied from the issue: editors manage apps but not their secrets or deletion; admins operators and tokens
+    expect(least["POST /admin/clients/:id/rotate-secret"]).toBe("admin");
+    expect(least["DELETE /admin/clients/:id"]).toBe("admin");
+    expect(least["PATCH /admin/clients/:id"]).toBe("editor");
+    expect(least["POST /admin/test-numbers"]).toBe("editor");
+    expect(least["POST /admin/directory/import"]).toBe("editor");
+    expect(least["POST /admin/operators"]).toBe("admin");
+    expect(least["POST /admin/tokens"]).toBe("admin");
+    for (const r of table.filter((r) => r.method === "GET" && !/operators|tokens/.test(r.path)))
+      expect(r.role, r.path).toBe("viewer");
+  });
+
+  for (const role of ["viewer", "editor"]) {
+    it(`a ${role} is refused on every route above the role, and on none within it`, async () => {
+      const secret = await token(`t-${role}`, role);
+      for (const r of table) {
+        const res = await admin(r.method, concrete(r.path), {
+          token: secret,
+          ...(r.method === "GET" || r.method === "DELETE" ? {} : { json: {} }),
+        });
+        if (above(role, r.role)) {
+          expect(res.status, `${r.method} ${r.path}`).toBe(403);
+          const body = (await res.json()) as { error: string; message: string };
+          expect(body.error).toBe("access_denied");
+          expect(body.message).toContain(`needs the ${r.role} role`);
+        } else {
+          expect(res.status, `${r.method} ${r.path}`).not.toBe(403);
+          await res.body?.cancel();
+        }
+      }
+    });
+  }
+});
+
+describe("API tokens", () => {
+  it("are shown once, listed without the secret with their last use, and refused once revoked", async () => {
+    const secret = await token("ci-list", "editor");
+    const who = await admin("GET", "/admin/whoami", { token: secret });
+    expect(await who.json()).toEqual({ actor: "token:ci-list", role: "editor" });
+    const listed = (await (await admin("GET", "/admin/tokens")).json()) as { tokens: Record<string, unknown>[] };
+    const mine = listed.tokens.find((t) => t.name === "ci-list")!;
+    expect(Object.keys(mine).sort()).toEqual(["created_at", "created_by", "last_used_at", "name", "role"]);
+    expect(mine.last_used_at).not.toBeNull();
+    expect(JSON.stringify(listed)).not.toContain(secret);
+    const again = await admin("POST", "/admin/tokens", { json: { name: "ci-list", role: "viewer" } });
+    expect(again.status).toBe(409);
+    expect((await admin("DELETE", "/admin/tokens/ci-list")).status).toBe(204);
+    const after = await admin("GET", "/admin/whoami", { token: secret });
+    expect(after.status).toBe(401);
+    expect((await admin("DELETE", "/admin/tokens/ci-list")).status).toBe(404);
+  });
+
+  it("refuses bad names, roles and fields with a clear error", async () => {
+    for (const json of [
+      { name: "Has Space", role: "viewer" },
+      { name: "x".repeat(33), role: "viewer" },
+      { name: "ok", role: "owner" },
+      { name: "ok" },
+      { name: "ok", role: "viewer", extra: 1 },
+    ]) {
+      const res = await admin("POST", "/admin/tokens", { json });
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_request");
+    }
+  });
+
+  it("a wrong token that looks like one is refused 401", async () => {
+    const res = await admin("GET", "/admin/clients", { token: `plt_${"A".repeat(43)}` });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("operators", () => {
+  it("a grant is an invitation with the number masked; a fixed-code test number is refused", async () => {
+    const res = await admin("POST", "/admin/operators", { json: { phone: "01056789012", role: "admin" } });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Record<string, string>;
+    expect(body).toMatchObject({ masked: "010-****-9012", role: "admin", status: "invited" });
+    const days = (Date.parse(body.expires_at!) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6.99);
+    expect(days).toBeLessThanOrEqual(7);
+    const list = await (await admin("GET", "/admin/operators")).text();
+    expect(list).toContain("010-****-9012");
+    expect(list).not.toContain("01056789012");
+    const test = await admin("POST", "/admin/operators", { json: { phone: HONG.phone, role: "viewer" } });
+    expect(test.status).toBe(400);
+    expect(await test.text()).toContain("fixed-code test number can never hold a role");
+    expect((await admin("DELETE", "/admin/operators/invites/01056789012")).status).toBe(204);
+    expect((await admin("DELETE", "/admin/operators/invites/01056789012")).status).toBe(404);
+  });
+});
+
+describe("every change says who made it", () => {
+  it("each mutating route, called with a named token, is audited with token:<name>", async () => {
+    const secret = await token("auditor", "admin");
+    const since = Date.now();
+    const c = await createClient({ name: "Actor Shop" });
+    const as = { token: secret };
+    const scenarios: [string, () => Promise<Response>][] = [
+      [
+        "POST /admin/clients",
+        () =>
+          admin("POST", "/admin/clients", {
+            ...as,
+            json: { name: "A", redirect_uris: ["https://a.example/cb"], items: ["name"] },
+          }),
+      ],
+      [
+        "PATCH /admin/clients/:id",
+        () => admin("PATCH", `/admin/clients/${c.client_id}`, { ...as, json: { name: "B" } }),
+      ],
+      ["POST /admin/clients/:id/rotate-secret", () => admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, as)],
+      ["POST /admin/clients/:id/disable", () => admin("POST", `/admin/clients/${c.client_id}/disable`, as)],
+      ["POST /admin/clients/:id/enable", () => admin("POST", `/admin/clients/${c.client_id}/enable`, as)],
+      [
+        "POST /admin/directory/import",
+        () =>
+          admin("POST", "/admin/directory/import?run=actor-run", {
+            ...as,
+            type: "text/csv",
+            body: `telcoCd,phoneNo,name,gender,birth,foreign,ci\nK,01077770001,가나다,F,1990-01-01,L,${ciOf(71)}\n`,
+          }),
+      ],
+      ["POST /admin/directory/import/commit", () => admin("POST", "/admin/directory/import/commit?run=actor-run", as)],
+      ["DELETE /admin/directory/:phone", () => admin("DELETE", "/admin/directory/01077770001", as)],
+      [
+        "POST /admin/test-numbers",
+        () =>
+          admin("POST", "/admin/test-numbers", {
+            ...as,
+            json: {
+              telcoCd: "K",
+              phoneNo: "01077770002",
+              name: "심사",
+              gender: "F",
+              birth: "1990-01-01",
+              foreign: "L",
+              ci: ciOf(72),
+              code: "135790",
+              clients: [c.client_id],
+              expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+            },
+          }),
+      ],
+      ["DELETE /admin/test-numbers/:phone", () => admin("DELETE", "/admin/test-numbers/01077770002", as)],
+      ["POST /admin/migrate/directory", () => admin("POST", "/admin/migrate/directory", as)],
+      ["POST /admin/migrate/audit", () => admin("POST", "/admin/migrate/audit", as)],
+      [
+        "POST /admin/operators",
+        () => admin("POST", "/admin/operators", { ...as, json: { phone: "01077770003", role: "viewer" } }),
+      ],
+      ["DELETE /admin/operators/invites/:phone", () => admin("DELETE", "/admin/operators/invites/01077770003", as)],
+      [
+        "POST /admin/tokens",
+        () => admin("POST", "/admin/tokens", { ...as, json: { name: "made-by-auditor", role: "viewer" } }),
+      ],
+      ["DELETE /admin/tokens/:name", () => admin("DELETE", "/admin/tokens/made-by-auditor", as)],
+      ["DELETE /admin/clients/:id", () => admin("DELETE", `/admin/clients/${c.client_id}`, as)],
+    ];
+    // revoking an operator needs one who took a role: the console's tests cover it (test/admin/console.test.ts)
+    const covered = new Set([...scenarios.map(([k]) => k), "DELETE /admin/operators/:id"]);
+    for (const r of table.filter((r) => r.method !== "GET"))
+      expect(covered.has(`${r.method} ${r.path}`), `no scenario for ${r.method} ${r.path}`).toBe(true);
+    for (const [name, run] of scenarios) {
+      const before = (await auditEvents({ since })).length;
+      const res = await run();
+      expect(res.status, `${name}: ${res.status}`).toBeLessThan(300);
+      await res.body?.cancel();
+      const events = (await auditEvents({ since })).slice(before);
+      expect(events.length, name).toBeGreaterThan(0);
+      for (const e of events.filter((e) => !e.type.startsWith("plid.") && !e.type.startsWith("event.")))
+        expect(JSON.parse(e.detail!).actor, `${name}: ${e.type}`).toBe("token:auditor");
+    }
+  });
+});

@@ -1,0 +1,132 @@
+// Who calls the admin API, and what they may do (docs/operations.md "Operators and roles"). Three
+// kinds of caller, each with a role:
+// - `Authorization: Bearer <ADMIN_TOKEN>`: the bootstrap, an admin, audited as `token:ADMIN_TOKEN`;
+// - `Authorization: Bearer plt_…`: a named API token, audited as `token:<name>`;
+// - the console's session cookie with its CSRF token in `X-CSRF-Token`: the operator the signed-in
+//   person is, audited as `operator:<id>`; an admin route also asks their proof to be at most 10
+//   minutes old.
+// The gate runs for every /admin/ path before any 404 or 405, and leaves the caller on the request's
+// context; each route's `role` is checked by `allow` around its handler.
+
+import { ApiError, E } from "../core/errors";
+import { constantTimeEqual } from "../core/crypto";
+import { parseBearer } from "../core/http";
+import type { Handler, RequestContext } from "../core/router";
+import {
+  CONSOLE_FRESH_MS,
+  hasConsoleCookie,
+  loadConsoleSession,
+  consoleCsrfHolds,
+} from "../provider/store/console-session";
+import { storeConfig } from "../provider/store/config";
+import { dirAt } from "../provider/store/directory/directory-shard";
+import { homeOfId } from "../provider/store/directory/keys";
+import { audit, type AuditType } from "../provider/store/one-time/audit";
+import { endOperator, findToken, operatorOf, operatorSeen, roleCovers, type Role } from "../provider/store/operators";
+import { adminConfig, type AdminEnv } from "./config";
+
+export type { Role } from "../provider/store/operators";
+
+export interface Actor {
+  /** What the audit names the caller by: `operator:<id>` or `token:<name>`; never a number or a name. */
+  id: string;
+  role: Role;
+  /** For an operator in the console: when they last proved their number. */
+  provenAt?: number;
+}
+
+/** The audit's name of the bootstrap token. */
+export const BOOTSTRAP_ACTOR = "token:ADMIN_TOKEN";
+
+const actors = new WeakMap<RequestContext, Actor>();
+
+/** The caller the gate found for this request. */
+export function actorOf(rc: RequestContext): Actor {
+  const a = actors.get(rc);
+  if (!a) throw new Error("admin: no actor (the gate did not run)");
+  return a;
+}
+
+/** A 403 naming the least role a route needs (or the fresh proof it asks for). */
+export function forbidden(message: string, cause: string, headers?: Record<string, string>): ApiError {
+  return new ApiError("access_denied", message, { status: 403, cause, headers });
+}
+
+/** The header of a 403 that a fresh sign-in would lift (the console sends the person to sign in again). */
+export const REAUTH_HEADER = "Console-Reauth";
+
+/** The header the console sends its CSRF token in. */
+export const CSRF_HEADER = "X-CSRF-Token";
+
+/** The console's operator behind a session cookie, or an error saying why not. */
+async function consoleActor(req: Request, env: AdminEnv, rc: RequestContext): Promise<Actor> {
+  const h = await loadConsoleSession(req, env, storeConfig(env).oneTimeShards);
+  if (!h) throw E.authFailed("admin: console session ended");
+  if (h.touch) rc.waitUntil(h.touch);
+  if (!(await consoleCsrfHolds(h, req.headers.get(CSRF_HEADER))))
+    throw forbidden("The request must carry the console's CSRF token.", "console csrf");
+  const op = await operatorOf(env, h.session.subscriberId);
+  if (!op) throw forbidden("You have no role in this service's console.", "console: no role");
+  // the role is the person's: a person who left the directory (their number passed to another) has none
+  const person = await dirAt(env, homeOfId(op.subscriberId)).person(op.subscriberId);
+  if (!person) {
+    if (await endOperator(env, op.id))
+      rc.waitUntil(audit(env, "operator.ended", null, "ok", { operator: op.id, reason: "person_left" }));
+    throw forbidden("You have no role in this service's console.", "console: person left");
+  }
+  if (op.lastSeenAt === null || Date.now() - op.lastSeenAt > 60_000) rc.waitUntil(operatorSeen(env, op.id));
+  return { id: `operator:${op.id}`, role: op.role, provenAt: h.session.provenAt };
+}
+
+/**
+ * The admin gate. ADMIN_TOKEN unset: the admin API does not exist (404, for every path and method,
+ * so not even its route table shows). Set: a bearer token (ADMIN_TOKEN, compared in constant time,
+ * or a named token) or the console's session, else 401.
+ */
+export async function requireAdmin(req: Request, env: AdminEnv, rc: RequestContext): Promise<void> {
+  const cfg = adminConfig(env);
+  if (cfg.token === null) throw E.notFound();
+  const given = parseBearer(req.headers.get("Authorization"));
+  let actor: Actor;
+  if (given !== undefined) {
+    if (await constantTimeEqual(given, cfg.token)) actor = { id: BOOTSTRAP_ACTOR, role: "admin" };
+    else {
+      const found = await findToken(env, given, cfg.clientCacheMs);
+      if (!found) throw E.authFailed("admin: wrong token");
+      if (found.seen) rc.waitUntil(found.seen);
+      actor = { id: `token:${found.token.name}`, role: found.token.role };
+    }
+  } else if (hasConsoleCookie(req)) actor = await consoleActor(req, env, rc);
+  else throw E.authFailed("admin: no bearer token");
+  actors.set(rc, actor);
+}
+
+/** A route's handler, run only for a caller whose role covers `role`. */
+export function allow(role: Role, h: Handler<AdminEnv>): Handler<AdminEnv> {
+  return (req, env, rc) => {
+    const actor = actorOf(rc);
+    if (!roleCovers(actor.role, role))
+      throw forbidden(`This needs the ${role} role; yours is ${actor.role}.`, `role ${actor.role} < ${role}`);
+    if (role === "admin" && actor.provenAt !== undefined && Date.now() - actor.provenAt > CONSOLE_FRESH_MS)
+      throw forbidden(
+        "Sign in again to confirm: admin actions need a sign-in from the last 10 minutes.",
+        "stale proof",
+        {
+          [REAUTH_HEADER]: "1",
+        },
+      );
+    return h(req, env, rc);
+  };
+}
+
+/** An audit event of an admin call, naming its caller (`actor`). */
+export function auditBy(
+  env: AdminEnv,
+  rc: RequestContext,
+  type: AuditType,
+  clientId: string | null,
+  outcome: "ok" | "refused" = "ok",
+  detail: Record<string, string | number | boolean> = {},
+): Promise<void> {
+  return audit(env, type, clientId, outcome, { actor: actorOf(rc).id, ...detail });
+}
