@@ -1,9 +1,10 @@
 // /admin/directory: the embedded carrier directory (docs/operations.md "Import formats").
 // Import validates every row and reports rejected ones by row number and reason only.
 
-import { auditBy } from "./access";
+import { actorOf, auditBy } from "./access";
 import { adminConfig } from "./config";
 import { recordCommit } from "./import-runs";
+import { checkRunFile, chunkPlace, markCommitted, recordProgress } from "./import-progress";
 import { countSubscribers } from "../provider/store/directory/directory";
 import {
   commitRun,
@@ -85,6 +86,9 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
   const dryRun = dryRunParam(rc.url);
   const run = runParam(rc.url);
   if (run !== null && dryRun) throw E.invalidBecause("run", "a dry run changes nothing, so it has no run to commit");
+  // The chunk's place in its file, when the caller keeps the run's progress here (the console does).
+  const place = chunkPlace(rc.url, run, dryRun);
+  if (place) await checkRunFile(env, run!, place, format);
   // One import at a time, from before its body is read (docs/storage.md "Changes across shards").
   const { parsed, counts } = await underLease(env, async () => {
     const text = await readBodyText(req, cfg.maxImportBytes);
@@ -113,7 +117,16 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
       rejected: parsed.rejected.length,
     });
   }
-  return json(report);
+  if (!place) return json(report);
+  const progress = await recordProgress(
+    env,
+    run!,
+    place,
+    format,
+    { received: parsed.received, inserted, updated, reassigned, rejected: parsed.rejected },
+    actorOf(rc).id,
+  );
+  return json({ ...report, progress });
 }
 
 /**
@@ -128,6 +141,7 @@ export async function commitImport(_req: Request, env: AdminEnv, rc: RequestCont
   // The run's totals over every commit of it: a commit sent again (its answer lost) reports the
   // removals the first one made too.
   const { removed, left } = await recordCommit(env, run, now.removed, now.left);
+  await markCommitted(env, run);
   rc.log.event = "directory.import_committed";
   await auditBy(env, rc, "directory.import_committed", null, left ? "refused" : "ok", { removed: now.removed, left });
   return json({ run, removed, left });

@@ -11,6 +11,7 @@ import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";
 import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
+import { findRun } from "./import-progress";
 import { migrateAudit, migrateDirectory } from "./migrate/migrate";
 import { actorOf, allow, requireAdmin, type Role } from "./access";
 import {
@@ -60,6 +61,7 @@ export const table: AdminRoute[] = [
   { method: "GET", path: "/admin/directory", role: "viewer", handler: summary },
   { method: "POST", path: "/admin/directory/import", role: "editor", handler: importSubscribers },
   { method: "POST", path: "/admin/directory/import/commit", role: "editor", handler: commitImport },
+  { method: "GET", path: "/admin/directory/import/runs", role: "editor", handler: findRun },
   { method: "POST", path: "/admin/migrate/directory", role: "admin", handler: migrateDirectory },
   { method: "POST", path: "/admin/migrate/audit", role: "admin", handler: migrateAudit },
   { method: "DELETE", path: "/admin/directory/:phone", role: "admin", handler: removeSubscriber },
