@@ -17,12 +17,21 @@ import {
   hasConsoleCookie,
   loadConsoleSession,
   consoleCsrfHolds,
+  type ConsoleHandle,
 } from "../provider/store/console-session";
 import { storeConfig } from "../provider/store/config";
 import { dirAt } from "../provider/store/directory/directory-shard";
 import { homeOfId } from "../provider/store/directory/keys";
 import { audit, type AuditType } from "../provider/store/one-time/audit";
-import { endOperator, findToken, operatorOf, operatorSeen, roleCovers, type Role } from "../provider/store/operators";
+import {
+  endOperator,
+  findToken,
+  operatorOf,
+  operatorSeen,
+  roleCovers,
+  type Operator,
+  type Role,
+} from "../provider/store/operators";
 import { adminConfig, type AdminEnv } from "./config";
 
 export type { Role } from "../provider/store/operators";
@@ -58,6 +67,28 @@ export const REAUTH_HEADER = "Console-Reauth";
 /** The header the console sends its CSRF token in. */
 export const CSRF_HEADER = "X-CSRF-Token";
 
+/**
+ * The operator a console session's person is, or null (no role, or a role that ended because the
+ * person left the directory: their number passed to another person). Records their last use.
+ */
+export async function operatorOfSession(
+  env: AdminEnv,
+  rc: RequestContext,
+  h: ConsoleHandle,
+): Promise<(Actor & { operator: Operator }) | null> {
+  const op = await operatorOf(env, h.session.subscriberId);
+  if (!op) return null;
+  // the role is the person's: a person who left the directory has none, nor a fixed-code test number
+  const person = await dirAt(env, homeOfId(op.subscriberId)).person(op.subscriberId);
+  if (!person || person.test_otp_hash !== null) {
+    if (await endOperator(env, op.id))
+      rc.waitUntil(audit(env, "operator.ended", null, "ok", { operator: op.id, reason: "person_left" }));
+    return null;
+  }
+  if (op.lastSeenAt === null || Date.now() - op.lastSeenAt > 60_000) rc.waitUntil(operatorSeen(env, op.id));
+  return { id: `operator:${op.id}`, role: op.role, provenAt: h.session.provenAt, operator: op };
+}
+
 /** The console's operator behind a session cookie, or an error saying why not. */
 async function consoleActor(req: Request, env: AdminEnv, rc: RequestContext): Promise<Actor> {
   const h = await loadConsoleSession(req, env, storeConfig(env).oneTimeShards);
@@ -65,17 +96,9 @@ async function consoleActor(req: Request, env: AdminEnv, rc: RequestContext): Pr
   if (h.touch) rc.waitUntil(h.touch);
   if (!(await consoleCsrfHolds(h, req.headers.get(CSRF_HEADER))))
     throw forbidden("The request must carry the console's CSRF token.", "console csrf");
-  const op = await operatorOf(env, h.session.subscriberId);
-  if (!op) throw forbidden("You have no role in this service's console.", "console: no role");
-  // the role is the person's: a person who left the directory (their number passed to another) has none
-  const person = await dirAt(env, homeOfId(op.subscriberId)).person(op.subscriberId);
-  if (!person) {
-    if (await endOperator(env, op.id))
-      rc.waitUntil(audit(env, "operator.ended", null, "ok", { operator: op.id, reason: "person_left" }));
-    throw forbidden("You have no role in this service's console.", "console: person left");
-  }
-  if (op.lastSeenAt === null || Date.now() - op.lastSeenAt > 60_000) rc.waitUntil(operatorSeen(env, op.id));
-  return { id: `operator:${op.id}`, role: op.role, provenAt: h.session.provenAt };
+  const actor = await operatorOfSession(env, rc, h);
+  if (!actor) throw forbidden("You have no role in this service's console.", "console: no role");
+  return { id: actor.id, role: actor.role, provenAt: actor.provenAt };
 }
 
 /**
@@ -101,13 +124,25 @@ export async function requireAdmin(req: Request, env: AdminEnv, rc: RequestConte
   actors.set(rc, actor);
 }
 
+const SAFE = new Set(["GET", "HEAD"]);
+
+/** Whether an admin action may go on: a token, or an operator whose proof is at most 10 minutes old. */
+export function proofFresh(actor: Actor): boolean {
+  return actor.provenAt === undefined || Date.now() - actor.provenAt <= CONSOLE_FRESH_MS;
+}
+
+/** Names the caller of a request the console answers in process (its own gate found them). */
+export function setActor(rc: RequestContext, actor: Actor): void {
+  actors.set(rc, actor);
+}
+
 /** A route's handler, run only for a caller whose role covers `role`. */
 export function allow(role: Role, h: Handler<AdminEnv>): Handler<AdminEnv> {
   return (req, env, rc) => {
     const actor = actorOf(rc);
     if (!roleCovers(actor.role, role))
       throw forbidden(`This needs the ${role} role; yours is ${actor.role}.`, `role ${actor.role} < ${role}`);
-    if (role === "admin" && actor.provenAt !== undefined && Date.now() - actor.provenAt > CONSOLE_FRESH_MS)
+    if (role === "admin" && !SAFE.has(req.method) && !proofFresh(actor))
       throw forbidden(
         "Sign in again to confirm: admin actions need a sign-in from the last 10 minutes.",
         "stale proof",

@@ -3,7 +3,6 @@
 // in to /console with it; from then on the role is that person's. An API token serves automation,
 // shown once and stored as its hash. Every change is audited with who made it.
 
-import { derivedToken } from "../core/crypto";
 import { ApiError, E } from "../core/errors";
 import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
@@ -12,6 +11,7 @@ import { personAtNumber } from "../provider/store/directory/directory";
 import {
   createToken,
   dropInvite,
+  inviteKey,
   endOperator,
   isRole,
   listOperators,
@@ -27,11 +27,6 @@ import { adminConfig, type AdminEnv } from "./config";
 import { onlyFields, readJsonObject } from "./steps";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/** The key an invitation is found by: a keyed hash of the number, so D1 never holds the number. */
-export function inviteKey(sealKey: string, phone: string): Promise<string> {
-  return derivedToken(sealKey, "operator-invite", phone);
-}
 
 function roleOf(body: Record<string, unknown>): Role {
   if (body.role === undefined) throw E.missing("role");

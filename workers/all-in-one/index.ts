@@ -14,6 +14,7 @@ import { routes as token } from "../provider/token/routes";
 import { routes as userMe } from "../provider/user-me/routes";
 import { routes as disconnect } from "../provider/disconnect/routes";
 import { routes as admin } from "../admin/routes";
+import { routes as operationsConsole } from "../console/routes";
 import { kitRoutes } from "./kit";
 
 export { DirectoryShard, OneTimeStore } from "../provider/store/objects";
@@ -32,6 +33,7 @@ const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...smsOutbox,
   ...disconnect,
   ...admin,
+  ...operationsConsole,
   ...kitRoutes(() => worker),
 ]);
 

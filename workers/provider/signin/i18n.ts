@@ -34,6 +34,8 @@ type Text = string | ((v: Vars) => string);
 
 const ko = {
   accountTitle: "내 휴대폰번호 로그인",
+  consoleTitle: "운영 콘솔",
+  consoleIdentifyLead: "운영 콘솔에 들어가려면 본인 확인을 해 주세요. 권한을 받은 휴대폰번호로만 들어갈 수 있습니다.",
   accountIdentifyLead: "휴대폰번호 로그인으로 연결된 앱을 보고 관리하려면 본인 확인을 해 주세요.",
   accountLead: (v: Vars) => `${v.phone} 번호로 로그인하는 앱입니다.`,
   accountNone: "이 번호로 연결된 앱이 없습니다.",
@@ -145,6 +147,8 @@ export type MessageKey = keyof typeof ko;
 
 const en: Record<MessageKey, Text> = {
   accountTitle: "My phone number login",
+  consoleTitle: "Operations console",
+  consoleIdentifyLead: "Prove your number to enter the operations console. Only numbers granted a role can enter.",
   accountIdentifyLead: "Prove your number to see and manage the apps you log in to with it.",
   accountLead: (v) => `Apps you log in to with ${v.phone}.`,
   accountNone: "No app is connected to this number.",

@@ -31,18 +31,27 @@ export interface PageContext {
   formAction: readonly string[];
   cookies?: readonly string[];
   /**
-   * The sign-in's purpose mark (`SigninRecord.purpose`): "account", the pages prove the number for
-   * the person's own /account page (docs/account.md) and their forms post there; else an app's
-   * sign-in, posting to the authorization endpoint.
+   * The sign-in's purpose mark (`SigninRecord.purpose`): "account" or "console", the pages prove the
+   * number for the person's own /account page (docs/account.md) or the operations console
+   * (docs/console.md) and their forms post there; else an app's sign-in, posting to the
+   * authorization endpoint.
    */
-  purpose?: "account";
+  purpose?: "account" | "console";
   /** Who runs the pages, named with its links in every footer (configuration). */
   operator: Operator;
 }
 
-/** Where a page's forms post: /account for the person's own page, else the authorization endpoint. */
+/** Where a page's forms post: the first-party page it proves the number for, else the authorization endpoint. */
 function actionOf(ctx: PageContext): string {
-  return ctx.purpose === "account" ? "/account" : "/oauth2/authorize";
+  return ctx.purpose === undefined ? "/oauth2/authorize" : `/${ctx.purpose}`;
+}
+
+/** The identify page's title and lead: a first-party page's own, else the app's sign-in. */
+function identifyWords(ctx: PageContext): [title: string, lead: string] {
+  const L = ctx.lang;
+  if (ctx.purpose === "account") return [t(L, "accountTitle"), t(L, "accountIdentifyLead")];
+  if (ctx.purpose === "console") return [t(L, "consoleTitle"), t(L, "consoleIdentifyLead")];
+  return [t(L, "identifyTitle"), t(L, "identifyLead", { app: ctx.appName })];
 }
 
 /** The context of a page outside any sign-in (a stop page with nothing to go on with). */
@@ -316,7 +325,7 @@ function footerLinks(ctx: PageContext): SafeHtml[] {
   if (o.terms) links.push(html`<a href="${o.terms}">${t(ctx.lang, "terms")}</a>`);
   if (o.privacy) links.push(html`<a href="${o.privacy}"><strong>${t(ctx.lang, "privacy")}</strong></a>`);
   if (o.help) links.push(html`<a href="${o.help}">${t(ctx.lang, "help")}</a>`);
-  if (ctx.purpose !== "account")
+  if (ctx.purpose === undefined)
     links.push(html`<a href="/account?lang=${ctx.lang}">${t(ctx.lang, "accountTitle")}</a>`);
   return links;
 }
@@ -394,7 +403,7 @@ export interface IdentifyValues {
 }
 
 export function identifyPage(ctx: PageContext, v: IdentifyValues = {}, alert?: Alert, result?: PageResult): Response {
-  const title = ctx.purpose === "account" ? t(ctx.lang, "accountTitle") : t(ctx.lang, "identifyTitle");
+  const [title] = identifyWords(ctx);
   // a page with nothing typed and no alert is the same for everyone of one app: cached
   const blank = !alert && v.telcoCd === undefined && v.name === undefined && v.phoneNo === undefined;
   return stepPage(ctx, blank ? "identify" : null, title, "", (c) => identifyBody(c, v, alert), result);
@@ -412,9 +421,9 @@ function identifyBody(ctx: PageContext, v: IdentifyValues, alert: Alert | undefi
   const carriers = html`<div class="carriers">${(["S", "K", "L"] as const).map((c, i) => radio(c, i))}</div>
 <div class="carriers mvno">${(["MS", "MK", "ML"] as const).map((c) => radio(c, 1))}</div>
 <p class="hint">${t(L, "carrierMvnoHint")}</p>`;
-  const title = ctx.purpose === "account" ? t(L, "accountTitle") : t(L, "identifyTitle");
+  const [title, lead] = identifyWords(ctx);
   return html`<h1>${title}</h1>
-<p class="lead">${ctx.purpose === "account" ? t(L, "accountIdentifyLead") : t(L, "identifyLead", { app: ctx.appName })}</p>
+<p class="lead">${lead}</p>
 <form class="step" method="post" action="${actionOf(ctx)}" data-step="identify">
 ${hidden(ctx)}
 ${alertBox(alert)}

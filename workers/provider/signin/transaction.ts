@@ -164,6 +164,9 @@ export async function createAccountTransaction(
   browser: string,
   ttlMs: number,
   near: string,
+  mark: "account" | "console" = "account",
+  /** Where a first-party page goes once the number is proven (a path of its own, checked by its caller). */
+  next = "",
 ): Promise<{ id: string; csrf: string }> {
   const id = firstTxId(near, shards);
   const csrf = randomToken(32);
@@ -171,7 +174,7 @@ export async function createAccountTransaction(
   const tx: SigninRecord = {
     v: 0,
     clientId: "",
-    redirectUri: "",
+    redirectUri: next,
     state: "",
     prompt: undefined,
     isHybrid: false,
@@ -183,7 +186,7 @@ export async function createAccountTransaction(
     createdAt: now,
     expiresAt: now + ttlMs,
     step: "identify",
-    purpose: "account",
+    purpose: mark,
   };
   await storeFor(env, id, shards).signinCreate(await txKey(id), tx);
   return { id, csrf };

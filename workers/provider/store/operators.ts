@@ -5,7 +5,7 @@
 // A token's record is cached per isolate for CLIENT_CACHE_SECONDS, as clients are, so a revocation
 // holds everywhere within that time.
 
-import { randomToken, sha256 } from "../../core/crypto";
+import { derivedToken, randomToken, sha256 } from "../../core/crypto";
 
 type DbEnv = { DB: D1Database };
 
@@ -19,6 +19,11 @@ export function roleCovers(have: Role, need: Role): boolean {
 
 export function isRole(v: unknown): v is Role {
   return typeof v === "string" && (ROLES as readonly string[]).includes(v);
+}
+
+/** The key an invitation is found by: a keyed hash of the number (SEAL_KEY), so D1 never holds the number. */
+export function inviteKey(sealKey: string, phone: string): Promise<string> {
+  return derivedToken(sealKey, "operator-invite", phone);
 }
 
 /** How long a grant waits for its number's holder to sign in to the console. */

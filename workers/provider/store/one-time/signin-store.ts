@@ -46,8 +46,11 @@ export interface SigninRecord {
   createdAt: number;
   expiresAt: number;
   step: Step;
-  /** "account": the person proves the number for their own /account page (docs/account.md). */
-  purpose?: "account";
+  /**
+   * A first-party sign-in: "account", the person proves the number for their own /account page
+   * (docs/account.md); "console", for the operations console (docs/console.md). None: an app's.
+   */
+  purpose?: "account" | "console";
   /** step "moved": the id of the record that continues this sign-in, masked with this one's id. */
   movedTo?: string;
   /** Set by the identify step; never changes afterwards. */

@@ -1,0 +1,303 @@
+// The operations console (docs/console.md) through HTTP in workerd:
+// - a number granted a role signs in with the service's own steps (code from the dev SMS outbox)
+//   and takes the role; its session is its own `__Host-pl_console` cookie, SameSite=Strict;
+// - a person without a role sees "no access"; a fixed-code test number never takes a role;
+// - a viewer and an editor are refused (403) on every console route above their role, enumerated
+//   from the console's route table; the admin handlers the pages call check the same roles;
+// - the sessions of /account and /console never open one another;
+// - idle 30 minutes and 12 hours absolute end a session; an admin action asks for a sign-in from the
+//   last 10 minutes; a form without the session's CSRF token is refused;
+// - a role ends when its number passes to another person;
+// - every change made from the console is audited with `operator:<id>`.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { env } from "../support/env";
+import { admin } from "../support/admin";
+import { auditEvents } from "../support/audit";
+import { ciOf, importRows, lastCode } from "../support/directory";
+import { HONG } from "../support/helpers";
+import { alertText, Browser, type Page } from "../support/signin";
+import { table } from "../../workers/console/routes";
+import { inviteKey } from "../../workers/provider/store/operators";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+interface Person {
+  telco: string;
+  name: string;
+  phone: string;
+}
+
+let seq = 0;
+/** A new person of the directory with an ordinary number (codes go to the dev SMS outbox). */
+async function person(): Promise<Person> {
+  seq++;
+  const phone = `0107${String(Date.now() % 10000).padStart(4, "0")}${String(seq).padStart(3, "0")}`.slice(0, 11);
+  const p = { telco: "K", name: "운영자", phone };
+  await importRows([
+    { telcoCd: "K", phoneNo: phone, name: p.name, gender: "F", birth: "1988-02-03", foreign: "L", ci: ciOf(100 + seq) },
+  ]);
+  return p;
+}
+
+async function grant(phone: string, role: string): Promise<void> {
+  const res = await admin("POST", "/admin/operators", { json: { phone, role } });
+  expect(res.status, await res.clone().text()).toBe(201);
+}
+
+/** Proves `who`'s number at /console[?query]; the page the sign-in ends on (followed). */
+async function signIn(b: Browser, who: Person, query = ""): Promise<Page> {
+  const p1 = await b.page(await b.fetch(`/console${query}`));
+  expect(p1.status).toBe(200);
+  expect(p1.form).toMatchObject({ action: "/console", step: "identify" });
+  const p2 = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+  expect(p2.form?.step, alertText(p2.html)).toBe("verify");
+  const p3 = await b.submit(p2, { otp: await lastCode(who.phone) });
+  expect(p3.status, alertText(p3.html)).toBe(303);
+  return b.page(await b.fetch(p3.res.headers.get("Location")!));
+}
+
+async function operator(role: string): Promise<{ b: Browser; who: Person; home: Page }> {
+  const who = await person();
+  await grant(who.phone, role);
+  const b = new Browser();
+  const home = await signIn(b, who);
+  return { b, who, home };
+}
+
+const csrfOf = (p: Page) => /<meta name="csrf" content="([^"]+)">/.exec(p.html)![1]!;
+
+function post(b: Browser, path: string, fields: Record<string, string>): Promise<Response> {
+  return b.fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+describe("signing in to the console", () => {
+  it("a granted number takes its role at its first sign-in; the session is its own strict cookie", async () => {
+    const who = await person();
+    await grant(who.phone, "admin");
+    const b = new Browser();
+    const p1 = await b.page(await b.fetch("/console"));
+    expect(p1.html).toContain("운영 콘솔");
+    expect(p1.res.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
+    const p2 = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    const p3 = await b.submit(p2, { otp: await lastCode(who.phone) });
+    expect(p3.status).toBe(303);
+    const cookie = p3.res.headers.getAll("Set-Cookie").find((c) => c.startsWith("__Host-pl_console="))!;
+    expect(cookie).toContain("SameSite=Strict");
+    expect(cookie).toContain("HttpOnly");
+    expect(cookie).toContain("Secure");
+    const home = await b.page(await b.fetch(p3.res.headers.get("Location")!));
+    expect(home.status).toBe(200);
+    expect(home.html).toContain("010-****-");
+    expect(home.html).toContain("관리자");
+    expect(home.res.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
+    const [taken] = await auditEvents({ type: "operator.taken" });
+    expect(JSON.parse(taken!.detail!)).toMatchObject({ role: "admin" });
+    // nothing of the number in the operators' list but its masked form
+    const list = await (await admin("GET", "/admin/operators")).text();
+    expect(list).not.toContain(who.phone);
+  });
+
+  it("a person without a role sees a clear no-access page (403), in English too", async () => {
+    const who = await person();
+    const b = new Browser();
+    const p = await signIn(b, who);
+    expect(p.status).toBe(403);
+    expect(p.html).toContain("콘솔 권한이 없습니다");
+    const en = await b.page(await b.fetch("/console/apps?lang=en"));
+    expect(en.status).toBe(403);
+    expect(en.html).toContain("No access to the console");
+  });
+
+  it("a fixed-code test number never takes a role, even with an invitation in D1", async () => {
+    // the API refuses the grant (test/admin/operators.test.ts); an invitation written behind its back
+    const key = await inviteKey(env.SEAL_KEY, HONG.phone);
+    await env.DB.prepare(
+      "INSERT INTO operator_invites (phone_key, role, masked, granted_by, created_at, expires_at) VALUES (?, 'admin', 'x', 'test', ?, ?)",
+    )
+      .bind(key, Date.now(), Date.now() + 86_400_000)
+      .run();
+    const b = new Browser();
+    const p1 = await b.page(await b.fetch("/console"));
+    const p2 = await b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    const p3 = await b.submit(p2, { otp: HONG.code });
+    const home = await b.page(await b.fetch(p3.res.headers.get("Location")!));
+    expect(home.status).toBe(403);
+    expect(home.html).toContain("콘솔 권한이 없습니다");
+  });
+
+  it("the /account session never opens the console, nor the console's /account", async () => {
+    const { b } = await operator("viewer");
+    const acct = await b.page(await b.fetch("/account"));
+    expect(acct.form).toMatchObject({ action: "/account", step: "identify" });
+    const other = new Browser();
+    const who = await person();
+    const a1 = await other.page(await other.fetch("/account"));
+    const a2 = await other.submit(a1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    await other.submit(a2, { otp: await lastCode(who.phone) });
+    expect([...other.cookies.keys()]).toContain("__Host-pl_account");
+    const c = await other.page(await other.fetch("/console/apps"));
+    expect(c.status).toBe(303);
+    expect(c.res.headers.get("Location")).toMatch(/^\/console\?next=/);
+    // a step of an /account sign-in cannot be posted to /console
+    const third = new Browser();
+    const s1 = await third.page(await third.fetch("/account"));
+    expect(s1.form?.hidden.tx).toBeTruthy();
+    const wrong = await post(third, "/console", {
+      ...s1.form!.hidden,
+      telcoCd: who.telco,
+      name: who.name,
+      phoneNo: who.phone,
+    });
+    expect(wrong.status, await wrong.clone().text()).toBe(403);
+    expect([...third.cookies.keys()]).not.toContain("__Host-pl_console");
+  });
+});
+
+describe("roles in the console", () => {
+  const ORDER = ["viewer", "editor", "admin"];
+  const concrete = (path: string) =>
+    path.replace(":id", "AAAAAAAAAAAAAAAAAAAA").replace(":phone", "01000000000").replace(":name", "nobody");
+
+  for (const role of ["viewer", "editor"]) {
+    it(`a ${role} is refused on every console route above the role, enumerated from its table`, async () => {
+      const { b, home } = await operator(role);
+      const csrf = csrfOf(home);
+      const above = table.filter((r) => r.role !== null && ORDER.indexOf(r.role) > ORDER.indexOf(role));
+      expect(above.length).toBeGreaterThan(role === "viewer" ? 10 : 5);
+      for (const r of above) {
+        const res =
+          r.method === "GET" ? await b.fetch(concrete(r.path)) : await post(b, concrete(r.path), { csrf, lang: "ko" });
+        expect(res.status, `${r.method} ${r.path}`).toBe(403);
+        expect(await res.text()).toContain("권한이 부족합니다");
+      }
+      // and the menu shows only the pages the role may open
+      expect(home.html).not.toContain('href="/console/operators"');
+    });
+  }
+
+  it("a form without the session's CSRF token is refused", async () => {
+    const { b } = await operator("editor");
+    const res = await post(b, "/console/apps", { name: "X", redirect_uris: "https://x.example/cb", lang: "ko" });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain("요청을 확인할 수 없습니다");
+  });
+});
+
+describe("what an operator does", () => {
+  it("an admin registers an app, rotates its secret (shown once), and each change names operator:<id>", async () => {
+    const { b, home } = await operator("admin");
+    const csrf = csrfOf(home);
+    const made = await b.page(
+      await post(b, "/console/apps", {
+        csrf,
+        lang: "ko",
+        name: "콘솔 상점",
+        redirect_uris: "https://shop.example/cb\nhttps://shop.example/cb2",
+        item_name: "on",
+        item_phoneNo: "on",
+        purpose: "회원 가입",
+        retention: "탈퇴 시까지",
+      }),
+    );
+    expect(made.status, alertText(made.html)).toBe(200);
+    const secret = /data-secret>([A-Za-z0-9]{64})</.exec(made.html)![1]!;
+    const id = /<code>([A-Za-z0-9]{20})<\/code>/.exec(made.html)![1]!;
+    const rotated = await b.page(await post(b, `/console/apps/${id}/rotate-secret`, { csrf, lang: "ko" }));
+    const secret2 = /data-secret>([A-Za-z0-9]{64})</.exec(rotated.html)![1]!;
+    expect(secret2).not.toBe(secret);
+    const again = await b.page(await b.fetch(`/console/apps/${id}`));
+    expect(again.html).not.toContain(secret2);
+    const events = await auditEvents({ clientId: id });
+    expect(events.map((e) => e.type)).toEqual(["client.created", "client.secret_rotated"]);
+    const ops = (await (await admin("GET", "/admin/operators")).json()) as { operators: { id: string }[] };
+    const actors = events.map((e) => JSON.parse(e.detail!).actor as string);
+    expect(actors.every((a) => a === actors[0] && /^operator:op_/.test(a))).toBe(true);
+    expect(ops.operators.map((o) => `operator:${o.id}`)).toContain(actors[0]);
+    // a bad value is a clear error with the request id, and nothing is lost
+    const bad = await b.page(
+      await post(b, "/console/apps", { csrf, lang: "ko", name: "잘못", redirect_uris: "http://evil.example/cb" }),
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain("redirect_uris");
+    expect(bad.html).toMatch(/요청 ID: [A-Za-z0-9._:-]+/);
+  });
+
+  it("an admin action asks for a sign-in from the last 10 minutes", async () => {
+    const { b, home, who } = await operator("admin");
+    const csrf = csrfOf(home);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 11 * 60_000);
+    const res = await b.page(await post(b, "/console/tokens", { csrf, lang: "ko", name: "ci", role: "viewer" }));
+    expect(res.status).toBe(403);
+    expect(res.html).toContain("다시 로그인해 확인해 주세요");
+    // viewing an admin page is not an admin action: no fresh proof needed
+    expect((await b.fetch("/console/tokens")).status).toBe(200);
+    // (still 11 minutes on: the number's next code is not held back by the last one's)
+    const fresh = await signIn(b, who, "?reauth=1&next=/console/tokens");
+    expect(fresh.html).toContain("API 토큰");
+    const made = await b.page(
+      await post(b, "/console/tokens", { csrf: csrfOf(fresh), lang: "ko", name: "ci", role: "viewer" }),
+    );
+    expect(made.status).toBe(200);
+    expect(made.html).toMatch(/data-secret>plt_/);
+  });
+
+  it("a session ends after 30 idle minutes, and after 12 hours however busy", async () => {
+    const { b } = await operator("viewer");
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(start + 29 * 60_000);
+    expect((await b.fetch("/console/apps")).status).toBe(200);
+    vi.setSystemTime(start + 29 * 60_000 + 31 * 60_000);
+    expect((await b.fetch("/console/apps")).status).toBe(303);
+
+    const busy = await operator("viewer");
+    const t0 = Date.now();
+    let last = 200;
+    for (let m = 20; m <= 12 * 60 + 20; m += 20) {
+      vi.setSystemTime(t0 + m * 60_000);
+      last = (await busy.b.fetch("/console/apps")).status;
+      if (m < 12 * 60) expect(last, `at ${m} minutes`).toBe(200);
+    }
+    expect(last).toBe(303);
+  });
+
+  it("a role ends when its number passes to another person; the audit says so", async () => {
+    const { b, who } = await operator("editor");
+    expect((await b.fetch("/console/apps")).status).toBe(200);
+    // the carrier's file gives the number to another person (another ci); the run's commit removes the first
+    const run = "console-reassign-run";
+    const res = await admin("POST", `/admin/directory/import?run=${run}`, {
+      json: [
+        {
+          telcoCd: "K",
+          phoneNo: who.phone,
+          name: "새사람",
+          gender: "M",
+          birth: "1970-01-01",
+          foreign: "L",
+          ci: ciOf(250),
+        },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect((await admin("POST", `/admin/directory/import/commit?run=${run}`)).status).toBe(200);
+    const after = await b.page(await b.fetch("/console/apps"));
+    expect(after.status).toBe(403);
+    expect(after.html).toContain("콘솔 권한이 없습니다");
+    const [ended] = await auditEvents({ type: "operator.ended" });
+    expect(JSON.parse(ended!.detail!)).toMatchObject({ reason: "person_left" });
+    // the new holder of the number signs in with no role (a few minutes on: a new code is sent)
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 5 * 60_000);
+    const next = new Browser();
+    const p = await signIn(next, { telco: "K", name: "새사람", phone: who.phone });
+    expect(p.status).toBe(403);
+  });
+});

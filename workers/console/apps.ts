@@ -1,0 +1,255 @@
+// The console's Apps (docs/console.md "Apps"): the list, registering an app, and an app's page with
+// everything the CLI does for a client: redirect URIs, items with purpose and retention, automatic
+// login, events URI, secret rotation (the new secret shown once), disable and enable, deletion,
+// and its review test numbers. Each action calls the admin API's handler in process.
+
+import { html, raw, type SafeHtml } from "../core/html";
+import { IDENTITY_ITEMS as ITEMS, type IdentityItem } from "../core/spec";
+import type { RequestContext } from "../core/router";
+import { create, disable, enable, list, read, remove, rotate, update } from "../admin/clients";
+import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
+import { callAdmin } from "./call";
+import type { ConsoleEnv, Signed } from "./gate";
+import { c } from "./i18n";
+import { consolePage, covers, errorBox, hidden, href, when, type Viewer } from "./layout";
+
+interface ClientView {
+  client_id: string;
+  name: string;
+  redirect_uris: string[];
+  items: string[];
+  auto_login: boolean;
+  events_uri: string | null;
+  purpose: string | null;
+  retention: string | null;
+  status: "active" | "disabled";
+  created_at: string;
+  previous_secret_valid_until: string | null;
+  client_secret?: string;
+}
+
+interface TestNumberView {
+  telcoCd: string;
+  phoneNo: string;
+  name: string;
+  clients: string[];
+  expires_at: string;
+  wrong_codes: number;
+  suspended: boolean;
+}
+
+/** What a page shows after an action: a notice, a one-time secret, or the error with its request id. */
+export interface Outcome {
+  notice?: string;
+  secret?: string;
+  error?: string;
+  status?: number;
+}
+
+function outcomeBox(v: Viewer, rc: RequestContext, o: Outcome): SafeHtml {
+  return html`${o.error ? errorBox(v, o.error, rc.requestId) : ""}${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ""}${
+    o.secret
+      ? html`<div class="notice" role="status"><p>${c(v.lang, "secretOnce")}</p><code class="secret" data-secret>${o.secret}</code></div>`
+      : ""
+  }`;
+}
+
+const lines = (text: string | undefined) =>
+  (text ?? "")
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+
+/** The admin API's client fields from an app form (items as one checkbox each: a form name is never sent twice). */
+function clientFields(s: Signed): Record<string, unknown> {
+  const p = s.params;
+  const opt = (name: string) => p.get(name) ?? null;
+  return {
+    name: p.get("name") ?? "",
+    redirect_uris: lines(p.get("redirect_uris")),
+    items: ITEMS.filter((i) => p.get(`item_${i}`) === "on"),
+    auto_login: p.get("auto_login") === "on",
+    events_uri: opt("events_uri"),
+    purpose: opt("purpose"),
+    retention: opt("retention"),
+  };
+}
+
+function appForm(v: Viewer, action: string, a: Partial<ClientView>, submit: string, editable: boolean): SafeHtml {
+  const L = v.lang;
+  const dis = editable ? "" : raw(" disabled");
+  const box = (i: IdentityItem) =>
+    html`<label><input type="checkbox" name="item_${i}"${a.items?.includes(i) ? raw(" checked") : ""}${dis}> ${i}</label>`;
+  return html`<form class="card" method="post" action="${action}">${hidden(v)}
+<label>${c(L, "name")}<input type="text" name="name" required maxlength="100" value="${a.name ?? ""}"${dis}></label>
+<label>${c(L, "redirectUris")}<textarea name="redirect_uris" required${dis}>${(a.redirect_uris ?? []).join("\n")}</textarea></label>
+<fieldset><legend>${c(L, "items")}</legend><div class="checks">${ITEMS.map(box)}</div></fieldset>
+<label>${c(L, "purpose")}<input type="text" name="purpose" maxlength="200" value="${a.purpose ?? ""}"${dis}></label>
+<label>${c(L, "retention")}<input type="text" name="retention" maxlength="200" value="${a.retention ?? ""}"${dis}></label>
+<div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${c(L, "autoLogin")}</label></div>
+<label>${c(L, "eventsUri")}<input type="url" name="events_uri" value="${a.events_uri ?? ""}"${dis}></label>
+${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}
+</form>`;
+}
+
+const statusText = (v: Viewer, s: string) => (s === "active" ? c(v.lang, "statusActive") : c(v.lang, "statusDisabled"));
+
+/** GET /console/apps (and the answer of registering one). */
+export async function appsPage(
+  req: Request,
+  env: ConsoleEnv,
+  rc: RequestContext,
+  s: Signed,
+  o: Outcome = {},
+): Promise<Response> {
+  const { v } = s;
+  const L = v.lang;
+  const { clients } = await callAdmin<{ clients: ClientView[] }>("viewer", list, req, env, rc);
+  const rows = clients.map(
+    (a) =>
+      html`<tr><td><a href="${href(v, `/console/apps/${a.client_id}`)}">${a.name}</a></td><td><code>${a.client_id}</code></td><td>${statusText(v, a.status)}</td><td>${a.items.join(", ")}</td></tr>`,
+  );
+  const body = html`<h1>${c(L, "apps")}</h1><p class="lead">${c(L, "appsLead")}</p>${outcomeBox(v, rc, o)}
+${
+  clients.length
+    ? html`<table><caption>${c(L, "apps")}</caption><thead><tr><th scope="col">${c(L, "name")}</th><th scope="col">${c(L, "clientId")}</th><th scope="col">${c(L, "status")}</th><th scope="col">${c(L, "items")}</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p>${c(L, "noApps")}</p>`
+}
+${covers(v.role, "editor") ? html`<h2>${c(L, "newApp")}</h2>${appForm(v, "/console/apps", {}, c(L, "create"), true)}` : ""}`;
+  return consolePage(v, c(L, "apps"), body, { status: o.status });
+}
+
+/** POST /console/apps: registers an app; its page shows the secret once. */
+export async function createApp(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
+  try {
+    const made = await callAdmin<ClientView>("editor", create, req, env, rc, "POST", clientFields(s));
+    rc.params.id = made.client_id;
+    return appPage(req, env, rc, s, { secret: made.client_secret, notice: c(s.v.lang, "saved") });
+  } catch (err) {
+    return appsPage(req, env, rc, s, failed(err));
+  }
+}
+
+/** An admin handler's refusal as the page shows it (a 5xx goes on to the worker's error answer). */
+export function failed(err: unknown): Outcome {
+  const e = err as { status?: number; message?: string };
+  if (typeof e.status !== "number" || e.status >= 500 || e.status === 403) throw err;
+  return { error: e.message ?? "", status: e.status };
+}
+
+/** GET /console/apps/:id (and the answer of every action on it). */
+export async function appPage(
+  req: Request,
+  env: ConsoleEnv,
+  rc: RequestContext,
+  s: Signed,
+  o: Outcome = {},
+): Promise<Response> {
+  const { v } = s;
+  const L = v.lang;
+  const a = await callAdmin<ClientView>("viewer", read, new Request(req.url), env, rc);
+  const base = `/console/apps/${a.client_id}`;
+  const editor = covers(v.role, "editor");
+  const admin = covers(v.role, "admin");
+  const numbers = (
+    await callAdmin<{ test_numbers: TestNumberView[] }>("viewer", listTestNumbers, req, env, rc)
+  ).test_numbers.filter((t) => t.clients.includes(a.client_id));
+  const button = (path: string, label: string, cls = "secondary", extra: SafeHtml | string = "") =>
+    html`<form class="inline" method="post" action="${base}${path}">${hidden(v)}${extra}<button type="submit" class="${cls}">${label}</button></form>`;
+  const numberRows = numbers.map(
+    (t) =>
+      html`<tr><td class="mono">${t.phoneNo}</td><td>${t.name}</td><td>${when(t.expires_at, L)}</td><td>${t.wrong_codes}${t.suspended ? html` (${c(L, "suspended")})` : ""}</td><td>${
+        editor ? button(`/test-numbers/${t.phoneNo}/remove`, c(L, "remove")) : ""
+      }</td></tr>`,
+  );
+  const in30 = new Date(Date.now() + 30 * 86_400_000 + 9 * 3600_000).toISOString().slice(0, 10);
+  const body = html`<p><a href="${href(v, "/console/apps")}">← ${c(L, "apps")}</a></p>
+<h1>${a.name}</h1>
+<p class="lead">${c(L, "clientId")}: <code>${a.client_id}</code> · ${c(L, "status")}: <strong>${statusText(v, a.status)}</strong></p>
+${outcomeBox(v, rc, o)}
+<h2>${c(L, "settings")}</h2>
+${appForm(v, base, a, c(L, "save"), editor)}
+${editor ? (a.status === "active" ? button("/disable", c(L, "disable")) : button("/enable", c(L, "enable"))) : ""}
+${
+  admin
+    ? html`<h2>${c(L, "dangerZone")}</h2>
+<p class="hint">${c(L, "rotateHelp")}</p>${button("/rotate-secret", c(L, "rotate"))}
+<p class="hint">${c(L, "deleteHelp")}</p>
+${button("/delete", c(L, "deleteApp"), "danger", html`<label>${c(L, "confirmDelete")}<input type="text" name="confirm" required autocomplete="off"></label>`)}`
+    : ""
+}
+<h2>${c(L, "testNumbers")}</h2><p class="hint">${c(L, "testNumbersLead")}</p>
+${
+  numbers.length
+    ? html`<table><caption>${c(L, "testNumbers")}</caption><thead><tr><th scope="col">${c(L, "phone")}</th><th scope="col">${c(L, "name")}</th><th scope="col">${c(L, "expires")}</th><th scope="col">${c(L, "wrongCodes")}</th><th scope="col"><span class="skip">${c(L, "remove")}</span></th></tr></thead><tbody>${numberRows}</tbody></table>`
+    : html`<p>${c(L, "noTestNumbers")}</p>`
+}
+${
+  editor
+    ? html`<form class="card" method="post" action="${base}/test-numbers">${hidden(v)}
+<label>${c(L, "carrier")}<select name="telcoCd"><option value="S">SKT</option><option value="K">KT</option><option value="L">LG U+</option></select></label>
+<label>${c(L, "phone")}<input type="tel" name="phoneNo" required pattern="01[016789][0-9]{7,8}" inputmode="numeric" autocomplete="off"></label>
+<label>${c(L, "name")}<input type="text" name="name" required maxlength="50" autocomplete="off"></label>
+<label>${c(L, "gender")}<select name="gender"><option value="F">${c(L, "genderF")}</option><option value="M">${c(L, "genderM")}</option></select></label>
+<label>${c(L, "birth")}<input type="date" name="birth" required value="1990-01-01"></label>
+<label>${c(L, "fixedCode")}<input type="text" name="code" required pattern="[0-9]{6}" inputmode="numeric" autocomplete="off"></label>
+<label>${c(L, "expires")}<input type="date" name="expires" required value="${in30}"></label>
+<p><button type="submit">${c(L, "add")}</button></p></form>`
+    : ""
+}`;
+  return consolePage(v, a.name, body, { status: o.status });
+}
+
+type Action = "update" | "rotate" | "disable" | "enable" | "delete" | "add_test" | "remove_test";
+
+/** POST /console/apps/:id[/…]: one action on an app, then its page (or the list once deleted). */
+export function appAction(action: Action) {
+  return async (req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> => {
+    const L = s.v.lang;
+    const id = rc.params.id!;
+    try {
+      switch (action) {
+        case "update":
+          await callAdmin("editor", update, req, env, rc, "PATCH", clientFields(s));
+          return appPage(req, env, rc, s, { notice: c(L, "saved") });
+        case "rotate": {
+          const r = await callAdmin<ClientView>("admin", rotate, req, env, rc, "POST");
+          return appPage(req, env, rc, s, { secret: r.client_secret });
+        }
+        case "disable":
+        case "enable":
+          await callAdmin("editor", action === "disable" ? disable : enable, req, env, rc, "POST");
+          return appPage(req, env, rc, s, { notice: c(L, "saved") });
+        case "delete":
+          if (s.params.get("confirm") !== id)
+            return appPage(req, env, rc, s, { error: c(L, "confirmDelete"), status: 400 });
+          await callAdmin("admin", remove, req, env, rc, "DELETE");
+          return appsPage(req, env, rc, s, { notice: c(L, "saved") });
+        case "add_test": {
+          const p = s.params;
+          const ci = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(64))));
+          const expires = p.get("expires");
+          await callAdmin("editor", addTestNumber, req, env, rc, "POST", {
+            telcoCd: p.get("telcoCd") ?? "",
+            phoneNo: p.get("phoneNo") ?? "",
+            name: p.get("name") ?? "",
+            gender: p.get("gender") ?? "",
+            birth: p.get("birth") ?? "",
+            foreign: "L",
+            ci,
+            code: p.get("code") ?? "",
+            clients: [id],
+            // the end of the chosen day in Korea
+            expiresAt: expires && /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T23:59:59+09:00` : "",
+          });
+          return appPage(req, env, rc, s, { notice: c(L, "saved") });
+        }
+        case "remove_test":
+          await callAdmin("editor", removeTestNumber, req, env, rc, "DELETE");
+          return appPage(req, env, rc, s, { notice: c(L, "saved") });
+      }
+    } catch (err) {
+      return appPage(req, env, rc, s, failed(err));
+    }
+  };
+}

@@ -1,0 +1,77 @@
+// The operations console's sign-in as a purpose of the sign-in (docs/console.md "Signing in"): the
+// same identify and code steps, limits and counters as an app's sign-in and /account's, with no
+// app behind it: no consent, no plid, nothing listed on /account, never automatic login. The end
+// takes an open invitation of the number (the person who proves it takes the role, a fixed-code
+// test number never does) and opens the console's own session.
+
+import { redirect } from "../core/http";
+import { providerConfig, type ProviderEnv } from "../provider/config";
+import { t, type Lang } from "../provider/signin/i18n";
+import type { SigninPurpose } from "../provider/signin/purpose";
+import type { Transaction } from "../provider/signin/transaction";
+import { sealKeyVar, type Client } from "../provider/store/clients";
+import { openConsoleSession } from "../provider/store/console-session";
+import { dirAt } from "../provider/store/directory/directory-shard";
+import { homeOfId } from "../provider/store/directory/keys";
+import { audit } from "../provider/store/one-time/audit";
+import { inviteKey, takeInvite } from "../provider/store/operators";
+
+/** The stand-in "client" of a console sign-in: named as the console, offering no automatic login. */
+function consoleClient(lang: Lang): Client {
+  return {
+    clientId: "",
+    name: t(lang, "consoleTitle"),
+    redirectUris: [],
+    items: [],
+    autoLogin: false,
+    status: "active",
+    eventsUri: null,
+    purpose: null,
+    retention: null,
+    createdAt: 0,
+    updatedAt: 0,
+  };
+}
+
+/** A console path a sign-in may go on to: /console or a page under it, nothing else. */
+export const NEXT_PATH = /^\/console(?:\/[A-Za-z0-9_-]+)*$/;
+
+/** Where a console sign-in goes on to: the page it was asked for, in its language. */
+function consoleUrl(tx: Transaction): string {
+  const path = NEXT_PATH.test(tx.redirectUri) ? tx.redirectUri : "/console";
+  return tx.lang === "en" ? `${path}?lang=en` : path;
+}
+
+export const consoleSignin: SigninPurpose = {
+  mark: "console",
+  audit: { purpose: "console" },
+  consent: false,
+  gated: false,
+  client: (_env, tx) => consoleClient(tx.lang),
+  reaches: () => true,
+  restart: (h) => ({ href: consoleUrl(h.tx) }),
+  restarted: (tx) => redirect(303, consoleUrl(tx)),
+  cancelled: () => redirect(303, "/console"),
+  async end(s, e) {
+    const { env, rc } = s;
+    const masked = e.tx.subscriber!.masked;
+    // a fixed-code test number never takes a role: anyone who knows its code could sign in with it
+    if (e.tx.subscriber!.testOtpHash === null) {
+      const person = await dirAt(env, homeOfId(e.subscriberId)).person(e.subscriberId);
+      if (person) {
+        const key = await inviteKey(sealKeyVar(env), person.phone);
+        const taken = await takeInvite(env, key, e.subscriberId, masked);
+        if (taken) rc.waitUntil(audit(env, "operator.taken", null, "ok", { operator: taken.id, role: taken.role }));
+      }
+    }
+    const { cookie } = await openConsoleSession(
+      env as ProviderEnv,
+      providerConfig(env).oneTimeShards,
+      e.subscriberId,
+      masked,
+    );
+    rc.log.event = "console.signin";
+    rc.waitUntil(audit(env, "console.signin", null, "ok"));
+    return redirect(303, consoleUrl(e.tx), { cookies: [cookie], referrer: "same-origin" });
+  },
+};
