@@ -8,6 +8,7 @@ import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import toml from "../../wrangler.toml?raw";
 import adminWorker from "../../workers/admin/index";
+import consoleWorker from "../../workers/console/index";
 import authorizeWorker from "../../workers/provider/authorize/index";
 import disconnectWorker from "../../workers/provider/disconnect/index";
 import rpCallbackWorker from "../../workers/kit/callback/index";
@@ -18,7 +19,8 @@ import userMeWorker from "../../workers/provider/user-me/index";
 import { createPkce } from "../../packages/kit/src/client";
 import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
 import { recordConsent } from "../../workers/provider/store/directory/links";
-import { ADMIN_TOKEN } from "../support/admin";
+import { admin, ADMIN_TOKEN } from "../support/admin";
+import { ciOf, importRows, lastCode } from "../support/directory";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
 import { setCookies } from "../support/kit";
 import { forgetClient } from "../../workers/provider/store/clients";
@@ -94,6 +96,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+let consoleRuns = 0;
+
 /** Per route env: the worker and one success path, true when it succeeded with `bindings`. */
 const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
   authorize: async (b) => {
@@ -118,6 +122,45 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
       body: form({ tx: hidden("tx"), csrf: hidden("csrf"), telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone }),
     });
     return step.status === 200 && (await step.text()).includes('data-step="verify"');
+  },
+  console: async (b) => {
+    // an admin operator (a new person each run: a number's next code waits) signs in with the
+    // service's steps (the one-time store, the directory, D1's SMS outbox) and reads the audit page (R2)
+    const phone = `0108${String(++consoleRuns).padStart(7, "0")}`;
+    await importRows([
+      {
+        telcoCd: "K",
+        phoneNo: phone,
+        name: "운영",
+        gender: "F",
+        birth: "1980-01-01",
+        foreign: "L",
+        ci: ciOf(consoleRuns),
+      },
+    ]);
+    await admin("POST", "/admin/operators", { json: { phone, role: "admin" } });
+    const first = await run(consoleWorker, b, "/console");
+    if (first.status !== 200) return false;
+    let html = await first.text();
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? "";
+    const browser = (first.headers.get("Set-Cookie") ?? "").split(";")[0]!;
+    const step = await run(consoleWorker, b, "/console", {
+      method: "POST",
+      headers: { ...FORM, Cookie: browser },
+      body: form({ tx: hidden("tx"), csrf: hidden("csrf"), telcoCd: "K", name: "운영", phoneNo: phone }),
+    });
+    html = await step.text();
+    const code = await run(consoleWorker, b, "/console", {
+      method: "POST",
+      headers: { ...FORM, Cookie: browser },
+      body: form({ tx: hidden("tx"), csrf: hidden("csrf"), otp: await lastCode(phone) }),
+    });
+    const session = setCookies(code).find((c) => c.name === "__Host-pl_console");
+    if (code.status !== 303 || !session) return false;
+    const audit = await run(consoleWorker, b, "/console/audit", {
+      headers: { Cookie: `__Host-pl_console=${session.value}` },
+    });
+    return audit.status === 200 && (await audit.text()).includes('action="/console/audit/export"');
   },
   token: async (b) => {
     forgetClient(DEMO.clientId);
@@ -229,6 +272,6 @@ describe("each route worker's bindings in wrangler.toml (least privilege)", () =
     const top = toml.slice(0, toml.search(/^\[env\./m));
     expect(top).toMatch(/\[\[r2_buckets\]\]\s*binding\s*=\s*"AUDIT"/);
     const binding = envs.filter((n) => declaredBindings(n).includes("AUDIT"));
-    expect(binding.sort()).toEqual(["admin", "authorize", "single"]);
+    expect(binding.sort()).toEqual(["admin", "authorize", "console", "single"]);
   });
 });
