@@ -93,6 +93,12 @@ describe("help", () => {
     "test-numbers add",
     "test-numbers list",
     "test-numbers remove",
+    "operators grant",
+    "operators list",
+    "operators revoke",
+    "tokens create",
+    "tokens list",
+    "tokens revoke",
   ];
   it("--help lists every command", async () => {
     const r = await cli(["--help"]);
@@ -454,6 +460,63 @@ describe("against the npm start server with no options (BASE_URL its address)", 
     });
     expect(viaEnv.code, viaEnv.stderr).toBe(0);
     expect(JSON.parse(viaEnv.stdout)).toMatchObject({ test_numbers: 0, fixed_code_numbers: 4 });
+  });
+});
+
+describe("operators and API tokens", () => {
+  it("operators grant invites a number (masked), refuses a fixed-code test number; list shows it; revoke --phone withdraws it", async () => {
+    const r = await cli(["operators", "grant", "--phone", "01056789012", "--role", "admin"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^invited 010-\*\*\*\*-9012 as admin until \d{4}-\d{2}-\d{2}T/);
+    expect(r.stdout).not.toContain("01056789012");
+    const fixed = await cli(["operators", "grant", "--phone", "01012345678", "--role", "viewer"]);
+    expect(fixed.code).toBe(1);
+    expect(fixed.stderr).toContain("fixed-code test number can never hold a role");
+    const list = await cli(["operators", "list"]);
+    expect(list.stdout).toContain("010-****-9012");
+    expect(list.stdout).toContain("token:ADMIN_TOKEN");
+    expect((await cli(["operators", "grant", "--phone", "01056789012"])).code).toBe(2);
+    const revoked = await cli(["operators", "revoke", "--phone", "01056789012"]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain("invitation withdrawn");
+  });
+
+  it("tokens create shows the token once; it works as ADMIN_TOKEN with its role and names its changes; revoked, it is refused", async () => {
+    const made = await cliJson<{ name: string; role: string; token: string }>([
+      "tokens",
+      "create",
+      "--name",
+      "ci",
+      "--role",
+      "editor",
+    ]);
+    expect(made).toMatchObject({ name: "ci", role: "editor" });
+    expect(made.token).toMatch(/^plt_/);
+    const list = await cli(["tokens", "list"]);
+    expect(list.stdout).toContain("ci");
+    expect(list.stdout).not.toContain(made.token);
+    const asCi = { ADMIN_TOKEN: made.token };
+    const created = await cli(
+      ["clients", "create", "--name", "CI app", "--redirect-uri", "https://ci.example/cb", "--json"],
+      asCi,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    // an editor may not rotate a secret (admin)
+    const id = (JSON.parse(created.stdout) as { client_id: string }).client_id;
+    const rotate = await cli(["clients", "rotate-secret", id], asCi);
+    expect(rotate.code).toBe(1);
+    expect(rotate.stderr).toContain("needs the admin role");
+    // the change names the token (the audit reaches R2 a second later here)
+    let events: { type: string; detail: Record<string, unknown> }[] = [];
+    for (let i = 0; i < 20 && events.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      events = (await cliJson<{ events: typeof events }>(["audit", "list", "--actor", "token:ci"])).events;
+    }
+    expect(events.map((e) => e.type)).toContain("client.created");
+    expect(events.every((e) => e.detail.actor === "token:ci")).toBe(true);
+    expect((await cli(["tokens", "revoke", "ci"])).code).toBe(0);
+    const after = await cli(["clients", "list"], asCi);
+    expect(after.code).toBe(1);
   });
 });
 

@@ -96,7 +96,7 @@ export async function revokeOperator(_req: Request, env: AdminEnv, rc: RequestCo
   if (!ended) throw E.noSuch("operator");
   const actor = actorOf(rc).id;
   await auditBy(env, rc, "operator.revoked", null, "ok", { operator: id, role: ended.role });
-  return new Response(null, { status: 204 });
+  return json({ id, revoked: true });
 }
 
 /** `DELETE /admin/operators/invites/:phone`: withdraws a number's open invitation. */
@@ -104,7 +104,7 @@ export async function withdrawInvite(_req: Request, env: AdminEnv, rc: RequestCo
   const phone = phoneOf(rc.params.phone);
   if (!(await dropInvite(env, await inviteKey(adminConfig(env).sealKey, phone)))) throw E.noSuch("invitation");
   await auditBy(env, rc, "operator.invite_withdrawn", null, "ok");
-  return new Response(null, { status: 204 });
+  return json({ withdrawn: true });
 }
 
 /** `POST /admin/tokens` `{name, role}`: a named API token, its secret shown once. */
@@ -153,5 +153,5 @@ export async function revokeApiToken(_req: Request, env: AdminEnv, rc: RequestCo
   const name = rc.params.name!;
   if (!TOKEN_NAME.test(name) || !(await revokeToken(env, name))) throw E.noSuch("token");
   await auditBy(env, rc, "token.revoked", null, "ok", { token: name });
-  return new Response(null, { status: 204 });
+  return json({ name, revoked: true });
 }
