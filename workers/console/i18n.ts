@@ -20,7 +20,6 @@ const ko = {
   roleEditor: "편집",
   roleAdmin: "관리자",
   switchLang: "English",
-  switchLangLabel: "언어: English로 보기",
   noAccessTitle: "콘솔 권한이 없습니다",
   noAccessText:
     "이 휴대폰번호의 본인에게는 운영 콘솔 권한이 없습니다. 관리자에게 권한 부여(operators grant)를 요청한 뒤 다시 로그인해 주세요.",
@@ -147,7 +146,6 @@ const en: Record<ConsoleKey, string> = {
   roleEditor: "editor",
   roleAdmin: "admin",
   switchLang: "한국어",
-  switchLangLabel: "Language: view in Korean",
   noAccessTitle: "No access to the console",
   noAccessText:
     "The person of this number has no role in the operations console. Ask an admin to grant you one (operators grant), then sign in again.",

@@ -131,7 +131,7 @@ export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageO
 ${menu}
 <div class="me">
 ${v.masked ? html`<span>${c(v.lang, "signedInAs", { masked: v.masked, role: v.role ? roleName(v.lang, v.role) : "—" })}</span>` : ""}
-<a href="${switchHref}" lang="${other}" aria-label="${c(v.lang, "switchLangLabel")}">${c(v.lang, "switchLang")}</a>
+<a href="${switchHref}" lang="${other}" hreflang="${other}">${c(v.lang, "switchLang")}</a>
 ${
   v.csrf
     ? html`<form method="post" action="/console/sign-out">${hidden(v)}<button type="submit" class="secondary">${c(v.lang, "signOut")}</button></form>`
@@ -151,6 +151,12 @@ ${out.script ? html`<script nonce="${nonce}">${raw(out.script)}</script>` : ""}
     nonce,
     script: out.script !== undefined,
     cookies: out.cookies,
+    // the importer's script calls the admin API on this origin (and nothing else)
+    headers: out.script
+      ? {
+          "Content-Security-Policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+        }
+      : undefined,
   });
 }
 

@@ -109,6 +109,15 @@ async function signOut(req: Request, env: ConsoleEnv, rc: RequestContext): Promi
   return signIn(req, env, rc, lang, undefined, [clearConsoleCookie()]);
 }
 
+/** A 303 to the page an action belongs to, in the asked language (nothing is read or changed). */
+function back(to: (rc: RequestContext) => string) {
+  return (_req: Request, _env: ConsoleEnv, rc: RequestContext): Response => {
+    const path = to(rc);
+    if (!NEXT_PATH.test(path)) throw E.notFound();
+    return redirect(303, new URLSearchParams(rc.search).get("lang") === "en" ? `${path}?lang=en` : path);
+  };
+}
+
 /** The console's route table: every page and action with its least role (docs/console.md "Roles"). */
 export const table: ConsoleRoute[] = [
   { method: "GET", path: "/console", role: null, handler: root, effects: true, page: true },
@@ -194,6 +203,17 @@ export const table: ConsoleRoute[] = [
     handler: at("admin", tokenAction("revoke")),
     page: true,
   },
+  // an action's address opened as a page (a bookmark, the address bar after an action): its page
+  {
+    method: "GET",
+    path: "/console/apps/:id/*",
+    role: null,
+    handler: back((rc) => `/console/apps/${rc.params.id}`),
+    page: true,
+  },
+  { method: "GET", path: "/console/operators/*", role: null, handler: back(() => "/console/operators"), page: true },
+  { method: "GET", path: "/console/tokens/*", role: null, handler: back(() => "/console/tokens"), page: true },
+  { method: "GET", path: "/console/sign-out", role: null, handler: back(() => "/console"), page: true },
 ];
 
 export const routes = table.map(({ method, path, handler, effects, page }) => ({
