@@ -527,7 +527,8 @@ const COMMANDS = {
     },
   },
   "audit list": {
-    usage: "audit list [--limit N] [--before CURSOR] [--type TYPE] [--client-id ID] [--actor ACTOR]",
+    usage:
+      "audit list [--limit N] [--before CURSOR] [--type TYPE] [--client-id ID] [--actor ACTOR] [--since TIME] [--until TIME]",
     about:
       "Audit events, newest first. --type takes an exact type or a prefix ending in '.' (client., signin.).\n" +
       "Events reach the list in batches, up to AUDIT_FLUSH_SECONDS (60 s) after they happen. A page that read\n" +
@@ -538,6 +539,8 @@ const COMMANDS = {
       type: { value: true, help: "event type or prefix" },
       "client-id": { value: true, help: "only events of this client" },
       actor: { value: true, help: "only changes made by operator:<id> or token:<name>" },
+      since: { value: true, help: "only events at or after this ISO 8601 time (2026-05-01T09:00:00+09:00)" },
+      until: { value: true, help: "only events before this ISO 8601 time" },
     },
     run: async (api, { opts }) => {
       const q = new URLSearchParams();
@@ -547,6 +550,8 @@ const COMMANDS = {
         ["type", "type"],
         ["client-id", "client_id"],
         ["actor", "actor"],
+        ["since", "since"],
+        ["until", "until"],
       ]) {
         if (opts[opt] !== undefined) q.set(param, opts[opt]);
       }

@@ -129,6 +129,32 @@ describe("GET /admin/audit reads R2 newest first", () => {
     expect((await page("type=nothing.here")).events).toEqual([]);
   });
 
+  it("filters by a time range [since, until) and an actor, page after page", async () => {
+    const all = newestFirst(written.filter(live));
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const since = H - 5 * HOUR_MS + 20;
+    const until = H - 2 * HOUR_MS + 5000;
+    const range = `since=${iso(since)}&until=${iso(until)}`;
+    const want = all.filter((e) => e.at >= since && e.at < until);
+    expect(want.length).toBeGreaterThan(3);
+    for (const limit of [1, 2, 500]) expect((await allPages(`${range}&limit=${limit}`)).events).toEqual(want);
+    expect((await allPages(`since=${iso(since)}`)).events).toEqual(all.filter((e) => e.at >= since));
+    expect((await allPages(`until=${iso(until)}&client_id=a`)).events).toEqual(
+      all.filter((e) => e.at < until && e.client_id === "a"),
+    );
+    // an event with an actor, as an admin call writes it (the other events have none)
+    const at = H - 3 * HOUR_MS + 1;
+    const detail = { actor: "token:ci" };
+    await archive(env.AUDIT, "shard-7", 1, [
+      { at, type: "client.updated", client_id: "a", outcome: "ok", detail: JSON.stringify(detail) },
+    ]);
+    written.push({ id: "shard-7-1", at, type: "client.updated", client_id: "a", outcome: "ok", detail });
+    const byActor = await allPages("actor=token:ci");
+    expect(byActor.events.map((e) => e.detail)).toEqual([{ actor: "token:ci" }]);
+    await expectError(await admin("GET", `/admin/audit?since=${iso(until)}&until=${iso(since)}`), /until/);
+    await expectError(await admin("GET", "/admin/audit?since=yesterday"), /since/);
+  });
+
   it("never lists an event older than AUDIT_RETENTION_DAYS (730 by default), also within an hour that straddles the cut-off", async () => {
     await put("shard-5", [{ at: NOW - RETENTION_MS - DAY_MS, type: "consent", client: "old" }]);
     await put("shard-5", [{ at: NOW - RETENTION_MS + DAY_MS, type: "consent", client: "old" }]);

@@ -55,18 +55,26 @@ function timeParam(url: URL, name: string): number | undefined {
 
 /**
  * `limit` (1-500, default 50), `before` (the previous page's `next_before`), `type` (exact, or a
- * prefix ending in "." such as `client.`), `client_id`, `actor` (`operator:<id>`, `token:<name>`).
+ * prefix ending in "." such as `client.`), `client_id`, `actor` (`operator:<id>`, `token:<name>`),
+ * `since` and `until` (ISO 8601 times: events in [since, until); `before` wins over `until`).
  */
 export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const url = rc.url;
+  const now = Date.now();
+  const since = timeParam(url, "since");
+  const until = timeParam(url, "until");
+  if (since !== undefined && until !== undefined && until <= since)
+    throw E.invalidBecause("until", "must be later than since");
   const q = {
     limit: intParam(url, "limit", 1, MAX_LIMIT) ?? DEFAULT_LIMIT,
-    before: cursorParam(url, "before"),
+    before: cursorParam(url, "before") ?? (until === undefined ? undefined : { at: until, id: null }),
     type: textParam(url, "type", /^[a-z][a-z._]{0,63}$/),
     clientId: textParam(url, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
     actor: textParam(url, "actor", /^(?:operator|token):[A-Za-z0-9_-]{1,40}$/),
   };
-  const page = await listAudit(env.AUDIT, q, Date.now(), adminConfig(env).auditRetentionMs);
+  // nothing older than `since` is read: the scan stops there as it stops at the retention
+  const retention = adminConfig(env).auditRetentionMs;
+  const page = await listAudit(env.AUDIT, q, now, since === undefined ? retention : Math.min(retention, now - since));
   return json({
     events: page.events.map(wireEvent),
     next_before: page.next === null ? null : formatCursor(page.next),

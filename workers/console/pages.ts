@@ -132,11 +132,11 @@ export async function auditPage(req: Request, env: ConsoleEnv, rc: RequestContex
       }</td></tr>`,
   );
   const nextQuery: Record<string, string> = {};
-  for (const n of ["type", "client_id", "actor", "limit"]) if (q(n)) nextQuery[n] = q(n);
+  for (const n of ["since", "type", "client_id", "actor", "limit"]) if (q(n)) nextQuery[n] = q(n);
   const body = html`<h1>${c(L, "audit")}</h1><p class="lead">${c(L, "auditLead")}</p>
 ${error ? errorBox(v, error, rc.requestId) : ""}
 <form class="inline" method="get" action="/console/audit"><input type="hidden" name="lang" value="${L}">
-${field("type", c(L, "eventType"))}${field("client_id", c(L, "clientId"))}${field("actor", c(L, "actor"))}
+${field("since", c(L, "from"))}${field("until", c(L, "to"))}${field("type", c(L, "eventType"))}${field("client_id", c(L, "clientId"))}${field("actor", c(L, "actor"))}
 <button type="submit">${c(L, "search")}</button></form>
 ${
   page.events.length
