@@ -208,6 +208,32 @@ describe("the console in Chromium", () => {
     }
   });
 
+  it("a demo app's session on the same origin does not open the console", async () => {
+    const { context, page, problems } = await open("ko-KR");
+    try {
+      await page.goto(`${server.base}/`);
+      await page.getByRole("link", { name: /휴대폰번호로 로그인/ }).click();
+      await heading(page, "본인 확인");
+      await page.getByText("SKT", { exact: true }).click();
+      await page.getByLabel("이름").fill("홍길동");
+      await page.getByLabel("휴대폰번호").fill("010-1234-5678");
+      await page.getByRole("button", { name: "인증번호 받기" }).click();
+      await page.getByLabel("인증번호", { exact: true }).fill("123456");
+      await page.getByRole("button", { name: "확인", exact: true }).click();
+      await page.getByRole("button", { name: "동의하고 계속하기" }).click();
+      await heading(page, /님, 환영합니다/);
+      expect((await context.cookies()).map((c) => c.name)).toContain("__Host-rp_session");
+      await page.goto(`${server.base}/console/apps`);
+      // the console's own sign-in, not a page of it
+      await heading(page, "운영 콘솔");
+      await expect.poll(() => page.locator("form[data-step=identify]").getAttribute("action")).toBe("/console");
+      expect((await context.cookies()).map((c) => c.name)).not.toContain("__Host-pl_console");
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("imports a 20,000-row file with a progress bar, resumes it after the tab was closed, and downloads the rejected rows", async () => {
     const before = (await api<{ subscribers: number }>("GET", "/admin/directory")).subscribers;
     const { context, page, problems } = await open("ko-KR");
