@@ -6,32 +6,16 @@
 
 import { redirect } from "../core/http";
 import { providerConfig, type ProviderEnv } from "../provider/config";
-import { t, type Lang } from "../provider/signin/i18n";
+import { standInClient } from "../provider/signin/first-party";
+import { t } from "../provider/signin/i18n";
 import type { SigninPurpose } from "../provider/signin/purpose";
 import type { Transaction } from "../provider/signin/transaction";
-import { sealKeyVar, type Client } from "../provider/store/clients";
+import { sealKeyVar } from "../provider/store/clients";
 import { openConsoleSession } from "../provider/store/console-session";
 import { dirAt } from "../provider/store/directory/directory-shard";
 import { homeOfId } from "../provider/store/directory/keys";
 import { audit } from "../provider/store/one-time/audit";
 import { inviteKey, takeInvite } from "../provider/store/operators";
-
-/** The stand-in "client" of a console sign-in: named as the console, offering no automatic login. */
-function consoleClient(lang: Lang): Client {
-  return {
-    clientId: "",
-    name: t(lang, "consoleTitle"),
-    redirectUris: [],
-    items: [],
-    autoLogin: false,
-    status: "active",
-    eventsUri: null,
-    purpose: null,
-    retention: null,
-    createdAt: 0,
-    updatedAt: 0,
-  };
-}
 
 /** A console path a sign-in may go on to: /console or a page under it, nothing else. */
 export const NEXT_PATH = /^\/console(?:\/[A-Za-z0-9_-]+)*$/;
@@ -47,7 +31,7 @@ export const consoleSignin: SigninPurpose = {
   audit: { purpose: "console" },
   consent: false,
   gated: false,
-  client: (_env, tx) => consoleClient(tx.lang),
+  client: (_env, tx) => standInClient(t(tx.lang, "consoleTitle")),
   reaches: () => true,
   restart: (h) => ({ href: consoleUrl(h.tx) }),
   restarted: (tx) => redirect(303, consoleUrl(tx)),

@@ -4,16 +4,13 @@
 // before the admin handler it calls checks it again.
 
 import { readParams, redirect } from "../core/http";
-import { cspNonce } from "../core/html";
 import type { RequestContext } from "../core/router";
 import { adminConfig } from "../admin/config";
 import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
 import { signinConfig } from "../provider/signin/config";
-import { identifyPage, type PageContext } from "../provider/signin/pages";
+import { startFirstParty } from "../provider/signin/first-party";
 import { continueSignIn } from "../provider/signin/steps";
-import { browserBinding, createAccountTransaction } from "../provider/signin/transaction";
-import { ipKey } from "../provider/signin/limits";
 import {
   clearConsoleCookie,
   consoleCsrfHolds,
@@ -36,7 +33,7 @@ import {
 import { NEXT_PATH, consoleSignin } from "./purpose";
 
 /** The console's identify page: a new sign-in of purpose "console", going on to `next` once proven. */
-async function signIn(
+function signIn(
   req: Request,
   env: ConsoleEnv,
   rc: RequestContext,
@@ -45,32 +42,15 @@ async function signIn(
   cookies: string[] = [],
 ): Promise<Response> {
   const next = new URLSearchParams(rc.search).get("next") ?? "";
-  const browser = browserBinding(req);
-  const { id, csrf } = await createAccountTransaction(
-    env,
-    providerConfig(env).oneTimeShards,
-    lang,
-    lang === "en",
-    browser.value,
-    signinConfig(env).txTtlMs,
-    await ipKey(req),
-    "console",
-    NEXT_PATH.test(next) ? next : "",
-  );
   rc.log.event = "console.start";
-  const ctx: PageContext = {
-    operator: signinConfig(env).operator,
+  return startFirstParty(req, env, {
+    mark: "console",
     lang,
-    hybrid: false,
-    appName: "",
-    txId: id,
-    csrf,
-    nonce: cspNonce(),
-    formAction: [],
-    cookies: browser.setCookie ? [...cookies, browser.setCookie] : cookies,
-    purpose: "console",
-  };
-  return identifyPage(ctx, {}, alert ? { text: alert } : undefined);
+    langGiven: lang === "en",
+    next: NEXT_PATH.test(next) ? next : "",
+    alert,
+    cookies,
+  });
 }
 
 const at = (role: ConsoleRoute["role"] & string, h: PageHandler) => page(role, h, signIn);

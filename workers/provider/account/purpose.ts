@@ -9,25 +9,8 @@ import { t, type Lang } from "../signin/i18n";
 import type { SigninPurpose } from "../signin/purpose";
 import type { Transaction } from "../signin/transaction";
 import { audit } from "../store/one-time/audit";
-import type { Client } from "../store/clients";
+import { standInClient } from "../signin/first-party";
 import { openSession } from "./session";
-
-/** The stand-in "client" of an /account sign-in: named as the page, offering no automatic login. */
-function accountClient(lang: Lang): Client {
-  return {
-    clientId: "",
-    name: t(lang, "accountTitle"),
-    redirectUris: [],
-    items: [],
-    autoLogin: false,
-    status: "active",
-    eventsUri: null,
-    purpose: null,
-    retention: null,
-    createdAt: 0,
-    updatedAt: 0,
-  };
-}
 
 /** Where an /account sign-in starts again: the page, in the language it was asked for. */
 function accountUrl(tx: Transaction): string {
@@ -39,7 +22,7 @@ export const accountSignin: SigninPurpose = {
   audit: { purpose: "account" },
   consent: false,
   gated: false,
-  client: (_env, tx) => accountClient(tx.lang),
+  client: (_env, tx) => standInClient(t(tx.lang, "accountTitle")),
   reaches: () => true,
   restart: (h) => ({ href: accountUrl(h.tx) }),
   restarted: (tx) => redirect(303, accountUrl(tx)),

@@ -5,15 +5,13 @@
 // or disconnect. Korean unless `lang=en`.
 
 import { readParams, type Params } from "../../core/http";
-import { cspNonce } from "../../core/html";
 import type { RequestContext, Route } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
 import { signinConfig } from "../signin/config";
 import { t, type Lang } from "../signin/i18n";
-import { bareContext, identifyPage, stopPage, type PageContext } from "../signin/pages";
+import { bareContext, stopPage } from "../signin/pages";
+import { startFirstParty } from "../signin/first-party";
 import { continueSignIn } from "../signin/steps";
-import { browserBinding, createAccountTransaction } from "../signin/transaction";
-import { ipKey } from "../signin/limits";
 import { audit } from "../store/one-time/audit";
 import { endAutoLogin } from "../store/directory/grants";
 import { connectionsOf } from "../store/flows/connections";
@@ -28,7 +26,7 @@ function langOf(params: Params): { lang: Lang; given: boolean } {
 }
 
 /** Step 1 of proving the number: a new transaction of purpose "account". */
-async function startAccount(
+function startAccount(
   req: Request,
   env: ProviderEnv,
   lang: Lang,
@@ -36,29 +34,7 @@ async function startAccount(
   alert?: string,
   cookies: string[] = [],
 ): Promise<Response> {
-  const browser = browserBinding(req);
-  const { id, csrf } = await createAccountTransaction(
-    env,
-    providerConfig(env).oneTimeShards,
-    lang,
-    langGiven,
-    browser.value,
-    signinConfig(env).txTtlMs,
-    await ipKey(req),
-  );
-  const ctx: PageContext = {
-    operator: signinConfig(env).operator,
-    lang,
-    hybrid: false,
-    appName: "",
-    txId: id,
-    csrf,
-    nonce: cspNonce(),
-    formAction: [],
-    cookies: browser.setCookie ? [...cookies, browser.setCookie] : cookies,
-    purpose: "account",
-  };
-  return identifyPage(ctx, {}, alert ? { text: alert } : undefined);
+  return startFirstParty(req, env, { mark: "account", lang, langGiven, alert, cookies });
 }
 
 async function dashboard(
