@@ -8,7 +8,6 @@ import type { RequestContext } from "../core/router";
 import { adminConfig } from "../admin/config";
 import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
-import { signinConfig } from "../provider/signin/config";
 import { startFirstParty } from "../provider/signin/first-party";
 import { continueSignIn } from "../provider/signin/steps";
 import {
