@@ -51,7 +51,7 @@ function declaredBindings(name: string): string[] {
  * Bindings only the one-time store's object uses, in the worker that hosts it (its flush writes the
  * audit trail to R2): that worker declares them though its own routes never touch them.
  */
-const STORE_OBJECT_BINDINGS = ["AUDIT"];
+const STORE_OBJECT_BINDINGS = ["AUDIT", "METRICS"];
 
 /** Whether the env hosts the one-time store (its ONE_TIME binding names no other worker's script). */
 function hostsStore(name: string): boolean {
@@ -197,7 +197,8 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
       body: JSON.stringify({ name: "Least", redirect_uris: ["https://least.example/cb"] }),
     });
     const audit = await run(adminWorker, b, "/admin/audit?limit=1", { headers: auth });
-    if (created.status !== 201 || audit.status !== 200) return false;
+    const metrics = await run(adminWorker, b, "/admin/metrics?step=1h", { headers: auth });
+    if (created.status !== 201 || audit.status !== 200 || metrics.status !== 200) return false;
     // deleting a client with a user ends that user's plid in the one-time store
     const { client_id } = (await created.json()) as { client_id: string };
     const sub = await subscriberByPhone(env, KIM.phone);

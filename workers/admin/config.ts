@@ -6,6 +6,7 @@ import { sealKeyVar } from "../provider/store/clients";
 import { auditConfig, type AuditVars, type StoreVars } from "../provider/store/config";
 import type { OneTimeStore } from "../provider/store/one-time/one-time-store";
 import type { DirectoryShard } from "../provider/store/directory/directory-shard";
+import type { MetricsStore } from "../provider/store/metrics/metrics-store";
 
 /** The admin worker's optional variables (docs/operations.md "Configuration"). */
 export interface AdminVars extends CommonVars {
@@ -16,7 +17,7 @@ export interface AdminVars extends CommonVars {
 }
 
 /** The admin worker's bindings and secrets (`wrangler types`) and variables. ADMIN_TOKEN unset means no admin API. */
-export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME" | "DIRECTORY"> &
+export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME" | "DIRECTORY" | "METRICS"> &
   AdminVars &
   StoreVars &
   AuditVars & {
@@ -24,6 +25,7 @@ export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME" | "D
     // Typed here: `wrangler types` cannot type a namespace bound to another worker's class.
     ONE_TIME: DurableObjectNamespace<OneTimeStore>;
     DIRECTORY: DurableObjectNamespace<DirectoryShard>;
+    METRICS: DurableObjectNamespace<MetricsStore>;
   };
 
 export interface AdminConfig {

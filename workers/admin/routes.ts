@@ -12,6 +12,7 @@ import { create, disable, enable, list, read, remove, rotate, update } from "./c
 import type { AdminEnv } from "./config";
 import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
 import { findRun } from "./import-progress";
+import { metrics } from "./metrics";
 import { migrateAudit, migrateDirectory } from "./migrate/migrate";
 import { actorOf, allow, requireAdmin, type Role } from "./access";
 import {
@@ -79,6 +80,7 @@ export const table: AdminRoute[] = [
   { method: "POST", path: "/admin/tokens", role: "admin", handler: createApiToken },
   { method: "DELETE", path: "/admin/tokens/:name", role: "admin", handler: revokeApiToken },
   { method: "GET", path: "/admin/whoami", role: "viewer", handler: whoami },
+  { method: "GET", path: "/admin/metrics", role: "viewer", handler: metrics },
 ];
 
 /** `GET /admin/whoami`: the caller as the audit names them, and their role. */

@@ -17,7 +17,7 @@ import { routes as admin } from "../admin/routes";
 import { routes as operationsConsole } from "../console/routes";
 import { kitRoutes } from "./kit";
 
-export { DirectoryShard, OneTimeStore } from "../provider/store/objects";
+export { DirectoryShard, MetricsStore, OneTimeStore } from "../provider/store/objects";
 export { PhoneLoginStore } from "../../packages/kit/src/login-store";
 
 const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];

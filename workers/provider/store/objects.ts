@@ -2,7 +2,7 @@
 // class with what it does beyond its own tables wired to the flows. The one-time store's alarm sends
 // events, writes the audit outbox to R2 and checks the directory before it forgets an end
 // (flows/one-time-alarm.ts); a directory shard's alarm runs the jobs its changes left
-// (flows/directory-jobs.ts). The workers that host the objects (authorize, and the all-in-one)
+// (flows/directory-jobs.ts); the metrics store has no alarm beyond its own. The workers that host the objects (authorize, and the all-in-one)
 // export these.
 
 import { OneTimeStore as OneTimeRoom } from "./one-time/one-time-store";
@@ -12,9 +12,14 @@ import { runQueuedJobs, type JobEnv } from "./flows/directory-jobs";
 
 export class OneTimeStore extends OneTimeRoom {
   constructor(ctx: DurableObjectState, env: unknown) {
-    super(ctx, env, { alarm: (room) => oneTimeAlarm(env as OneTimeAlarmEnv, room), archive: archiveOutbox });
+    super(ctx, env, {
+      alarm: (room) => oneTimeAlarm(env as OneTimeAlarmEnv, room),
+      archive: (bucket, id, firstSeq, rows) => archiveOutbox(env as OneTimeAlarmEnv, bucket, id, firstSeq, rows),
+    });
   }
 }
+
+export { MetricsStore } from "./metrics/metrics-store";
 
 export class DirectoryShard extends DirectoryRoom {
   constructor(ctx: DurableObjectState, env: unknown) {

@@ -12,6 +12,8 @@ import { dirShards, groupBy, plidHome } from "../directory/keys";
 import type { OneTimeRoom } from "../one-time/one-time-store";
 import { SWEEP_MS } from "../one-time/schedule";
 import type { EndedPlids } from "../one-time/tables/ended-plids";
+import { metricsStore, type MetricsStore } from "../metrics/metrics-store";
+import { pointsOf } from "../metrics/series";
 import { deliverDue, type EventVars } from "./events";
 
 /** What the alarm reads of the hosting worker's env (each part is skipped where its binding is missing). */
@@ -19,6 +21,7 @@ export type OneTimeAlarmEnv = Partial<{
   DB: D1Database;
   SEAL_KEY: string;
   DIRECTORY: DurableObjectNamespace<DirectoryShard>;
+  METRICS: DurableObjectNamespace<MetricsStore>;
 }> &
   EventVars &
   StoreVars;
@@ -74,16 +77,26 @@ async function forgetEndedPlids(env: OneTimeAlarmEnv, ended: EndedPlids, now: nu
   ended.forget(plids);
 }
 
+/** Test hook: runs before a batch's roll-up (a fault injected there fails the flush, which is retried). */
+export const rollupHooks: { beforeApply?: () => Promise<void> } = {};
+
 /**
- * Writes a batch of an object's audit outbox to R2 under the object's name (audit-archive.ts);
- * the hosting worker must bind the bucket.
+ * Writes a batch of an object's audit outbox to R2 under the object's name (audit-archive.ts), then
+ * adds it to the metrics' roll-ups (metrics/); the hosting worker must bind the bucket and METRICS.
  */
 export async function archiveOutbox(
+  env: OneTimeAlarmEnv,
   bucket: R2Bucket | undefined,
   object: DurableObjectId,
   firstSeq: number,
   rows: OutboxRow[],
 ): Promise<void> {
   if (!bucket) throw new ConfigError("AUDIT", "must bind an R2 bucket in the worker hosting the one-time store");
-  return archive(bucket, objectLabel(object), firstSeq, rows);
+  if (!env.METRICS) throw new ConfigError("METRICS", "must be bound in the worker hosting the one-time store");
+  const label = objectLabel(object);
+  await archive(bucket, label, firstSeq, rows);
+  // then the batch's roll-up, under the trail's own name for it: a retried flush (this write
+  // failed, or the outbox's step after it) writes the same object again and adds nothing twice
+  if (rollupHooks.beforeApply) await rollupHooks.beforeApply();
+  await metricsStore({ METRICS: env.METRICS }).apply(`${label}-${firstSeq}`, pointsOf(rows));
 }

@@ -1,0 +1,77 @@
+// The metrics' series (docs/operations.md "Metrics"): what an audit event counts for. Every event
+// counts once (a `code.redeemed` row: its `count`) in its type's series, and may count in finer ones
+// (a failure's reason, an SMS attempt's gateway and result, an automatic sign-in), so that for every
+// closed hour a type's series equals the audit trail's count of that type. Counts only: a series
+// never names a number, a person or a plid.
+
+/** An audit event as the outbox hands it to the trail (the one-time store's `OutboxRow`). */
+export interface OutboxRow {
+  at: number;
+  type: string;
+  client_id: string | null;
+  detail: string | null;
+}
+
+/** A roll-up point: the minute (ms), the series, the app (null: none), the count. */
+export type Point = [minute: number, series: string, client: string | null, n: number];
+
+/** What a detail value may add to a series name: a short lowercase word, else "other". */
+function word(v: unknown): string {
+  return typeof v === "string" && /^[a-z0-9_-]{1,32}$/.test(v) ? v : "other";
+}
+
+function detailOf(row: OutboxRow): Record<string, unknown> {
+  if (row.detail === null) return {};
+  try {
+    const d = JSON.parse(row.detail) as unknown;
+    return typeof d === "object" && d !== null ? (d as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The series an event counts in, with how much; the first is its type's. */
+export function seriesOf(row: OutboxRow): [series: string, n: number][] {
+  const d = detailOf(row);
+  switch (row.type) {
+    case "code.redeemed": {
+      const n = typeof d.count === "number" && Number.isInteger(d.count) && d.count > 0 ? d.count : 1;
+      return [["code.redeemed", n]];
+    }
+    case "signin.success":
+      return [
+        ["signin.success", 1],
+        [`signin.success.${d.mode === "automatic" ? "automatic" : "interactive"}`, 1],
+        ...(d.autoLogin === true ? ([["signin.success.auto_login_opt_in", 1]] as [string, number][]) : []),
+      ];
+    case "signin.failure":
+      return [
+        ["signin.failure", 1],
+        [`signin.failure.${word(d.reason)}`, 1],
+      ];
+    case "sms.attempt":
+      return [
+        ["sms.attempt", 1],
+        [`sms.${word(d.provider)}.${word(d.result)}`, 1],
+      ];
+    default:
+      return [[row.type, 1]];
+  }
+}
+
+const MINUTE_MS = 60_000;
+
+/** A batch of the audit outbox as roll-up points, summed per minute, series and app. */
+export function pointsOf(rows: readonly OutboxRow[]): Point[] {
+  const sums = new Map<string, Point>();
+  for (const row of rows) {
+    const minute = row.at - (row.at % MINUTE_MS);
+    for (const [series, n] of seriesOf(row)) {
+      const key = `${minute}|${series}|${row.client_id ?? ""}`;
+      const p = sums.get(key);
+      if (p) p[3] += n;
+      else sums.set(key, [minute, series, row.client_id, n]);
+    }
+  }
+  return [...sums.values()];
+}
