@@ -157,10 +157,16 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
     });
     const session = setCookies(code).find((c) => c.name === "__Host-pl_console");
     if (code.status !== 303 || !session) return false;
-    const audit = await run(consoleWorker, b, "/console/audit", {
-      headers: { Cookie: `__Host-pl_console=${session.value}` },
-    });
-    return audit.status === 200 && (await audit.text()).includes('action="/console/audit/export"');
+    const cookie = { Cookie: `__Host-pl_console=${session.value}` };
+    const audit = await run(consoleWorker, b, "/console/audit", { headers: cookie });
+    // the overview reads the metrics
+    const overview = await run(consoleWorker, b, "/console", { headers: cookie });
+    return (
+      audit.status === 200 &&
+      (await audit.text()).includes('action="/console/audit/export"') &&
+      overview.status === 200 &&
+      (await overview.text()).includes('id="metrics-charts"')
+    );
   },
   token: async (b) => {
     forgetClient(DEMO.clientId);

@@ -14,8 +14,10 @@ import { env } from "../support/env";
 import { admin } from "../support/admin";
 import { auditEvents } from "../support/audit";
 import { ciOf, importRows, lastCode } from "../support/directory";
-import { HONG } from "../support/helpers";
-import { alertText, Browser, type Page } from "../support/signin";
+import { DEMO, HONG, KIM } from "../support/helpers";
+import { flushAudit } from "../support/audit";
+import { alertText, Browser, signInAll, type Page } from "../support/signin";
+import { smsPrices } from "../../workers/console/overview";
 import { table } from "../../workers/console/routes";
 import { inviteKey } from "../../workers/provider/store/operators";
 
@@ -186,6 +188,35 @@ describe("roles in the console", () => {
     const res = await post(b, "/console/apps", { name: "X", redirect_uris: "https://x.example/cb", lang: "ko" });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("요청을 확인할 수 없습니다");
+  });
+});
+
+describe("the overview's metrics", () => {
+  it("shows the sign-ins just made once the audit is flushed, with the SMS sent and their cost; an app's page its statistics", async () => {
+    const { b, who } = await operator("viewer");
+    // the operator's own sign-in sent one SMS (the outbox: 0 원); a demo sign-in succeeds
+    await signInAll(new Browser(), KIM);
+    await flushAudit();
+    const home = await b.page(await b.fetch("/console"));
+    expect(home.status).toBe(200);
+    expect(home.html).toContain('<meta http-equiv="refresh" content="60">');
+    const kpi = (label: string) => new RegExp(`${label}<b>([^<]+)</b>`).exec(home.html)?.[1];
+    expect(Number(kpi("로그인 성공")!.replace(/,/g, ""))).toBeGreaterThanOrEqual(1);
+    expect(kpi("오늘 보낸 문자 · 비용")).toMatch(/^[1-9][\d,]* · 0원$/);
+    expect(home.html).toMatch(/<svg[^>]*role="img"/);
+    const app = await b.page(await b.fetch(`/console/apps/${DEMO.clientId}`));
+    expect(app.html).toContain("통계 (최근 30일)");
+    expect(Number(/로그인 성공<b>([^<]+)<\/b>/.exec(app.html)![1]!.replace(/,/g, ""))).toBeGreaterThanOrEqual(1);
+    // each range answers
+    for (const range of ["1h", "24h", "7d", "30d"])
+      expect((await b.fetch(`/console?range=${range}&lang=en`)).status, range).toBe(200);
+    expect(who.phone).toMatch(/^010/);
+  });
+
+  it("SMS_PRICES_KRW prices each gateway; a malformed value names the variable", () => {
+    const price = smsPrices({ SMS_PRICES_KRW: "naver-sens:19.8, nhn-cloud:18" });
+    expect([price("naver-sens"), price("nhn-cloud"), price("outbox"), price("other")]).toEqual([19.8, 18, 0, 20]);
+    expect(() => smsPrices({ SMS_PRICES_KRW: "naver-sens=20" })).toThrow(/SMS_PRICES_KRW/);
   });
 });
 

@@ -8,7 +8,9 @@ import { IDENTITY_ITEMS as ITEMS, type IdentityItem } from "../core/spec";
 import type { RequestContext } from "../core/router";
 import { create, disable, enable, list, read, remove, rotate, update } from "../admin/clients";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
+import { readMetrics } from "../admin/metrics";
 import { callAdmin } from "./call";
+import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { consolePage, covers, errorBox, hidden, href, when, type Viewer } from "./layout";
@@ -167,6 +169,7 @@ export async function appPage(
 <h1>${a.name}</h1>
 <p class="lead">${c(L, "clientId")}: <code>${a.client_id}</code> · ${c(L, "status")}: <strong>${statusText(v, a.status)}</strong></p>
 ${outcomeBox(v, rc, o)}
+${await appStats(env, v, a.client_id)}
 <h2>${c(L, "settings")}</h2>
 ${appForm(v, base, a, c(L, "save"), editor)}
 ${editor ? (a.status === "active" ? button("/disable", c(L, "disable")) : button("/enable", c(L, "enable"))) : ""}
@@ -199,6 +202,35 @@ ${
 }`;
   return consolePage(v, a.name, body, { status: o.status });
 }
+
+/** An app's statistics over the last 30 days, from its daily roll-ups (counts only). */
+async function appStats(env: ConsoleEnv, v: Viewer, clientId: string): Promise<SafeHtml> {
+  const L = v.lang;
+  const now = Date.now();
+  const from = now - 30 * DAY;
+  const m = await readMetrics(env, { step: "1d", from: from - (from % DAY), to: now, clientId, series: null });
+  const total = (name: string) => (m.series[name] ?? []).reduce((a, [, n]) => a + n, 0);
+  const reasons = Object.keys(m.series)
+    .filter((k) => k.startsWith("signin.failure."))
+    .map((k) => [k.slice("signin.failure.".length), total(k)] as const)
+    .sort((a, b) => b[1] - a[1]);
+  return html`<h2>${c(L, "appStats")}</h2>
+<ul class="grid">
+<li>${c(L, "kpiSignins")}<b>${total("signin.success").toLocaleString("en-US")}</b></li>
+<li>${c(L, "statConsents")}<b>${total("consent").toLocaleString("en-US")}</b></li>
+<li>${c(L, "statDisconnects")}<b>${total("disconnect").toLocaleString("en-US")}</b></li>
+</ul>
+${chart({ id: "c-app-signins", title: c(L, "chartAppSignins"), lang: L, stepMs: DAY }, fill(m.series["signin.success"] ?? [], from, now, DAY))}
+${
+  reasons.length
+    ? html`<table><caption>${c(L, "statFailures")}</caption><thead><tr><th scope="col">${c(L, "statFailures")}</th><th scope="col">${c(L, "count")}</th></tr></thead><tbody>${reasons.map(
+        ([r, n]) => html`<tr><td><code>${r}</code></td><td>${n.toLocaleString("en-US")}</td></tr>`,
+      )}</tbody></table>`
+    : html`<p>${c(L, "noFailures")}</p>`
+}`;
+}
+
+const DAY = 86_400_000;
 
 type Action = "update" | "rotate" | "disable" | "enable" | "delete" | "add_test" | "remove_test";
 

@@ -52,6 +52,12 @@ button:focus-visible,a:focus-visible,input:focus-visible,select:focus-visible,te
 .chart{display:flex;align-items:center;justify-content:center;min-height:180px;border:2px dashed #d1d6db;border-radius:12px;color:#5f6b7a}
 progress{width:100%;height:18px}
 .rid{font-weight:400;font-size:13px}
+.ranges{display:flex;gap:6px;margin:0 0 8px;padding:0;list-style:none}
+.ranges a{display:block;padding:4px 10px;border:1px solid #d1d6db;border-radius:8px;text-decoration:none}
+.ranges a[aria-current=true]{background:#e8f3ff;border-color:#1b64da;font-weight:700}
+figure.metric{margin:0 0 20px;padding:12px;border:1px solid #d1d6db;border-radius:12px}
+figure.metric figcaption{font-weight:700;margin:0 0 6px}
+.chart-svg{display:block;max-width:100%;height:auto}
 footer{max-width:1100px;margin:0 auto 24px;padding:0 24px;font-size:13px;color:#5f6b7a}
 `;
 
@@ -101,6 +107,8 @@ export interface PageOut {
   cookies?: string[];
   /** An inline script (the importer), run under the page's nonce. */
   script?: string;
+  /** The page reloads itself after this many seconds (the overview: live). */
+  refreshSeconds?: number;
 }
 
 /** A console page: the frame around `body`. */
@@ -121,6 +129,7 @@ export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageO
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <meta name="csrf" content="${v.csrf}">
+${out.refreshSeconds ? html`<meta http-equiv="refresh" content="${String(out.refreshSeconds)}">` : ""}
 <title>${title} · ${c(v.lang, "console")}</title>
 <style nonce="${nonce}">${raw(CSS)}</style>
 </head>

@@ -5,7 +5,6 @@
 import { html } from "../core/html";
 import type { RequestContext } from "../core/router";
 import { exportEvents, listEvents } from "../admin/audit";
-import { list } from "../admin/clients";
 import { summary } from "../admin/directory";
 import {
   createApiToken,
@@ -17,7 +16,6 @@ import {
   withdrawInvite,
 } from "../admin/operators";
 import { allow } from "../admin/access";
-import { openNotices } from "../provider/store/notices";
 import { ROLES } from "../provider/store/operators";
 import { failed, type Outcome } from "./apps";
 import { callAdmin } from "./call";
@@ -39,29 +37,6 @@ function outcome(v: Viewer, rc: RequestContext, o: Outcome) {
       ? html`<div class="notice" role="status"><p>${c(v.lang, "tokenOnce")}</p><code class="secret" data-secret>${o.secret}</code></div>`
       : ""
   }`;
-}
-
-/** GET /console: the overview. */
-export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
-  const { v } = s;
-  const L = v.lang;
-  const [{ clients }, counts, notices] = await Promise.all([
-    callAdmin<{ clients: unknown[] }>("viewer", list, req, env, rc),
-    callAdmin<Counts>("viewer", summary, req, env, rc),
-    openNotices(env, 10),
-  ]);
-  const body = html`<h1>${c(L, "overview")}</h1><p class="lead">${c(L, "overviewLead")}</p>
-<h2>${c(L, "counts")}</h2>
-<ul class="grid">
-<li>${c(L, "appsCount")}<b>${clients.length.toLocaleString("en-US")}</b></li>
-<li>${c(L, "subscribersCount")}<b>${counts.subscribers.toLocaleString("en-US")}</b></li>
-<li>${c(L, "testNumbersCount")}<b>${counts.test_numbers.toLocaleString("en-US")}</b></li>
-</ul>
-<h2>${c(L, "notices")}</h2>
-${notices.length ? html`<ul>${notices.map((n) => html`<li>${n.text}</li>`)}</ul>` : html`<p>${c(L, "noNotices")}</p>`}
-<section aria-labelledby="charts"><h2 id="charts">${L === "ko" ? "지표" : "Metrics"}</h2>
-<div class="chart" id="metrics-charts"><p>${c(L, "chartsPlaceholder")}</p></div></section>`;
-  return consolePage(v, c(L, "overview"), body);
 }
 
 /** GET /console/directory: counts and, for an editor, the browser's import. */

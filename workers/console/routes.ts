@@ -19,16 +19,8 @@ import {
 import { appAction, appPage, appsPage, createApp } from "./apps";
 import { langOf, page, type ConsoleEnv, type ConsoleRoute, type PageHandler } from "./gate";
 import { c, type Lang } from "./i18n";
-import {
-  auditExport,
-  auditPage,
-  directoryPage,
-  operatorAction,
-  operatorsPage,
-  overviewPage,
-  tokenAction,
-  tokensPage,
-} from "./pages";
+import { auditExport, auditPage, directoryPage, operatorAction, operatorsPage, tokenAction, tokensPage } from "./pages";
+import { overviewPage } from "./overview";
 import { NEXT_PATH, consoleSignin } from "./purpose";
 
 /** The console's identify page: a new sign-in of purpose "console", going on to `next` once proven. */

@@ -19,7 +19,8 @@ export type SmsAttemptResult = "delivered" | SmsFault | "circuit_open";
 
 /** One attempt, as audited: never the number, the text or the code. */
 export interface SmsAttempt {
-  gateway: SmsGatewayName;
+  /** The gateway, or the dev `outbox` (whose sends are counted as codes sent, at no cost). */
+  gateway: SmsGatewayName | "outbox";
   result: SmsAttemptResult;
   /** Milliseconds from the request to the answer (0 when skipped). */
   ms: number;

@@ -10,7 +10,6 @@ import { createTables, DAY_MS, Rollups, type Step } from "./tables/rollups";
 
 export type { Step } from "./tables/rollups";
 
-
 export class MetricsStore extends DurableObject {
   private readonly rollups: Rollups;
 

@@ -1,0 +1,132 @@
+// The console's overview (docs/console.md "Overview"): the audited steps' roll-ups over a range
+// (1 hour, 24 hours, 7 days, 30 days): sign-ins, the success rate, automatic-login share, SMS sent
+// and spent in 원 today and this month (a price per gateway, SMS_PRICES_KRW), the failover share,
+// the code conversion (interactive sign-ins per code delivered), the counts of apps and people,
+// and the open notices. The page reloads itself every 60 seconds; the roll-ups are at most a flush
+// interval (AUDIT_FLUSH_SECONDS) behind.
+
+import { ConfigError } from "../core/config";
+import { html } from "../core/html";
+import type { RequestContext } from "../core/router";
+import { list } from "../admin/clients";
+import { summary } from "../admin/directory";
+import { readMetrics, type MetricsAnswer } from "../admin/metrics";
+import { openNotices } from "../provider/store/notices";
+import type { Step } from "../provider/store/metrics/metrics-store";
+import { callAdmin } from "./call";
+import { chart, fill } from "./charts";
+import type { ConsoleEnv, Signed } from "./gate";
+import { c } from "./i18n";
+import { consolePage, href } from "./layout";
+
+const MIN = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const KST = 9 * HOUR;
+
+export const RANGES: Record<string, { ms: number; step: Step; stepMs: number }> = {
+  "1h": { ms: HOUR, step: "1m", stepMs: MIN },
+  "24h": { ms: DAY, step: "1h", stepMs: HOUR },
+  "7d": { ms: 7 * DAY, step: "1h", stepMs: HOUR },
+  "30d": { ms: 30 * DAY, step: "1d", stepMs: DAY },
+};
+
+/** SMS_PRICES_KRW: `gateway:원` pairs, comma-separated; a gateway not named costs 20 원 (the outbox 0). */
+export function smsPrices(env: { SMS_PRICES_KRW?: string }): (gateway: string) => number {
+  const prices = new Map<string, number>([["outbox", 0]]);
+  for (const part of (env.SMS_PRICES_KRW ?? "").split(",").filter((p) => p.trim() !== "")) {
+    const m = /^\s*([a-z0-9-]+)\s*:\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+    if (!m) throw new ConfigError("SMS_PRICES_KRW", "must be gateway:price pairs (naver-sens:20,nhn-cloud:18)");
+    prices.set(m[1]!, Number(m[2]));
+  }
+  return (g) => prices.get(g) ?? 20;
+}
+
+const sum = (a: MetricsAnswer, name: string) => (a.series[name] ?? []).reduce((s, [, n]) => s + n, 0);
+const pct = (part: number, whole: number) => (whole === 0 ? null : (100 * part) / whole);
+
+/** Delivered SMS per gateway, and what they cost. */
+function spend(a: MetricsAnswer, price: (g: string) => number): { sent: number; won: number } {
+  let sent = 0;
+  let won = 0;
+  for (const [name, points] of Object.entries(a.series)) {
+    const m = /^sms\.([a-z0-9_-]+)\.delivered$/.exec(name);
+    if (!m) continue;
+    const n = points.reduce((s, [, x]) => s + x, 0);
+    sent += n;
+    won += n * price(m[1]!);
+  }
+  return { sent, won };
+}
+
+/** GET /console: the overview. */
+export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
+  const { v, params } = s;
+  const L = v.lang;
+  const rangeKey = params.get("range") ?? "1h";
+  const range = RANGES[rangeKey] ?? RANGES["1h"]!;
+  const now = Date.now();
+  const from = now - range.ms;
+  const todayKst = now - ((now + KST) % DAY);
+  const monthKst = Date.parse(new Date(now + KST).toISOString().slice(0, 8) + "01T00:00:00+09:00");
+  const price = smsPrices(env as { SMS_PRICES_KRW?: string });
+  const [{ clients }, counts, notices, inRange, month] = await Promise.all([
+    callAdmin<{ clients: unknown[] }>("viewer", list, req, env, rc),
+    callAdmin<{ subscribers: number; test_numbers: number }>("viewer", summary, req, env, rc),
+    openNotices(env, 10),
+    readMetrics(env, { step: range.step, from: from - (from % range.stepMs), to: now, clientId: null, series: null }),
+    readMetrics(env, { step: "1h", from: monthKst, to: now, clientId: null, series: null }),
+  ]);
+  const today: MetricsAnswer = {
+    ...month,
+    series: Object.fromEntries(
+      Object.entries(month.series).map(([k, p]) => [k, p.filter(([t]) => Date.parse(t) >= todayKst)]),
+    ),
+  };
+  const ok = sum(inRange, "signin.success");
+  const failed = sum(inRange, "signin.failure");
+  const attempts = sum(inRange, "sms.attempt");
+  const primary = (env.SMS_SENDER ?? "outbox").split(",")[0]!.trim();
+  const onPrimary = Object.entries(inRange.series)
+    .filter(([k]) => k.startsWith(`sms.${primary}.`))
+    .reduce((a, [, p]) => a + p.reduce((x, [, n]) => x + n, 0), 0);
+  const delivered = spend(inRange, () => 0).sent;
+  const kpi = (label: string, value: string) => html`<li>${label}<b>${value}</b></li>`;
+  const share = (x: number | null) => (x === null ? "—" : `${x.toFixed(1)}%`);
+  const t = spend(today, price);
+  const m = spend(month, price);
+  const won = (n: number) => `${Math.round(n).toLocaleString("en-US")}${L === "ko" ? "원" : " KRW"}`;
+  const successSeries = fill(inRange.series["signin.success"] ?? [], from, now, range.stepMs);
+  const failureSeries = new Map(fill(inRange.series["signin.failure"] ?? [], from, now, range.stepMs));
+  const rate = successSeries.map(([tt, n]): [number, number] => {
+    const f = failureSeries.get(tt) ?? 0;
+    return [tt, n + f === 0 ? 0 : (100 * n) / (n + f)];
+  });
+  const ranges = Object.keys(RANGES).map(
+    (k) =>
+      html`<li><a href="${href(v, "/console", { range: k })}"${k === rangeKey ? html` aria-current="true"` : ""}>${c(L, `range_${k}` as "range_1h")}</a></li>`,
+  );
+  const body = html`<h1>${c(L, "overview")}</h1><p class="lead">${c(L, "overviewLead")}</p>
+<nav aria-label="${c(L, "rangeNav")}"><ul class="ranges">${ranges}</ul></nav>
+<h2>${c(L, "counts")}</h2>
+<ul class="grid">
+${kpi(c(L, "kpiSignins"), ok.toLocaleString("en-US"))}
+${kpi(c(L, "kpiSuccessRate"), share(pct(ok, ok + failed)))}
+${kpi(c(L, "kpiAutoShare"), share(pct(sum(inRange, "signin.success.automatic"), ok)))}
+${kpi(c(L, "kpiConversion"), share(pct(sum(inRange, "signin.success.interactive"), delivered)))}
+${kpi(c(L, "kpiFailover"), share(pct(attempts - onPrimary, attempts)))}
+${kpi(c(L, "kpiSmsToday"), `${t.sent.toLocaleString("en-US")} · ${won(t.won)}`)}
+${kpi(c(L, "kpiSmsMonth"), `${m.sent.toLocaleString("en-US")} · ${won(m.won)}`)}
+${kpi(c(L, "appsCount"), clients.length.toLocaleString("en-US"))}
+${kpi(c(L, "subscribersCount"), counts.subscribers.toLocaleString("en-US"))}
+</ul>
+<section aria-labelledby="charts"><h2 id="charts">${c(L, "metrics")}</h2>
+<div id="metrics-charts">
+${chart({ id: "c-signins", title: c(L, "chartSignins"), lang: L, stepMs: range.stepMs }, successSeries)}
+${chart({ id: "c-rate", title: c(L, "chartSuccessRate"), lang: L, stepMs: range.stepMs, percent: true }, rate)}
+${chart({ id: "c-sms", title: c(L, "chartSms"), lang: L, stepMs: range.stepMs }, fill(inRange.series["sms.attempt"] ?? [], from, now, range.stepMs))}
+</div></section>
+<h2>${c(L, "notices")}</h2>
+${notices.length ? html`<ul>${notices.map((n) => html`<li>${n.text}</li>`)}</ul>` : html`<p>${c(L, "noNotices")}</p>`}`;
+  return consolePage(v, c(L, "overview"), body, { refreshSeconds: 60 });
+}
