@@ -199,7 +199,7 @@ describe("the overview's metrics", () => {
     await flushAudit();
     const home = await b.page(await b.fetch("/console"));
     expect(home.status).toBe(200);
-    expect(home.html).toContain('<meta http-equiv="refresh" content="60">');
+    expect(home.html).toContain('id="live-toggle"');
     const kpi = (label: string) => new RegExp(`${label}<b>([^<]+)</b>`).exec(home.html)?.[1];
     expect(Number(kpi("로그인 성공")!.replace(/,/g, ""))).toBeGreaterThanOrEqual(1);
     expect(kpi("오늘 보낸 문자 · 비용")).toMatch(/^[1-9][\d,]* · 0원$/);

@@ -71,7 +71,15 @@ beforeAll(async () => {
   writeFileSync(file, bigCsv());
   // an operator signs in several times within minutes here: no resend cooldown, room for the sends
   server = await startServer({
-    args: ["--var", "SIGNIN_RESEND_COOLDOWN_SECONDS:0", "--var", "SIGNIN_SENDS_PER_WINDOW:20"],
+    // and the audit (with it the metrics' roll-up) is flushed a second after the event, not a minute
+    args: [
+      "--var",
+      "SIGNIN_RESEND_COOLDOWN_SECONDS:0",
+      "--var",
+      "SIGNIN_SENDS_PER_WINDOW:20",
+      "--var",
+      "AUDIT_FLUSH_SECONDS:1",
+    ],
   });
   browser = await launchChromium();
   // the one command of the README that makes you an operator of your local service
@@ -203,6 +211,63 @@ describe("the console in Chromium", () => {
     } catch (err) {
       await page.screenshot({ path: join(OUT, "failed-app.png"), fullPage: true });
       throw err;
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("the overview shows a sign-in just made (the roll-ups a flush behind); an app's page its statistics", async () => {
+    const { context, page, problems } = await open("ko-KR");
+    try {
+      await signIn(page, OPERATOR);
+      await heading(page, "개요");
+      const signins = async () => {
+        await page.goto(`${server.base}/console`);
+        const text = await page
+          .locator(".grid li")
+          .filter({ hasText: /^로그인 성공/ })
+          .locator("b")
+          .innerText();
+        return Number(text.replace(/,/g, ""));
+      };
+      const before = await signins();
+      // a person signs in to the demo app in another browser
+      const other = await open("ko-KR");
+      await other.page.goto(`${server.base}/`);
+      await other.page.getByRole("link", { name: /휴대폰번호로 로그인/ }).click();
+      await other.page.getByText("KT", { exact: true }).click();
+      await other.page.getByLabel("이름").fill("김영희");
+      await other.page.getByLabel("휴대폰번호").fill("010-2345-6789");
+      await other.page.getByRole("button", { name: "인증번호 받기" }).click();
+      await other.page.getByLabel("인증번호", { exact: true }).fill("234567");
+      await other.page.getByRole("button", { name: "확인", exact: true }).click();
+      const agree = other.page.getByRole("button", { name: "동의하고 계속하기" });
+      if (await agree.isVisible().catch(() => false)) await agree.click();
+      await heading(other.page, /님, 환영합니다/);
+      await other.context.close();
+      await expect
+        .poll(signins, { timeout: 20_000, intervals: [1000] })
+        .toBeGreaterThan(before)
+        .catch(async (e: unknown) => {
+          const audit = await api<unknown>("GET", "/admin/audit?limit=20");
+          const metrics = await api<unknown>("GET", "/admin/metrics?step=1m");
+          throw new Error(
+            `${String(e)}\nAUDIT ${JSON.stringify(audit)}\nMETRICS ${JSON.stringify(metrics)}\nLOG ${server
+              .output()
+              .split("\n")
+              .filter((l) => !l.includes("GET /console "))
+              .join("\n")
+              .slice(-5000)}`,
+          );
+        });
+      await page.screenshot({ path: join(OUT, "console-overview-metrics-ko.png"), fullPage: true });
+      const { clients } = await api<{ clients: { client_id: string; name: string }[] }>("GET", "/admin/clients");
+      const demo = clients.find((c) => c.name === "Demo Shop")!;
+      await page.goto(`${server.base}/console/apps/${demo.client_id}`);
+      await heading(page, "Demo Shop");
+      await expect.poll(() => page.locator("#c-app-signins figcaption").innerText()).toBe("하루 로그인 성공");
+      await page.screenshot({ path: join(OUT, "console-app-stats-ko.png"), fullPage: true });
+      expect(problems).toEqual([]);
     } finally {
       await context.close();
     }

@@ -31,6 +31,7 @@ function label(t: number, stepMs: number): string {
 
 const fmt = (n: number) => (Number.isInteger(n) ? n.toLocaleString("en-US") : n.toFixed(1));
 
+/** A chart's points: `[step start, value]`; a share's step with nothing to share is -1 (no dot). */
 export interface ChartSpec {
   id: string;
   title: string;
@@ -43,16 +44,19 @@ export interface ChartSpec {
 /** An SVG chart of `data` with its text alternative and its table. */
 export function chart(spec: ChartSpec, data: readonly [number, number][]): SafeHtml {
   const max = spec.percent ? 100 : Math.max(1, ...data.map(([, n]) => n));
-  const total = data.reduce((a, [, n]) => a + n, 0);
+  const total = data.reduce((a, [, n]) => a + Math.max(0, n), 0);
   const iw = W - PAD.left - PAD.right;
   const ih = H - PAD.top - PAD.bottom;
   const x = (i: number) => PAD.left + (data.length <= 1 ? 0 : (i * iw) / data.length);
   const y = (n: number) => PAD.top + ih - (n / max) * ih;
   const bw = Math.max(1, iw / Math.max(1, data.length) - 1);
+  // a share is a dot per step that had anything to share (a step with nothing is not 0%)
   const marks = spec.percent
-    ? `<polyline fill="none" stroke="#1b64da" stroke-width="2" points="${data
-        .map(([, n], i) => `${(x(i) + bw / 2).toFixed(1)},${y(n).toFixed(1)}`)
-        .join(" ")}"/>`
+    ? data
+        .map(([, n], i) =>
+          n >= 0 ? `<circle cx="${(x(i) + bw / 2).toFixed(1)}" cy="${y(n).toFixed(1)}" r="3" fill="#1b64da"/>` : "",
+        )
+        .join("")
     : data
         .map(([, n], i) =>
           n > 0
@@ -76,7 +80,7 @@ ${last !== undefined ? `<text x="${W - PAD.right}" y="${H - 6}" text-anchor="end
 ${marks}
 </svg>`;
   const rows = data
-    .filter(([, n]) => n > 0)
+    .filter(([, n]) => (spec.percent ? n >= 0 : n > 0))
     .map(
       ([t, n]) =>
         html`<tr><th scope="row">${label(t, spec.stepMs)}</th><td>${fmt(n)}${spec.percent ? "%" : ""}</td></tr>`,

@@ -149,6 +149,8 @@ const ko = {
   statFailures: "실패 사유",
   noFailures: "최근 30일에 실패가 없습니다.",
   count: "횟수",
+  liveOn: "자동 갱신 켜짐 (1분마다) · 멈추기",
+  liveOff: "자동 갱신 멈춤 · 다시 켜기",
 } as const;
 
 export type ConsoleKey = keyof typeof ko;
@@ -299,6 +301,8 @@ const en: Record<ConsoleKey, string> = {
   statFailures: "Failure reasons",
   noFailures: "No failures in the last 30 days.",
   count: "Count",
+  liveOn: "Live (every minute) · pause",
+  liveOff: "Paused · resume",
 };
 
 const TABLES: Record<Lang, Record<ConsoleKey, string>> = { ko, en };

@@ -107,8 +107,6 @@ export interface PageOut {
   cookies?: string[];
   /** An inline script (the importer), run under the page's nonce. */
   script?: string;
-  /** The page reloads itself after this many seconds (the overview: live). */
-  refreshSeconds?: number;
 }
 
 /** A console page: the frame around `body`. */
@@ -129,7 +127,6 @@ export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageO
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <meta name="csrf" content="${v.csrf}">
-${out.refreshSeconds ? html`<meta http-equiv="refresh" content="${String(out.refreshSeconds)}">` : ""}
 <title>${title} · ${c(v.lang, "console")}</title>
 <style nonce="${nonce}">${raw(CSS)}</style>
 </head>

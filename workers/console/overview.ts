@@ -59,6 +59,26 @@ function spend(a: MetricsAnswer, price: (g: string) => number): { sent: number; 
   return { sent, won };
 }
 
+/**
+ * The overview stays live: every 60 seconds, while the tab is visible and the person has not paused
+ * it (a button: WCAG 2.2.2), the page is fetched again and its figures (#live) replaced. No reload,
+ * so focus and the open details stay where they were.
+ */
+const LIVE_JS = `(function(){
+var live=document.getElementById("live"),btn=document.getElementById("live-toggle");
+if(!live||!btn)return;
+var on=true;
+btn.addEventListener("click",function(){on=!on;btn.setAttribute("aria-pressed",String(on));btn.textContent=on?btn.dataset.on:btn.dataset.off;});
+setInterval(function(){
+if(!on||document.visibilityState!=="visible")return;
+fetch(location.href,{credentials:"same-origin"}).then(function(r){return r.ok?r.text():null;}).then(function(t){
+if(t===null)return;
+var next=new DOMParser().parseFromString(t,"text/html").getElementById("live");
+if(next)live.replaceChildren.apply(live,Array.prototype.slice.call(next.childNodes));
+}).catch(function(){});
+},60000);
+})();`;
+
 /** GET /console: the overview. */
 export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
   const { v, params } = s;
@@ -100,13 +120,15 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
   const failureSeries = new Map(fill(inRange.series["signin.failure"] ?? [], from, now, range.stepMs));
   const rate = successSeries.map(([tt, n]): [number, number] => {
     const f = failureSeries.get(tt) ?? 0;
-    return [tt, n + f === 0 ? 0 : (100 * n) / (n + f)];
+    return [tt, n + f === 0 ? -1 : (100 * n) / (n + f)];
   });
   const ranges = Object.keys(RANGES).map(
     (k) =>
       html`<li><a href="${href(v, "/console", { range: k })}"${k === rangeKey ? html` aria-current="true"` : ""}>${c(L, `range_${k}` as "range_1h")}</a></li>`,
   );
   const body = html`<h1>${c(L, "overview")}</h1><p class="lead">${c(L, "overviewLead")}</p>
+<p><button type="button" class="secondary" id="live-toggle" aria-pressed="true" data-on="${c(L, "liveOn")}" data-off="${c(L, "liveOff")}">${c(L, "liveOn")}</button></p>
+<div id="live">
 <nav aria-label="${c(L, "rangeNav")}"><ul class="ranges">${ranges}</ul></nav>
 <h2>${c(L, "counts")}</h2>
 <ul class="grid">
@@ -127,6 +149,7 @@ ${chart({ id: "c-rate", title: c(L, "chartSuccessRate"), lang: L, stepMs: range.
 ${chart({ id: "c-sms", title: c(L, "chartSms"), lang: L, stepMs: range.stepMs }, fill(inRange.series["sms.attempt"] ?? [], from, now, range.stepMs))}
 </div></section>
 <h2>${c(L, "notices")}</h2>
-${notices.length ? html`<ul>${notices.map((n) => html`<li>${n.text}</li>`)}</ul>` : html`<p>${c(L, "noNotices")}</p>`}`;
-  return consolePage(v, c(L, "overview"), body, { refreshSeconds: 60 });
+${notices.length ? html`<ul>${notices.map((n) => html`<li>${n.text}</li>`)}</ul>` : html`<p>${c(L, "noNotices")}</p>`}
+</div>`;
+  return consolePage(v, c(L, "overview"), body, { script: LIVE_JS });
 }

@@ -22,28 +22,35 @@ export class Schedule {
     readonly flushMs: number,
   ) {}
 
+  /** The last decision about the alarm: each reads the alarm only after the one before set it. */
+  private decided: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Reads the alarm and sets the one `choose` returns (null: leave it), after every earlier
+   * decision: two decisions of one step never both read "none" and the later overwrite the earlier
+   * (a sweep's minute overwriting a flush due in a second).
+   */
+  private decide(choose: (current: number | null) => number | null): Promise<void> {
+    const p = this.decided.then(async () => {
+      const at = choose(await this.storage.getAlarm());
+      if (at !== null) await this.storage.setAlarm(at);
+    });
+    this.decided = p.catch(() => {});
+    return p;
+  }
+
   /** Makes sure an alarm will sweep what a write left. */
   sweepSoon(): void {
     if (this.sweepArmed) return;
     this.sweepArmed = true;
-    void this.storage
-      .getAlarm()
-      .then((at) => {
-        if (at === null) return this.storage.setAlarm(Date.now() + SWEEP_MS);
-      })
-      .catch(() => {
-        this.sweepArmed = false;
-      });
+    this.decide((cur) => (cur === null ? Date.now() + SWEEP_MS : null)).catch(() => {
+      this.sweepArmed = false;
+    });
   }
 
   /** Makes sure the alarm fires no later than `at`. */
   by(at: number): void {
-    void this.storage
-      .getAlarm()
-      .then((cur) => {
-        if (cur === null || cur > at) return this.storage.setAlarm(at);
-      })
-      .catch(() => {});
+    this.decide((cur) => (cur === null || cur > at ? at : null)).catch(() => {});
   }
 
   /** Makes sure the alarm fires within the flush interval (one storage call per interval, not per event). */
@@ -68,7 +75,7 @@ export class Schedule {
     this.flushArmed = auditWaits;
     if (at === null) return;
     this.sweepArmed = true;
-    void this.storage.setAlarm(at).catch(() => {
+    this.decide(() => at).catch(() => {
       this.sweepArmed = false;
     });
   }
