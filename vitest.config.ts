@@ -61,6 +61,9 @@ export default defineConfig(async () => {
                   RACE_TRIALS: process.env.RACE_TRIALS ?? "1000",
                   // fuzz cases per endpoint (test/all-in-one/fuzz.test.ts)
                   FUZZ_RUNS: process.env.FUZZ_RUNS ?? "2000",
+                  // the alerts' webhook (test/admin/alerts.test.ts stands in for the receiver; elsewhere refused)
+                  ALERT_WEBHOOK_URL: "http://127.0.0.1:9899/alerts",
+                  ALERT_WEBHOOK_SECRET: "test-only-alert-webhook-secret",
                 },
                 // An independent service built from the spec's examples (test/kit/standin.test.ts).
                 workers: [

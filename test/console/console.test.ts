@@ -9,7 +9,9 @@
 //   last 10 minutes; a form without the session's CSRF token is refused;
 // - a role ends when its number passes to another person;
 // - every change made from the console is audited with `operator:<id>`.
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { metricsStore } from "../../workers/provider/store/metrics/metrics-store";
 import { env } from "../support/env";
 import { admin } from "../support/admin";
 import { auditEvents } from "../support/audit";
@@ -211,6 +213,23 @@ describe("the overview's metrics", () => {
     for (const range of ["1h", "24h", "7d", "30d"])
       expect((await b.fetch(`/console?range=${range}&lang=en`)).status, range).toBe(200);
     expect(who.phone).toMatch(/^010/);
+  });
+
+  it("a firing alert is on the overview and in GET /admin/alerts", async () => {
+    const { b } = await operator("viewer");
+    const m = metricsStore(env);
+    const t = Date.now() - (Date.now() % 60_000);
+    await m.apply(`console-alert-${Date.now()}`, [
+      [t, "sms.nhn-cloud.timeout", null, 9],
+      [t, "sms.nhn-cloud.delivered", null, 1],
+    ]);
+    await runDurableObjectAlarm(m);
+    const home = await b.page(await b.fetch("/console"));
+    expect(home.html).toMatch(
+      /data-rule="sms\.nhn-cloud\.failures">SMS gateway nhn-cloud: 90\.0% of 10 attempts failed/,
+    );
+    const api = (await (await admin("GET", "/admin/alerts")).json()) as { alerts: { rule: string; firing: boolean }[] };
+    expect(api.alerts.find((a) => a.rule === "sms.nhn-cloud.failures")?.firing).toBe(true);
   });
 
   it("SMS_PRICES_KRW prices each gateway; a malformed value names the variable", () => {

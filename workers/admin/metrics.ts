@@ -83,3 +83,23 @@ export async function metrics(_req: Request, env: AdminEnv, rc: RequestContext):
   const start = from - (from % size);
   return json(await readMetrics(env, { step, from: start, to, clientId, series }));
 }
+
+/** GET /admin/alerts: every rule's state (firing or not, since, its last value and text). */
+export async function alerts(_req: Request, env: AdminEnv): Promise<Response> {
+  const states = (await metricsStore(env).alerts()) as {
+    rule: string;
+    firing: boolean;
+    since: number;
+    value: number;
+    text: string;
+  }[];
+  return json({
+    alerts: states.map((a) => ({
+      rule: a.rule,
+      firing: a.firing,
+      since: new Date(a.since).toISOString(),
+      value: a.value,
+      text: a.text,
+    })),
+  });
+}

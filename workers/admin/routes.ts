@@ -12,7 +12,7 @@ import { create, disable, enable, list, read, remove, rotate, update } from "./c
 import type { AdminEnv } from "./config";
 import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
 import { findRun } from "./import-progress";
-import { metrics } from "./metrics";
+import { alerts, metrics } from "./metrics";
 import { migrateAudit, migrateDirectory } from "./migrate/migrate";
 import { actorOf, allow, requireAdmin, type Role } from "./access";
 import {
@@ -81,6 +81,7 @@ export const table: AdminRoute[] = [
   { method: "DELETE", path: "/admin/tokens/:name", role: "admin", handler: revokeApiToken },
   { method: "GET", path: "/admin/whoami", role: "viewer", handler: whoami },
   { method: "GET", path: "/admin/metrics", role: "viewer", handler: metrics },
+  { method: "GET", path: "/admin/alerts", role: "viewer", handler: alerts },
 ];
 
 /** `GET /admin/whoami`: the caller as the audit names them, and their role. */

@@ -149,6 +149,8 @@ const ko = {
   statFailures: "실패 사유",
   noFailures: "최근 30일에 실패가 없습니다.",
   count: "횟수",
+  openAlerts: "울리고 있는 경보",
+  noAlerts: "울리고 있는 경보가 없습니다.",
   liveOn: "자동 갱신 켜짐 (1분마다) · 멈추기",
   liveOff: "자동 갱신 멈춤 · 다시 켜기",
 } as const;
@@ -301,6 +303,8 @@ const en: Record<ConsoleKey, string> = {
   statFailures: "Failure reasons",
   noFailures: "No failures in the last 30 days.",
   count: "Count",
+  openAlerts: "Open alerts",
+  noAlerts: "No alert is firing.",
   liveOn: "Live (every minute) · pause",
   liveOff: "Paused · resume",
 };

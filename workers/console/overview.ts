@@ -12,12 +12,12 @@ import { list } from "../admin/clients";
 import { summary } from "../admin/directory";
 import { readMetrics, type MetricsAnswer } from "../admin/metrics";
 import { openNotices } from "../provider/store/notices";
-import type { Step } from "../provider/store/metrics/metrics-store";
+import { metricsStore, type AlertState, type Step } from "../provider/store/metrics/metrics-store";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
-import { consolePage, href } from "./layout";
+import { consolePage, href, when } from "./layout";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;
@@ -97,6 +97,7 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     readMetrics(env, { step: range.step, from: from - (from % range.stepMs), to: now, clientId: null, series: null }),
     readMetrics(env, { step: "1h", from: monthKst, to: now, clientId: null, series: null }),
   ]);
+  const firing = ((await metricsStore(env).alerts()) as AlertState[]).filter((a) => a.firing);
   const today: MetricsAnswer = {
     ...month,
     series: Object.fromEntries(
@@ -148,6 +149,12 @@ ${chart({ id: "c-signins", title: c(L, "chartSignins"), lang: L, stepMs: range.s
 ${chart({ id: "c-rate", title: c(L, "chartSuccessRate"), lang: L, stepMs: range.stepMs, percent: true }, rate)}
 ${chart({ id: "c-sms", title: c(L, "chartSms"), lang: L, stepMs: range.stepMs }, fill(inRange.series["sms.attempt"] ?? [], from, now, range.stepMs))}
 </div></section>
+<h2>${c(L, "openAlerts")}</h2>
+${
+  firing.length
+    ? html`<ul class="alerts">${firing.map((a) => html`<li class="alert" data-rule="${a.rule}">${a.text} <span class="hint">(${c(L, "since")} ${when(new Date(a.since).toISOString(), L)})</span></li>`)}</ul>`
+    : html`<p>${c(L, "noAlerts")}</p>`
+}
 <h2>${c(L, "notices")}</h2>
 ${notices.length ? html`<ul>${notices.map((n) => html`<li>${n.text}</li>`)}</ul>` : html`<p>${c(L, "noNotices")}</p>`}
 </div>`;

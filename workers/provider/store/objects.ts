@@ -2,13 +2,15 @@
 // class with what it does beyond its own tables wired to the flows. The one-time store's alarm sends
 // events, writes the audit outbox to R2 and checks the directory before it forgets an end
 // (flows/one-time-alarm.ts); a directory shard's alarm runs the jobs its changes left
-// (flows/directory-jobs.ts); the metrics store has no alarm beyond its own. The workers that host the objects (authorize, and the all-in-one)
+// (flows/directory-jobs.ts); the metrics store's alarm judges the alerts (flows/alerts.ts). The workers that host the objects (authorize, and the all-in-one)
 // export these.
 
 import { OneTimeStore as OneTimeRoom } from "./one-time/one-time-store";
 import { DirectoryShard as DirectoryRoom } from "./directory/directory-shard";
 import { archiveOutbox, oneTimeAlarm, type OneTimeAlarmEnv } from "./flows/one-time-alarm";
 import { runQueuedJobs, type JobEnv } from "./flows/directory-jobs";
+import { alertsAlarm, type AlertEnv } from "./flows/alerts";
+import { MetricsStore as MetricsRoom } from "./metrics/metrics-store";
 
 export class OneTimeStore extends OneTimeRoom {
   constructor(ctx: DurableObjectState, env: unknown) {
@@ -19,7 +21,11 @@ export class OneTimeStore extends OneTimeRoom {
   }
 }
 
-export { MetricsStore } from "./metrics/metrics-store";
+export class MetricsStore extends MetricsRoom {
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env, { alarm: (room) => alertsAlarm(env as AlertEnv, room) });
+  }
+}
 
 export class DirectoryShard extends DirectoryRoom {
   constructor(ctx: DurableObjectState, env: unknown) {

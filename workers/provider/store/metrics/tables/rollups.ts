@@ -90,6 +90,14 @@ export class Rollups {
     return rows.toArray().map((r) => [r.t as number, r.series as string, r.n as number]);
   }
 
+  /** The apps with a count of `series` in an hour from `from` on. */
+  clientsWith(series: string, from: number): string[] {
+    return this.sql
+      .exec("SELECT DISTINCT client FROM per_hour WHERE series = ? AND t >= ? AND client <> ?", series, from, ALL_APPS)
+      .toArray()
+      .map((r) => r.client as string);
+  }
+
   /** Drops what is older than each tier keeps. */
   prune(now: number): void {
     this.sql.exec("DELETE FROM per_minute WHERE t < ?", now - KEEP.minute);

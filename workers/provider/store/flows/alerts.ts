@@ -1,0 +1,196 @@
+// The alerts (docs/operations.md "Alerts"), evaluated every minute by the metrics store's alarm from
+// its roll-ups (a few reads of the last minutes, whatever the traffic) and D1's open notices. A rule
+// that becomes true fires once, repeats at most hourly while it stays true, and sends a recovery
+// when it clears. Each message goes to ALERT_WEBHOOK_URL as JSON with a Slack-compatible `text`,
+// signed as the SMS webhook is (`X-Signature: sha256=<hex HMAC-SHA256(ALERT_WEBHOOK_SECRET,
+// timestamp + "." + body)>`, `X-Signature-Timestamp`), and retried with backoff.
+
+import { hmacSha256Hex } from "../../../core/crypto";
+import type { MetricsRoom } from "../metrics/metrics-store";
+import { HOUR_MS, MINUTE_MS } from "../metrics/tables/rollups";
+
+export interface AlertVars {
+  ALERT_WEBHOOK_URL?: string;
+  ALERT_WEBHOOK_SECRET?: string;
+  SMS_SENDER?: string;
+}
+
+export type AlertEnv = AlertVars & { DB?: D1Database };
+
+/** The rules' thresholds (documented defaults). */
+export const THRESHOLDS = {
+  smsFailureShare: 20,
+  failoverShare: 10,
+  codeConversion: 50,
+  codeConversionMinSent: 100,
+  carrierFailureShare: 1,
+  /** Fewest attempts in 5 minutes before a share is judged. */
+  minAttempts: 5,
+};
+
+/** A rule's judgement now: whether it holds, its value and what the message says. */
+interface Judgement {
+  rule: string;
+  active: boolean;
+  value: number;
+  text: string;
+}
+
+type Counts = Map<string, number>;
+
+function countsOf(room: MetricsRoom, from: number, to: number): Counts {
+  const out: Counts = new Map();
+  for (const [, series, n] of room.rollups.read("1m", from, to, "", null)) out.set(series, (out.get(series) ?? 0) + n);
+  return out;
+}
+
+const get = (c: Counts, s: string) => c.get(s) ?? 0;
+const share = (part: number, whole: number) => (whole === 0 ? 0 : (100 * part) / whole);
+
+/** Every rule's judgement at `now`. */
+export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Promise<Judgement[]> {
+  const out: Judgement[] = [];
+  const five = countsOf(room, now - 5 * MINUTE_MS, now);
+  // an SMS gateway's failure share over 5 minutes
+  const providers = new Set([...five.keys()].map((k) => /^sms\.([a-z0-9_-]+)\.[a-z_]+$/.exec(k)?.[1]).filter((p) => p));
+  let attempts = 0;
+  const perProvider = new Map<string, number>();
+  for (const p of providers as Set<string>) {
+    const all = [...five].filter(([k]) => k.startsWith(`sms.${p}.`)).reduce((a, [, n]) => a + n, 0);
+    const failed = all - get(five, `sms.${p}.delivered`);
+    perProvider.set(p, all);
+    attempts += all;
+    const value = share(failed, all);
+    out.push({
+      rule: `sms.${p}.failures`,
+      active: all >= THRESHOLDS.minAttempts && value > THRESHOLDS.smsFailureShare,
+      value,
+      text: `SMS gateway ${p}: ${value.toFixed(1)}% of ${all} attempts failed over 5 minutes (threshold ${THRESHOLDS.smsFailureShare}%)`,
+    });
+  }
+  // the failover share: attempts not on the first gateway of SMS_SENDER
+  const primary = (env.SMS_SENDER ?? "outbox").split(",")[0]!.trim();
+  if (primary !== "outbox") {
+    const value = share(attempts - (perProvider.get(primary) ?? 0), attempts);
+    out.push({
+      rule: "sms.failover",
+      active: attempts >= THRESHOLDS.minAttempts && value > THRESHOLDS.failoverShare,
+      value,
+      text: `SMS failover: ${value.toFixed(1)}% of ${attempts} attempts went past ${primary} over 5 minutes (threshold ${THRESHOLDS.failoverShare}%)`,
+    });
+  }
+  // codes typed per code delivered over 15 minutes
+  const fifteen = countsOf(room, now - 15 * MINUTE_MS, now);
+  const sent = [...fifteen].filter(([k]) => /^sms\.[a-z0-9_-]+\.delivered$/.test(k)).reduce((a, [, n]) => a + n, 0);
+  const conversion = share(get(fifteen, "signin.success.interactive"), sent);
+  out.push({
+    rule: "code.conversion",
+    active: sent >= THRESHOLDS.codeConversionMinSent && conversion < THRESHOLDS.codeConversion,
+    value: conversion,
+    text: `Code conversion: ${conversion.toFixed(1)}% of ${sent} codes sent were typed over 15 minutes (threshold ${THRESHOLDS.codeConversion}%): codes sent and never typed`,
+  });
+  // the carrier API: unavailable answers per carrier-backed step (an SMS attempt follows each match)
+  const unavailable = get(five, "carrier.unavailable");
+  const carrierShare = share(unavailable, unavailable + attempts);
+  out.push({
+    rule: "carrier.failures",
+    active: unavailable + attempts >= THRESHOLDS.minAttempts && carrierShare > THRESHOLDS.carrierFailureShare,
+    value: carrierShare,
+    text: `Carrier API: ${carrierShare.toFixed(1)}% unavailable over 5 minutes (threshold ${THRESHOLDS.carrierFailureShare}%)`,
+  });
+  // an app's events failing for an hour (none delivered)
+  const hourAgo = now - HOUR_MS;
+  for (const client of room.rollups.clientsWith("event.failed", hourAgo - (hourAgo % HOUR_MS))) {
+    const rows = room.rollups.read("1h", hourAgo - (hourAgo % HOUR_MS), now, client, [
+      "event.failed",
+      "event.delivered",
+    ]);
+    const failed = rows.filter((r) => r[1] === "event.failed").reduce((a, r) => a + r[2], 0);
+    const delivered = rows.filter((r) => r[1] === "event.delivered").reduce((a, r) => a + r[2], 0);
+    out.push({
+      rule: `events.${client}`,
+      active: failed > 0 && delivered === 0,
+      value: failed,
+      text: `Events to app ${client}: ${failed} tries failed and none delivered in the last hour`,
+    });
+  }
+  // a review test number suspended by its cap of wrong codes (D1's open notices)
+  if (env.DB) {
+    const r = await env.DB.prepare("SELECT count(*) AS n FROM notices WHERE kind = 'test_number.suspended'").first<{
+      n: number;
+    }>();
+    const n = r?.n ?? 0;
+    out.push({
+      rule: "test_number.suspended",
+      active: n > 0,
+      value: n,
+      text: `${n} review test number(s) suspended by their cap of wrong codes: register again with a new code`,
+    });
+  }
+  return out;
+}
+
+/** How long a firing rule waits before it is sent again. */
+export const REPEAT_MS = HOUR_MS;
+/** A message's tries: the first at once, then after 1, 2, 4, 8, 16 and 32 minutes. */
+const MAX_TRIES = 7;
+
+/** The minute's work: judge every rule, record what changed, send the due messages. */
+export async function alertsAlarm(env: AlertEnv, room: MetricsRoom): Promise<void> {
+  const now = Date.now();
+  const states = new Map(room.alerts.states().map((s) => [s.rule, s]));
+  const webhook = env.ALERT_WEBHOOK_URL;
+  for (const j of await judge(room, env, now)) {
+    const s = states.get(j.rule);
+    const firing = s?.firing ?? false;
+    let status: "firing" | "resolved" | null = null;
+    if (j.active && (!firing || now - s!.lastSent >= REPEAT_MS)) status = "firing";
+    else if (!j.active && firing) status = "resolved";
+    if (status === null) {
+      if (s) room.alerts.put({ ...s, value: j.value, text: j.active ? j.text : s.text });
+      continue;
+    }
+    const since = status === "firing" && firing ? s!.since : now;
+    room.alerts.put({ rule: j.rule, firing: j.active, since, lastSent: now, value: j.value, text: j.text });
+    if (webhook) {
+      const text = `[phone-login] ${status === "firing" ? "FIRING" : "RESOLVED"}: ${j.text}`;
+      room.alerts.enqueue(
+        JSON.stringify({
+          alert: j.rule,
+          status,
+          value: j.value,
+          since: new Date(since).toISOString(),
+          at: new Date(now).toISOString(),
+          text,
+        }),
+        now,
+      );
+    }
+  }
+  if (webhook) await deliver(env, room, webhook, now);
+}
+
+async function deliver(env: AlertEnv, room: MetricsRoom, url: string, now: number): Promise<void> {
+  for (const m of room.alerts.due(now, 20)) {
+    const timestamp = Math.floor(Date.now() / 1000);
+    let ok = false;
+    try {
+      const headers: Record<string, string> = {
+        "Content-Type": "application/json",
+        "X-Signature-Timestamp": String(timestamp),
+      };
+      if (env.ALERT_WEBHOOK_SECRET)
+        headers["X-Signature"] = "sha256=" + (await hmacSha256Hex(env.ALERT_WEBHOOK_SECRET, `${timestamp}.${m.body}`));
+      const res = await fetch(url, { method: "POST", headers, body: m.body, signal: AbortSignal.timeout(5000) });
+      await res.body?.cancel();
+      ok = res.ok;
+    } catch {
+      ok = false;
+    }
+    if (ok) room.alerts.sent(m.id);
+    else {
+      const tries = m.attempts + 1;
+      room.alerts.failed(m.id, tries, tries >= MAX_TRIES ? null : now + MINUTE_MS * 2 ** (tries - 1));
+    }
+  }
+}
