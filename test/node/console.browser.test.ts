@@ -246,7 +246,7 @@ describe("the console in Chromium", () => {
       await heading(other.page, /님, 환영합니다/);
       await other.context.close();
       await expect
-        .poll(signins, { timeout: 20_000, intervals: [1000] })
+        .poll(signins, { timeout: 20_000, interval: 1000 })
         .toBeGreaterThan(before)
         .catch(async (e: unknown) => {
           const audit = await api<unknown>("GET", "/admin/audit?limit=20");
