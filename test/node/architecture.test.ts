@@ -90,6 +90,24 @@ describe("the layout's import rules", () => {
     expect(bad).toEqual([]);
   });
 
+  it("the console uses core/, the admin API, the provider's store and the sign-in only; only the all-in-one worker imports it", () => {
+    const bad = all.filter(
+      (i) =>
+        top(i.file) === "console" &&
+        !["console", "core", "admin"].includes(top(i.target)) &&
+        !i.target.startsWith("bare:") &&
+        !i.target.startsWith("provider/store/") &&
+        !i.target.startsWith("provider/signin/") &&
+        i.target !== "provider/config",
+    );
+    expect(bad).toEqual([]);
+    expect(all.filter((i) => top(i.target) === "console" && !["console", "all-in-one"].includes(top(i.file)))).toEqual(
+      [],
+    );
+    // the rule reads the console's imports (not vacuous)
+    expect(all.some((i) => top(i.file) === "console" && i.target.startsWith("admin/"))).toBe(true);
+  });
+
   it("core/ (the package's, and the service's re-exports of it) is at most 1,400 lines", () => {
     // a re-export file is two lines of pointer, not code
     const reexport = (f: string) => /^\/\/.*\nexport \* from "[^"]+";\n$/.test(readFileSync(f, "utf8"));
