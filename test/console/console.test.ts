@@ -228,6 +228,10 @@ describe("the overview's metrics", () => {
     expect(home.html).toMatch(
       /data-rule="sms\.nhn-cloud\.failures">SMS gateway nhn-cloud: 90\.0% of 10 attempts failed/,
     );
+    // the SMS and carrier page counts the gateway's attempts by result
+    const sms = await b.page(await b.fetch("/console/sms"));
+    expect(sms.status).toBe(200);
+    expect(sms.html).toMatch(/<code>nhn-cloud<\/code><\/th><td>\d+<\/td><td>\d+<\/td><td>timeout \d+<\/td>/);
     const api = (await (await admin("GET", "/admin/alerts")).json()) as { alerts: { rule: string; firing: boolean }[] };
     expect(api.alerts.find((a) => a.rule === "sms.nhn-cloud.failures")?.firing).toBe(true);
   });

@@ -363,6 +363,7 @@ describe("the console in Chromium", () => {
       ["/console", "overview"],
       ["/console/apps", "apps"],
       [`/console/apps/${app.client_id}`, "app"],
+      ["/console/sms", "sms"],
       ["/console/directory", "directory"],
       ["/console/audit", "audit"],
       ["/console/operators", "operators"],

@@ -65,6 +65,7 @@ footer{max-width:1100px;margin:0 auto 24px;padding:0 24px;font-size:13px;color:#
 export const MENU: { path: string; key: ConsoleKey; role: Role }[] = [
   { path: "/console", key: "overview", role: "viewer" },
   { path: "/console/apps", key: "apps", role: "viewer" },
+  { path: "/console/sms", key: "sms", role: "viewer" },
   { path: "/console/directory", key: "directory", role: "viewer" },
   { path: "/console/audit", key: "audit", role: "viewer" },
   { path: "/console/operators", key: "operators", role: "admin" },

@@ -21,6 +21,7 @@ import { langOf, page, type ConsoleEnv, type ConsoleRoute, type PageHandler } fr
 import { c, type Lang } from "./i18n";
 import { auditExport, auditPage, directoryPage, operatorAction, operatorsPage, tokenAction, tokensPage } from "./pages";
 import { overviewPage } from "./overview";
+import { smsPage } from "./sms";
 import { NEXT_PATH, consoleSignin } from "./purpose";
 
 /** The console's identify page: a new sign-in of purpose "console", going on to `next` once proven. */
@@ -140,6 +141,7 @@ export const table: ConsoleRoute[] = [
     handler: at("editor", appAction("remove_test")),
     page: true,
   },
+  { method: "GET", path: "/console/sms", role: "viewer", handler: at("viewer", smsPage), page: true },
   { method: "GET", path: "/console/directory", role: "viewer", handler: at("viewer", directoryPage), page: true },
   { method: "GET", path: "/console/audit", role: "viewer", handler: at("viewer", auditPage), page: true },
   { method: "GET", path: "/console/audit/export", role: "viewer", handler: at("viewer", auditExport), page: true },

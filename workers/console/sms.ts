@@ -1,0 +1,55 @@
+// The console's SMS and carrier page (docs/console.md "SMS and carrier"): over 24 hours, each SMS
+// gateway's attempts, delivered, failures by class and the share it was skipped for an open
+// circuit, with a chart of attempts; and the carrier API's unavailable answers. From the roll-ups
+// of the audited `sms.attempt` and `carrier.unavailable` events (counts only).
+
+import { html } from "../core/html";
+import type { RequestContext } from "../core/router";
+import { readMetrics } from "../admin/metrics";
+import { chart, fill } from "./charts";
+import type { ConsoleEnv, Signed } from "./gate";
+import { c } from "./i18n";
+import { consolePage } from "./layout";
+
+const HOUR = 3_600_000;
+
+/** GET /console/sms (viewer). */
+export async function smsPage(_req: Request, env: ConsoleEnv, _rc: RequestContext, s: Signed): Promise<Response> {
+  const { v } = s;
+  const L = v.lang;
+  const now = Date.now();
+  const from = now - 24 * HOUR;
+  const m = await readMetrics(env, { step: "1h", from: from - (from % HOUR), to: now, clientId: null, series: null });
+  const total = (name: string) => (m.series[name] ?? []).reduce((a, [, n]) => a + n, 0);
+  const byGateway = new Map<string, Map<string, number>>();
+  for (const name of Object.keys(m.series)) {
+    const match = /^sms\.([a-z0-9_-]+)\.([a-z_]+)$/.exec(name);
+    if (!match) continue;
+    const results = byGateway.get(match[1]!) ?? new Map<string, number>();
+    results.set(match[2]!, total(name));
+    byGateway.set(match[1]!, results);
+  }
+  const pct = (part: number, whole: number) => (whole === 0 ? "—" : `${((100 * part) / whole).toFixed(1)}%`);
+  const rows = [...byGateway].map(([gateway, results]) => {
+    const attempts = [...results.values()].reduce((a, n) => a + n, 0);
+    const delivered = results.get("delivered") ?? 0;
+    const skipped = results.get("circuit_open") ?? 0;
+    const failures = [...results]
+      .filter(([r]) => r !== "delivered" && r !== "circuit_open")
+      .map(([r, n]) => `${r} ${n.toLocaleString("en-US")}`)
+      .join(", ");
+    return html`<tr><th scope="row"><code>${gateway}</code></th><td>${attempts.toLocaleString("en-US")}</td><td>${delivered.toLocaleString("en-US")}</td><td>${failures || "—"}</td><td>${pct(skipped, attempts)}</td></tr>`;
+  });
+  const unavailable = total("carrier.unavailable");
+  const body = html`<h1>${c(L, "smsTitle")}</h1><p class="lead">${c(L, "smsLead")}</p>
+${
+  rows.length
+    ? html`<table><caption>${c(L, "smsGateways")}</caption><thead><tr><th scope="col">${c(L, "smsGateway")}</th><th scope="col">${c(L, "smsAttempts")}</th><th scope="col">${c(L, "smsDelivered")}</th><th scope="col">${c(L, "smsFailures")}</th><th scope="col">${c(L, "smsSkipped")}</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p>${c(L, "smsNone")}</p>`
+}
+${chart({ id: "c-sms-24h", title: c(L, "chartSms"), lang: L, stepMs: HOUR }, fill(m.series["sms.attempt"] ?? [], from, now, HOUR))}
+<h2>${c(L, "carrierTitle")}</h2>
+<p>${c(L, "carrierUnavailable", { n: unavailable.toLocaleString("en-US") })}</p>
+<p class="hint">${c(L, "latencyPending")}</p>`;
+  return consolePage(v, c(L, "smsTitle"), body);
+}
