@@ -11,6 +11,8 @@ import { auditEvents } from "../support/audit";
 import { HONG } from "../support/helpers";
 import { ciOf } from "../support/directory";
 import { table } from "../../workers/admin/routes";
+import { inviteKey, takeInvite } from "../../workers/provider/store/operators";
+import { env } from "../support/env";
 
 async function token(name: string, role: string): Promise<string> {
   const res = await admin("POST", "/admin/tokens", { json: { name, role } });
@@ -120,6 +122,26 @@ describe("operators", () => {
     expect(await test.text()).toContain("fixed-code test number can never hold a role");
     expect((await admin("DELETE", "/admin/operators/invites/01056789012")).status).toBe(200);
     expect((await admin("DELETE", "/admin/operators/invites/01056789012")).status).toBe(404);
+  });
+});
+
+describe("taking an invitation", () => {
+  it("of 10 concurrent sign-ins with the invited number, exactly one takes the role; a replay takes nothing", async () => {
+    const phone = "01077770099";
+    expect((await admin("POST", "/admin/operators", { json: { phone, role: "editor" } })).status).toBe(201);
+    const key = await inviteKey(env.SEAL_KEY, phone);
+    const taken = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => takeInvite(env, key, 900_000 + i, "010-****-0099")),
+    );
+    const winners = taken.filter((t) => t !== null);
+    expect(winners).toHaveLength(1);
+    expect(winners[0]!.role).toBe("editor");
+    expect(await takeInvite(env, key, 900_000, "010-****-0099")).toBeNull();
+    const list = (await (await admin("GET", "/admin/operators")).json()) as {
+      operators: unknown[];
+      invites: unknown[];
+    };
+    expect(list.invites).toEqual([]);
   });
 });
 

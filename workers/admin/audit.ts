@@ -41,7 +41,8 @@ function cursorParam(url: URL, name: string): AuditCursor | undefined {
 /** An ISO 8601 date (UTC midnight) or date and time with its offset (`Z`, `+09:00`). */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
-function timeParam(url: URL, name: string): number | undefined {
+/** An ISO 8601 time query parameter (as the audit and metrics APIs take it), or undefined. */
+export function timeParam(url: URL, name: string): number | undefined {
   const v = url.searchParams.get(name);
   if (v === null || v === "") return undefined;
   const ms = ISO_TIME.test(v) ? Date.parse(v) : NaN;

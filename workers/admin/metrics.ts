@@ -8,25 +8,12 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { metricsStore, type Step } from "../provider/store/metrics/metrics-store";
 import { ALL_APPS, DAY_MS, HOUR_MS, KEEP, MINUTE_MS } from "../provider/store/metrics/tables/rollups";
+import { timeParam } from "./audit";
 import type { AdminEnv } from "./config";
 
 const STEPS: Record<Step, number> = { "1m": MINUTE_MS, "1h": HOUR_MS, "1d": DAY_MS };
 /** Most points a series may have in one answer. */
 const MAX_POINTS = 2000;
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
-
-function time(url: URL, name: string): number | undefined {
-  const v = url.searchParams.get(name);
-  if (v === null || v === "") return undefined;
-  const ms = ISO_TIME.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms))
-    throw E.invalidBecause(
-      name,
-      "must be an ISO 8601 date, or a date and time with its offset (2026-05-01T09:00:00+09:00)",
-    );
-  return ms;
-}
-
 export interface MetricsAnswer {
   step: Step;
   from: string;
@@ -64,8 +51,8 @@ export async function metrics(_req: Request, env: AdminEnv, rc: RequestContext):
   const step = stepText as Step;
   const size = STEPS[step];
   const now = Date.now();
-  const to = time(url, "to") ?? now;
-  const from = time(url, "from") ?? to - 24 * HOUR_MS;
+  const to = timeParam(url, "to") ?? now;
+  const from = timeParam(url, "from") ?? to - 24 * HOUR_MS;
   if (to <= from) throw E.invalidBecause("to", "must be later than from");
   if ((to - from) / size > MAX_POINTS)
     throw E.invalidBecause("from", `gives more than ${MAX_POINTS} steps: choose a larger step or a shorter range`);

@@ -13,7 +13,7 @@ import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
-import { consolePage, covers, errorBox, hidden, href, when, type Viewer } from "./layout";
+import { consolePage, covers, hidden, href, outcomeBox, when, type Outcome, type Viewer } from "./layout";
 
 interface ClientView {
   client_id: string;
@@ -40,21 +40,7 @@ interface TestNumberView {
   suspended: boolean;
 }
 
-/** What a page shows after an action: a notice, a one-time secret, or the error with its request id. */
-export interface Outcome {
-  notice?: string;
-  secret?: string;
-  error?: string;
-  status?: number;
-}
-
-function outcomeBox(v: Viewer, rc: RequestContext, o: Outcome): SafeHtml {
-  return html`${o.error ? errorBox(v, o.error, rc.requestId) : ""}${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ""}${
-    o.secret
-      ? html`<div class="notice" role="status"><p>${c(v.lang, "secretOnce")}</p><code class="secret" data-secret>${o.secret}</code></div>`
-      : ""
-  }`;
-}
+export type { Outcome } from "./layout";
 
 const lines = (text: string | undefined) =>
   (text ?? "")
@@ -111,7 +97,7 @@ export async function appsPage(
     (a) =>
       html`<tr><td><a href="${href(v, `/console/apps/${a.client_id}`)}">${a.name}</a></td><td><code>${a.client_id}</code></td><td>${statusText(v, a.status)}</td><td>${a.items.join(", ")}</td></tr>`,
   );
-  const body = html`<h1>${c(L, "apps")}</h1><p class="lead">${c(L, "appsLead")}</p>${outcomeBox(v, rc, o)}
+  const body = html`<h1>${c(L, "apps")}</h1><p class="lead">${c(L, "appsLead")}</p>${outcomeBox(v, rc.requestId, o, "secretOnce")}
 ${
   clients.length
     ? html`<table><caption>${c(L, "apps")}</caption><thead><tr><th scope="col">${c(L, "name")}</th><th scope="col">${c(L, "clientId")}</th><th scope="col">${c(L, "status")}</th><th scope="col">${c(L, "items")}</th></tr></thead><tbody>${rows}</tbody></table>`
@@ -168,7 +154,7 @@ export async function appPage(
   const body = html`<p><a href="${href(v, "/console/apps")}">← ${c(L, "apps")}</a></p>
 <h1>${a.name}</h1>
 <p class="lead">${c(L, "clientId")}: <code>${a.client_id}</code> · ${c(L, "status")}: <strong>${statusText(v, a.status)}</strong></p>
-${outcomeBox(v, rc, o)}
+${outcomeBox(v, rc.requestId, o, "secretOnce")}
 ${await appStats(env, v, a.client_id)}
 <h2>${c(L, "settings")}</h2>
 ${appForm(v, base, a, c(L, "save"), editor)}

@@ -10,7 +10,7 @@ import { ApiError, describe, E } from "../core/errors";
 import { html } from "../core/html";
 import { readParams, redirect, type Params } from "../core/http";
 import type { Handler, RequestContext, Route } from "../core/router";
-import { operatorOfSession, proofFresh, setActor, type Actor } from "../admin/access";
+import { operatorOfSession, proofFresh, REAUTH_HEADER, setActor, type Actor } from "../admin/access";
 import { adminConfig, type AdminEnv } from "../admin/config";
 import type { ProviderEnv } from "../provider/config";
 import { signinConfig } from "../provider/signin/config";
@@ -104,7 +104,7 @@ export function page(
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       rc.log.cause = describe(err);
-      if (err.headers["Console-Reauth"]) return reauthPage(v, rc);
+      if (err.headers[REAUTH_HEADER]) return reauthPage(v, rc);
       return consolePage(
         v,
         c(lang, "errorTitle"),

@@ -179,3 +179,20 @@ export function when(iso: string | null | undefined, lang: Lang): string {
   const s = d.toISOString().slice(0, 16).replace("T", " ");
   return lang === "ko" ? `${s} (KST)` : `${s} KST`;
 }
+
+/** What a page shows after an action: a notice, a one-time secret, or the error with its request id. */
+export interface Outcome {
+  notice?: string;
+  secret?: string;
+  error?: string;
+  status?: number;
+}
+
+/** The box of an action's outcome; `secretLabel` says what the one-time secret is. */
+export function outcomeBox(v: { lang: Lang }, requestId: string, o: Outcome, secretLabel: ConsoleKey): SafeHtml {
+  return html`${o.error ? errorBox(v, o.error, requestId) : ""}${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ""}${
+    o.secret
+      ? html`<div class="notice" role="status"><p>${c(v.lang, secretLabel)}</p><code class="secret" data-secret>${o.secret}</code></div>`
+      : ""
+  }`;
+}

@@ -17,26 +17,29 @@ import {
 } from "../admin/operators";
 import { allow } from "../admin/access";
 import { ROLES } from "../provider/store/operators";
-import { failed, type Outcome } from "./apps";
+import { failed } from "./apps";
 import { callAdmin } from "./call";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { IMPORT_JS } from "./import-script";
-import { consolePage, covers, errorBox, hidden, href, roleName, when, type Viewer } from "./layout";
+import {
+  consolePage,
+  covers,
+  errorBox,
+  hidden,
+  href,
+  outcomeBox,
+  roleName,
+  when,
+  type Outcome,
+  type Viewer,
+} from "./layout";
 
 interface Counts {
   subscribers: number;
   test_numbers: number;
   shards: number;
   pending_changes: number;
-}
-
-function outcome(v: Viewer, rc: RequestContext, o: Outcome) {
-  return html`${o.error ? errorBox(v, o.error, rc.requestId) : ""}${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ""}${
-    o.secret
-      ? html`<div class="notice" role="status"><p>${c(v.lang, "tokenOnce")}</p><code class="secret" data-secret>${o.secret}</code></div>`
-      : ""
-  }`;
 }
 
 /** GET /console/directory: counts and, for an editor, the browser's import. */
@@ -163,7 +166,7 @@ export async function operatorsPage(
   const r = await callAdmin<OperatorsList>("admin", listAllOperators, new Request(req.url), env, rc);
   const post = (action: string, label: string, extra = html``) =>
     html`<form class="inline" method="post" action="${action}">${hidden(v)}${extra}<button type="submit" class="secondary">${label}</button></form>`;
-  const body = html`<h1>${c(L, "operators")}</h1><p class="lead">${c(L, "operatorsLead")}</p>${outcome(v, rc, o)}
+  const body = html`<h1>${c(L, "operators")}</h1><p class="lead">${c(L, "operatorsLead")}</p>${outcomeBox(v, rc.requestId, o, "tokenOnce")}
 <table><caption>${c(L, "operators")}</caption><thead><tr><th scope="col">ID</th><th scope="col">${c(L, "role")}</th><th scope="col">${c(L, "phone")}</th><th scope="col">${c(L, "grantedBy")}</th><th scope="col">${c(L, "since")}</th><th scope="col">${c(L, "lastSeen")}</th><th scope="col"><span class="skip">${c(L, "revoke")}</span></th></tr></thead>
 <tbody>${r.operators.map(
     (op) =>
@@ -236,7 +239,7 @@ export async function tokensPage(
   const { v } = s;
   const L = v.lang;
   const r = await callAdmin<TokensList>("admin", listApiTokens, new Request(req.url), env, rc);
-  const body = html`<h1>${c(L, "tokens")}</h1><p class="lead">${c(L, "tokensLead")}</p>${outcome(v, rc, o)}
+  const body = html`<h1>${c(L, "tokens")}</h1><p class="lead">${c(L, "tokensLead")}</p>${outcomeBox(v, rc.requestId, o, "tokenOnce")}
 ${
   r.tokens.length
     ? html`<table><caption>${c(L, "tokens")}</caption><thead><tr><th scope="col">${c(L, "name")}</th><th scope="col">${c(L, "role")}</th><th scope="col">${c(L, "grantedBy")}</th><th scope="col">${c(L, "created")}</th><th scope="col">${c(L, "lastUsed")}</th><th scope="col"><span class="skip">${c(L, "revokeToken")}</span></th></tr></thead><tbody>${r.tokens.map(

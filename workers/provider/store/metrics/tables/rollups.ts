@@ -18,6 +18,7 @@ export function createTables(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS applied (batch TEXT PRIMARY KEY, at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS per_minute (t INTEGER NOT NULL, series TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (t, series)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS per_hour (t INTEGER NOT NULL, client TEXT NOT NULL, series TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (client, t, series)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS per_hour_series ON per_hour (series, t);
 CREATE TABLE IF NOT EXISTS per_day (t INTEGER NOT NULL, client TEXT NOT NULL, series TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (client, t, series)) WITHOUT ROWID;`);
 }
 
