@@ -27,7 +27,7 @@ export interface MetricsHandlers {
 }
 
 export class MetricsStore extends DurableObject {
-  private readonly room: MetricsRoom;
+  protected readonly room: MetricsRoom;
   private prunedAt = 0;
 
   constructor(
