@@ -24,6 +24,7 @@ import { ciOf, importRows, lastCode } from "../support/directory";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
 import { setCookies } from "../support/kit";
 import { forgetClient } from "../../workers/provider/store/clients";
+import { metricsStore } from "../../workers/provider/store/metrics/metrics-store";
 
 type Bindings = Record<string, unknown>;
 type Worker = { fetch?: (req: never, env: never, ctx: ExecutionContext) => Response | Promise<Response> };
@@ -181,9 +182,20 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
   "user-me": async (b) => {
     const { token } = await tokenFor(KIM.phone);
     forgetClient(DEMO.clientId);
-    return (
-      (await run(userMeWorker, b, "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } })).status === 200
-    );
+    // the read is answered, and counted in the metrics (docs/operations.md "Metrics")
+    const reads = async () => {
+      const rows = (await metricsStore(env).read("1h", 0, Date.now() + 3_600_000, DEMO.clientId, ["userme.ok"])) as [
+        number,
+        string,
+        number,
+      ][];
+      return rows.reduce((a, r) => a + r[2], 0);
+    };
+    const before = await reads();
+    const res = await run(userMeWorker, { ...b, METRICS_FLUSH_SECONDS: "0" }, "/v1/user/me", {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    return res.status === 200 && (await reads()) === before + 1;
   },
   disconnect: async (b) => {
     const { plid } = await mintFor(LEE.phone);

@@ -4,6 +4,7 @@
 
 import { isTelco, normalizePhone } from "../../core/spec";
 import { storeFor } from "../store/one-time/one-time-store";
+import { tally, timing } from "../store/metrics/tally";
 import { audit } from "../store/one-time/audit";
 import { carrierDirectory, CarrierUnavailable, maskPhone, type ConfirmedSubscriber } from "./carrier";
 import { newCode, sendCode, sendFailed } from "./code";
@@ -36,6 +37,17 @@ function carrierUnavailable(f: Flow, values: IdentifyValues, err: CarrierUnavail
   );
 }
 
+/** An identify submission's outcome, counted per app (docs/operations.md "Metrics"). */
+function outcome(f: Flow, what: "matched" | "unconfirmed" | "invalid" | "refused" | "unavailable"): void {
+  tally(f.env, f.rc, `identify.${what}`, f.client.clientId || null);
+}
+
+/** The carrier check's outcome and time (the carrier API's when configured, else the directory's). */
+function carrierAnswered(f: Flow, result: "ok" | "failed", asked: number): void {
+  tally(f.env, f.rc, `carrier.${result}`, null);
+  timing(f.env, f.rc, "carrier", Date.now() - asked);
+}
+
 /**
  * Step 1: the number is confirmed, then the sign-in moves to the number's store object in one
  * call there (lock, send limits, the new record with its code), and the previous record is marked
@@ -51,28 +63,38 @@ export async function identify(f: Flow): Promise<Response> {
   };
   const ip = f.ipHit ? ipRefusal(f.ipHit, f.cfg) : await hitIp(f.env, f.shards, f.cfg, f.req);
   if (ip) {
+    outcome(f, "refused");
     failure(f, "ip_limited");
     return identifyPage(f.ctx, values, refusalAlert(L, ip), limited(ip));
   }
   // 알뜰폰 lines are chosen by their host network (MS, MK, ML) and are that network's subscribers.
   const telco = values.telcoCd?.startsWith("M") ? values.telcoCd.slice(1) : values.telcoCd;
+  const invalid = (text: Parameters<typeof t>[1], field: keyof IdentifyValues) => {
+    outcome(f, "invalid");
+    return identifyPage(f.ctx, values, { text: t(L, text), field }, {});
+  };
   if (!isTelco(telco) || (values.telcoCd!.length === 2 && !/^M[SKL]$/.test(values.telcoCd!)))
-    return identifyPage(f.ctx, values, { text: t(L, "errTelco"), field: "telcoCd" }, {});
+    return invalid("errTelco", "telcoCd");
   const name = values.name?.trim();
-  if (!name || name.length > 50) return identifyPage(f.ctx, values, { text: t(L, "errName"), field: "name" }, {});
-  if (!values.phoneNo) return identifyPage(f.ctx, values, { text: t(L, "errPhone"), field: "phoneNo" }, {});
+  if (!name || name.length > 50) return invalid("errName", "name");
+  if (!values.phoneNo) return invalid("errPhone", "phoneNo");
   const phone = normalizePhone(values.phoneNo);
-  if (!phone) return identifyPage(f.ctx, values, { text: t(L, "errPhoneFormat"), field: "phoneNo" }, {});
+  if (!phone) return invalid("errPhoneFormat", "phoneNo");
 
   let confirmed: ConfirmedSubscriber | null;
+  const asked = Date.now();
   try {
     // The person's link to the app is read with the number, for a purpose that asks consent.
     const linkOf = f.purpose.consent ? f.client.clientId : undefined;
     confirmed = await carrierDirectory(f.env).confirm(telco, name, phone, linkOf);
+    carrierAnswered(f, "ok", asked);
   } catch (err) {
     if (!(err instanceof CarrierUnavailable)) throw err;
+    carrierAnswered(f, "failed", asked);
+    outcome(f, "unavailable");
     return carrierUnavailable(f, values, err);
   }
+  outcome(f, confirmed ? "matched" : "unconfirmed");
   if (!confirmed) {
     failure(f, "unconfirmed");
     return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});

@@ -13,6 +13,7 @@ import { cspNonce } from "../../core/html";
 import type { RequestContext } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
 import { shardOf } from "../store/one-time/keys";
+import { tally, timing } from "../store/metrics/tally";
 import { signinConfig, type SigninConfig } from "./config";
 import { consent } from "./consent";
 import { at, cancel, conflict, flowOf, minutes, pageContext, render, type Flow } from "./flow";
@@ -58,6 +59,7 @@ export async function beginSignIn(
     () => ipKey(req),
   );
   rc.log.event = "signin.start";
+  tally(env, rc, "signin.start", ar.client.clientId);
   const ctx: PageContext = {
     operator: cfg.operator,
     lang,
@@ -102,6 +104,7 @@ export async function continueSignIn(
   params: Params,
   purpose: SigninPurpose,
 ): Promise<Response> {
+  const started = Date.now();
   const cfg = signinConfig(env);
   const shards = providerConfig(env).oneTimeShards;
   const submission: Submission = { req, env, rc, cfg, shards, params };
@@ -176,14 +179,16 @@ export async function continueSignIn(
   if (lang === "ko" || lang === "en") return switchLanguage(f, lang);
   if (params.get("cancel") === "Y" && tx.step !== "consent") return cancel(f);
   // The identify form posted again (back button, a corrected number): step 1 starts over.
-  if (params.has("phoneNo") && tx.step !== "identify") return identify(f);
-  switch (tx.step) {
-    case "identify":
-    case "moved":
-      return identify(f);
-    case "verify":
-      return verify(f);
-    case "consent":
-      return params.get("cancel") === "Y" ? cancel(f) : consent(f);
-  }
+  const step = params.has("phoneNo") || tx.step === "moved" ? "identify" : tx.step;
+  const res =
+    step === "identify"
+      ? await identify(f)
+      : step === "verify"
+        ? await verify(f)
+        : params.get("cancel") === "Y"
+          ? await cancel(f)
+          : await consent(f);
+  // the step's time in the service (its store calls, the carrier, the SMS gateway), not the person's
+  timing(env, rc, `step.${step}`, Date.now() - started);
+  return res;
 }

@@ -2,6 +2,7 @@
 // counters), a resend one more; a right code ends other subscribers' automatic login on this
 // browser, then the consent page or the purpose's end.
 
+import { tally } from "../store/metrics/tally";
 import { sha256 } from "../../core/crypto";
 import { subscriberById } from "../store/directory/directory";
 import { findLink } from "../store/directory/links";
@@ -98,6 +99,8 @@ export async function verify(f: Flow): Promise<Response> {
 /** The page of a code entry that did not prove the number (`g` at the record it left); null for a right code. */
 export function codeRefused(g: Flow, r: Exclude<VerifyResult, { result: "conflict" }>): Response | null {
   const L = g.ctx.lang;
+  // each entry's outcome, counted per app: verify.ok is the funnel's "code proven"
+  tally(g.env, g.rc, `verify.${r.result}`, g.client.clientId || null);
   switch (r.result) {
     case "refused":
       failure(g, "locked");

@@ -9,6 +9,7 @@ import { storeFor } from "../store/one-time/one-time-store";
 import { type CodeGrant, type TokenRead } from "../store/one-time/tables/codes";
 import type { RequestContext, Route } from "../../core/router";
 import { userRecordJson } from "./record";
+import { tally } from "../store/metrics/tally";
 import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
 
 /** The one read this token allows (atomic in the plid's store object), or authentication_failed. */
@@ -67,4 +68,18 @@ async function userMe(req: Request, env: ProviderEnv, rc: RequestContext): Promi
   return jsonText(`{"code":"0000","error":"success","message":"success","user":${user}}`);
 }
 
-export const routes: Route<ProviderEnv>[] = [{ method: "GET", path: "/v1/user/me", handler: userMe, effects: true }];
+/** Each read counted per app, answered or refused (docs/operations.md "Metrics": approximate). */
+async function countedUserMe(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
+  try {
+    const res = await userMe(req, env, rc);
+    tally(env, rc, "userme.ok", rc.log.clientId ?? null);
+    return res;
+  } catch (err) {
+    tally(env, rc, "userme.refused", rc.log.clientId ?? null);
+    throw err;
+  }
+}
+
+export const routes: Route<ProviderEnv>[] = [
+  { method: "GET", path: "/v1/user/me", handler: countedUserMe, effects: true },
+];

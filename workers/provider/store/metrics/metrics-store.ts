@@ -7,6 +7,7 @@
 // grow with traffic), their webhook messages sent, and once a day each tier's old rows dropped.
 
 import { DurableObject } from "cloudflare:workers";
+import { writeDataPoints } from "./analytics";
 import type { Point } from "./series";
 import { Alerts, createAlertTables, type AlertState } from "./tables/alerts";
 import { createTables, DAY_MS, MINUTE_MS, Rollups, type Step } from "./tables/rollups";
@@ -28,6 +29,7 @@ export interface MetricsHandlers {
 
 export class MetricsStore extends DurableObject {
   protected readonly room: MetricsRoom;
+  private readonly analytics: AnalyticsEngineDataset | undefined;
   private prunedAt = 0;
 
   constructor(
@@ -39,11 +41,16 @@ export class MetricsStore extends DurableObject {
     createTables(ctx.storage.sql);
     createAlertTables(ctx.storage.sql);
     this.room = { rollups: new Rollups(ctx.storage.sql, ctx.storage), alerts: new Alerts(ctx.storage.sql) };
+    this.analytics = (env as { METRICS_AE?: AnalyticsEngineDataset }).METRICS_AE;
   }
 
-  /** Adds a batch's points once; false when it was added before. Starts the minute's alarm. */
+  /**
+   * Adds a batch's points once; false when it was added before. Starts the minute's alarm. Where
+   * the Analytics Engine binding `METRICS_AE` is configured, the batch's points go there too.
+   */
   async apply(batch: string, points: Point[]): Promise<boolean> {
     const applied = this.room.rollups.apply(batch, points, Date.now());
+    if (applied && this.analytics) writeDataPoints(this.analytics, points);
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + MINUTE_MS);
     return applied;
   }

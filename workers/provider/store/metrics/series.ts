@@ -15,6 +15,15 @@ export interface OutboxRow {
 /** A roll-up point: the minute (ms), the series, the app (null: none), the count. */
 export type Point = [minute: number, series: string, client: string | null, n: number];
 
+/** A latency's bucket bounds in ms: `latency.<what>.le_<bound>`, and `le_inf` above the last. */
+export const BUCKETS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000] as const;
+
+/** The bucket series of a latency (`sms.sens` and 180 ms: `latency.sms.sens.le_250`). */
+export function bucketOf(what: string, ms: number): string {
+  const bound = BUCKETS.find((b) => ms <= b);
+  return `latency.${what}.le_${bound ?? "inf"}`;
+}
+
 /** What a detail value may add to a series name: a short lowercase word, else "other". */
 function word(v: unknown): string {
   return typeof v === "string" && /^[a-z0-9_-]{1,32}$/.test(v) ? v : "other";
@@ -49,11 +58,16 @@ export function seriesOf(row: OutboxRow): [series: string, n: number][] {
         ["signin.failure", 1],
         [`signin.failure.${word(d.reason)}`, 1],
       ];
-    case "sms.attempt":
-      return [
+    case "sms.attempt": {
+      const out: [string, number][] = [
         ["sms.attempt", 1],
         [`sms.${word(d.provider)}.${word(d.result)}`, 1],
       ];
+      // the gateway's answer time, for every attempt that reached it
+      if (d.result !== "circuit_open" && typeof d.ms === "number")
+        out.push([bucketOf(`sms.${word(d.provider)}`, d.ms), 1]);
+      return out;
+    }
     default:
       return [[row.type, 1]];
   }
