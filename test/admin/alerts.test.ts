@@ -104,6 +104,55 @@ describe("alerts", () => {
     expect(r.got[0]!.text).toContain("8.3% of 120 codes sent were typed");
   });
 
+  it("confirmed numbers that stop finishing fire the completion rule against the same hour's 7-day median", async () => {
+    const r = receiver();
+    const m = store();
+    const end = Date.now() - 2 * 60_000;
+    /** An hour ending `daysBack` days before the rule's window end: `matched` confirmed, `done` signed in. */
+    const hour = (daysBack: number, matched: number, done: number) =>
+      m.apply(
+        `b-${randomToken(6)}`,
+        Array.from({ length: 4 }, (_, i) => {
+          const t = minute(end - daysBack * 86_400_000 - (i + 1) * 10 * 60_000);
+          return [
+            [t, "identify.matched", null, matched / 4],
+            [t, "signin.success.interactive", null, done / 4],
+          ] as [number, string, null, number][];
+        }).flat(),
+      );
+    // two past days only: no median yet, however bad the hour
+    await hour(1, 200, 180);
+    await hour(2, 200, 176);
+    await hour(0, 200, 40);
+    await runDurableObjectAlarm(m);
+    expect(r.got.map((g) => g.alert)).toEqual([]);
+    // a third day: the median of 0.90, 0.88 and 0.90 is 0.90; 0.20 is 22% of it
+    await hour(5, 400, 360);
+    await runDurableObjectAlarm(m);
+    expect(r.got.map((g) => [g.alert, g.status])).toEqual([["signin.completion", "firing"]]);
+    expect(r.got[0]!.text).toContain("20.0% of 200 confirmed numbers signed in");
+    // the hour catches up past 70% of the median (0.70 of 0.90: 78%): resolved
+    await hour(0, 0, 100);
+    await runDurableObjectAlarm(m);
+    expect(r.got.map((g) => g.status)).toEqual(["firing", "resolved"]);
+  });
+
+  it("carrier checks without an answer above 1% over 5 minutes fire; below the least volume nothing does", async () => {
+    const r = receiver();
+    const m = store();
+    const t = minute(Date.now());
+    await m.apply(`b-${randomToken(6)}`, [[t, "carrier.failed", null, 2]]);
+    await runDurableObjectAlarm(m);
+    expect(r.got).toEqual([]);
+    await m.apply(`b-${randomToken(6)}`, [[t, "carrier.ok", null, 98]]);
+    await runDurableObjectAlarm(m);
+    expect(r.got.map((g) => [g.alert, g.status])).toEqual([["carrier.failures", "firing"]]);
+    expect(r.got[0]!.text).toContain("2.0% of 100 checks had no answer");
+    await m.apply(`b-${randomToken(6)}`, [[t, "carrier.ok", null, 200]]);
+    await runDurableObjectAlarm(m);
+    expect(r.got.map((g) => g.status)).toEqual(["firing", "resolved"]);
+  });
+
   it("a message the receiver refuses is tried again at the next alarm after its backoff", async () => {
     let code = 503;
     const r = receiver(() => code);

@@ -39,7 +39,8 @@ function carrierUnavailable(f: Flow, values: IdentifyValues, err: CarrierUnavail
 
 /** An identify submission's outcome, counted per app (docs/operations.md "Metrics"). */
 function outcome(f: Flow, what: "matched" | "unconfirmed" | "invalid" | "refused" | "unavailable"): void {
-  tally(f.env, f.rc, `identify.${what}`, f.client.clientId || null);
+  // an app's sign-ins only: the funnel from its first page (the console's and /account's are not apps')
+  if (f.client.clientId) tally(f.env, f.rc, `identify.${what}`, f.client.clientId);
 }
 
 /** The carrier check's outcome and time (the carrier API's when configured, else the directory's). */

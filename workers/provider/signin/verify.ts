@@ -99,8 +99,8 @@ export async function verify(f: Flow): Promise<Response> {
 /** The page of a code entry that did not prove the number (`g` at the record it left); null for a right code. */
 export function codeRefused(g: Flow, r: Exclude<VerifyResult, { result: "conflict" }>): Response | null {
   const L = g.ctx.lang;
-  // each entry's outcome, counted per app: verify.ok is the funnel's "code proven"
-  tally(g.env, g.rc, `verify.${r.result}`, g.client.clientId || null);
+  // each entry's outcome, counted for an app's sign-in: verify.ok is the funnel's "code proven"
+  if (g.client.clientId) tally(g.env, g.rc, `verify.${r.result}`, g.client.clientId);
   switch (r.result) {
     case "refused":
       failure(g, "locked");

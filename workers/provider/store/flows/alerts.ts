@@ -7,7 +7,7 @@
 
 import { hmacSha256Hex } from "../../../core/crypto";
 import type { MetricsRoom } from "../metrics/metrics-store";
-import { HOUR_MS, MINUTE_MS } from "../metrics/tables/rollups";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../metrics/tables/rollups";
 
 export interface AlertVars {
   ALERT_WEBHOOK_URL?: string;
@@ -24,6 +24,12 @@ export const THRESHOLDS = {
   codeConversion: 50,
   codeConversionMinSent: 100,
   carrierFailureShare: 1,
+  /** Completed sign-ins per identify match, as a share of the same hour's 7-day median. */
+  completionOfMedian: 70,
+  /** Fewest identify matches in the hour (and in a past day's hour to count in the median). */
+  completionMinMatched: 50,
+  /** Fewest past days with that many for a median. */
+  completionMinDays: 3,
   /** Fewest attempts in 5 minutes before a share is judged. */
   minAttempts: 5,
 };
@@ -89,15 +95,17 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
     value: conversion,
     text: `Code conversion: ${conversion.toFixed(1)}% of ${sent} codes sent were typed over 15 minutes (threshold ${THRESHOLDS.codeConversion}%): codes sent and never typed`,
   });
-  // the carrier API: unavailable answers per carrier-backed step (an SMS attempt follows each match)
-  const unavailable = get(five, "carrier.unavailable");
-  const carrierShare = share(unavailable, unavailable + attempts);
+  // the carrier check: no answer to trust, per check, over 5 minutes
+  const failed = get(five, "carrier.failed");
+  const checks = failed + get(five, "carrier.ok");
+  const carrierShare = share(failed, checks);
   out.push({
     rule: "carrier.failures",
-    active: unavailable + attempts >= THRESHOLDS.minAttempts && carrierShare > THRESHOLDS.carrierFailureShare,
+    active: checks >= THRESHOLDS.minAttempts && carrierShare > THRESHOLDS.carrierFailureShare,
     value: carrierShare,
-    text: `Carrier API: ${carrierShare.toFixed(1)}% unavailable over 5 minutes (threshold ${THRESHOLDS.carrierFailureShare}%)`,
+    text: `Carrier API: ${carrierShare.toFixed(1)}% of ${checks} checks had no answer over 5 minutes (threshold ${THRESHOLDS.carrierFailureShare}%)`,
   });
+  out.push(completion(room, now));
   // an app's events failing for an hour (none delivered)
   const hourAgo = now - HOUR_MS;
   for (const client of room.rollups.clientsWith("event.failed", hourAgo - (hourAgo % HOUR_MS))) {
@@ -128,6 +136,39 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
     });
   }
   return out;
+}
+
+/**
+ * Completed sign-ins per identify match over the last hour (ending 2 minutes ago, so both counts
+ * have arrived) against the median of the same hour on each of the 7 days before: people whose
+ * number was confirmed stopped finishing (codes not arriving, a broken page, an app's callback).
+ * Eight hours of minute rows are read, whatever the traffic.
+ */
+function completion(room: MetricsRoom, now: number): Judgement {
+  const end = now - 2 * MINUTE_MS;
+  const ratioAt = (daysBack: number): { matched: number; ratio: number } => {
+    const to = end - daysBack * DAY_MS;
+    const c = countsOf(room, to - HOUR_MS, to);
+    const matched = get(c, "identify.matched");
+    return { matched, ratio: matched === 0 ? 0 : get(c, "signin.success.interactive") / matched };
+  };
+  const today = ratioAt(0);
+  const past = [1, 2, 3, 4, 5, 6, 7]
+    .map(ratioAt)
+    .filter((d) => d.matched >= THRESHOLDS.completionMinMatched)
+    .map((d) => d.ratio)
+    .sort((a, b) => a - b);
+  const median = past.length === 0 ? 0 : (past[(past.length - 1) >> 1]! + past[past.length >> 1]!) / 2;
+  const value = median === 0 ? 100 : (100 * today.ratio) / median;
+  return {
+    rule: "signin.completion",
+    active:
+      past.length >= THRESHOLDS.completionMinDays &&
+      today.matched >= THRESHOLDS.completionMinMatched &&
+      value < THRESHOLDS.completionOfMedian,
+    value,
+    text: `Sign-in completion: ${(100 * today.ratio).toFixed(1)}% of ${today.matched} confirmed numbers signed in over the last hour, ${value.toFixed(0)}% of the same hour's 7-day median ${(100 * median).toFixed(1)}% (threshold ${THRESHOLDS.completionOfMedian}%)`,
+  };
 }
 
 /** How long a firing rule waits before it is sent again. */
