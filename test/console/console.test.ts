@@ -236,6 +236,42 @@ describe("the overview's metrics", () => {
     expect(api.alerts.find((a) => a.rule === "sms.nhn-cloud.failures")?.firing).toBe(true);
   });
 
+  it("the funnel shows each step's conversion, and the steps' and gateways' times their p50 and p95", async () => {
+    const { b } = await operator("viewer");
+    const t = Date.now() - (Date.now() % 60_000);
+    // counts far above any other test's traffic, so the shares are exact to the shown decimal
+    await metricsStore(env).apply(`console-funnel-${Date.now()}`, [
+      [t, "signin.start", "funnel-app", 1_000_000],
+      [t, "identify.matched", "funnel-app", 800_000],
+      [t, "verify.ok", "funnel-app", 600_000],
+      [t, "signin.success.interactive", "funnel-app", 500_000],
+      [t, "latency.step.identify.le_50", null, 1_000_000],
+      [t, "latency.step.identify.le_1000", null, 100_000],
+      [t, "latency.sms.naver-sens.le_250", null, 1_000_000],
+      [t, "latency.sms.naver-sens.le_inf", null, 1_000_000],
+      [t, "sms.naver-sens.delivered", null, 2_000_000],
+      [t, "carrier.ok", null, 990_000],
+      [t, "carrier.failed", null, 10_000],
+      [t, "latency.carrier.le_100", null, 1_000_000],
+    ]);
+    const home = await b.page(await b.fetch("/console?range=1h&lang=en"));
+    const row = (label: string) =>
+      new RegExp(`<th scope="row">${label}</th>((?:<td>[^<]*</td>)+)</tr>`)
+        .exec(home.html)?.[1]
+        ?.match(/<td>([^<]*)<\/td>/g)
+        ?.map((td) => td.slice(4, -5));
+    expect(row("First page")?.[1]).toBe("—");
+    expect(row("Number confirmed")?.[1]).toBe("80.0%");
+    expect(row("Code proven")?.[1]).toBe("75.0%");
+    expect(row("Signed in")?.[1]).toBe("83.3%");
+    // 1,000,000 of 1,100,000 within 50 ms: the median there, the 95th percentile in the next bucket
+    expect(row("Number")?.slice(1)).toEqual(["≤ 50 ms", "≤ 1,000 ms"]);
+    const sms = await b.page(await b.fetch("/console/sms?lang=en"));
+    expect(sms.html).toMatch(/<code>naver-sens<\/code>.*?<td>≤ 250 ms · &gt; 5,000 ms<\/td><\/tr>/);
+    expect(sms.html).toMatch(/Answered<b>99\.0%<\/b>/);
+    expect(sms.html).toMatch(/Answer time p50 · p95<b>≤ 100 ms · ≤ 100 ms<\/b>/);
+  });
+
   it("SMS_PRICES_KRW prices each gateway; a malformed value names the variable", () => {
     const price = smsPrices({ SMS_PRICES_KRW: "naver-sens:19.8, nhn-cloud:18" });
     expect([price("naver-sens"), price("nhn-cloud"), price("outbox"), price("other")]).toEqual([19.8, 18, 0, 20]);

@@ -1,9 +1,10 @@
 // The console's overview (docs/console.md "Overview"): the audited steps' roll-ups over a range
 // (1 hour, 24 hours, 7 days, 30 days): sign-ins, the success rate, automatic-login share, SMS sent
 // and spent in 원 today and this month (a price per gateway, SMS_PRICES_KRW), the failover share,
-// the code conversion (interactive sign-ins per code delivered), the counts of apps and people,
-// and the open notices. The page reloads itself every 60 seconds; the roll-ups are at most a flush
-// interval (AUDIT_FLUSH_SECONDS) behind.
+// the code conversion (interactive sign-ins per code delivered), the funnel of apps' sign-ins with
+// each step's conversion, the steps' latency p50/p95, the counts of apps and people, and the open
+// alerts and notices. The figures refresh every 60 seconds; the roll-ups are at most a flush
+// interval (AUDIT_FLUSH_SECONDS, METRICS_FLUSH_SECONDS) behind.
 
 import { ConfigError } from "../core/config";
 import { html } from "../core/html";
@@ -18,6 +19,7 @@ import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { consolePage, href, when } from "./layout";
+import { msText, quantiles } from "./latency";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;
@@ -123,6 +125,21 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     const f = failureSeries.get(tt) ?? 0;
     return [tt, n + f === 0 ? -1 : (100 * n) / (n + f)];
   });
+  // the funnel of apps' sign-ins: each step's count and its share of the step before
+  const steps: [string, number][] = [
+    [c(L, "funnelStart"), sum(inRange, "signin.start")],
+    [c(L, "funnelMatched"), sum(inRange, "identify.matched")],
+    [c(L, "funnelProven"), sum(inRange, "verify.ok")],
+    [c(L, "funnelSignedIn"), sum(inRange, "signin.success.interactive")],
+  ];
+  const funnel = steps.map(
+    ([label, n], i) =>
+      html`<tr><th scope="row">${label}</th><td>${n.toLocaleString("en-US")}</td><td>${i === 0 ? "—" : share(pct(n, steps[i - 1]![1]))}</td></tr>`,
+  );
+  const latency = (["identify", "verify", "consent"] as const).map((step) => {
+    const q = quantiles(inRange, `step.${step}`);
+    return html`<tr><th scope="row">${c(L, `step_${step}`)}</th><td>${(q?.n ?? 0).toLocaleString("en-US")}</td><td>${q ? msText(q.p50) : "—"}</td><td>${q ? msText(q.p95) : "—"}</td></tr>`;
+  });
   const ranges = Object.keys(RANGES).map(
     (k) =>
       html`<li><a href="${href(v, "/console", { range: k })}"${k === rangeKey ? html` aria-current="true"` : ""}>${c(L, `range_${k}` as "range_1h")}</a></li>`,
@@ -143,6 +160,8 @@ ${kpi(c(L, "kpiSmsMonth"), `${m.sent.toLocaleString("en-US")} · ${won(m.won)}`)
 ${kpi(c(L, "appsCount"), clients.length.toLocaleString("en-US"))}
 ${kpi(c(L, "subscribersCount"), counts.subscribers.toLocaleString("en-US"))}
 </ul>
+<table><caption>${c(L, "funnelTitle")}</caption><thead><tr><th scope="col">${c(L, "funnelStep")}</th><th scope="col">${c(L, "count")}</th><th scope="col">${c(L, "funnelConversion")}</th></tr></thead><tbody>${funnel}</tbody></table>
+<table><caption>${c(L, "latencyTitle")}</caption><thead><tr><th scope="col">${c(L, "funnelStep")}</th><th scope="col">${c(L, "timed")}</th><th scope="col">p50</th><th scope="col">p95</th></tr></thead><tbody>${latency}</tbody></table>
 <section aria-labelledby="charts"><h2 id="charts">${c(L, "metrics")}</h2>
 <div id="metrics-charts">
 ${chart({ id: "c-signins", title: c(L, "chartSignins"), lang: L, stepMs: range.stepMs }, successSeries)}

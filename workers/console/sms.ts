@@ -1,7 +1,8 @@
 // The console's SMS and carrier page (docs/console.md "SMS and carrier"): over 24 hours, each SMS
-// gateway's attempts, delivered, failures by class and the share it was skipped for an open
-// circuit, with a chart of attempts; and the carrier API's unavailable answers. From the roll-ups
-// of the audited `sms.attempt` and `carrier.unavailable` events (counts only).
+// gateway's attempts, delivered, failures by class, the share it was skipped for an open circuit
+// and its answer time p50 · p95, with a chart of attempts; and the carrier check's count,
+// availability and time. From the roll-ups of the audited `sms.attempt` and `carrier.unavailable`
+// events and the counted `carrier.*` and latency series (counts only).
 
 import { html } from "../core/html";
 import type { RequestContext } from "../core/router";
@@ -10,6 +11,7 @@ import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { consolePage } from "./layout";
+import { msText, quantiles } from "./latency";
 
 const HOUR = 3_600_000;
 
@@ -38,18 +40,24 @@ export async function smsPage(_req: Request, env: ConsoleEnv, _rc: RequestContex
       .filter(([r]) => r !== "delivered" && r !== "circuit_open")
       .map(([r, n]) => `${r} ${n.toLocaleString("en-US")}`)
       .join(", ");
-    return html`<tr><th scope="row"><code>${gateway}</code></th><td>${attempts.toLocaleString("en-US")}</td><td>${delivered.toLocaleString("en-US")}</td><td>${failures || "—"}</td><td>${pct(skipped, attempts)}</td></tr>`;
+    const q = quantiles(m, `sms.${gateway}`);
+    return html`<tr><th scope="row"><code>${gateway}</code></th><td>${attempts.toLocaleString("en-US")}</td><td>${delivered.toLocaleString("en-US")}</td><td>${failures || "—"}</td><td>${pct(skipped, attempts)}</td><td>${q ? `${msText(q.p50)} · ${msText(q.p95)}` : "—"}</td></tr>`;
   });
-  const unavailable = total("carrier.unavailable");
+  const checks = total("carrier.ok") + total("carrier.failed");
+  const carrierQ = quantiles(m, "carrier");
   const body = html`<h1>${c(L, "smsTitle")}</h1><p class="lead">${c(L, "smsLead")}</p>
 ${
   rows.length
-    ? html`<table><caption>${c(L, "smsGateways")}</caption><thead><tr><th scope="col">${c(L, "smsGateway")}</th><th scope="col">${c(L, "smsAttempts")}</th><th scope="col">${c(L, "smsDelivered")}</th><th scope="col">${c(L, "smsFailures")}</th><th scope="col">${c(L, "smsSkipped")}</th></tr></thead><tbody>${rows}</tbody></table>`
+    ? html`<table><caption>${c(L, "smsGateways")}</caption><thead><tr><th scope="col">${c(L, "smsGateway")}</th><th scope="col">${c(L, "smsAttempts")}</th><th scope="col">${c(L, "smsDelivered")}</th><th scope="col">${c(L, "smsFailures")}</th><th scope="col">${c(L, "smsSkipped")}</th><th scope="col">${c(L, "smsLatency")}</th></tr></thead><tbody>${rows}</tbody></table>`
     : html`<p>${c(L, "smsNone")}</p>`
 }
 ${chart({ id: "c-sms-24h", title: c(L, "chartSms"), lang: L, stepMs: HOUR }, fill(m.series["sms.attempt"] ?? [], from, now, HOUR))}
 <h2>${c(L, "carrierTitle")}</h2>
-<p>${c(L, "carrierUnavailable", { n: unavailable.toLocaleString("en-US") })}</p>
-<p class="hint">${c(L, "latencyPending")}</p>`;
+<ul class="grid">
+<li>${c(L, "carrierChecks")}<b>${checks.toLocaleString("en-US")}</b></li>
+<li>${c(L, "carrierAvailability")}<b>${pct(total("carrier.ok"), checks)}</b></li>
+<li>${c(L, "carrierLatency")}<b>${carrierQ ? `${msText(carrierQ.p50)} · ${msText(carrierQ.p95)}` : "—"}</b></li>
+</ul>
+<p>${c(L, "carrierUnavailable", { n: total("carrier.unavailable").toLocaleString("en-US") })}</p>`;
   return consolePage(v, c(L, "smsTitle"), body);
 }
