@@ -6,8 +6,8 @@
 // alerts and notices. The figures refresh every 60 seconds; the roll-ups are at most a flush
 // interval (AUDIT_FLUSH_SECONDS, METRICS_FLUSH_SECONDS) behind.
 
-import { ConfigError } from "../core/config";
-import { html } from "../core/html";
+import { ConfigError, intVar } from "../core/config";
+import { cspNonce, html, htmlResponse } from "../core/html";
 import type { RequestContext } from "../core/router";
 import { list } from "../admin/clients";
 import { summary } from "../admin/directory";
@@ -62,23 +62,24 @@ function spend(a: MetricsAnswer, price: (g: string) => number): { sent: number; 
 }
 
 /**
- * The overview stays live: every 60 seconds, while the tab is visible and the person has not paused
+ * The overview stays live: every `CONSOLE_REFRESH_SECONDS` (60; the button's data-every), while the tab is visible and the person has not paused
  * it (a button: WCAG 2.2.2), the page is fetched again and its figures (#live) replaced. No reload,
  * so focus and the open details stay where they were.
  */
 const LIVE_JS = `(function(){
 var live=document.getElementById("live"),btn=document.getElementById("live-toggle");
 if(!live||!btn)return;
+var every=Number(btn.dataset.every)||60;
 var on=true;
 btn.addEventListener("click",function(){on=!on;btn.setAttribute("aria-pressed",String(on));btn.textContent=on?btn.dataset.on:btn.dataset.off;});
 setInterval(function(){
 if(!on||document.visibilityState!=="visible")return;
-fetch(location.href,{credentials:"same-origin"}).then(function(r){return r.ok?r.text():null;}).then(function(t){
+fetch(location.href,{credentials:"same-origin",headers:{"X-Console-Part":"live"}}).then(function(r){return r.ok?r.text():null;}).then(function(t){
 if(t===null)return;
 var next=new DOMParser().parseFromString(t,"text/html").getElementById("live");
 if(next)live.replaceChildren.apply(live,Array.prototype.slice.call(next.childNodes));
 }).catch(function(){});
-},60000);
+},every*1000);
 })();`;
 
 /** GET /console: the overview. */
@@ -92,6 +93,7 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
   const todayKst = now - ((now + KST) % DAY);
   const monthKst = Date.parse(new Date(now + KST).toISOString().slice(0, 8) + "01T00:00:00+09:00");
   const price = smsPrices(env as { SMS_PRICES_KRW?: string });
+  const every = intVar(env, "CONSOLE_REFRESH_SECONDS", 60, 1, 3600);
   const [{ clients }, counts, notices, inRange, month] = await Promise.all([
     callAdmin<{ clients: unknown[] }>("viewer", list, req, env, rc),
     callAdmin<{ subscribers: number; test_numbers: number }>("viewer", summary, req, env, rc),
@@ -144,9 +146,7 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     (k) =>
       html`<li><a href="${href(v, "/console", { range: k })}"${k === rangeKey ? html` aria-current="true"` : ""}>${c(L, `range_${k}` as "range_1h")}</a></li>`,
   );
-  const body = html`<h1>${c(L, "overview")}</h1><p class="lead">${c(L, "overviewLead")}</p>
-<p><button type="button" class="secondary" id="live-toggle" aria-pressed="true" data-on="${c(L, "liveOn")}" data-off="${c(L, "liveOff")}">${c(L, "liveOn")}</button></p>
-<div id="live">
+  const live = html`<div id="live">
 <nav aria-label="${c(L, "rangeNav")}"><ul class="ranges">${ranges}</ul></nav>
 <h2>${c(L, "counts")}</h2>
 <ul class="grid">
@@ -177,5 +177,11 @@ ${
 <h2>${c(L, "notices")}</h2>
 ${notices.length ? html`<ul>${notices.map((n) => html`<li>${n.text}</li>`)}</ul>` : html`<p>${c(L, "noNotices")}</p>`}
 </div>`;
+  // the live refresh asks for the figures only: a whole page parsed in the page would bring its
+  // own <style> under another CSP nonce, which the browser refuses (and reports)
+  if (req.headers.get("X-Console-Part") === "live") return htmlResponse(live, { nonce: cspNonce() });
+  const body = html`<h1>${c(L, "overview")}</h1><p class="lead">${c(L, "overviewLead")}</p>
+<p><button type="button" class="secondary" id="live-toggle" aria-pressed="true" data-every="${String(every)}" data-on="${c(L, "liveOn")}" data-off="${c(L, "liveOff")}">${c(L, "liveOn")}</button></p>
+${live}`;
   return consolePage(v, c(L, "overview"), body, { script: LIVE_JS });
 }

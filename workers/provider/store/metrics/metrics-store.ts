@@ -3,14 +3,15 @@
 // batch of the audit outbox right after the batch reached the trail, named as the trail names it,
 // so a retried flush adds nothing twice and every closed hour's roll-up equals the trail's count.
 // No request waits on it: the flush runs in the one-time store's alarm. Once fed, its alarm runs
-// every minute: the alerts are evaluated from the roll-ups (flows/alerts.ts, a cost that does not
+// every minute (ALERT_EVALUATE_SECONDS): the alerts are evaluated from the roll-ups (flows/alerts.ts, a cost that does not
 // grow with traffic), their webhook messages sent, and once a day each tier's old rows dropped.
 
 import { DurableObject } from "cloudflare:workers";
+import { intVar } from "../../../core/config";
 import { writeDataPoints } from "./analytics";
 import type { Point } from "./series";
 import { Alerts, createAlertTables, type AlertState } from "./tables/alerts";
-import { createTables, DAY_MS, MINUTE_MS, Rollups, type Step } from "./tables/rollups";
+import { createTables, DAY_MS, Rollups, type Step } from "./tables/rollups";
 
 export type { Step } from "./tables/rollups";
 export type { AlertState } from "./tables/alerts";
@@ -27,9 +28,21 @@ export interface MetricsHandlers {
   alarm(room: MetricsRoom): Promise<void>;
 }
 
+/** `ALERT_EVALUATE_SECONDS` in ms; a malformed value is logged and the default kept (the roll-ups go on). */
+function evaluateEvery(env: object): number {
+  try {
+    return intVar(env, "ALERT_EVALUATE_SECONDS", 60, 1, 3600) * 1000;
+  } catch (err) {
+    console.log(JSON.stringify({ worker: "metrics", cause: err instanceof Error ? err.message : String(err) }));
+    return 60_000;
+  }
+}
+
 export class MetricsStore extends DurableObject {
   protected readonly room: MetricsRoom;
   private readonly analytics: AnalyticsEngineDataset | undefined;
+  /** How often the alarm judges the alerts (`ALERT_EVALUATE_SECONDS`, 60). */
+  private readonly everyMs: number;
   private prunedAt = 0;
 
   constructor(
@@ -42,6 +55,7 @@ export class MetricsStore extends DurableObject {
     createAlertTables(ctx.storage.sql);
     this.room = { rollups: new Rollups(ctx.storage.sql, ctx.storage), alerts: new Alerts(ctx.storage.sql) };
     this.analytics = (env as { METRICS_AE?: AnalyticsEngineDataset }).METRICS_AE;
+    this.everyMs = evaluateEvery(env as object);
   }
 
   /**
@@ -51,7 +65,7 @@ export class MetricsStore extends DurableObject {
   async apply(batch: string, points: Point[]): Promise<boolean> {
     const applied = this.room.rollups.apply(batch, points, Date.now());
     if (applied && this.analytics) writeDataPoints(this.analytics, points);
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + MINUTE_MS);
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.everyMs);
     return applied;
   }
 
@@ -74,7 +88,7 @@ export class MetricsStore extends DurableObject {
         this.room.rollups.prune(now);
         this.prunedAt = now;
       }
-      await this.ctx.storage.setAlarm(Date.now() + MINUTE_MS);
+      await this.ctx.storage.setAlarm(Date.now() + this.everyMs);
     }
   }
 }
