@@ -81,6 +81,13 @@ export default defineConfig(async () => {
                     modulesRules: [{ type: "ESModule" as const, include: ["**/*.js"] }],
                     compatibilityDate: "2026-04-20",
                   })),
+                  // Cloudflare Turnstile's widget and siteverify, reached at http://127.0.0.1:9810.
+                  {
+                    name: "turnstile-fake",
+                    modules: true,
+                    scriptPath: "./test/support/fixtures/turnstile-fake.js",
+                    compatibilityDate: "2026-04-20",
+                  },
                   // A carrier verification API (docs/carrier-api.md), reached at http://127.0.0.1:9753.
                   {
                     name: "fake-carrier",
@@ -91,6 +98,7 @@ export default defineConfig(async () => {
                   },
                 ],
                 serviceBindings: {
+                  TURNSTILE_FAKE: "turnstile-fake",
                   STANDIN: "standin-provider",
                   SENS_FAKE: "sens-fake",
                   NHN_FAKE: "nhn-fake",

@@ -18,6 +18,7 @@ export type TestEnv = AllInOneEnv & {
   SENS_FAKE: Fetcher;
   NHN_FAKE: Fetcher;
   FAKE_CARRIER: Fetcher;
+  TURNSTILE_FAKE: Fetcher;
 };
 
 export const env = poolEnv as unknown as TestEnv;

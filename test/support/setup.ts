@@ -3,6 +3,7 @@ import { exports } from "cloudflare:workers";
 import { env } from "./env";
 import { BASE } from "./helpers";
 import { fakeFor } from "./sms-fakes";
+import { TURNSTILE_ORIGIN } from "./turnstile";
 import { applyDevSeed } from "../../workers/all-in-one/seed";
 
 // Storage is isolated per test file: every file starts from the migrated schema and the dev seed.
@@ -24,7 +25,7 @@ function untilAborted(answer: Promise<Response>, signal: AbortSignal | null | un
 
 // The tests' network: the dev worker's own address (where the seed's demo-client sends its signed
 // events, docs/events.md) is served in process by the worker, as `npm start` serves it; the SMS
-// providers' fakes and the fake carrier API answer at their loopback origins; any other outbound
+// providers' fakes, the fake carrier API and Turnstile's fake answer at their loopback origins; any other outbound
 // fetch is refused. A test that stands in for a receiver or a gateway spies on this.
 globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
   const req = new Request(input, init);
@@ -32,5 +33,6 @@ globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise
   const fake = fakeFor(req.url);
   if (fake) return fake.fetch(req);
   if (new URL(req.url).origin === FAKE_CARRIER_ORIGIN) return untilAborted(env.FAKE_CARRIER.fetch(req), init?.signal);
+  if (new URL(req.url).origin === TURNSTILE_ORIGIN) return untilAborted(env.TURNSTILE_FAKE.fetch(req), init?.signal);
   throw new TypeError(`outbound fetch refused in tests: ${new URL(req.url).origin}`);
 };
