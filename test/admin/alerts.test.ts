@@ -153,6 +153,21 @@ describe("alerts", () => {
     expect(r.got.map((g) => g.status)).toEqual(["firing", "resolved"]);
   });
 
+  it("an app whose events all failed for an hour fires its own rule; an app with one delivered does not", async () => {
+    const r = receiver();
+    const m = store();
+    const t = minute(Date.now());
+    await m.apply(`b-${randomToken(6)}`, [
+      [t, "event.failed", "app-down", 3],
+      [t, "event.failed", "app-flaky", 3],
+      [t, "event.delivered", "app-flaky", 1],
+      [t, "event.delivered", "app-fine", 5],
+    ]);
+    await runDurableObjectAlarm(m);
+    expect(r.got.map((g) => [g.alert, g.status])).toEqual([["events.app-down", "firing"]]);
+    expect(r.got[0]!.text).toContain("Events to app app-down: 3 tries failed and none delivered in the last hour");
+  });
+
   it("a message the receiver refuses is tried again at the next alarm after its backoff", async () => {
     let code = 503;
     const r = receiver(() => code);

@@ -147,10 +147,19 @@ export class Rollups {
     const id = this.ids.series.get(series);
     const all = this.ids.app.get(ALL_APPS);
     if (id === undefined) return [];
-    const apps = new Set<string>();
-    for (const r of this.sql.exec("SELECT app, counts FROM hours WHERE t >= ?", Math.floor(from / HOUR_MS)))
-      if (r.app !== all && decodeCounts(r.counts as ArrayBuffer).has(id)) apps.add(this.byId.get(r.app as number)!);
-    return [...apps];
+    // a seek per app on the table's key (app, t), not a scan of a year of hours (570 ms of CPU a
+    // minute at national volume): a few rows each, a thousand apps in some 10 ms
+    const out: string[] = [];
+    const since = Math.floor(from / HOUR_MS);
+    for (const [client, app] of this.ids.app) {
+      if (app === all) continue;
+      for (const r of this.sql.exec("SELECT counts FROM hours WHERE app = ? AND t >= ?", app, since))
+        if (decodeCounts(r.counts as ArrayBuffer).has(id)) {
+          out.push(client);
+          break;
+        }
+    }
+    return out;
   }
 
   /** Drops what is older than each tier keeps. */
