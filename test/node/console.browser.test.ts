@@ -79,6 +79,9 @@ beforeAll(async () => {
       "SIGNIN_SENDS_PER_WINDOW:20",
       "--var",
       "AUDIT_FLUSH_SECONDS:1",
+      // and each isolate's counts (first pages, identify and code outcomes) are sent at once
+      "--var",
+      "METRICS_FLUSH_SECONDS:0",
     ],
   });
   browser = await launchChromium();
