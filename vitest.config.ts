@@ -97,6 +97,8 @@ export default defineConfig(async () => {
                     bindings: { CARRIER_API_SECRET: "carrier-test-secret-0123456789abcdefABCDEF" },
                   },
                 ],
+                // the optional Analytics Engine sink of the metrics (Miniflare's local dataset keeps nothing)
+                analyticsEngineDatasets: { METRICS_AE: { dataset: "phone_login_metrics" } },
                 serviceBindings: {
                   TURNSTILE_FAKE: "turnstile-fake",
                   STANDIN: "standin-provider",

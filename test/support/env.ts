@@ -19,6 +19,7 @@ export type TestEnv = AllInOneEnv & {
   NHN_FAKE: Fetcher;
   FAKE_CARRIER: Fetcher;
   TURNSTILE_FAKE: Fetcher;
+  METRICS_AE?: AnalyticsEngineDataset;
 };
 
 export const env = poolEnv as unknown as TestEnv;

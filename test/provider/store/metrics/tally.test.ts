@@ -142,6 +142,20 @@ describe("the Analytics Engine sink", () => {
     ]);
   });
 
+  it("an index longer than Analytics Engine takes (96 bytes) is written as 'long'", () => {
+    const ds = recorder();
+    writeDataPoints(ds, [[0, "consent", "x".repeat(97), 1]]);
+    expect(ds.written[0]!.indexes).toEqual(["long"]);
+  });
+
+  it("with the dataset bound, the store writes a batch's points there too and its roll-up is unchanged", async () => {
+    expect(env.METRICS_AE).toBeDefined();
+    const series = `ae.test.${crypto.randomUUID().slice(0, 8)}`;
+    const t = Date.now() - (Date.now() % 60_000);
+    expect(await metricsStore(env).apply(`ae-${series}`, [[t, series, "app-ae", 4]])).toBe(true);
+    expect((await counts("app-ae", t))[series]).toBe(4);
+  });
+
   it("never more than an invocation may write: past 250, per series for all apps, counts kept", () => {
     const ds = recorder();
     const points = Array.from({ length: 300 }, (_, i) => [0, i % 2 ? "consent" : "disconnect", `app-${i}`, 1] as const);

@@ -5,8 +5,8 @@
 // embedded roll-ups, never the dataset.
 //
 // A data point: `blob1` the series, `blob2` the app's client id ("" for none), `double1` the count,
-// `double2` the minute it counts from (ms since 1970), `index1` the app (or "all"), so a query per
-// app samples consistently.
+// `double2` the minute it counts from (ms since 1970), `index1` the app (or "all"; Analytics
+// Engine takes at most 96 bytes there), so a query per app samples consistently.
 
 import type { Point } from "./series";
 
@@ -40,5 +40,11 @@ export function writeDataPoints(
     rows = [...global.values()].slice(0, MAX_POINTS);
   }
   for (const [series, client, n, minute] of rows)
-    dataset.writeDataPoint({ blobs: [series, client], doubles: [n, minute], indexes: [client || "all"] });
+    dataset.writeDataPoint({ blobs: [series, client], doubles: [n, minute], indexes: [indexOf(client)] });
+}
+
+/** An index is at most 96 bytes: a longer client id (never one the service makes) samples as "long". */
+function indexOf(client: string): string {
+  if (client === "") return "all";
+  return new TextEncoder().encode(client).byteLength <= 96 ? client : "long";
 }

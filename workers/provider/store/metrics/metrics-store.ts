@@ -64,7 +64,19 @@ export class MetricsStore extends DurableObject {
    */
   async apply(batch: string, points: Point[]): Promise<boolean> {
     const applied = this.room.rollups.apply(batch, points, Date.now());
-    if (applied && this.analytics) writeDataPoints(this.analytics, points);
+    if (applied && this.analytics) {
+      // the dataset is a copy for dashboards: its failure never fails the roll-up (which is done)
+      try {
+        writeDataPoints(this.analytics, points);
+      } catch (err) {
+        console.log(
+          JSON.stringify({
+            worker: "metrics",
+            cause: `METRICS_AE: ${err instanceof Error ? err.message : String(err)}`,
+          }),
+        );
+      }
+    }
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.everyMs);
     return applied;
   }
