@@ -105,10 +105,4 @@ export class MetricsStore extends DurableObject {
   }
 }
 
-/** A worker's binding of the metrics store. */
-export type MetricsEnv = { METRICS: DurableObjectNamespace<MetricsStore> };
-
-/** The one metrics object. */
-export function metricsStore(env: MetricsEnv): DurableObjectStub<MetricsStore> {
-  return env.METRICS.get(env.METRICS.idFromName("metrics"));
-}
+export { metricsStore, type MetricsEnv } from "./reach";

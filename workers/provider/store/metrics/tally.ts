@@ -8,7 +8,8 @@
 
 import { intVar } from "../../../core/config";
 import { randomToken } from "../../../core/crypto";
-import { metricsStore, type MetricsStore } from "./metrics-store";
+import type { MetricsStore } from "./metrics-store";
+import { metricsStore } from "./reach";
 import { bucketOf, type Point } from "./series";
 
 export interface TallyEnv {
