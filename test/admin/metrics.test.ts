@@ -12,7 +12,7 @@ import { auditEvents, flushAudit } from "../support/audit";
 import { DEMO, HONG, KIM, tokenFor } from "../support/helpers";
 import { Browser, signInAll } from "../support/signin";
 import { storeAt, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
-import { metricsStore } from "../../workers/provider/store/metrics/metrics-store";
+import { metricsStore } from "../../workers/provider/store/metrics/reach";
 import { rollupHooks } from "../../workers/provider/store/flows/one-time-alarm";
 import type { AuditRecord } from "../../workers/provider/store/one-time/audit";
 

@@ -24,7 +24,7 @@ import { ciOf, importRows, lastCode } from "../support/directory";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
 import { setCookies } from "../support/kit";
 import { forgetClient } from "../../workers/provider/store/clients";
-import { metricsStore } from "../../workers/provider/store/metrics/metrics-store";
+import { metricsStore } from "../../workers/provider/store/metrics/reach";
 
 type Bindings = Record<string, unknown>;
 type Worker = { fetch?: (req: never, env: never, ctx: ExecutionContext) => Response | Promise<Response> };

@@ -11,7 +11,7 @@
 // - every change made from the console is audited with `operator:<id>`.
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { metricsStore } from "../../workers/provider/store/metrics/metrics-store";
+import { metricsStore } from "../../workers/provider/store/metrics/reach";
 import { env } from "../support/env";
 import { admin } from "../support/admin";
 import { auditEvents } from "../support/audit";

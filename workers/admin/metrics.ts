@@ -6,7 +6,8 @@
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
-import { metricsStore, type Step } from "../provider/store/metrics/metrics-store";
+import { type Step } from "../provider/store/metrics/metrics-store";
+import { metricsStore } from "../provider/store/metrics/reach";
 import { ALL_APPS, DAY_MS, HOUR_MS, KEEP, MINUTE_MS } from "../provider/store/metrics/tables/rollups";
 import { timeParam } from "./audit";
 import type { AdminEnv } from "./config";

@@ -8,7 +8,7 @@ import { env } from "../../../support/env";
 import { createClient } from "../../../support/admin";
 import { basic, form, FORM, HONG } from "../../../support/helpers";
 import { alertText, Browser } from "../../../support/signin";
-import { metricsStore } from "../../../../workers/provider/store/metrics/metrics-store";
+import { metricsStore } from "../../../../workers/provider/store/metrics/reach";
 import { bucketOf, seriesOf } from "../../../../workers/provider/store/metrics/series";
 import { tally, timing } from "../../../../workers/provider/store/metrics/tally";
 import { MAX_POINTS, writeDataPoints } from "../../../../workers/provider/store/metrics/analytics";

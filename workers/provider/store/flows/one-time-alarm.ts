@@ -12,7 +12,8 @@ import { dirShards, groupBy, plidHome } from "../directory/keys";
 import type { OneTimeRoom } from "../one-time/one-time-store";
 import { SWEEP_MS } from "../one-time/schedule";
 import type { EndedPlids } from "../one-time/tables/ended-plids";
-import { metricsStore, type MetricsStore } from "../metrics/metrics-store";
+import { type MetricsStore } from "../metrics/metrics-store";
+import { metricsStore } from "../metrics/reach";
 import { pointsOf } from "../metrics/series";
 import { deliverDue, type EventVars } from "./events";
 

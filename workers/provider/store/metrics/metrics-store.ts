@@ -104,5 +104,3 @@ export class MetricsStore extends DurableObject {
     }
   }
 }
-
-export { metricsStore, type MetricsEnv } from "./reach";
