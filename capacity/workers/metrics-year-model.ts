@@ -7,6 +7,8 @@
 // times as histograms; all apps' hours add the global series (the carrier check's outcomes, the
 // steps' and the carrier's times). Deterministic: a day's seed gives its counts.
 
+import { rng, type Rand } from "./rng";
+
 /** The counts an app's hour has: the audited ones, then the counted ones (not audited). */
 const COUNTS = [
   "signin.success",
@@ -98,20 +100,6 @@ export interface YearSpec {
 export interface Day {
   apps: Float64Array[][];
   all: Float64Array[];
-}
-
-export type Rand = () => number;
-
-/** A deterministic generator (mulberry32): the same seed draws the same counts. */
-export function rng(seed: number): Rand {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function gauss(r: Rand): number {

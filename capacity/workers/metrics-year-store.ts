@@ -10,7 +10,8 @@ import { judge, type AlertEnv } from "../../workers/provider/store/flows/alerts"
 import { MetricsStore } from "../../workers/provider/store/objects";
 import type { Counts } from "../../workers/provider/store/metrics/tables/counts";
 import { ALL_APPS, HOUR_MS, KEEP, MINUTE_MS, type Step } from "../../workers/provider/store/metrics/tables/rollups";
-import { ALL_SERIES, dayCounts, minutesOf, rng, type Day, type YearSpec } from "./metrics-year-model";
+import { ALL_SERIES, dayCounts, minutesOf, type Day, type YearSpec } from "./metrics-year-model";
+import { rng } from "./rng";
 
 /** The tiers a day's rows go to. */
 export type Tier = "days" | "hours" | "minutes";

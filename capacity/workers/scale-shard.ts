@@ -8,6 +8,7 @@
 import { DirectoryShard } from "../../workers/all-in-one/index";
 import { newPlid } from "../../workers/provider/store/directory/keys";
 import { randomToken } from "../../workers/core/crypto";
+import { rng } from "./rng";
 
 /** Rows per table, and the database's bytes as stored (whole pages, free ones included). */
 export interface ShardStats {
@@ -32,18 +33,6 @@ const WRITES = new Set([
 ]);
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-/** A deterministic generator (mulberry32): the same seed loads the same rows. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export class ScaleDirectoryShard extends DirectoryShard {
   private calls = new Map<string, number>();
