@@ -15,6 +15,7 @@ import { readMetrics, type MetricsAnswer } from "../admin/metrics";
 import { openNotices } from "../provider/store/notices";
 import { type AlertState, type Step } from "../provider/store/metrics/metrics-store";
 import { metricsStore } from "../provider/store/metrics/reach";
+import type { SmsGatewayName } from "../provider/signin/sms/sender";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
@@ -44,6 +45,11 @@ export function smsPrices(env: { SMS_PRICES_KRW?: string }): (gateway: string) =
   }
   return (g) => prices.get(g) ?? 20;
 }
+
+/** Each gateway's delivered series (SMS_SENDER's names and the dev outbox): what the spend counts. */
+const DELIVERED = (["naver-sens", "nhn-cloud", "webhook", "outbox"] satisfies (SmsGatewayName | "outbox")[]).map(
+  (g) => `sms.${g}.delivered`,
+);
 
 const sum = (a: MetricsAnswer, name: string) => (a.series[name] ?? []).reduce((s, [, n]) => s + n, 0);
 const pct = (part: number, whole: number) => (whole === 0 ? null : (100 * part) / whole);
@@ -100,7 +106,8 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     callAdmin<{ subscribers: number; test_numbers: number }>("viewer", summary, req, env, rc),
     openNotices(env, 10),
     readMetrics(env, { step: range.step, from: from - (from % range.stepMs), to: now, clientId: null, series: null }),
-    readMetrics(env, { step: "1h", from: monthKst, to: now, clientId: null, series: null }),
+    // the month only for SMS delivered per gateway (today's and this month's spend): not every series
+    readMetrics(env, { step: "1h", from: monthKst, to: now, clientId: null, series: DELIVERED }),
   ]);
   const firing = ((await metricsStore(env).alerts()) as AlertState[]).filter((a) => a.firing);
   const today: MetricsAnswer = {
