@@ -103,9 +103,9 @@ export class MetricsYear extends MetricsStore {
   }
 
   /** `read` `k` times over (without the answer's way out); the rows of one. */
-  readRepeated(step: Step, from: number, to: number, client: string, k: number): number {
+  readRepeated(step: Step, from: number, to: number, client: string, series: string[] | null, k: number): number {
     let rows = 0;
-    for (let i = 0; i < k; i++) rows = this.read(step, from, to, client, null).length;
+    for (let i = 0; i < k; i++) rows = this.read(step, from, to, client, series).length;
     return rows;
   }
 
