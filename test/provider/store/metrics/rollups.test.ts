@@ -99,6 +99,30 @@ describe("the tiers", () => {
     );
   });
 
+  it("prune drops each tier's rows older than it keeps, for every app, and nothing newer", async () => {
+    await runInDurableObject(fresh(), (_o, state) => {
+      const r = new Rollups(state.storage.sql, state.storage);
+      const now = T0 + 500 * DAY_MS;
+      const at = (ago: number) => now - ago;
+      r.apply(
+        "p",
+        [
+          [at(15 * DAY_MS), "consent", "app-a", 1], // minute row gone (14 days), hour and day kept
+          [at(401 * DAY_MS), "consent", "app-b", 1], // hour rows gone (400 days), day kept
+          [at(60_000), "consent", "app-a", 1],
+        ],
+        now,
+      );
+      r.prune(now);
+      const span = [now - 1000 * DAY_MS, now + DAY_MS] as const;
+      expect(r.read("1m", ...span, "", null).length).toBe(1);
+      expect(r.read("1h", ...span, "app-a", null).length).toBe(2);
+      expect(r.read("1h", ...span, "app-b", null)).toEqual([]);
+      expect(r.read("1h", ...span, "", null).length).toBe(2);
+      expect(r.read("1d", ...span, "app-b", null).length).toBe(1);
+    });
+  });
+
   it("the first layout's rows (one per series) are folded in and its tables dropped", async () => {
     await runInDurableObject(fresh(), (_o, state) => {
       const sql = state.storage.sql;

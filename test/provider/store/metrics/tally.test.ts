@@ -9,7 +9,7 @@ import { createClient } from "../../../support/admin";
 import { basic, form, FORM, HONG } from "../../../support/helpers";
 import { alertText, Browser } from "../../../support/signin";
 import { metricsStore } from "../../../../workers/provider/store/metrics/reach";
-import { bucketOf, seriesOf } from "../../../../workers/provider/store/metrics/series";
+import { bucketOf, pointsOf, seriesOf } from "../../../../workers/provider/store/metrics/series";
 import { tally, timing } from "../../../../workers/provider/store/metrics/tally";
 import { MAX_POINTS, writeDataPoints } from "../../../../workers/provider/store/metrics/analytics";
 
@@ -115,6 +115,10 @@ describe("the isolate's sums", () => {
       ["sms.sens.delivered", 1],
       ["latency.sms.sens.le_250", 1],
     ]);
+    // the time is kept for all apps only; the attempt's own series for its app too
+    const points = pointsOf([{ ...row("delivered", 180), client_id: "app-x" }]);
+    expect(points.filter((p) => p[1].startsWith("latency.")).map((p) => p[2])).toEqual([null]);
+    expect(points.filter((p) => p[1] === "sms.sens.delivered").map((p) => p[2])).toEqual(["app-x"]);
     expect(seriesOf(row("circuit_open", 0))).toEqual([
       ["sms.attempt", 1],
       ["sms.sens.circuit_open", 1],
