@@ -189,12 +189,10 @@ function appHour(r: Rand, s: number): Float64Array {
   set("verify.ok", interactive);
   set("verify.wrong", wrong + expired);
   set("userme.ok", binomial(r, s, 0.7));
-  time(r, c, "sms.naver-sens", sends, SHARES.sms);
-  time(r, c, "sms.nhn-cloud", sensFailed, SHARES.sms);
   return c;
 }
 
-/** All apps' hour: the sum of the apps' hours, with the carrier checks and the steps' times. */
+/** All apps' hour: the sum of the apps' hours, with the carrier checks and the steps', carrier's and gateways' times. */
 function allHour(r: Rand, apps: readonly Float64Array[]): Float64Array {
   const c = new Float64Array(ALL_SERIES.length);
   for (const a of apps) for (let i = 0; i < a.length; i++) c[i]! += a[i]!;
@@ -207,6 +205,9 @@ function allHour(r: Rand, apps: readonly Float64Array[]): Float64Array {
   time(r, c, "step.verify", n("verify.ok") + n("verify.wrong"), SHARES.verify);
   time(r, c, "step.consent", n("consent"), SHARES.consent);
   time(r, c, "carrier", identifies, SHARES.carrier);
+  // the SMS gateways' answer times: rolled up for all apps only (series.ts pointsOf)
+  time(r, c, "sms.naver-sens", n("sms.naver-sens.delivered") + n("sms.naver-sens.failed"), SHARES.sms);
+  time(r, c, "sms.nhn-cloud", n("sms.nhn-cloud.delivered"), SHARES.sms);
   return c;
 }
 
