@@ -7,11 +7,14 @@
 //   npm run bench                 full run; writes docs/benchmarks.md figures, docs/bench/latest.json,
 //                                 docs/bench/ratio.svg (commit them) and bench/results/<date>.json
 //   npm run bench -- --short      a few seconds per scenario (CI), then the capacity run's short run
-//                                 (capacity/scale.mjs --short: 5,000 subscribers); writes bench/results/ only
+//                                 (capacity/scale.mjs --short: 5,000 subscribers; capacity/metrics-year.mjs
+//                                 --short: 3 days × 50 apps of roll-ups) and the reconciliation
+//                                 run's (capacity/reconcile.mjs --short: 300 sign-ins, a SIGKILL half way);
+//                                 writes bench/results/ only
 //   npm run bench -- --scale      the capacity run instead (capacity/scale.mjs: 1,000,000 subscribers)
 //   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
 //            --no-rotate (every slice in the same order)
-//            --race-trials N --no-peers --no-profile --no-docs --no-scale
+//            --race-trials N --no-peers --no-profile --no-docs --no-scale --no-reconcile
 //            --vars AUDIT_FLUSH_SECONDS=60   other values of the bench's variables (a what-if run)
 //            --entry investigations/workers/investigations-entry.ts   its variants (--vars BENCH_VARIANT=no-kv)
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
@@ -68,6 +71,9 @@ function parseArgs(argv) {
     disk: false,
     // the short run (CI) also runs the capacity run with a tiny directory, so a broken one fails CI
     scale: short,
+    // and the reconciliation run with 300 sign-ins (about 40 s), so a broken one, or a roll-up that
+    // no longer equals the audit trail after a kill, fails CI
+    reconcile: short,
     /** @type {Record<string, string>} variables over bench/lib/server.mjs BENCH_VARS (a what-if run) */
     vars: {},
     /** @type {string | undefined} the app worker's entry: the bench entry, or one built on it */
@@ -91,6 +97,7 @@ function parseArgs(argv) {
     else if (a === "--no-docs") o.docs = false;
     else if (a === "--disk") o.disk = true;
     else if (a === "--no-scale") o.scale = false;
+    else if (a === "--no-reconcile") o.reconcile = false;
     else if (a === "--vars") o.vars = Object.fromEntries(argv[++i].split(",").map((kv) => kv.split("=")));
     else if (a !== "--short") throw new Error(`unknown option ${a}`);
   }
@@ -370,7 +377,13 @@ async function main() {
   }
   if (o.scale && !o.only) {
     log("\ncapacity run (short): capacity/scale.mjs --short");
-    if (capacity(["--short"]) !== 0) exitCode = 1;
+    if (capacity("scale.mjs", ["--short"]) !== 0) exitCode = 1;
+    log("\nmetrics year (short): capacity/metrics-year.mjs --short");
+    if (capacity("metrics-year.mjs", ["--short"]) !== 0) exitCode = 1;
+  }
+  if (o.reconcile && !o.only) {
+    log("\nreconciliation run (short): capacity/reconcile.mjs --short");
+    if (capacity("reconcile.mjs", ["--short"]) !== 0) exitCode = 1;
   }
   process.exitCode = exitCode;
 }
@@ -396,9 +409,9 @@ function writeDocs(result) {
   writeFileSync(mdPath, md.slice(0, a + BEGIN.length) + "\n" + markdownFigures(result) + "\n" + md.slice(b));
 }
 
-/** The capacity run (capacity/scale.mjs, docs/capacity.md) with `args`, in a process of its own; its exit code. */
-function capacity(args) {
-  return spawnSync(process.execPath, [join(root, "capacity", "scale.mjs"), ...args], { stdio: "inherit" }).status ?? 1;
+/** A run of capacity/ (`script`: scale.mjs, metrics-year.mjs or reconcile.mjs, docs/capacity.md) with `args`, in a process of its own; its exit code. */
+function capacity(script, args) {
+  return spawnSync(process.execPath, [join(root, "capacity", script), ...args], { stdio: "inherit" }).status ?? 1;
 }
 
 const render = process.argv.indexOf("--render");
@@ -407,7 +420,10 @@ const run =
     ? async () => writeDocs(JSON.parse(readFileSync(process.argv[render + 1], "utf8")))
     : process.argv.includes("--scale")
       ? async () => {
-          process.exitCode = capacity(process.argv.slice(2).filter((a) => a !== "--scale"));
+          process.exitCode = capacity(
+            "scale.mjs",
+            process.argv.slice(2).filter((a) => a !== "--scale"),
+          );
         }
       : main;
 run().catch((err) => {
