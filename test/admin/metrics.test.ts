@@ -18,6 +18,7 @@ import type { AuditRecord } from "../../workers/provider/store/one-time/audit";
 
 afterEach(() => {
   rollupHooks.beforeApply = undefined;
+  rollupHooks.afterApply = undefined;
 });
 
 const HOUR = 3_600_000;
@@ -132,6 +133,46 @@ describe("the roll-up equals the audit trail", () => {
       ),
       { numRuns: 15 },
     );
+  });
+
+  it("a flush that fails after its roll-up is retried with the same rows, though more were appended meanwhile", async () => {
+    await flushAudit();
+    const since = Date.now() - HOUR;
+    const before = await trailCounts(since);
+    const rolledBefore = await rolledUp(since, ["consent"]);
+    const consent = (): AuditRecord => [Date.now(), "consent", DEMO.clientId, "ok", null];
+    const flush = () =>
+      runInDurableObject(storeAt(env, 2), (o: OneTimeStore) =>
+        o.flushAudit().then(
+          (m) => m,
+          () => -1,
+        ),
+      );
+    await storeAt(env, 2).appendAudit([consent(), consent(), consent()]);
+    let failed = false;
+    rollupHooks.afterApply = async () => {
+      if (failed) return;
+      failed = true;
+      throw new Error("injected: the answer of the roll-up is lost");
+    };
+    expect(await flush()).toBe(-1);
+    // more events arrive before the retry
+    await storeAt(env, 2).appendAudit([consent(), consent()]);
+    for (let i = 0; i < 5 && (await flush()) !== 0; i++);
+    const hour = (m: Map<string, number>) =>
+      [...m].filter(([k]) => k.endsWith("|consent")).reduce((a, [, n]) => a + n, 0);
+    const trailAdded = hour(await trailCounts(since)) - hour(before);
+    const rolledAdded = hour(await rolledUp(since, ["consent"])) - hour(rolledBefore);
+    expect(trailAdded).toBe(5);
+    expect(rolledAdded).toBe(5);
+  });
+
+  it("an object writes to the trail under one name, however it was woken (its alarm does not tell it)", async () => {
+    await runInDurableObject(storeAt(env, 1), (o: OneTimeStore, state) => {
+      const audit = (o as unknown as { audit: { label(name: string | undefined, id: string): string } }).audit;
+      expect(audit.label(state.id.name ?? "shard-1", state.id.toString())).toBe(state.id.name ?? "shard-1");
+      expect(audit.label(undefined, state.id.toString())).toBe(state.id.name ?? "shard-1");
+    });
   });
 
   it("a batch applied twice counts once", async () => {

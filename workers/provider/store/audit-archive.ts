@@ -54,9 +54,9 @@ export function hourOfPrefix(prefix: string): number | null {
   return hourPrefix(ms) === prefix ? ms : null;
 }
 
-/** A one-time-store object's name as it appears in keys and event ids. */
-export function objectLabel(id: DurableObjectId): string {
-  return (id.name ?? id.toString()).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
+/** A one-time-store object's name (or id) as it appears in keys and event ids. */
+export function objectLabel(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
 }
 
 /** An event in the archive's (and the admin API's) wire names. */

@@ -78,8 +78,11 @@ async function forgetEndedPlids(env: OneTimeAlarmEnv, ended: EndedPlids, now: nu
   ended.forget(plids);
 }
 
-/** Test hook: runs before a batch's roll-up (a fault injected there fails the flush, which is retried). */
-export const rollupHooks: { beforeApply?: () => Promise<void> } = {};
+/**
+ * Test hooks: before a batch's roll-up, and after it (a fault injected there fails the flush, which
+ * is retried: after the roll-up, the retry must be the same batch).
+ */
+export const rollupHooks: { beforeApply?: () => Promise<void>; afterApply?: () => Promise<void> } = {};
 
 /**
  * Writes a batch of an object's audit outbox to R2 under the object's name (audit-archive.ts), then
@@ -88,7 +91,7 @@ export const rollupHooks: { beforeApply?: () => Promise<void> } = {};
 export async function archiveOutbox(
   env: OneTimeAlarmEnv,
   bucket: R2Bucket | undefined,
-  object: DurableObjectId,
+  object: string,
   firstSeq: number,
   rows: OutboxRow[],
 ): Promise<void> {
@@ -100,4 +103,5 @@ export async function archiveOutbox(
   // failed, or the outbox's step after it) writes the same object again and adds nothing twice
   if (rollupHooks.beforeApply) await rollupHooks.beforeApply();
   await metricsStore({ METRICS: env.METRICS }).apply(`${label}-${firstSeq}`, pointsOf(rows));
+  if (rollupHooks.afterApply) await rollupHooks.afterApply();
 }

@@ -51,8 +51,8 @@ export interface OneTimeRoom {
 export interface OneTimeHandlers {
   /** The alarm: due events sent, the audit outbox written, what expired swept, the next alarm set. */
   alarm(room: OneTimeRoom): Promise<void>;
-  /** Writes a batch of the audit outbox to the trail (`bucket`: the hosting worker's AUDIT binding). */
-  archive(bucket: R2Bucket | undefined, object: DurableObjectId, firstSeq: number, rows: OutboxRow[]): Promise<void>;
+  /** Writes a batch of the audit outbox to the trail under the object's name (`bucket`: the hosting worker's AUDIT binding). */
+  archive(bucket: R2Bucket | undefined, object: string, firstSeq: number, rows: OutboxRow[]): Promise<void>;
 }
 
 /** A worker's binding of the store. */
@@ -81,7 +81,7 @@ export class OneTimeStore extends DurableObject {
     this.entries = new Entries(sql, schedule);
     this.ended = new EndedPlids(sql, schedule);
     this.audit = new AuditOutbox(sql, schedule, (rows, firstSeq) =>
-      this.handlers.archive(this.bucket, ctx.id, firstSeq, rows),
+      this.handlers.archive(this.bucket, this.audit.label(ctx.id.name, ctx.id.toString()), firstSeq, rows),
     );
     this.codes = new Codes(sql, this.entries, this.ended, this.audit, schedule);
     const entries = this.entries;

@@ -15,6 +15,9 @@
 // - rows leave the outbox only after the trail accepted them, and in the same step the object's
 //   sequence number (`audit_seq`, which never goes back) moves past them, so a retry names the
 //   rows (and the trail's objects) as the failed try did: no event is archived twice;
+// - a retry writes exactly the rows of the try it repeats (`inflight_last`, set before the first
+//   write), not more appended since: the roll-ups count a batch by its name, once;
+// - the object writes under one name (`label`), however it was woken;
 // - every token row is counted once: the mark moves past the rows in the step that counts them,
 //   and the sweep lowers it when it deleted the highest rows (`lowerMark`);
 // - one flush at a time; after a failed one the threshold waits an interval before trying again.
@@ -139,20 +142,29 @@ export class AuditOutbox {
     this.countRedeemed();
     let moved = 0;
     for (;;) {
+      const mark = this.sql
+        .exec<{ s: number; last: number | null }>("SELECT audit_seq AS s, inflight_last AS last FROM audit_mark")
+        .one();
+      // a batch whose write was begun (and may have reached the trail and the roll-ups) is written
+      // again as it was, whatever was appended since: the same rows under the same name
       const rows = this.sql
         .exec<OutboxRow & { id: number }>(
-          "SELECT id, at, type, client_id, outcome, detail FROM audit_outbox ORDER BY id LIMIT ?",
-          AUDIT_FLUSH_ROWS,
+          mark.last === null
+            ? "SELECT id, at, type, client_id, outcome, detail FROM audit_outbox ORDER BY id LIMIT ?"
+            : "SELECT id, at, type, client_id, outcome, detail FROM audit_outbox WHERE id <= ? ORDER BY id",
+          mark.last === null ? AUDIT_FLUSH_ROWS : mark.last,
         )
         .toArray();
       if (rows.length === 0) {
+        this.sql.exec("UPDATE audit_mark SET inflight_last = NULL");
         this.rows = 0;
         return moved;
       }
-      const seq = this.sql.exec<{ s: number }>("SELECT audit_seq AS s FROM audit_mark").one().s;
-      await this.write(rows, seq + 1);
-      this.sql.exec("DELETE FROM audit_outbox WHERE id <= ?", rows[rows.length - 1]!.id);
-      this.sql.exec("UPDATE audit_mark SET audit_seq = audit_seq + ?", rows.length);
+      const last = rows[rows.length - 1]!.id;
+      if (mark.last === null) this.sql.exec("UPDATE audit_mark SET inflight_last = ?", last);
+      await this.write(rows, mark.s + 1);
+      this.sql.exec("DELETE FROM audit_outbox WHERE id <= ?", last);
+      this.sql.exec("UPDATE audit_mark SET audit_seq = audit_seq + ?, inflight_last = NULL", rows.length);
       moved += rows.length;
     }
   }
@@ -179,6 +191,18 @@ export class AuditOutbox {
     this.sql.exec(
       "UPDATE audit_mark SET tokens_rowid = min(tokens_rowid, (SELECT coalesce(max(rowid), 0) FROM tokens))",
     );
+  }
+
+  /**
+   * The object's name in the trail: its name when the runtime gives it (kept), else the kept one,
+   * else its id. An object woken by its alarm is not told its name: without the kept one, a batch
+   * retried after a restart would be written under another name, twice in the trail.
+   */
+  label(name: string | undefined, id: string): string {
+    const kept = this.sql.exec<{ l: string | null }>("SELECT label AS l FROM audit_mark").one().l;
+    if (name === undefined) return kept ?? id;
+    if (kept !== name) this.sql.exec("UPDATE audit_mark SET label = ?", name);
+    return name;
   }
 
   /** Whether events wait for the trail: rows in the outbox, or token rows not yet counted. */

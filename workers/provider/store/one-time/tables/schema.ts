@@ -58,6 +58,10 @@ function migrate(sql: SqlStorage): void {
     .map((c) => c.name);
   if (!markColumns.includes("audit_seq"))
     sql.exec("ALTER TABLE audit_mark ADD COLUMN audit_seq INTEGER NOT NULL DEFAULT 0");
+  // the object's name in the trail, kept (an object woken by its alarm is not told its name), and
+  // the last outbox row of the batch being written, so a retry writes exactly that batch again
+  if (!markColumns.includes("label")) sql.exec("ALTER TABLE audit_mark ADD COLUMN label TEXT");
+  if (!markColumns.includes("inflight_last")) sql.exec("ALTER TABLE audit_mark ADD COLUMN inflight_last INTEGER");
   const codeColumns = new Set(
     sql
       .exec<{ name: string }>("PRAGMA table_info(codes)")
