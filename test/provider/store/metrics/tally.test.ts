@@ -3,7 +3,7 @@
 // in a call no request waits for. What must hold: every step of a sign-in made through the pages
 // is counted once for its app (first page, identify outcomes, code outcomes, user/me), latencies
 // land in their bucket, and counts made between sends are not lost but go with the next send.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { env } from "../../../support/env";
 import { createClient } from "../../../support/admin";
 import { basic, form, FORM, HONG } from "../../../support/helpers";
@@ -84,6 +84,16 @@ describe("the isolate's sums", () => {
     tally({ ...env, METRICS_FLUSH_SECONDS: "0" }, w, series, null);
     await Promise.all(waits.splice(0));
     expect((await counts("", since))[series]).toBe(12);
+  });
+
+  it("a malformed METRICS_FLUSH_SECONDS never fails the step that counts: logged, and the default kept", () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const waits: Promise<unknown>[] = [];
+    expect(() =>
+      tally({ ...env, METRICS_FLUSH_SECONDS: "soon" }, { waitUntil: (p) => void waits.push(p) }, "x.bad", null),
+    ).not.toThrow();
+    expect(log.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringContaining("METRICS_FLUSH_SECONDS")]);
+    log.mockRestore();
   });
 
   it("count nothing in a worker without the metrics binding", () => {

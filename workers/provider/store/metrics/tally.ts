@@ -34,6 +34,27 @@ let sentAt = 0;
 let isolate = "";
 let seq = 0;
 
+/** `METRICS_FLUSH_SECONDS` in ms, read once per env object (an isolate's requests share it). */
+const flushOf = new WeakMap<object, number>();
+
+/**
+ * A malformed value is logged once and the default kept: a count must never fail the sign-in step
+ * or the user/me read that makes it.
+ */
+function flushMs(env: TallyEnv): number {
+  let ms = flushOf.get(env);
+  if (ms === undefined) {
+    try {
+      ms = intVar(env, "METRICS_FLUSH_SECONDS", 60, 0, 3600) * 1000;
+    } catch (err) {
+      console.log(JSON.stringify({ worker: "metrics", cause: err instanceof Error ? err.message : String(err) }));
+      ms = MINUTE_MS;
+    }
+    flushOf.set(env, ms);
+  }
+  return ms;
+}
+
 /** Counts `n` of a series for an app (null: none), and sends the isolate's sums when due. */
 export function tally(env: TallyEnv, w: Waits, series: string, client: string | null, n = 1): void {
   if (!env.METRICS) return; // a worker without the binding counts nothing
@@ -43,7 +64,7 @@ export function tally(env: TallyEnv, w: Waits, series: string, client: string | 
   const p = sums.get(key);
   if (p) p[3] += n;
   else sums.set(key, [minute, series, client, n]);
-  if (now - sentAt >= intVar(env, "METRICS_FLUSH_SECONDS", 60, 0, 3600) * 1000) {
+  if (now - sentAt >= flushMs(env)) {
     sentAt = now;
     w.waitUntil(send(env as Required<Pick<TallyEnv, "METRICS">>));
   }
