@@ -3,11 +3,13 @@
 // clears; each message goes to ALERT_WEBHOOK_URL signed as the SMS webhook is. Here a stand-in
 // receiver checks the signature and the timestamp as a real one would, and can refuse (the message
 // is tried again later).
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "../support/env";
 import { hmacSha256Hex, randomToken } from "../../workers/core/crypto";
-import type { MetricsStore } from "../../workers/provider/store/metrics/metrics-store";
+import type { MetricsRoom, MetricsStore } from "../../workers/provider/store/metrics/metrics-store";
+import { judge } from "../../workers/provider/store/flows/alerts";
+import { raiseNotice, resolveNotice } from "../../workers/provider/store/notices";
 
 const RECEIVER = "http://127.0.0.1:9899/alerts";
 const SECRET = "test-only-alert-webhook-secret";
@@ -166,6 +168,43 @@ describe("alerts", () => {
     await runDurableObjectAlarm(m);
     expect(r.got.map((g) => [g.alert, g.status])).toEqual([["events.app-down", "firing"]]);
     expect(r.got[0]!.text).toContain("Events to app app-down: 3 tries failed and none delivered in the last hour");
+  });
+
+  it("attempts past the first gateway of SMS_SENDER above 10% over 5 minutes fire the failover rule; at 10% it does not", async () => {
+    const m = store();
+    const t = minute(Date.now());
+    const failover = async () =>
+      runInDurableObject(m, async (o: MetricsStore) => {
+        const room = (o as unknown as { room: MetricsRoom }).room;
+        return (await judge(room, { SMS_SENDER: "naver-sens,nhn-cloud" }, Date.now())).find(
+          (j) => j.rule === "sms.failover",
+        );
+      });
+    await m.apply(`b-${randomToken(6)}`, [
+      [t, "sms.naver-sens.delivered", null, 90],
+      [t, "sms.nhn-cloud.delivered", null, 10],
+    ]);
+    expect(await failover()).toMatchObject({ active: false, value: 10 });
+    await m.apply(`b-${randomToken(6)}`, [[t, "sms.nhn-cloud.delivered", null, 2]]);
+    const j = await failover();
+    expect(j?.active).toBe(true);
+    expect(j?.text).toContain(
+      "SMS failover: 11.8% of 102 attempts went past naver-sens over 5 minutes (threshold 10%)",
+    );
+  });
+
+  it("a review test number suspended by its cap of wrong codes (an open notice) fires its rule until resolved", async () => {
+    const m = store();
+    const suspended = async () =>
+      runInDurableObject(m, async (o: MetricsStore) => {
+        const room = (o as unknown as { room: MetricsRoom }).room;
+        return (await judge(room, { DB: env.DB }, Date.now())).find((j) => j.rule === "test_number.suspended");
+      });
+    const before = (await suspended())!.value;
+    await raiseNotice(env, "test_number.suspended", "alerts-test-subject", "010-****-0000 suspended");
+    expect(await suspended()).toMatchObject({ active: true, value: before + 1 });
+    await resolveNotice(env, "test_number.suspended", "alerts-test-subject");
+    expect((await suspended())!.value).toBe(before);
   });
 
   it("a message the receiver refuses is tried again at the next alarm after its backoff", async () => {
