@@ -15,7 +15,7 @@ import { readMetrics, type MetricsAnswer } from "../admin/metrics";
 import { openNotices } from "../provider/store/notices";
 import { type AlertState, type Step } from "../provider/store/metrics/metrics-store";
 import { metricsStore } from "../provider/store/metrics/reach";
-import type { SmsGatewayName } from "../provider/signin/sms/sender";
+import { GATEWAYS } from "../provider/signin/config";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
@@ -47,9 +47,7 @@ export function smsPrices(env: { SMS_PRICES_KRW?: string }): (gateway: string) =
 }
 
 /** Each gateway's delivered series (SMS_SENDER's names and the dev outbox): what the spend counts. */
-const DELIVERED = (["naver-sens", "nhn-cloud", "webhook", "outbox"] satisfies (SmsGatewayName | "outbox")[]).map(
-  (g) => `sms.${g}.delivered`,
-);
+const DELIVERED = [...GATEWAYS, "outbox"].map((g) => `sms.${g}.delivered`);
 
 const sum = (a: MetricsAnswer, name: string) => (a.series[name] ?? []).reduce((s, [, n]) => s + n, 0);
 const pct = (part: number, whole: number) => (whole === 0 ? null : (100 * part) / whole);

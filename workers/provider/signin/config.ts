@@ -102,7 +102,8 @@ function linkVar(
   return v;
 }
 
-const GATEWAYS: readonly SmsGatewayName[] = ["naver-sens", "nhn-cloud", "webhook"];
+/** Every gateway `SMS_SENDER` may name. */
+export const GATEWAYS: readonly SmsGatewayName[] = ["naver-sens", "nhn-cloud", "webhook"];
 
 /** `SMS_SENDER`: `outbox` (DEV_MODE only) alone, or gateways in the order they are tried, each once. */
 function smsSenders(env: SigninVars, devMode: boolean): SigninConfig["smsSenders"] {
