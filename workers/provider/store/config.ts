@@ -88,3 +88,17 @@ function parseAudit(env: AuditVars): AuditConfig {
 export function auditConfig(env: AuditVars): AuditConfig {
   return configOf(env, parseAudit);
 }
+
+/**
+ * A whole-number variable of the metrics (its flush, its alerts' interval) in ms: a malformed value
+ * is logged and the default kept, since a count or an alert must never fail the request or the
+ * roll-up around it.
+ */
+export function metricsSeconds(env: object, name: string, dflt: number, min: number): number {
+  try {
+    return intVar(env, name, dflt, min, 3600) * 1000;
+  } catch (err) {
+    console.log(JSON.stringify({ worker: "metrics", cause: err instanceof Error ? err.message : String(err) }));
+    return dflt * 1000;
+  }
+}

@@ -7,7 +7,7 @@
 // grow with traffic), their webhook messages sent, and once a day each tier's old rows dropped.
 
 import { DurableObject } from "cloudflare:workers";
-import { intVar } from "../../../core/config";
+import { metricsSeconds } from "../config";
 import { writeDataPoints } from "./analytics";
 import type { Point } from "./series";
 import { Alerts, createAlertTables, type AlertState } from "./tables/alerts";
@@ -28,16 +28,6 @@ export interface MetricsHandlers {
   alarm(room: MetricsRoom): Promise<void>;
 }
 
-/** `ALERT_EVALUATE_SECONDS` in ms; a malformed value is logged and the default kept (the roll-ups go on). */
-function evaluateEvery(env: object): number {
-  try {
-    return intVar(env, "ALERT_EVALUATE_SECONDS", 60, 1, 3600) * 1000;
-  } catch (err) {
-    console.log(JSON.stringify({ worker: "metrics", cause: err instanceof Error ? err.message : String(err) }));
-    return 60_000;
-  }
-}
-
 export class MetricsStore extends DurableObject {
   protected readonly room: MetricsRoom;
   private readonly analytics: AnalyticsEngineDataset | undefined;
@@ -55,7 +45,7 @@ export class MetricsStore extends DurableObject {
     createAlertTables(ctx.storage.sql);
     this.room = { rollups: new Rollups(ctx.storage.sql, ctx.storage), alerts: new Alerts(ctx.storage.sql) };
     this.analytics = (env as { METRICS_AE?: AnalyticsEngineDataset }).METRICS_AE;
-    this.everyMs = evaluateEvery(env as object);
+    this.everyMs = metricsSeconds(env as object, "ALERT_EVALUATE_SECONDS", 60, 1);
   }
 
   /**

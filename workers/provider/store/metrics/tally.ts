@@ -6,7 +6,7 @@
 // What an isolate held when it was evicted, or a send that failed three times, is lost: these
 // series are approximate, and never feed the "roll-up equals the trail" invariant.
 
-import { intVar } from "../../../core/config";
+import { metricsSeconds } from "../config";
 import { randomToken } from "../../../core/crypto";
 import type { MetricsStore } from "./metrics-store";
 import { metricsStore } from "./reach";
@@ -43,15 +43,7 @@ const flushOf = new WeakMap<object, number>();
  */
 function flushMs(env: TallyEnv): number {
   let ms = flushOf.get(env);
-  if (ms === undefined) {
-    try {
-      ms = intVar(env, "METRICS_FLUSH_SECONDS", 60, 0, 3600) * 1000;
-    } catch (err) {
-      console.log(JSON.stringify({ worker: "metrics", cause: err instanceof Error ? err.message : String(err) }));
-      ms = MINUTE_MS;
-    }
-    flushOf.set(env, ms);
-  }
+  if (ms === undefined) flushOf.set(env, (ms = metricsSeconds(env, "METRICS_FLUSH_SECONDS", 60, 0)));
   return ms;
 }
 
