@@ -30,6 +30,8 @@ const CLIENT_ID_LENGTH = 20;
 const CLIENT_SECRET_LENGTH = 64;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/** An app's own SMS budget as the audit detail holds it: the number, or `default` (SMS_APP_DAILY_BUDGET). */
+const budgetDetail = (b: number | null): number | string => b ?? "default";
 
 /**
  * The wire form of a client (snake_case, ISO times); never a secret. `events_uri_problem`: why its
@@ -48,6 +50,7 @@ export function clientView(c: AdminClient, devMode: boolean): Record<string, unk
     event_types: c.eventTypes,
     purpose: c.purpose,
     retention: c.retention,
+    sms_daily_budget: c.smsDailyBudget,
     status: c.status,
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
@@ -100,6 +103,7 @@ export async function create(req: Request, env: AdminEnv, rc: RequestContext): P
         items: fields.items.join(","),
         auto_login: fields.autoLogin,
         event_types: fields.eventTypes.join(","),
+        sms_daily_budget: budgetDetail(fields.smsDailyBudget),
       });
       // The secret is shown here once; it is stored only sealed.
       return changed(env, clientId, { client_secret: secret }, 201);
@@ -115,7 +119,11 @@ export async function update(req: Request, env: AdminEnv, rc: RequestContext): P
   const patch = clientPatch(body, commonConfig(env).devMode);
   const c = await existing(env, rc);
   if (!(await updateClient(env, c.clientId, patch))) throw E.noSuch("client");
-  await auditBy(env, rc, "client.updated", c.clientId, "ok", { fields: Object.keys(body).sort().join(",") });
+  await auditBy(env, rc, "client.updated", c.clientId, "ok", {
+    fields: Object.keys(body).sort().join(","),
+    // what an app may send is money and sign-ins: the trail keeps the value, not only that it changed
+    ...(patch.smsDailyBudget !== undefined ? { sms_daily_budget: budgetDetail(patch.smsDailyBudget) } : {}),
+  });
   return changed(env, c.clientId);
 }
 

@@ -9,6 +9,7 @@ import {
   type ClientPatch,
   type EventType,
 } from "../provider/store/clients";
+import { SMS_BUDGET_MAX, SMS_BUDGET_MIN } from "../provider/store/config";
 import { eventsUriProblem } from "./hosts";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "../core/spec";
 
@@ -133,6 +134,21 @@ function consentText(field: "purpose" | "retention", v: unknown): string | null 
   return s;
 }
 
+/**
+ * An app's daily SMS budget in messages (docs/operations.md "SMS budgets"), a whole number within
+ * the bounds SMS_APP_DAILY_BUDGET has; null for that default.
+ */
+function smsDailyBudget(v: unknown): number | null {
+  if (v === null) return null;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < SMS_BUDGET_MIN || v > SMS_BUDGET_MAX) {
+    throw E.invalidBecause(
+      "sms_daily_budget",
+      `must be a whole number of messages from ${SMS_BUDGET_MIN} to ${SMS_BUDGET_MAX}, or null for the default (SMS_APP_DAILY_BUDGET)`,
+    );
+  }
+  return v;
+}
+
 export const CLIENT_FIELDS = [
   "name",
   "redirect_uris",
@@ -142,16 +158,28 @@ export const CLIENT_FIELDS = [
   "event_types",
   "purpose",
   "retention",
+  "sms_daily_budget",
 ] as const;
 
-/** The fields of a create request: name and redirect_uris required; items default to none, event types to plid-deleted. */
+/**
+ * The fields of a create request: name and redirect_uris required; items default to none, event
+ * types to plid-deleted, the SMS budget to SMS_APP_DAILY_BUDGET's (null).
+ */
 export function newClientFields(
   body: Record<string, unknown>,
   devMode: boolean,
 ): Required<
   Pick<
     ClientPatch,
-    "name" | "redirectUris" | "items" | "autoLogin" | "eventsUri" | "eventTypes" | "purpose" | "retention"
+    | "name"
+    | "redirectUris"
+    | "items"
+    | "autoLogin"
+    | "eventsUri"
+    | "eventTypes"
+    | "purpose"
+    | "retention"
+    | "smsDailyBudget"
   >
 > {
   if (body.name === undefined) throw E.missing("name");
@@ -165,6 +193,7 @@ export function newClientFields(
     eventTypes: body.event_types === undefined ? [...DEFAULT_EVENT_TYPES] : eventTypes(body.event_types),
     purpose: body.purpose === undefined ? null : consentText("purpose", body.purpose),
     retention: body.retention === undefined ? null : consentText("retention", body.retention),
+    smsDailyBudget: body.sms_daily_budget === undefined ? null : smsDailyBudget(body.sms_daily_budget),
   };
 }
 
@@ -179,6 +208,7 @@ export function clientPatch(body: Record<string, unknown>, devMode: boolean): Cl
   if (body.event_types !== undefined) p.eventTypes = eventTypes(body.event_types);
   if (body.purpose !== undefined) p.purpose = consentText("purpose", body.purpose);
   if (body.retention !== undefined) p.retention = consentText("retention", body.retention);
+  if (body.sms_daily_budget !== undefined) p.smsDailyBudget = smsDailyBudget(body.sms_daily_budget);
   if (Object.keys(p).length === 0) throw E.missing(CLIENT_FIELDS.join(" or "));
   return p;
 }

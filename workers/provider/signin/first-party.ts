@@ -23,6 +23,7 @@ export function standInClient(name: string): Client {
     eventsUri: null,
     purpose: null,
     retention: null,
+    smsDailyBudget: null,
     createdAt: 0,
     updatedAt: 0,
   };

@@ -28,6 +28,11 @@ export interface Client {
   /** The consent page's purpose of use and retention period (null: the defaults). */
   purpose: string | null;
   retention: string | null;
+  /**
+   * Messages its sign-ins may send in a Korean day (docs/operations.md "SMS budgets"), or null for
+   * SMS_APP_DAILY_BUDGET: `appSmsBudget` (store/config.ts) gives the one that applies.
+   */
+  smsDailyBudget: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -60,6 +65,7 @@ export interface ClientRow {
   event_types: string;
   purpose: string | null;
   retention: string | null;
+  sms_daily_budget: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -88,6 +94,7 @@ export function toClient(r: ClientRow): RegisteredClient {
     eventTypes: (JSON.parse(r.event_types) as string[]).filter(isEventType),
     purpose: r.purpose ?? null,
     retention: r.retention ?? null,
+    smsDailyBudget: r.sms_daily_budget ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -296,14 +303,15 @@ export interface NewClient {
   eventTypes: EventType[];
   purpose: string | null;
   retention: string | null;
+  smsDailyBudget: number | null;
 }
 
 /** Inserts a client; false when the id is taken (the caller draws another). */
 export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
   const now = Date.now();
   const r = await env.DB.prepare(
-    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, event_types, purpose, retention, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, event_types, purpose, retention, sms_daily_budget, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
   )
     .bind(
       c.clientId,
@@ -316,6 +324,7 @@ export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
       JSON.stringify(c.eventTypes),
       c.purpose,
       c.retention,
+      c.smsDailyBudget,
       now,
       now,
     )
@@ -334,6 +343,8 @@ export interface ClientPatch {
   /** null restores the default text. */
   purpose?: string | null;
   retention?: string | null;
+  /** null: SMS_APP_DAILY_BUDGET. */
+  smsDailyBudget?: number | null;
   status?: "active" | "disabled";
 }
 
@@ -349,6 +360,7 @@ export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch)
   if (p.eventTypes !== undefined) (sets.push("event_types = ?"), values.push(JSON.stringify(p.eventTypes)));
   if (p.purpose !== undefined) (sets.push("purpose = ?"), values.push(p.purpose));
   if (p.retention !== undefined) (sets.push("retention = ?"), values.push(p.retention));
+  if (p.smsDailyBudget !== undefined) (sets.push("sms_daily_budget = ?"), values.push(p.smsDailyBudget));
   if (p.status !== undefined) (sets.push("status = ?"), values.push(p.status));
   sets.push("updated_at = ?");
   values.push(Date.now());
@@ -402,7 +414,7 @@ export async function countClients(env: DbEnv, ids: readonly string[]): Promise<
 // ---- the dev seed's and the flows' statements
 
 /** A client of the dev seed, inserted where absent (operator changes to seed rows are kept). */
-export type SeedClientRow = Omit<NewClient, "eventTypes" | "purpose" | "retention">;
+export type SeedClientRow = Omit<NewClient, "eventTypes" | "purpose" | "retention" | "smsDailyBudget">;
 
 /** The statement inserting a seed client where absent (batched by the seed). */
 export function insertSeedClient(env: DbEnv, c: SeedClientRow, now: number): D1PreparedStatement {
@@ -430,6 +442,22 @@ export async function clientNames(env: DbEnv, ids: readonly string[]): Promise<M
     .bind(JSON.stringify(ids))
     .all<{ client_id: string; name: string }>();
   return new Map(results.map((c) => [c.client_id, c.name]));
+}
+
+/**
+ * The name and own daily SMS budget (null: the default) of each client among `ids` that exists, by
+ * id: what the alerts judge each app's SMS of the day against (store/flows/alerts.ts).
+ */
+export async function clientSmsBudgets(
+  env: DbEnv,
+  ids: readonly string[],
+): Promise<Map<string, { name: string; smsDailyBudget: number | null }>> {
+  const { results } = await env.DB.prepare(
+    "SELECT client_id, name, sms_daily_budget FROM clients WHERE client_id IN (SELECT value FROM json_each(?))",
+  )
+    .bind(JSON.stringify(ids))
+    .all<{ client_id: string; name: string; sms_daily_budget: number | null }>();
+  return new Map(results.map((c) => [c.client_id, { name: c.name, smsDailyBudget: c.sms_daily_budget ?? null }]));
 }
 
 /** The clients among `ids` to tell of `type` events: those with an events_uri that take the type. */

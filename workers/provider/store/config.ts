@@ -1,12 +1,12 @@
 // The store's own variables, read by every worker that touches the stores (the service's workers
 // and the admin API): how many objects the one-time store and the directory are spread over, how
 // long a code and a token live (which bounds how long a plid's revocation must be kept), a review
-// test number's cap, and the audit trail's. Every room of the store may read this module; it
-// reads none of them.
+// test number's cap, the audit trail's, and the daily SMS budgets. Every room of the store may read
+// this module; it reads none of them.
 
 import { configOf, ConfigError, intVar } from "../../core/config";
 
-export interface StoreVars {
+export interface StoreVars extends SmsBudgetVars {
   ONE_TIME_SHARDS?: string;
   CODE_TTL_SECONDS?: string;
   ACCESS_TOKEN_TTL_SECONDS?: string;
@@ -89,16 +89,89 @@ export function auditConfig(env: AuditVars): AuditConfig {
   return configOf(env, parseAudit);
 }
 
+/** A whole-number variable whose malformed value is logged (naming it, for `worker`) and its default kept. */
+function lenientIntVar(env: object, name: string, dflt: number, min: number, max: number, worker: string): number {
+  try {
+    return intVar(env, name, dflt, min, max);
+  } catch (err) {
+    console.log(JSON.stringify({ worker, cause: err instanceof Error ? err.message : String(err) }));
+    return dflt;
+  }
+}
+
 /**
  * A whole-number variable of the metrics (its flush, its alerts' interval) in ms: a malformed value
  * is logged and the default kept, since a count or an alert must never fail the request or the
  * roll-up around it.
  */
 export function metricsSeconds(env: object, name: string, dflt: number, min: number): number {
-  try {
-    return intVar(env, name, dflt, min, 3600) * 1000;
-  } catch (err) {
-    console.log(JSON.stringify({ worker: "metrics", cause: err instanceof Error ? err.message : String(err) }));
-    return dflt * 1000;
-  }
+  return lenientIntVar(env, name, dflt, min, 3600, "metrics") * 1000;
+}
+
+/** The daily SMS budgets' variables (docs/operations.md "SMS budgets"). */
+export interface SmsBudgetVars {
+  SMS_APP_DAILY_BUDGET?: string;
+  SMS_GLOBAL_DAILY_BUDGET?: string;
+}
+
+export interface SmsBudgetConfig {
+  /** Messages an app without a budget of its own may be sent in a Korean day. */
+  appDaily: number;
+  /** Messages the whole service sends in a Korean day before its alerts fire; nothing stops at it. */
+  globalDaily: number;
+}
+
+/** The bounds of an app's daily SMS budget in messages: SMS_APP_DAILY_BUDGET's and each app's own. */
+export const SMS_BUDGET_MIN = 1;
+export const SMS_BUDGET_MAX = 10_000_000;
+/** SMS_APP_DAILY_BUDGET unset: 200,000 원 a day at 20 원 a message (docs/operations.md "SMS budgets"). */
+export const DEFAULT_SMS_APP_DAILY_BUDGET = 10_000;
+/** SMS_GLOBAL_DAILY_BUDGET unset: a small deployment's; one at national volume sets its own. */
+export const DEFAULT_SMS_GLOBAL_DAILY_BUDGET = 1_000_000;
+/** SMS_GLOBAL_DAILY_BUDGET's largest: ten times the national 10 million sign-ins a day (docs/capacity.md). */
+export const SMS_GLOBAL_BUDGET_MAX = 100_000_000;
+
+// Lenient, as the metrics' variables are: a malformed budget must not turn every sign-in by SMS into
+// a 500 (the one outage the budgets exist to prevent); it is logged, naming it, and the default kept.
+function parseSmsBudgets(env: SmsBudgetVars): SmsBudgetConfig {
+  return {
+    appDaily: lenientIntVar(
+      env,
+      "SMS_APP_DAILY_BUDGET",
+      DEFAULT_SMS_APP_DAILY_BUDGET,
+      SMS_BUDGET_MIN,
+      SMS_BUDGET_MAX,
+      "sms-budget",
+    ),
+    globalDaily: lenientIntVar(
+      env,
+      "SMS_GLOBAL_DAILY_BUDGET",
+      DEFAULT_SMS_GLOBAL_DAILY_BUDGET,
+      SMS_BUDGET_MIN,
+      SMS_GLOBAL_BUDGET_MAX,
+      "sms-budget",
+    ),
+  };
+}
+
+/** The SMS budgets' variables, parsed once per env (a malformed one logged once, its default kept). */
+export function smsBudgetConfig(env: SmsBudgetVars): SmsBudgetConfig {
+  return configOf(env, parseSmsBudgets);
+}
+
+/**
+ * An app's daily SMS budget in messages: its own (`clients.sms_daily_budget`, `Client.smsDailyBudget`),
+ * else SMS_APP_DAILY_BUDGET. Takes any record with the field, so a room that may not import the
+ * clients' module (an object's folder) can call it.
+ */
+export function appSmsBudget(client: { smsDailyBudget: number | null }, env: SmsBudgetVars): number {
+  return client.smsDailyBudget ?? smsBudgetConfig(env).appDaily;
+}
+
+/** Korea's offset from UTC (no daylight saving time). */
+const KST_OFFSET_MS = 9 * 3_600_000;
+
+/** The start (ms) of the Korean calendar day holding `now`: the budgets count from midnight KST (15:00 UTC). */
+export function kstDayStart(now: number): number {
+  return now - ((now + KST_OFFSET_MS) % 86_400_000);
 }
