@@ -8,8 +8,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "../support/env";
 import { hmacSha256Hex, randomToken } from "../../workers/core/crypto";
 import type { MetricsRoom, MetricsStore } from "../../workers/provider/store/metrics/metrics-store";
-import { judge } from "../../workers/provider/store/flows/alerts";
+import { alertsAlarm, judge, type AlertEnv } from "../../workers/provider/store/flows/alerts";
+import { kstDayStart } from "../../workers/provider/store/config";
 import { raiseNotice, resolveNotice } from "../../workers/provider/store/notices";
+import { admin, createClient } from "../support/admin";
 
 const RECEIVER = "http://127.0.0.1:9899/alerts";
 const SECRET = "test-only-alert-webhook-secret";
@@ -223,5 +225,187 @@ describe("alerts", () => {
     vi.setSystemTime(t0 + 61_000);
     await runDurableObjectAlarm(m);
     expect(r.got.map((g) => g.status)).toEqual(["firing"]);
+  });
+});
+
+// The daily SMS budgets (docs/operations.md "SMS budgets"): each app's SMS delivered since midnight
+// in Korea against its budget (its own, else SMS_APP_DAILY_BUDGET), and every SMS against
+// SMS_GLOBAL_DAILY_BUDGET, fire a rule at 80% and an `.exhausted` one at 100%; the next day clears
+// them. Alerts only: nothing here stops a send.
+describe("SMS budgets", () => {
+  /** The budget rules whose names begin with `prefix`, judged at `now` with `vars`, by name. */
+  async function budgets(m: DurableObjectStub<MetricsStore>, prefix: string, vars: AlertEnv, now = Date.now()) {
+    return runInDurableObject(m, async (o: MetricsStore) => {
+      const room = (o as unknown as { room: MetricsRoom }).room;
+      const all = await judge(room, vars, now);
+      return Object.fromEntries(all.filter((j) => j.rule.startsWith(prefix)).map((j) => [j.rule, j]));
+    });
+  }
+
+  /** `n` SMS delivered for `client` (null: the service's own pages) at `at`, on `gateway`. */
+  const delivered = (
+    m: DurableObjectStub<MetricsStore>,
+    client: string | null,
+    n: number,
+    at = Date.now(),
+    gateway = "naver-sens",
+  ) => m.apply(`b-${randomToken(6)}`, [[minute(at), `sms.${gateway}.delivered`, client, n]]);
+
+  it("an app's SMS today fire sms.budget.<client_id> at 80% of its own budget, not at 79%, and .exhausted at 100%", async () => {
+    const c = await createClient({ sms_daily_budget: 100 });
+    const id = c.client_id;
+    const m = store();
+    const now = Date.now();
+    const rule = `sms.budget.${id}`;
+    // yesterday's (in Korea) and failed attempts count for nothing; the gateways' deliveries add up
+    await delivered(m, id, 50, kstDayStart(now) - 60_000);
+    await m.apply(`b-${randomToken(6)}`, [[minute(now), "sms.naver-sens.server_error", id, 30]]);
+    await delivered(m, id, 70, now);
+    await delivered(m, id, 9, now, "nhn-cloud");
+    let j = await budgets(m, rule, { DB: env.DB }, now);
+    expect(j[rule]).toMatchObject({ active: false, value: 79 });
+    expect(j[`${rule}.exhausted`]).toMatchObject({ active: false, value: 79 });
+    await delivered(m, id, 1, now);
+    j = await budgets(m, rule, { DB: env.DB }, now);
+    expect(j[rule]).toMatchObject({ active: true, value: 80 });
+    expect(j[rule]!.text).toBe(
+      `SMS budget of app Test Shop (${id}): 80 of 100 messages sent today (KST), 80.0% (threshold 80%)`,
+    );
+    expect(j[`${rule}.exhausted`]).toMatchObject({ active: false, value: 80 });
+    await delivered(m, id, 19, now);
+    expect((await budgets(m, rule, { DB: env.DB }, now))[`${rule}.exhausted`]?.active).toBe(false);
+    await delivered(m, id, 1, now);
+    j = await budgets(m, rule, { DB: env.DB }, now);
+    expect(j[rule]).toMatchObject({ active: true, value: 100 });
+    expect(j[`${rule}.exhausted`]).toMatchObject({ active: true, value: 100 });
+    expect(j[`${rule}.exhausted`]!.text).toBe(
+      `SMS budget of app Test Shop (${id}) used up: 100 of 100 messages sent today (KST), 100.0%: its sign-ins by SMS are paused until midnight KST`,
+    );
+  });
+
+  it("an app without a budget of its own is judged against SMS_APP_DAILY_BUDGET; a change of its budget applies at the next judgement", async () => {
+    const c = await createClient();
+    const id = c.client_id;
+    const m = store();
+    const now = Date.now();
+    const rule = `sms.budget.${id}`;
+    await delivered(m, id, 39, now);
+    const vars = { DB: env.DB, SMS_APP_DAILY_BUDGET: "50" };
+    expect((await budgets(m, rule, vars, now))[rule]).toMatchObject({ active: false, value: 78 });
+    await delivered(m, id, 1, now);
+    expect((await budgets(m, rule, vars, now))[rule]).toMatchObject({ active: true, value: 80 });
+    // the default unset: 10,000 messages
+    expect((await budgets(m, rule, { DB: env.DB }, now))[rule]).toMatchObject({ active: false, value: 0.4 });
+    // the operator gives the app 40: used up
+    const res = await admin("PATCH", `/admin/clients/${id}`, { json: { sms_daily_budget: 40 } });
+    expect(res.status).toBe(200);
+    expect((await budgets(m, rule, vars, now))[`${rule}.exhausted`]).toMatchObject({ active: true, value: 100 });
+  });
+
+  it("every SMS today (apps and the service's own pages) fires sms.budget.global at 80% of SMS_GLOBAL_DAILY_BUDGET, not at 79%, and .exhausted at 100%", async () => {
+    const m = store();
+    const now = Date.now();
+    const vars = { SMS_GLOBAL_DAILY_BUDGET: "1000" };
+    const rule = "sms.budget.global";
+    await delivered(m, null, 500, now);
+    await delivered(m, "app-one", 200, now);
+    await delivered(m, "app-two", 90, now, "nhn-cloud");
+    await delivered(m, null, 400, kstDayStart(now) - 60_000); // yesterday in Korea
+    let j = await budgets(m, rule, vars, now);
+    expect(j[rule]).toMatchObject({ active: false, value: 79 });
+    expect(j[`${rule}.exhausted`]).toMatchObject({ active: false });
+    await delivered(m, null, 10, now);
+    j = await budgets(m, rule, vars, now);
+    expect(j[rule]).toMatchObject({ active: true, value: 80 });
+    expect(j[rule]!.text).toBe(
+      "SMS budget of the service: 800 of 1,000 messages sent today (KST), 80.0% (threshold 80%)",
+    );
+    await delivered(m, "app-one", 199, now);
+    expect((await budgets(m, rule, vars, now))[`${rule}.exhausted`]).toMatchObject({ active: false });
+    await delivered(m, null, 1, now);
+    j = await budgets(m, rule, vars, now);
+    expect(j[`${rule}.exhausted`]).toMatchObject({ active: true, value: 100 });
+    expect(j[`${rule}.exhausted`]!.text).toBe(
+      "SMS budget of the service used up: 1,000 of 1,000 messages sent today (KST), 100.0%: nothing is stopped (each app's own budget still applies)",
+    );
+    // unset: 1,000,000 messages
+    expect((await budgets(m, rule, {}, now))[rule]).toMatchObject({ active: false, value: 0.1 });
+  });
+
+  it("an app's budget rules fire once (the alarm's webhook) and clear when the day turns at midnight KST", async () => {
+    const r = receiver();
+    const c = await createClient({ sms_daily_budget: 10 });
+    const id = c.client_id;
+    const m = store();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const midnight = kstDayStart(Date.now()) + 86_400_000;
+    vi.setSystemTime(midnight - 10 * 60_000);
+    await delivered(m, id, 10, Date.now());
+    await runDurableObjectAlarm(m);
+    const budget = () => r.got.filter((g) => g.alert.startsWith("sms.budget.")).map((g) => [g.alert, g.status]);
+    expect(budget()).toEqual([
+      [`sms.budget.${id}`, "firing"],
+      [`sms.budget.${id}.exhausted`, "firing"],
+    ]);
+    vi.setSystemTime(midnight - 60_000);
+    await runDurableObjectAlarm(m);
+    expect(budget()).toHaveLength(2);
+    // 00:00 KST: a new day, nothing sent yet
+    vi.setSystemTime(midnight + 60_000);
+    await runDurableObjectAlarm(m);
+    expect(budget()).toEqual([
+      [`sms.budget.${id}`, "firing"],
+      [`sms.budget.${id}.exhausted`, "firing"],
+      [`sms.budget.${id}`, "resolved"],
+      [`sms.budget.${id}.exhausted`, "resolved"],
+    ]);
+    const states = await m.alerts();
+    expect(states.filter((s) => s.rule.startsWith(`sms.budget.${id}`)).map((s) => s.firing)).toEqual([false, false]);
+    vi.setSystemTime(midnight + 2 * 60_000);
+    await runDurableObjectAlarm(m);
+    expect(budget()).toHaveLength(4);
+    expect(r.bad).toEqual([]);
+  });
+
+  it("the global rules fire at 80% and 100% of SMS_GLOBAL_DAILY_BUDGET and clear when the day turns at midnight KST", async () => {
+    const r = receiver();
+    const m = store();
+    const vars: AlertEnv = {
+      DB: env.DB,
+      SMS_GLOBAL_DAILY_BUDGET: "20",
+      ALERT_WEBHOOK_URL: RECEIVER,
+      ALERT_WEBHOOK_SECRET: SECRET,
+    };
+    const alarm = () =>
+      runInDurableObject(m, (o: MetricsStore) => alertsAlarm(vars, (o as unknown as { room: MetricsRoom }).room));
+    const budget = () => r.got.filter((g) => g.alert.startsWith("sms.budget.")).map((g) => [g.alert, g.status]);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const midnight = kstDayStart(Date.now()) + 86_400_000;
+    vi.setSystemTime(midnight - 10 * 60_000);
+    await delivered(m, null, 15, Date.now());
+    await alarm();
+    expect(budget()).toEqual([]);
+    await delivered(m, null, 1, Date.now());
+    await alarm();
+    expect(budget()).toEqual([["sms.budget.global", "firing"]]);
+    expect(r.got.at(-1)!.text).toBe(
+      "[phone-login] FIRING: SMS budget of the service: 16 of 20 messages sent today (KST), 80.0% (threshold 80%)",
+    );
+    vi.setSystemTime(midnight - 5 * 60_000);
+    await delivered(m, null, 4, Date.now());
+    await alarm();
+    expect(budget()).toEqual([
+      ["sms.budget.global", "firing"],
+      ["sms.budget.global.exhausted", "firing"],
+    ]);
+    vi.setSystemTime(midnight + 60_000);
+    await alarm();
+    expect(budget()).toEqual([
+      ["sms.budget.global", "firing"],
+      ["sms.budget.global.exhausted", "firing"],
+      ["sms.budget.global", "resolved"],
+      ["sms.budget.global.exhausted", "resolved"],
+    ]);
+    expect(r.bad).toEqual([]);
   });
 });

@@ -99,6 +99,30 @@ describe("the tiers", () => {
     );
   });
 
+  it("totalsSince sums the chosen series per app and for all apps from an hour on, whatever the batches (hours to the next UTC midnight, then days)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(point, { maxLength: 30 }), { maxLength: 6 }),
+        fc.integer({ min: -2, max: 3 * 24 + 1 }),
+        async (batches, hours) => {
+          await runInDurableObject(fresh(), (_o, state) => {
+            const r = new Rollups(state.storage.sql, state.storage);
+            batches.forEach((b, i) => r.apply(`b-${i}`, b, Date.now()));
+            const from = T0 + hours * HOUR_MS;
+            const chosen = (s: string) => s === "sms.sens.delivered" || s === "consent";
+            const want = new Map<string, number>();
+            for (const [t, s, c, n] of batches.flat()) {
+              if (t < from || !chosen(s)) continue;
+              for (const key of c === null ? [""] : ["", c]) want.set(key, (want.get(key) ?? 0) + n);
+            }
+            expect(r.totalsSince(chosen, from)).toEqual(want);
+          });
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
   it("prune drops each tier's rows older than it keeps, for every app, and nothing newer", async () => {
     await runInDurableObject(fresh(), (_o, state) => {
       const r = new Rollups(state.storage.sql, state.storage);

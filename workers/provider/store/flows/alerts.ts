@@ -1,13 +1,16 @@
 // The alerts (docs/operations.md "Alerts"), evaluated every minute by the metrics store's alarm from
-// its roll-ups (a few reads of the last minutes, whatever the traffic) and D1's open notices. A rule
-// that becomes true fires once, repeats at most hourly while it stays true, and sends a recovery
-// when it clears. Each message goes to ALERT_WEBHOOK_URL as JSON with a Slack-compatible `text`,
-// signed as the SMS webhook is (`X-Signature: sha256=<hex HMAC-SHA256(ALERT_WEBHOOK_SECRET,
-// timestamp + "." + body)>`, `X-Signature-Timestamp`), and retried with backoff.
+// its roll-ups (a few reads of the last minutes, whatever the traffic; the day's SMS per app for the
+// budgets), D1's open notices and the apps' SMS budgets. A rule that becomes true fires once,
+// repeats at most hourly while it stays true, and sends a recovery when it clears. Each message
+// goes to ALERT_WEBHOOK_URL as JSON with a Slack-compatible `text`, signed as the SMS webhook is
+// (`X-Signature: sha256=<hex HMAC-SHA256(ALERT_WEBHOOK_SECRET, timestamp + "." + body)>`,
+// `X-Signature-Timestamp`), and retried with backoff.
 
 import { hmacSha256Hex } from "../../../core/crypto";
+import { clientSmsBudgets } from "../clients";
+import { appSmsBudget, kstDayStart, smsBudgetConfig, type SmsBudgetVars } from "../config";
 import type { MetricsRoom } from "../metrics/metrics-store";
-import { DAY_MS, HOUR_MS, MINUTE_MS } from "../metrics/tables/rollups";
+import { ALL_APPS, DAY_MS, HOUR_MS, MINUTE_MS } from "../metrics/tables/rollups";
 
 export interface AlertVars {
   ALERT_WEBHOOK_URL?: string;
@@ -15,7 +18,7 @@ export interface AlertVars {
   SMS_SENDER?: string;
 }
 
-export type AlertEnv = AlertVars & { DB?: D1Database };
+export type AlertEnv = AlertVars & SmsBudgetVars & { DB?: D1Database };
 
 /** The rules' thresholds (documented defaults). */
 export const THRESHOLDS = {
@@ -32,6 +35,8 @@ export const THRESHOLDS = {
   completionMinDays: 3,
   /** Fewest attempts in 5 minutes before a share is judged. */
   minAttempts: 5,
+  /** The share of a daily SMS budget at which its first rule fires (the second at all of it). */
+  smsBudgetShare: 80,
 };
 
 /** A rule's judgement now: whether it holds, its value and what the message says. */
@@ -51,6 +56,8 @@ function countsOf(room: MetricsRoom, from: number, to: number): Counts {
 }
 
 const get = (c: Counts, s: string) => c.get(s) ?? 0;
+/** A gateway's delivered series: one message sent, whichever gateways it was tried on before. */
+const DELIVERED = /^sms\.[a-z0-9_-]+\.delivered$/;
 const share = (part: number, whole: number) => (whole === 0 ? 0 : (100 * part) / whole);
 
 /** Every rule's judgement at `now`. */
@@ -87,7 +94,7 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
   }
   // codes typed per code delivered over 15 minutes
   const fifteen = countsOf(room, now - 15 * MINUTE_MS, now);
-  const sent = [...fifteen].filter(([k]) => /^sms\.[a-z0-9_-]+\.delivered$/.test(k)).reduce((a, [, n]) => a + n, 0);
+  const sent = [...fifteen].filter(([k]) => DELIVERED.test(k)).reduce((a, [, n]) => a + n, 0);
   const conversion = share(get(fifteen, "signin.success.interactive"), sent);
   out.push({
     rule: "code.conversion",
@@ -135,7 +142,80 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
       text: `${n} review test number(s) suspended by their cap of wrong codes: register again with a new code`,
     });
   }
+  out.push(...(await smsBudgets(room, env, now)));
   return out;
+}
+
+const BUDGET = "sms.budget.";
+const GLOBAL = "global";
+
+/**
+ * The daily SMS budgets (docs/operations.md "SMS budgets"): each app's SMS delivered since midnight
+ * in Korea against its budget (its own, else SMS_APP_DAILY_BUDGET), `sms.budget.<client_id>`, and
+ * every SMS (apps and the service's own pages) against SMS_GLOBAL_DAILY_BUDGET, `sms.budget.global`;
+ * each rule fires at 80% of its budget, and its `.exhausted` twin at 100%. They only tell: the
+ * sign-in's guard stops an app's sends at its budget, and nothing stops at the global one (else one
+ * attacker could stop every app's sign-ins by SMS). An app whose rule fires is judged until it
+ * clears, so the turn of the day resolves it.
+ */
+async function smsBudgets(room: MetricsRoom, env: AlertEnv, now: number): Promise<Judgement[]> {
+  const sent = room.rollups.totalsSince((s) => DELIVERED.test(s), kstDayStart(now));
+  const out = budgetRules(
+    GLOBAL,
+    "the service",
+    sent.get(ALL_APPS) ?? 0,
+    smsBudgetConfig(env).globalDaily,
+    "nothing is stopped (each app's own budget still applies)",
+  );
+  const apps = new Set([...sent.keys()].filter((c) => c !== ALL_APPS));
+  for (const s of room.alerts.states())
+    if (s.firing && s.rule.startsWith(BUDGET)) apps.add(s.rule.slice(BUDGET.length).replace(/\.exhausted$/, ""));
+  apps.delete(GLOBAL); // generated client ids are 20 alphanumerics: never `global`
+  if (apps.size === 0) return out;
+  let clients = new Map<string, { name: string; smsDailyBudget: number | null }>();
+  if (env.DB) {
+    try {
+      clients = await clientSmsBudgets({ DB: env.DB }, [...apps]);
+    } catch (err) {
+      // judged again next minute; the default in the meantime would fire for apps given more
+      console.log(JSON.stringify({ worker: "metrics", cause: `SMS budgets: ${String(err)}` }));
+      return out;
+    }
+  }
+  for (const id of apps) {
+    const c = clients.get(id);
+    out.push(
+      ...budgetRules(
+        id,
+        c ? `app ${c.name} (${id})` : `app ${id}`,
+        sent.get(id) ?? 0,
+        appSmsBudget(c ?? { smsDailyBudget: null }, env),
+        "its sign-ins by SMS are paused until midnight KST",
+      ),
+    );
+  }
+  return out;
+}
+
+/** A budget's two rules: `sms.budget.<key>` at 80% of it, `sms.budget.<key>.exhausted` at all of it. */
+function budgetRules(key: string, who: string, n: number, budget: number, atFull: string): Judgement[] {
+  const value = (100 * n) / budget;
+  const of = `${n.toLocaleString("en-US")} of ${budget.toLocaleString("en-US")} messages sent today (KST), ${value.toFixed(1)}%`;
+  return [
+    {
+      rule: `${BUDGET}${key}`,
+      // whole numbers: 80% of the budget exactly is reached, with no rounding of a share
+      active: 100 * n >= THRESHOLDS.smsBudgetShare * budget,
+      value,
+      text: `SMS budget of ${who}: ${of} (threshold ${THRESHOLDS.smsBudgetShare}%)`,
+    },
+    {
+      rule: `${BUDGET}${key}.exhausted`,
+      active: n >= budget,
+      value,
+      text: `SMS budget of ${who} used up: ${of}: ${atFull}`,
+    },
+  ];
 }
 
 /**

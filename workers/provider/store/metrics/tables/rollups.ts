@@ -162,6 +162,32 @@ export class Rollups {
     return out;
   }
 
+  /**
+   * Each app's total, and all apps' (under `ALL_APPS`), of the series `match` accepts, from `from`
+   * (on an hour) to now: the hours up to the next UTC midnight, then the days (the day holding now is
+   * the count so far). The SMS budgets' day in Korea, from 15:00 UTC, is at most 9 hours and one day
+   * row an app: a seek per app on the tables' key (app, t), whatever the traffic. Apps with none are
+   * left out.
+   */
+  totalsSince(match: (series: string) => boolean, from: number): Map<string, number> {
+    const ids = new Set([...this.ids.series].filter(([name]) => match(name)).map(([, id]) => id));
+    const out = new Map<string, number>();
+    if (ids.size === 0) return out;
+    const firstHour = Math.floor(from / HOUR_MS);
+    const firstDay = Math.ceil(from / DAY_MS);
+    const hoursTo = (firstDay * DAY_MS) / HOUR_MS;
+    for (const [client, app] of this.ids.app) {
+      let n = 0;
+      const add = (rows: Iterable<Record<string, SqlStorageValue>>) => {
+        for (const r of rows) for (const [id, c] of decodeCounts(r.counts as ArrayBuffer)) if (ids.has(id)) n += c;
+      };
+      add(this.sql.exec("SELECT counts FROM hours WHERE app = ? AND t >= ? AND t < ?", app, firstHour, hoursTo));
+      add(this.sql.exec("SELECT counts FROM days WHERE app = ? AND t >= ?", app, firstDay));
+      if (n > 0) out.set(client, n);
+    }
+    return out;
+  }
+
   /** Drops what is older than each tier keeps: by app on each table's key (app, t), never a scan of all rows. */
   prune(now: number): void {
     this.sql.exec("DELETE FROM minutes WHERE app = ? AND t < ?", GLOBAL, Math.floor((now - KEEP.minute) / MINUTE_MS));
