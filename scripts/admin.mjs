@@ -59,12 +59,12 @@ const COMMANDS = {
     options: {},
     run: async (api, { args }) => {
       const c = await api("GET", `/admin/clients/${enc(args.client_id)}`);
-      return { data: c, table: () => keyValues(c) };
+      return { data: c, table: () => keyValues(shownClient(c)) };
     },
   },
   "clients create": {
     usage:
-      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI] [--event-types a,b] [--purpose TEXT] [--retention TEXT]",
+      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI] [--event-types a,b] [--purpose TEXT] [--retention TEXT] [--sms-daily-budget N]",
     about: "Register a client. Prints client_id and client_secret: the secret is shown only this once.",
     options: {
       name: { value: true, help: "the app's name shown on the consent page" },
@@ -82,6 +82,10 @@ const COMMANDS = {
       },
       purpose: { value: true, help: "the consent page's purpose of use (default: identifying and logging in)" },
       retention: { value: true, help: "the consent page's retention period (default: until the login ends)" },
+      "sms-daily-budget": {
+        value: true,
+        help: "messages the app's sign-ins may send a day in Korea, 1 to 10000000 (default: SMS_APP_DAILY_BUDGET)",
+      },
     },
     run: async (api, { opts }) => {
       if (opts.name === undefined) throw new UsageError("--name is required");
@@ -95,14 +99,20 @@ const COMMANDS = {
         ...(opts["event-types"] !== undefined ? { event_types: list(opts["event-types"]) } : {}),
         ...(opts.purpose !== undefined ? { purpose: opts.purpose } : {}),
         ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
+        ...(opts["sms-daily-budget"] !== undefined
+          ? { sms_daily_budget: smsBudget(opts["sms-daily-budget"], false) }
+          : {}),
       };
       const c = await api("POST", "/admin/clients", body);
-      return { data: c, table: () => keyValues(c) + "\nSave the client_secret now: it is not shown again." };
+      return {
+        data: c,
+        table: () => keyValues(shownClient(c)) + "\nSave the client_secret now: it is not shown again.",
+      };
     },
   },
   "clients update": {
     usage:
-      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none] [--event-types a,b] [--purpose TEXT|default] [--retention TEXT|default]",
+      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none] [--event-types a,b] [--purpose TEXT|default] [--retention TEXT|default] [--sms-daily-budget N|default]",
     about: "Change a client. --redirect-uri and --items replace the whole list.",
     args: ["client_id"],
     options: {
@@ -115,6 +125,10 @@ const COMMANDS = {
       "event-types": { value: true, help: `the event types it takes, comma-separated ("" for none): ${EVENT_TYPES}` },
       purpose: { value: true, help: 'the consent page\'s purpose of use, or "default"' },
       retention: { value: true, help: 'the consent page\'s retention period, or "default"' },
+      "sms-daily-budget": {
+        value: true,
+        help: 'messages the app\'s sign-ins may send a day in Korea (1 to 10000000), or "default" for SMS_APP_DAILY_BUDGET',
+      },
     },
     run: async (api, { args, opts }) => {
       const body = {};
@@ -129,12 +143,13 @@ const COMMANDS = {
       if (opts["event-types"] !== undefined) body.event_types = list(opts["event-types"]);
       if (opts.purpose !== undefined) body.purpose = opts.purpose === "default" ? null : opts.purpose;
       if (opts.retention !== undefined) body.retention = opts.retention === "default" ? null : opts.retention;
+      if (opts["sms-daily-budget"] !== undefined) body.sms_daily_budget = smsBudget(opts["sms-daily-budget"], true);
       if (Object.keys(body).length === 0)
         throw new UsageError(
-          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login, --events-uri, --event-types, --purpose or --retention",
+          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login, --events-uri, --event-types, --purpose, --retention or --sms-daily-budget",
         );
       const c = await api("PATCH", `/admin/clients/${enc(args.client_id)}`, body);
-      return { data: c, table: () => keyValues(c) };
+      return { data: c, table: () => keyValues(shownClient(c)) };
     },
   },
   "clients rotate-secret": {
@@ -654,6 +669,19 @@ const list = (s) =>
 /** Each named option must be given. */
 function need(opts, ...names) {
   for (const n of names) if (opts[n] === undefined) throw new UsageError(`--${n} is required`);
+}
+
+/** --sms-daily-budget: a whole number of messages (the service checks its bounds), or "default" (null) where it may reset. */
+function smsBudget(v, mayReset) {
+  if (mayReset && v === "default") return null;
+  if (!/^\d+$/.test(v))
+    throw new UsageError(`--sms-daily-budget must be a whole number of messages${mayReset ? ' or "default"' : ""}`);
+  return Number(v);
+}
+
+/** A client as `get`, `create` and `update` print it: no budget of its own shows as the default it takes. */
+function shownClient(c) {
+  return c.sms_daily_budget === null ? { ...c, sms_daily_budget: "default (SMS_APP_DAILY_BUDGET)" } : c;
 }
 
 function clientRow(c) {
