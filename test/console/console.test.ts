@@ -318,6 +318,51 @@ describe("what an operator does", () => {
     expect(bad.html).toMatch(/요청 ID: [A-Za-z0-9._:-]+/);
   });
 
+  it("an editor sets an app's daily SMS budget on its page, sees the SMS of the day against it, and resets it to the default; each change names operator:<id> and the value", async () => {
+    const { b, home } = await operator("editor");
+    const csrf = csrfOf(home);
+    const form = { csrf, lang: "ko", name: "예산 상점", redirect_uris: "https://budget.example/cb" };
+    const made = await b.page(await post(b, "/console/apps", { ...form, sms_daily_budget: "250" }));
+    expect(made.status, alertText(made.html)).toBe(200);
+    const id = /<code>([A-Za-z0-9]{20})<\/code>/.exec(made.html)![1]!;
+    const budgetInput = (html: string) => /<input type="number" name="sms_daily_budget"[^>]*>/.exec(html)![0];
+    expect(budgetInput(made.html)).toContain('value="250"');
+    expect(budgetInput(made.html)).toContain('placeholder="10000"');
+    expect(made.html).toContain("비워 두면 기본값 10,000건을 씁니다.");
+    // two SMS delivered today (KST) for the app: 2 of 250
+    const t = Date.now() - (Date.now() % 60_000);
+    await metricsStore(env).apply(`console-budget-${id}`, [[t, "sms.naver-sens.delivered", id, 2]]);
+    const page = await b.page(await b.fetch(`/console/apps/${id}`));
+    expect(/오늘 보낸 문자 \/ 하루 예산<b>([^<]+)<\/b>/.exec(page.html)?.[1]).toBe("2 / 250 (0.8%)");
+    expect(/가장 많이 보낸 날의 문자<b>([^<]+)<\/b>/.exec(page.html)?.[1]).toBe("2");
+    // a value out of bounds is the API's clear refusal, and nothing changes
+    const bad = await b.page(await post(b, `/console/apps/${id}`, { ...form, sms_daily_budget: "0" }));
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain("sms_daily_budget");
+    expect(bad.html).toMatch(/요청 ID: [A-Za-z0-9._:-]+/);
+    const raised = await b.page(await post(b, `/console/apps/${id}`, { ...form, sms_daily_budget: "20000" }));
+    expect(raised.status, alertText(raised.html)).toBe(200);
+    expect(budgetInput(raised.html)).toContain('value="20000"');
+    // an empty field gives back the default
+    const reset = await b.page(await post(b, `/console/apps/${id}`, form));
+    expect(budgetInput(reset.html)).toContain('value=""');
+    expect(/오늘 보낸 문자 \/ 하루 예산<b>([^<]+)<\/b>/.exec(reset.html)?.[1]).toBe("2 / 10,000 (0.0%)");
+    const read = (await (await admin("GET", `/admin/clients/${id}`)).json()) as { sms_daily_budget: number | null };
+    expect(read.sms_daily_budget).toBeNull();
+    const events = await auditEvents({ clientId: id });
+    const details = events.map((e) => ({ type: e.type, ...JSON.parse(e.detail!) }));
+    expect(details.map((d) => [d.type, d.sms_daily_budget])).toEqual([
+      ["client.created", 250],
+      ["client.updated", 20000],
+      ["client.updated", "default"],
+    ]);
+    expect(details.every((d) => /^operator:op_/.test(d.actor))).toBe(true);
+    // a viewer sees the budget, and cannot change it
+    const viewer = await operator("viewer");
+    const seen = await viewer.b.page(await viewer.b.fetch(`/console/apps/${id}`));
+    expect(budgetInput(seen.html)).toContain(" disabled");
+  });
+
   it("an admin action asks for a sign-in from the last 10 minutes", async () => {
     const { b, home, who } = await operator("admin");
     const csrf = csrfOf(home);

@@ -1,7 +1,8 @@
 // The console's Apps (docs/console.md "Apps"): the list, registering an app, and an app's page with
 // everything the CLI does for a client: redirect URIs, items with purpose and retention, automatic
-// login, events URI, secret rotation (the new secret shown once), disable and enable, deletion,
-// and its review test numbers. Each action calls the admin API's handler in process.
+// login, events URI, daily SMS budget (with the SMS of the day against it), secret rotation (the new
+// secret shown once), disable and enable, deletion, and its review test numbers. Each action calls
+// the admin API's handler in process.
 
 import { html, raw, type SafeHtml } from "../core/html";
 import { IDENTITY_ITEMS as ITEMS, type IdentityItem } from "../core/spec";
@@ -9,6 +10,7 @@ import type { RequestContext } from "../core/router";
 import { create, disable, enable, list, read, remove, rotate, update } from "../admin/clients";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
 import { readMetrics } from "../admin/metrics";
+import { appSmsBudget, kstDayStart, SMS_BUDGET_MAX, SMS_BUDGET_MIN } from "../provider/store/config";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
@@ -24,6 +26,7 @@ interface ClientView {
   events_uri: string | null;
   purpose: string | null;
   retention: string | null;
+  sms_daily_budget: number | null;
   status: "active" | "disabled";
   created_at: string;
   previous_secret_valid_until: string | null;
@@ -60,10 +63,25 @@ function clientFields(s: Signed): Record<string, unknown> {
     events_uri: opt("events_uri"),
     purpose: opt("purpose"),
     retention: opt("retention"),
+    sms_daily_budget: budgetField(p.get("sms_daily_budget")),
   };
 }
 
-function appForm(v: Viewer, action: string, a: Partial<ClientView>, submit: string, editable: boolean): SafeHtml {
+/** The budget field: empty for the default (null), digits as a number; anything else as typed, which the API refuses naming the field. */
+function budgetField(v: string | undefined): unknown {
+  const t = (v ?? "").trim();
+  if (t === "") return null;
+  return /^\d{1,9}$/.test(t) ? Number(t) : t;
+}
+
+function appForm(
+  v: Viewer,
+  action: string,
+  a: Partial<ClientView>,
+  submit: string,
+  editable: boolean,
+  defaultBudget: number,
+): SafeHtml {
   const L = v.lang;
   const dis = editable ? "" : raw(" disabled");
   const box = (i: IdentityItem) =>
@@ -76,6 +94,8 @@ function appForm(v: Viewer, action: string, a: Partial<ClientView>, submit: stri
 <label>${c(L, "retention")}<input type="text" name="retention" maxlength="200" value="${a.retention ?? ""}"${dis}></label>
 <div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${c(L, "autoLogin")}</label></div>
 <label>${c(L, "eventsUri")}<input type="url" name="events_uri" value="${a.events_uri ?? ""}"${dis}></label>
+<label>${c(L, "smsDailyBudget")}<input type="number" name="sms_daily_budget" min="${SMS_BUDGET_MIN}" max="${SMS_BUDGET_MAX}" step="1" inputmode="numeric" value="${a.sms_daily_budget ?? ""}" placeholder="${defaultBudget}" aria-describedby="sms-budget-help"${dis}></label>
+<p class="hint" id="sms-budget-help">${c(L, "smsDailyBudgetHelp", { default: defaultBudget.toLocaleString("en-US") })}</p>
 ${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}
 </form>`;
 }
@@ -103,7 +123,11 @@ ${
     ? html`<table><caption>${c(L, "apps")}</caption><thead><tr><th scope="col">${c(L, "name")}</th><th scope="col">${c(L, "clientId")}</th><th scope="col">${c(L, "status")}</th><th scope="col">${c(L, "items")}</th></tr></thead><tbody>${rows}</tbody></table>`
     : html`<p>${c(L, "noApps")}</p>`
 }
-${covers(v.role, "editor") ? html`<h2>${c(L, "newApp")}</h2>${appForm(v, "/console/apps", {}, c(L, "create"), true)}` : ""}`;
+${
+  covers(v.role, "editor")
+    ? html`<h2>${c(L, "newApp")}</h2>${appForm(v, "/console/apps", {}, c(L, "create"), true, defaultBudget(env))}`
+    : ""
+}`;
   return consolePage(v, c(L, "apps"), body, { status: o.status });
 }
 
@@ -155,9 +179,9 @@ export async function appPage(
 <h1>${a.name}</h1>
 <p class="lead">${c(L, "clientId")}: <code>${a.client_id}</code> · ${c(L, "status")}: <strong>${statusText(v, a.status)}</strong></p>
 ${outcomeBox(v, rc.requestId, o, "secretOnce")}
-${await appStats(env, v, a.client_id)}
+${await appStats(env, v, a)}
 <h2>${c(L, "settings")}</h2>
-${appForm(v, base, a, c(L, "save"), editor)}
+${appForm(v, base, a, c(L, "save"), editor, defaultBudget(env))}
 ${editor ? (a.status === "active" ? button("/disable", c(L, "disable")) : button("/enable", c(L, "enable"))) : ""}
 ${
   admin
@@ -189,13 +213,35 @@ ${
   return consolePage(v, a.name, body, { status: o.status });
 }
 
-/** An app's statistics over the last 30 days, from its daily roll-ups (counts only). */
-async function appStats(env: ConsoleEnv, v: Viewer, clientId: string): Promise<SafeHtml> {
+/** SMS_APP_DAILY_BUDGET as this worker reads it: what an app without a budget of its own takes. */
+const defaultBudget = (env: ConsoleEnv) => appSmsBudget({ smsDailyBudget: null }, env);
+
+/** A gateway's delivered series: one SMS sent. */
+const DELIVERED = /^sms\.[a-z0-9_-]+\.delivered$/;
+
+/**
+ * An app's statistics over the last 30 days, from its daily roll-ups (counts only), and its SMS
+ * since midnight KST (hourly roll-ups) against its daily budget, with its busiest day's SMS to size it.
+ */
+async function appStats(env: ConsoleEnv, v: Viewer, a: ClientView): Promise<SafeHtml> {
   const L = v.lang;
+  const clientId = a.client_id;
   const now = Date.now();
   const from = now - 30 * DAY;
-  const m = await readMetrics(env, { step: "1d", from: from - (from % DAY), to: now, clientId, series: null });
+  const [m, today] = await Promise.all([
+    readMetrics(env, { step: "1d", from: from - (from % DAY), to: now, clientId, series: null }),
+    readMetrics(env, { step: "1h", from: kstDayStart(now), to: now, clientId, series: null }),
+  ]);
   const total = (name: string) => (m.series[name] ?? []).reduce((a, [, n]) => a + n, 0);
+  const smsOf = (points: [string, number][]) => points.reduce((s, [, n]) => s + n, 0);
+  const sentToday = Object.entries(today.series)
+    .filter(([k]) => DELIVERED.test(k))
+    .reduce((s, [, p]) => s + smsOf(p), 0);
+  const perDay = new Map<string, number>();
+  for (const [k, points] of Object.entries(m.series))
+    if (DELIVERED.test(k)) for (const [t, n] of points) perDay.set(t, (perDay.get(t) ?? 0) + n);
+  const busiest = Math.max(0, ...perDay.values());
+  const budget = appSmsBudget({ smsDailyBudget: a.sms_daily_budget }, env);
   const reasons = Object.keys(m.series)
     .filter((k) => k.startsWith("signin.failure."))
     .map((k) => [k.slice("signin.failure.".length), total(k)] as const)
@@ -205,6 +251,8 @@ async function appStats(env: ConsoleEnv, v: Viewer, clientId: string): Promise<S
 <li>${c(L, "kpiSignins")}<b>${total("signin.success").toLocaleString("en-US")}</b></li>
 <li>${c(L, "statConsents")}<b>${total("consent").toLocaleString("en-US")}</b></li>
 <li>${c(L, "statDisconnects")}<b>${total("disconnect").toLocaleString("en-US")}</b></li>
+<li>${c(L, "kpiSmsBudgetToday")}<b>${sentToday.toLocaleString("en-US")} / ${budget.toLocaleString("en-US")} (${((100 * sentToday) / budget).toFixed(1)}%)</b></li>
+<li>${c(L, "kpiSmsBusiestDay")}<b>${busiest.toLocaleString("en-US")}</b></li>
 </ul>
 ${chart({ id: "c-app-signins", title: c(L, "chartAppSignins"), lang: L, stepMs: DAY }, fill(m.series["signin.success"] ?? [], from, now, DAY))}
 ${
