@@ -9,12 +9,15 @@
 //   npm run bench -- --short      a few seconds per scenario (CI), then the capacity run's short run
 //                                 (capacity/scale.mjs --short: 5,000 subscribers; capacity/metrics-year.mjs
 //                                 --short: 3 days × 50 apps of roll-ups) and the reconciliation
-//                                 run's (capacity/reconcile.mjs --short: 300 sign-ins, a SIGKILL half way);
+//                                 run's (capacity/reconcile.mjs --short: 300 sign-ins, a SIGKILL half way)
+//                                 and the abuse run's (capacity/abuse.mjs --short: a tenth of its volume);
 //                                 writes bench/results/ only
 //   npm run bench -- --scale      the capacity run instead (capacity/scale.mjs: 1,000,000 subscribers)
+//   npm run bench -- --abuse      the abuse run instead (capacity/abuse.mjs: leaked numbers against the
+//                                 SMS guard, off then on; docs/bench/abuse.json)
 //   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
 //            --no-rotate (every slice in the same order)
-//            --race-trials N --no-peers --no-profile --no-docs --no-scale --no-reconcile
+//            --race-trials N --no-peers --no-profile --no-docs --no-scale --no-reconcile --no-abuse
 //            --vars AUDIT_FLUSH_SECONDS=60   other values of the bench's variables (a what-if run)
 //            --entry investigations/workers/investigations-entry.ts   its variants (--vars BENCH_VARIANT=no-kv)
 //   node bench/run.mjs --render docs/bench/latest.json   rewrite the docs figures from a result file
@@ -74,6 +77,8 @@ function parseArgs(argv) {
     // and the reconciliation run with 300 sign-ins (about 40 s), so a broken one, or a roll-up that
     // no longer equals the audit trail after a kill, fails CI
     reconcile: short,
+    // and the abuse run with a tenth of its volume (the harness, not the goals), so a broken one fails CI
+    abuse: short,
     /** @type {Record<string, string>} variables over bench/lib/server.mjs BENCH_VARS (a what-if run) */
     vars: {},
     /** @type {string | undefined} the app worker's entry: the bench entry, or one built on it */
@@ -98,6 +103,7 @@ function parseArgs(argv) {
     else if (a === "--disk") o.disk = true;
     else if (a === "--no-scale") o.scale = false;
     else if (a === "--no-reconcile") o.reconcile = false;
+    else if (a === "--no-abuse") o.abuse = false;
     else if (a === "--vars") o.vars = Object.fromEntries(argv[++i].split(",").map((kv) => kv.split("=")));
     else if (a !== "--short") throw new Error(`unknown option ${a}`);
   }
@@ -385,6 +391,10 @@ async function main() {
     log("\nreconciliation run (short): capacity/reconcile.mjs --short");
     if (capacity("reconcile.mjs", ["--short"]) !== 0) exitCode = 1;
   }
+  if (o.abuse && !o.only) {
+    log("\nabuse run (short): capacity/abuse.mjs --short");
+    if (capacity("abuse.mjs", ["--short"]) !== 0) exitCode = 1;
+  }
   process.exitCode = exitCode;
 }
 
@@ -409,23 +419,24 @@ function writeDocs(result) {
   writeFileSync(mdPath, md.slice(0, a + BEGIN.length) + "\n" + markdownFigures(result) + "\n" + md.slice(b));
 }
 
-/** A run of capacity/ (`script`: scale.mjs, metrics-year.mjs or reconcile.mjs, docs/capacity.md) with `args`, in a process of its own; its exit code. */
+/** A run of capacity/ (`script`: scale.mjs, metrics-year.mjs, reconcile.mjs or abuse.mjs) with `args`, in a process of its own; its exit code. */
 function capacity(script, args) {
   return spawnSync(process.execPath, [join(root, "capacity", script), ...args], { stdio: "inherit" }).status ?? 1;
 }
 
 const render = process.argv.indexOf("--render");
-const run =
-  render >= 0
+/** `--scale` and `--abuse` hand the rest of the options to their own script. */
+const other = process.argv.includes("--scale") ? "scale" : process.argv.includes("--abuse") ? "abuse" : null;
+const run = other
+  ? async () => {
+      process.exitCode = capacity(
+        `${other}.mjs`,
+        process.argv.slice(2).filter((a) => a !== `--${other}`),
+      );
+    }
+  : render >= 0
     ? async () => writeDocs(JSON.parse(readFileSync(process.argv[render + 1], "utf8")))
-    : process.argv.includes("--scale")
-      ? async () => {
-          process.exitCode = capacity(
-            "scale.mjs",
-            process.argv.slice(2).filter((a) => a !== "--scale"),
-          );
-        }
-      : main;
+    : main;
 run().catch((err) => {
   console.error(err);
   process.exit(1);
