@@ -303,7 +303,8 @@ async function attempt(ctx, tl, s, address, t, jar, out, n) {
         : { result: "failed", reason: `redirected to ${location.slice(0, 120)}`, t };
     }
     const html = await res.text();
-    if (res.status !== 200)
+    // a token refused (forged, replayed, expired) is a 403 with the widget again
+    if (res.status !== 200 && !(res.status === 403 && widgetOf(html)))
       return { result: "failed", reason: `${res.status}: ${alertOf(html) || html.slice(0, 120)}`, t };
     const form = firstForm(html);
     const body = form.fields;
