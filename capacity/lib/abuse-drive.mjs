@@ -223,6 +223,7 @@ export async function runSession(ctx, s, tl) {
     challenged: 0,
     tokens: 0,
     sends: 0,
+    sentAt: [],
     refusals: [],
     retried: false,
     reason: null,
@@ -334,6 +335,7 @@ async function attempt(ctx, tl, s, address, t, jar, out, n) {
       const sms = ctx.receiver.codes.get(phone);
       if ((sms?.count ?? 0) <= sentBefore) return { result: "failed", reason: "the code page, and no SMS was sent", t };
       out.sends++;
+      out.sentAt.push(t);
       if (!s.typesCode) return { result: "sent", t };
       t = await tl.until(t + s.pace.type);
       body.set("otp", /** @type {{ code: string }} */ (ctx.receiver.codes.get(phone)).code);

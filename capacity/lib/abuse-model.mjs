@@ -249,7 +249,7 @@ export function shuffle(xs, r) {
  * @typedef {{
  *   kind: "bot" | "real"; app: number; inBotBlock: boolean; solves: boolean;
  *   result: "completed" | "sent" | "abandoned" | "refused" | "failed";
- *   challenged: number; tokens: number; sends: number; refusals: number[]; retried: boolean;
+ *   challenged: number; tokens: number; sends: number; sentAt: number[]; refusals: number[]; retried: boolean;
  *   reason: string | null;
  * }} Outcome
  */
@@ -294,6 +294,13 @@ export function phaseFigures(outcomes, sms) {
     for (const x of xs) for (const s of x.refusals) out[s] = (out[s] ?? 0) + 1;
     return out;
   };
+  /** codes sent in each simulated minute (when the code page came), from the sessions' own count */
+  const byMinute = (xs) => {
+    /** @type {number[]} */
+    const out = [];
+    for (const x of xs) for (const t of x.sentAt) out[Math.floor(t / 60_000)] = (out[Math.floor(t / 60_000)] ?? 0) + 1;
+    return Array.from(out, (n) => n ?? 0);
+  };
   return {
     attackSms: sms.attackSms,
     realSms: sms.realSms,
@@ -305,6 +312,7 @@ export function phaseFigures(outcomes, sms) {
       tokensSolved: bot.reduce((a, x) => a + x.tokens, 0),
       refusals: statuses(bot),
       completed: count(bot, (x) => x.result === "completed"),
+      sendsByMinute: byMinute(bot),
     },
     real: {
       ...group(real),
@@ -312,6 +320,7 @@ export function phaseFigures(outcomes, sms) {
       refusals: statuses(real),
       inBotBlocks: group(real.filter((x) => x.inBotBlock)),
       targetedApp: group(targeted),
+      sendsByMinute: byMinute(real),
     },
     /** the first reasons of sessions that failed other than by the guard's answers (the harness's) */
     errors: outcomes
@@ -432,6 +441,13 @@ export function abuseMarkdown(r) {
         const b = p.bot.results;
         return `| guard ${k} | ${int(p.wallSeconds)} s | ${int(p.cpuSeconds)} s | ${int(p.requests)} | ${int(b.sent)}, ${int(b.abandoned)}, ${int(b.refused)}, ${int(b.completed)} | ${int(p.real.refusedOnce)} |`;
       }),
+    "",
+    ...["off", "on"]
+      .filter((k) => r.phases[k]?.bot.sendsByMinute)
+      .map(
+        (k) =>
+          `Codes to the attack by simulated minute, guard ${k}: ${r.phases[k].bot.sendsByMinute.map(int).join(", ")}.`,
+      ),
   ];
   return lines.join("\n");
 }
