@@ -15,6 +15,7 @@
 //   options: --pairs N --people N --minutes M --bot-blocks N --apps N --targeted-share X
 //            --real-in-bot-blocks X --solver-share X --right-code-share X --retries N --max-wait S
 //            --concurrency C --seed N --clock-start ISO --guard both|off|on --app-budget N
+//            --signin-cpu-extra X   the extra CPU of a normal sign-in with the guard on, measured apart (0.03)
 //            --vars K=V,...   other values of the service's variables --no-docs --max-minutes M
 //   node capacity/abuse.mjs --render docs/bench/abuse.json   rewrite the docs section from a result
 // Exits 1 when the harness finds a fault (a session failing other than by the guard's answers, an
@@ -128,7 +129,7 @@ async function main() {
   const appBudget =
     budgets.find((b) => b !== null) ??
     (vars.SMS_APP_DAILY_BUDGET ? Number(vars.SMS_APP_DAILY_BUDGET) : defaultAppBudget());
-  const verdict = judge({ off: ran.off, on: ran.on, appBudget, unjudged });
+  const verdict = judge({ off: ran.off, on: ran.on, appBudget, signinCpuExtra: o.signinCpuExtra, unjudged });
   m.loadEnd = loadavg()[0].toFixed(2);
   const result = {
     version: 1,

@@ -78,6 +78,8 @@ export function parseAbuseArgs(argv) {
     guard: /** @type {"both" | "off" | "on"} */ ("both"),
     /** the targeted app's own daily SMS budget (sms_daily_budget; null: SMS_APP_DAILY_BUDGET's) */
     appBudget: /** @type {number | null} */ (null),
+    /** the extra CPU of a normal sign-in with the guard on (0.03: 3%), measured apart and recorded here */
+    signinCpuExtra: /** @type {number | null} */ (null),
     /** other values of the service's variables (a what-if run) */
     vars: /** @type {Record<string, string>} */ ({}),
     docs: !short,
@@ -106,6 +108,7 @@ export function parseAbuseArgs(argv) {
     else if (a === "--seed") o.seed = num();
     else if (a === "--clock-start") o.clockStart = Date.parse(argv[++i]);
     else if (a === "--app-budget") o.appBudget = num();
+    else if (a === "--signin-cpu-extra") o.signinCpuExtra = num();
     else if (a === "--max-minutes") o.maxMinutes = num();
     else if (a === "--guard") {
       const g = argv[++i];
@@ -334,9 +337,10 @@ export function phaseFigures(outcomes, sms) {
  * The report's figures and goals from the phases run. `off` and `on` are `phaseFigures` (either
  * may be missing when only one phase ran).
  * `unjudged` says why the goals are not judged (a short run, one phase), or is null.
- * @param {{ off?: ReturnType<typeof phaseFigures>; on?: ReturnType<typeof phaseFigures>; appBudget: number | null; unjudged: string | null }} p
+ * `signinCpuExtra` is measured apart from the run (null: not given).
+ * @param {{ off?: ReturnType<typeof phaseFigures>; on?: ReturnType<typeof phaseFigures>; appBudget: number | null; signinCpuExtra?: number | null; unjudged: string | null }} p
  */
-export function judge({ off, on, appBudget, unjudged }) {
+export function judge({ off, on, appBudget, signinCpuExtra = null, unjudged }) {
   const attackSmsOff = off?.attackSms ?? null;
   const attackSmsOn = on?.attackSms ?? null;
   const figures = {
@@ -356,7 +360,7 @@ export function judge({ off, on, appBudget, unjudged }) {
     attackWonOff: attackSmsOff === null ? null : attackSmsOff * WON_PER_SMS,
     attackWonOn: attackSmsOn === null ? null : attackSmsOn * WON_PER_SMS,
     /** the extra CPU of a normal sign-in with the guard on: measured apart from this run */
-    signinCpuExtra: /** @type {number | null} */ (null),
+    signinCpuExtra,
   };
   /** @param {string} name @param {number | null} value @param {number} limit @param {boolean} atMost @param {string | null} [note] */
   const goal = (name, value, limit, atMost, note = null) => ({
@@ -372,7 +376,13 @@ export function judge({ off, on, appBudget, unjudged }) {
     goal("realSuccessOn", figures.realSuccessOn, GOALS.realSuccessOn, false),
     goal("realChallengedOn", figures.realChallengedOn, GOALS.realChallengedOn, true),
     goal("attackBudgetShare", figures.attackBudgetShare, GOALS.attackBudgetShare, true),
-    goal("signinCpuExtra", figures.signinCpuExtra, GOALS.cpuExtra, true, "measured apart from this run"),
+    goal(
+      "signinCpuExtra",
+      figures.signinCpuExtra,
+      GOALS.cpuExtra,
+      true,
+      "measured apart from this run (--signin-cpu-extra)",
+    ),
   ];
   // the goals need the full volume and both phases: otherwise the figures are reported, not judged
   if (unjudged) for (const g of goals) [g.met, g.note] = [null, `not judged: ${unjudged}`];
