@@ -64,6 +64,14 @@ export default defineConfig(async () => {
                   // the alerts' webhook (test/admin/alerts.test.ts stands in for the receiver; elsewhere refused)
                   ALERT_WEBHOOK_URL: "http://127.0.0.1:9899/alerts",
                   ALERT_WEBHOOK_SECRET: "test-only-alert-webhook-secret",
+                  // the SMS-abuse guard: off for the suite, on in its own tests (test/provider/authorize/guard.test.ts),
+                  // whose challenge is the Turnstile fake's
+                  SMS_GUARD: "off",
+                  TURNSTILE_SITE_KEY: "1x0000000000000000FAKE",
+                  TURNSTILE_SECRET_KEY: "fake-turnstile-secret-0123456789abcdef",
+                  TURNSTILE_SCRIPT_URL: "http://127.0.0.1:9810/turnstile/v0/api.js",
+                  TURNSTILE_SITEVERIFY_URL: "http://127.0.0.1:9810/turnstile/v0/siteverify",
+                  TURNSTILE_TIMEOUT_MS: "1000",
                 },
                 // An independent service built from the spec's examples (test/kit/standin.test.ts).
                 workers: [
@@ -85,7 +93,7 @@ export default defineConfig(async () => {
                   {
                     name: "turnstile-fake",
                     modules: true,
-                    scriptPath: "./test/support/fixtures/turnstile-fake.js",
+                    scriptPath: "./workers/all-in-one/turnstile-fake.js",
                     compatibilityDate: "2026-04-20",
                   },
                   // A carrier verification API (docs/carrier-api.md), reached at http://127.0.0.1:9753.

@@ -42,7 +42,13 @@ import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor
 import { inTurns } from "./in-turns";
 
 // The product's Durable Object classes as the all-in-one worker exports them, and the floors' store.
-export { DirectoryShard, MetricsStore, OneTimeStore, PhoneLoginStore } from "../../workers/all-in-one/index";
+export {
+  DirectoryShard,
+  GuardStore,
+  MetricsStore,
+  OneTimeStore,
+  PhoneLoginStore,
+} from "../../workers/all-in-one/index";
 export { FloorStore } from "./floor";
 
 /** The bench worker's env: the all-in-one's, plus the variant switch (bench/lib/profile.mjs). */

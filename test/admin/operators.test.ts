@@ -5,6 +5,8 @@
 // - every mutating admin route, called with a named token, leaves an audit event naming
 //   `token:<name>`; the scenarios below must cover every non-GET route of the table;
 // - a grant is an invitation (masked number, 7 days); a fixed-code test number is refused.
+import { guardStore } from "../../workers/provider/store/guard/reach";
+import { guardRules } from "../../workers/provider/store/guard/config";
 import { describe, expect, it } from "vitest";
 import { admin, createClient } from "../support/admin";
 import { auditEvents } from "../support/audit";
@@ -167,6 +169,25 @@ describe("every change says who made it", () => {
       ["POST /admin/clients/:id/rotate-secret", () => admin("POST", `/admin/clients/${c.client_id}/rotate-secret`, as)],
       ["POST /admin/clients/:id/disable", () => admin("POST", `/admin/clients/${c.client_id}/disable`, as)],
       ["POST /admin/clients/:id/enable", () => admin("POST", `/admin/clients/${c.client_id}/enable`, as)],
+      [
+        "POST /admin/clients/:id/guard/clear",
+        async () => {
+          // a block the guard holds suspect: five codes from it, settled, none typed
+          const sentAt = Date.now() - 120_000;
+          const sent = { kind: "sent" as const, scopes: ["block:192.0.2.0/24"], sentAt, challenged: false };
+          await guardStore(env, c.client_id).record(
+            "actor-guard",
+            Array(5).fill(sent),
+            null,
+            Date.now(),
+            guardRules(env),
+          );
+          return admin("POST", `/admin/clients/${c.client_id}/guard/clear`, {
+            ...as,
+            json: { scope: "block:192.0.2.0/24" },
+          });
+        },
+      ],
       [
         "POST /admin/directory/import",
         () =>

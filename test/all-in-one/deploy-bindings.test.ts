@@ -112,6 +112,8 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
     // with a device cookie: the automatic-login grant is looked up (the directory), none is found,
     // and the first page is drawn; its number opens the sign-in (the directory, the one-time store)
     const device = `__Host-pl_auto=${"A".repeat(43)}`;
+    // with the SMS-abuse guard on: the identify step reads the app's guard object
+    b = { ...b, SMS_GUARD: "on", GUARD_CACHE_SECONDS: "0" };
     const page = await run(authorizeWorker, b, `/oauth2/authorize?${q}`, { headers: { Cookie: device } });
     if (page.status !== 200) return false;
     const html = await page.text();
@@ -160,9 +162,11 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
     if (code.status !== 303 || !session) return false;
     const cookie = { Cookie: `__Host-pl_console=${session.value}` };
     const audit = await run(consoleWorker, b, "/console/audit", { headers: cookie });
-    // the overview reads the metrics
+    // the overview reads the metrics; an app's page its guard scopes
     const overview = await run(consoleWorker, b, "/console", { headers: cookie });
+    const app = await run(consoleWorker, b, `/console/apps/${DEMO.clientId}`, { headers: cookie });
     return (
+      app.status === 200 &&
       audit.status === 200 &&
       (await audit.text()).includes('action="/console/audit/export"') &&
       overview.status === 200 &&
@@ -219,6 +223,8 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
     if (created.status !== 201 || audit.status !== 200 || metrics.status !== 200) return false;
     // deleting a client with a user ends that user's plid in the one-time store
     const { client_id } = (await created.json()) as { client_id: string };
+    const guard = await run(adminWorker, b, `/admin/clients/${client_id}/guard`, { headers: auth });
+    if (guard.status !== 200) return false;
     const sub = await subscriberByPhone(env, KIM.phone);
     await recordConsent(env, client_id, sub!.id, ["gender"]);
     const removed = await run(adminWorker, b, `/admin/clients/${client_id}`, { method: "DELETE", headers: auth });

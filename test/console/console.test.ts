@@ -12,6 +12,8 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { metricsStore } from "../../workers/provider/store/metrics/reach";
+import { guardStore } from "../../workers/provider/store/guard/reach";
+import { guardRules } from "../../workers/provider/store/guard/config";
 import { env } from "../support/env";
 import { admin } from "../support/admin";
 import { auditEvents } from "../support/audit";
@@ -361,6 +363,46 @@ describe("what an operator does", () => {
     const viewer = await operator("viewer");
     const seen = await viewer.b.page(await viewer.b.fetch(`/console/apps/${id}`));
     expect(budgetInput(seen.html)).toContain(" disabled");
+  });
+
+  it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear", async () => {
+    const { b, home } = await operator("editor");
+    const csrf = csrfOf(home);
+    const made = await b.page(
+      await post(b, "/console/apps", {
+        csrf,
+        lang: "ko",
+        name: "보호 상점",
+        redirect_uris: "https://guard.example/cb",
+      }),
+    );
+    const id = /<code>([A-Za-z0-9]{20})<\/code>/.exec(made.html)![1]!;
+    // five codes from one block, none typed, settled: the block is suspect
+    const sentAt = Date.now() - 120_000;
+    const events = Array.from({ length: 5 }, () => ({
+      kind: "sent" as const,
+      scopes: ["block:198.51.100.0/24"],
+      sentAt,
+      challenged: false,
+    }));
+    await guardStore(env, id).record("console-guard", events, null, Date.now(), guardRules(env));
+    const page = await b.page(await b.fetch(`/console/apps/${id}`));
+    expect(page.html).toContain("문자 남용 방지");
+    expect(page.html).toContain("block:198.51.100.0/24");
+    expect(page.html).toContain("5 / 0");
+    const viewer = await operator("viewer");
+    const seen = await viewer.b.page(await viewer.b.fetch(`/console/apps/${id}`));
+    expect(seen.html).toContain("block:198.51.100.0/24");
+    expect(seen.html).not.toContain("/guard/clear");
+    const cleared = await b.page(
+      await post(b, `/console/apps/${id}/guard/clear`, { csrf, lang: "ko", scope: "block:198.51.100.0/24" }),
+    );
+    expect(cleared.status, alertText(cleared.html)).toBe(200);
+    expect(cleared.html).toContain("지금 의심 상태인 범위가 없습니다.");
+    const audit = await auditEvents({ type: "guard.state", clientId: id });
+    expect(audit.map((e) => JSON.parse(e.detail!) as Record<string, unknown>)).toEqual([
+      { kind: "block", state: "cleared", strikes: 1, actor: expect.stringMatching(/^operator:op_/) },
+    ]);
   });
 
   it("an admin action asks for a sign-in from the last 10 minutes", async () => {

@@ -209,11 +209,15 @@ describe("the store: each object its room, the flows above the rooms, no circle"
   const inside = (dir: string, f: string) => f.startsWith(`${dir}/`);
   const name = (f: string) => relative(store, f);
   /** A room: the folder of a Durable Object class, or the one module of a D1 table or of the R2 trail. */
-  const ROOMS = ["one-time/", "directory/", "clients.ts", "notices.ts", "audit-archive.ts"];
+  const ROOMS = ["one-time/", "directory/", "guard/", "clients.ts", "notices.ts", "audit-archive.ts"];
   const roomOf = (f: string) => ROOMS.find((r) => name(f) === r || (r.endsWith("/") && name(f).startsWith(r)));
-  const OBJECT_ROOMS = ["one-time/", "directory/"];
+  const OBJECT_ROOMS = ["one-time/", "directory/", "guard/"];
   /** The classes' RPC surfaces: the only files that extend the runtime's DurableObject. */
-  const CLASSES = [join(store, "one-time", "one-time-store.ts"), join(store, "directory", "directory-shard.ts")];
+  const CLASSES = [
+    join(store, "one-time", "one-time-store.ts"),
+    join(store, "directory", "directory-shard.ts"),
+    join(store, "guard", "guard-store.ts"),
+  ];
   /** Read by every room: the store's variables. */
   const CONFIG = join(store, "config.ts");
   const FLOWS = join(store, "flows");

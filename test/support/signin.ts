@@ -68,6 +68,8 @@ export interface BrowserOptions {
   vars?: Record<string, string>;
   /** Bindings in place of the dev worker's (a namespace whose calls a test watches). */
   bindings?: Partial<typeof env>;
+  /** Headers sent with every request (DEV_MODE's X-Dev-* stand-ins); the test may change them between requests. */
+  headers?: Record<string, string>;
 }
 
 export class Browser {
@@ -83,6 +85,7 @@ export class Browser {
     if (this.cookies.size) headers.set("Cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
     headers.set("Accept-Language", this.opts.lang ?? "ko-KR,ko;q=0.9");
     headers.set("CF-Connecting-IP", this.opts.ip ?? "198.51.100.7");
+    for (const [k, v] of Object.entries(this.opts.headers ?? {})) headers.set(k, v);
     const req = new Request(new URL(path, BASE), { ...init, headers, redirect: "manual" });
     let res: Response;
     if (this.env) {

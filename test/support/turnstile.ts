@@ -1,4 +1,4 @@
-// Turnstile's fake as tests use it (test/support/fixtures/turnstile-fake.js, declared in
+// Turnstile's fake as tests use it (workers/all-in-one/turnstile-fake.js, declared in
 // vitest.config.ts, routed by test/support/setup.ts): its origin, the keys it knows, the service's
 // configuration pointing at it, a solved challenge's token, and its control API.
 import { env } from "./env";

@@ -1,6 +1,8 @@
 // The admin API's variables and secrets (docs/operations.md "Configuration"), parsed once per env
 // into a typed object that fails naming the variable.
 
+import type { GuardStore } from "../provider/store/guard/guard-store";
+import type { GuardRuleVars } from "../provider/store/guard/config";
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";
 import { auditConfig, type AuditVars, type StoreVars } from "../provider/store/config";
@@ -17,15 +19,17 @@ export interface AdminVars extends CommonVars {
 }
 
 /** The admin worker's bindings and secrets (`wrangler types`) and variables. ADMIN_TOKEN unset means no admin API. */
-export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME" | "DIRECTORY" | "METRICS"> &
+export type AdminEnv = Omit<Cloudflare.AdminEnv, "ADMIN_TOKEN" | "ONE_TIME" | "DIRECTORY" | "METRICS" | "GUARD"> &
   AdminVars &
   StoreVars &
+  GuardRuleVars &
   AuditVars & {
     ADMIN_TOKEN?: string;
     // Typed here: `wrangler types` cannot type a namespace bound to another worker's class.
     ONE_TIME: DurableObjectNamespace<OneTimeStore>;
     DIRECTORY: DurableObjectNamespace<DirectoryShard>;
     METRICS: DurableObjectNamespace<MetricsStore>;
+    GUARD: DurableObjectNamespace<GuardStore>;
   };
 
 export interface AdminConfig {

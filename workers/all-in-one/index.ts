@@ -16,8 +16,9 @@ import { routes as disconnect } from "../provider/disconnect/routes";
 import { routes as admin } from "../admin/routes";
 import { routes as operationsConsole } from "../console/routes";
 import { kitRoutes } from "./kit";
+import turnstileFake from "./turnstile-fake.js";
 
-export { DirectoryShard, MetricsStore, OneTimeStore } from "../provider/store/objects";
+export { DirectoryShard, GuardStore, MetricsStore, OneTimeStore } from "../provider/store/objects";
 export { PhoneLoginStore } from "../../packages/kit/src/login-store";
 
 const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
@@ -43,14 +44,34 @@ function startupFailed(err: unknown): Response {
   return errorResponse(err);
 }
 
+/**
+ * DEV_MODE's local stand-ins for what Cloudflare's edge gives a request: `X-Dev-Address` as the
+ * client's address (CF-Connecting-IP: the per-address limit and the guard's network block); the
+ * guard reads `X-Dev-Asn`, `X-Dev-Country` and `X-Dev-Clock` itself (signin/guard.ts).
+ */
+function devRequest(req: Request): Request {
+  const address = req.headers.get("X-Dev-Address");
+  if (!address) return req;
+  const headers = new Headers(req.headers);
+  headers.set("CF-Connecting-IP", address);
+  return new Request(req, { headers });
+}
+
 export default {
   // Once the seed is in (or with DEV_MODE off), a request goes straight to the route table.
   fetch(req, env, ctx) {
     let seeding: Promise<void> | undefined;
+    let devMode: boolean;
     try {
-      seeding = providerConfig(env).devMode ? ensureDevSeed(env) : undefined;
+      devMode = providerConfig(env).devMode;
+      seeding = devMode ? ensureDevSeed(env) : undefined;
     } catch (err) {
       return startupFailed(err);
+    }
+    if (devMode) {
+      // the local Turnstile (widget and siteverify) the guard's challenge uses in DEV_MODE
+      if (new URL(req.url).pathname.startsWith("/_dev/turnstile/")) return turnstileFake.fetch(req);
+      req = devRequest(req) as typeof req;
     }
     if (!seeding) return worker.fetch!(req as never, env, ctx);
     return seeding.then(() => worker.fetch!(req as never, env, ctx), startupFailed);

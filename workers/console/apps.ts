@@ -10,6 +10,7 @@ import type { RequestContext } from "../core/router";
 import { create, disable, enable, list, read, remove, rotate, update } from "../admin/clients";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
 import { readMetrics } from "../admin/metrics";
+import { clearGuardScope, guardScopes } from "../admin/guard";
 import { appSmsBudget, kstDayStart, SMS_BUDGET_MAX, SMS_BUDGET_MIN } from "../provider/store/config";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
@@ -191,6 +192,7 @@ ${
 ${button("/delete", c(L, "deleteApp"), "danger", html`<label>${c(L, "confirmDelete")}<input type="text" name="confirm" required autocomplete="off"></label>`)}`
     : ""
 }
+${await guardSection(req, env, rc, v, editor, button)}
 <h2>${c(L, "testNumbers")}</h2><p class="hint">${c(L, "testNumbersLead")}</p>
 ${
   numbers.length
@@ -211,6 +213,52 @@ ${
     : ""
 }`;
   return consolePage(v, a.name, body, { status: o.status });
+}
+
+interface GuardScopeView {
+  scope: string;
+  state: "suspect" | "slowed";
+  until: string;
+  sent: number;
+  verified: number;
+}
+
+/** The app's suspect and slowed scopes (docs/abuse.md), each with a clear button for an editor. */
+async function guardSection(
+  req: Request,
+  env: ConsoleEnv,
+  rc: RequestContext,
+  v: Viewer,
+  editor: boolean,
+  button: (path: string, label: string, cls?: string, extra?: SafeHtml | string) => SafeHtml,
+): Promise<SafeHtml> {
+  const L = v.lang;
+  const { scopes } = await callAdmin<{ scopes: GuardScopeView[] }>(
+    "viewer",
+    guardScopes,
+    new Request(req.url),
+    env,
+    rc,
+  );
+  const rows = scopes.map(
+    (g) =>
+      html`<tr><td class="mono">${g.scope}</td><td>${c(L, g.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>${when(g.until, L)}</td><td>${g.sent} / ${g.verified}</td><td>${
+        editor
+          ? button(
+              "/guard/clear",
+              c(L, "guardClear"),
+              "secondary",
+              html`<input type="hidden" name="scope" value="${g.scope}">`,
+            )
+          : ""
+      }</td></tr>`,
+  );
+  return html`<h2>${c(L, "guardTitle")}</h2><p class="hint">${c(L, "guardLead")}</p>
+${
+  scopes.length
+    ? html`<table><caption>${c(L, "guardTitle")}</caption><thead><tr><th scope="col">${c(L, "guardScope")}</th><th scope="col">${c(L, "guardState")}</th><th scope="col">${c(L, "guardUntil")}</th><th scope="col">${c(L, "guardCounts")}</th><th scope="col"><span class="skip">${c(L, "guardClear")}</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p>${c(L, "guardNone")}</p>`
+}`;
 }
 
 /** SMS_APP_DAILY_BUDGET as this worker reads it: what an app without a budget of its own takes. */
@@ -266,7 +314,7 @@ ${
 
 const DAY = 86_400_000;
 
-type Action = "update" | "rotate" | "disable" | "enable" | "delete" | "add_test" | "remove_test";
+type Action = "update" | "rotate" | "disable" | "enable" | "delete" | "add_test" | "remove_test" | "clear_scope";
 
 /** POST /console/apps/:id[/…]: one action on an app, then its page (or the list once deleted). */
 export function appAction(action: Action) {
@@ -310,6 +358,9 @@ export function appAction(action: Action) {
           });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
         }
+        case "clear_scope":
+          await callAdmin("editor", clearGuardScope, req, env, rc, "POST", { scope: s.params.get("scope") ?? "" });
+          return appPage(req, env, rc, s, { notice: c(L, "saved") });
         case "remove_test":
           await callAdmin("editor", removeTestNumber, req, env, rc, "DELETE");
           return appPage(req, env, rc, s, { notice: c(L, "saved") });

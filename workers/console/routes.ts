@@ -141,6 +141,13 @@ export const table: ConsoleRoute[] = [
     handler: at("editor", appAction("remove_test")),
     page: true,
   },
+  {
+    method: "POST",
+    path: "/console/apps/:id/guard/clear",
+    role: "editor",
+    handler: at("editor", appAction("clear_scope")),
+    page: true,
+  },
   { method: "GET", path: "/console/sms", role: "viewer", handler: at("viewer", smsPage), page: true },
   { method: "GET", path: "/console/directory", role: "viewer", handler: at("viewer", directoryPage), page: true },
   { method: "GET", path: "/console/audit", role: "viewer", handler: at("viewer", auditPage), page: true },

@@ -111,6 +111,16 @@ const ko = {
   errPhoneFormat: "휴대폰번호를 010-1234-5678 형식으로 입력하세요.",
   errUnconfirmed: "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
   errCarrierUnavailable: "지금은 통신사에서 본인 확인을 할 수 없습니다. 잠시 뒤에 다시 시도하세요.",
+  challengeNeeded: "인증번호를 보내기 전에 사람인지 확인이 필요합니다. 아래 확인을 마친 뒤 다시 눌러 주세요.",
+  challengeNoScript:
+    "사람인지 확인하려면 브라우저에서 JavaScript를 켜야 합니다. JavaScript 없이는 지금 이 네트워크에서 인증번호를 받을 수 없습니다.",
+  errChallengeRefused: "사람인지 확인하지 못했습니다. 확인을 다시 마친 뒤 눌러 주세요.",
+  errChallengeUnavailable: "지금은 사람인지 확인할 수 없습니다. 잠시 뒤에 다시 시도하세요.",
+  errGuardSlowed: (v: Vars) =>
+    `이 네트워크에서 인증번호 요청이 많아 잠시 제한됩니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
+  pausedTitle: "문자 인증이 잠시 멈췄습니다",
+  pausedText: (v: Vars) =>
+    `${v.app}의 휴대폰 문자 인증 로그인이 오늘 잠시 멈췄습니다. ${v.until} 이후에 다시 시도하세요.`,
   errOtp: "인증번호 6자리를 입력하세요.",
   errOtpWrong: (v: Vars) => `인증번호가 맞지 않습니다. ${v.left}번 더 입력할 수 있습니다.`,
   errOtpLast: "인증번호가 맞지 않습니다. 이 인증번호는 더 이상 쓸 수 없으니 인증번호를 다시 받으세요.",
@@ -224,6 +234,16 @@ const en: Record<MessageKey, Text> = {
   errPhoneFormat: "Enter your mobile number like 010-1234-5678.",
   errUnconfirmed: "The entered name and phone number cannot be confirmed with the three carriers.",
   errCarrierUnavailable: "Your carrier cannot confirm you right now. Try again shortly.",
+  challengeNeeded:
+    "Before a code is sent, please confirm you are a person: complete the check below, then press the button again.",
+  challengeNoScript:
+    "Confirming you are a person needs JavaScript in your browser. Without it, no code can be sent to you from this network right now.",
+  errChallengeRefused: "We could not confirm you are a person. Complete the check again, then press the button.",
+  errChallengeUnavailable: "We cannot confirm you are a person right now. Try again shortly.",
+  errGuardSlowed: (v) =>
+    `Many codes were asked for from your network, so it is limited for now. Try again in ${v.minutes} minutes.`,
+  pausedTitle: "Sign-in by SMS is paused",
+  pausedText: (v) => `${v.app}'s sign-ins by SMS are paused for today. Try again after ${v.until}.`,
   errOtp: "Enter the 6-digit code.",
   errOtpWrong: (v) => `The code is not correct. ${v.left} ${Number(v.left) === 1 ? "try" : "tries"} left.`,
   errOtpLast: "The code is not correct. This code can no longer be used: send a new code.",

@@ -14,6 +14,8 @@ import { at, conflict, current, ended, failure, limited, refusalAlert, render, t
 import { t } from "./i18n";
 import { hitIp, ipRefusal, networkKey, numberLimits, phoneKey } from "./limits";
 import { identifyPage, type IdentifyValues } from "./pages";
+import { budgetOf, guardGate } from "./guard-gate";
+import { guardCount } from "./guard";
 import { suspended } from "./review";
 import { challengeHash, handleOf, maskMove, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
 
@@ -81,6 +83,9 @@ export async function identify(f: Flow): Promise<Response> {
   if (!values.phoneNo) return invalid("errPhone", "phoneNo");
   const phone = normalizePhone(values.phoneNo);
   if (!phone) return invalid("errPhoneFormat", "phoneNo");
+  // The guard decides from the request alone, before anyone is looked up (docs/abuse.md).
+  const guarded = await guardGate(f, values, phone);
+  if (guarded instanceof Response) return guarded;
 
   let confirmed: ConfirmedSubscriber | null;
   const asked = Date.now();
@@ -134,6 +139,7 @@ export async function identify(f: Flow): Promise<Response> {
     autoLoginEligible: eligible,
     autoLoginOptIn: false,
     consentDue: consentDue(f.client, confirmed.link),
+    ...(guarded && code !== null ? { guard: guarded } : {}),
   };
   const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };
   const limits = numberLimits(f.cfg);
@@ -183,6 +189,7 @@ export async function identify(f: Flow): Promise<Response> {
   // Only the code this submission opened is sent, and only while it is still the one to enter.
   const ours = opened.result === "opened" && now.step === "verify" && now.challenge?.hash === record.challenge!.hash;
   if (ours && code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
+  if (ours && record.guard) guardCount(f.env, f.rc, f.req, f.client.clientId, "sent", record.guard, budgetOf(f));
   f.rc.log.event = "signin.code_sent";
   return render(g);
 }

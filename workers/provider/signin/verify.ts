@@ -16,6 +16,8 @@ import { hitIp, networkKey, numberLimits } from "./limits";
 import { stopPage } from "./pages";
 import { reviewAllows, suspended, unconfirmed } from "./review";
 import { challengeHash, handleOf } from "./transaction";
+import { guardCount } from "./guard";
+import { budgetOf } from "./guard-gate";
 
 /** `resend=Y`: a new code for the number, under the per-network limit and the number's send limits. */
 export async function resend(f: Flow): Promise<Response> {
@@ -50,6 +52,8 @@ export async function resend(f: Flow): Promise<Response> {
   if (r.result === "refused")
     return render(g, refusalAlert(L, r.refusal, "otp"), limited(r.refusal), { locked: r.refusal.limit === "locked" });
   if (code !== null && !(await sendCode(g, phone, code))) return sendFailed(g);
+  const mark = r.record.guard;
+  if (code !== null && mark) guardCount(f.env, f.rc, f.req, f.client.clientId, "sent", mark, budgetOf(f));
   f.rc.log.event = "signin.code_resent";
   return render(g, undefined, undefined, { notice: t(L, code !== null ? "noticeResent" : "noticeResentTest") });
 }
@@ -122,8 +126,12 @@ export function codeRefused(g: Flow, r: Exclude<VerifyResult, { result: "conflic
         });
       return render(g, { text: r.left > 0 ? t(L, "errOtpWrong", { left: r.left }) : t(L, "errOtpLast"), field: "otp" });
     }
-    case "ok":
+    case "ok": {
+      // the code answers its send: credited to that send's scopes (docs/abuse.md)
+      const mark = g.h.tx.guard;
+      if (mark) guardCount(g.env, g.rc, g.req, g.client.clientId, "verified", mark, budgetOf(g));
       return null;
+    }
   }
 }
 

@@ -12,6 +12,8 @@ import { runQueuedJobs, type JobEnv } from "./flows/directory-jobs";
 import { alertsAlarm, type AlertEnv } from "./flows/alerts";
 import { MetricsStore as MetricsRoom } from "./metrics/metrics-store";
 
+export { GuardStore } from "./guard/guard-store";
+
 export class OneTimeStore extends OneTimeRoom {
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env, {

@@ -47,7 +47,9 @@ export type AuditType =
   | "account.terminate"
   | "event.delivered"
   | "event.failed"
-  | "event.abandoned";
+  | "event.abandoned"
+  | "guard.state"
+  | "guard.decision";
 
 type Detail = Record<string, string | number | boolean>;
 

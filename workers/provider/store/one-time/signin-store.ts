@@ -84,6 +84,11 @@ export interface SigninRecord {
    * the link. It only ever leads to the consent page (a link made meanwhile asks again).
    */
   consentDue?: true;
+  /**
+   * The SMS-abuse guard's mark (signin/guard.ts `GuardMark`): the scopes the sign-in's sends count
+   * in, whether its code followed a passed challenge, and when it was sent. Opaque to the store.
+   */
+  guard?: { scopes: string[]; challenged: boolean; sentAt: number };
 }
 
 /** The number's limits, as configured (docs/signin.md "Limits"). */

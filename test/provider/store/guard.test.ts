@@ -1,0 +1,125 @@
+// The guard store's judgement and counts (docs/abuse.md "Scopes and states"): properties of `judge`
+// over random sums and states, and the store's counts equal to the events of the batches it was
+// given, each batch once however often it is retried, in random order.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { env } from "../../support/env";
+import {
+  canSlow,
+  judge,
+  minSendsOf,
+  SCOPE_KINDS,
+  type GuardRules,
+  type StateRow,
+} from "../../../workers/provider/store/guard/rules";
+import { guardStore } from "../../../workers/provider/store/guard/reach";
+import type { GuardEvent } from "../../../workers/provider/store/guard/guard-store";
+
+const RULES: GuardRules = {
+  minConversion: 0.3,
+  minSends: 5,
+  wideFactor: 4,
+  windowMs: 3_600_000,
+  settleMs: 40_000,
+  cooldownMs: 43_200_000,
+  maxCooldownMs: 7 * 86_400_000,
+  strikeMemoryMs: 7 * 86_400_000,
+  slowCodes: 2,
+  slowWindowMs: 600_000,
+};
+
+const kind = fc.constantFrom(...SCOPE_KINDS);
+const sums = fc
+  .record({ sent: fc.nat(500), csent: fc.nat(100) })
+  .chain(({ sent, csent }) =>
+    fc.record({ sent: fc.constant(sent), verified: fc.nat(sent), csent: fc.constant(csent), cverified: fc.nat(csent) }),
+  );
+const NOW = 1_800_000_000_000;
+const state = fc.option(
+  fc.record({
+    state: fc.constantFrom("suspect" as const, "slowed" as const),
+    since: fc.integer({ min: NOW - 10 * 86_400_000, max: NOW }),
+    until: fc.integer({ min: NOW - 86_400_000, max: NOW + 86_400_000 }),
+    strikes: fc.integer({ min: 1, max: 6 }),
+  }),
+  { nil: null },
+);
+
+describe("judge", () => {
+  it("turns a scope suspect exactly when its settled conversion is below the threshold with enough volume", () => {
+    fc.assert(
+      fc.property(kind, sums, (k, s) => {
+        const next = judge(k, s, null, NOW, RULES);
+        const expected = s.sent >= minSendsOf(RULES, k) && s.verified < s.sent * 0.3;
+        expect(next !== null).toBe(expected);
+        if (next) expect(next).toEqual({ state: "suspect", since: NOW, until: NOW + RULES.cooldownMs, strikes: 1 });
+      }),
+    );
+  });
+
+  it("never ends or lightens an active state; only a block or an ASN is ever slowed; a repeat doubles the cool-down up to its cap", () => {
+    fc.assert(
+      fc.property(kind, sums, state, (k, s, cur) => {
+        const next = judge(k, s, cur as StateRow | null, NOW, RULES);
+        if (cur && cur.until > NOW) {
+          if (next) expect(next).toEqual({ ...cur, state: "slowed" });
+        }
+        if (next?.state === "slowed") expect(canSlow(k)).toBe(true);
+        if (next && !(cur && cur.until > NOW)) {
+          const strikes = cur && NOW - cur.since < RULES.strikeMemoryMs ? cur.strikes + 1 : 1;
+          expect(next.strikes).toBe(strikes);
+          expect(next.until - NOW).toBe(Math.min(RULES.cooldownMs * 2 ** (strikes - 1), RULES.maxCooldownMs));
+        }
+      }),
+    );
+  });
+});
+
+describe("the store's counts", () => {
+  it("equal the events of the batches given, each batch counted once however often it is retried", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            kind: fc.constantFrom("sent" as const, "verified" as const),
+            scope: fc.constantFrom("app", "block:10.0.0.0/24", "asn:64500", "prefix:010-1234"),
+            at: fc.integer({ min: 0, max: 600_000 }),
+            challenged: fc.boolean(),
+            repeats: fc.integer({ min: 1, max: 3 }),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        async (events) => {
+          const stub = guardStore(env as never, `property-${run++}`);
+          const calls = events.flatMap((e, i) => {
+            const ev: GuardEvent = {
+              kind: e.kind,
+              scopes: e.scope === "app" ? ["app"] : [e.scope, "app"],
+              sentAt: NOW + e.at,
+              challenged: e.challenged,
+            };
+            return Array.from({ length: e.repeats }, () => ({ batch: `b${i}`, ev }));
+          });
+          // retries interleaved: the calls in a shuffled order, all at once
+          calls.sort(() => Math.random() - 0.5);
+          const rules = { ...RULES, minSends: 100_000 };
+          await Promise.all(calls.map((c) => stub.record(c.batch, [c.ev], null, NOW + 700_000, rules)));
+          for (const scope of ["app", "block:10.0.0.0/24", "asn:64500", "prefix:010-1234"]) {
+            const mine = events.filter((e) => e.scope === scope || scope === "app");
+            const n = (k: string, c?: boolean) =>
+              mine.filter((e) => e.kind === k && (c === undefined || e.challenged === c)).length;
+            const t = await stub.totals(scope, NOW + 700_000, rules);
+            expect(t).toEqual({
+              sent: n("sent"),
+              verified: n("verified"),
+              csent: n("sent", true),
+              cverified: n("verified", true),
+            });
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});

@@ -1,0 +1,61 @@
+// The SMS-abuse guard's scopes of an app (docs/abuse.md, docs/operations.md "The guard"): those
+// suspect or slowed now, with their counts over the window, and an editor's clear, audited with who.
+
+import { E } from "../core/errors";
+import { json } from "../core/http";
+import type { RequestContext } from "../core/router";
+import { getClient } from "../provider/store/clients";
+import { guardRules } from "../provider/store/guard/config";
+import { guardStore } from "../provider/store/guard/reach";
+import { auditBy } from "./access";
+import { adminConfig, type AdminEnv } from "./config";
+import { onlyFields, readJsonObject } from "./steps";
+
+/** A scope as the store names it: `app`, or a kind and its value (at most 64 characters). */
+const SCOPE = /^(app|(prefix|block|asn|country):[0-9A-Za-z.:/-]{1,64})$/;
+
+async function appOf(env: AdminEnv, rc: RequestContext): Promise<string> {
+  const c = await getClient(env, rc.params.id!);
+  if (!c) throw E.noSuch("client");
+  rc.log.clientId = c.clientId;
+  return c.clientId;
+}
+
+/** GET /admin/clients/:id/guard: the app's scopes beyond normal now, with their counts over the window. */
+export async function guardScopes(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const clientId = await appOf(env, rc);
+  const stub = guardStore(env, clientId);
+  const now = Date.now();
+  const rules = guardRules(env);
+  const states = await stub.states(now);
+  const scopes = await Promise.all(
+    states.map(async (s) => {
+      const t = await stub.totals(s.scope, now, rules);
+      return {
+        scope: s.scope,
+        kind: s.scope.split(":", 1)[0],
+        state: s.state,
+        since: new Date(s.since).toISOString(),
+        until: new Date(s.until).toISOString(),
+        strikes: s.strikes,
+        sent: t.sent,
+        verified: t.verified,
+      };
+    }),
+  );
+  return json({ client_id: clientId, scopes });
+}
+
+/** POST /admin/clients/:id/guard/clear {"scope"}: ends the scope's state now (an editor's decision). */
+export async function clearGuardScope(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const clientId = await appOf(env, rc);
+  const body = await readJsonObject(req, adminConfig(env).maxBodyBytes);
+  onlyFields(body, ["scope"]);
+  const scope = body.scope;
+  if (typeof scope !== "string" || !SCOPE.test(scope))
+    throw E.invalidBecause("scope", "must be a scope the guard names, such as block:203.0.113.0/24 or app");
+  const t = await guardStore(env, clientId).clear(scope, Date.now());
+  if (!t) throw E.noSuch("suspect scope");
+  await auditBy(env, rc, "guard.state", clientId, "ok", { kind: t.kind, state: t.state, strikes: t.strikes });
+  return json({ client_id: clientId, scope, cleared: true });
+}

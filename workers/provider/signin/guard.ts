@@ -1,0 +1,187 @@
+// The SMS-abuse guard at the sign-in (docs/abuse.md): the request's scopes (the number's prefix, the
+// network block, its ASN and country, the app), decided from an isolate's copy of the app's states
+// before the carrier or the directory is asked, and the codes sent and verified written to the
+// app's guard object after the answer. A normal sign-in waits for at most one store call of the
+// guard: the read of the app's states when this isolate's copy is older than GUARD_CACHE_SECONDS.
+
+import { randomToken } from "../../core/crypto";
+import type { RequestContext } from "../../core/router";
+import { guardStore, type GuardEnv } from "../store/guard/reach";
+import type { GuardEvent, GuardView, ScopeStatus, Transition } from "../store/guard/guard-store";
+import type { ScopeKind } from "../store/guard/rules";
+import { audit } from "../store/one-time/audit";
+import type { ProviderEnv } from "../config";
+import { addressBits, guardConfig, inCidr, type GuardConfig } from "./guard-config";
+
+type Env = ProviderEnv & GuardEnv;
+
+/** What a sign-in's record keeps of the guard: the scopes its sends count in, and how it got its code. */
+export interface GuardMark {
+  scopes: string[];
+  /** The code followed a passed challenge. */
+  challenged: boolean;
+  /** When the code was sent, on the guard's clock. */
+  sentAt: number;
+}
+
+/** The guard's answer for one identify submission. */
+export interface Decision {
+  scopes: string[];
+  now: number;
+  /** The kinds of this sign-in's scopes that are suspect or slowed: a challenge before any code. */
+  challenge: ScopeKind[];
+  /** Its slowed scopes: a code only within their allowance. */
+  slowed: string[];
+  /** The app's daily SMS budget is reached: no code until then. */
+  pausedUntil: number | null;
+}
+
+/** The guard's clock: now, or in DEV_MODE the simulation's (`X-Dev-Clock`, ms since the epoch). */
+export function guardNow(req: Request, cfg: GuardConfig): number {
+  if (cfg.devMode) {
+    const v = req.headers.get("X-Dev-Clock");
+    if (v && /^\d{1,15}$/.test(v)) return Number(v);
+  }
+  return Date.now();
+}
+
+/** The number's prefix: all but its last four digits (010-1234 of 010-1234-5678). */
+export function prefixOf(phone: string): string {
+  const d = phone.replace(/\D/g, "");
+  return `${d.slice(0, 3)}-${d.slice(3, Math.max(3, d.length - 4))}`;
+}
+
+/** The request's network block (IPv4 /24, IPv6 /48), ASN and country, and whether it is on the safe list. */
+export function requestNetwork(
+  req: Request,
+  cfg: GuardConfig,
+): { block: string | null; asn: string | null; country: string | null; safe: boolean } {
+  const dev = (name: string) => (cfg.devMode ? req.headers.get(name) : null);
+  const ip = dev("X-Dev-Address") ?? req.headers.get("CF-Connecting-IP") ?? "127.0.0.1";
+  const cf = (req as { cf?: { asn?: unknown; country?: unknown } }).cf;
+  const asnText = dev("X-Dev-Asn") ?? (cf?.asn != null ? String(cf.asn) : null);
+  const countryText = dev("X-Dev-Country") ?? (typeof cf?.country === "string" ? cf.country : null);
+  const a = addressBits(ip);
+  let block: string | null = null;
+  if (a && !a.v6) block = `${ip.split(".").slice(0, 3).join(".")}.0/24`;
+  else if (a) {
+    const g = (a.bits >> 80n).toString(16).padStart(12, "0");
+    block = `${parseInt(g.slice(0, 4), 16).toString(16)}:${parseInt(g.slice(4, 8), 16).toString(16)}:${parseInt(g.slice(8), 16).toString(16)}::/48`;
+  }
+  return {
+    block,
+    asn: asnText && /^\d{1,10}$/.test(asnText) ? asnText : null,
+    country: countryText && /^[A-Z0-9]{2}$/.test(countryText) ? countryText : null,
+    safe: a !== null && cfg.safeBlocks.some((c) => inCidr(c, a)),
+  };
+}
+
+/** Each isolate's copy of an app's view, per env (tests run envs side by side). */
+const views = new WeakMap<object, Map<string, { view: GuardView; at: number }>>();
+
+function cacheOf(env: object): Map<string, { view: GuardView; at: number }> {
+  let m = views.get(env);
+  if (!m) views.set(env, (m = new Map()));
+  return m;
+}
+
+/** Audits changes of state: the scope's kind and state, never its value (a prefix or a block). */
+function auditTransitions(env: Env, rc: RequestContext, clientId: string, ts: Transition[], by?: string): void {
+  for (const t of ts)
+    rc.waitUntil(
+      audit(env, "guard.state", clientId || null, "ok", {
+        kind: t.kind,
+        state: t.state,
+        strikes: t.strikes,
+        ...(by ? { by } : {}),
+      }),
+    );
+}
+
+async function viewOf(env: Env, rc: RequestContext, clientId: string, now: number, cfg: GuardConfig) {
+  const cache = cacheOf(env);
+  const c = cache.get(clientId);
+  if (c && now >= c.at && now - c.at < cfg.cacheMs) return c.view;
+  const { view, transitions } = await guardStore(env, clientId).view(now, cfg.rules);
+  auditTransitions(env, rc, clientId, transitions);
+  if (cache.size >= 1024) cache.clear();
+  cache.set(clientId, { view, at: now });
+  return view;
+}
+
+/**
+ * The guard's decision for an identify submission of `phone` to `clientId`, from the request alone
+ * (nothing about the number is looked up); null when the guard is off.
+ */
+export async function guardDecision(
+  env: Env,
+  rc: RequestContext,
+  req: Request,
+  clientId: string,
+  phone: string,
+): Promise<Decision | null> {
+  const cfg = guardConfig(env);
+  if (!cfg.on) return null;
+  const now = guardNow(req, cfg);
+  const net = requestNetwork(req, cfg);
+  // a safe block's sends count for the app and the prefix only, and it is never challenged or slowed
+  const scopes = ["app", `prefix:${prefixOf(phone)}`];
+  if (!net.safe) {
+    if (net.block) scopes.push(`block:${net.block}`);
+    if (net.asn) scopes.push(`asn:${net.asn}`);
+    if (net.country) scopes.push(`country:${net.country}`);
+  }
+  const view = await viewOf(env, rc, clientId, now, cfg);
+  const active = new Map<string, ScopeStatus>();
+  for (const s of view.states) if (s.until > now) active.set(s.scope, s);
+  const hits = net.safe ? [] : scopes.filter((s) => active.has(s));
+  return {
+    scopes,
+    now,
+    challenge: [...new Set(hits.map((s) => s.split(":", 1)[0] as ScopeKind))],
+    slowed: hits.filter((s) => active.get(s)!.state === "slowed"),
+    pausedUntil: clientId && view.paused && now < view.dayEnds ? view.dayEnds : null,
+  };
+}
+
+/** One code for a sign-in in slowed scopes, from their allowance (a store call it waits for). */
+export async function takeSlowed(env: Env, clientId: string, d: Decision): Promise<number | null> {
+  const r = await guardStore(env, clientId).take(d.slowed, d.now, guardConfig(env).rules);
+  return r.ok ? null : r.until;
+}
+
+/**
+ * Counts a code sent or verified in its sign-in's scopes, after the answer; the app's daily budget
+ * goes with it (null: none). The isolate's copy of the app's view is replaced by the answer's.
+ */
+export function guardCount(
+  env: Env,
+  rc: RequestContext,
+  req: Request,
+  clientId: string,
+  kind: GuardEvent["kind"],
+  mark: GuardMark,
+  budget: number | null,
+): void {
+  const cfg = guardConfig(env);
+  if (!cfg.on) return;
+  const now = guardNow(req, cfg);
+  const event: GuardEvent = {
+    kind,
+    scopes: mark.scopes,
+    sentAt: kind === "sent" ? now : mark.sentAt,
+    challenged: mark.challenged,
+  };
+  rc.waitUntil(
+    (async () => {
+      try {
+        const r = await guardStore(env, clientId).record(randomToken(12), [event], budget, now, cfg.rules);
+        auditTransitions(env, rc, clientId, r.transitions);
+        cacheOf(env).set(clientId, { view: r.view, at: now });
+      } catch (err) {
+        // a count lost is a count lost: the sign-in it followed is done
+        console.log(JSON.stringify({ worker: "guard", cause: err instanceof Error ? err.message : String(err) }));
+      }
+    })(),
+  );
+}

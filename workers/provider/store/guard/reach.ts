@@ -1,0 +1,14 @@
+// How a worker reaches the guard store: the object of an app (or of the service's own pages). Apart
+// from the class's module, so that the sign-in's modules import no Durable Object class.
+
+import type { GuardStore } from "./guard-store";
+
+export type GuardEnv = { GUARD: DurableObjectNamespace<GuardStore> };
+
+/** The object name of the service's own pages (/account, the consoles): not an app. */
+export const SERVICE_SCOPE = "~service";
+
+/** The guard object of an app (`""`: the service's own pages). */
+export function guardStore(env: GuardEnv, clientId: string): DurableObjectStub<GuardStore> {
+  return env.GUARD.get(env.GUARD.idFromName(clientId || SERVICE_SCOPE));
+}

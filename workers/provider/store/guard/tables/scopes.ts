@@ -1,0 +1,282 @@
+// The guard store's tables (docs/storage.md "Durable Object GuardStore"): for one app (or the
+// service's own pages), the counts of codes sent and verified for the app and for every
+// network block, ASN, country and number prefix its sign-ins came from, in ten-second buckets, the
+// states of those scopes, the slowed scopes' code counts, and the app's SMS sent per Korean day.
+// Co-located counters: a send or a verification is one call and one atomic step for all the
+// scopes it concerns, so each scope's counts are exact in its object. The sign-ins read the states
+// through a per-isolate copy (signin/guard.ts) and write counts after their answer.
+
+import { kstDayStart } from "../../config";
+import {
+  judge,
+  SCOPE_KINDS,
+  type GuardRules,
+  type GuardState,
+  type ScopeKind,
+  type StateRow,
+  type Sums,
+} from "../rules";
+
+export type { GuardRules, GuardState, ScopeKind } from "../rules";
+
+/** Counts are kept in buckets of this many milliseconds. */
+export const BUCKET_MS = 10_000;
+/** Korea's offset from UTC: day numbers are Korean calendar days. */
+const KST_MS = 9 * 3_600_000;
+/** Batches remembered for a retried call, this long. */
+const BATCH_MEMORY_MS = 3_600_000;
+
+/** A scope inside an app's object: its kind and value, e.g. `block:203.0.113.0/24`, or `app`. */
+export type Scope = string;
+
+export function kindOf(scope: Scope): ScopeKind {
+  const k = scope.split(":", 1)[0] as ScopeKind;
+  if (!SCOPE_KINDS.includes(k)) throw new Error(`not a scope: ${k}`);
+  return k;
+}
+
+/** Codes sent, or verified (credited to the bucket of the send they answer), for some scopes. */
+export interface GuardEvent {
+  kind: "sent" | "verified";
+  scopes: Scope[];
+  /** When the code was sent (the bucket it counts in). */
+  sentAt: number;
+  /** Sent after a passed challenge. */
+  challenged: boolean;
+}
+
+export interface ScopeStatus {
+  scope: Scope;
+  state: GuardState;
+  since: number;
+  until: number;
+  strikes: number;
+}
+
+/** What the sign-ins cache of an app: its scopes beyond normal, and whether its SMS are paused. */
+export interface GuardView {
+  states: ScopeStatus[];
+  /** Today's SMS sent (Korean day) and when that day ends. */
+  sentToday: number;
+  dayEnds: number;
+  /** The daily budget reached: no code is sent until `dayEnds`. */
+  paused: boolean;
+}
+
+/** A scope's change of state, for the audit trail (which records its kind and state only). */
+export interface Transition {
+  kind: ScopeKind;
+  state: GuardState | "cleared";
+  strikes: number;
+}
+
+/** The Korean calendar day of `now` (days since the epoch, KST) and when it ends. */
+export function kstDay(now: number): { day: number; ends: number } {
+  const start = kstDayStart(now);
+  return { day: Math.round((start + KST_MS) / 86_400_000), ends: start + 86_400_000 };
+}
+
+export class GuardTables {
+  /** Scopes with sends that have not all settled yet: judged again when the view is read. */
+  private readonly unsettled = new Map<Scope, number>();
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly storage: DurableObjectStorage,
+  ) {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS counts (
+      scope TEXT NOT NULL, bucket INTEGER NOT NULL,
+      sent INTEGER NOT NULL DEFAULT 0, verified INTEGER NOT NULL DEFAULT 0,
+      csent INTEGER NOT NULL DEFAULT 0, cverified INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (scope, bucket)) WITHOUT ROWID`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS states (
+      scope TEXT PRIMARY KEY, state TEXT NOT NULL, since INTEGER NOT NULL, until INTEGER NOT NULL,
+      strikes INTEGER NOT NULL) WITHOUT ROWID`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS slow (
+      scope TEXT PRIMARY KEY, window_start INTEGER NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS days (day INTEGER PRIMARY KEY, sent INTEGER NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`);
+  }
+
+  /** The app's scopes beyond normal at `now`, and its day's sends against its budget. */
+  view(now: number, rules: GuardRules): { view: GuardView; transitions: Transition[] } {
+    // sends that have settled since they were recorded are judged now (no later send may come)
+    const transitions: Transition[] = [];
+    for (const [scope, settles] of this.unsettled) {
+      if (settles > now) continue;
+      this.judgeScope(scope, now, rules, transitions);
+      this.unsettled.delete(scope);
+    }
+    return { view: this.viewAt(now), transitions };
+  }
+
+  /** Every scope's state that has not ended, for the console. */
+  states(now: number): ScopeStatus[] {
+    return this.viewAt(now).states;
+  }
+
+  private viewAt(now: number): GuardView {
+    const states = this.sql
+      .exec<{ scope: string; state: GuardState; since: number; until: number; strikes: number }>(
+        "SELECT scope, state, since, until, strikes FROM states WHERE until > ?",
+        now,
+      )
+      .toArray()
+      .map((r) => ({ ...r }));
+    const { day, ends } = kstDay(now);
+    const sentToday =
+      this.sql.exec<{ sent: number }>("SELECT sent FROM days WHERE day = ?", day).toArray()[0]?.sent ?? 0;
+    const budget = this.sql
+      .exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'budget'")
+      .toArray()[0]?.value;
+    return { states, sentToday, dayEnds: ends, paused: budget != null && sentToday >= budget };
+  }
+
+  /**
+   * Adds a batch of sends and verifications once (`batch` names it: a retried call adds nothing
+   * twice), with the app's daily budget as it is now (null: none), and judges the scopes it
+   * touched. Answers the changes of state, for the audit trail, and the view after them.
+   */
+  record(
+    batch: string,
+    events: GuardEvent[],
+    budget: number | null,
+    now: number,
+    rules: GuardRules,
+  ): { applied: boolean; transitions: Transition[]; view: GuardView } {
+    const transitions: Transition[] = [];
+    const applied = this.storage.transactionSync(() => {
+      if (this.sql.exec("SELECT 1 FROM batches WHERE id = ?", batch).toArray().length > 0) return false;
+      this.sql.exec("INSERT INTO batches (id, at) VALUES (?, ?)", batch, now);
+      this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('budget', ?)", budget);
+      const touched = new Set<Scope>();
+      for (const e of events) {
+        const bucket = Math.floor(e.sentAt / BUCKET_MS);
+        const col = e.kind === "sent" ? "sent" : "verified";
+        const ccol = e.challenged ? (e.kind === "sent" ? ", csent = csent + 1" : ", cverified = cverified + 1") : "";
+        for (const scope of e.scopes) {
+          kindOf(scope);
+          this.sql.exec(`INSERT INTO counts (scope, bucket) VALUES (?, ?) ON CONFLICT DO NOTHING`, scope, bucket);
+          this.sql.exec(`UPDATE counts SET ${col} = ${col} + 1${ccol} WHERE scope = ? AND bucket = ?`, scope, bucket);
+          touched.add(scope);
+          if (e.kind === "sent") this.unsettled.set(scope, e.sentAt + BUCKET_MS + rules.settleMs);
+        }
+        if (e.kind === "sent") {
+          const { day } = kstDay(e.sentAt);
+          this.sql.exec(
+            "INSERT INTO days (day, sent) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET sent = sent + 1",
+            day,
+          );
+        }
+      }
+      for (const scope of touched) this.judgeScope(scope, now, rules, transitions);
+      return true;
+    });
+    if (applied) this.prune(now, rules);
+    return { applied, transitions, view: this.viewAt(now) };
+  }
+
+  /** The settled sums of a scope at `now`: sends old enough to judge, since its last state ended. */
+  sums(scope: Scope, now: number, rules: GuardRules, after = 0): Sums {
+    const from = Math.max(Math.floor((now - rules.windowMs) / BUCKET_MS), Math.ceil(after / BUCKET_MS));
+    const to = Math.floor((now - rules.settleMs) / BUCKET_MS); // buckets wholly settled: below `to`
+    const r = this.sql
+      .exec<{ sent: number; verified: number; csent: number; cverified: number }>(
+        `SELECT coalesce(sum(sent),0) AS sent, coalesce(sum(verified),0) AS verified,
+                coalesce(sum(csent),0) AS csent, coalesce(sum(cverified),0) AS cverified
+         FROM counts WHERE scope = ? AND bucket >= ? AND bucket < ?`,
+        scope,
+        from,
+        to,
+      )
+      .one();
+    return { sent: r.sent, verified: r.verified, csent: r.csent, cverified: r.cverified };
+  }
+
+  /** A scope's counts over the window, settled or not (the console's figures). */
+  totals(scope: Scope, now: number, rules: GuardRules): Sums {
+    return this.sums(scope, now + rules.settleMs + BUCKET_MS, {
+      ...rules,
+      windowMs: rules.windowMs + rules.settleMs + BUCKET_MS,
+    });
+  }
+
+  private judgeScope(scope: Scope, now: number, rules: GuardRules, out: Transition[]): void {
+    const cur =
+      this.sql
+        .exec<{ state: GuardState; since: number; until: number; strikes: number }>(
+          "SELECT state, since, until, strikes FROM states WHERE scope = ?",
+          scope,
+        )
+        .toArray()
+        .map((r) => ({ ...r }))[0] ?? null;
+    // a state that ended counts only what was sent after it; an active one judges its challenged sends
+    const after = cur && cur.until <= now ? cur.until : cur ? cur.since : 0;
+    const kind = kindOf(scope);
+    const next = judge(kind, this.sums(scope, now, rules, after), cur, now, rules);
+    if (!next) return;
+    this.sql.exec(
+      "INSERT OR REPLACE INTO states (scope, state, since, until, strikes) VALUES (?, ?, ?, ?, ?)",
+      scope,
+      next.state,
+      next.since,
+      next.until,
+      next.strikes,
+    );
+    out.push({ kind, state: next.state, strikes: next.strikes });
+  }
+
+  /**
+   * One code for a sign-in in slowed scopes: taken from each scope's allowance of the window, or
+   * refused with when the first full one frees up. All or nothing, in one step.
+   */
+  take(scopes: Scope[], now: number, rules: GuardRules): { ok: true } | { ok: false; until: number } {
+    return this.storage.transactionSync(() => {
+      const rows = scopes.map((scope) => {
+        const r = this.sql
+          .exec<{ window_start: number; n: number }>("SELECT window_start, n FROM slow WHERE scope = ?", scope)
+          .toArray()[0];
+        const fresh = !r || now - r.window_start >= rules.slowWindowMs;
+        return { scope, start: fresh ? now : r.window_start, n: fresh ? 0 : r.n };
+      });
+      const full = rows.filter((r) => r.n >= rules.slowCodes);
+      if (full.length > 0)
+        return { ok: false as const, until: Math.min(...full.map((r) => r.start + rules.slowWindowMs)) };
+      for (const r of rows)
+        this.sql.exec(
+          "INSERT OR REPLACE INTO slow (scope, window_start, n) VALUES (?, ?, ?)",
+          r.scope,
+          r.start,
+          r.n + 1,
+        );
+      return { ok: true as const };
+    });
+  }
+
+  /** Ends a scope's state now (an editor's decision), and its strikes. Null when it had none. */
+  clear(scope: Scope, now: number): Transition | null {
+    const cur = this.sql
+      .exec<{ strikes: number }>("SELECT strikes FROM states WHERE scope = ? AND until > ?", scope, now)
+      .toArray()[0];
+    if (!cur) return null;
+    // an editor's clear is a judgement that the state was wrong: its strikes are forgotten too
+    this.sql.exec("UPDATE states SET until = ?, strikes = 0 WHERE scope = ?", now, scope);
+    this.sql.exec("DELETE FROM slow WHERE scope = ?", scope);
+    return { kind: kindOf(scope), state: "cleared", strikes: cur.strikes };
+  }
+
+  /** Counts older than the window, ended states past their strike memory, old days and batches. */
+  private prune(now: number, rules: GuardRules): void {
+    const last = this.sql
+      .exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'pruned'")
+      .toArray()[0]?.value;
+    if (last != null && now - last < 60_000) return;
+    this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('pruned', ?)", now);
+    this.sql.exec("DELETE FROM counts WHERE bucket < ?", Math.floor((now - rules.windowMs) / BUCKET_MS));
+    this.sql.exec("DELETE FROM states WHERE until < ?", now - rules.strikeMemoryMs);
+    this.sql.exec("DELETE FROM slow WHERE window_start < ?", now - rules.slowWindowMs);
+    this.sql.exec("DELETE FROM days WHERE day < ?", kstDay(now).day - 7);
+    this.sql.exec("DELETE FROM batches WHERE at < ?", now - BATCH_MEMORY_MS);
+  }
+}
