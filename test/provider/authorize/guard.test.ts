@@ -295,6 +295,48 @@ describe("the safe list, and a slowed network", () => {
   });
 });
 
+describe("a slowed ASN", () => {
+  it("limits the blocks of it whose own codes went untyped, and only challenges its other blocks", async () => {
+    const clock = newClock();
+    const vars = { GUARD_SLOW_CODES: "1" };
+    const asn = freshNet().asn;
+    const at = (): Where => ({ ...freshNet(), asn });
+    const token = () => solve("identify", HOST);
+    const used: Where[] = [];
+    for (let i = 0; i < 6; i++) {
+      const w = at();
+      used.push(w);
+      expect((await identify(browser(w, clock, vars), await person(freshPrefix()))).form?.step).toBe("verify");
+    }
+    clock.now += 20_000; // six untyped codes settled: the ASN (and the app) suspect
+    for (let i = 0; i < 2; i++) {
+      const p = await identify(browser(at(), clock, vars), await person(freshPrefix()), {
+        "cf-turnstile-response": await token(),
+      });
+      expect(p.form?.step).toBe("verify");
+    }
+    clock.now += 20_000; // two more, after passed challenges, untyped: the ASN is slowed
+    const first = await identify(browser(used[0]!, clock, vars), await person(freshPrefix()), {
+      "cf-turnstile-response": await token(),
+    });
+    expect(first.form?.step).toBe("verify"); // the window's one code
+    const who = await person(freshPrefix());
+    const second = await identify(browser(used[1]!, clock, vars), who, { "cf-turnstile-response": await token() });
+    expect(second.status).toBe(429);
+    // the allowance renews on the window's boundary (10 minutes of the clock), and it says when
+    const boundary = clock.now - (clock.now % 600_000) + 600_000;
+    expect(Number(second.res.headers.get("Retry-After"))).toBe(Math.ceil((boundary - clock.now) / 1000));
+    expect(await sends(who.phone)).toBe(0);
+    // a block of the ASN with no untyped code: a challenge, and its code
+    const clean = await identify(browser(at(), clock, vars), await person(freshPrefix()), {
+      "cf-turnstile-response": await token(),
+    });
+    expect(clean.form?.step).toBe("verify");
+    // and without a token it is asked for the challenge first
+    expect(challenged(await identify(browser(at(), clock, vars), await person(freshPrefix())))).toBe(true);
+  });
+});
+
 describe("counts", () => {
   it("are exact under 50 concurrent sends from one block, and a verification is credited to its send", async () => {
     const clock = newClock();

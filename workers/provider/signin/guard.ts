@@ -146,7 +146,8 @@ export async function guardDecision(
 
 /** One code for a sign-in in slowed scopes, from their allowance (a store call it waits for). */
 export async function takeSlowed(env: Env, clientId: string, d: Decision): Promise<number | null> {
-  const r = await guardStore(env, clientId).take(d.slowed, d.now, guardConfig(env).rules);
+  const block = d.scopes.find((s) => s.startsWith("block:")) ?? null;
+  const r = await guardStore(env, clientId).take(d.slowed, block, d.now, guardConfig(env).rules);
   return r.ok ? null : r.until;
 }
 

@@ -24,7 +24,7 @@ function parse(env: GuardRuleVars): GuardRules {
     minSends: intVar(env, "GUARD_MIN_SENDS", 5, 1, 10_000),
     wideFactor: intVar(env, "GUARD_WIDE_FACTOR", 4, 1, 1000),
     windowMs: s("GUARD_WINDOW_SECONDS", 3600, 60, 7 * 86400),
-    settleMs: s("GUARD_SETTLE_SECONDS", 40, 0, 3600),
+    settleMs: s("GUARD_SETTLE_SECONDS", 30, 0, 3600),
     cooldownMs: s("GUARD_COOLDOWN_SECONDS", 12 * 3600, 1, 30 * 86400),
     maxCooldownMs: s("GUARD_MAX_COOLDOWN_SECONDS", 7 * 86400, 1, 90 * 86400),
     strikeMemoryMs: 7 * 86_400_000,

@@ -39,9 +39,14 @@ export class GuardStore extends DurableObject {
     return this.tables.record(batch, events, budget, now, rules);
   }
 
-  /** One code for a sign-in in slowed scopes, or when the first of them frees up. */
-  take(scopes: Scope[], now: number, rules: GuardRules): { ok: true } | { ok: false; until: number } {
-    return this.tables.take(scopes, now, rules);
+  /** One code for a sign-in in slowed scopes (from `block`), or when they all have one again. */
+  take(
+    scopes: Scope[],
+    block: Scope | null,
+    now: number,
+    rules: GuardRules,
+  ): { ok: true } | { ok: false; until: number } {
+    return this.tables.take(scopes, block, now, rules);
   }
 
   /** Ends a scope's state now (an editor's decision). */

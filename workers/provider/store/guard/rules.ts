@@ -70,7 +70,9 @@ function low(verified: number, sent: number, rules: GuardRules): boolean {
 export function judge(kind: ScopeKind, s: Sums, cur: StateRow | null, now: number, rules: GuardRules): StateRow | null {
   const need = minSendsOf(rules, kind);
   if (cur && cur.until > now) {
-    const challengedNeed = Math.max(1, Math.ceil(need / 2));
+    // codes that followed a passed challenge and still go untyped are the strongest evidence: half
+    // a narrow scope's volume is enough, whatever the scope's width
+    const challengedNeed = Math.max(1, Math.ceil(rules.minSends / 2));
     if (cur.state === "suspect" && canSlow(kind) && s.csent >= challengedNeed && low(s.cverified, s.csent, rules))
       return { ...cur, state: "slowed" };
     return null;

@@ -231,18 +231,32 @@ export class GuardTables {
    * One code for a sign-in in slowed scopes: taken from each scope's allowance of the window, or
    * refused with when the first full one frees up. All or nothing, in one step.
    */
-  take(scopes: Scope[], now: number, rules: GuardRules): { ok: true } | { ok: false; until: number } {
+  take(
+    scopes: Scope[],
+    block: Scope | null,
+    now: number,
+    rules: GuardRules,
+  ): { ok: true } | { ok: false; until: number } {
     return this.storage.transactionSync(() => {
-      const rows = scopes.map((scope) => {
-        const r = this.sql
-          .exec<{ window_start: number; n: number }>("SELECT window_start, n FROM slow WHERE scope = ?", scope)
-          .toArray()[0];
-        const fresh = !r || now - r.window_start >= rules.slowWindowMs;
-        return { scope, start: fresh ? now : r.window_start, n: fresh ? 0 : r.n };
-      });
+      // A slowed ASN slows the blocks in it whose own settled codes go untyped: a block with none
+      // yet, or whose codes are typed, is asked for the challenge only (carrier NAT: the people
+      // behind other blocks of the ASN are not the attack's).
+      const s = block !== null && !scopes.includes(block) ? this.sums(block, now, rules) : null;
+      const clean = s !== null && s.verified >= s.sent * rules.minConversion;
+      const rows = scopes
+        .filter((scope) => !(clean && kindOf(scope) === "asn"))
+        .map((scope) => {
+          const r = this.sql
+            .exec<{ window_start: number; n: number }>("SELECT window_start, n FROM slow WHERE scope = ?", scope)
+            .toArray()[0];
+          // windows on the clock's boundaries: every slowed scope's allowance renews at once, so the
+          // time a refused person is told to come back is when all of theirs have renewed
+          const start = now - (now % rules.slowWindowMs);
+          return { scope, start, n: r && r.window_start === start ? r.n : 0 };
+        });
       const full = rows.filter((r) => r.n >= rules.slowCodes);
       if (full.length > 0)
-        return { ok: false as const, until: Math.min(...full.map((r) => r.start + rules.slowWindowMs)) };
+        return { ok: false as const, until: Math.max(...full.map((r) => r.start + rules.slowWindowMs)) };
       for (const r of rows)
         this.sql.exec(
           "INSERT OR REPLACE INTO slow (scope, window_start, n) VALUES (?, ?, ?)",
