@@ -10,6 +10,7 @@ import { TURNSTILE_SCRIPT_URL, TURNSTILE_SITEVERIFY_URL, type TurnstileConfig } 
 export interface GuardVars extends CommonVars, GuardRuleVars {
   SMS_GUARD?: string;
   GUARD_CACHE_SECONDS?: string;
+  GUARD_FLUSH_MS?: string;
   GUARD_SAFE_BLOCKS?: string;
   TURNSTILE_SITE_KEY?: string;
   TURNSTILE_SECRET_KEY?: string;
@@ -31,6 +32,8 @@ export interface GuardConfig {
   rules: GuardRules;
   /** How long an isolate uses its copy of an app's states before reading them again. */
   cacheMs: number;
+  /** How long an isolate gathers counts before it sends them in one call. */
+  flushMs: number;
   safeBlocks: Cidr[];
   turnstile: TurnstileConfig;
 }
@@ -124,6 +127,7 @@ function parse(env: GuardVars): GuardConfig {
     devMode,
     rules: guardRules(env),
     cacheMs: intVar(env, "GUARD_CACHE_SECONDS", 5, 0, 300) * 1000,
+    flushMs: intVar(env, "GUARD_FLUSH_MS", 100, 0, 5000),
     safeBlocks: safe,
     turnstile: turnstileConfig(env, devMode, on),
   };

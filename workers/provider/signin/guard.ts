@@ -4,6 +4,7 @@
 // app's guard object after the answer. A normal sign-in waits for at most one store call of the
 // guard: the read of the app's states when this isolate's copy is older than GUARD_CACHE_SECONDS.
 
+import { configOf } from "../../core/config";
 import { randomToken } from "../../core/crypto";
 import type { RequestContext } from "../../core/router";
 import { guardStore, type GuardEnv } from "../store/guard/reach";
@@ -76,26 +77,22 @@ export function requestNetwork(
   };
 }
 
-/** Each isolate's copy of an app's view, per env (tests run envs side by side). */
-const views = new WeakMap<object, Map<string, { view: GuardView; at: number }>>();
-
+/**
+ * Each isolate's copy of an app's view, per env (tests run envs side by side). Kept through
+ * `configOf`, whose cache follows an env derived per request (`withBindings`) to its base.
+ */
 function cacheOf(env: object): Map<string, { view: GuardView; at: number }> {
-  let m = views.get(env);
-  if (!m) views.set(env, (m = new Map()));
-  return m;
+  return configOf(env, newViewCache);
 }
+const newViewCache = () => new Map<string, { view: GuardView; at: number }>();
 
 /** Audits changes of state: the scope's kind and state, never its value (a prefix or a block). */
-function auditTransitions(env: Env, rc: RequestContext, clientId: string, ts: Transition[], by?: string): void {
-  for (const t of ts)
-    rc.waitUntil(
-      audit(env, "guard.state", clientId || null, "ok", {
-        kind: t.kind,
-        state: t.state,
-        strikes: t.strikes,
-        ...(by ? { by } : {}),
-      }),
-    );
+function auditTransitions(env: Env, clientId: string, ts: Transition[]): Promise<unknown> {
+  return Promise.all(
+    ts.map((t) =>
+      audit(env, "guard.state", clientId || null, "ok", { kind: t.kind, state: t.state, strikes: t.strikes }),
+    ),
+  );
 }
 
 async function viewOf(env: Env, rc: RequestContext, clientId: string, now: number, cfg: GuardConfig) {
@@ -103,7 +100,7 @@ async function viewOf(env: Env, rc: RequestContext, clientId: string, now: numbe
   const c = cache.get(clientId);
   if (c && now >= c.at && now - c.at < cfg.cacheMs) return c.view;
   const { view, transitions } = await guardStore(env, clientId).view(now, cfg.rules);
-  auditTransitions(env, rc, clientId, transitions);
+  rc.waitUntil(auditTransitions(env, clientId, transitions));
   if (cache.size >= 1024) cache.clear();
   cache.set(clientId, { view, at: now });
   return view;
@@ -151,9 +148,20 @@ export async function takeSlowed(env: Env, clientId: string, d: Decision): Promi
   return r.ok ? null : r.until;
 }
 
+/** Each isolate's counts not yet sent, per env and app: sent together (one call) by the first one's flush. */
+interface Pending {
+  events: GuardEvent[];
+  budget: number | null;
+  now: number;
+  flush: Promise<void>;
+}
+const newPendings = () => new Map<string, Pending>();
+
 /**
  * Counts a code sent or verified in its sign-in's scopes, after the answer; the app's daily budget
- * goes with it (null: none). The isolate's copy of the app's view is replaced by the answer's.
+ * goes with it (null: none). The counts of an isolate's sign-ins within GUARD_FLUSH_MS of each other
+ * go to the app's object in one call (each request waits for that call after its answer, as for its
+ * own); the isolate's copy of the app's view is replaced by the call's answer.
  */
 export function guardCount(
   env: Env,
@@ -173,16 +181,33 @@ export function guardCount(
     sentAt: kind === "sent" ? now : mark.sentAt,
     challenged: mark.challenged,
   };
-  rc.waitUntil(
-    (async () => {
+  const byApp = configOf(env, newPendings);
+  let p = byApp.get(clientId);
+  if (!p) {
+    const batch: Pending = { events: [], budget, now, flush: Promise.resolve() };
+    const apps = byApp;
+    batch.flush = (async () => {
+      await new Promise((r) => setTimeout(r, cfg.flushMs));
+      apps.delete(clientId);
       try {
-        const r = await guardStore(env, clientId).record(randomToken(12), [event], budget, now, cfg.rules);
-        auditTransitions(env, rc, clientId, r.transitions);
-        cacheOf(env).set(clientId, { view: r.view, at: now });
+        const r = await guardStore(env, clientId).record(
+          randomToken(12),
+          batch.events,
+          batch.budget,
+          batch.now,
+          cfg.rules,
+        );
+        await auditTransitions(env, clientId, r.transitions);
+        cacheOf(env).set(clientId, { view: r.view, at: batch.now });
       } catch (err) {
-        // a count lost is a count lost: the sign-in it followed is done
+        // counts lost are counts lost: the sign-ins they followed are done
         console.log(JSON.stringify({ worker: "guard", cause: err instanceof Error ? err.message : String(err) }));
       }
-    })(),
-  );
+    })();
+    byApp.set(clientId, (p = batch));
+  }
+  p.events.push(event);
+  p.budget = budget;
+  p.now = Math.max(p.now, now);
+  rc.waitUntil(p.flush);
 }

@@ -23,6 +23,11 @@ export type { GuardRules, GuardState, ScopeKind } from "../rules";
 export const BUCKET_MS = 10_000;
 /** Korea's offset from UTC: day numbers are Korean calendar days. */
 const KST_MS = 9 * 3_600_000;
+/** Count rows per statement: 6 bound values each, within SQLite's 100 a statement. */
+const ROWS_PER_STATEMENT = 16;
+/** Scopes judged a statement (each a bound value, with the window's two). */
+const SCOPES_PER_STATEMENT = 90;
+const ZERO: Sums = { sent: 0, verified: 0, csent: 0, cverified: 0 };
 /** Batches remembered for a retried call, this long. */
 const BATCH_MEMORY_MS = 3_600_000;
 
@@ -77,8 +82,16 @@ export function kstDay(now: number): { day: number; ends: number } {
 }
 
 export class GuardTables {
-  /** Scopes with sends that have not all settled yet: judged again when the view is read. */
-  private readonly unsettled = new Map<Scope, number>();
+  /** Scopes with sends that have not all settled yet: when the first and the last of them settle. */
+  private readonly unsettled = new Map<Scope, { first: number; last: number }>();
+  /** Each scope's state row (ended ones kept for their strikes), as the table holds them. */
+  private readonly stateRows = new Map<Scope, ScopeStatus>();
+  /** The last settled bucket each scope was judged at: judged again only once another has settled. */
+  private readonly judged = new Map<Scope, number>();
+  /** The Korean day's sends as the table holds them, and the budget last given. */
+  private today = { day: -1, sent: 0 };
+  private budget: number | null = null;
+  private prunedAt = 0;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -97,18 +110,61 @@ export class GuardTables {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS days (day INTEGER PRIMARY KEY, sent INTEGER NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`);
+    for (const r of this.sql.exec<{ scope: string; state: GuardState; since: number; until: number; strikes: number }>(
+      "SELECT scope, state, since, until, strikes FROM states",
+    ))
+      this.stateRows.set(r.scope, { ...r });
+    this.budget =
+      this.sql.exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'budget'").toArray()[0]?.value ??
+      null;
   }
 
   /** The app's scopes beyond normal at `now`, and its day's sends against its budget. */
   view(now: number, rules: GuardRules): { view: GuardView; transitions: Transition[] } {
     // sends that have settled since they were recorded are judged now (no later send may come)
     const transitions: Transition[] = [];
-    for (const [scope, settles] of this.unsettled) {
-      if (settles > now) continue;
-      this.judgeScope(scope, now, rules, transitions);
-      this.unsettled.delete(scope);
-    }
+    this.judgeSettled(now, rules, transitions);
     return { view: this.viewAt(now), transitions };
+  }
+
+  /**
+   * Judges the scopes whose pending sends have settled: a send changes a scope's judgement only once
+   * it is old enough to count, so each scope is judged then, not at every send. In the order their
+   * first pending send was recorded, which is (nearly) the order they settle.
+   */
+  private judgeSettled(now: number, rules: GuardRules, out: Transition[]): void {
+    const due: Scope[] = [];
+    for (const [scope, settles] of this.unsettled) {
+      if (settles.first > now) break;
+      this.unsettled.delete(scope);
+      due.push(scope);
+      // sends after the first are judged when the last of them has settled
+      if (settles.last > now) this.unsettled.set(scope, { first: settles.last, last: settles.last });
+    }
+    // the sums of the scopes with no state, a statement for many: most scopes never had one
+    const plain = due.filter((scope) => !this.stateRows.has(scope));
+    const sums = new Map<Scope, Sums>();
+    const from = Math.floor((now - rules.windowMs) / BUCKET_MS);
+    const to = Math.floor((now - rules.settleMs) / BUCKET_MS);
+    for (let i = 0; i < plain.length; i += SCOPES_PER_STATEMENT) {
+      const part = plain.slice(i, i + SCOPES_PER_STATEMENT);
+      for (const r of this.sql.exec<{
+        scope: string;
+        sent: number;
+        verified: number;
+        csent: number;
+        cverified: number;
+      }>(
+        `SELECT scope, sum(sent) AS sent, sum(verified) AS verified, sum(csent) AS csent, sum(cverified) AS cverified
+         FROM counts WHERE scope IN (${part.map(() => "?").join(", ")}) AND bucket >= ? AND bucket < ? GROUP BY scope`,
+        ...part,
+        from,
+        to,
+      ))
+        sums.set(r.scope, { sent: r.sent, verified: r.verified, csent: r.csent, cverified: r.cverified });
+    }
+    for (const scope of due)
+      this.judgeScope(scope, now, rules, out, this.stateRows.has(scope) ? undefined : (sums.get(scope) ?? ZERO));
   }
 
   /** Every scope's state that has not ended, for the console. */
@@ -117,20 +173,19 @@ export class GuardTables {
   }
 
   private viewAt(now: number): GuardView {
-    const states = this.sql
-      .exec<{ scope: string; state: GuardState; since: number; until: number; strikes: number }>(
-        "SELECT scope, state, since, until, strikes FROM states WHERE until > ?",
-        now,
-      )
-      .toArray()
-      .map((r) => ({ ...r }));
+    const states = [...this.stateRows.values()].filter((r) => r.until > now);
     const { day, ends } = kstDay(now);
-    const sentToday =
-      this.sql.exec<{ sent: number }>("SELECT sent FROM days WHERE day = ?", day).toArray()[0]?.sent ?? 0;
-    const budget = this.sql
-      .exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'budget'")
-      .toArray()[0]?.value;
-    return { states, sentToday, dayEnds: ends, paused: budget != null && sentToday >= budget };
+    const sentToday = this.sentOn(day);
+    return { states, sentToday, dayEnds: ends, paused: this.budget !== null && sentToday >= this.budget };
+  }
+
+  private sentOn(day: number): number {
+    if (this.today.day !== day)
+      this.today = {
+        day,
+        sent: this.sql.exec<{ sent: number }>("SELECT sent FROM days WHERE day = ?", day).toArray()[0]?.sent ?? 0,
+      };
+    return this.today.sent;
   }
 
   /**
@@ -147,30 +202,60 @@ export class GuardTables {
   ): { applied: boolean; transitions: Transition[]; view: GuardView } {
     const transitions: Transition[] = [];
     const applied = this.storage.transactionSync(() => {
-      if (this.sql.exec("SELECT 1 FROM batches WHERE id = ?", batch).toArray().length > 0) return false;
-      this.sql.exec("INSERT INTO batches (id, at) VALUES (?, ?)", batch, now);
-      this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('budget', ?)", budget);
-      const touched = new Set<Scope>();
+      const fresh = this.sql.exec("INSERT INTO batches (id, at) VALUES (?, ?) ON CONFLICT DO NOTHING", batch, now);
+      if (fresh.rowsWritten === 0) return false;
+      if (budget !== this.budget) {
+        this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('budget', ?)", budget);
+        this.budget = budget;
+      }
+      // the batch's counts summed per scope and bucket, then written a few rows a statement
+      const rows = new Map<string, [Scope, number, number, number, number, number]>();
+      const days = new Map<number, number>();
       for (const e of events) {
         const bucket = Math.floor(e.sentAt / BUCKET_MS);
-        const col = e.kind === "sent" ? "sent" : "verified";
-        const ccol = e.challenged ? (e.kind === "sent" ? ", csent = csent + 1" : ", cverified = cverified + 1") : "";
+        const sent = e.kind === "sent" ? 1 : 0;
+        const c = e.challenged ? 1 : 0;
         for (const scope of e.scopes) {
           kindOf(scope);
-          this.sql.exec(`INSERT INTO counts (scope, bucket) VALUES (?, ?) ON CONFLICT DO NOTHING`, scope, bucket);
-          this.sql.exec(`UPDATE counts SET ${col} = ${col} + 1${ccol} WHERE scope = ? AND bucket = ?`, scope, bucket);
-          touched.add(scope);
-          if (e.kind === "sent") this.unsettled.set(scope, e.sentAt + BUCKET_MS + rules.settleMs);
+          const key = `${bucket} ${scope}`;
+          const r = rows.get(key) ?? [scope, bucket, 0, 0, 0, 0];
+          r[2] += sent;
+          r[3] += 1 - sent;
+          r[4] += sent * c;
+          r[5] += (1 - sent) * c;
+          rows.set(key, r);
+          // judged once the send has settled (a verification only raises a conversion)
+          if (sent) {
+            const settles = e.sentAt + BUCKET_MS + rules.settleMs;
+            const u = this.unsettled.get(scope);
+            if (!u) this.unsettled.set(scope, { first: settles, last: settles });
+            else u.last = Math.max(u.last, settles);
+          }
         }
-        if (e.kind === "sent") {
+        if (sent) {
           const { day } = kstDay(e.sentAt);
-          this.sql.exec(
-            "INSERT INTO days (day, sent) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET sent = sent + 1",
-            day,
-          );
+          days.set(day, (days.get(day) ?? 0) + 1);
         }
       }
-      for (const scope of touched) this.judgeScope(scope, now, rules, transitions);
+      const all = [...rows.values()];
+      for (let i = 0; i < all.length; i += ROWS_PER_STATEMENT) {
+        const part = all.slice(i, i + ROWS_PER_STATEMENT);
+        this.sql.exec(
+          `INSERT INTO counts (scope, bucket, sent, verified, csent, cverified) VALUES ${part.map(() => "(?, ?, ?, ?, ?, ?)").join(", ")}
+           ON CONFLICT (scope, bucket) DO UPDATE SET sent = sent + excluded.sent, verified = verified + excluded.verified,
+             csent = csent + excluded.csent, cverified = cverified + excluded.cverified`,
+          ...part.flat(),
+        );
+      }
+      for (const [day, n] of days) {
+        this.sql.exec(
+          "INSERT INTO days (day, sent) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET sent = sent + excluded.sent",
+          day,
+          n,
+        );
+        if (this.today.day === day) this.today.sent += n;
+      }
+      this.judgeSettled(now, rules, transitions);
       return true;
     });
     if (applied) this.prune(now, rules);
@@ -202,19 +287,16 @@ export class GuardTables {
     });
   }
 
-  private judgeScope(scope: Scope, now: number, rules: GuardRules, out: Transition[]): void {
-    const cur =
-      this.sql
-        .exec<{ state: GuardState; since: number; until: number; strikes: number }>(
-          "SELECT state, since, until, strikes FROM states WHERE scope = ?",
-          scope,
-        )
-        .toArray()
-        .map((r) => ({ ...r }))[0] ?? null;
+  private judgeScope(scope: Scope, now: number, rules: GuardRules, out: Transition[], given?: Sums): void {
+    // judged once per settled bucket: until another bucket settles, the sums cannot have changed
+    const settled = Math.floor((now - rules.settleMs) / BUCKET_MS);
+    if (this.judged.get(scope) === settled) return;
+    this.judged.set(scope, settled);
+    const cur = this.stateRows.get(scope) ?? null;
     // a state that ended counts only what was sent after it; an active one judges its challenged sends
     const after = cur && cur.until <= now ? cur.until : cur ? cur.since : 0;
     const kind = kindOf(scope);
-    const next = judge(kind, this.sums(scope, now, rules, after), cur, now, rules);
+    const next = judge(kind, given ?? this.sums(scope, now, rules, after), cur, now, rules);
     if (!next) return;
     this.sql.exec(
       "INSERT OR REPLACE INTO states (scope, state, since, until, strikes) VALUES (?, ?, ?, ?, ?)",
@@ -224,6 +306,7 @@ export class GuardTables {
       next.until,
       next.strikes,
     );
+    this.stateRows.set(scope, { scope, ...next });
     out.push({ kind, state: next.state, strikes: next.strikes });
   }
 
@@ -270,25 +353,24 @@ export class GuardTables {
 
   /** Ends a scope's state now (an editor's decision), and its strikes. Null when it had none. */
   clear(scope: Scope, now: number): Transition | null {
-    const cur = this.sql
-      .exec<{ strikes: number }>("SELECT strikes FROM states WHERE scope = ? AND until > ?", scope, now)
-      .toArray()[0];
-    if (!cur) return null;
+    const cur = this.stateRows.get(scope);
+    if (!cur || cur.until <= now) return null;
     // an editor's clear is a judgement that the state was wrong: its strikes are forgotten too
     this.sql.exec("UPDATE states SET until = ?, strikes = 0 WHERE scope = ?", now, scope);
     this.sql.exec("DELETE FROM slow WHERE scope = ?", scope);
+    this.stateRows.set(scope, { ...cur, until: now, strikes: 0 });
+    this.judged.delete(scope);
     return { kind: kindOf(scope), state: "cleared", strikes: cur.strikes };
   }
 
   /** Counts older than the window, ended states past their strike memory, old days and batches. */
   private prune(now: number, rules: GuardRules): void {
-    const last = this.sql
-      .exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'pruned'")
-      .toArray()[0]?.value;
-    if (last != null && now - last < 60_000) return;
-    this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('pruned', ?)", now);
+    if (now - this.prunedAt < 60_000 && now >= this.prunedAt) return;
+    this.prunedAt = now;
+    this.judged.clear();
     this.sql.exec("DELETE FROM counts WHERE bucket < ?", Math.floor((now - rules.windowMs) / BUCKET_MS));
     this.sql.exec("DELETE FROM states WHERE until < ?", now - rules.strikeMemoryMs);
+    for (const [scope, r] of this.stateRows) if (r.until < now - rules.strikeMemoryMs) this.stateRows.delete(scope);
     this.sql.exec("DELETE FROM slow WHERE window_start < ?", now - rules.slowWindowMs);
     this.sql.exec("DELETE FROM days WHERE day < ?", kstDay(now).day - 7);
     this.sql.exec("DELETE FROM batches WHERE at < ?", now - BATCH_MEMORY_MS);
