@@ -82,8 +82,14 @@ export function kstDay(now: number): { day: number; ends: number } {
 }
 
 export class GuardTables {
-  /** Scopes with sends that have not all settled yet: when the first and the last of them settle. */
+  /**
+   * Scopes with sends that have not all settled yet: when the next and the last of them settle. Two
+   * queues, each in the order of its times, so a pass stops at the first not due: scopes with a
+   * first pending send (due when it settles), and scopes judged with later sends pending (due a
+   * bucket later).
+   */
   private readonly unsettled = new Map<Scope, { first: number; last: number }>();
+  private readonly again = new Map<Scope, { first: number; last: number }>();
   /** Each scope's state row (ended ones kept for their strikes), as the table holds them. */
   private readonly stateRows = new Map<Scope, ScopeStatus>();
   /** The last settled bucket each scope was judged at: judged again only once another has settled. */
@@ -134,13 +140,17 @@ export class GuardTables {
    */
   private judgeSettled(now: number, rules: GuardRules, out: Transition[]): void {
     const due: Scope[] = [];
-    for (const [scope, settles] of this.unsettled) {
-      if (settles.first > now) break;
-      this.unsettled.delete(scope);
-      due.push(scope);
-      // sends after the first are judged when the last of them has settled
-      if (settles.last > now) this.unsettled.set(scope, { first: settles.last, last: settles.last });
-    }
+    const later: [Scope, number][] = [];
+    for (const queue of [this.unsettled, this.again])
+      for (const [scope, settles] of queue) {
+        if (settles.first > now) break;
+        queue.delete(scope);
+        due.push(scope);
+        if (settles.last > now) later.push([scope, settles.last]);
+      }
+    // its later sends settle bucket by bucket: judged again when the next bucket has (or the last)
+    const next = (Math.floor((now - rules.settleMs) / BUCKET_MS) + 1) * BUCKET_MS + rules.settleMs;
+    for (const [scope, last] of later) this.again.set(scope, { first: Math.min(last, next), last });
     // the sums of the scopes with no state, a statement for many: most scopes never had one
     const plain = due.filter((scope) => !this.stateRows.has(scope));
     const sums = new Map<Scope, Sums>();
@@ -226,8 +236,8 @@ export class GuardTables {
           rows.set(key, r);
           // judged once the send has settled (a verification only raises a conversion)
           if (sent) {
-            const settles = e.sentAt + BUCKET_MS + rules.settleMs;
-            const u = this.unsettled.get(scope);
+            const settles = (bucket + 1) * BUCKET_MS + rules.settleMs;
+            const u = this.again.get(scope) ?? this.unsettled.get(scope);
             if (!u) this.unsettled.set(scope, { first: settles, last: settles });
             else u.last = Math.max(u.last, settles);
           }
