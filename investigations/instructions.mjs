@@ -11,6 +11,8 @@
 //                                      token-route@base, user-me-route@base, and its app worker for any
 //                                      scenario of the app (signin@base, identify@base, token@base, …)
 //        [--vars AUDIT_FLUSH_SECONDS=1]   variables of the app worker (and so of the stores it hosts)
+//        BENCH_SMS=true in the environment and in --vars: the sign-in's number gets its code by SMS
+//        (bench/lib/scenarios.mjs reads it from the dev outbox) instead of a fixed one
 //        [--mint-ahead]   mint every round's codes and tokens before the first round, not before each
 //                         (so no mint's leftover garbage is collected inside a counted round)
 //        [--keep]   keep valgrind's dumps (one per scenario and round) to read with callgrind_annotate

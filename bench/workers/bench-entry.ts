@@ -83,7 +83,10 @@ async function subjectFor(env: Env, clientId: string, phone: string): Promise<Su
   return { clientId, subscriber, plid, items, redirectUri: client.redirectUris[0]! };
 }
 
-/** Bench subscribers 0109xxxxxxx (SKT, test numbers with the fixed code 000000): fresh people for first sign-ins. */
+/**
+ * Bench subscribers 0109xxxxxxx (SKT, test numbers with the fixed code 000000, or with BENCH_SMS=true
+ * ordinary numbers whose codes go by SMS): fresh people for first sign-ins.
+ */
 async function makeSubscribers(env: Env, from: number, n: number): Promise<string[]> {
   const otpHash = await sha256("000000");
   const shards = dirShards(env);
@@ -91,7 +94,9 @@ async function makeSubscribers(env: Env, from: number, n: number): Promise<strin
   const rows = phones.map((phone) => {
     const ci = `CIbench${phone}`.padEnd(88, "B");
     const f = { telco: "S", phone, name: "벤치사용자", gender: "F", birth: "1995-06-30", foreign: "L", ci };
-    return { ...f, testOtpHash: otpHash, ciShard: ciShard(ci, shards) };
+    // BENCH_SMS=true: ordinary numbers, whose codes go by SMS (the dev outbox), for measuring a sign-in that sends one
+    const sms = (env as { BENCH_SMS?: string }).BENCH_SMS === "true";
+    return { ...f, testOtpHash: sms ? null : otpHash, ciShard: ciShard(ci, shards) };
   });
   const byShard = new Map<number, typeof rows>();
   for (const r of rows)
