@@ -2,35 +2,7 @@
 // send the client's `event_types` as a list ("" for none), and clients get shows them. The requests
 // are captured in process; the service's side is test/admin/event-types.test.ts.
 import { describe, expect, it } from "vitest";
-import { main } from "../../scripts/admin.mjs";
-
-interface Captured {
-  method: string;
-  path: string;
-  body: unknown;
-}
-
-/** Runs the CLI with a stand-in service that answers every call with `answer` (a client). */
-async function run(argv: string[], answer: Record<string, unknown>) {
-  const calls: Captured[] = [];
-  let out = "";
-  let err = "";
-  const code = await main(argv, {
-    env: { ADMIN_TOKEN: "t", BASE_URL: "https://login.example.com" },
-    out: { write: (s: string) => ((out += s), true) },
-    err: { write: (s: string) => ((err += s), true) },
-    fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
-      const req = new Request(input, init);
-      calls.push({
-        method: req.method,
-        path: new URL(req.url).pathname,
-        body: req.method === "GET" ? undefined : await req.json(),
-      });
-      return Response.json(answer, { status: req.method === "POST" ? 201 : 200 });
-    },
-  } as never);
-  return { code, out, err, calls };
-}
+import { run } from "./admin-cli-stand-in";
 
 const CLIENT = { client_id: "c1", name: "Shop", event_types: ["plid-deleted"] };
 

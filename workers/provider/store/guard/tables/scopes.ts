@@ -322,7 +322,7 @@ export class GuardTables {
 
   /**
    * One code for a sign-in in slowed scopes: taken from each scope's allowance of the window, or
-   * refused with when the first full one frees up. All or nothing, in one step.
+   * refused with when every full one has renewed. All or nothing, in one step.
    */
   take(
     scopes: Scope[],
