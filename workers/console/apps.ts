@@ -301,6 +301,8 @@ async function appStats(env: ConsoleEnv, v: Viewer, a: ClientView): Promise<Safe
 <li>${c(L, "statDisconnects")}<b>${total("disconnect").toLocaleString("en-US")}</b></li>
 <li>${c(L, "kpiSmsBudgetToday")}<b>${sentToday.toLocaleString("en-US")} / ${budget.toLocaleString("en-US")} (${((100 * sentToday) / budget).toFixed(1)}%)</b></li>
 <li>${c(L, "kpiSmsBusiestDay")}<b>${busiest.toLocaleString("en-US")}</b></li>
+<li>${c(L, "kpiGuardAsked")}<b>${total("guard.decision.challenge_asked").toLocaleString("en-US")} / ${total("guard.decision.challenge_passed").toLocaleString("en-US")}</b></li>
+<li>${c(L, "kpiGuardHeld")}<b>${(total("guard.decision.slowed") + total("guard.decision.paused")).toLocaleString("en-US")}</b></li>
 </ul>
 ${chart({ id: "c-app-signins", title: c(L, "chartAppSignins"), lang: L, stepMs: DAY }, fill(m.series["signin.success"] ?? [], from, now, DAY))}
 ${

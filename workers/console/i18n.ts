@@ -80,6 +80,8 @@ const ko = {
   add: "추가",
   remove: "삭제",
   noTestNumbers: "등록된 테스트 번호가 없습니다.",
+  kpiGuardAsked: "사람 확인 요청 / 통과 (30일)",
+  kpiGuardHeld: "제한·중지로 보내지 않은 인증번호 (30일)",
   guardTitle: "문자 남용 방지",
   guardLead:
     "보낸 인증번호가 입력되지 않는 범위(번호 앞자리, 네트워크 대역, ASN, 국가, 앱)는 인증번호 전에 사람 확인을 받습니다. 지우면 바로 보통 상태로 돌아갑니다.",
@@ -278,6 +280,8 @@ const en: Record<ConsoleKey, string> = {
   add: "Add",
   remove: "Remove",
   noTestNumbers: "No test numbers are registered.",
+  kpiGuardAsked: "Challenges asked / passed (30 days)",
+  kpiGuardHeld: "Codes held back, slowed or paused (30 days)",
   guardTitle: "SMS-abuse guard",
   guardLead:
     "Scopes whose codes go untyped (a number prefix, network block, ASN, country, or the app) must pass a challenge before any code. Clearing one makes it normal at once.",

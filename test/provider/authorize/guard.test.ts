@@ -472,5 +472,18 @@ describe("the operator's view: suspect scopes listed, an editor clears one, all 
     );
     // never a prefix, block, address or number in the trail
     for (const e of events) expect(e.detail ?? "").not.toMatch(/010-|\d+\.\d+\.\d+|\/24/);
+    // and each decision and change of state counted in the app's metrics, by its kind
+    const { metricsStore } = await import("../../../workers/provider/store/metrics/reach");
+    const rows = await metricsStore(env).read("1h", since - 3_600_000, Date.now() + 3_600_000, app, [
+      "guard.decision.challenge_asked",
+      "guard.state.block.suspect",
+      "guard.state.block.cleared",
+    ]);
+    const sum = (name: string) => rows.filter((r) => r[1] === name).reduce((a, r) => a + Number(r[2]), 0);
+    expect([
+      sum("guard.decision.challenge_asked"),
+      sum("guard.state.block.suspect"),
+      sum("guard.state.block.cleared"),
+    ]).toEqual([1, 1, 1]);
   });
 });

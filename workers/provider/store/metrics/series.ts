@@ -68,6 +68,17 @@ export function seriesOf(row: OutboxRow): [series: string, n: number][] {
         out.push([bucketOf(`sms.${word(d.provider)}`, d.ms), 1]);
       return out;
     }
+    case "guard.decision":
+      // the SMS-abuse guard's decisions, each kind apart (docs/abuse.md "Audit and metrics")
+      return [
+        ["guard.decision", 1],
+        [`guard.decision.${word(d.decision)}`, 1],
+      ];
+    case "guard.state":
+      return [
+        ["guard.state", 1],
+        [`guard.state.${word(d.kind)}.${word(d.state)}`, 1],
+      ];
     default:
       return [[row.type, 1]];
   }
