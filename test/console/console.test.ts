@@ -12,7 +12,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { metricsStore } from "../../workers/provider/store/metrics/reach";
-import { guardStore } from "../../workers/provider/store/guard/reach";
+import { guardIndex, guardStore } from "../../workers/provider/store/guard/reach";
 import { guardRules } from "../../workers/provider/store/guard/config";
 import { env } from "../support/env";
 import { admin } from "../support/admin";
@@ -385,7 +385,14 @@ describe("what an operator does", () => {
       sentAt,
       challenged: false,
     }));
-    await guardStore(env, id).record("console-guard", events, null, Date.now(), guardRules(env));
+    // the app's object judges the block suspect and, as the sign-in does, the list across apps is told
+    const now = Date.now();
+    const { transitions } = await guardStore(env, id).record("console-guard", events, null, now, guardRules(env));
+    expect(transitions.map((t) => `${t.scope} ${t.state}`)).toEqual(["block:198.51.100.0/24 suspect"]);
+    await guardIndex(env).indexNote(id, transitions, now);
+    const sms = await b.page(await b.fetch("/console/sms"));
+    expect(sms.html).toContain(`href="/console/apps/${id}"`);
+    expect(sms.html).toContain("block:198.51.100.0/24");
     const page = await b.page(await b.fetch(`/console/apps/${id}`));
     expect(page.html).toContain("문자 남용 방지");
     expect(page.html).toContain("block:198.51.100.0/24");
@@ -399,6 +406,7 @@ describe("what an operator does", () => {
     );
     expect(cleared.status, alertText(cleared.html)).toBe(200);
     expect(cleared.html).toContain("지금 의심 상태인 범위가 없습니다.");
+    expect((await b.page(await b.fetch("/console/sms"))).html).not.toContain(`href="/console/apps/${id}"`);
     const audit = await auditEvents({ type: "guard.state", clientId: id });
     expect(audit.map((e) => JSON.parse(e.detail!) as Record<string, unknown>)).toEqual([
       { kind: "block", state: "cleared", strikes: 1, actor: expect.stringMatching(/^operator:op_/) },

@@ -6,7 +6,7 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { getClient } from "../provider/store/clients";
 import { guardRules } from "../provider/store/guard/config";
-import { guardStore } from "../provider/store/guard/reach";
+import { guardIndex, guardStore } from "../provider/store/guard/reach";
 import { auditBy } from "./access";
 import { adminConfig, type AdminEnv } from "./config";
 import { onlyFields, readJsonObject } from "./steps";
@@ -57,5 +57,22 @@ export async function clearGuardScope(req: Request, env: AdminEnv, rc: RequestCo
   const t = await guardStore(env, clientId).clear(scope, Date.now());
   if (!t) throw E.noSuch("suspect scope");
   await auditBy(env, rc, "guard.state", clientId, "ok", { kind: t.kind, state: t.state, strikes: t.strikes });
+  await guardIndex(env).indexNote(clientId, [t], Date.now());
   return json({ client_id: clientId, scope, cleared: true });
+}
+
+/** GET /admin/guard: every app's scopes the guard holds suspect or slowed now, the latest first (at most 200). */
+export async function guardAcrossApps(_req: Request, env: AdminEnv): Promise<Response> {
+  const scopes = await guardIndex(env).indexList(Date.now(), 200);
+  return json({
+    scopes: scopes.map((s) => ({
+      client_id: s.app,
+      scope: s.scope,
+      kind: s.scope.split(":", 1)[0],
+      state: s.state,
+      since: new Date(s.since).toISOString(),
+      until: new Date(s.until).toISOString(),
+      strikes: s.strikes,
+    })),
+  });
 }

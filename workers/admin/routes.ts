@@ -3,7 +3,7 @@
 // (404); with it, a bearer token (ADMIN_TOKEN or a named one) or the console's session, or 401,
 // before any 404 or 405 can answer. Each route then needs its least role, or 403.
 
-import { clearGuardScope, guardScopes } from "./guard";
+import { clearGuardScope, guardAcrossApps, guardScopes } from "./guard";
 import { json } from "../core/http";
 import type { Handler, RequestContext, Route } from "../core/router";
 import { openNotices } from "../provider/store/notices";
@@ -60,6 +60,7 @@ export const table: AdminRoute[] = [
   { method: "POST", path: "/admin/clients/:id/rotate-secret", role: "admin", handler: rotate },
   { method: "POST", path: "/admin/clients/:id/disable", role: "editor", handler: disable },
   { method: "POST", path: "/admin/clients/:id/enable", role: "editor", handler: enable },
+  { method: "GET", path: "/admin/guard", role: "viewer", handler: guardAcrossApps },
   { method: "GET", path: "/admin/clients/:id/guard", role: "viewer", handler: guardScopes },
   { method: "POST", path: "/admin/clients/:id/guard/clear", role: "editor", handler: clearGuardScope },
   { method: "GET", path: "/admin/directory", role: "viewer", handler: summary },

@@ -86,6 +86,7 @@ const ko = {
   guardLead:
     "보낸 인증번호가 입력되지 않는 범위(번호 앞자리, 네트워크 대역, ASN, 국가, 앱)는 인증번호 전에 사람 확인을 받습니다. 지우면 바로 보통 상태로 돌아갑니다.",
   guardNone: "지금 의심 상태인 범위가 없습니다.",
+  guardAcrossLead: "모든 앱에서 지금 사람 확인이나 느린 발송을 받는 범위입니다. 앱을 눌러 범위를 지울 수 있습니다.",
   guardScope: "범위",
   guardState: "상태",
   guardUntil: "끝나는 때",
@@ -286,6 +287,7 @@ const en: Record<ConsoleKey, string> = {
   guardLead:
     "Scopes whose codes go untyped (a number prefix, network block, ASN, country, or the app) must pass a challenge before any code. Clearing one makes it normal at once.",
   guardNone: "No scope is suspect now.",
+  guardAcrossLead: "The scopes of every app that answer a challenge or get fewer codes now. Open an app to clear one.",
   guardScope: "Scope",
   guardState: "State",
   guardUntil: "Until",

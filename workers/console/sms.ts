@@ -4,19 +4,21 @@
 // availability and time. From the roll-ups of the audited `sms.attempt` and `carrier.unavailable`
 // events and the counted `carrier.*` and latency series (counts only).
 
-import { html } from "../core/html";
+import { html, type SafeHtml } from "../core/html";
 import type { RequestContext } from "../core/router";
 import { readMetrics } from "../admin/metrics";
+import { guardAcrossApps } from "../admin/guard";
+import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
-import { consolePage } from "./layout";
+import { consolePage, href, when, type Viewer } from "./layout";
 import { msText, quantiles } from "./latency";
 
 const HOUR = 3_600_000;
 
 /** GET /console/sms (viewer). */
-export async function smsPage(_req: Request, env: ConsoleEnv, _rc: RequestContext, s: Signed): Promise<Response> {
+export async function smsPage(_req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
   const { v } = s;
   const L = v.lang;
   const now = Date.now();
@@ -58,6 +60,36 @@ ${chart({ id: "c-sms-24h", title: c(L, "chartSms"), lang: L, stepMs: HOUR }, fil
 <li>${c(L, "carrierAvailability")}<b>${pct(total("carrier.ok"), checks)}</b></li>
 <li>${c(L, "carrierLatency")}<b>${carrierQ ? `${msText(carrierQ.p50)} · ${msText(carrierQ.p95)}` : "—"}</b></li>
 </ul>
-<p>${c(L, "carrierUnavailable", { n: total("carrier.unavailable").toLocaleString("en-US") })}</p>`;
+<p>${c(L, "carrierUnavailable", { n: total("carrier.unavailable").toLocaleString("en-US") })}</p>
+${await guardAcross(env, rc, v, _req)}`;
   return consolePage(v, c(L, "smsTitle"), body);
+}
+
+interface AcrossView {
+  client_id: string;
+  scope: string;
+  state: "suspect" | "slowed";
+  until: string;
+}
+
+/** The guard's suspect and slowed scopes across apps (docs/abuse.md), each linking to its app's page. */
+async function guardAcross(env: ConsoleEnv, rc: RequestContext, v: Viewer, req: Request): Promise<SafeHtml> {
+  const L = v.lang;
+  const { scopes } = await callAdmin<{ scopes: AcrossView[] }>(
+    "viewer",
+    guardAcrossApps,
+    new Request(req.url),
+    env,
+    rc,
+  );
+  const rows = scopes.map(
+    (g) =>
+      html`<tr><td><a href="${href(v, `/console/apps/${g.client_id}`)}"><code>${g.client_id}</code></a></td><td class="mono">${g.scope}</td><td>${c(L, g.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>${when(g.until, L)}</td></tr>`,
+  );
+  return html`<h2>${c(L, "guardTitle")}</h2><p class="hint">${c(L, "guardAcrossLead")}</p>
+${
+  scopes.length
+    ? html`<table><caption>${c(L, "guardTitle")}</caption><thead><tr><th scope="col">${c(L, "clientId")}</th><th scope="col">${c(L, "guardScope")}</th><th scope="col">${c(L, "guardState")}</th><th scope="col">${c(L, "guardUntil")}</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p>${c(L, "guardNone")}</p>`
+}`;
 }

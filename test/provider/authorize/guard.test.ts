@@ -454,12 +454,19 @@ describe("the operator's view: suspect scopes listed, an editor clears one, all 
     };
     expect(listed.scopes.map((s) => s.scope)).toContain(block);
     expect(listed.scopes.find((s) => s.scope === block)).toMatchObject({ kind: "block", state: "suspect" });
+    // and in the list across apps
+    const across = async () =>
+      ((await (await admin("GET", "/admin/guard")).json()) as { scopes: { client_id: string; scope: string }[] }).scopes
+        .filter((s) => s.client_id === app)
+        .map((s) => s.scope);
+    expect(await across()).toContain(block);
     expect(
       (await admin("POST", `/admin/clients/${app}/guard/clear`, { json: { scope: "block:not a scope" } })).status,
     ).toBe(400);
     expect((await admin("POST", `/admin/clients/${app}/guard/clear`, { json: { scope: "asn:1" } })).status).toBe(404);
     const cleared = await admin("POST", `/admin/clients/${app}/guard/clear`, { json: { scope: block } });
     expect(cleared.status).toBe(200);
+    expect(await across()).not.toContain(block);
     const back = await identify(browser(w, clock), await person(freshPrefix()), {}, app);
     expect(challenged(back)).toBe(false);
     expect(back.form?.step).toBe("verify");

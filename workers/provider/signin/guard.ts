@@ -7,7 +7,7 @@
 import { configOf } from "../../core/config";
 import { randomToken } from "../../core/crypto";
 import type { RequestContext } from "../../core/router";
-import { guardStore, type GuardEnv } from "../store/guard/reach";
+import { guardIndex, guardStore, SERVICE_SCOPE, type GuardEnv } from "../store/guard/reach";
 import type { GuardEvent, GuardView, ScopeStatus, Transition } from "../store/guard/guard-store";
 import type { ScopeKind } from "../store/guard/rules";
 import { audit } from "../store/one-time/audit";
@@ -86,13 +86,18 @@ function cacheOf(env: object): Map<string, { view: GuardView; at: number }> {
 }
 const newViewCache = () => new Map<string, { view: GuardView; at: number }>();
 
-/** Audits changes of state: the scope's kind and state, never its value (a prefix or a block). */
-function auditTransitions(env: Env, clientId: string, ts: Transition[]): Promise<unknown> {
-  return Promise.all(
-    ts.map((t) =>
+/**
+ * Reports changes of state: to the audit trail by kind and state, never the scope's value (a
+ * prefix or a block), and to the list across apps the console shows (`~index`).
+ */
+function reportTransitions(env: Env, clientId: string, ts: Transition[], now: number): Promise<unknown> {
+  if (ts.length === 0) return Promise.resolve();
+  return Promise.all([
+    ...ts.map((t) =>
       audit(env, "guard.state", clientId || null, "ok", { kind: t.kind, state: t.state, strikes: t.strikes }),
     ),
-  );
+    guardIndex(env).indexNote(clientId || SERVICE_SCOPE, ts, now),
+  ]);
 }
 
 async function viewOf(env: Env, rc: RequestContext, clientId: string, now: number, cfg: GuardConfig) {
@@ -100,7 +105,7 @@ async function viewOf(env: Env, rc: RequestContext, clientId: string, now: numbe
   const c = cache.get(clientId);
   if (c && now >= c.at && now - c.at < cfg.cacheMs) return c.view;
   const { view, transitions } = await guardStore(env, clientId).view(now, cfg.rules);
-  rc.waitUntil(auditTransitions(env, clientId, transitions));
+  rc.waitUntil(reportTransitions(env, clientId, transitions, now));
   if (cache.size >= 1024) cache.clear();
   cache.set(clientId, { view, at: now });
   return view;
@@ -197,7 +202,7 @@ export function guardCount(
           batch.now,
           cfg.rules,
         );
-        await auditTransitions(env, clientId, r.transitions);
+        await reportTransitions(env, clientId, r.transitions, batch.now);
         cacheOf(env).set(clientId, { view: r.view, at: batch.now });
       } catch (err) {
         // counts lost are counts lost: the sign-ins they followed are done

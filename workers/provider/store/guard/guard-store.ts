@@ -8,6 +8,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import type { GuardRules, Sums } from "./rules";
+import { GuardIndex, type AppScope } from "./tables/index";
 import {
   GuardTables,
   type GuardEvent,
@@ -20,13 +21,31 @@ import {
 export type { GuardRules, GuardState, ScopeKind, Sums } from "./rules";
 export { BUCKET_MS, kindOf, kstDay } from "./tables/scopes";
 export type { GuardEvent, GuardView, Scope, ScopeStatus, Transition } from "./tables/scopes";
+export type { AppScope } from "./tables/index";
 
 export class GuardStore extends DurableObject {
   private readonly tables: GuardTables;
 
+  private index: GuardIndex | undefined;
+
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env as never);
     this.tables = new GuardTables(ctx.storage.sql, ctx.storage);
+  }
+
+  /** The list across apps (the `~index` object only). */
+  private indexTables(): GuardIndex {
+    return (this.index ??= new GuardIndex(this.ctx.storage.sql));
+  }
+
+  /** `~index`: an app's changes of state, as its object reported them. */
+  indexNote(app: string, changes: Transition[], now: number): void {
+    this.indexTables().note(app, changes, now);
+  }
+
+  /** `~index`: every app's scopes beyond normal now, the latest first. */
+  indexList(now: number, limit: number): AppScope[] {
+    return this.indexTables().list(now, limit);
   }
 
   /** The app's scopes beyond normal at `now` (settled sends judged first), and its day's sends. */

@@ -12,3 +12,8 @@ export const SERVICE_SCOPE = "~service";
 export function guardStore(env: GuardEnv, clientId: string): DurableObjectStub<GuardStore> {
   return env.GUARD.get(env.GUARD.idFromName(clientId || SERVICE_SCOPE));
 }
+
+/** The object holding every app's scopes beyond normal, as their objects report them. */
+export function guardIndex(env: GuardEnv): DurableObjectStub<GuardStore> {
+  return env.GUARD.get(env.GUARD.idFromName("~index"));
+}

@@ -73,6 +73,10 @@ export interface Transition {
   kind: ScopeKind;
   state: GuardState | "cleared";
   strikes: number;
+  /** The scope itself and when its state ends (for the list across apps; never audited). */
+  scope: Scope;
+  since: number;
+  until: number;
 }
 
 /** The Korean calendar day of `now` (days since the epoch, KST) and when it ends. */
@@ -317,7 +321,7 @@ export class GuardTables {
       next.strikes,
     );
     this.stateRows.set(scope, { scope, ...next });
-    out.push({ kind, state: next.state, strikes: next.strikes });
+    out.push({ kind, state: next.state, strikes: next.strikes, scope, since: next.since, until: next.until });
   }
 
   /**
@@ -370,7 +374,7 @@ export class GuardTables {
     this.sql.exec("DELETE FROM slow WHERE scope = ?", scope);
     this.stateRows.set(scope, { ...cur, until: now, strikes: 0 });
     this.judged.delete(scope);
-    return { kind: kindOf(scope), state: "cleared", strikes: cur.strikes };
+    return { kind: kindOf(scope), state: "cleared", strikes: cur.strikes, scope, since: cur.since, until: now };
   }
 
   /** Counts older than the window, ended states past their strike memory, old days and batches. */
