@@ -188,6 +188,13 @@ describe("the challenge", () => {
     const w = await suspectNet(clock);
     const b = browser(w, clock);
     const who = await person(freshPrefix());
+    // the first page from the suspect block shows the challenge already; from another network, none
+    const first = await b.authorize();
+    expect(challenged(first)).toBe(true);
+    expect(first.res.headers.get("Content-Security-Policy")).toContain("script-src http://127.0.0.1:9810");
+    const elsewhere = await browser(freshNet(), clock).authorize();
+    expect(challenged(elsewhere)).toBe(false);
+    expect(elsewhere.res.headers.get("Content-Security-Policy")).not.toContain("127.0.0.1:9810");
     const asked = await identify(b, who);
     expect(challenged(asked)).toBe(true);
     const csp = asked.res.headers.get("Content-Security-Policy")!;

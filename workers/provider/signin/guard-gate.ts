@@ -23,7 +23,7 @@ export function budgetOf(f: { client: Client; env: ProviderEnv }): number | null
 }
 
 /** The widget as the identify page shows it. */
-export function challengeOf(f: Flow): Challenge {
+export function challengeOf(f: { env: ProviderEnv }): Challenge {
   const c = guardConfig(f.env).turnstile;
   return { siteKey: c.siteKey, scriptUrl: c.scriptUrl, action: IDENTIFY_ACTION };
 }

@@ -146,6 +146,25 @@ export async function guardDecision(
   };
 }
 
+/**
+ * Whether an app's first page shows the challenge already: the request's network or the app is
+ * suspect or slowed (the number's prefix is known only once it is typed; the identify step decides
+ * again with it). A cached read, as the identify step's.
+ */
+export async function challengeFirst(env: Env, rc: RequestContext, req: Request, clientId: string): Promise<boolean> {
+  const cfg = guardConfig(env);
+  if (!cfg.on) return false;
+  const now = guardNow(req, cfg);
+  const net = requestNetwork(req, cfg);
+  if (net.safe) return false;
+  const scopes = ["app"];
+  if (net.block) scopes.push(`block:${net.block}`);
+  if (net.asn) scopes.push(`asn:${net.asn}`);
+  if (net.country) scopes.push(`country:${net.country}`);
+  const view = await viewOf(env, rc, clientId, now, cfg);
+  return view.states.some((s) => s.until > now && scopes.includes(s.scope));
+}
+
 /** One code for a sign-in in slowed scopes, from their allowance (a store call it waits for). */
 export async function takeSlowed(env: Env, clientId: string, d: Decision): Promise<number | null> {
   const block = d.scopes.find((s) => s.startsWith("block:")) ?? null;

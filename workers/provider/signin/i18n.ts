@@ -111,7 +111,8 @@ const ko = {
   errPhoneFormat: "휴대폰번호를 010-1234-5678 형식으로 입력하세요.",
   errUnconfirmed: "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
   errCarrierUnavailable: "지금은 통신사에서 본인 확인을 할 수 없습니다. 잠시 뒤에 다시 시도하세요.",
-  challengeNeeded: "인증번호를 보내기 전에 사람인지 확인이 필요합니다. 아래 확인을 마친 뒤 다시 눌러 주세요.",
+  challengeNeeded:
+    "인증번호를 보내기 전에 사람인지 확인이 필요합니다. 아래 확인을 마친 뒤 인증번호 받기를 눌러 주세요.",
   challengeNoScript:
     "사람인지 확인하려면 브라우저에서 JavaScript를 켜야 합니다. JavaScript 없이는 지금 이 네트워크에서 인증번호를 받을 수 없습니다.",
   errChallengeRefused: "사람인지 확인하지 못했습니다. 확인을 다시 마친 뒤 눌러 주세요.",
@@ -235,7 +236,7 @@ const en: Record<MessageKey, Text> = {
   errUnconfirmed: "The entered name and phone number cannot be confirmed with the three carriers.",
   errCarrierUnavailable: "Your carrier cannot confirm you right now. Try again shortly.",
   challengeNeeded:
-    "Before a code is sent, please confirm you are a person: complete the check below, then press the button again.",
+    "Before a code is sent, please confirm you are a person: complete the check below, then ask for the code.",
   challengeNoScript:
     "Confirming you are a person needs JavaScript in your browser. Without it, no code can be sent to you from this network right now.",
   errChallengeRefused: "We could not confirm you are a person. Complete the check again, then press the button.",

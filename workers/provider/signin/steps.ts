@@ -7,6 +7,8 @@
 // won. A wrong entry re-renders the step (200), a limit answers 429 with Retry-After, an unknown or
 // expired transaction 403; only the purpose's end and its cancel redirect.
 
+import { challengeFirst } from "./guard";
+import { challengeOf } from "./guard-gate";
 import { isRandomValue } from "../../core/spec";
 import type { Params } from "../../core/http";
 import { cspNonce } from "../../core/html";
@@ -71,7 +73,9 @@ export async function beginSignIn(
     formAction: formActionOf(ar.redirectUri),
     cookies: browser.setCookie ? [browser.setCookie] : [],
   };
-  return identifyPage(ctx);
+  // a network or an app the SMS-abuse guard holds suspect: the challenge is on the first page already
+  const first = (await challengeFirst(env, rc, req, ar.client.clientId)) ? challengeOf({ env }) : undefined;
+  return identifyPage(ctx, {}, undefined, undefined, first);
 }
 
 /** `restart=Y` from a stop page: the sign-in ends, and its purpose answers (an app: `login_required`). */
