@@ -7,12 +7,25 @@ import type { RequestContext } from "../core/router";
 import { getClient } from "../provider/store/clients";
 import { guardRules } from "../provider/store/guard/config";
 import { guardIndex, guardStore } from "../provider/store/guard/reach";
+import type { ScopeStatus } from "../provider/store/guard/guard-store";
 import { auditBy } from "./access";
 import { adminConfig, type AdminEnv } from "./config";
 import { onlyFields, readJsonObject } from "./steps";
 
 /** A scope as the store names it: `app`, or a kind and its value (at most 64 characters). */
 const SCOPE = /^(app|(prefix|block|asn|country):[0-9A-Za-z.:/-]{1,64})$/;
+
+/** A scope's state as the API shows it. */
+function scopeView(s: ScopeStatus) {
+  return {
+    scope: s.scope,
+    kind: s.scope.split(":", 1)[0],
+    state: s.state,
+    since: new Date(s.since).toISOString(),
+    until: new Date(s.until).toISOString(),
+    strikes: s.strikes,
+  };
+}
 
 async function appOf(env: AdminEnv, rc: RequestContext): Promise<string> {
   const c = await getClient(env, rc.params.id!);
@@ -24,25 +37,9 @@ async function appOf(env: AdminEnv, rc: RequestContext): Promise<string> {
 /** GET /admin/clients/:id/guard: the app's scopes beyond normal now, with their counts over the window. */
 export async function guardScopes(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const clientId = await appOf(env, rc);
-  const stub = guardStore(env, clientId);
-  const now = Date.now();
-  const rules = guardRules(env);
-  const states = await stub.states(now);
-  const scopes = await Promise.all(
-    states.map(async (s) => {
-      const t = await stub.totals(s.scope, now, rules);
-      return {
-        scope: s.scope,
-        kind: s.scope.split(":", 1)[0],
-        state: s.state,
-        since: new Date(s.since).toISOString(),
-        until: new Date(s.until).toISOString(),
-        strikes: s.strikes,
-        sent: t.sent,
-        verified: t.verified,
-      };
-    }),
-  );
+  // the states and their counts in one call to the app's object, however many scopes an attack made
+  const states = await guardStore(env, clientId).statesWithTotals(Date.now(), guardRules(env));
+  const scopes = states.map((s) => ({ ...scopeView(s), sent: s.sent, verified: s.verified }));
   return json({ client_id: clientId, scopes });
 }
 
@@ -65,14 +62,6 @@ export async function clearGuardScope(req: Request, env: AdminEnv, rc: RequestCo
 export async function guardAcrossApps(_req: Request, env: AdminEnv): Promise<Response> {
   const scopes = await guardIndex(env).indexList(Date.now(), 200);
   return json({
-    scopes: scopes.map((s) => ({
-      client_id: s.app,
-      scope: s.scope,
-      kind: s.scope.split(":", 1)[0],
-      state: s.state,
-      since: new Date(s.since).toISOString(),
-      until: new Date(s.until).toISOString(),
-      strikes: s.strikes,
-    })),
+    scopes: scopes.map((s) => ({ client_id: s.app, ...scopeView(s) })),
   });
 }

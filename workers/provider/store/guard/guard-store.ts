@@ -78,6 +78,11 @@ export class GuardStore extends DurableObject {
     return this.tables.totals(scope, now, rules);
   }
 
+  /** Every scope's state that has not ended, each with its counts over the window: one call. */
+  statesWithTotals(now: number, rules: GuardRules): (ScopeStatus & Sums)[] {
+    return this.tables.states(now).map((s) => ({ ...s, ...this.tables.totals(s.scope, now, rules) }));
+  }
+
   /** Every scope's state that has not ended. */
   states(now: number): ScopeStatus[] {
     return this.tables.states(now);
