@@ -430,6 +430,16 @@ describe("an app's daily SMS budget", () => {
     const paused = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
     expect(paused.status).toBe(503);
     expect(paused.html).toContain("문자 인증이 잠시 멈췄습니다");
+    // in English, the words: "this app's sign-ins by SMS are paused; try later"
+    const en = new Browser({ ip: w.ip, lang: "en", vars: BASE_VARS, headers: { "X-Dev-Clock": String(clock.now) } });
+    const enPage = await en.submit(await en.authorize({ client_id: app }), {
+      telcoCd: who.telco,
+      name: who.name,
+      phoneNo: who.phone,
+    });
+    expect(enPage.status).toBe(503);
+    expect(enPage.html).toMatch(/sign-ins by SMS are paused/);
+    expect(enPage.html).toMatch(/[Tt]ry again/);
     expect(Number(paused.res.headers.get("Retry-After"))).toBeLessThanOrEqual(3600);
     expect(reads).toEqual([]);
     expect(await sends(who.phone)).toBe(0);

@@ -13,6 +13,7 @@ import {
   type StateRow,
 } from "../../../workers/provider/store/guard/rules";
 import { guardStore } from "../../../workers/provider/store/guard/reach";
+import { guardRules } from "../../../workers/provider/store/guard/config";
 import type { GuardEvent } from "../../../workers/provider/store/guard/guard-store";
 
 const RULES: GuardRules = {
@@ -121,5 +122,23 @@ describe("the store's counts", () => {
       ),
       { numRuns: 25 },
     );
+  });
+});
+
+describe("a slowed scope's allowance", () => {
+  it("gives exactly GUARD_SLOW_CODES codes a window to 20 concurrent asks, and renews on the window's boundary", async () => {
+    const stub = guardStore(env as never, "allowance-race");
+    const rules = { ...RULES, slowCodes: 3, slowWindowMs: 600_000 };
+    const at = NOW - (NOW % 600_000) + 1_000;
+    const asks = await Promise.all(Array.from({ length: 20 }, () => stub.take(["asn:64500"], null, at, rules)));
+    expect(asks.filter((r) => r.ok)).toHaveLength(3);
+    for (const r of asks) if (!r.ok) expect(r.until).toBe(at - 1_000 + 600_000);
+    expect((await stub.take(["asn:64500"], null, at + 599_000, rules)).ok).toBe(true);
+  });
+});
+
+describe("the defaults", () => {
+  it("a suspect scope's first cool-down is 12 hours (the issue's default)", () => {
+    expect(guardRules({}).cooldownMs).toBe(12 * 60 * 60 * 1000);
   });
 });
