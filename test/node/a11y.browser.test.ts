@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "./chromium";
-import { startServer, type Server } from "./server";
+import { devAdminToken, startServer, type Server } from "./server";
 
 const OUT = join(import.meta.dirname, "..", "..", "test-results", "a11y");
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -28,6 +28,13 @@ beforeAll(async () => {
       "SIGNIN_LOCK_AFTER_FAILURES:3",
       "--var",
       "SIGNIN_RESEND_COOLDOWN_SECONDS:0",
+      // the SMS-abuse guard's challenge: one untyped code makes a (non-loopback) block suspect at once
+      "--var",
+      "GUARD_MIN_SENDS:1",
+      "--var",
+      "GUARD_SETTLE_SECONDS:0",
+      "--var",
+      "GUARD_FLUSH_MS:0",
     ],
   });
   browser = await launchChromium();
@@ -217,6 +224,40 @@ describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844
         await check("demo-flash");
         await page.goto(`${server.base}/dev/outbox`);
         await check("outbox");
+
+        // the SMS-abuse guard's challenge on the first page: a code sent from another block (X-Dev-Address,
+        // DEV_MODE) and never typed makes it suspect; the next first page from it carries the widget
+        const t0 = Date.now() + (lang === "ko" ? 1 : 2) * 3_600_000;
+        const block = { "X-Dev-Address": `10.66.${lang === "ko" ? 1 : 2}.9` };
+        // (a prefix of its own per language: the first's untyped code makes its prefix suspect too)
+        const phoneNo = `010661${lang === "ko" ? 1 : 2}0001`;
+        const imported = await fetch(`${server.base}/admin/directory/import`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+          body: JSON.stringify([
+            {
+              telcoCd: "K",
+              phoneNo,
+              name: "확인",
+              gender: "F",
+              birth: "1990-01-01",
+              foreign: "L",
+              ci: Buffer.alloc(64, lang === "ko" ? 91 : 92).toString("base64"),
+            },
+          ]),
+        });
+        expect(imported.status).toBe(200);
+        await context.setExtraHTTPHeaders({ ...block, "X-Dev-Clock": String(t0) });
+        await page.goto(authorizeUrl({ prompt: "login" }));
+        await identify(page, lang, { carrier: "KT", name: "확인", phone: phoneNo });
+        await page.getByLabel(TEXT[lang].code, { exact: true }).waitFor();
+        // the send is counted after the answer (GUARD_FLUSH_MS=0: at once, but after it)
+        await page.waitForTimeout(500);
+        await context.setExtraHTTPHeaders({ ...block, "X-Dev-Clock": String(t0 + 20_000) });
+        await page.goto(authorizeUrl({ prompt: "login" }));
+        await page.locator(".challenge").waitFor({ state: "visible" });
+        await check("identify-challenge");
+        await context.setExtraHTTPHeaders({});
 
         // the first page on a desktop screen, for the docs
         await page.setViewportSize({ width: 1280, height: 800 });
