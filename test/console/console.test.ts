@@ -397,6 +397,17 @@ describe("what an operator does", () => {
     expect(page.html).toContain("문자 남용 방지");
     expect(page.html).toContain("block:198.51.100.0/24");
     expect(page.html).toContain("5 / 0");
+    // the guard's decisions of the last 30 days, from the roll-ups: challenges asked / passed, codes held back
+    const t = Date.now() - (Date.now() % 60_000);
+    await metricsStore(env).apply(`console-guard-${id}`, [
+      [t, "guard.decision.challenge_asked", id, 3],
+      [t, "guard.decision.challenge_passed", id, 2],
+      [t, "guard.decision.slowed", id, 4],
+      [t, "guard.decision.paused", id, 1],
+    ]);
+    const figures = await b.page(await b.fetch(`/console/apps/${id}`));
+    expect(/사람 확인 요청 \/ 통과 \(30일\)<b>([^<]+)<\/b>/.exec(figures.html)?.[1]).toBe("3 / 2");
+    expect(/제한·중지로 보내지 않은 인증번호 \(30일\)<b>([^<]+)<\/b>/.exec(figures.html)?.[1]).toBe("5");
     const viewer = await operator("viewer");
     const seen = await viewer.b.page(await viewer.b.fetch(`/console/apps/${id}`));
     expect(seen.html).toContain("block:198.51.100.0/24");
