@@ -338,7 +338,9 @@ describe("SMS budgets", () => {
     const id = c.client_id;
     const m = store();
     vi.useFakeTimers({ toFake: ["Date"] });
-    const midnight = kstDayStart(Date.now()) + 86_400_000;
+    // a midnight days ahead, so that the object's real alarm (a minute after the faked clock) never
+    // comes due during the test: near a real midnight KST it fired on its own and took the minute
+    const midnight = kstDayStart(Date.now()) + 30 * 86_400_000;
     vi.setSystemTime(midnight - 10 * 60_000);
     await delivered(m, id, 10, Date.now());
     await runDurableObjectAlarm(m);
@@ -380,7 +382,9 @@ describe("SMS budgets", () => {
       runInDurableObject(m, (o: MetricsStore) => alertsAlarm(vars, (o as unknown as { room: MetricsRoom }).room));
     const budget = () => r.got.filter((g) => g.alert.startsWith("sms.budget.")).map((g) => [g.alert, g.status]);
     vi.useFakeTimers({ toFake: ["Date"] });
-    const midnight = kstDayStart(Date.now()) + 86_400_000;
+    // a midnight days ahead, so that the object's real alarm (a minute after the faked clock) never
+    // comes due during the test: near a real midnight KST it fired on its own and took the minute
+    const midnight = kstDayStart(Date.now()) + 30 * 86_400_000;
     vi.setSystemTime(midnight - 10 * 60_000);
     await delivered(m, null, 15, Date.now());
     await alarm();
