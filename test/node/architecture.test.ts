@@ -98,14 +98,39 @@ describe("the layout's import rules", () => {
         !i.target.startsWith("bare:") &&
         !i.target.startsWith("provider/store/") &&
         !i.target.startsWith("provider/signin/") &&
+        i.target !== "provider/config" &&
+        // the consoles' worker serves the developer console's routes too
+        !(i.file === "console/index.ts" && i.target === "developers/routes"),
+    );
+    expect(bad).toEqual([]);
+    expect(
+      all.filter((i) => top(i.target) === "console" && !["console", "all-in-one", "developers"].includes(top(i.file))),
+    ).toEqual([]);
+    // the rule reads the console's imports (not vacuous)
+    expect(all.some((i) => top(i.file) === "console" && i.target.startsWith("admin/"))).toBe(true);
+  });
+
+  it("the developer console uses core/, the admin API's checks, the console's frame, the provider's store and the sign-in only; only the consoles' worker and the all-in-one worker import it", () => {
+    const bad = all.filter(
+      (i) =>
+        top(i.file) === "developers" &&
+        !["developers", "core", "admin"].includes(top(i.target)) &&
+        !i.target.startsWith("bare:") &&
+        !i.target.startsWith("provider/store/") &&
+        !i.target.startsWith("provider/signin/") &&
+        i.target !== "console/layout" &&
         i.target !== "provider/config",
     );
     expect(bad).toEqual([]);
-    expect(all.filter((i) => top(i.target) === "console" && !["console", "all-in-one"].includes(top(i.file)))).toEqual(
-      [],
-    );
-    // the rule reads the console's imports (not vacuous)
-    expect(all.some((i) => top(i.file) === "console" && i.target.startsWith("admin/"))).toBe(true);
+    expect(
+      all.filter(
+        (i) =>
+          top(i.target) === "developers" &&
+          top(i.file) !== "developers" &&
+          !["console/index.ts", "all-in-one/index.ts"].includes(i.file),
+      ),
+    ).toEqual([]);
+    expect(all.some((i) => top(i.file) === "developers" && i.target === "console/layout")).toBe(true);
   });
 
   it("core/ (the package's, and the service's re-exports of it) is at most 1,400 lines", () => {

@@ -15,6 +15,7 @@ import { routes as userMe } from "../provider/user-me/routes";
 import { routes as disconnect } from "../provider/disconnect/routes";
 import { routes as admin } from "../admin/routes";
 import { routes as operationsConsole } from "../console/routes";
+import { routes as developerConsole } from "../developers/routes";
 import { kitRoutes } from "./kit";
 import turnstileFake from "./turnstile-fake.js";
 
@@ -35,6 +36,7 @@ const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...disconnect,
   ...admin,
   ...operationsConsole,
+  ...developerConsole,
   ...kitRoutes(() => worker),
 ]);
 

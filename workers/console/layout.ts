@@ -88,6 +88,29 @@ export interface Viewer {
   /** The page's path, for the menu's `aria-current` and the language switch. */
   path: string;
   operator: string;
+  /** The frame of another console on the same look (the developer console's); else the operations console's. */
+  frame?: Frame;
+}
+
+/** A console's frame: its name, its menu (already in the viewer's language), where it signs out. */
+export interface Frame {
+  name: string;
+  menu: { path: string; label: string }[];
+  signOut: string;
+  /** "Signed in as …" in the viewer's language. */
+  who: string;
+}
+
+/** The operations console's frame: the menu of the pages the operator's role may open. */
+function operationsFrame(v: Viewer): Frame {
+  return {
+    name: c(v.lang, "console"),
+    menu: v.role
+      ? MENU.filter((m) => covers(v.role!, m.role)).map((m) => ({ path: m.path, label: c(v.lang, m.key) }))
+      : [],
+    signOut: "/console/sign-out",
+    who: v.masked ? c(v.lang, "signedInAs", { masked: v.masked, role: v.role ? roleName(v.lang, v.role) : "—" }) : "",
+  };
 }
 
 /** A link within the console in the viewer's language. */
@@ -114,12 +137,14 @@ export interface PageOut {
 export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageOut = {}): Response {
   const nonce = cspNonce();
   const other: Lang = v.lang === "ko" ? "en" : "ko";
-  const menu = v.role
-    ? html`<nav aria-label="${c(v.lang, "mainNav")}"><ul>${MENU.filter((m) => covers(v.role!, m.role)).map(
-        (m) =>
-          html`<li><a href="${href(v, m.path)}"${m.path === v.path ? raw(' aria-current="page"') : ""}>${c(v.lang, m.key)}</a></li>`,
-      )}</ul></nav>`
-    : "";
+  const f = v.frame ?? operationsFrame(v);
+  const menu =
+    f.menu.length > 0
+      ? html`<nav aria-label="${c(v.lang, "mainNav")}"><ul>${f.menu.map(
+          (m) =>
+            html`<li><a href="${href(v, m.path)}"${m.path === v.path ? raw(' aria-current="page"') : ""}>${m.label}</a></li>`,
+        )}</ul></nav>`
+      : "";
   const switchHref = other === "en" ? `${v.path}?lang=en` : v.path;
   const page = html`<html lang="${v.lang}">
 <head>
@@ -128,20 +153,20 @@ export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageO
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <meta name="csrf" content="${v.csrf}">
-<title>${title} · ${c(v.lang, "console")}</title>
+<title>${title} · ${f.name}</title>
 <style nonce="${nonce}">${raw(CSS)}</style>
 </head>
 <body>
 <a class="skip" href="#main">${c(v.lang, "skip")}</a>
 <header class="top">
-<p class="brand"><b aria-hidden="true">P</b>${c(v.lang, "console")}</p>
+<p class="brand"><b aria-hidden="true">P</b>${f.name}</p>
 ${menu}
 <div class="me">
-${v.masked ? html`<span>${c(v.lang, "signedInAs", { masked: v.masked, role: v.role ? roleName(v.lang, v.role) : "—" })}</span>` : ""}
+${f.who ? html`<span>${f.who}</span>` : ""}
 <a href="${switchHref}" lang="${other}" hreflang="${other}">${c(v.lang, "switchLang")}</a>
 ${
   v.csrf
-    ? html`<form method="post" action="/console/sign-out">${hidden(v)}<button type="submit" class="secondary">${c(v.lang, "signOut")}</button></form>`
+    ? html`<form method="post" action="${f.signOut}">${hidden(v)}<button type="submit" class="secondary">${c(v.lang, "signOut")}</button></form>`
     : ""
 }
 </div>

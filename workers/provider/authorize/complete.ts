@@ -21,6 +21,7 @@ import type { SigninConfig } from "../signin/config";
 import { AUTO_COOKIE, deviceIdOf } from "../signin/device";
 import { redirectLocation } from "./redirects";
 import type { SigninEnd } from "../signin/purpose";
+import { mayTest, testingStop } from "../signin/testing";
 
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
@@ -45,6 +46,9 @@ export async function complete(
   // number was reassigned, since the sign-in began is simply gone, and the sign-in ends with nothing.
   const subscriber = consented?.subscriber ?? (await subscriberById(env, c.subscriberId));
   if (!subscriber) return null;
+  // a testing app ends only for its team and its test numbers (a team number that passed to
+  // another person gets here: the number was the team's, the person is not)
+  if (!(await mayTest(env, c.client, c.subscriberId, c.tx.subscriber?.review === true))) return testingStop(env, rc, c);
   const pcfg = providerConfig(env);
   const cookies: string[] = [];
   let autoLogin: { deviceHash: string; automatic: boolean } | null = null;

@@ -16,6 +16,7 @@ import { subscriberById } from "../store/directory/directory";
 import { findLink, touchLink } from "../store/directory/links";
 import { deviceOf, findAutoLoginGrant } from "../store/directory/grants";
 import { audit } from "../store/one-time/audit";
+import { mayTest } from "../signin/testing";
 
 /** The code of an automatic login (no page) and its plid, or null when the device has no usable grant. */
 async function automaticLogin(
@@ -37,6 +38,8 @@ async function automaticLogin(
   // Gone after a disconnect; consent needed again when the agreed items grew; SKT/KT only.
   if (!link || !subscriber || ar.client.items.some((i) => !link.items.includes(i))) return null;
   if (!autoLoginEligible(ar.client, subscriber.telco, ar.prompt)) return null;
+  // a testing app logs in only its team (a member who left it keeps no automatic login there)
+  if (!(await mayTest(env, ar.client, grant.subscriberId, false))) return null;
   const cfg = providerConfig(env);
   const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
     clientId: ar.client.clientId,

@@ -10,6 +10,7 @@ import type { Lang } from "./i18n";
 import { ipKey } from "./limits";
 import { identifyPage, type PageContext } from "./pages";
 import { browserBinding, createAccountTransaction } from "./transaction";
+import type { FirstPartyMark } from "../store/one-time/signin-store";
 
 /** The stand-in client of a first-party sign-in: named as the page, no items, never automatic login. */
 export function standInClient(name: string): Client {
@@ -20,6 +21,7 @@ export function standInClient(name: string): Client {
     items: [],
     autoLogin: false,
     status: "active",
+    stage: "live",
     eventsUri: null,
     purpose: null,
     retention: null,
@@ -30,7 +32,7 @@ export function standInClient(name: string): Client {
 }
 
 export interface FirstPartyStart {
-  mark: "account" | "console";
+  mark: FirstPartyMark;
   lang: Lang;
   /** Whether the language was asked for (kept in a "start again" link). */
   langGiven: boolean;

@@ -17,6 +17,7 @@ import { identifyPage, type IdentifyValues } from "./pages";
 import { budgetOf, guardGate } from "./guard-gate";
 import { guardCount } from "./guard";
 import { suspended } from "./review";
+import { testingGate } from "./testing";
 import { challengeHash, handleOf, maskMove, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
 
 /** Seconds a person is asked to wait when the carrier could not be asked. */
@@ -83,6 +84,9 @@ export async function identify(f: Flow): Promise<Response> {
   if (!values.phoneNo) return invalid("errPhone", "phoneNo");
   const phone = normalizePhone(values.phoneNo);
   if (!phone) return invalid("errPhoneFormat", "phoneNo");
+  // A testing app admits its team's and its test numbers only, decided before anyone is looked up.
+  const testing = await testingGate(f, phone);
+  if (testing) return testing;
   // The guard decides from the request alone, before anyone is looked up (docs/abuse.md).
   const guarded = await guardGate(f, values, phone);
   if (guarded instanceof Response) return guarded;

@@ -18,6 +18,7 @@ import { itemName, t, type Lang, type MessageKey } from "./i18n";
 import { PAGE_CSS } from "./page-style";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
+import type { FirstPartyMark } from "../store/one-time/signin-store";
 
 /** What every page of one transaction needs. */
 export interface PageContext {
@@ -37,7 +38,7 @@ export interface PageContext {
    * (docs/console.md) and their forms post there; else an app's sign-in, posting to the
    * authorization endpoint.
    */
-  purpose?: "account" | "console";
+  purpose?: FirstPartyMark;
   /** Who runs the pages, named with its links in every footer (configuration). */
   operator: Operator;
 }
@@ -52,6 +53,7 @@ function identifyWords(ctx: PageContext): [title: string, lead: string] {
   const L = ctx.lang;
   if (ctx.purpose === "account") return [t(L, "accountTitle"), t(L, "accountIdentifyLead")];
   if (ctx.purpose === "console") return [t(L, "consoleTitle"), t(L, "consoleIdentifyLead")];
+  if (ctx.purpose === "developers") return [t(L, "developersTitle"), t(L, "developersIdentifyLead")];
   return [t(L, "identifyTitle"), t(L, "identifyLead", { app: ctx.appName })];
 }
 

@@ -21,7 +21,13 @@ import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
 import { inShard, shardOf, transactionKey } from "../store/one-time/keys";
 import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
-import { sameHash, type Prompt, type SigninRecord, type StepGate } from "../store/one-time/signin-store";
+import {
+  sameHash,
+  type FirstPartyMark,
+  type Prompt,
+  type SigninRecord,
+  type StepGate,
+} from "../store/one-time/signin-store";
 import { sealKeyVar, type Client } from "../store/clients";
 
 export type { SigninRecord as Transaction, Step } from "../store/one-time/signin-store";
@@ -164,7 +170,7 @@ export async function createAccountTransaction(
   browser: string,
   ttlMs: number,
   near: string,
-  mark: "account" | "console" = "account",
+  mark: FirstPartyMark = "account",
   /** Where a first-party page goes once the number is proven (a path of its own, checked by its caller). */
   next = "",
 ): Promise<{ id: string; csrf: string }> {

@@ -23,6 +23,11 @@ export interface Client {
   items: IdentityItem[];
   autoLogin: boolean;
   status: "active" | "disabled";
+  /**
+   * `testing`: only its team and its test numbers sign in (docs/developers.md "Testing stage");
+   * `live`: everyone. A developer's new app starts testing; an operator's is live.
+   */
+  stage: "testing" | "live";
   /** Where signed events about its users go (docs/events.md), or null. */
   eventsUri: string | null;
   /** The consent page's purpose of use and retention period (null: the defaults). */
@@ -60,6 +65,7 @@ export interface ClientRow {
   items: string;
   auto_login: number;
   status: "active" | "disabled";
+  stage: "testing" | "live";
   events_uri: string | null;
   /** JSON array of EventType. */
   event_types: string;
@@ -90,6 +96,7 @@ export function toClient(r: ClientRow): RegisteredClient {
     items: (JSON.parse(r.items) as string[]).filter(isIdentityItem),
     autoLogin: r.auto_login === 1,
     status: r.status,
+    stage: r.stage ?? "live",
     eventsUri: r.events_uri ?? null,
     eventTypes: (JSON.parse(r.event_types) as string[]).filter(isEventType),
     purpose: r.purpose ?? null,
@@ -304,32 +311,46 @@ export interface NewClient {
   purpose: string | null;
   retention: string | null;
   smsDailyBudget: number | null;
+  /** Live unless given (a developer's new app starts testing). */
+  stage?: "testing" | "live";
 }
 
 /** Inserts a client; false when the id is taken (the caller draws another). */
 export async function insertClient(env: DbEnv, c: NewClient): Promise<boolean> {
-  const now = Date.now();
-  const r = await env.DB.prepare(
-    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, event_types, purpose, retention, sms_daily_budget, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (client_id) DO NOTHING`,
-  )
-    .bind(
-      c.clientId,
-      c.name,
-      c.secretSealed,
-      JSON.stringify(c.redirectUris),
-      JSON.stringify(c.items),
-      c.autoLogin ? 1 : 0,
-      c.eventsUri,
-      JSON.stringify(c.eventTypes),
-      c.purpose,
-      c.retention,
-      c.smsDailyBudget,
-      now,
-      now,
-    )
-    .run();
+  const r = await insertClientStatement(env, c, Date.now()).run();
   return r.meta.changes === 1;
+}
+
+/**
+ * The insert of a client, for a batch; `onlyIf` (SQL with its bindings) must hold for the row to be
+ * written (a developer's cap of apps, counted in the same transaction).
+ */
+export function insertClientStatement(
+  env: DbEnv,
+  c: NewClient,
+  now: number,
+  onlyIf?: { sql: string; bind: unknown[] },
+): D1PreparedStatement {
+  return env.DB.prepare(
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, event_types, purpose, retention, sms_daily_budget, status, stage, created_at, updated_at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ? WHERE ${onlyIf?.sql ?? "1"} ON CONFLICT (client_id) DO NOTHING`,
+  ).bind(
+    c.clientId,
+    c.name,
+    c.secretSealed,
+    JSON.stringify(c.redirectUris),
+    JSON.stringify(c.items),
+    c.autoLogin ? 1 : 0,
+    c.eventsUri,
+    JSON.stringify(c.eventTypes),
+    c.purpose,
+    c.retention,
+    c.smsDailyBudget,
+    c.stage ?? "live",
+    now,
+    now,
+    ...(onlyIf?.bind ?? []),
+  );
 }
 
 export interface ClientPatch {
@@ -346,6 +367,7 @@ export interface ClientPatch {
   /** null: SMS_APP_DAILY_BUDGET. */
   smsDailyBudget?: number | null;
   status?: "active" | "disabled";
+  stage?: "testing" | "live";
 }
 
 /** Applies the given fields; false when no such client. */
@@ -362,6 +384,7 @@ export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch)
   if (p.retention !== undefined) (sets.push("retention = ?"), values.push(p.retention));
   if (p.smsDailyBudget !== undefined) (sets.push("sms_daily_budget = ?"), values.push(p.smsDailyBudget));
   if (p.status !== undefined) (sets.push("status = ?"), values.push(p.status));
+  if (p.stage !== undefined) (sets.push("stage = ?"), values.push(p.stage));
   sets.push("updated_at = ?");
   values.push(Date.now());
   const r = await env.DB.prepare(`UPDATE clients SET ${sets.join(", ")} WHERE client_id = ?`)

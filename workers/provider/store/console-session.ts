@@ -5,17 +5,37 @@
 // masked number, the time of the proof (admin actions ask for one not older than 10 minutes) and
 // the hash of the CSRF token every console request carries (derived from the id: only the cookie's
 // holder has it); the store holds only the hash of the id. The console's pages
-// (workers/provider/console/) and the admin API (workers/admin/access.ts) both read it.
+// (workers/provider/console/) and the admin API (workers/admin/access.ts) both read it. The developer
+// console's session (docs/developers.md "Session") is the same with its own cookie
+// `__Host-pl_developer` and entries (`SessionKind`): neither opens the other.
 
 import { constantTimeEqual, randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import { storeFor, type OneTimeStore } from "./one-time/one-time-store";
-import { consoleSessionKey } from "./one-time/keys";
+import { consoleSessionKey, developerSessionKey } from "./one-time/keys";
 
 type SessionEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 
 export const CONSOLE_COOKIE = "pl_console";
+export const DEVELOPER_COOKIE = "pl_developer";
+
+/** Which console a session is of: its cookie, its entry's key and its CSRF token's derivation. */
+export interface SessionKind {
+  cookie: string;
+  key(id: string): Promise<string>;
+  csrfLabel: string;
+}
+export const OPERATOR_SESSION: SessionKind = {
+  cookie: CONSOLE_COOKIE,
+  key: consoleSessionKey,
+  csrfLabel: "console-csrf",
+};
+export const DEVELOPER_SESSION: SessionKind = {
+  cookie: DEVELOPER_COOKIE,
+  key: developerSessionKey,
+  csrfLabel: "developer-csrf",
+};
 export const CONSOLE_IDLE_MS = 30 * 60_000;
 export const CONSOLE_ABSOLUTE_MS = 12 * 3600_000;
 /** The newest proof an admin action accepts. */
@@ -37,6 +57,7 @@ export interface ConsoleSession {
 }
 
 export interface ConsoleHandle {
+  kind: SessionKind;
   key: string;
   stub: DurableObjectStub<OneTimeStore>;
   session: ConsoleSession;
@@ -51,30 +72,31 @@ export async function openConsoleSession(
   shards: number,
   subscriberId: number,
   masked: string,
+  kind: SessionKind = OPERATOR_SESSION,
 ): Promise<{ cookie: string }> {
   const id = randomToken(32);
   const now = Date.now();
   const session: ConsoleSession = {
     subscriberId,
     masked,
-    csrfHash: await sha256(await csrfOf(id)),
+    csrfHash: await sha256(await csrfOf(kind, id)),
     provenAt: now,
     endsAt: now + CONSOLE_ABSOLUTE_MS,
     seenAt: now,
   };
-  await storeFor(env, id, shards).putEntry(await consoleSessionKey(id), JSON.stringify(session), ttl(session, now));
+  await storeFor(env, id, shards).putEntry(await kind.key(id), JSON.stringify(session), ttl(session, now));
   return {
-    cookie: hostCookie(CONSOLE_COOKIE, id, { maxAgeSeconds: CONSOLE_ABSOLUTE_MS / 1000, sameSite: "Strict" }),
+    cookie: hostCookie(kind.cookie, id, { maxAgeSeconds: CONSOLE_ABSOLUTE_MS / 1000, sameSite: "Strict" }),
   };
 }
 
-function csrfOf(id: string): Promise<string> {
-  return sha256(`console-csrf:${id}`);
+function csrfOf(kind: SessionKind, id: string): Promise<string> {
+  return sha256(`${kind.csrfLabel}:${id}`);
 }
 
 /** Whether the request carries a console cookie at all (a session or a stale one). */
-export function hasConsoleCookie(req: Request): boolean {
-  return readHostCookie(req, CONSOLE_COOKIE) !== undefined;
+export function hasConsoleCookie(req: Request, kind: SessionKind = OPERATOR_SESSION): boolean {
+  return readHostCookie(req, kind.cookie) !== undefined;
 }
 
 /**
@@ -85,17 +107,18 @@ export async function loadConsoleSession(
   req: Request,
   env: SessionEnv,
   shards: number,
+  kind: SessionKind = OPERATOR_SESSION,
 ): Promise<(ConsoleHandle & { touch?: Promise<void> }) | null> {
-  const id = readHostCookie(req, CONSOLE_COOKIE);
+  const id = readHostCookie(req, kind.cookie);
   if (!isRandomValue(id)) return null;
-  const key = await consoleSessionKey(id);
+  const key = await kind.key(id);
   const stub = storeFor(env, id, shards);
   const value = await stub.getEntry(key);
   if (value === null) return null;
   const session = JSON.parse(value) as ConsoleSession;
   const now = Date.now();
   if (session.endsAt <= now || session.seenAt + CONSOLE_IDLE_MS <= now) return null;
-  const h: ConsoleHandle & { touch?: Promise<void> } = { key, stub, session, csrf: await csrfOf(id) };
+  const h: ConsoleHandle & { touch?: Promise<void> } = { kind, key, stub, session, csrf: await csrfOf(kind, id) };
   if (now - session.seenAt >= TOUCH_EVERY_MS) {
     session.seenAt = now;
     h.touch = Promise.resolve(stub.putEntry(key, JSON.stringify(session), ttl(session, now)));
@@ -111,9 +134,9 @@ export async function consoleCsrfHolds(h: ConsoleHandle, presented: string | nul
 /** Ends the session (sign out); the cookie that clears it. */
 export async function endConsoleSession(h: ConsoleHandle): Promise<string> {
   await h.stub.takeEntry(h.key);
-  return clearConsoleCookie();
+  return clearConsoleCookie(h.kind);
 }
 
-export function clearConsoleCookie(): string {
-  return hostCookie(CONSOLE_COOKIE, "", { maxAgeSeconds: 0, sameSite: "Strict" });
+export function clearConsoleCookie(kind: SessionKind = OPERATOR_SESSION): string {
+  return hostCookie(kind.cookie, "", { maxAgeSeconds: 0, sameSite: "Strict" });
 }

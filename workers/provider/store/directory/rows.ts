@@ -30,6 +30,15 @@ function isValidDate(y: number, m: number, d: number): boolean {
   return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
 }
 
+/**
+ * The numbers the service allocates to apps as their test numbers (docs/developers.md "Test
+ * numbers"): 010-0100-0000 to 010-0999-9999. Korean carriers give no subscriber a 010 number whose
+ * middle block starts with 0, and the dev seed's fixed-code numbers (010-0000-xxxx) stay apart.
+ * No import or review registration may use them.
+ */
+export const APP_TEST_RANGE = { first: 1001000000, size: 9_000_000, label: "010-0100-0000 – 010-0999-9999" };
+export const isAppTestNumber = (phone: string) => /^0100[1-9]\d{6}$/.test(phone);
+
 /** One row to a subscriber, or the reason it is refused. `today` is YYYY-MM-DD in Korean time. */
 export function validateRow(raw: Partial<Record<Column, unknown>>, today: string): SubscriberInput | string {
   const text: Partial<Record<Column, string>> = {};
@@ -43,6 +52,7 @@ export function validateRow(raw: Partial<Record<Column, unknown>>, today: string
   if (telco !== "S" && telco !== "K" && telco !== "L") return "telcoCd must be S, K or L";
   const phone = text.phoneNo!.replace(/[-\s]/g, "");
   if (!MOBILE_NUMBER.test(phone)) return "phoneNo must be a mobile number: 01X then 7 or 8 digits";
+  if (isAppTestNumber(phone)) return `phoneNo is in the range kept for apps' test numbers (${APP_TEST_RANGE.label})`;
   const name = text.name!.normalize("NFC");
   if (name.length > 100) return "name must be at most 100 characters";
   if (/[\x00-\x1f\x7f]/.test(name)) return "name must not contain control characters";

@@ -11,7 +11,7 @@
 // hash.
 //
 // Entries (table `entries`): `tx:` a sign-in record (`transactionKey`), `acct:` an /account session
-// (`accountSessionKey`), `cons:` a /console session (`consoleSessionKey`), `first:` a grant's pending first report (`firstReportKey`). Counters
+// (`accountSessionKey`), `cons:` a /console session (`consoleSessionKey`), `devs:` a /developers session (`developerSessionKey`), `first:` a grant's pending first report (`firstReportKey`). Counters
 // (table `counters`): a number's `lock:`, `fail:`, `cool:` and `sends:`, `lock:` and `fail:` per
 // network (`SIGNIN_COUNTERS`), a review test number's `tfail:` (`testFailuresKey`), a network's
 // `ip:` (`ipCounter`). A number appears only as the SHA-256 of `phone:<number>` (`phoneKey`).
@@ -68,6 +68,11 @@ export async function transactionKey(id: string): Promise<string> {
 /** The entry of a /console session: the SHA-256 of its session id. */
 export async function consoleSessionKey(id: string): Promise<string> {
   return `cons:${await sha256(id)}`;
+}
+
+/** The entry of a /developers session: the SHA-256 of its session id. */
+export async function developerSessionKey(id: string): Promise<string> {
+  return `devs:${await sha256(id)}`;
 }
 
 /** The entry of an /account session: the SHA-256 of its session id. */

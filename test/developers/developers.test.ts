@@ -1,0 +1,298 @@
+// The developer console (docs/developers.md) through HTTP in workerd:
+// - a person signs in at /developers with the service's own steps (code from the dev SMS outbox) and
+//   gets a session of its own (`__Host-pl_developer`); a fixed-code test number never does;
+// - an app registered there starts in the testing stage, owned by its developer, its secret shown once;
+//   a developer owns at most DEVELOPER_MAX_APPS, also when the registrations race;
+// - a testing app admits only its team's numbers and its test numbers, decided before anyone is looked
+//   up: an existing and a non-existing number get the same page and no code is sent;
+// - test numbers come from the range no subscriber holds and sign in to their app only;
+// - no developer reads or changes another's app: every route with an app in its path, enumerated
+//   from the route tables, answers a second developer as it answers an unknown app;
+// - every change names its developer in the audit trail.
+import { describe, expect, it } from "vitest";
+import { env } from "../support/env";
+import { auditEvents } from "../support/audit";
+import { ciOf, importRows, lastCode } from "../support/directory";
+import { HONG } from "../support/helpers";
+import { alertText, Browser, type Page } from "../support/signin";
+import { apiTable, pageTable } from "../../workers/developers/routes";
+
+interface Person {
+  telco: string;
+  name: string;
+  phone: string;
+}
+
+let seq = 0;
+/** A new person of the directory with an ordinary number (codes go to the dev SMS outbox). */
+async function person(): Promise<Person> {
+  seq++;
+  const phone = `0108${String(Date.now() % 10000).padStart(4, "0")}${String(seq).padStart(3, "0")}`.slice(0, 11);
+  const p = { telco: "K", name: "개발자", phone };
+  await importRows([
+    { telcoCd: "K", phoneNo: phone, name: p.name, gender: "F", birth: "1991-04-05", foreign: "L", ci: ciOf(140 + seq) },
+  ]);
+  return p;
+}
+
+/** Proves `who`'s number at /developers; the page the sign-in ends on (followed). */
+async function signIn(b: Browser, who: Person): Promise<Page> {
+  const p1 = await b.page(await b.fetch("/developers"));
+  expect(p1.status).toBe(200);
+  expect(p1.form).toMatchObject({ action: "/developers", step: "identify" });
+  const p2 = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+  expect(p2.form?.step, alertText(p2.html)).toBe("verify");
+  const p3 = await b.submit(p2, { otp: await lastCode(who.phone) });
+  expect(p3.status, alertText(p3.html)).toBe(303);
+  return b.page(await b.fetch(p3.res.headers.get("Location")!));
+}
+
+async function developer(): Promise<{ b: Browser; who: Person; home: Page; csrf: string }> {
+  const who = await person();
+  const b = new Browser();
+  const home = await signIn(b, who);
+  return { b, who, home, csrf: csrfOf(home) };
+}
+
+const csrfOf = (p: Page) => /<meta name="csrf" content="([^"]+)">/.exec(p.html)![1]!;
+
+function api(
+  b: Browser,
+  csrf: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  return b.fetch(path, {
+    method,
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+const SHOP = { name: "Demo Shop", redirect_uris: ["https://shop.example/callback"], items: ["name", "phoneNo"] };
+
+async function createApp(b: Browser, csrf: string, fields: Record<string, unknown> = SHOP) {
+  const res = await api(b, csrf, "POST", "/developers/api/apps", fields);
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as { client_id: string; client_secret: string; stage: string; role: string };
+}
+
+/** The first page of an app's sign-in, its identify step posted with `who`. */
+async function identifyAt(clientId: string, who: Person, redirectUri = SHOP.redirect_uris[0]!): Promise<Page> {
+  const b = new Browser();
+  const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s1" });
+  const p1 = await b.page(await b.fetch(`/oauth2/authorize?${q}`));
+  expect(p1.form?.step, p1.html.slice(0, 300)).toBe("identify");
+  return b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+}
+
+async function outboxCount(phone: string): Promise<number> {
+  const r = await env.DB.prepare("SELECT COUNT(*) AS n FROM sms_outbox WHERE phone = ?")
+    .bind(phone)
+    .first<{ n: number }>();
+  return r!.n;
+}
+
+describe("signing in to the developer console", () => {
+  it("a person proves their number and gets the developer console's own strict session; the operations console does not open with it", async () => {
+    const who = await person();
+    const b = new Browser();
+    const p1 = await b.page(await b.fetch("/developers"));
+    expect(p1.html).toContain("개발자 콘솔");
+    const p2 = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    const p3 = await b.submit(p2, { otp: await lastCode(who.phone) });
+    expect(p3.status).toBe(303);
+    const cookie = p3.res.headers.getAll("Set-Cookie").find((c) => c.startsWith("__Host-pl_developer="))!;
+    expect(cookie).toContain("SameSite=Strict");
+    expect(cookie).toContain("HttpOnly");
+    const home = await b.page(await b.fetch(p3.res.headers.get("Location")!));
+    expect(home.status).toBe(200);
+    expect(home.html).toContain("내 앱");
+    expect(home.html).not.toContain(who.phone);
+    // the console is another door: its sign-in shows
+    const console = await b.page(await b.fetch("/console"));
+    expect(console.form?.step).toBe("identify");
+    expect((await auditEvents({ type: "developer.signin" })).length).toBeGreaterThan(0);
+  });
+
+  it("a fixed-code test number cannot be a developer: a page says why and no session opens", async () => {
+    const b = new Browser();
+    const p1 = await b.page(await b.fetch("/developers?lang=en"));
+    const p2 = await b.submit(p1, { telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone });
+    const p3 = await b.submit(p2, { otp: HONG.code });
+    expect(p3.status).toBe(403);
+    expect(p3.html).toContain("A test number cannot be a developer");
+    expect([...b.cookies.keys()].some((k) => k.includes("pl_developer"))).toBe(false);
+  });
+});
+
+describe("registering an app", () => {
+  it("starts in the testing stage, owned by its developer; the secret is shown once and the trail names the developer", async () => {
+    const { b, csrf } = await developer();
+    const made = await createApp(b, csrf);
+    expect(made).toMatchObject({ stage: "testing", role: "owner", status: "active" });
+    expect(made.client_secret).toMatch(/^[A-Za-z0-9]{64}$/);
+    const again = await (await api(b, csrf, "GET", `/developers/api/apps/${made.client_id}`)).json();
+    expect(again).not.toHaveProperty("client_secret");
+    const page = await b.page(await b.fetch(`/developers/apps/${made.client_id}`));
+    expect(page.status).toBe(200);
+    expect(page.html).not.toContain(made.client_secret);
+    const [created] = await auditEvents({ type: "client.created", clientId: made.client_id });
+    expect(JSON.parse(created!.detail!).actor).toMatch(/^developer:dv_[A-Za-z0-9_-]{16}$/);
+    // the admin API sees it with its stage
+    const list = (await (await api(b, csrf, "GET", "/developers/api/apps")).json()) as {
+      apps: { client_id: string }[];
+    };
+    expect(list.apps.map((a) => a.client_id)).toContain(made.client_id);
+  });
+
+  it("through the form: the app's page shows the secret once, in the page's language", async () => {
+    const { b, home } = await developer();
+    const form = new URLSearchParams({
+      csrf: csrfOf(home),
+      lang: "en",
+      name: "Form Shop",
+      redirect_uris: "https://form.example/cb",
+      item_name: "on",
+    });
+    const res = await b.page(
+      await b.fetch("/developers/apps", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: form.toString(),
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.html).toContain("The client secret, shown this once");
+    expect(res.html).toMatch(/<code class="secret">[A-Za-z0-9]{64}<\/code>/);
+    expect(res.html).toContain("Testing");
+  });
+
+  it("a developer owns at most DEVELOPER_MAX_APPS (10): twelve registrations at once make exactly ten", async () => {
+    const { b, csrf } = await developer();
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        api(b, csrf, "POST", "/developers/api/apps", { ...SHOP, name: `Shop ${i}` }).then((r) => r.status),
+      ),
+    );
+    expect(results.filter((s) => s === 201)).toHaveLength(10);
+    expect(results.filter((s) => s === 400)).toHaveLength(2);
+    const list = (await (await api(b, csrf, "GET", "/developers/api/apps")).json()) as { apps: unknown[] };
+    expect(list.apps).toHaveLength(10);
+  });
+
+  it("a change without the CSRF token, or from another origin, is refused; malformed input is a clear 400", async () => {
+    const { b, csrf } = await developer();
+    expect((await api(b, "", "POST", "/developers/api/apps", SHOP)).status).toBe(403);
+    expect((await api(b, csrf, "POST", "/developers/api/apps", SHOP, { Origin: "https://evil.example" })).status).toBe(
+      403,
+    );
+    const bad = await b.fetch("/developers/api/apps", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: "{not json",
+    });
+    expect(bad.status).toBe(400);
+    const unknown = await api(b, csrf, "POST", "/developers/api/apps", { ...SHOP, sms_daily_budget: 5 });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.text()).toContain("sms_daily_budget");
+    expect((await new Browser().fetch("/developers/api/apps")).status).toBe(401);
+  });
+});
+
+describe("the testing stage", () => {
+  it("admits only the team and the app's test numbers; an existing and a non-existing number see the same page and get no code", async () => {
+    const { b, csrf, who } = await developer();
+    const made = await createApp(b, csrf);
+    const stranger = await person();
+    const nobody = { telco: "K", name: "없는사람", phone: "01055550000" };
+    const before = await outboxCount(stranger.phone);
+    const a = await identifyAt(made.client_id, stranger);
+    const n = await identifyAt(made.client_id, nobody);
+    expect(a.status).toBe(403);
+    expect(n.status).toBe(403);
+    expect(a.html).toContain("아직 테스트 중인 앱입니다");
+    const norm = (h: string) => h.replace(/nonce-[^'"]+|nonce="[^"]+"|value="[^"]{20,}"/g, "");
+    expect(norm(a.html)).toBe(norm(n.html));
+    expect(await outboxCount(stranger.phone)).toBe(before);
+    // the owner signs in: a code is sent and the sign-in ends at the app with a code
+    const own = await identifyAt(made.client_id, who);
+    expect(own.form?.step, alertText(own.html)).toBe("verify");
+  });
+
+  it("a test number comes from the range no subscriber holds, signs in to its app with its fixed code, and nowhere else", async () => {
+    const { b, csrf } = await developer();
+    const made = await createApp(b, csrf);
+    const other = await createApp(b, csrf, { ...SHOP, name: "Other Shop" });
+    const res = await api(b, csrf, "POST", `/developers/api/apps/${made.client_id}/test-numbers`);
+    expect(res.status).toBe(201);
+    const t = (await res.json()) as { phoneNo: string; name: string; code: string; telcoCd: string; ci: string };
+    expect(t.phoneNo).toMatch(/^0100[1-9]\d{6}$/);
+    expect(t.code).toMatch(/^\d{6}$/);
+    expect(t.ci).toMatch(/^[A-Za-z0-9+/]{85}[AQgw]==$/);
+    const who = { telco: t.telcoCd, name: t.name, phone: t.phoneNo };
+    const p = await identifyAt(made.client_id, who);
+    expect(p.form?.step, alertText(p.html)).toBe("verify");
+    const b2 = new Browser();
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: made.client_id,
+      redirect_uri: SHOP.redirect_uris[0]!,
+      state: "s1",
+    });
+    const f1 = await b2.page(await b2.fetch(`/oauth2/authorize?${q}`));
+    const f2 = await b2.submit(f1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
+    let f3 = await b2.submit(f2, { otp: t.code });
+    if (f3.form?.step === "consent") f3 = await b2.submit(f3, { agree: "Y" });
+    expect(f3.status, alertText(f3.html)).toBe(302);
+    expect(new URL(f3.res.headers.get("Location")!).searchParams.get("code")).toBeTruthy();
+    // the other app's testing stage does not know it
+    expect((await identifyAt(other.client_id, who)).status).toBe(403);
+    // the range is refused by an import
+    const imported = await importRows([
+      { telcoCd: "S", phoneNo: t.phoneNo, name: "X", gender: "M", birth: "1990-01-01", foreign: "L", ci: ciOf(7) },
+    ]);
+    expect(JSON.stringify(imported)).toContain("test numbers");
+    // removed: it no longer signs in
+    expect(
+      (await api(b, csrf, "DELETE", `/developers/api/apps/${made.client_id}/test-numbers/${t.phoneNo}`)).status,
+    ).toBe(200);
+    expect((await identifyAt(made.client_id, who)).status).toBe(403);
+  });
+});
+
+describe("no developer reads or changes another's app", () => {
+  it("every route with an app in its path answers a second developer as an unknown app (404), with nothing changed", async () => {
+    const one = await developer();
+    const two = await developer();
+    const made = await createApp(one.b, one.csrf);
+    const routes = [...apiTable, ...pageTable].filter((r) => r.path.includes(":id"));
+    expect(routes.length).toBeGreaterThan(8);
+    for (const r of routes) {
+      if (r.path.endsWith("/*")) continue;
+      const path = r.path.replace(":id", made.client_id).replace(":phone", "01001234567");
+      const isApi = path.startsWith("/developers/api/");
+      const res = isApi
+        ? await api(two.b, two.csrf, r.method, path, r.method === "PATCH" ? { name: "Taken" } : undefined)
+        : await two.b.fetch(path, {
+            method: r.method,
+            headers: { "Content-Type": "application/x-www-form-urlencoded" },
+            body:
+              r.method === "POST"
+                ? new URLSearchParams({
+                    csrf: two.csrf,
+                    name: "Taken",
+                    redirect_uris: "https://x.example/cb",
+                  }).toString()
+                : undefined,
+          });
+      expect(res.status, `${r.method} ${r.path}`).toBe(404);
+    }
+    const still = (await (await api(one.b, one.csrf, "GET", `/developers/api/apps/${made.client_id}`)).json()) as {
+      name: string;
+    };
+    expect(still.name).toBe(SHOP.name);
+  });
+});

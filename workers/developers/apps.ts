@@ -1,0 +1,322 @@
+// A developer's apps (docs/developers.md): the list, registering one (testing stage, the secret shown
+// once), its page and settings, and its test numbers. Each action is written once and answered two
+// ways: as a page (the forms) and as JSON (the API under the same session), so both check the same.
+
+import { configOf, commonConfig, intVar } from "../core/config";
+import { randomAlphanumeric } from "../core/crypto";
+import { ApiError, E } from "../core/errors";
+import { html, raw, type SafeHtml } from "../core/html";
+import { json } from "../core/http";
+import type { RequestContext } from "../core/router";
+import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
+import { clientView } from "../admin/clients";
+import { onlyFields } from "../admin/steps";
+import { clientPatch, newClientFields } from "../admin/validate";
+import { consolePage, hidden, href, when } from "../console/layout";
+import { forgetClient, getClient, sealSecret, updateClient, type AdminClient } from "../provider/store/clients";
+import { createDeveloperApp, roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
+import { APP_TEST_RANGE } from "../provider/store/directory/rows";
+import { audit } from "../provider/store/one-time/audit";
+import { actorOf, type DevEnv, type DevSigned } from "./gate";
+import { d, type Lang } from "./i18n";
+import {
+  allocateTestNumber,
+  APP_TEST_NUMBER_MS,
+  removeAppTestNumber,
+  renewTestNumber,
+  viewOf,
+  type TestNumberView,
+} from "./test-numbers";
+
+const CLIENT_ID_LENGTH = 20;
+const CLIENT_SECRET_LENGTH = 64;
+
+/** What a developer sets on their app (the operator keeps the SMS budget and the rest). */
+export const DEVELOPER_FIELDS = ["name", "redirect_uris", "items", "purpose", "retention", "auto_login", "events_uri"];
+
+/** DEVELOPER_MAX_APPS: the apps one person may own (default 10). */
+export function maxApps(env: DevEnv): number {
+  return configOf(env as { DEVELOPER_MAX_APPS?: string }, (e) => intVar(e, "DEVELOPER_MAX_APPS", 10, 1, 1000));
+}
+
+/** A developer's view of an app: the admin API's fields, its stage and the developer's role. */
+function appView(env: DevEnv, c: AdminClient, role: TeamRole): Record<string, unknown> {
+  const { sms_daily_budget: _b, ...rest } = clientView(c, commonConfig(env).devMode);
+  return { ...rest, stage: c.stage, role };
+}
+
+/** The app the path names, for a developer on its team (404 for anyone else: an id reveals nothing). */
+async function teamApp(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<{ app: AdminClient; role: TeamRole }> {
+  const id = rc.params.id!;
+  const role = /^[A-Za-z0-9]{1,64}$/.test(id) ? await roleOn(env, id, s.dev.subscriberId) : null;
+  const app = role ? await getClient(env, id) : null;
+  if (!role || !app) throw E.noSuch("app");
+  rc.log.clientId = app.clientId;
+  return { app, role };
+}
+
+/** As `teamApp`, for its owners only (403 for a member). */
+async function ownedApp(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<AdminClient> {
+  const { app, role } = await teamApp(env, rc, s);
+  if (role !== "owner") throw new ApiError("access_denied", d(s.v.lang, "ownerOnly"), { status: 403 });
+  return app;
+}
+
+// ---------------------------------------------------------------- actions
+
+async function myApps(env: DevEnv, s: DevSigned) {
+  const teams = await teamsOf(env, s.dev.subscriberId);
+  const apps = await Promise.all(teams.map(async (t) => ({ t, c: await getClient(env, t.clientId) })));
+  return apps.filter((a) => a.c !== null).map((a) => appView(env, a.c!, a.t.role));
+}
+
+/** Registers an app in the testing stage with the developer as its owner; its view with the secret (once). */
+async function create(env: DevEnv, rc: RequestContext, s: DevSigned, body: Record<string, unknown>) {
+  onlyFields(body, DEVELOPER_FIELDS);
+  const fields = newClientFields(body, commonConfig(env).devMode);
+  const secret = randomAlphanumeric(CLIENT_SECRET_LENGTH);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const clientId = randomAlphanumeric(CLIENT_ID_LENGTH);
+    const secretSealed = await sealSecret(env, clientId, secret);
+    const made = await createDeveloperApp(env, { clientId, secretSealed, ...fields }, s.dev, maxApps(env));
+    if (made === "cap") throw E.invalidBecause("apps", `one person can own at most ${maxApps(env)} apps`);
+    if (made === "taken") continue;
+    rc.log.clientId = clientId;
+    await audit(env, "client.created", clientId, "ok", {
+      actor: actorOf(s.dev),
+      items: fields.items.join(","),
+      auto_login: fields.autoLogin,
+      stage: "testing",
+    });
+    const c = (await getClient(env, clientId))!;
+    return { ...appView(env, c, "owner"), client_id: clientId, client_secret: secret };
+  }
+  throw E.server("three client id collisions in a row");
+}
+
+/** Changes an app's settings (owners). A live app's name, items, purpose or retention go through review. */
+async function update(env: DevEnv, rc: RequestContext, s: DevSigned, body: Record<string, unknown>) {
+  const app = await ownedApp(env, rc, s);
+  onlyFields(body, DEVELOPER_FIELDS);
+  const patch = clientPatch(body, commonConfig(env).devMode);
+  if (app.stage === "live" && ["name", "items", "purpose", "retention"].some((f) => body[f] !== undefined))
+    throw E.invalidBecause("name, items, purpose, retention", "a live app changes these through review");
+  if (!(await updateClient(env, app.clientId, patch))) throw E.noSuch("app");
+  forgetClient(app.clientId);
+  await audit(env, "client.updated", app.clientId, "ok", {
+    actor: actorOf(s.dev),
+    fields: Object.keys(body).sort().join(","),
+  });
+  return appView(env, (await getClient(env, app.clientId))!, "owner");
+}
+
+async function testNumbers(env: DevEnv, clientId: string): Promise<TestNumberView[]> {
+  return Promise.all((await testNumbersOf(env, clientId)).map((n) => viewOf(env, n)));
+}
+
+async function addTestNumber(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<TestNumberView> {
+  const { app } = await teamApp(env, rc, s);
+  const n = await allocateTestNumber(env, app.clientId, actorOf(s.dev));
+  await audit(env, "test_number.added", app.clientId, "ok", { actor: actorOf(s.dev), clients: 1, replaced: false });
+  return n;
+}
+
+const phoneOf = (rc: RequestContext) => {
+  const p = rc.params.phone ?? "";
+  if (!/^\d{11}$/.test(p)) throw E.noSuch("test number");
+  return p;
+};
+
+async function renew(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<TestNumberView> {
+  const { app } = await teamApp(env, rc, s);
+  const n = await renewTestNumber(env, app.clientId, phoneOf(rc));
+  await audit(env, "test_number.renewed", app.clientId, "ok", { actor: actorOf(s.dev) });
+  return n;
+}
+
+async function removeNumber(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<void> {
+  const { app } = await teamApp(env, rc, s);
+  await removeAppTestNumber(env, app.clientId, phoneOf(rc));
+  await audit(env, "test_number.removed", app.clientId, "ok", { actor: actorOf(s.dev) });
+}
+
+// ---------------------------------------------------------------- the API
+
+export const api = {
+  list: async (_req: Request, env: DevEnv, _rc: RequestContext, s: DevSigned) =>
+    json({ apps: await myApps(env, s), max_apps: maxApps(env) }),
+  create: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await create(env, rc, s, s.body), 201),
+  read: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    const { app, role } = await teamApp(env, rc, s);
+    return json(appView(env, app, role));
+  },
+  update: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await update(env, rc, s, s.body)),
+  testNumbers: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    const { app } = await teamApp(env, rc, s);
+    return json({ test_numbers: await testNumbers(env, app.clientId) });
+  },
+  addTestNumber: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await addTestNumber(env, rc, s), 201),
+  renewTestNumber: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await renew(env, rc, s)),
+  removeTestNumber: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    await removeNumber(env, rc, s);
+    return json({ deleted: true });
+  },
+};
+
+// ---------------------------------------------------------------- the pages
+
+const ITEMS: readonly IdentityItem[] = IDENTITY_ITEMS;
+const lines = (v: string | undefined) =>
+  (v ?? "")
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+
+/** A form's fields as the API's JSON body (empty optional texts: not given). */
+function formBody(s: DevSigned): Record<string, unknown> {
+  const p = s.params;
+  const body: Record<string, unknown> = {
+    name: p.get("name") ?? "",
+    redirect_uris: lines(p.get("redirect_uris")),
+    items: ITEMS.filter((i) => p.get(`item_${i}`) === "on"),
+    auto_login: p.get("auto_login") === "on",
+  };
+  for (const f of ["purpose", "retention", "events_uri"]) body[f] = p.get(f) ?? null;
+  return body;
+}
+
+function appForm(
+  L: Lang,
+  v: DevSigned["v"],
+  action: string,
+  a: Record<string, unknown>,
+  submit: string,
+  editable: boolean,
+) {
+  const dis = editable ? "" : raw(" disabled");
+  const items = (a.items as string[] | undefined) ?? [];
+  const box = (i: IdentityItem) =>
+    html`<label><input type="checkbox" name="item_${i}"${items.includes(i) ? raw(" checked") : ""}${dis}> ${i}</label>`;
+  const text = (k: string) => (typeof a[k] === "string" ? (a[k] as string) : "");
+  return html`<form class="card" method="post" action="${action}">${hidden(v)}
+<label>${d(L, "name")}<input type="text" name="name" required maxlength="100" value="${text("name")}"${dis}></label>
+<label>${d(L, "redirectUris")}<textarea name="redirect_uris" required${dis}>${((a.redirect_uris as string[] | undefined) ?? []).join("\n")}</textarea></label>
+<fieldset><legend>${d(L, "items")}</legend><div class="checks">${ITEMS.map(box)}</div></fieldset>
+<label>${d(L, "purpose")}<input type="text" name="purpose" maxlength="200" value="${text("purpose")}"${dis}></label>
+<label>${d(L, "retention")}<input type="text" name="retention" maxlength="200" value="${text("retention")}"${dis}></label>
+<div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${d(L, "autoLogin")}</label></div>
+<label>${d(L, "eventsUri")}<input type="url" name="events_uri" value="${text("events_uri")}"${dis}></label>
+${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}
+</form>`;
+}
+
+const stageText = (L: Lang, stage: unknown) => d(L, stage === "live" ? "stageLive" : "stageTesting");
+const roleText = (L: Lang, role: unknown) => d(L, role === "owner" ? "roleOwner" : "roleMember");
+
+interface Outcome {
+  notice?: string;
+  error?: string;
+  status?: number;
+  secret?: string;
+  form?: Record<string, unknown>;
+}
+
+/** An action's refusal as the page shows it (a 5xx or a 403 goes on to the gate's answer). */
+function failed(err: unknown, form?: Record<string, unknown>): Outcome {
+  const e = err as { status?: number; message?: string };
+  if (typeof e.status !== "number" || e.status >= 500 || e.status === 403 || e.status === 404) throw err;
+  return { error: e.message ?? "", status: e.status, form };
+}
+
+const boxes = (o: Outcome): SafeHtml =>
+  html`${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ""}${o.error ? html`<div class="alert" role="alert"><p>${o.error}</p></div>` : ""}`;
+
+/** GET /developers (signed in): the developer's apps and the form to register one. */
+export async function appsPage(req: Request, env: DevEnv, rc: RequestContext, s: DevSigned, o: Outcome = {}) {
+  const { v } = s;
+  const L = v.lang;
+  const apps = await myApps(env, s);
+  const rows = apps.map(
+    (a) =>
+      html`<tr><td><a href="${href(v, `/developers/apps/${a.client_id as string}`)}">${a.name as string}</a></td><td class="mono">${a.client_id as string}</td><td>${stageText(L, a.stage)}</td><td>${roleText(L, a.role)}</td></tr>`,
+  );
+  const owned = apps.filter((a) => a.role === "owner").length;
+  const body = html`<h1>${d(L, "appsTitle")}</h1><p class="lead">${d(L, "appsLead")}</p>${boxes(o)}
+${
+  apps.length === 0
+    ? html`<p>${d(L, "noApps")}</p>`
+    : html`<table><caption>${d(L, "appsTitle")}</caption><thead><tr><th scope="col">${d(L, "name")}</th><th scope="col">${d(L, "clientId")}</th><th scope="col">${d(L, "stage")}</th><th scope="col">${d(L, "role")}</th></tr></thead><tbody>${rows}</tbody></table>`
+}
+<h2>${d(L, "createTitle")}</h2>
+${owned >= maxApps(env) ? html`<p class="notice">${d(L, "capReached", { max: String(maxApps(env)) })}</p>` : appForm(L, v, "/developers/apps", o.form ?? {}, d(L, "create"), true)}`;
+  return consolePage(v, d(L, "appsTitle"), body, { status: o.status });
+}
+
+/** POST /developers/apps: registers an app, then its page with the secret shown once. */
+export async function createPage(req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) {
+  const body = formBody(s);
+  try {
+    const made = await create(env, rc, s, body);
+    rc.params.id = made.client_id as string;
+    return appPage(req, env, rc, s, { secret: made.client_secret, notice: d(s.v.lang, "saved") });
+  } catch (err) {
+    return appsPage(req, env, rc, s, failed(err, body));
+  }
+}
+
+/** GET /developers/apps/:id (and the answer of every action on it). */
+export async function appPage(req: Request, env: DevEnv, rc: RequestContext, s: DevSigned, o: Outcome = {}) {
+  const { v } = s;
+  const L = v.lang;
+  const { app, role } = await teamApp(env, rc, s);
+  const a = appView(env, app, role);
+  const base = `/developers/apps/${app.clientId}`;
+  const owner = role === "owner";
+  const numbers = await testNumbers(env, app.clientId);
+  const button = (path: string, label: string, cls = "secondary") =>
+    html`<form class="inline" method="post" action="${base}${path}">${hidden(v)}<button type="submit" class="${cls}">${label}</button></form>`;
+  const numberRows = numbers.map(
+    (n) =>
+      html`<tr><td class="mono">${n.phoneNo}</td><td>SKT</td><td>${n.name}</td><td class="mono">${n.code}</td><td>${when(n.expires_at, L)}</td><td>${button(`/test-numbers/${n.phoneNo}/renew`, d(L, "renew"))} ${button(`/test-numbers/${n.phoneNo}/remove`, d(L, "remove"))}</td></tr>`,
+  );
+  const body = html`<h1>${app.name}</h1>${boxes(o)}
+<dl><dt>${d(L, "clientId")}</dt><dd class="mono">${app.clientId}</dd><dt>${d(L, "stage")}</dt><dd>${stageText(L, app.stage)}</dd><dt>${d(L, "status")}</dt><dd>${d(L, app.status === "active" ? "statusActive" : "statusDisabled")}</dd><dt>${d(L, "role")}</dt><dd>${roleText(L, role)}</dd></dl>
+${o.secret ? html`<div class="notice" role="status"><p>${d(L, "secretOnce")}</p><code class="secret">${o.secret}</code></div>` : ""}
+<h2>${d(L, "settings")}</h2>
+${appForm(L, v, base, o.form ?? a, d(L, "save"), owner)}
+<h2>${d(L, "testNumbers")}</h2>
+<p class="hint">${d(L, "testNumbersLead", { range: APP_TEST_RANGE.label, days: String(APP_TEST_NUMBER_MS / 86_400_000) })}</p>
+${
+  numbers.length === 0
+    ? html`<p>${d(L, "noTestNumbers")}</p>`
+    : html`<table><caption>${d(L, "testNumbers")}</caption><thead><tr><th scope="col">${d(L, "phone")}</th><th scope="col">telcoCd</th><th scope="col">${d(L, "name")}</th><th scope="col">${d(L, "code")}</th><th scope="col">${d(L, "expires")}</th><th scope="col"><span class="skip">${d(L, "remove")}</span></th></tr></thead><tbody>${numberRows}</tbody></table>`
+}
+${button("/test-numbers", d(L, "addTestNumber"), "")}`;
+  return consolePage(v, app.name, body, { status: o.status });
+}
+
+/** A page action on an app: the app's page with its notice, or with the refusal. */
+function pageAction(
+  run: (env: DevEnv, rc: RequestContext, s: DevSigned) => Promise<unknown>,
+  notice: "saved" | "testNumberAdded" | "renewed" | "removed",
+) {
+  return async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    try {
+      await run(env, rc, s);
+      return appPage(req, env, rc, s, { notice: d(s.v.lang, notice) });
+    } catch (err) {
+      return appPage(req, env, rc, s, failed(err, notice === "saved" ? formBody(s) : undefined));
+    }
+  };
+}
+
+export const pages = {
+  update: pageAction((env, rc, s) => update(env, rc, s, formBody(s)), "saved"),
+  addTestNumber: pageAction(addTestNumber, "testNumberAdded"),
+  renewTestNumber: pageAction(renew, "renewed"),
+  removeTestNumber: pageAction(removeNumber, "removed"),
+};

@@ -1,0 +1,115 @@
+// /developers: the developer console (docs/developers.md). GET /developers without a session is its
+// sign-in (the service's own identify and code steps, purpose ./purpose.ts); with one, the
+// developer's apps. Every other page, form and API call goes through ./gate.ts. Served by the
+// console's route worker (workers/console/index.ts) and the all-in-one worker.
+
+import { readParams, redirect } from "../core/http";
+import type { RequestContext, Route } from "../core/router";
+import { E } from "../core/errors";
+import { providerConfig } from "../provider/config";
+import { startFirstParty } from "../provider/signin/first-party";
+import { continueSignIn } from "../provider/signin/steps";
+import {
+  clearConsoleCookie,
+  consoleCsrfHolds,
+  DEVELOPER_SESSION,
+  endConsoleSession,
+  loadConsoleSession,
+} from "../provider/store/console-session";
+import { api, appPage, appsPage, createPage, pages } from "./apps";
+import { devApi, devPage, langOf, MAX_BODY_BYTES, type DevEnv, type DevHandler } from "./gate";
+import { d, type Lang } from "./i18n";
+import { developerSignin, NEXT_PATH } from "./purpose";
+
+/** The developer console's identify page: a new sign-in of purpose "developers", going on to `next`. */
+function signIn(
+  req: Request,
+  env: DevEnv,
+  rc: RequestContext,
+  lang: Lang,
+  alert?: string,
+  cookies: string[] = [],
+): Promise<Response> {
+  const next = new URLSearchParams(rc.search).get("next") ?? "";
+  rc.log.event = "developers.start";
+  return startFirstParty(req, env, {
+    mark: "developers",
+    lang,
+    langGiven: lang === "en",
+    next: NEXT_PATH.test(next) ? next : "",
+    alert,
+    cookies,
+  });
+}
+
+const page = (h: DevHandler) => devPage(h, signIn);
+
+/** GET|POST /developers: a step of the sign-in (a POST with `tx`), the sign-in itself, else the apps. */
+async function root(req: Request, env: DevEnv, rc: RequestContext): Promise<Response | void> {
+  const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
+  if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, developerSignin);
+  const lang = langOf(params);
+  if (req.method === "POST") throw E.missing("tx");
+  const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards, DEVELOPER_SESSION);
+  if (!h) return signIn(req, env, rc, lang);
+  return apps(req, env, rc);
+}
+
+const apps = page(appsPage);
+
+/** POST /developers/sign-out: the session ends, and the sign-in shows again. */
+async function signOut(req: Request, env: DevEnv, rc: RequestContext): Promise<Response> {
+  const params = await readParams(req, rc.search, MAX_BODY_BYTES);
+  const lang = langOf(params);
+  const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards, DEVELOPER_SESSION);
+  if (h) {
+    if (!(await consoleCsrfHolds(h, params.get("csrf")))) return redirect(303, "/developers");
+    const cookie = await endConsoleSession(h);
+    rc.log.event = "developers.sign_out";
+    return signIn(req, env, rc, lang, d(lang, "signedOut"), [cookie]);
+  }
+  return signIn(req, env, rc, lang, undefined, [clearConsoleCookie(DEVELOPER_SESSION)]);
+}
+
+/** A 303 to the page an action belongs to (an action's address opened as a page). */
+function back(to: (rc: RequestContext) => string) {
+  return (_req: Request, _env: DevEnv, rc: RequestContext): Response => {
+    const path = to(rc);
+    if (!NEXT_PATH.test(path)) throw E.notFound();
+    return redirect(303, new URLSearchParams(rc.search).get("lang") === "en" ? `${path}?lang=en` : path);
+  };
+}
+
+const APP = "/developers/apps/:id";
+
+/** Every page and form of the developer console. */
+export const pageTable: Route<DevEnv>[] = [
+  { method: "GET", path: "/developers", handler: root, effects: true, page: true },
+  { method: "POST", path: "/developers", handler: root, page: true },
+  { method: "POST", path: "/developers/sign-out", handler: signOut, page: true },
+  { method: "POST", path: "/developers/apps", handler: page(createPage), page: true },
+  { method: "GET", path: APP, handler: page(appPage), page: true },
+  { method: "POST", path: APP, handler: page(pages.update), page: true },
+  { method: "POST", path: `${APP}/test-numbers`, handler: page(pages.addTestNumber), page: true },
+  { method: "POST", path: `${APP}/test-numbers/:phone/renew`, handler: page(pages.renewTestNumber), page: true },
+  { method: "POST", path: `${APP}/test-numbers/:phone/remove`, handler: page(pages.removeTestNumber), page: true },
+  { method: "GET", path: "/developers/apps", handler: back(() => "/developers"), page: true },
+  { method: "GET", path: `${APP}/*`, handler: back((rc) => `/developers/apps/${rc.params.id}`), page: true },
+  { method: "GET", path: "/developers/sign-out", handler: back(() => "/developers"), page: true },
+];
+
+const API = "/developers/api/apps";
+
+/** The same actions as JSON under the developer's session (docs/developers.md "API"). */
+export const apiTable: Route<DevEnv>[] = [
+  { method: "GET", path: API, handler: devApi(api.list) },
+  { method: "POST", path: API, handler: devApi(api.create) },
+  { method: "GET", path: `${API}/:id`, handler: devApi(api.read) },
+  { method: "PATCH", path: `${API}/:id`, handler: devApi(api.update) },
+  { method: "GET", path: `${API}/:id/test-numbers`, handler: devApi(api.testNumbers) },
+  { method: "POST", path: `${API}/:id/test-numbers`, handler: devApi(api.addTestNumber) },
+  { method: "POST", path: `${API}/:id/test-numbers/:phone/renew`, handler: devApi(api.renewTestNumber) },
+  { method: "DELETE", path: `${API}/:id/test-numbers/:phone`, handler: devApi(api.removeTestNumber) },
+];
+
+export const routes: Route<DevEnv>[] = [...apiTable, ...pageTable];
