@@ -263,6 +263,104 @@ describe("the testing stage", () => {
   });
 });
 
+describe("the team", () => {
+  it("an owner invites a number; only its person, signed in, accepts; the member signs in to the testing app; an app always keeps an owner", async () => {
+    const owner = await developer();
+    const made = await createApp(owner.b, owner.csrf);
+    const mate = await person();
+    // before joining, the testing stage does not admit the invitee
+    expect((await identifyAt(made.client_id, mate)).status).toBe(403);
+    const inv = await api(owner.b, owner.csrf, "POST", `/developers/api/apps/${made.client_id}/team`, {
+      phone: mate.phone,
+      role: "member",
+    });
+    expect(inv.status, await inv.clone().text()).toBe(201);
+    expect(await inv.clone().text()).not.toContain(mate.phone);
+    // an invitation is not a membership: still refused
+    expect((await identifyAt(made.client_id, mate)).status).toBe(403);
+    // another developer cannot take it: it is not for their number
+    const other = await developer();
+    expect((await api(other.b, other.csrf, "POST", `/developers/api/invites/${made.client_id}/accept`)).status).toBe(
+      404,
+    );
+    // the invitee signs in, sees it, and accepts
+    const b = new Browser();
+    const home = await signIn(b, mate);
+    expect(home.html).toContain(SHOP.name);
+    const csrf = csrfOf(home);
+    const mine = (await (await api(b, csrf, "GET", "/developers/api/invites")).json()) as {
+      invites: { client_id: string }[];
+    };
+    expect(mine.invites.map((i) => i.client_id)).toEqual([made.client_id]);
+    const ok = await api(b, csrf, "POST", `/developers/api/invites/${made.client_id}/accept`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ role: "member" });
+    // taken once
+    expect((await api(b, csrf, "POST", `/developers/api/invites/${made.client_id}/accept`)).status).toBe(404);
+    // the member signs in to the testing app, reads it, and cannot change its settings
+    expect((await identifyAt(made.client_id, mate)).form?.step).toBe("verify");
+    expect((await api(b, csrf, "GET", `/developers/api/apps/${made.client_id}`)).status).toBe(200);
+    expect((await api(b, csrf, "PATCH", `/developers/api/apps/${made.client_id}`, { name: "Mine" })).status).toBe(403);
+    // the last owner can neither leave nor be demoted; a second owner lets them
+    const team = (await (
+      await api(owner.b, owner.csrf, "GET", `/developers/api/apps/${made.client_id}/team`)
+    ).json()) as {
+      members: { member: string; role: string; masked: string }[];
+    };
+    expect(team.members).toHaveLength(2);
+    const ownerId = team.members.find((m) => m.role === "owner")!.member;
+    const mateId = team.members.find((m) => m.role === "member")!.member;
+    expect(
+      (await api(owner.b, owner.csrf, "DELETE", `/developers/api/apps/${made.client_id}/team/${ownerId}`)).status,
+    ).toBe(400);
+    expect(
+      (
+        await api(owner.b, owner.csrf, "PATCH", `/developers/api/apps/${made.client_id}/team/${ownerId}`, {
+          role: "member",
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await api(owner.b, owner.csrf, "PATCH", `/developers/api/apps/${made.client_id}/team/${mateId}`, {
+          role: "owner",
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await api(owner.b, owner.csrf, "DELETE", `/developers/api/apps/${made.client_id}/team/${ownerId}`)).status,
+    ).toBe(200);
+    // the one who left sees the app no more
+    expect((await api(owner.b, owner.csrf, "GET", `/developers/api/apps/${made.client_id}`)).status).toBe(404);
+    const joined = await auditEvents({ type: "team.joined", clientId: made.client_id });
+    expect(JSON.parse(joined[0]!.detail!).actor).toMatch(/^developer:dv_/);
+  });
+
+  it("an expired invitation cannot be accepted, and a withdrawn one neither", async () => {
+    const owner = await developer();
+    const made = await createApp(owner.b, owner.csrf);
+    const mate = await person();
+    await api(owner.b, owner.csrf, "POST", `/developers/api/apps/${made.client_id}/team`, { phone: mate.phone });
+    await env.DB.prepare("UPDATE app_invites SET expires_at = ? WHERE client_id = ?")
+      .bind(Date.now() - 1, made.client_id)
+      .run();
+    const b = new Browser();
+    const csrf = csrfOf(await signIn(b, mate));
+    expect((await api(b, csrf, "POST", `/developers/api/invites/${made.client_id}/accept`)).status).toBe(404);
+    const again = (await (
+      await api(owner.b, owner.csrf, "POST", `/developers/api/apps/${made.client_id}/team`, { phone: mate.phone })
+    ).json()) as {
+      invite: string;
+    };
+    expect(
+      (await api(owner.b, owner.csrf, "DELETE", `/developers/api/apps/${made.client_id}/team/invites/${again.invite}`))
+        .status,
+    ).toBe(200);
+    expect((await api(b, csrf, "POST", `/developers/api/invites/${made.client_id}/accept`)).status).toBe(404);
+    expect((await identifyAt(made.client_id, mate)).status).toBe(403);
+  });
+});
+
 describe("no developer reads or changes another's app", () => {
   it("every route with an app in its path answers a second developer as an unknown app (404), with nothing changed", async () => {
     const one = await developer();

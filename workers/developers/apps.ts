@@ -19,6 +19,7 @@ import { APP_TEST_RANGE } from "../provider/store/directory/rows";
 import { audit } from "../provider/store/one-time/audit";
 import { actorOf, type DevEnv, type DevSigned } from "./gate";
 import { d, type Lang } from "./i18n";
+import { invitesSection, myInvites, teamSection, teamView } from "./team";
 import {
   allocateTestNumber,
   APP_TEST_NUMBER_MS,
@@ -246,6 +247,7 @@ export async function appsPage(req: Request, env: DevEnv, rc: RequestContext, s:
   );
   const owned = apps.filter((a) => a.role === "owner").length;
   const body = html`<h1>${d(L, "appsTitle")}</h1><p class="lead">${d(L, "appsLead")}</p>${boxes(o)}
+${invitesSection(v, await myInvites(env, s))}
 ${
   apps.length === 0
     ? html`<p>${d(L, "noApps")}</p>`
@@ -295,7 +297,8 @@ ${
     ? html`<p>${d(L, "noTestNumbers")}</p>`
     : html`<table><caption>${d(L, "testNumbers")}</caption><thead><tr><th scope="col">${d(L, "phone")}</th><th scope="col">telcoCd</th><th scope="col">${d(L, "name")}</th><th scope="col">${d(L, "code")}</th><th scope="col">${d(L, "expires")}</th><th scope="col"><span class="skip">${d(L, "remove")}</span></th></tr></thead><tbody>${numberRows}</tbody></table>`
 }
-${button("/test-numbers", d(L, "addTestNumber"), "")}`;
+${button("/test-numbers", d(L, "addTestNumber"), "")}
+${teamSection(v, base, await teamView(env, app.clientId), owner)}`;
   return consolePage(v, app.name, body, { status: o.status });
 }
 

@@ -66,6 +66,19 @@ const ko = {
   testNumberRefusedText:
     "고정 인증번호를 쓰는 테스트 번호는 누구나 로그인할 수 있어 앱을 관리할 수 없습니다. 본인 휴대폰번호로 로그인해 주세요.",
   backToApps: "내 앱으로",
+  team: "팀",
+  pendingInvites: "수락을 기다리는 초대",
+  invitePhone: "초대할 휴대폰번호",
+  inviteHint: "초대받은 사람이 이 번호로 개발자 콘솔에 로그인해 수락하면 팀에 들어옵니다. 7일 뒤 만료됩니다.",
+  invite: "초대",
+  withdraw: "초대 취소",
+  makeOwner: "소유자로",
+  makeMember: "멤버로",
+  invitations: "받은 초대",
+  accept: "수락",
+  decline: "거절",
+  joined: "팀에 들어왔습니다.",
+  declined: "초대를 거절했습니다.",
 };
 
 type Key = keyof typeof ko;
@@ -133,6 +146,20 @@ const en: Record<Key, string> = {
   testNumberRefusedText:
     "Anyone can sign in with a fixed-code test number, so it cannot manage apps. Sign in with your own mobile number.",
   backToApps: "Back to my apps",
+  team: "Team",
+  pendingInvites: "Invitations not yet accepted",
+  invitePhone: "Mobile number to invite",
+  inviteHint:
+    "The person joins once they sign in to the developer console with this number and accept. It expires in 7 days.",
+  invite: "Invite",
+  withdraw: "Withdraw",
+  makeOwner: "Make owner",
+  makeMember: "Make member",
+  invitations: "Invitations for you",
+  accept: "Accept",
+  decline: "Decline",
+  joined: "You joined the team.",
+  declined: "You declined the invitation.",
 };
 
 const TABLES: Record<Lang, Record<Key, string>> = { ko, en };

@@ -17,6 +17,7 @@ import {
   loadConsoleSession,
 } from "../provider/store/console-session";
 import { api, appPage, appsPage, createPage, pages } from "./apps";
+import { inviteForms, teamApi, teamForms } from "./team";
 import { devApi, devPage, langOf, MAX_BODY_BYTES, type DevEnv, type DevHandler } from "./gate";
 import { d, type Lang } from "./i18n";
 import { developerSignin, NEXT_PATH } from "./purpose";
@@ -81,6 +82,8 @@ function back(to: (rc: RequestContext) => string) {
 }
 
 const APP = "/developers/apps/:id";
+const team = teamForms((req, env, rc, s, notice) => appPage(req, env, rc, s, { notice }));
+const invites = inviteForms((req, env, rc, s, notice) => appsPage(req, env, rc, s, { notice }));
 
 /** Every page and form of the developer console. */
 export const pageTable: Route<DevEnv>[] = [
@@ -93,6 +96,13 @@ export const pageTable: Route<DevEnv>[] = [
   { method: "POST", path: `${APP}/test-numbers`, handler: page(pages.addTestNumber), page: true },
   { method: "POST", path: `${APP}/test-numbers/:phone/renew`, handler: page(pages.renewTestNumber), page: true },
   { method: "POST", path: `${APP}/test-numbers/:phone/remove`, handler: page(pages.removeTestNumber), page: true },
+  { method: "POST", path: `${APP}/team`, handler: page(team.invite), page: true },
+  { method: "POST", path: `${APP}/team/invites/:invite/withdraw`, handler: page(team.withdraw), page: true },
+  { method: "POST", path: `${APP}/team/:member/remove`, handler: page(team.remove), page: true },
+  { method: "POST", path: `${APP}/team/:member/role`, handler: page(team.role), page: true },
+  { method: "POST", path: "/developers/invites/:id/accept", handler: page(invites.accept), page: true },
+  { method: "POST", path: "/developers/invites/:id/decline", handler: page(invites.decline), page: true },
+  { method: "GET", path: "/developers/invites/*", handler: back(() => "/developers"), page: true },
   { method: "GET", path: "/developers/apps", handler: back(() => "/developers"), page: true },
   { method: "GET", path: `${APP}/*`, handler: back((rc) => `/developers/apps/${rc.params.id}`), page: true },
   { method: "GET", path: "/developers/sign-out", handler: back(() => "/developers"), page: true },
@@ -110,6 +120,14 @@ export const apiTable: Route<DevEnv>[] = [
   { method: "POST", path: `${API}/:id/test-numbers`, handler: devApi(api.addTestNumber) },
   { method: "POST", path: `${API}/:id/test-numbers/:phone/renew`, handler: devApi(api.renewTestNumber) },
   { method: "DELETE", path: `${API}/:id/test-numbers/:phone`, handler: devApi(api.removeTestNumber) },
+  { method: "GET", path: `${API}/:id/team`, handler: devApi(teamApi.read!) },
+  { method: "POST", path: `${API}/:id/team`, handler: devApi(teamApi.invite!) },
+  { method: "DELETE", path: `${API}/:id/team/invites/:invite`, handler: devApi(teamApi.withdraw!) },
+  { method: "DELETE", path: `${API}/:id/team/:member`, handler: devApi(teamApi.remove!) },
+  { method: "PATCH", path: `${API}/:id/team/:member`, handler: devApi(teamApi.role!) },
+  { method: "GET", path: "/developers/api/invites", handler: devApi(teamApi.invites!) },
+  { method: "POST", path: "/developers/api/invites/:id/accept", handler: devApi(teamApi.accept!) },
+  { method: "POST", path: "/developers/api/invites/:id/decline", handler: devApi(teamApi.decline!) },
 ];
 
 export const routes: Route<DevEnv>[] = [...apiTable, ...pageTable];
