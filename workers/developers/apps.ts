@@ -287,6 +287,7 @@ export async function appPage(req: Request, env: DevEnv, rc: RequestContext, s: 
   );
   const body = html`<h1>${app.name}</h1>${boxes(o)}
 <dl><dt>${d(L, "clientId")}</dt><dd class="mono">${app.clientId}</dd><dt>${d(L, "stage")}</dt><dd>${stageText(L, app.stage)}</dd><dt>${d(L, "status")}</dt><dd>${d(L, app.status === "active" ? "statusActive" : "statusDisabled")}</dd><dt>${d(L, "role")}</dt><dd>${roleText(L, role)}</dd></dl>
+<p><a href="${href(v, `${base}/stats`)}">${d(L, "stats")}</a></p>
 ${o.secret ? html`<div class="notice" role="status"><p>${d(L, "secretOnce")}</p><code class="secret">${o.secret}</code></div>` : ""}
 <h2>${d(L, "settings")}</h2>
 ${appForm(L, v, base, o.form ?? a, d(L, "save"), owner)}

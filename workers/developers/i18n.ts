@@ -79,6 +79,21 @@ const ko = {
   decline: "거절",
   joined: "팀에 들어왔습니다.",
   declined: "초대를 거절했습니다.",
+  stats: "통계",
+  statsLead:
+    "{from}부터 {to}까지 {days}일(한국 시간 기준 날짜, 오늘은 지금까지)의 횟수입니다. 운영 콘솔과 같은 지표에서 읽으며, 번호나 사람은 담지 않습니다.",
+  statsCsv: "CSV 내려받기",
+  backToApp: "앱으로",
+  statSignins: "로그인",
+  statConsents: "새 동의",
+  statDisconnects: "연결 해제",
+  statFailures: "실패",
+  statFailureReasons: "실패 사유",
+  statReason: "사유",
+  statCount: "횟수",
+  statNoFailures: "이 기간에 실패한 로그인이 없습니다.",
+  statPerDay: "날짜별",
+  statDay: "날짜",
 };
 
 type Key = keyof typeof ko;
@@ -160,6 +175,21 @@ const en: Record<Key, string> = {
   decline: "Decline",
   joined: "You joined the team.",
   declined: "You declined the invitation.",
+  stats: "Statistics",
+  statsLead:
+    "Counts of the {days} days from {from} to {to} (calendar days in Korea, today so far), from the same metrics as the operations console. Counts only: no number, no person.",
+  statsCsv: "Download CSV",
+  backToApp: "Back to the app",
+  statSignins: "Sign-ins",
+  statConsents: "New consents",
+  statDisconnects: "Disconnects",
+  statFailures: "Failures",
+  statFailureReasons: "Failure reasons",
+  statReason: "Reason",
+  statCount: "Count",
+  statNoFailures: "No sign-in failed in this range.",
+  statPerDay: "Per day",
+  statDay: "Day",
 };
 
 const TABLES: Record<Lang, Record<Key, string>> = { ko, en };

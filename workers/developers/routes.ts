@@ -17,6 +17,7 @@ import {
   loadConsoleSession,
 } from "../provider/store/console-session";
 import { api, appPage, appsPage, createPage, pages } from "./apps";
+import { statsApi, statsCsvFile, statsPage } from "./stats";
 import { inviteForms, teamApi, teamForms } from "./team";
 import { devApi, devPage, langOf, MAX_BODY_BYTES, type DevEnv, type DevHandler } from "./gate";
 import { d, type Lang } from "./i18n";
@@ -104,6 +105,8 @@ export const pageTable: Route<DevEnv>[] = [
   { method: "POST", path: "/developers/invites/:id/decline", handler: page(invites.decline), page: true },
   { method: "GET", path: "/developers/invites/*", handler: back(() => "/developers"), page: true },
   { method: "GET", path: "/developers/apps", handler: back(() => "/developers"), page: true },
+  { method: "GET", path: `${APP}/stats`, handler: page(statsPage), page: true },
+  { method: "GET", path: `${APP}/stats.csv`, handler: page(statsCsvFile), page: true },
   { method: "GET", path: `${APP}/*`, handler: back((rc) => `/developers/apps/${rc.params.id}`), page: true },
   { method: "GET", path: "/developers/sign-out", handler: back(() => "/developers"), page: true },
 ];
@@ -125,6 +128,7 @@ export const apiTable: Route<DevEnv>[] = [
   { method: "DELETE", path: `${API}/:id/team/invites/:invite`, handler: devApi(teamApi.withdraw!) },
   { method: "DELETE", path: `${API}/:id/team/:member`, handler: devApi(teamApi.remove!) },
   { method: "PATCH", path: `${API}/:id/team/:member`, handler: devApi(teamApi.role!) },
+  { method: "GET", path: `${API}/:id/stats`, handler: devApi(statsApi) },
   { method: "GET", path: "/developers/api/invites", handler: devApi(teamApi.invites!) },
   { method: "POST", path: "/developers/api/invites/:id/accept", handler: devApi(teamApi.accept!) },
   { method: "POST", path: "/developers/api/invites/:id/decline", handler: devApi(teamApi.decline!) },
