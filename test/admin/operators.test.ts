@@ -15,6 +15,7 @@ import { ciOf } from "../support/directory";
 import { table } from "../../workers/admin/routes";
 import { inviteKey, takeInvite } from "../../workers/provider/store/operators";
 import { env } from "../support/env";
+import { submitReview } from "../../workers/provider/store/reviews";
 
 async function token(name: string, role: string): Promise<string> {
   const res = await admin("POST", "/admin/tokens", { json: { name, role } });
@@ -231,6 +232,34 @@ describe("every change says who made it", () => {
         () => admin("POST", "/admin/tokens", { ...as, json: { name: "made-by-auditor", role: "viewer" } }),
       ],
       ["DELETE /admin/tokens/:name", () => admin("DELETE", "/admin/tokens/made-by-auditor", as)],
+      [
+        "POST /admin/reviews/:id/approve",
+        async () => {
+          const r = await submitReview(
+            env,
+            c.client_id,
+            { name: "B", items: [], purpose: null, retention: null },
+            "developer:dv_x",
+          );
+          return admin("POST", `/admin/reviews/${r!.id}/approve`, { ...as, json: {} });
+        },
+      ],
+      [
+        "POST /admin/reviews/:id/reject",
+        async () => {
+          const r = await submitReview(
+            env,
+            c.client_id,
+            { name: "C", items: [], purpose: null, retention: null },
+            "developer:dv_x",
+          );
+          return admin("POST", `/admin/reviews/${r!.id}/reject`, { ...as, json: { reason: "not yet" } });
+        },
+      ],
+      [
+        "POST /admin/clients/:id/owner",
+        () => admin("POST", `/admin/clients/${c.client_id}/owner`, { ...as, json: { phone: "01077770004" } }),
+      ],
       ["DELETE /admin/clients/:id", () => admin("DELETE", `/admin/clients/${c.client_id}`, as)],
     ];
     // revoking an operator needs one who took a role: the console's tests cover it (test/admin/console.test.ts)

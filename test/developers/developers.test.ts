@@ -12,88 +12,25 @@
 import { describe, expect, it } from "vitest";
 import { env } from "../support/env";
 import { auditEvents } from "../support/audit";
+import { admin } from "../support/admin";
 import { ciOf, importRows, lastCode } from "../support/directory";
+import {
+  api,
+  createApp,
+  csrfOf,
+  developer as developerIn,
+  identifyAt,
+  outboxCount,
+  person as personIn,
+  signIn,
+  SHOP,
+} from "../support/developers";
+
+const person = () => personIn("0108");
+const developer = () => developerIn("0108");
 import { HONG } from "../support/helpers";
-import { alertText, Browser, type Page } from "../support/signin";
+import { alertText, Browser } from "../support/signin";
 import { apiTable, pageTable } from "../../workers/developers/routes";
-
-interface Person {
-  telco: string;
-  name: string;
-  phone: string;
-}
-
-let seq = 0;
-/** A new person of the directory with an ordinary number (codes go to the dev SMS outbox). */
-async function person(): Promise<Person> {
-  seq++;
-  const phone = `0108${String(Date.now() % 10000).padStart(4, "0")}${String(seq).padStart(3, "0")}`.slice(0, 11);
-  const p = { telco: "K", name: "개발자", phone };
-  await importRows([
-    { telcoCd: "K", phoneNo: phone, name: p.name, gender: "F", birth: "1991-04-05", foreign: "L", ci: ciOf(140 + seq) },
-  ]);
-  return p;
-}
-
-/** Proves `who`'s number at /developers; the page the sign-in ends on (followed). */
-async function signIn(b: Browser, who: Person): Promise<Page> {
-  const p1 = await b.page(await b.fetch("/developers"));
-  expect(p1.status).toBe(200);
-  expect(p1.form).toMatchObject({ action: "/developers", step: "identify" });
-  const p2 = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-  expect(p2.form?.step, alertText(p2.html)).toBe("verify");
-  const p3 = await b.submit(p2, { otp: await lastCode(who.phone) });
-  expect(p3.status, alertText(p3.html)).toBe(303);
-  return b.page(await b.fetch(p3.res.headers.get("Location")!));
-}
-
-async function developer(): Promise<{ b: Browser; who: Person; home: Page; csrf: string }> {
-  const who = await person();
-  const b = new Browser();
-  const home = await signIn(b, who);
-  return { b, who, home, csrf: csrfOf(home) };
-}
-
-const csrfOf = (p: Page) => /<meta name="csrf" content="([^"]+)">/.exec(p.html)![1]!;
-
-function api(
-  b: Browser,
-  csrf: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  return b.fetch(path, {
-    method,
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
-const SHOP = { name: "Demo Shop", redirect_uris: ["https://shop.example/callback"], items: ["name", "phoneNo"] };
-
-async function createApp(b: Browser, csrf: string, fields: Record<string, unknown> = SHOP) {
-  const res = await api(b, csrf, "POST", "/developers/api/apps", fields);
-  expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as { client_id: string; client_secret: string; stage: string; role: string };
-}
-
-/** The first page of an app's sign-in, its identify step posted with `who`. */
-async function identifyAt(clientId: string, who: Person, redirectUri = SHOP.redirect_uris[0]!): Promise<Page> {
-  const b = new Browser();
-  const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s1" });
-  const p1 = await b.page(await b.fetch(`/oauth2/authorize?${q}`));
-  expect(p1.form?.step, p1.html.slice(0, 300)).toBe("identify");
-  return b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-}
-
-async function outboxCount(phone: string): Promise<number> {
-  const r = await env.DB.prepare("SELECT COUNT(*) AS n FROM sms_outbox WHERE phone = ?")
-    .bind(phone)
-    .first<{ n: number }>();
-  return r!.n;
-}
 
 describe("signing in to the developer console", () => {
   it("a person proves their number and gets the developer console's own strict session; the operations console does not open with it", async () => {
@@ -189,6 +126,16 @@ describe("registering an app", () => {
     expect((await api(b, csrf, "POST", "/developers/api/apps", SHOP, { Origin: "https://evil.example" })).status).toBe(
       403,
     );
+    expect((await api(b, csrf, "POST", "/developers/api/apps", SHOP, { Origin: "null" })).status).toBe(403);
+    // a form from another origin is refused as well; the pages send their Origin (same-origin referrer policy)
+    const page = await b.fetch("/developers");
+    expect(page.headers.get("Referrer-Policy")).toBe("same-origin");
+    const forged = await b.fetch("/developers/apps", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: "https://evil.example" },
+      body: new URLSearchParams({ csrf, name: "X", redirect_uris: "https://x.example/cb" }).toString(),
+    });
+    expect(forged.status).toBe(403);
     const bad = await b.fetch("/developers/api/apps", {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
@@ -260,6 +207,31 @@ describe("the testing stage", () => {
       (await api(b, csrf, "DELETE", `/developers/api/apps/${made.client_id}/test-numbers/${t.phoneNo}`)).status,
     ).toBe(200);
     expect((await identifyAt(made.client_id, who)).status).toBe(403);
+  });
+});
+
+describe("deleting a developer's app", () => {
+  it("an operator deletes it with its team, invitations and reviews, and its test numbers leave the directory", async () => {
+    const { b, csrf } = await developer();
+    const made = await createApp(b, csrf);
+    const t = (await (await api(b, csrf, "POST", `/developers/api/apps/${made.client_id}/test-numbers`)).json()) as {
+      phoneNo: string;
+    };
+    await api(b, csrf, "POST", `/developers/api/apps/${made.client_id}/team`, { phone: "01077771234" });
+    await api(b, csrf, "POST", `/developers/api/apps/${made.client_id}/review`);
+    const res = await admin("DELETE", `/admin/clients/${made.client_id}`);
+    expect(res.status, await res.clone().text()).toBe(200);
+    for (const table of ["app_members", "app_invites", "app_test_numbers", "app_reviews"]) {
+      const r = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE client_id = ?`)
+        .bind(made.client_id)
+        .first<{ n: number }>();
+      expect(r!.n, table).toBe(0);
+    }
+    const left = await env.DB.prepare("SELECT 1 FROM app_test_numbers WHERE phone = ?").bind(t.phoneNo).first();
+    expect(left).toBeNull();
+    const list = (await (await admin("GET", "/admin/test-numbers")).json()) as { test_numbers: { phoneNo: string }[] };
+    expect(list.test_numbers.map((n) => n.phoneNo)).not.toContain(t.phoneNo);
+    expect((await api(b, csrf, "GET", `/developers/api/apps/${made.client_id}`)).status).toBe(404);
   });
 });
 

@@ -6,77 +6,24 @@
 // failures' reasons; a team member reads them, a second developer gets 404 on every one.
 import { describe, expect, it } from "vitest";
 import { flushAudit } from "../support/audit";
-import { ciOf, importRows, lastCode } from "../support/directory";
+import {
+  api,
+  createApp,
+  csrfOf,
+  developer as developerIn,
+  identifyAt,
+  person as personIn,
+  signIn,
+  SHOP,
+  type Person,
+} from "../support/developers";
 import { basic, call, exchange, FORM, form, userMe } from "../support/helpers";
-import { alertText, Browser, type Page } from "../support/signin";
+import { alertText, Browser } from "../support/signin";
 import { csvCell, STATS_DAYS, type AppStats } from "../../workers/developers/stats";
 
-interface Person {
-  telco: string;
-  name: string;
-  phone: string;
-}
+const person = () => personIn("0107");
+const developer = () => developerIn("0107");
 
-let seq = 0;
-/** A new person of the directory with an ordinary number (codes go to the dev SMS outbox). */
-async function person(): Promise<Person> {
-  seq++;
-  const phone = `0108${String(Date.now() % 10000).padStart(4, "0")}${String(seq).padStart(3, "0")}`.slice(0, 11);
-  const p = { telco: "K", name: "개발자", phone };
-  await importRows([
-    { telcoCd: "K", phoneNo: phone, name: p.name, gender: "F", birth: "1991-04-05", foreign: "L", ci: ciOf(180 + seq) },
-  ]);
-  return p;
-}
-
-/** Proves `who`'s number at /developers; the page the sign-in ends on (followed). */
-async function signIn(b: Browser, who: Person): Promise<Page> {
-  const p1 = await b.page(await b.fetch("/developers"));
-  expect(p1.status).toBe(200);
-  expect(p1.form).toMatchObject({ action: "/developers", step: "identify" });
-  const p2 = await b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-  expect(p2.form?.step, alertText(p2.html)).toBe("verify");
-  const p3 = await b.submit(p2, { otp: await lastCode(who.phone) });
-  expect(p3.status, alertText(p3.html)).toBe(303);
-  return b.page(await b.fetch(p3.res.headers.get("Location")!));
-}
-
-async function developer(): Promise<{ b: Browser; who: Person; home: Page; csrf: string }> {
-  const who = await person();
-  const b = new Browser();
-  const home = await signIn(b, who);
-  return { b, who, home, csrf: csrfOf(home) };
-}
-
-const csrfOf = (p: Page) => /<meta name="csrf" content="([^"]+)">/.exec(p.html)![1]!;
-
-function api(
-  b: Browser,
-  csrf: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  return b.fetch(path, {
-    method,
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
-const SHOP = { name: "Demo Shop", redirect_uris: ["https://shop.example/callback"], items: ["name", "phoneNo"] };
-
-async function createApp(b: Browser, csrf: string, fields: Record<string, unknown> = SHOP) {
-  const res = await api(b, csrf, "POST", "/developers/api/apps", fields);
-  expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as { client_id: string; client_secret: string; stage: string; role: string };
-}
-
-/**
- * A whole sign-in to the app through /oauth2/authorize: identify, (a wrong code first when asked),
- * the code `otp`, consent; the authorization code it ends with.
- */
 async function signInTo(clientId: string, who: Person, otp: string, wrongFirst = false) {
   const b = new Browser();
   const q = new URLSearchParams({
@@ -97,19 +44,6 @@ async function signInTo(clientId: string, who: Person, otp: string, wrongFirst =
   if (p.form?.step === "consent") p = await b.submit(p, { agree: "Y" });
   expect(p.status, alertText(p.html)).toBe(302);
   return new URL(p.res.headers.get("Location")!).searchParams.get("code")!;
-}
-
-/** The identify step of a sign-in to the app by `who` (a testing app refuses anyone off its team). */
-async function identifyAt(clientId: string, who: Person): Promise<Page> {
-  const b = new Browser();
-  const q = new URLSearchParams({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: SHOP.redirect_uris[0]!,
-    state: "s1",
-  });
-  const p1 = await b.page(await b.fetch(`/oauth2/authorize?${q}`));
-  return b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
 }
 
 const DAY = 86_400_000;

@@ -26,6 +26,7 @@ import {
   withdrawInvite,
 } from "./operators";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
+import { approveReview, inviteOwner, listReviews, rejectReview } from "./reviews";
 
 /** The most notices an answer carries. */
 const NOTICES = 10;
@@ -76,6 +77,10 @@ export const table: AdminRoute[] = [
   { method: "GET", path: "/admin/audit", role: "viewer", handler: listEvents },
   { method: "GET", path: "/admin/audit/export", role: "viewer", handler: exportEvents },
   { method: "GET", path: "/admin/events", role: "viewer", handler: pendingEvents },
+  { method: "GET", path: "/admin/reviews", role: "viewer", handler: listReviews },
+  { method: "POST", path: "/admin/reviews/:id/approve", role: "editor", handler: approveReview },
+  { method: "POST", path: "/admin/reviews/:id/reject", role: "editor", handler: rejectReview },
+  { method: "POST", path: "/admin/clients/:id/owner", role: "editor", handler: inviteOwner },
   { method: "GET", path: "/admin/operators", role: "admin", handler: listAllOperators },
   { method: "POST", path: "/admin/operators", role: "admin", handler: grantOperator },
   { method: "DELETE", path: "/admin/operators/invites/:phone", role: "admin", handler: withdrawInvite },

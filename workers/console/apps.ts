@@ -17,6 +17,8 @@ import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { consolePage, covers, hidden, href, outcomeBox, when, type Outcome, type Viewer } from "./layout";
+import { inviteOwner } from "../admin/reviews";
+import { ownerCounts } from "../provider/store/developers";
 
 interface ClientView {
   client_id: string;
@@ -181,6 +183,7 @@ export async function appPage(
 <p class="lead">${c(L, "clientId")}: <code>${a.client_id}</code> · ${c(L, "status")}: <strong>${statusText(v, a.status)}</strong></p>
 ${outcomeBox(v, rc.requestId, o, "secretOnce")}
 ${await appStats(env, v, a)}
+${await ownerSection(env, v, a.client_id, editor, base)}
 <h2>${c(L, "settings")}</h2>
 ${appForm(v, base, a, c(L, "save"), editor, defaultBudget(env))}
 ${editor ? (a.status === "active" ? button("/disable", c(L, "disable")) : button("/enable", c(L, "enable"))) : ""}
@@ -316,7 +319,20 @@ ${
 
 const DAY = 86_400_000;
 
-type Action = "update" | "rotate" | "disable" | "enable" | "delete" | "add_test" | "remove_test" | "clear_scope";
+/** Who manages the app in the developer console; for an app with no owner, an editor invites one. */
+async function ownerSection(env: ConsoleEnv, v: Viewer, clientId: string, editor: boolean, base: string) {
+  const L = v.lang;
+  const owners = (await ownerCounts(env)).get(clientId) ?? 0;
+  if (owners > 0) return html`<h2>${c(L, "ownerTitle")}</h2><p>${owners} · /developers</p>`;
+  return html`<h2>${c(L, "ownerTitle")}</h2><p>${c(L, "ownerNone")}</p>${
+    editor
+      ? html`<form class="inline" method="post" action="${base}/owner">${hidden(v)}<label>${c(L, "phone")}<input type="tel" name="phone" required inputmode="numeric" autocomplete="off"></label><button type="submit" class="secondary">${c(L, "ownerInvite")}</button></form>`
+      : ""
+  }`;
+}
+
+type Action =
+  "invite_owner" | "update" | "rotate" | "disable" | "enable" | "delete" | "add_test" | "remove_test" | "clear_scope";
 
 /** POST /console/apps/:id[/…]: one action on an app, then its page (or the list once deleted). */
 export function appAction(action: Action) {
@@ -359,6 +375,12 @@ export function appAction(action: Action) {
             expiresAt: expires && /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T23:59:59+09:00` : "",
           });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
+        }
+        case "invite_owner": {
+          const r = await callAdmin<{ masked: string }>("editor", inviteOwner, req, env, rc, "POST", {
+            phone: s.params.get("phone") ?? "",
+          });
+          return appPage(req, env, rc, s, { notice: c(L, "ownerInvited", { masked: r.masked }) });
         }
         case "clear_scope":
           await callAdmin("editor", clearGuardScope, req, env, rc, "POST", { scope: s.params.get("scope") ?? "" });

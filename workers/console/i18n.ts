@@ -201,6 +201,25 @@ const ko = {
   noAlerts: "울리고 있는 경보가 없습니다.",
   liveOn: "자동 갱신 켜짐 (1분마다) · 멈추기",
   liveOff: "자동 갱신 멈춤 · 다시 켜기",
+  reviews: "검수",
+  reviewsLead:
+    "개발자가 요청한 앱의 검수입니다. 승인하면 검토한 내용으로 앱이 공개되고, 반려하면 사유가 개발자에게 보입니다.",
+  noReviews: "검수를 기다리는 앱이 없습니다.",
+  reviewNew: "새 앱",
+  reviewChange: "공개된 앱의 변경",
+  submitted: "요청",
+  reviewProposed: "요청한 내용",
+  reviewCurrent: "지금 공개된 내용",
+  defaultText: "(기본 문구)",
+  approve: "승인",
+  reject: "반려",
+  rejectReason: "반려 사유 (개발자에게 보입니다)",
+  approved: "승인했습니다. 앱이 공개되었습니다.",
+  rejected: "반려했습니다.",
+  ownerTitle: "소유자",
+  ownerNone: "이 앱을 관리하는 개발자가 없습니다. 소유자로 초대한 사람이 개발자 콘솔에서 수락하면 소유자가 됩니다.",
+  ownerInvite: "소유자로 초대",
+  ownerInvited: "{masked} 번호를 소유자로 초대했습니다.",
 } as const;
 
 export type ConsoleKey = keyof typeof ko;
@@ -403,6 +422,26 @@ const en: Record<ConsoleKey, string> = {
   noAlerts: "No alert is firing.",
   liveOn: "Live (every minute) · pause",
   liveOff: "Paused · resume",
+  reviews: "Reviews",
+  reviewsLead:
+    "Apps developers asked to have reviewed. Approved, an app goes live with what was reviewed; rejected, the developer reads the reason.",
+  noReviews: "No app is waiting for review.",
+  reviewNew: "New app",
+  reviewChange: "Change of a live app",
+  submitted: "Asked",
+  reviewProposed: "What it asks for",
+  reviewCurrent: "What is live now",
+  defaultText: "(the default text)",
+  approve: "Approve",
+  reject: "Reject",
+  rejectReason: "Why (the developer reads it)",
+  approved: "Approved: the app is live.",
+  rejected: "Rejected.",
+  ownerTitle: "Owner",
+  ownerNone:
+    "No developer manages this app. The person invited as its owner becomes it once they accept in the developer console.",
+  ownerInvite: "Invite an owner",
+  ownerInvited: "{masked} was invited to own the app.",
 };
 
 const TABLES: Record<Lang, Record<ConsoleKey, string>> = { ko, en };

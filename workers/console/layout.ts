@@ -66,6 +66,7 @@ export const MENU: { path: string; key: ConsoleKey; role: Role }[] = [
   { path: "/console", key: "overview", role: "viewer" },
   { path: "/console/apps", key: "apps", role: "viewer" },
   { path: "/console/sms", key: "sms", role: "viewer" },
+  { path: "/console/reviews", key: "reviews", role: "viewer" },
   { path: "/console/directory", key: "directory", role: "viewer" },
   { path: "/console/audit", key: "audit", role: "viewer" },
   { path: "/console/operators", key: "operators", role: "admin" },
@@ -99,6 +100,11 @@ export interface Frame {
   signOut: string;
   /** "Signed in as …" in the viewer's language. */
   who: string;
+  /**
+   * The pages' referrer policy: `no-referrer` unless given. A console that checks its forms' Origin
+   * needs `same-origin` (under `no-referrer` Chromium posts `Origin: null`).
+   */
+  referrer?: "same-origin";
 }
 
 /** The operations console's frame: the menu of the pages the operator's role may open. */
@@ -150,7 +156,7 @@ export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageO
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="${f.referrer ?? "no-referrer"}">
 <meta name="robots" content="noindex">
 <meta name="csrf" content="${v.csrf}">
 <title>${title} · ${f.name}</title>
@@ -183,12 +189,15 @@ ${out.script ? html`<script nonce="${nonce}">${raw(out.script)}</script>` : ""}
     nonce,
     script: out.script !== undefined,
     cookies: out.cookies,
-    // the importer's script calls the admin API on this origin (and nothing else)
-    headers: out.script
-      ? {
-          "Content-Security-Policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-        }
-      : undefined,
+    headers: {
+      // the importer's script calls the admin API on this origin (and nothing else)
+      ...(out.script
+        ? {
+            "Content-Security-Policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+          }
+        : {}),
+      ...(f.referrer ? { "Referrer-Policy": f.referrer } : {}),
+    },
   });
 }
 

@@ -22,6 +22,7 @@ import { c, type Lang } from "./i18n";
 import { auditExport, auditPage, directoryPage, operatorAction, operatorsPage, tokenAction, tokensPage } from "./pages";
 import { overviewPage } from "./overview";
 import { smsPage } from "./sms";
+import { reviewAction, reviewsPage } from "./reviews";
 import { NEXT_PATH, consoleSignin } from "./purpose";
 
 /** The console's identify page: a new sign-in of purpose "console", going on to `next` once proven. */
@@ -148,6 +149,28 @@ export const table: ConsoleRoute[] = [
     handler: at("editor", appAction("clear_scope")),
     page: true,
   },
+  { method: "GET", path: "/console/reviews", role: "viewer", handler: at("viewer", reviewsPage), page: true },
+  {
+    method: "POST",
+    path: "/console/reviews/:id/approve",
+    role: "editor",
+    handler: at("editor", reviewAction("approve")),
+    page: true,
+  },
+  {
+    method: "POST",
+    path: "/console/reviews/:id/reject",
+    role: "editor",
+    handler: at("editor", reviewAction("reject")),
+    page: true,
+  },
+  {
+    method: "POST",
+    path: "/console/apps/:id/owner",
+    role: "editor",
+    handler: at("editor", appAction("invite_owner")),
+    page: true,
+  },
   { method: "GET", path: "/console/sms", role: "viewer", handler: at("viewer", smsPage), page: true },
   { method: "GET", path: "/console/directory", role: "viewer", handler: at("viewer", directoryPage), page: true },
   { method: "GET", path: "/console/audit", role: "viewer", handler: at("viewer", auditPage), page: true },
@@ -193,6 +216,7 @@ export const table: ConsoleRoute[] = [
   },
   { method: "GET", path: "/console/operators/*", role: null, handler: back(() => "/console/operators"), page: true },
   { method: "GET", path: "/console/tokens/*", role: null, handler: back(() => "/console/tokens"), page: true },
+  { method: "GET", path: "/console/reviews/*", role: null, handler: back(() => "/console/reviews"), page: true },
   { method: "GET", path: "/console/sign-out", role: null, handler: back(() => "/console"), page: true },
 ];
 

@@ -21,6 +21,19 @@ import { actorOf, type DevEnv, type DevSigned } from "./gate";
 import { d, type Lang } from "./i18n";
 import { invitesSection, myInvites, teamSection, teamView } from "./team";
 import {
+  noticesFor,
+  noticesSection,
+  redirectsChanged,
+  REVIEWED,
+  reviewSection,
+  reviewView,
+  rotate,
+  splitChange,
+  submit,
+  withdraw,
+} from "./review";
+import { reviewsOf } from "../provider/store/reviews";
+import {
   allocateTestNumber,
   APP_TEST_NUMBER_MS,
   removeAppTestNumber,
@@ -100,15 +113,15 @@ async function update(env: DevEnv, rc: RequestContext, s: DevSigned, body: Recor
   const app = await ownedApp(env, rc, s);
   onlyFields(body, DEVELOPER_FIELDS);
   const patch = clientPatch(body, commonConfig(env).devMode);
-  if (app.stage === "live" && ["name", "items", "purpose", "retention"].some((f) => body[f] !== undefined))
-    throw E.invalidBecause("name, items, purpose, retention", "a live app changes these through review");
-  if (!(await updateClient(env, app.clientId, patch))) throw E.noSuch("app");
-  forgetClient(app.clientId);
-  await audit(env, "client.updated", app.clientId, "ok", {
-    actor: actorOf(s.dev),
-    fields: Object.keys(body).sort().join(","),
-  });
-  return appView(env, (await getClient(env, app.clientId))!, "owner");
+  const { direct, review } = await splitChange(env, s, app, body, patch);
+  const fields = Object.keys(body).filter((f) => !review || !(REVIEWED as readonly string[]).includes(f));
+  if (fields.length > 0) {
+    if (!(await updateClient(env, app.clientId, direct))) throw E.noSuch("app");
+    forgetClient(app.clientId);
+    await audit(env, "client.updated", app.clientId, "ok", { actor: actorOf(s.dev), fields: fields.sort().join(",") });
+    if (direct.redirectUris !== undefined) await redirectsChanged(env, s, app);
+  }
+  return { ...appView(env, (await getClient(env, app.clientId))!, "owner"), review: reviewView(review) };
 }
 
 async function testNumbers(env: DevEnv, clientId: string): Promise<TestNumberView[]> {
@@ -143,7 +156,27 @@ async function removeNumber(env: DevEnv, rc: RequestContext, s: DevSigned): Prom
 
 // ---------------------------------------------------------------- the API
 
+/** Review and rotation, for an app's owners. */
+const owned =
+  <T>(f: (env: DevEnv, rc: RequestContext, s: DevSigned, app: AdminClient) => Promise<T>) =>
+  async (env: DevEnv, rc: RequestContext, s: DevSigned): Promise<T> =>
+    f(env, rc, s, await ownedApp(env, rc, s));
+const submitOwned = owned(submit);
+const withdrawOwned = owned(withdraw);
+const rotateOwned = owned((env, _rc, s, app) => rotate(env, s, app, s.body));
+
 export const api = {
+  submitReview: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await submitOwned(env, rc, s), 201),
+  withdrawReview: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    await withdrawOwned(env, rc, s);
+    return json({ withdrawn: true });
+  },
+  review: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    const { app } = await teamApp(env, rc, s);
+    return json({ reviews: (await reviewsOf(env, app.clientId)).map(reviewView) });
+  },
+  rotate: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => json(await rotateOwned(env, rc, s)),
   list: async (_req: Request, env: DevEnv, _rc: RequestContext, s: DevSigned) =>
     json({ apps: await myApps(env, s), max_apps: maxApps(env) }),
   create: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
@@ -247,6 +280,7 @@ export async function appsPage(req: Request, env: DevEnv, rc: RequestContext, s:
   );
   const owned = apps.filter((a) => a.role === "owner").length;
   const body = html`<h1>${d(L, "appsTitle")}</h1><p class="lead">${d(L, "appsLead")}</p>${boxes(o)}
+${noticesSection(L, await noticesFor(env, s), new Map(apps.map((a) => [a.client_id as string, a.name as string])))}
 ${invitesSection(v, await myInvites(env, s))}
 ${
   apps.length === 0
@@ -299,14 +333,16 @@ ${
     : html`<table><caption>${d(L, "testNumbers")}</caption><thead><tr><th scope="col">${d(L, "phone")}</th><th scope="col">telcoCd</th><th scope="col">${d(L, "name")}</th><th scope="col">${d(L, "code")}</th><th scope="col">${d(L, "expires")}</th><th scope="col"><span class="skip">${d(L, "remove")}</span></th></tr></thead><tbody>${numberRows}</tbody></table>`
 }
 ${button("/test-numbers", d(L, "addTestNumber"), "")}
-${teamSection(v, base, await teamView(env, app.clientId), owner)}`;
+${teamSection(v, base, await teamView(env, app.clientId), owner)}
+${reviewSection(v, base, app, (await reviewsOf(env, app.clientId, 1))[0] ?? null, owner)}
+${owner ? html`<h2>${d(L, "rotate")}</h2>${button("/rotate-secret", d(L, "rotate"), "secondary")}` : ""}`;
   return consolePage(v, app.name, body, { status: o.status });
 }
 
 /** A page action on an app: the app's page with its notice, or with the refusal. */
 function pageAction(
   run: (env: DevEnv, rc: RequestContext, s: DevSigned) => Promise<unknown>,
-  notice: "saved" | "testNumberAdded" | "renewed" | "removed",
+  notice: "saved" | "testNumberAdded" | "renewed" | "removed" | "reviewSubmitted" | "reviewWithdrawn",
 ) {
   return async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
     try {
@@ -320,6 +356,16 @@ function pageAction(
 
 export const pages = {
   update: pageAction((env, rc, s) => update(env, rc, s, formBody(s)), "saved"),
+  submitReview: pageAction(submitOwned, "reviewSubmitted"),
+  withdrawReview: pageAction(withdrawOwned, "reviewWithdrawn"),
+  rotate: async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    try {
+      const r = await rotateOwned(env, rc, { ...s, body: {} });
+      return appPage(req, env, rc, s, { notice: d(s.v.lang, "rotated"), secret: r.client_secret });
+    } catch (err) {
+      return appPage(req, env, rc, s, failed(err));
+    }
+  },
   addTestNumber: pageAction(addTestNumber, "testNumberAdded"),
   renewTestNumber: pageAction(renew, "renewed"),
   removeTestNumber: pageAction(removeNumber, "removed"),

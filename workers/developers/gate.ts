@@ -9,7 +9,7 @@ import { ApiError, describe, E } from "../core/errors";
 import { html } from "../core/html";
 import { json, readParams, redirect, type Params } from "../core/http";
 import type { Handler, RequestContext } from "../core/router";
-import { CSRF_HEADER } from "../admin/access";
+import { CSRF_HEADER, REAUTH_HEADER } from "../admin/access";
 import { readJsonObject } from "../admin/steps";
 import { consolePage, errorBox, type Viewer } from "../console/layout";
 import type { ProviderEnv } from "../provider/config";
@@ -64,6 +64,8 @@ export function viewer(lang: Lang, masked: string, csrf: string, path: string, o
       menu: csrf ? [{ path: "/developers", label: d(lang, "myApps") }] : [],
       signOut: "/developers/sign-out",
       who: masked ? d(lang, "signedInAs", { masked }) : "",
+      // its forms' Origin is checked: a no-referrer page makes Chromium post `Origin: null`
+      referrer: "same-origin",
     },
   };
 }
@@ -133,6 +135,7 @@ export function devPage(
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       rc.log.cause = describe(err);
+      if (err.headers[REAUTH_HEADER]) return reauthPage(v, rc);
       const body = html`<h1>${d(lang, "errorTitle")}</h1>${errorBox(v, err.message, rc.requestId)}
 <p><a href="${lang === "en" ? "/developers?lang=en" : "/developers"}">${d(lang, "backToApps")}</a></p>`;
       return consolePage(v, d(lang, "errorTitle"), body, { status: err.status });
@@ -167,3 +170,13 @@ export function devApi(handler: DevHandler): Handler<DevEnv> {
 }
 
 export { json };
+
+/** "Sign in again": a live app's redirect URIs or secret, with a proof older than 10 minutes. */
+function reauthPage(v: Viewer, rc: RequestContext): Response {
+  rc.log.event = "developers.reauth";
+  const next = rc.path.replace(/\/(rotate-secret)$/, "");
+  const body = html`<h1>${d(v.lang, "reauthTitle")}</h1><p class="lead">${d(v.lang, "reauthText")}</p>
+<form method="get" action="/developers"><input type="hidden" name="lang" value="${v.lang}"><input type="hidden" name="reauth" value="1"><input type="hidden" name="next" value="${next}">
+<button type="submit">${d(v.lang, "reauthButton")}</button></form>`;
+  return consolePage(v, d(v.lang, "reauthTitle"), body, { status: 403 });
+}

@@ -66,6 +66,31 @@ const ko = {
   testNumberRefusedText:
     "고정 인증번호를 쓰는 테스트 번호는 누구나 로그인할 수 있어 앱을 관리할 수 없습니다. 본인 휴대폰번호로 로그인해 주세요.",
   backToApps: "내 앱으로",
+  reauthTitle: "다시 로그인해 주세요",
+  reauthText: "공개된 앱의 Redirect URI와 Client Secret은 최근 10분 안에 본인 확인을 한 뒤에만 바꿀 수 있습니다.",
+  reauthButton: "다시 본인 확인",
+  review: "검수",
+  reviewNone:
+    "검수를 요청하면 운영자가 요청 정보, 이용 목적, 보유 기간, 앱 이름과 Redirect URI를 확인합니다. 승인되면 누구나 로그인할 수 있습니다.",
+  reviewLiveNone:
+    "공개된 앱입니다. 앱 이름, 요청 정보, 이용 목적, 보유 기간을 바꾸면 다시 검수를 받고, 그동안 앱은 승인된 내용으로 동작합니다.",
+  reviewPending: "검수 대기 중입니다 (요청: {at}).",
+  reviewChangePending:
+    "변경 사항이 검수 대기 중입니다 (요청: {at}). 승인될 때까지 앱은 이전에 승인된 내용으로 동작합니다.",
+  reviewRejected: "검수가 반려되었습니다. 반려 사유:",
+  reviewApproved: "검수가 승인되었습니다 ({at}).",
+  reviewSubmit: "검수 요청",
+  reviewWithdraw: "검수 요청 취소",
+  reviewSubmitted: "검수를 요청했습니다.",
+  reviewWithdrawn: "검수 요청을 취소했습니다.",
+  rotate: "Client Secret 새로 발급",
+  rotated: "새 Client Secret을 발급했습니다. 이전 Secret은 유예 기간 동안 함께 쓸 수 있습니다.",
+  noticeRedirects: "{app}의 Redirect URI를 다른 소유자가 바꿨습니다 ({at}).",
+  noticeRotated: "{app}의 Client Secret을 다른 소유자가 새로 발급했습니다 ({at}).",
+  noticeApproved: "{app}의 검수가 승인되었습니다 ({at}).",
+  noticeRejected: "{app}의 검수가 반려되었습니다 ({at}). 앱 화면에서 사유를 확인하세요.",
+  noticeEventsPaused:
+    "{app}의 이벤트 전달이 24시간 동안 실패해 멈췄습니다 ({at}). 이벤트는 보관되며, 수신 URI를 고친 뒤 앱 화면에서 다시 시작하세요.",
   team: "팀",
   pendingInvites: "수락을 기다리는 초대",
   invitePhone: "초대할 휴대폰번호",
@@ -161,6 +186,31 @@ const en: Record<Key, string> = {
   testNumberRefusedText:
     "Anyone can sign in with a fixed-code test number, so it cannot manage apps. Sign in with your own mobile number.",
   backToApps: "Back to my apps",
+  reauthTitle: "Please sign in again",
+  reauthText: "A live app's redirect URIs and client secret change only after a sign-in from the last 10 minutes.",
+  reauthButton: "Prove your number again",
+  review: "Review",
+  reviewNone:
+    "Ask for review and an operator checks the information it asks for, its purposes, retention, name and redirect URIs. Once approved, anyone can sign in.",
+  reviewLiveNone:
+    "The app is live. A change of its name, information asked for, purpose or retention is reviewed again; meanwhile the app works with what was approved.",
+  reviewPending: "Waiting for review (asked {at}).",
+  reviewChangePending:
+    "A change is waiting for review (asked {at}). Until it is approved the app works with what was approved before.",
+  reviewRejected: "The review was rejected. The reason:",
+  reviewApproved: "The review was approved ({at}).",
+  reviewSubmit: "Ask for review",
+  reviewWithdraw: "Withdraw the review",
+  reviewSubmitted: "Review asked for.",
+  reviewWithdrawn: "Review withdrawn.",
+  rotate: "Issue a new client secret",
+  rotated: "A new client secret was issued. The previous one keeps working for the grace period.",
+  noticeRedirects: "Another owner changed the redirect URIs of {app} ({at}).",
+  noticeRotated: "Another owner issued a new client secret for {app} ({at}).",
+  noticeApproved: "The review of {app} was approved ({at}).",
+  noticeRejected: "The review of {app} was rejected ({at}). See the reason on its page.",
+  noticeEventsPaused:
+    "Events to {app} kept failing for 24 hours and are paused ({at}). They are kept: fix the events URI, then resume them on the app's page.",
   team: "Team",
   pendingInvites: "Invitations not yet accepted",
   invitePhone: "Mobile number to invite",

@@ -52,6 +52,7 @@ async function root(req: Request, env: DevEnv, rc: RequestContext): Promise<Resp
   if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, developerSignin);
   const lang = langOf(params);
   if (req.method === "POST") throw E.missing("tx");
+  if (params.get("reauth") === "1") return signIn(req, env, rc, lang);
   const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards, DEVELOPER_SESSION);
   if (!h) return signIn(req, env, rc, lang);
   return apps(req, env, rc);
@@ -97,6 +98,9 @@ export const pageTable: Route<DevEnv>[] = [
   { method: "POST", path: `${APP}/test-numbers`, handler: page(pages.addTestNumber), page: true },
   { method: "POST", path: `${APP}/test-numbers/:phone/renew`, handler: page(pages.renewTestNumber), page: true },
   { method: "POST", path: `${APP}/test-numbers/:phone/remove`, handler: page(pages.removeTestNumber), page: true },
+  { method: "POST", path: `${APP}/review`, handler: page(pages.submitReview), page: true },
+  { method: "POST", path: `${APP}/review/withdraw`, handler: page(pages.withdrawReview), page: true },
+  { method: "POST", path: `${APP}/rotate-secret`, handler: page(pages.rotate), page: true },
   { method: "POST", path: `${APP}/team`, handler: page(team.invite), page: true },
   { method: "POST", path: `${APP}/team/invites/:invite/withdraw`, handler: page(team.withdraw), page: true },
   { method: "POST", path: `${APP}/team/:member/remove`, handler: page(team.remove), page: true },
@@ -123,6 +127,10 @@ export const apiTable: Route<DevEnv>[] = [
   { method: "POST", path: `${API}/:id/test-numbers`, handler: devApi(api.addTestNumber) },
   { method: "POST", path: `${API}/:id/test-numbers/:phone/renew`, handler: devApi(api.renewTestNumber) },
   { method: "DELETE", path: `${API}/:id/test-numbers/:phone`, handler: devApi(api.removeTestNumber) },
+  { method: "GET", path: `${API}/:id/review`, handler: devApi(api.review) },
+  { method: "POST", path: `${API}/:id/review`, handler: devApi(api.submitReview) },
+  { method: "DELETE", path: `${API}/:id/review`, handler: devApi(api.withdrawReview) },
+  { method: "POST", path: `${API}/:id/rotate-secret`, handler: devApi(api.rotate) },
   { method: "GET", path: `${API}/:id/team`, handler: devApi(teamApi.read!) },
   { method: "POST", path: `${API}/:id/team`, handler: devApi(teamApi.invite!) },
   { method: "DELETE", path: `${API}/:id/team/invites/:invite`, handler: devApi(teamApi.withdraw!) },

@@ -370,6 +370,23 @@ export interface ClientPatch {
   stage?: "testing" | "live";
 }
 
+/**
+ * The write of an approved review (store/reviews.ts): its name, items and consent texts, and the
+ * live stage; for a batch, after the statement that decided the review, and only when that one
+ * changed a row (`changes()`), so a review decided twice writes once.
+ */
+export function approvedClientStatement(
+  env: DbEnv,
+  clientId: string,
+  p: { name: string; items: IdentityItem[]; purpose: string | null; retention: string | null },
+  now: number,
+): D1PreparedStatement {
+  return env.DB.prepare(
+    `UPDATE clients SET name = ?, items = ?, purpose = ?, retention = ?, stage = 'live', updated_at = ?
+     WHERE client_id = ? AND changes() = 1`,
+  ).bind(p.name, JSON.stringify(p.items), p.purpose, p.retention, now, clientId);
+}
+
 /** Applies the given fields; false when no such client. */
 export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch): Promise<boolean> {
   const sets: string[] = [];
@@ -421,7 +438,8 @@ export async function rotateClientSecret(
 /** Deletes the client's row (its links went first: store/flows/delete-client.ts); false when absent. */
 export async function deleteClientRow(env: DbEnv, clientId: string): Promise<boolean> {
   const r = await env.DB.prepare("DELETE FROM clients WHERE client_id = ?").bind(clientId).run();
-  return r.meta.changes === 1;
+  // D1 counts the rows its ON DELETE CASCADE removed with it (a team, reviews, test numbers)
+  return r.meta.changes > 0;
 }
 
 /** How many of `ids` are registered clients (each counted once: the caller passes distinct ids). */

@@ -352,3 +352,42 @@ export async function testNumbersOf(env: DbEnv, clientId: string): Promise<AppTe
     .all<TestNumberRow>();
   return results.map(toTestNumber);
 }
+
+// ---------------------------------------------------------------- notices to owners
+
+export type NoticeKind = "redirect_uris" | "secret_rotated" | "review_approved" | "review_rejected" | "events_paused";
+
+export interface DeveloperNotice {
+  clientId: string;
+  kind: NoticeKind;
+  actor: string;
+  createdAt: number;
+}
+
+/** Tells the app's owners (but `except`, the one who acted) on their next visit. */
+export async function noticeOwners(
+  env: DbEnv,
+  clientId: string,
+  kind: NoticeKind,
+  actor: string,
+  except: number | null,
+): Promise<void> {
+  await env.DB.prepare(
+    `INSERT INTO developer_notices (subscriber_id, client_id, kind, actor, created_at)
+     SELECT subscriber_id, client_id, ?, ?, ? FROM app_members WHERE client_id = ? AND role = 'owner' AND subscriber_id <> ?`,
+  )
+    .bind(kind, actor, Date.now(), clientId, except ?? -1)
+    .run();
+}
+
+/** The person's notices, taken: each is shown once. */
+export async function takeNotices(env: DbEnv, subscriberId: number): Promise<DeveloperNotice[]> {
+  const { results } = await env.DB.prepare(
+    "DELETE FROM developer_notices WHERE subscriber_id = ? RETURNING client_id, kind, actor, created_at",
+  )
+    .bind(subscriberId)
+    .all<{ client_id: string; kind: NoticeKind; actor: string; created_at: number }>();
+  return results
+    .map((r) => ({ clientId: r.client_id, kind: r.kind, actor: r.actor, createdAt: r.created_at }))
+    .sort((a, b) => a.createdAt - b.createdAt);
+}

@@ -5,13 +5,17 @@
 // one that landed before is among the links taken; their plids end in the one-time store (no
 // events: the app is the one leaving); the client's row in D1 goes last. A deletion that dies
 // midway leaves the client in D1, and the next deletion finishes it: taking links again is
-// idempotent, and the end is kept.
+// idempotent, and the end is kept. The test numbers the service allocated to the app (a developer's,
+// docs/developers.md) leave the directory before the row: they sign in to that app only.
 
 import { deleteClientRow, getClient } from "../clients";
 import { storeConfig } from "../config";
 import { dirAt } from "../directory/directory-shard";
 import { dirShards } from "../directory/keys";
 import { revokePlids, type StoresEnv } from "./end-plids";
+import { testNumbersOf } from "../developers";
+import { personAtNumber } from "../directory/directory";
+import { removeHolder } from "./directory-write";
 
 /** Links taken from a shard per call, and ended per revocation. */
 const CLIENT_LINKS_CHUNK = 200;
@@ -20,6 +24,7 @@ const CLIENT_LINKS_CHUNK = 200;
 export async function deleteClient(env: StoresEnv, clientId: string): Promise<boolean> {
   if (!(await getClient(env, clientId))) return false;
   await endClientLinks(env, clientId);
+  await removeTestNumbers(env, clientId);
   return deleteClientRow(env, clientId);
 }
 
@@ -35,4 +40,12 @@ async function endClientLinks(env: StoresEnv, clientId: string): Promise<void> {
       }
     }),
   );
+}
+
+/** The app's own test numbers leave the directory (their D1 rows go with the client's). */
+async function removeTestNumbers(env: StoresEnv, clientId: string): Promise<void> {
+  for (const n of await testNumbersOf(env, clientId)) {
+    const row = await personAtNumber(env, n.phone);
+    if (row && row.test_clients !== null) await removeHolder(env, n.phone, row.id);
+  }
 }
