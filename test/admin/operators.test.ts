@@ -260,6 +260,15 @@ describe("every change says who made it", () => {
         "POST /admin/clients/:id/owner",
         () => admin("POST", `/admin/clients/${c.client_id}/owner`, { ...as, json: { phone: "01077770004" } }),
       ],
+      [
+        "POST /admin/clients/:id/events/resume",
+        async () => {
+          await env.DB.prepare("UPDATE clients SET events_paused_at = ? WHERE client_id = ?")
+            .bind(Date.now(), c.client_id)
+            .run();
+          return admin("POST", `/admin/clients/${c.client_id}/events/resume`, { ...as, json: {} });
+        },
+      ],
       ["DELETE /admin/clients/:id", () => admin("DELETE", `/admin/clients/${c.client_id}`, as)],
     ];
     // revoking an operator needs one who took a role: the console's tests cover it (test/admin/console.test.ts)

@@ -55,6 +55,7 @@ export function clientView(c: AdminClient, devMode: boolean): Record<string, unk
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
     previous_secret_valid_until: iso(c.previousSecretUntil),
+    events_paused_since: iso(c.eventsPausedAt),
   };
 }
 

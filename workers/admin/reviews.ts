@@ -10,7 +10,7 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { normalizePhone } from "../core/spec";
 import { onlyFields, readJsonObject } from "./steps";
-import { forgetClient, getClient } from "../provider/store/clients";
+import { forgetClient, getClient, resumeClientEvents } from "../provider/store/clients";
 import { memberKey, noticeOwners, ownerCounts, putTeamInvite } from "../provider/store/developers";
 import { isAppTestNumber } from "../provider/store/directory/rows";
 import { decideReview, pendingReviews, reviewById, type Review } from "../provider/store/reviews";
@@ -105,4 +105,16 @@ export async function inviteOwner(req: Request, env: AdminEnv, rc: RequestContex
   });
   await auditBy(env, rc, "team.invited", app.clientId, "ok", { role: "owner" });
   return json({ client_id: app.clientId, masked: made.masked, role: "owner", expires_at: iso(made.expiresAt) }, 201);
+}
+
+/** `POST /admin/clients/:id/events/resume`: an app no developer owns, its paused events resumed. */
+export async function resumeEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  const app = await getClient(env, rc.params.id!);
+  if (!app) throw E.noSuch("client");
+  rc.log.clientId = app.clientId;
+  if ((await ownerCounts(env)).get(app.clientId))
+    throw E.invalidBecause("client", "it has an owner: its owners resume");
+  if (!(await resumeClientEvents(env, app.clientId))) throw E.invalidBecause("events", "they are not paused");
+  await auditBy(env, rc, "event.resumed", app.clientId);
+  return json({ client_id: app.clientId, resumed: true });
 }

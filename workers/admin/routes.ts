@@ -26,7 +26,7 @@ import {
   withdrawInvite,
 } from "./operators";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
-import { approveReview, inviteOwner, listReviews, rejectReview } from "./reviews";
+import { approveReview, inviteOwner, listReviews, rejectReview, resumeEvents } from "./reviews";
 
 /** The most notices an answer carries. */
 const NOTICES = 10;
@@ -81,6 +81,7 @@ export const table: AdminRoute[] = [
   { method: "POST", path: "/admin/reviews/:id/approve", role: "editor", handler: approveReview },
   { method: "POST", path: "/admin/reviews/:id/reject", role: "editor", handler: rejectReview },
   { method: "POST", path: "/admin/clients/:id/owner", role: "editor", handler: inviteOwner },
+  { method: "POST", path: "/admin/clients/:id/events/resume", role: "editor", handler: resumeEvents },
   { method: "GET", path: "/admin/operators", role: "admin", handler: listAllOperators },
   { method: "POST", path: "/admin/operators", role: "admin", handler: grantOperator },
   { method: "DELETE", path: "/admin/operators/invites/:phone", role: "admin", handler: withdrawInvite },

@@ -17,7 +17,7 @@ import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { consolePage, covers, hidden, href, outcomeBox, when, type Outcome, type Viewer } from "./layout";
-import { inviteOwner } from "../admin/reviews";
+import { inviteOwner, resumeEvents } from "../admin/reviews";
 import { ownerCounts } from "../provider/store/developers";
 
 interface ClientView {
@@ -33,6 +33,7 @@ interface ClientView {
   status: "active" | "disabled";
   created_at: string;
   previous_secret_valid_until: string | null;
+  events_paused_since: string | null;
   client_secret?: string;
 }
 
@@ -183,7 +184,7 @@ export async function appPage(
 <p class="lead">${c(L, "clientId")}: <code>${a.client_id}</code> · ${c(L, "status")}: <strong>${statusText(v, a.status)}</strong></p>
 ${outcomeBox(v, rc.requestId, o, "secretOnce")}
 ${await appStats(env, v, a)}
-${await ownerSection(env, v, a.client_id, editor, base)}
+${await ownerSection(env, v, a, editor, base)}
 <h2>${c(L, "settings")}</h2>
 ${appForm(v, base, a, c(L, "save"), editor, defaultBudget(env))}
 ${editor ? (a.status === "active" ? button("/disable", c(L, "disable")) : button("/enable", c(L, "enable"))) : ""}
@@ -320,11 +321,18 @@ ${
 const DAY = 86_400_000;
 
 /** Who manages the app in the developer console; for an app with no owner, an editor invites one. */
-async function ownerSection(env: ConsoleEnv, v: Viewer, clientId: string, editor: boolean, base: string) {
+async function ownerSection(env: ConsoleEnv, v: Viewer, a: ClientView, editor: boolean, base: string) {
   const L = v.lang;
-  const owners = (await ownerCounts(env)).get(clientId) ?? 0;
+  const owners = (await ownerCounts(env)).get(a.client_id) ?? 0;
   if (owners > 0) return html`<h2>${c(L, "ownerTitle")}</h2><p>${owners} · /developers</p>`;
-  return html`<h2>${c(L, "ownerTitle")}</h2><p>${c(L, "ownerNone")}</p>${
+  const paused = a.events_paused_since
+    ? html`<div class="alert" role="alert"><p>${c(L, "eventsPaused", { at: when(a.events_paused_since, L) })}</p></div>${
+        editor
+          ? html`<form class="inline" method="post" action="${base}/events/resume">${hidden(v)}<button type="submit">${c(L, "eventsResume")}</button></form>`
+          : ""
+      }`
+    : "";
+  return html`<h2>${c(L, "ownerTitle")}</h2>${paused}<p>${c(L, "ownerNone")}</p>${
     editor
       ? html`<form class="inline" method="post" action="${base}/owner">${hidden(v)}<label>${c(L, "phone")}<input type="tel" name="phone" required inputmode="numeric" autocomplete="off"></label><button type="submit" class="secondary">${c(L, "ownerInvite")}</button></form>`
       : ""
@@ -332,7 +340,16 @@ async function ownerSection(env: ConsoleEnv, v: Viewer, clientId: string, editor
 }
 
 type Action =
-  "invite_owner" | "update" | "rotate" | "disable" | "enable" | "delete" | "add_test" | "remove_test" | "clear_scope";
+  | "resume_events"
+  | "invite_owner"
+  | "update"
+  | "rotate"
+  | "disable"
+  | "enable"
+  | "delete"
+  | "add_test"
+  | "remove_test"
+  | "clear_scope";
 
 /** POST /console/apps/:id[/…]: one action on an app, then its page (or the list once deleted). */
 export function appAction(action: Action) {
@@ -376,6 +393,9 @@ export function appAction(action: Action) {
           });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
         }
+        case "resume_events":
+          await callAdmin("editor", resumeEvents, req, env, rc, "POST", {});
+          return appPage(req, env, rc, s, { notice: c(L, "saved") });
         case "invite_owner": {
           const r = await callAdmin<{ masked: string }>("editor", inviteOwner, req, env, rc, "POST", {
             phone: s.params.get("phone") ?? "",

@@ -220,6 +220,8 @@ const ko = {
   ownerNone: "이 앱을 관리하는 개발자가 없습니다. 소유자로 초대한 사람이 개발자 콘솔에서 수락하면 소유자가 됩니다.",
   ownerInvite: "소유자로 초대",
   ownerInvited: "{masked} 번호를 소유자로 초대했습니다.",
+  eventsPaused: "이 앱으로 가는 이벤트가 24시간 동안 실패해 {at}부터 멈춰 있습니다. 이벤트는 7일까지 보관됩니다.",
+  eventsResume: "이벤트 다시 시작",
 } as const;
 
 export type ConsoleKey = keyof typeof ko;
@@ -442,6 +444,8 @@ const en: Record<ConsoleKey, string> = {
     "No developer manages this app. The person invited as its owner becomes it once they accept in the developer console.",
   ownerInvite: "Invite an owner",
   ownerInvited: "{masked} was invited to own the app.",
+  eventsPaused: "Events to this app kept failing for 24 hours and are paused since {at}. They are kept 7 days.",
+  eventsResume: "Resume events",
 };
 
 const TABLES: Record<Lang, Record<ConsoleKey, string>> = { ko, en };

@@ -166,6 +166,13 @@ export const table: ConsoleRoute[] = [
   },
   {
     method: "POST",
+    path: "/console/apps/:id/events/resume",
+    role: "editor",
+    handler: at("editor", appAction("resume_events")),
+    page: true,
+  },
+  {
+    method: "POST",
     path: "/console/apps/:id/owner",
     role: "editor",
     handler: at("editor", appAction("invite_owner")),

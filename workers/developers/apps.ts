@@ -33,6 +33,8 @@ import {
   withdraw,
 } from "./review";
 import { reviewsOf } from "../provider/store/reviews";
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../provider/store/clients";
+import { eventsSection, eventsView, resume, testEvent } from "./events";
 import {
   allocateTestNumber,
   APP_TEST_NUMBER_MS,
@@ -46,7 +48,16 @@ const CLIENT_ID_LENGTH = 20;
 const CLIENT_SECRET_LENGTH = 64;
 
 /** What a developer sets on their app (the operator keeps the SMS budget and the rest). */
-export const DEVELOPER_FIELDS = ["name", "redirect_uris", "items", "purpose", "retention", "auto_login", "events_uri"];
+export const DEVELOPER_FIELDS = [
+  "name",
+  "redirect_uris",
+  "items",
+  "purpose",
+  "retention",
+  "auto_login",
+  "events_uri",
+  "event_types",
+];
 
 /** DEVELOPER_MAX_APPS: the apps one person may own (default 10). */
 export function maxApps(env: DevEnv): number {
@@ -164,6 +175,10 @@ const owned =
 const submitOwned = owned(submit);
 const withdrawOwned = owned(withdraw);
 const rotateOwned = owned((env, _rc, s, app) => rotate(env, s, app, s.body));
+const resumeOwned = owned((env, _rc, s, app) => resume(env, s, app));
+/** A test event: any member of the team. */
+const testOnTeam = async (env: DevEnv, rc: RequestContext, s: DevSigned) =>
+  testEvent(env, s, (await teamApp(env, rc, s)).app);
 
 export const api = {
   submitReview: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
@@ -177,6 +192,11 @@ export const api = {
     return json({ reviews: (await reviewsOf(env, app.clientId)).map(reviewView) });
   },
   rotate: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => json(await rotateOwned(env, rc, s)),
+  events: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await eventsView(env, (await teamApp(env, rc, s)).app)),
+  testEvent: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => json(await testOnTeam(env, rc, s)),
+  resumeEvents: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await resumeOwned(env, rc, s)),
   list: async (_req: Request, env: DevEnv, _rc: RequestContext, s: DevSigned) =>
     json({ apps: await myApps(env, s), max_apps: maxApps(env) }),
   create: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
@@ -218,6 +238,7 @@ function formBody(s: DevSigned): Record<string, unknown> {
     redirect_uris: lines(p.get("redirect_uris")),
     items: ITEMS.filter((i) => p.get(`item_${i}`) === "on"),
     auto_login: p.get("auto_login") === "on",
+    event_types: EVENT_TYPES.filter((t) => p.get(`event_${t}`) === "on"),
   };
   for (const f of ["purpose", "retention", "events_uri"]) body[f] = p.get(f) ?? null;
   return body;
@@ -244,6 +265,10 @@ function appForm(
 <label>${d(L, "retention")}<input type="text" name="retention" maxlength="200" value="${text("retention")}"${dis}></label>
 <div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${d(L, "autoLogin")}</label></div>
 <label>${d(L, "eventsUri")}<input type="url" name="events_uri" value="${text("events_uri")}"${dis}></label>
+<fieldset><legend>${d(L, "eventTypes")}</legend><div class="checks">${EVENT_TYPES.map(
+    (t) =>
+      html`<label><input type="checkbox" name="event_${t}"${((a.event_types as string[] | undefined) ?? DEFAULT_EVENT_TYPES).includes(t) ? raw(" checked") : ""}${dis}> <code>${t}</code></label>`,
+  )}</div></fieldset>
 ${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}
 </form>`;
 }
@@ -333,6 +358,7 @@ ${
     : html`<table><caption>${d(L, "testNumbers")}</caption><thead><tr><th scope="col">${d(L, "phone")}</th><th scope="col">telcoCd</th><th scope="col">${d(L, "name")}</th><th scope="col">${d(L, "code")}</th><th scope="col">${d(L, "expires")}</th><th scope="col"><span class="skip">${d(L, "remove")}</span></th></tr></thead><tbody>${numberRows}</tbody></table>`
 }
 ${button("/test-numbers", d(L, "addTestNumber"), "")}
+${eventsSection(v, base, await eventsView(env, app), owner, true)}
 ${teamSection(v, base, await teamView(env, app.clientId), owner)}
 ${reviewSection(v, base, app, (await reviewsOf(env, app.clientId, 1))[0] ?? null, owner)}
 ${owner ? html`<h2>${d(L, "rotate")}</h2>${button("/rotate-secret", d(L, "rotate"), "secondary")}` : ""}`;
@@ -342,7 +368,7 @@ ${owner ? html`<h2>${d(L, "rotate")}</h2>${button("/rotate-secret", d(L, "rotate
 /** A page action on an app: the app's page with its notice, or with the refusal. */
 function pageAction(
   run: (env: DevEnv, rc: RequestContext, s: DevSigned) => Promise<unknown>,
-  notice: "saved" | "testNumberAdded" | "renewed" | "removed" | "reviewSubmitted" | "reviewWithdrawn",
+  notice: "saved" | "testNumberAdded" | "renewed" | "removed" | "reviewSubmitted" | "reviewWithdrawn" | "eventsResumed",
 ) {
   return async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
     try {
@@ -358,6 +384,21 @@ export const pages = {
   update: pageAction((env, rc, s) => update(env, rc, s, formBody(s)), "saved"),
   submitReview: pageAction(submitOwned, "reviewSubmitted"),
   withdrawReview: pageAction(withdrawOwned, "reviewWithdrawn"),
+  resumeEvents: pageAction(resumeOwned, "eventsResumed"),
+  testEvent: async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
+    try {
+      const r = await testOnTeam(env, rc, s);
+      const cls = {
+        delivered: "classDelivered",
+        refused: "classRefused",
+        failed: "classFailed",
+        timed_out: "classTimedOut",
+      } as const;
+      return appPage(req, env, rc, s, { notice: d(s.v.lang, "testEventSent", { class: d(s.v.lang, cls[r.class]) }) });
+    } catch (err) {
+      return appPage(req, env, rc, s, failed(err));
+    }
+  },
   rotate: async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
     try {
       const r = await rotateOwned(env, rc, { ...s, body: {} });

@@ -43,7 +43,7 @@ export interface Client {
 }
 
 /** The types of signed event an app can take (docs/events.md), by their names in the admin API. */
-export const EVENT_TYPES = ["plid-deleted"] as const;
+export const EVENT_TYPES = ["plid-deleted", "test"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** What an app takes unless registered otherwise; every app registered before types existed took it (migration 0011). */
 export const DEFAULT_EVENT_TYPES: readonly EventType[] = ["plid-deleted"];
@@ -52,6 +52,8 @@ export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readon
 /** A client as registered: what the sign-in reads, and the event types it takes (event delivery, the admin API). */
 export interface RegisteredClient extends Client {
   eventTypes: EventType[];
+  /** Since when its events are paused after 24 hours of failures (docs/events.md), or null. */
+  eventsPausedAt: number | null;
 }
 
 /** A clients row as D1 returns it (also read by the admin store). */
@@ -72,6 +74,7 @@ export interface ClientRow {
   purpose: string | null;
   retention: string | null;
   sms_daily_budget: number | null;
+  events_paused_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -99,6 +102,7 @@ export function toClient(r: ClientRow): RegisteredClient {
     stage: r.stage ?? "live",
     eventsUri: r.events_uri ?? null,
     eventTypes: (JSON.parse(r.event_types) as string[]).filter(isEventType),
+    eventsPausedAt: r.events_paused_at ?? null,
     purpose: r.purpose ?? null,
     retention: r.retention ?? null,
     smsDailyBudget: r.sms_daily_budget ?? null,
@@ -385,6 +389,28 @@ export function approvedClientStatement(
     `UPDATE clients SET name = ?, items = ?, purpose = ?, retention = ?, stage = 'live', updated_at = ?
      WHERE client_id = ? AND changes() = 1`,
   ).bind(p.name, JSON.stringify(p.items), p.purpose, p.retention, now, clientId);
+}
+
+/** Pauses the app's events (a delivery failing for 24 hours); false when they were paused already. */
+export async function pauseClientEvents(env: DbEnv, clientId: string, now: number): Promise<boolean> {
+  const r = await env.DB.prepare(
+    "UPDATE clients SET events_paused_at = ? WHERE client_id = ? AND events_paused_at IS NULL",
+  )
+    .bind(now, clientId)
+    .run();
+  forgetClient(clientId);
+  return r.meta.changes > 0;
+}
+
+/** Resumes the app's events; false when they were not paused. */
+export async function resumeClientEvents(env: DbEnv, clientId: string): Promise<boolean> {
+  const r = await env.DB.prepare(
+    "UPDATE clients SET events_paused_at = NULL WHERE client_id = ? AND events_paused_at IS NOT NULL",
+  )
+    .bind(clientId)
+    .run();
+  forgetClient(clientId);
+  return r.meta.changes > 0;
 }
 
 /** Applies the given fields; false when no such client. */

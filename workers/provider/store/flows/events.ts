@@ -8,7 +8,10 @@
 
 import { configOf, requiredVar } from "../../../core/config";
 import { signHs256 } from "../../../core/jws";
-import { clientOfAnyStatus, clientSecrets, type EventType } from "../clients";
+import { clientOfAnyStatus, clientSecrets, pauseClientEvents, resumeClientEvents, type EventType } from "../clients";
+import { noticeOwners } from "../developers";
+import { recordDelivery, type DeliveryClass } from "../event-deliveries";
+import { randomToken } from "../../../core/crypto";
 import type { OneTimeRoom } from "../one-time/one-time-store";
 import { nextAttemptAt, type PendingEvent } from "../one-time/tables/ended-plids";
 
@@ -16,6 +19,15 @@ import { nextAttemptAt, type PendingEvent } from "../one-time/tables/ended-plids
 const eventTypeUri = (t: EventType) => `urn:phone-login:event:${t}`;
 /** The event type URI of a deleted plid. */
 export const PLID_DELETED = eventTypeUri("plid-deleted");
+/** The event type URI of a test event (the developer console's button). */
+export const TEST_EVENT = eventTypeUri("test");
+
+/** An app whose events keep failing this long is paused (docs/events.md "Deliveries and pausing"). */
+export const PAUSE_AFTER_MS = 24 * 3600_000;
+/** A paused app's events wait this long from their time, then are listed as undelivered. */
+export const KEEP_PAUSED_MS = 7 * 86_400_000;
+/** How often a paused app's waiting events look again whether it was resumed. */
+export const RESUME_CHECK_MS = 5 * 60_000;
 
 /** A receiver answers within this or the attempt counts as failed. */
 const SEND_TIMEOUT_MS = 5_000;
@@ -55,6 +67,10 @@ export type DeliveryOutcome =
   | "delivered"
   | "refused"
   | "unreachable"
+  /** The receiver did not answer within SEND_TIMEOUT_MS. */
+  | "timed_out"
+  /** The app's events are paused: nothing was tried. */
+  | "paused"
   | "no_receiver"
   | "client_gone"
   /** The app no longer takes this type (its `event_types` changed while the event waited): dropped. */
@@ -72,13 +88,18 @@ export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): P
   const client = await clientOfAnyStatus(env, e.clientId, 0);
   if (!client) return "client_gone";
   if (!client.eventTypes.includes("plid-deleted")) return "not_subscribed";
+  if (client.eventsPausedAt !== null) return "paused";
   if (!client.eventsUri) return "no_receiver";
   const secrets = await clientSecrets(env, e.clientId, 0);
   if (!secrets) return "client_gone";
   const secret = secrets.current.secret;
-  const body = await eventToken(e, issuer(env), secret, now);
+  return post(client.eventsUri, await eventToken(e, issuer(env), secret, now));
+}
+
+/** One POST of a token to a receiver (RFC 8935 §2): a 2xx acknowledges. */
+async function post(uri: string, body: string): Promise<"delivered" | "refused" | "unreachable" | "timed_out"> {
   try {
-    const res = await fetch(client.eventsUri, {
+    const res = await fetch(uri, {
       method: "POST",
       headers: { "Content-Type": "application/secevent+jwt", Accept: "application/json" },
       body,
@@ -87,9 +108,46 @@ export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): P
     });
     await res.body?.cancel();
     return res.status >= 200 && res.status < 300 ? "delivered" : "refused";
-  } catch {
-    return "unreachable";
+  } catch (err) {
+    return (err as Error)?.name === "TimeoutError" ? "timed_out" : "unreachable";
   }
+}
+
+/** An attempt's status class in the app's delivery list (never a timing). */
+function classOf(o: DeliveryOutcome): DeliveryClass | null {
+  if (o === "delivered" || o === "refused" || o === "timed_out") return o;
+  if (o === "unreachable" || o === "no_receiver") return "failed";
+  return null;
+}
+
+/**
+ * A test event (the developer console's button), sent now and once, not through the outbox: its
+ * status class. The token is the events' own, of type `urn:phone-login:event:test`, empty.
+ */
+export async function sendTestEvent(
+  env: DeliveryEnv,
+  clientId: string,
+  uri: string,
+  secret: string,
+  now: number,
+): Promise<DeliveryClass> {
+  const token = await signHs256(
+    {
+      iss: issuer(env),
+      aud: clientId,
+      iat: Math.floor(now / 1000),
+      jti: randomToken(16),
+      events: { [TEST_EVENT]: {} },
+    },
+    secret,
+    "secevent+jwt",
+  );
+  return classOf(await post(uri, token))!;
+}
+
+/** Resumes an app's paused events: its waiting events go at their next look (RESUME_CHECK_MS). */
+export function resumeAppEvents(env: { DB: D1Database }, clientId: string): Promise<boolean> {
+  return resumeClientEvents(env, clientId);
 }
 
 /**
@@ -99,14 +157,32 @@ export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): P
  */
 export async function deliverDue(env: Partial<DeliveryEnv>, room: OneTimeRoom): Promise<number | null> {
   if (!env.DB) return null;
+  const denv = env as DeliveryEnv;
   for (const e of room.ended.due(Date.now())) {
-    const outcome = await deliver(env as DeliveryEnv, e, Date.now()).catch(() => "unreachable" as const);
+    const outcome = await deliver(denv, e, Date.now()).catch(() => "unreachable" as const);
+    const now = Date.now();
+    if (outcome === "paused") {
+      // nothing tried: the event waits for the app to be resumed, up to KEEP_PAUSED_MS from its time
+      const expired = now - e.createdAt >= KEEP_PAUSED_MS;
+      room.ended.failed(e.jti, e.attempts, expired ? null : now + RESUME_CHECK_MS, outcome);
+      if (expired)
+        room.audit.later("event.abandoned", e.clientId, "refused", { reason: e.reason, outcome, attempts: e.attempts });
+      continue;
+    }
     const attempts = e.attempts + 1;
     const dropped = outcome === "client_gone" || outcome === "not_subscribed";
     const done = outcome === "delivered" || dropped;
-    const next = done ? null : nextAttemptAt(attempts, e.createdAt, Date.now());
+    // a delivery failing for 24 hours pauses the app's events: this one and the others wait
+    const pause = !done && now - e.createdAt >= PAUSE_AFTER_MS;
+    const next = done ? null : pause ? now + RESUME_CHECK_MS : nextAttemptAt(attempts, e.createdAt, now);
     if (done) room.ended.done(e.jti);
     else room.ended.failed(e.jti, attempts, next, outcome);
+    const cls = classOf(outcome);
+    if (cls) await recordDelivery(denv, e.clientId, { at: now, type: "plid-deleted", class: cls, attempt: attempts });
+    if (pause && (await pauseClientEvents(denv, e.clientId, now))) {
+      room.audit.later("event.paused", e.clientId, "refused", { outcome, attempts });
+      await noticeOwners(denv, e.clientId, "events_paused", "service", null);
+    }
     const type =
       outcome === "delivered"
         ? "event.delivered"

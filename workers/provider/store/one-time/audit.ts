@@ -61,6 +61,9 @@ export type AuditType =
   | "event.delivered"
   | "event.failed"
   | "event.abandoned"
+  | "event.paused"
+  | "event.resumed"
+  | "event.test"
   | "guard.state"
   | "guard.decision";
 
