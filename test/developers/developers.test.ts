@@ -9,7 +9,7 @@
 // - no developer reads or changes another's app: every route with an app in its path, enumerated
 //   from the route tables, answers a second developer as it answers an unknown app;
 // - every change names its developer in the audit trail.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "../support/env";
 import { auditEvents } from "../support/audit";
 import { admin } from "../support/admin";
@@ -25,6 +25,10 @@ import {
   signIn,
   SHOP,
 } from "../support/developers";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const person = () => personIn("0108");
 const developer = () => developerIn("0108");
@@ -161,6 +165,9 @@ describe("the testing stage", () => {
     expect(a.status).toBe(403);
     expect(n.status).toBe(403);
     expect(a.html).toContain("아직 테스트 중인 앱입니다");
+    expect(alertText(a.html)).toBe(
+      `아직 테스트 중인 앱입니다이 앱(${SHOP.name})은 아직 테스트 단계라서 개발 팀과 테스트 번호만 로그인할 수 있습니다. 공개된 뒤에 다시 시도해 주세요. 인증번호는 보내지 않았습니다.`,
+    );
     const norm = (h: string) => h.replace(/nonce-[^'"]+|nonce="[^"]+"|value="[^"]{20,}"/g, "");
     expect(norm(a.html)).toBe(norm(n.html));
     expect(await outboxCount(stranger.phone)).toBe(before);
@@ -334,35 +341,142 @@ describe("the team", () => {
 });
 
 describe("no developer reads or changes another's app", () => {
-  it("every route with an app in its path answers a second developer as an unknown app (404), with nothing changed", async () => {
+  it("every route with an app in its path answers a second developer, a removed member and an expired invitee as an unknown app (404), with nothing changed", async () => {
     const one = await developer();
-    const two = await developer();
     const made = await createApp(one.b, one.csrf);
-    const routes = [...apiTable, ...pageTable].filter((r) => r.path.includes(":id"));
-    expect(routes.length).toBeGreaterThan(8);
-    for (const r of routes) {
-      if (r.path.endsWith("/*")) continue;
-      const path = r.path.replace(":id", made.client_id).replace(":phone", "01001234567");
-      const isApi = path.startsWith("/developers/api/");
-      const res = isApi
-        ? await api(two.b, two.csrf, r.method, path, r.method === "PATCH" ? { name: "Taken" } : undefined)
-        : await two.b.fetch(path, {
-            method: r.method,
-            headers: { "Content-Type": "application/x-www-form-urlencoded" },
-            body:
-              r.method === "POST"
-                ? new URLSearchParams({
-                    csrf: two.csrf,
-                    name: "Taken",
-                    redirect_uris: "https://x.example/cb",
-                  }).toString()
-                : undefined,
-          });
-      expect(res.status, `${r.method} ${r.path}`).toBe(404);
-    }
-    const still = (await (await api(one.b, one.csrf, "GET", `/developers/api/apps/${made.client_id}`)).json()) as {
-      name: string;
+    const id = made.client_id;
+    // the app's real test number, member and invitation, so that only who asks is wrong
+    const t = (await (await api(one.b, one.csrf, "POST", `/developers/api/apps/${id}/test-numbers`)).json()) as {
+      phoneNo: string;
     };
-    expect(still.name).toBe(SHOP.name);
+    const two = await developer();
+    const removed = await developer();
+    const invitee = await developer();
+    await api(one.b, one.csrf, "POST", `/developers/api/apps/${id}/team`, { phone: removed.who.phone });
+    expect((await api(removed.b, removed.csrf, "POST", `/developers/api/invites/${id}/accept`)).status).toBe(200);
+    const team = (await (await api(one.b, one.csrf, "GET", `/developers/api/apps/${id}/team`)).json()) as {
+      members: { member: string; role: string }[];
+    };
+    const removedId = team.members.find((m) => m.role === "member")!.member;
+    const ownerId = team.members.find((m) => m.role === "owner")!.member;
+    expect((await api(one.b, one.csrf, "DELETE", `/developers/api/apps/${id}/team/${removedId}`)).status).toBe(200);
+    await api(one.b, one.csrf, "POST", `/developers/api/apps/${id}/team`, { phone: invitee.who.phone });
+    await env.DB.prepare("UPDATE app_invites SET expires_at = ? WHERE client_id = ?")
+      .bind(Date.now() - 1, id)
+      .run();
+    const live = (await (
+      await api(one.b, one.csrf, "POST", `/developers/api/apps/${id}/team`, { phone: "01077775555" })
+    ).json()) as { invite: string };
+    const routes = [...apiTable, ...pageTable].filter((r) => r.path.includes(":id") && !r.path.endsWith("/*"));
+    expect(routes.length).toBeGreaterThan(25);
+    const before = JSON.stringify(
+      await env.DB.batch([
+        env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(id),
+        env.DB.prepare("SELECT * FROM app_members WHERE client_id = ? ORDER BY subscriber_id").bind(id),
+        env.DB.prepare("SELECT phone_key, role FROM app_invites WHERE client_id = ? ORDER BY phone_key").bind(id),
+        env.DB.prepare("SELECT * FROM app_test_numbers WHERE client_id = ?").bind(id),
+        env.DB.prepare("SELECT id, state FROM app_reviews WHERE client_id = ?").bind(id),
+      ]).then((rs) => rs.map((r) => r.results)),
+    );
+    for (const [who, o] of [
+      ["a second developer", two],
+      ["a removed member", removed],
+      ["an expired invitee", invitee],
+    ] as const) {
+      for (const r of routes) {
+        const path = r.path
+          .replace(":id", id)
+          .replace(":phone", t.phoneNo)
+          .replace(":member", ownerId)
+          .replace(":invite", live.invite);
+        const res = path.startsWith("/developers/api/")
+          ? await api(o.b, o.csrf, r.method, path, r.method === "PATCH" ? { name: "Taken", role: "owner" } : undefined)
+          : await o.b.fetch(path, {
+              method: r.method,
+              headers: { "Content-Type": "application/x-www-form-urlencoded" },
+              body:
+                r.method === "POST"
+                  ? new URLSearchParams({
+                      csrf: o.csrf,
+                      name: "Taken",
+                      redirect_uris: "https://x.example/cb",
+                      phone: o.who.phone,
+                      role: "owner",
+                    }).toString()
+                  : undefined,
+            });
+        expect(res.status, `${who}: ${r.method} ${r.path}`).toBe(404);
+      }
+    }
+    const after = JSON.stringify(
+      await env.DB.batch([
+        env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(id),
+        env.DB.prepare("SELECT * FROM app_members WHERE client_id = ? ORDER BY subscriber_id").bind(id),
+        env.DB.prepare("SELECT phone_key, role FROM app_invites WHERE client_id = ? ORDER BY phone_key").bind(id),
+        env.DB.prepare("SELECT * FROM app_test_numbers WHERE client_id = ?").bind(id),
+        env.DB.prepare("SELECT id, state FROM app_reviews WHERE client_id = ?").bind(id),
+      ]).then((rs) => rs.map((r) => r.results)),
+    );
+    expect(after).toBe(before);
+  });
+
+  it("a membership ends when the number passes to another person: the old session is signed out, the new holder is not on the team and cannot end a sign-in at the testing app", async () => {
+    const owner = await developer();
+    const made = await createApp(owner.b, owner.csrf);
+    const mate = await developer();
+    await api(owner.b, owner.csrf, "POST", `/developers/api/apps/${made.client_id}/team`, { phone: mate.who.phone });
+    expect((await api(mate.b, mate.csrf, "POST", `/developers/api/invites/${made.client_id}/accept`)).status).toBe(200);
+    // the carrier gives the number to another person (another ci)
+    await importRows([
+      {
+        telcoCd: "K",
+        phoneNo: mate.who.phone,
+        name: "새주인",
+        gender: "M",
+        birth: "1980-01-01",
+        foreign: "L",
+        ci: ciOf(231),
+      },
+    ]);
+    // before anyone notices, the new holder tries the testing app: the number is still a team
+    // number to the first check, but the person proven at the end is not on the team: no code
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 61_000); // past the number's resend wait
+    const sb = new Browser();
+    const p2 = await identifyAt(made.client_id, { telco: "K", name: "새주인", phone: mate.who.phone }, undefined, sb);
+    expect(p2.form?.step, alertText(p2.html)).toBe("verify");
+    let p3 = await sb.submit(p2, { otp: await lastCode(mate.who.phone) });
+    if (p3.form?.step === "consent") p3 = await sb.submit(p3, { agree: "Y" });
+    expect(p3.status).toBe(403);
+    expect(p3.html).toContain("아직 테스트 중인 앱입니다");
+    expect(p3.res.headers.get("Location")).toBeNull();
+    // the old member's session is signed out, and their membership ends
+    expect((await api(mate.b, mate.csrf, "GET", "/developers/api/apps")).status).toBe(401);
+    const team = (await (
+      await api(owner.b, owner.csrf, "GET", `/developers/api/apps/${made.client_id}/team`)
+    ).json()) as {
+      members: unknown[];
+    };
+    expect(team.members).toHaveLength(1);
+    const [ended] = await auditEvents({ type: "team.removed", clientId: made.client_id });
+    expect(JSON.parse(ended!.detail!).reason).toBe("person_left");
+    // the new holder signs in to the developer console: no app of theirs, and the testing app's
+    // first check no longer knows the number
+    vi.setSystemTime(Date.now() + 61_000);
+    const next = new Browser();
+    const home = await signIn(next, { telco: "K", name: "새주인", phone: mate.who.phone });
+    const apps = (await (await api(next, csrfOf(home), "GET", "/developers/api/apps")).json()) as { apps: unknown[] };
+    expect(apps.apps).toEqual([]);
+    expect((await identifyAt(made.client_id, { telco: "K", name: "새주인", phone: mate.who.phone })).status).toBe(403);
+  });
+
+  it("an app's test numbers are counted with the review test numbers in the directory's summary", async () => {
+    const { b, csrf } = await developer();
+    const made = await createApp(b, csrf);
+    const count = async () =>
+      ((await (await admin("GET", "/admin/directory")).json()) as { test_numbers: number }).test_numbers;
+    const before = await count();
+    await api(b, csrf, "POST", `/developers/api/apps/${made.client_id}/test-numbers`);
+    expect(await count()).toBe(before + 1);
   });
 });

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "../support/env";
 import { admin } from "../support/admin";
 import { auditEvents } from "../support/audit";
-import { bodyText } from "../support/helpers";
+import { bodyText, hs256Valid } from "../support/helpers";
 import { api, createApp, developer, SHOP } from "../support/developers";
 import { providerConfig } from "../../workers/provider/config";
 import { storeForPlid } from "../../workers/provider/store/one-time/one-time-store";
@@ -45,19 +45,6 @@ function receiver(answer: () => number | "down" | "slow") {
 
 const claims = (token: string) =>
   JSON.parse(atob(token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))) as Record<string, unknown>;
-
-async function hs256Valid(token: string, key: string): Promise<boolean> {
-  const [h, p, s] = token.split(".");
-  const k = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(key),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["verify"],
-  );
-  const sig = Uint8Array.from(atob(s!.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  return crypto.subtle.verify("HMAC", k, sig, new TextEncoder().encode(`${h}.${p}`));
-}
 
 async function appWithEvents(types: string[]) {
   const dev = await developer(P);

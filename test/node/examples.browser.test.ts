@@ -387,6 +387,18 @@ describe("a developer's own app, from /developers to a sign-in through the packe
       await o.context.close();
     }
     expect(texts[0]).toBe(texts[1]);
+    expect(texts[0]).toContain("이 앱(개발자 상점)은 아직 테스트 단계라서");
+    // and in English
+    const en1 = await open("en-US");
+    await en1.page.goto(`${devApp.base}/`);
+    await en1.page.locator("#login").click();
+    await en1.page.getByText(NOBODY.carrier, { exact: true }).click();
+    await en1.page.getByLabel("Name").fill(NOBODY.name);
+    await en1.page.getByLabel("Mobile number").fill(NOBODY.phone);
+    await en1.page.getByRole("button", { name: /Send code|Get code/ }).click();
+    await heading(en1.page, "This app is still being tested");
+    await audit(en1.page, "testing-page-en");
+    await en1.context.close();
     expect((await outbox()).filter((x) => x.to === STRANGER.phone).length).toBe(before);
 
     // the owner asks for review; an editor approves it in the console
@@ -401,9 +413,12 @@ describe("a developer's own app, from /developers to a sign-in through the packe
     await heading(ed.page, "검수");
     expect(await ed.page.locator("main").innerText()).toContain("회원 가입과 주문 확인");
     await audit(ed.page, "console-reviews-ko");
-    await ed.page.getByRole("button", { name: "승인" }).click();
-    await heading(ed.page, "검수");
-    expect(await ed.page.locator("main").innerText()).toContain("앱이 공개되었습니다");
+    await ed.page.goto(`${server.base}/console/reviews?lang=en`);
+    await heading(ed.page, "Reviews");
+    await audit(ed.page, "console-reviews-en");
+    await ed.page.getByRole("button", { name: "Approve" }).click();
+    await heading(ed.page, "Reviews");
+    expect(await ed.page.locator("main").innerText()).toContain("Approved: the app is live.");
     await ed.context.close();
 
     // live: the stranger signs in (the app's client cache holds at most 10 s)

@@ -88,8 +88,12 @@ export async function createApp(b: Browser, csrf: string, fields: Record<string,
 }
 
 /** The first page of an app's sign-in, its identify step posted with `who`. */
-export async function identifyAt(clientId: string, who: Person, redirectUri = SHOP.redirect_uris[0]!): Promise<Page> {
-  const b = new Browser();
+export async function identifyAt(
+  clientId: string,
+  who: Person,
+  redirectUri = SHOP.redirect_uris[0]!,
+  b = new Browser(),
+): Promise<Page> {
   const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s1" });
   const p1 = await b.page(await b.fetch(`/oauth2/authorize?${q}`));
   expect(p1.form?.step, p1.html.slice(0, 300)).toBe("identify");

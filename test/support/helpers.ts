@@ -169,3 +169,17 @@ export const redeemArgs = (r: RedeemRequest): RedeemArgs => [
   r.verifierChallenge,
   r.redirectUri,
 ];
+
+/** Verifies an HS256 compact JWS with WebCrypto directly (not the service's own code). */
+export async function hs256Valid(token: string, key: string): Promise<boolean> {
+  const [h, p, s] = token.split(".");
+  const k = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(key),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["verify"],
+  );
+  const sig = Uint8Array.from(atob(s!.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  return crypto.subtle.verify("HMAC", k, sig, new TextEncoder().encode(`${h}.${p}`));
+}

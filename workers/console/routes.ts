@@ -8,7 +8,7 @@ import type { RequestContext } from "../core/router";
 import { adminConfig } from "../admin/config";
 import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
-import { startFirstParty } from "../provider/signin/first-party";
+import { consoleSignIn } from "../provider/signin/first-party";
 import { continueSignIn } from "../provider/signin/steps";
 import {
   clearConsoleCookie,
@@ -26,25 +26,7 @@ import { reviewAction, reviewsPage } from "./reviews";
 import { NEXT_PATH, consoleSignin } from "./purpose";
 
 /** The console's identify page: a new sign-in of purpose "console", going on to `next` once proven. */
-function signIn(
-  req: Request,
-  env: ConsoleEnv,
-  rc: RequestContext,
-  lang: Lang,
-  alert?: string,
-  cookies: string[] = [],
-): Promise<Response> {
-  const next = new URLSearchParams(rc.search).get("next") ?? "";
-  rc.log.event = "console.start";
-  return startFirstParty(req, env, {
-    mark: "console",
-    lang,
-    langGiven: lang === "en",
-    next: NEXT_PATH.test(next) ? next : "",
-    alert,
-    cookies,
-  });
-}
+const signIn = consoleSignIn("console", NEXT_PATH);
 
 const at = (role: ConsoleRoute["role"] & string, h: PageHandler) => page(role, h, signIn);
 

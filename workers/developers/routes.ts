@@ -7,7 +7,7 @@ import { readParams, redirect } from "../core/http";
 import type { RequestContext, Route } from "../core/router";
 import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
-import { startFirstParty } from "../provider/signin/first-party";
+import { consoleSignIn } from "../provider/signin/first-party";
 import { continueSignIn } from "../provider/signin/steps";
 import {
   clearConsoleCookie,
@@ -23,26 +23,8 @@ import { devApi, devPage, langOf, MAX_BODY_BYTES, type DevEnv, type DevHandler }
 import { d, type Lang } from "./i18n";
 import { developerSignin, NEXT_PATH } from "./purpose";
 
-/** The developer console's identify page: a new sign-in of purpose "developers", going on to `next`. */
-function signIn(
-  req: Request,
-  env: DevEnv,
-  rc: RequestContext,
-  lang: Lang,
-  alert?: string,
-  cookies: string[] = [],
-): Promise<Response> {
-  const next = new URLSearchParams(rc.search).get("next") ?? "";
-  rc.log.event = "developers.start";
-  return startFirstParty(req, env, {
-    mark: "developers",
-    lang,
-    langGiven: lang === "en",
-    next: NEXT_PATH.test(next) ? next : "",
-    alert,
-    cookies,
-  });
-}
+/** The developer console's identify page: a new sign-in of purpose "developers", going on to `next` once proven. */
+const signIn = consoleSignIn("developers", NEXT_PATH);
 
 const page = (h: DevHandler) => devPage(h, signIn);
 

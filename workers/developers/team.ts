@@ -14,6 +14,7 @@ import { maskPhone } from "../provider/signin/carrier";
 import { getClient, sealKeyVar } from "../provider/store/clients";
 import {
   acceptTeamInvite,
+  declineTeamInvite,
   dropTeamInvite,
   invitesFor,
   isTeamRole,
@@ -133,7 +134,7 @@ async function accept(env: DevEnv, rc: RequestContext, s: DevSigned) {
 
 async function decline(env: DevEnv, rc: RequestContext, s: DevSigned) {
   const id = rc.params.id ?? "";
-  if (!(await dropTeamInvite(env, id, s.dev.phoneKey))) throw E.noSuch("invitation");
+  if (!(await declineTeamInvite(env, id, s.dev.phoneKey))) throw E.noSuch("invitation");
   await audit(env, "team.declined", id, "ok", { actor: actorOf(s.dev) });
 }
 

@@ -3,6 +3,7 @@
 // page's purpose mark shown as the identify step.
 
 import { cspNonce } from "../../core/html";
+import type { RequestContext } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
 import type { Client } from "../store/clients";
 import { signinConfig } from "./config";
@@ -70,4 +71,30 @@ export async function startFirstParty(req: Request, env: ProviderEnv, s: FirstPa
     purpose: s.mark,
   };
   return identifyPage(ctx, {}, s.alert ? { text: s.alert } : undefined);
+}
+
+/**
+ * The identify page of a first-party console's sign-in (/console, /developers): a new sign-in of
+ * purpose `mark`, going on to the `next` the request names when `nextPath` allows it.
+ */
+export function consoleSignIn(mark: "console" | "developers", nextPath: RegExp) {
+  return (
+    req: Request,
+    env: ProviderEnv,
+    rc: RequestContext,
+    lang: Lang,
+    alert?: string,
+    cookies: string[] = [],
+  ): Promise<Response> => {
+    const next = new URLSearchParams(rc.search).get("next") ?? "";
+    rc.log.event = `${mark}.start`;
+    return startFirstParty(req, env, {
+      mark,
+      lang,
+      langGiven: lang === "en",
+      next: nextPath.test(next) ? next : "",
+      alert,
+      cookies,
+    });
+  };
 }

@@ -39,8 +39,8 @@ const ko = {
   developersTitle: "개발자 콘솔",
   developersIdentifyLead: "앱을 등록하고 관리하려면 본인 확인을 해 주세요.",
   testingTitle: "아직 테스트 중인 앱입니다",
-  testingText:
-    "{app}은 아직 테스트 단계라서 개발 팀과 테스트 번호만 로그인할 수 있습니다. 공개된 뒤에 다시 시도해 주세요. 인증번호는 보내지 않았습니다.",
+  testingText: (v: Vars) =>
+    `이 앱(${v.app})은 아직 테스트 단계라서 개발 팀과 테스트 번호만 로그인할 수 있습니다. 공개된 뒤에 다시 시도해 주세요. 인증번호는 보내지 않았습니다.`,
   accountIdentifyLead: "휴대폰번호 로그인으로 연결된 앱을 보고 관리하려면 본인 확인을 해 주세요.",
   accountLead: (v: Vars) => `${v.phone} 번호로 로그인하는 앱입니다.`,
   accountNone: "이 번호로 연결된 앱이 없습니다.",
@@ -168,8 +168,8 @@ const en: Record<MessageKey, Text> = {
   developersTitle: "Developer console",
   developersIdentifyLead: "Prove your number to register and manage your apps.",
   testingTitle: "This app is still being tested",
-  testingText:
-    "{app} is still in its testing stage: only its team and its test numbers can sign in. Try again once it is live. No code was sent.",
+  testingText: (v) =>
+    `${v.app} is still in its testing stage: only its team and its test numbers can sign in. Try again once it is live. No code was sent.`,
   accountIdentifyLead: "Prove your number to see and manage the apps you log in to with it.",
   accountLead: (v) => `Apps you log in to with ${v.phone}.`,
   accountNone: "No app is connected to this number.",

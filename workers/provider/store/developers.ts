@@ -232,14 +232,24 @@ export async function acceptTeamInvite(env: DbEnv, clientId: string, p: Develope
          phone_key = excluded.phone_key, masked = excluded.masked
        RETURNING *`,
     ).bind(p.subscriberId, p.phoneKey, p.masked, p.developer, now, clientId, p.phoneKey, now),
-    env.DB.prepare("DELETE FROM app_invites WHERE client_id = ? AND phone_key = ?").bind(clientId, p.phoneKey),
+    // only a live one goes: an expired invitation stays until its team is listed
+    env.DB.prepare("DELETE FROM app_invites WHERE client_id = ? AND phone_key = ? AND expires_at > ?").bind(
+      clientId,
+      p.phoneKey,
+      now,
+    ),
   ]);
   const row = written!.results[0];
   return row ? toMember(row) : null;
 }
 
-/** Declines an invitation of the person's number; whether there was one. */
-export const declineTeamInvite = dropTeamInvite;
+/** The person declines a live invitation of their number; whether there was one. */
+export async function declineTeamInvite(env: DbEnv, clientId: string, phoneKey: string): Promise<boolean> {
+  const r = await env.DB.prepare("DELETE FROM app_invites WHERE client_id = ? AND phone_key = ? AND expires_at > ?")
+    .bind(clientId, phoneKey, Date.now())
+    .run();
+  return r.meta.changes > 0;
+}
 
 /**
  * Ends a membership, unless it is the app's last owner: "removed", "last_owner", or "none" (no such

@@ -27,6 +27,7 @@ import { PLID_DELETED } from "../../../../workers/provider/store/flows/events";
 import { revokePlids } from "../../../../workers/provider/store/flows/end-plids";
 import { ciOf, importRows } from "../../../support/directory";
 import { auditEvents } from "../../../support/audit";
+import { hs256Valid } from "../../../support/helpers";
 
 const person = (phone: string, n: number) => ({
   telcoCd: "S",
@@ -65,20 +66,6 @@ const b64urlJson = (part: string) =>
   JSON.parse(
     new TextDecoder().decode(Uint8Array.from(atob(part.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0))),
   );
-
-/** Verifies an HS256 compact JWS with WebCrypto directly (not the service's own code). */
-async function hs256Valid(token: string, key: string): Promise<boolean> {
-  const [h, p, s] = token.split(".");
-  const k = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(key),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["verify"],
-  );
-  const sig = Uint8Array.from(atob(s!.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  return crypto.subtle.verify("HMAC", k, sig, new TextEncoder().encode(`${h}.${p}`));
-}
 
 async function pending(): Promise<Record<string, unknown>[]> {
   const res = await admin("GET", "/admin/events");
