@@ -82,7 +82,14 @@ describe("registering an app", () => {
     expect(page.html).not.toContain(made.client_secret);
     const [created] = await auditEvents({ type: "client.created", clientId: made.client_id });
     expect(JSON.parse(created!.detail!).actor).toMatch(/^developer:dv_[A-Za-z0-9_-]{16}$/);
-    // the admin API sees it with its stage
+    // the admin API sees it with its stage; an app the admin API registers is live
+    expect(((await (await admin("GET", `/admin/clients/${made.client_id}`)).json()) as { stage: string }).stage).toBe(
+      "testing",
+    );
+    const ops = (await (
+      await admin("POST", "/admin/clients", { json: { name: "Ops", redirect_uris: ["https://ops.example/cb"] } })
+    ).json()) as { stage: string };
+    expect(ops.stage).toBe("live");
     const list = (await (await api(b, csrf, "GET", "/developers/api/apps")).json()) as {
       apps: { client_id: string }[];
     };

@@ -52,6 +52,7 @@ export function clientView(c: AdminClient, devMode: boolean): Record<string, unk
     retention: c.retention,
     sms_daily_budget: c.smsDailyBudget,
     status: c.status,
+    stage: c.stage,
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
     previous_secret_valid_until: iso(c.previousSecretUntil),

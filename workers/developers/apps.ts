@@ -67,7 +67,7 @@ export function maxApps(env: DevEnv): number {
 /** A developer's view of an app: the admin API's fields, its stage and the developer's role. */
 function appView(env: DevEnv, c: AdminClient, role: TeamRole): Record<string, unknown> {
   const { sms_daily_budget: _b, ...rest } = clientView(c, commonConfig(env).devMode);
-  return { ...rest, stage: c.stage, role };
+  return { ...rest, role };
 }
 
 /** The app the path names, for a developer on its team (404 for anyone else: an id reveals nothing). */
