@@ -347,6 +347,18 @@ describe("the team", () => {
   });
 });
 
+/** Everything D1 holds of an app: what a refused request must leave as it was. */
+async function snapshot(id: string): Promise<string> {
+  const rs = await env.DB.batch([
+    env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(id),
+    env.DB.prepare("SELECT * FROM app_members WHERE client_id = ? ORDER BY subscriber_id").bind(id),
+    env.DB.prepare("SELECT phone_key, role FROM app_invites WHERE client_id = ? ORDER BY phone_key").bind(id),
+    env.DB.prepare("SELECT * FROM app_test_numbers WHERE client_id = ?").bind(id),
+    env.DB.prepare("SELECT id, state FROM app_reviews WHERE client_id = ?").bind(id),
+  ]);
+  return JSON.stringify(rs.map((r) => r.results));
+}
+
 describe("no developer reads or changes another's app", () => {
   it("every route with an app in its path answers a second developer, a removed member and an expired invitee as an unknown app (404), with nothing changed", async () => {
     const one = await developer();
@@ -376,15 +388,7 @@ describe("no developer reads or changes another's app", () => {
     ).json()) as { invite: string };
     const routes = [...apiTable, ...pageTable].filter((r) => r.path.includes(":id") && !r.path.endsWith("/*"));
     expect(routes.length).toBeGreaterThan(25);
-    const before = JSON.stringify(
-      await env.DB.batch([
-        env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(id),
-        env.DB.prepare("SELECT * FROM app_members WHERE client_id = ? ORDER BY subscriber_id").bind(id),
-        env.DB.prepare("SELECT phone_key, role FROM app_invites WHERE client_id = ? ORDER BY phone_key").bind(id),
-        env.DB.prepare("SELECT * FROM app_test_numbers WHERE client_id = ?").bind(id),
-        env.DB.prepare("SELECT id, state FROM app_reviews WHERE client_id = ?").bind(id),
-      ]).then((rs) => rs.map((r) => r.results)),
-    );
+    const before = await snapshot(id);
     for (const [who, o] of [
       ["a second developer", two],
       ["a removed member", removed],
@@ -415,15 +419,7 @@ describe("no developer reads or changes another's app", () => {
         expect(res.status, `${who}: ${r.method} ${r.path}`).toBe(404);
       }
     }
-    const after = JSON.stringify(
-      await env.DB.batch([
-        env.DB.prepare("SELECT * FROM clients WHERE client_id = ?").bind(id),
-        env.DB.prepare("SELECT * FROM app_members WHERE client_id = ? ORDER BY subscriber_id").bind(id),
-        env.DB.prepare("SELECT phone_key, role FROM app_invites WHERE client_id = ? ORDER BY phone_key").bind(id),
-        env.DB.prepare("SELECT * FROM app_test_numbers WHERE client_id = ?").bind(id),
-        env.DB.prepare("SELECT id, state FROM app_reviews WHERE client_id = ?").bind(id),
-      ]).then((rs) => rs.map((r) => r.results)),
-    );
+    const after = await snapshot(id);
     expect(after).toBe(before);
   });
 
