@@ -11,7 +11,7 @@ import type { RequestContext } from "../core/router";
 import { normalizePhone } from "../core/spec";
 import { onlyFields, readJsonObject } from "./steps";
 import { forgetClient, getClient, resumeClientEvents } from "../provider/store/clients";
-import { memberKey, noticeOwners, ownerCounts, putTeamInvite } from "../provider/store/developers";
+import { memberKey, noticeOwners, ownerCount, putTeamInvite } from "../provider/store/developers";
 import { isAppTestNumber } from "../provider/store/directory/rows";
 import { decideReview, pendingReviews, reviewById, type Review } from "../provider/store/reviews";
 
@@ -94,8 +94,7 @@ export async function inviteOwner(req: Request, env: AdminEnv, rc: RequestContex
   const app = await getClient(env, rc.params.id!);
   if (!app) throw E.noSuch("client");
   rc.log.clientId = app.clientId;
-  if ((await ownerCounts(env)).get(app.clientId))
-    throw E.invalidBecause("client", "it has an owner: its owners invite");
+  if (await ownerCount(env, app.clientId)) throw E.invalidBecause("client", "it has an owner: its owners invite");
   const made = await putTeamInvite(env, {
     clientId: app.clientId,
     phoneKey: await memberKey(cfg.sealKey, phone),
@@ -112,8 +111,7 @@ export async function resumeEvents(_req: Request, env: AdminEnv, rc: RequestCont
   const app = await getClient(env, rc.params.id!);
   if (!app) throw E.noSuch("client");
   rc.log.clientId = app.clientId;
-  if ((await ownerCounts(env)).get(app.clientId))
-    throw E.invalidBecause("client", "it has an owner: its owners resume");
+  if (await ownerCount(env, app.clientId)) throw E.invalidBecause("client", "it has an owner: its owners resume");
   if (!(await resumeClientEvents(env, app.clientId))) throw E.invalidBecause("events", "they are not paused");
   await auditBy(env, rc, "event.resumed", app.clientId);
   return json({ client_id: app.clientId, resumed: true });

@@ -18,7 +18,7 @@ import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { consolePage, covers, hidden, href, outcomeBox, when, type Outcome, type Viewer } from "./layout";
 import { inviteOwner, resumeEvents } from "../admin/reviews";
-import { ownerCounts } from "../provider/store/developers";
+import { ownerCount } from "../provider/store/developers";
 
 interface ClientView {
   client_id: string;
@@ -323,7 +323,7 @@ const DAY = 86_400_000;
 /** Who manages the app in the developer console; for an app with no owner, an editor invites one. */
 async function ownerSection(env: ConsoleEnv, v: Viewer, a: ClientView, editor: boolean, base: string) {
   const L = v.lang;
-  const owners = (await ownerCounts(env)).get(a.client_id) ?? 0;
+  const owners = await ownerCount(env, a.client_id);
   if (owners > 0) return html`<h2>${c(L, "ownerTitle")}</h2><p>${owners} · /developers</p>`;
   const paused = a.events_paused_since
     ? html`<div class="alert" role="alert"><p>${c(L, "eventsPaused", { at: when(a.events_paused_since, L) })}</p></div>${

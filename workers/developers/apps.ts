@@ -17,7 +17,7 @@ import { forgetClient, getClient, sealSecret, updateClient, type AdminClient } f
 import { createDeveloperApp, roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
 import { APP_TEST_RANGE } from "../provider/store/directory/rows";
 import { audit } from "../provider/store/one-time/audit";
-import { actorOf, type DevEnv, type DevSigned } from "./gate";
+import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
 import { d, type Lang } from "./i18n";
 import { invitesSection, myInvites, teamSection, teamView } from "./team";
 import {
@@ -68,16 +68,6 @@ export function maxApps(env: DevEnv): number {
 function appView(env: DevEnv, c: AdminClient, role: TeamRole): Record<string, unknown> {
   const { sms_daily_budget: _b, ...rest } = clientView(c, commonConfig(env).devMode);
   return { ...rest, role };
-}
-
-/** The app the path names, for a developer on its team (404 for anyone else: an id reveals nothing). */
-async function teamApp(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<{ app: AdminClient; role: TeamRole }> {
-  const id = rc.params.id!;
-  const role = /^[A-Za-z0-9]{1,64}$/.test(id) ? await roleOn(env, id, s.dev.subscriberId) : null;
-  const app = role ? await getClient(env, id) : null;
-  if (!role || !app) throw E.noSuch("app");
-  rc.log.clientId = app.clientId;
-  return { app, role };
 }
 
 /** As `teamApp`, for its owners only (403 for a member). */

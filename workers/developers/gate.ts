@@ -23,7 +23,15 @@ import {
   type ConsoleHandle,
 } from "../provider/store/console-session";
 import { storeConfig } from "../provider/store/config";
-import { developerId, endMembershipsOf, memberKey, type DeveloperPerson } from "../provider/store/developers";
+import {
+  developerId,
+  endMembershipsOf,
+  memberKey,
+  roleOn,
+  type DeveloperPerson,
+  type TeamRole,
+} from "../provider/store/developers";
+import { getClient, type AdminClient } from "../provider/store/clients";
 import { dirAt } from "../provider/store/directory/directory-shard";
 import { homeOfId } from "../provider/store/directory/keys";
 import { audit } from "../provider/store/one-time/audit";
@@ -179,4 +187,21 @@ function reauthPage(v: Viewer, rc: RequestContext): Response {
 <form method="get" action="/developers"><input type="hidden" name="lang" value="${v.lang}"><input type="hidden" name="reauth" value="1"><input type="hidden" name="next" value="${next}">
 <button type="submit">${d(v.lang, "reauthButton")}</button></form>`;
   return consolePage(v, d(v.lang, "reauthTitle"), body, { status: 403 });
+}
+
+/**
+ * The app the path names and the caller's role on its team: 404 for anyone off it (an app id
+ * reveals nothing), as for an unknown app. Every developer route with an app in its path starts here.
+ */
+export async function teamApp(
+  env: DevEnv,
+  rc: RequestContext,
+  s: DevSigned,
+): Promise<{ app: AdminClient; role: TeamRole }> {
+  const id = rc.params.id!;
+  const role = /^[A-Za-z0-9]{1,64}$/.test(id) ? await roleOn(env, id, s.dev.subscriberId) : null;
+  const app = role ? await getClient(env, id) : null;
+  if (!role || !app) throw E.noSuch("app");
+  rc.log.clientId = app.clientId;
+  return { app, role };
 }

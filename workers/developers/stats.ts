@@ -10,10 +10,8 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { readMetrics } from "../admin/metrics";
 import { consolePage, href } from "../console/layout";
-import { getClient, type AdminClient } from "../provider/store/clients";
 import { kstDayStart } from "../provider/store/config";
-import { roleOn } from "../provider/store/developers";
-import type { DevEnv, DevSigned } from "./gate";
+import { teamApp, type DevEnv, type DevSigned } from "./gate";
 import { d } from "./i18n";
 
 const HOUR = 3_600_000;
@@ -87,16 +85,6 @@ export async function appStats(env: DevEnv, clientId: string, now = Date.now()):
   };
 }
 
-/** The app the path names, for a developer on its team, any role (404 for anyone else). */
-async function teamApp(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<AdminClient> {
-  const id = rc.params.id!;
-  const role = /^[A-Za-z0-9]{1,64}$/.test(id) ? await roleOn(env, id, s.dev.subscriberId) : null;
-  const app = role ? await getClient(env, id) : null;
-  if (!app) throw E.noSuch("app");
-  rc.log.clientId = app.clientId;
-  return app;
-}
-
 /** A CSV cell: quoted when it holds a comma, a quote or a line break; never read as a formula. */
 export function csvCell(v: string | number): string {
   let s = String(v);
@@ -119,7 +107,7 @@ const num = (n: number) => n.toLocaleString("en-US");
 export async function statsPage(_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned): Promise<Response> {
   const { v } = s;
   const L = v.lang;
-  const app = await teamApp(env, rc, s);
+  const { app } = await teamApp(env, rc, s);
   const st = await appStats(env, app.clientId);
   const base = `/developers/apps/${app.clientId}`;
   const total = (k: keyof Omit<DayCounts, "day">) => st.days.reduce((a, r) => a + r[k], 0);
@@ -155,7 +143,7 @@ ${
 
 /** GET /developers/apps/:id/stats.csv: the days as a CSV download, `<client_id>-stats.csv`. */
 export async function statsCsvFile(_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned): Promise<Response> {
-  const app = await teamApp(env, rc, s);
+  const { app } = await teamApp(env, rc, s);
   return new Response(statsCsv(await appStats(env, app.clientId)), {
     headers: {
       "Content-Type": "text/csv; charset=utf-8",
@@ -168,6 +156,6 @@ export async function statsCsvFile(_req: Request, env: DevEnv, rc: RequestContex
 
 /** GET /developers/api/apps/:id/stats: the same as JSON. */
 export async function statsApi(_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned): Promise<Response> {
-  const app = await teamApp(env, rc, s);
+  const { app } = await teamApp(env, rc, s);
   return json(await appStats(env, app.clientId));
 }

@@ -29,18 +29,15 @@ import {
 import { isAppTestNumber } from "../provider/store/directory/rows";
 import { audit } from "../provider/store/one-time/audit";
 import { onlyFields } from "../admin/steps";
-import { actorOf, type DevEnv, type DevSigned } from "./gate";
+import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
 import { d, type Lang } from "./i18n";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The app the path names and the caller's role on its team (404 for anyone off it). */
 async function onTeam(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<{ clientId: string; role: TeamRole }> {
-  const id = rc.params.id!;
-  const role = /^[A-Za-z0-9]{1,64}$/.test(id) ? await roleOn(env, id, s.dev.subscriberId) : null;
-  if (!role) throw E.noSuch("app");
-  rc.log.clientId = id;
-  return { clientId: id, role };
+  const { app, role } = await teamApp(env, rc, s);
+  return { clientId: app.clientId, role };
 }
 
 function ownerOnly(s: DevSigned, role: TeamRole): void {

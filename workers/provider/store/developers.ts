@@ -299,12 +299,12 @@ export async function endMembershipsOf(env: DbEnv, subscriberId: number): Promis
   return results.map((r) => r.client_id);
 }
 
-/** How many owners each app has (apps with none are absent). */
-export async function ownerCounts(env: DbEnv): Promise<Map<string, number>> {
-  const { results } = await env.DB.prepare(
-    "SELECT client_id, COUNT(*) AS n FROM app_members WHERE role = 'owner' GROUP BY client_id",
-  ).all<{ client_id: string; n: number }>();
-  return new Map(results.map((r) => [r.client_id, r.n]));
+/** How many owners the app has (0: the operators'; an editor invites one). */
+export async function ownerCount(env: DbEnv, clientId: string): Promise<number> {
+  const r = await env.DB.prepare("SELECT COUNT(*) AS n FROM app_members WHERE client_id = ? AND role = 'owner'")
+    .bind(clientId)
+    .first<{ n: number }>();
+  return r?.n ?? 0;
 }
 
 // ---------------------------------------------------------------- test numbers
