@@ -193,9 +193,24 @@ describe("the testing stage", () => {
     expect(t.phoneNo).toMatch(/^0100[1-9]\d{6}$/);
     expect(t.code).toMatch(/^\d{6}$/);
     expect(t.ci).toMatch(/^[A-Za-z0-9+/]{85}[AQgw]==$/);
+    // it expires after 90 days (the issue's figure), and a renewal gives 90 days from then with the same code
+    const DAY = 86_400_000;
+    const expires = Date.parse((t as unknown as { expires_at: string }).expires_at);
+    expect(Math.abs(expires - (Date.now() + 90 * DAY))).toBeLessThan(60_000);
     const who = { telco: t.telcoCd, name: t.name, phone: t.phoneNo };
     const p = await identifyAt(made.client_id, who);
     expect(p.form?.step, alertText(p.html)).toBe("verify");
+    // past its expiry the testing stage no longer admits it; renewed, it signs in again
+    await env.DB.prepare("UPDATE app_test_numbers SET expires_at = ? WHERE phone = ?")
+      .bind(Date.now() - 1, t.phoneNo)
+      .run();
+    expect((await identifyAt(made.client_id, who)).status).toBe(403);
+    const renewed = (await (
+      await api(b, csrf, "POST", `/developers/api/apps/${made.client_id}/test-numbers/${t.phoneNo}/renew`)
+    ).json()) as { expires_at: string; code: string };
+    expect(Math.abs(Date.parse(renewed.expires_at) - (Date.now() + 90 * DAY))).toBeLessThan(60_000);
+    expect(renewed.code).toBe(t.code);
+    expect((await identifyAt(made.client_id, who)).form?.step).toBe("verify");
     const b2 = new Browser();
     const q = new URLSearchParams({
       response_type: "code",
@@ -262,6 +277,9 @@ describe("the team", () => {
     });
     expect(inv.status, await inv.clone().text()).toBe(201);
     expect(await inv.clone().text()).not.toContain(mate.phone);
+    // an invitation expires in 7 days (the issue's figure)
+    const invExpires = Date.parse(((await inv.clone().json()) as { expires_at: string }).expires_at);
+    expect(Math.abs(invExpires - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000);
     // an invitation is not a membership: still refused
     expect((await identifyAt(made.client_id, mate)).status).toBe(403);
     // another developer cannot take it: it is not for their number
