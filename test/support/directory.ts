@@ -16,8 +16,10 @@ export async function importRows(rows: Record<string, string>[]): Promise<Record
 
 /** The latest SMS code sent to `phone` (the dev outbox). */
 export async function lastCode(phone: string): Promise<string> {
-  const r = await env.DB.prepare("SELECT body FROM sms_outbox WHERE phone = ? ORDER BY id DESC LIMIT 1")
+  // the latest message with a code (a passkey notice has none)
+  const r = await env.DB.prepare("SELECT body FROM sms_outbox WHERE phone = ? ORDER BY id DESC LIMIT 10")
     .bind(phone)
-    .first<{ body: string }>();
-  return /\d{6}/.exec(r!.body)![0];
+    .all<{ body: string }>();
+  const body = r.results.find((m) => /\d{6}/.test(m.body))!.body;
+  return /\d{6}/.exec(body)![0];
 }

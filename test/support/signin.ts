@@ -56,6 +56,29 @@ export function parseForms(html: string): StepForm[] {
   return out;
 }
 
+/**
+ * The page's markup without its own inline scripts (the passkey parts and the WebOTP call, each an
+ * enhancement the page works without), after checking that each carries the response's nonce and
+ * that the CSP allows scripts by that nonce alone (a page showing the Turnstile widget adds its
+ * origin). A page with none has no script-src. What is left holds no script at all.
+ */
+export function withoutOwnScripts(p: Page): string {
+  const csp = p.res.headers.get("Content-Security-Policy") ?? "";
+  const nonce = /style-src 'nonce-([A-Za-z0-9_-]+)'/.exec(csp)?.[1];
+  const scripts = [...p.html.matchAll(/<script\b([^>]*)>[\s\S]*?<\/script>/gi)];
+  const src = /script-src ([^;]+)/.exec(csp)?.[1];
+  for (const m of scripts) {
+    // an enrolment page's options are data, never run
+    if (m[1] === ' type="application/json" id="enrol-options"') continue;
+    if (m[1] !== ` nonce="${nonce}"`) throw new Error(`a script without the page's nonce: ${m[0].slice(0, 80)}`);
+  }
+  if (scripts.some((m) => m[1] === ` nonce="${nonce}"`)) {
+    if (!src?.startsWith(`'nonce-${nonce}'`)) throw new Error(`scripts not allowed by nonce alone: ${src}`);
+  } else if (src !== undefined && !/^https?:\/\/[^\s']+$/.test(src))
+    throw new Error(`script-src with no script: ${src}`);
+  return p.html.replace(/<script\b[^>]*>[\s\S]*?<\/script>/gi, "");
+}
+
 /** The visible text of an element with role="alert", or undefined. */
 export function alertText(html: string): string | undefined {
   const m = /<[^>]+role="alert"[^>]*>([\s\S]*?)<\/(p|div)>/.exec(html);

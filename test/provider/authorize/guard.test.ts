@@ -191,14 +191,17 @@ describe("the challenge", () => {
     // the first page from the suspect block shows the challenge already; from another network, none
     const first = await b.authorize();
     expect(challenged(first)).toBe(true);
-    expect(first.res.headers.get("Content-Security-Policy")).toContain("script-src http://127.0.0.1:9810");
+    // the widget's origin beside the page's own nonce'd (passkey) script, and nothing else
+    expect(first.res.headers.get("Content-Security-Policy")).toMatch(
+      /script-src 'nonce-[A-Za-z0-9_-]+' http:\/\/127\.0\.0\.1:9810;/,
+    );
     const elsewhere = await browser(freshNet(), clock).authorize();
     expect(challenged(elsewhere)).toBe(false);
     expect(elsewhere.res.headers.get("Content-Security-Policy")).not.toContain("127.0.0.1:9810");
     const asked = await identify(b, who);
     expect(challenged(asked)).toBe(true);
     const csp = asked.res.headers.get("Content-Security-Policy")!;
-    expect(csp).toContain("script-src http://127.0.0.1:9810");
+    expect(csp).toMatch(/script-src 'nonce-[A-Za-z0-9_-]+' http:\/\/127\.0\.0\.1:9810;/);
     expect(csp).toContain("frame-src http://127.0.0.1:9810");
     expect(asked.html).toContain('data-action="identify"');
     expect(asked.html).toMatch(/<noscript><p class="alert">[^<]*JavaScript/);

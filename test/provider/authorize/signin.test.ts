@@ -3,7 +3,16 @@
 import { env } from "../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
-import { alertText, Browser, DEMO_CB, parseForms, signInAll, throughCode, type Page } from "../../support/signin";
+import {
+  alertText,
+  Browser,
+  DEMO_CB,
+  parseForms,
+  signInAll,
+  throughCode,
+  withoutOwnScripts,
+  type Page,
+} from "../../support/signin";
 import { forgetClient } from "../../../workers/provider/store/clients";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { connectionsOf } from "../../../workers/provider/store/flows/connections";
@@ -94,7 +103,7 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     expect(again.res.headers.get("Content-Security-Policy")).not.toBe(csp);
   });
 
-  it("every kind of page carries the strict headers and no script: identify, verify, a re-rendered error, consent, 429, and the 403 stop pages", async () => {
+  it("every kind of page carries the strict headers and no script but its own nonce'd ones: identify, verify, a re-rendered error, consent, 429, and the 403 stop pages", async () => {
     const pages: [string, Page][] = [];
     const b = new Browser();
     const p1 = await b.authorize();
@@ -138,7 +147,7 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
       expect(p.res.headers.get("Referrer-Policy"), n).toBe("no-referrer");
       expect(p.res.headers.get("Cache-Control"), n).toBe("no-store");
       expect(p.res.headers.get("Strict-Transport-Security"), n).toBe("max-age=31536000");
-      expect(p.html, n).not.toMatch(
+      expect(withoutOwnScripts(p), n).not.toMatch(
         /<script|javascript:|window\.close|window\.open|\son[a-z]+=|src="https?:|<link[^>]+href="https?:/i,
       );
       const nonce = /style-src 'nonce-([A-Za-z0-9_-]+)'/.exec(csp)?.[1];
@@ -146,12 +155,15 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     }
   });
 
-  it("pages have no script and no third-party resource: they work with JavaScript off", async () => {
+  it("pages have no script but their own nonce'd enhancements and no third-party resource: they work with JavaScript off", async () => {
     const b = new Browser();
     const pages = [await b.authorize()];
     pages.push(await b.submit(pages[0]!, { telcoCd: "S", name: HONG.name, phoneNo: HONG.phone }));
     for (const p of pages) {
-      expect(p.html).not.toMatch(/<script|javascript:|window\.close|window\.open|\son[a-z]+=/i);
+      expect(withoutOwnScripts(p)).not.toMatch(/<script|javascript:|window\.close|window\.open|\son[a-z]+=/i);
+      // the step form is first and posts with no script (the passkey form is hidden until its script shows it)
+      expect(parseForms(p.html)[0]!.step).toBeDefined();
+      expect(p.html).not.toMatch(/<form class="step"[^>]*hidden/);
       // nothing loaded from elsewhere; the only outside links are the operator's (terms, privacy, help)
       expect(p.html).not.toMatch(/src="https?:|<link[^>]+href="https?:/);
       const outside = [...p.html.matchAll(/<a href="(https?:[^"]+)"/g)].map((m) => m[1]);
@@ -324,7 +336,8 @@ describe("step 3, consent, and the redirect (spec §4.1)", () => {
     const p = await throughCode(b, SMITH, { state: "consent-1" });
     expect(p.status).toBe(200);
     expect(p.form?.step).toBe("consent");
-    expect(p.form!.names).toEqual(new Set(["tx", "csrf", "terms", "app", "agree"]));
+    // `pk`: the passkey probe's field (empty unless its script finds a platform authenticator)
+    expect(p.form!.names).toEqual(new Set(["tx", "csrf", "pk", "terms", "app", "agree"]));
     expect(p.html).toContain("Demo Shop에 아래 정보를 제공하는 데 동의하면");
     for (const word of [
       "연계정보(CI)",
@@ -641,7 +654,7 @@ describe("languages (docs/architecture.md §4.7)", () => {
   it("the footer's language switch re-renders the current step in the other language, with the same field names, and keeps it", async () => {
     const b = new Browser();
     const p = await b.authorize();
-    const sw = parseForms(p.html)[1]!;
+    const sw = parseForms(p.html).find((f) => f.names.has("lang"))!;
     expect(sw.names).toEqual(new Set(["tx", "csrf", "lang"]));
     const en = await b.page(
       await b.fetch(sw.action, {

@@ -9,6 +9,9 @@ import { itemName, t, type Lang } from "../signin/i18n";
 import { page, type PageContext } from "../signin/pages";
 import type { Connection } from "../store/flows/connections";
 import type { Operator } from "../signin/config";
+import { pt } from "../signin/passkey/i18n";
+import { CREATE_SCRIPT, enrolForm } from "../signin/passkey/offer";
+import type { PasskeysView } from "./passkeys";
 
 export interface DashboardView {
   operator: Operator;
@@ -16,6 +19,7 @@ export interface DashboardView {
   masked: string;
   csrf: string;
   connections: readonly Connection[];
+  passkeys: PasskeysView;
   /** A confirmation line (role=status) or an error (role=alert) after an action. */
   notice?: string;
   alert?: string;
@@ -52,6 +56,31 @@ ${c.autoLoginUntil !== null ? html`<button type="submit" class="secondary" name=
 </section>`;
 }
 
+/** The person's passkeys: each with its kind and dates, and its remove (or, pending, cancel) button. */
+function passkeySection(v: DashboardView): SafeHtml {
+  const L = v.lang;
+  const now = Date.now();
+  const kind = (d: string) => pt(L, d === "synced" ? "kindSynced" : d === "key" ? "kindKey" : "kindDevice");
+  const rows = v.passkeys.rows.map((k, i) => {
+    const pending = k.usableAt > now;
+    return html`<li aria-labelledby="pk-${i}"><h3 id="pk-${i}">${k.name}</h3>
+<dl>
+<div><dt>${pt(L, "listKind")}</dt><dd>${kind(k.device)}</dd></div>
+<div><dt>${pt(L, "listCreated")}</dt><dd>${formatKst(k.createdAt, L)}</dd></div>
+<div><dt>${pt(L, "listLastUsed")}</dt><dd>${k.lastUsedAt !== null ? formatKst(k.lastUsedAt, L) : pt(L, "listNever")}</dd></div>
+</dl>
+${pending ? html`<p class="notice">${pt(L, "listPending", { until: formatKst(k.usableAt, L) })}</p>` : ""}
+<form method="post" action="/account">${hiddenFields(v)}<input type="hidden" name="credential_id" value="${k.credentialId}">
+<button type="submit" class="secondary" name="action" value="passkey_remove">${pt(L, pending ? "cancelPending" : "remove")} <span class="hint">(${k.name})</span></button></form></li>`;
+  });
+  const e = v.passkeys.enrol;
+  return html`<section class="passkeys" aria-labelledby="passkeys-title">
+<h2 id="passkeys-title">${pt(L, "listTitle")}</h2>
+${rows.length > 0 ? html`<ul class="passkey-list">${rows}</ul>` : html`<p class="notice">${pt(L, "listNone")}</p>`}
+${e ? html`<p class="hint">${e.hint}</p>${enrolForm(L, "/account", e.token, e.options, hiddenFields(v), "")}` : ""}
+</section>`;
+}
+
 export function dashboardPage(v: DashboardView): Response {
   const L = v.lang;
   const other: Lang = L === "ko" ? "en" : "ko";
@@ -74,9 +103,10 @@ ${
     ? html`${v.connections.map((c, i) => connectionCard(v, c, i))}<p class="hint" id="terminate-hint">${t(L, "accountTerminateHint")}</p>`
     : html`<p class="notice">${t(L, "accountNone")}</p>`
 }
+${passkeySection(v)}
 <div class="actions">
 <form method="post" action="/account">${hiddenFields(v)}<button type="submit" class="link" name="action" value="sign_out">${t(L, "accountSignOut")}</button></form>
 <a class="switch" href="/account?lang=${other}" lang="${other}">${t(L, "switchTo")}</a>
 </div>`;
-  return page(ctx, t(L, "accountTitle"), body, { status: v.status });
+  return page(ctx, t(L, "accountTitle"), body, { status: v.status }, v.passkeys.enrol ? CREATE_SCRIPT : null);
 }

@@ -31,7 +31,7 @@ export const accountSignin: SigninPurpose = {
   async end(s, e) {
     const { env, rc } = s;
     const shards = providerConfig(env).oneTimeShards;
-    const { cookie } = await openSession(env, shards, e.subscriberId, e.tx.subscriber!.masked);
+    const { cookie } = await openSession(env, shards, e.subscriberId, e.tx.subscriber!.masked, e.tx.passkey);
     rc.log.event = "account.signin";
     rc.waitUntil(audit(env, "account.signin", null, "ok"));
     return redirect(303, `/account?lang=${e.tx.lang}`, { cookies: [cookie], referrer: "same-origin" });

@@ -19,6 +19,7 @@ import { endLinksOf } from "../store/flows/end-plids";
 import { dashboardPage } from "./pages";
 import { accountSignin } from "./purpose";
 import { csrfHolds, endSession, loadSession, type SessionHandle } from "./session";
+import { enrolOnAccount, passkeysView, removeOnAccount } from "./passkeys";
 
 function langOf(params: Params): { lang: Lang; given: boolean } {
   const l = params.get("lang");
@@ -38,13 +39,18 @@ function startAccount(
 }
 
 async function dashboard(
+  req: Request,
   env: ProviderEnv,
   h: SessionHandle & { csrf: string },
   lang: Lang,
   extra: { notice?: string; alert?: string; status?: number } = {},
 ): Promise<Response> {
-  const connections = await connectionsOf(env, h.session.subscriberId);
+  const [connections, passkeys] = await Promise.all([
+    connectionsOf(env, h.session.subscriberId),
+    passkeysView(req, env, h.session, lang),
+  ]);
   return dashboardPage({
+    passkeys,
     operator: signinConfig(env).operator,
     lang,
     masked: h.session.masked,
@@ -54,10 +60,12 @@ async function dashboard(
   });
 }
 
-type Action = "end_auto_login" | "terminate" | "sign_out";
+type Action = "end_auto_login" | "terminate" | "sign_out" | "passkey_remove" | "passkey_enrol";
 
 function isAction(v: string | undefined): v is Action {
-  return v === "end_auto_login" || v === "terminate" || v === "sign_out";
+  return (
+    v === "end_auto_login" || v === "terminate" || v === "sign_out" || v === "passkey_remove" || v === "passkey_enrol"
+  );
 }
 
 /** One of the dashboard's forms: refused unless it carries the session's CSRF token. */
@@ -69,7 +77,7 @@ async function act(
   params: Params,
   lang: Lang,
 ): Promise<Response> {
-  const action = params.get("action");
+  const action = params.has("enrol") ? "passkey_enrol" : params.get("action");
   const stopCtx = bareContext(signinConfig(env).operator, lang);
   if (!(await csrfHolds(h, params.get("csrf")))) {
     rc.log.event = "account.csrf_refused";
@@ -77,11 +85,18 @@ async function act(
       href: `/account?lang=${lang}`,
     });
   }
-  if (!isAction(action)) return dashboard(env, h, lang, { alert: t(lang, "accountUnknownApp"), status: 400 });
+  if (!isAction(action)) return dashboard(req, env, h, lang, { alert: t(lang, "accountUnknownApp"), status: 400 });
   if (action === "sign_out") {
     const cookie = await endSession(h);
     rc.log.event = "account.sign_out";
     return startAccount(req, env, lang, lang !== "ko", t(lang, "accountSignedOut"), [cookie]);
+  }
+  if (action === "passkey_enrol" || action === "passkey_remove") {
+    const o =
+      action === "passkey_enrol"
+        ? await enrolOnAccount(req, env, rc, h.session, params, lang)
+        : await removeOnAccount(env, rc, h.session, params, lang);
+    return dashboard(req, env, h, lang, o);
   }
   const clientId = params.get("client_id") ?? "";
   const subscriberId = h.session.subscriberId;
@@ -89,18 +104,18 @@ async function act(
   rc.log.clientId = connection ? clientId : undefined;
   if (!connection) {
     rc.waitUntil(audit(env, `account.${action}`, null, "refused", { reason: "not_connected" }));
-    return dashboard(env, h, lang, { alert: t(lang, "accountUnknownApp"), status: 404 });
+    return dashboard(req, env, h, lang, { alert: t(lang, "accountUnknownApp"), status: 404 });
   }
   if (action === "end_auto_login") {
     const grants = await endAutoLogin(env, clientId, subscriberId);
     rc.log.event = "account.end_auto_login";
     rc.waitUntil(audit(env, "account.end_auto_login", clientId, "ok", { grants }));
-    return dashboard(env, h, lang, { notice: t(lang, "accountDoneAutoLogin", { app: connection.appName }) });
+    return dashboard(req, env, h, lang, { notice: t(lang, "accountDoneAutoLogin", { app: connection.appName }) });
   }
   const ended = await endLinksOf(env, subscriberId, clientId, "user_terminated");
   rc.log.event = "account.terminate";
   rc.waitUntil(audit(env, "account.terminate", clientId, ended.length > 0 ? "ok" : "refused"));
-  return dashboard(env, h, lang, { notice: t(lang, "accountDoneTerminate", { app: connection.appName }) });
+  return dashboard(req, env, h, lang, { notice: t(lang, "accountDoneTerminate", { app: connection.appName }) });
 }
 
 async function account(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
@@ -108,11 +123,11 @@ async function account(req: Request, env: ProviderEnv, rc: RequestContext): Prom
   if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, accountSignin);
   const { lang, given } = langOf(params);
   const h = await loadSession(req, env, providerConfig(env).oneTimeShards);
-  if (req.method === "POST" && params.has("action")) {
+  if (req.method === "POST" && (params.has("action") || params.has("enrol"))) {
     if (!h) return startAccount(req, env, lang, given, t(lang, "accountExpired"));
     return act(req, env, rc, h, params, lang);
   }
-  if (h) return dashboard(env, h, lang);
+  if (h) return dashboard(req, env, h, lang);
   rc.log.event = "account.start";
   return startAccount(req, env, lang, given);
 }

@@ -21,6 +21,8 @@ export interface AccountSession {
   masked: string;
   csrfHash: string;
   expiresAt: number;
+  /** The passkey that proved the number (docs/passkeys.md); absent: an SMS code did. */
+  passkey?: string;
 }
 
 /** A loaded session: the record and where it lives. */
@@ -36,11 +38,13 @@ export async function openSession(
   shards: number,
   subscriberId: number,
   masked: string,
+  passkey?: string,
 ): Promise<{ cookie: string }> {
   const id = randomToken(32);
   const session: AccountSession = {
     subscriberId,
     masked,
+    ...(passkey ? { passkey } : {}),
     // The CSRF token is derived from the id (the page needs it on every render; the store keeps hashes only).
     csrfHash: await sha256(await csrfOf(id)),
     expiresAt: Date.now() + ACCOUNT_SESSION_MS,

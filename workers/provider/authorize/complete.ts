@@ -22,6 +22,9 @@ import { AUTO_COOKIE, deviceIdOf } from "../signin/device";
 import { redirectLocation } from "./redirects";
 import type { SigninEnd } from "../signin/purpose";
 import { mayTest, testingStop } from "../signin/testing";
+import { passkeyOffer } from "../signin/passkey/offer";
+import { tally } from "../store/metrics/tally";
+import type { Subscriber } from "../store/directory/directory";
 
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a
@@ -39,9 +42,11 @@ export async function complete(
   rc: RequestContext,
   cfg: SigninConfig,
   c: SigninEnd,
+  /** The code or consent page's probe found a platform authenticator: the end may offer a passkey. */
+  pk = false,
 ): Promise<Response | null> {
   // An app's sign-in asks consent (its purpose), so it always ends with what the person shares.
-  const { plid, items, consented } = c.shared!;
+  const { consented } = c.shared!;
   // Ids are never given twice (migrations/0009_subscriber_ids.sql): a subscriber removed, or whose
   // number was reassigned, since the sign-in began is simply gone, and the sign-in ends with nothing.
   const subscriber = consented?.subscriber ?? (await subscriberById(env, c.subscriberId));
@@ -49,6 +54,24 @@ export async function complete(
   // a testing app ends only for its team and its test numbers (a team number that passed to
   // another person gets here: the number was the team's, the person is not)
   if (!(await mayTest(env, c.client, c.subscriberId, c.tx.subscriber?.review === true))) return testingStop(env, rc, c);
+  // proven by SMS, in a browser that can make a passkey: the offer first; its answer ends here (finish)
+  const offer = await passkeyOffer(req, env, rc, c, pk);
+  return offer ?? finish(req, env, rc, cfg, c, subscriber);
+}
+
+/**
+ * The code minted and the redirect (`complete` once nothing is left to ask, or the passkey offer's
+ * answer, authorize/offer.ts). Null, with nothing minted, when the plid ended meanwhile.
+ */
+export async function finish(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  cfg: SigninConfig,
+  c: SigninEnd,
+  subscriber: Subscriber,
+): Promise<Response | null> {
+  const { plid, items, consented } = c.shared!;
   const pcfg = providerConfig(env);
   const cookies: string[] = [];
   let autoLogin: { deviceHash: string; automatic: boolean } | null = null;
@@ -92,12 +115,15 @@ export async function complete(
       ...(consented ? [consented.audit] : []),
       auditRecord("signin.success", c.client.clientId, "ok", {
         mode: "interactive",
+        method: c.tx.passkey ? "passkey" : "sms",
         autoLogin: c.optIn,
         ...(c.tx.subscriber?.review ? { testNumber: true } : {}),
       }),
     ],
   });
   if (!consented) rc.waitUntil(touchLink(env, c.client.clientId, plid));
+  // how the number was proven, per app: "SMS saved" on the console is the passkey sign-ins
+  tally(env, rc, c.tx.passkey ? "signin.method.passkey" : "signin.method.sms", c.client.clientId);
   rc.log.event = "signin.success";
   return redirect(
     302,

@@ -21,5 +21,5 @@ export const appSignin: SigninPurpose = {
   restart: (h) => ({ returnTx: h.page ?? h.id }),
   restarted: (tx) => errorRedirect(tx.redirectUri, tx.state, "login_required", RESTART_MESSAGE),
   cancelled: (tx) => errorRedirect(tx.redirectUri, tx.state, "access_denied", DENIED_MESSAGE),
-  end: (s, e) => complete(s.req, s.env, s.rc, s.cfg, e),
+  end: (s, e) => complete(s.req, s.env, s.rc, s.cfg, e, s.params.get("pk") === "Y"),
 };

@@ -9,9 +9,13 @@ import { appSignin } from "./purpose";
 import { startSignIn } from "./start";
 import { continueSignIn } from "../signin/steps";
 import { validateAuthorizeParams } from "./validate";
+import { answerOffer } from "./offer";
 
 async function authorize(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
+  // the answer to a passkey offer at a sign-in's end (docs/passkeys.md "The offer")
+  if (req.method === "POST" && params.has("enrol") && !params.has("client_id"))
+    return answerOffer(req, env, rc, params);
   if (req.method === "POST" && params.has("tx") && !params.has("client_id"))
     return continueSignIn(req, env, rc, params, appSignin);
   const ar = await validateAuthorizeParams(env, params);

@@ -3,6 +3,7 @@
 // protocol hands off to the sign-in (its first page, `beginSignIn`), which takes it back at its end
 // (./purpose.ts).
 
+import { tally } from "../store/metrics/tally";
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
 import type { RequestContext } from "../../core/router";
@@ -67,7 +68,8 @@ export async function startSignIn(
     if (auto) {
       rc.log.event = "signin.automatic";
       rc.waitUntil(touchLink(env, ar.client.clientId, auto.plid));
-      rc.waitUntil(audit(env, "signin.success", ar.client.clientId, "ok", { mode: "automatic" }));
+      rc.waitUntil(audit(env, "signin.success", ar.client.clientId, "ok", { mode: "automatic", method: "automatic" }));
+      tally(env, rc, "signin.method.automatic", ar.client.clientId);
       return redirect(
         302,
         redirectLocation(ar.redirectUri, [

@@ -29,6 +29,10 @@ export interface SigninConfig {
   ipLimit: number;
   ipWindowMs: number;
   autoLoginTtlMs: number;
+  /** A passkey made with an SMS proof alone signs in only after this (docs/passkeys.md). */
+  passkeyActivationMs: number;
+  /** A passkey sign-in asks the carrier again when the number's last confirmation is older (CARRIER_DIRECTORY=http). */
+  passkeyRecheckMs: number;
   carrierDirectory: "d1" | "http";
   carrierApi: CarrierApiConfig;
   /** `outbox` alone, or the gateways to try in order. */
@@ -64,6 +68,8 @@ export interface SigninVars extends CommonVars, StoreVars {
   SIGNIN_IP_LIMIT?: string;
   SIGNIN_IP_WINDOW_SECONDS?: string;
   AUTO_LOGIN_TTL_SECONDS?: string;
+  PASSKEY_ACTIVATION_SECONDS?: string;
+  PASSKEY_RECHECK_SECONDS?: string;
   CARRIER_DIRECTORY?: string;
   CARRIER_API_URL?: string;
   CARRIER_API_SECRET?: string;
@@ -228,6 +234,8 @@ function parse(env: SigninVars): SigninConfig {
     ipLimit: intVar(env, "SIGNIN_IP_LIMIT", 100, 1, 1_000_000),
     ipWindowMs: intVar(env, "SIGNIN_IP_WINDOW_SECONDS", 600, 1, 86400) * 1000,
     autoLoginTtlMs: intVar(env, "AUTO_LOGIN_TTL_SECONDS", 14 * 86400, 60, 365 * 86400) * 1000,
+    passkeyActivationMs: intVar(env, "PASSKEY_ACTIVATION_SECONDS", 86400, 0, 30 * 86400) * 1000,
+    passkeyRecheckMs: intVar(env, "PASSKEY_RECHECK_SECONDS", 7 * 86400, 0, 365 * 86400) * 1000,
     carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1", "http"] as const, "d1"),
     carrierApi: carrierApiConfig(env, devMode),
     smsSenders: smsSenders(env, devMode),

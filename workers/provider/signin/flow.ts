@@ -204,5 +204,9 @@ export async function flowOf(
       t(tx.lang, "clientGoneTitle"),
       t(tx.lang, "clientGoneText"),
     );
-  return { ...s, purpose, client, h, ctx: pageContext(env, tx, client.name, h.page ?? h.id, csrf) };
+  const ctx = pageContext(env, tx, client.name, h.page ?? h.id, csrf);
+  // the passkey form's automatic-login box: an app that offers it, a request that allows it
+  if (purpose.consent && client.autoLogin && tx.prompt !== "N")
+    ctx.autoLoginDays = Math.round(s.cfg.autoLoginTtlMs / 86_400_000);
+  return { ...s, purpose, client, h, ctx };
 }

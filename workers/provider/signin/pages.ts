@@ -1,6 +1,7 @@
 // The sign-in pages (form contract in docs/signin.md). Plain HTML forms that work with
 // JavaScript off, mobile-first (readable at 320 px), labelled, errors announced with role=alert.
-// The one script is the code page's WebOTP call, an enhancement the page does not depend on.
+// The scripts are enhancements the pages do not depend on: the code page's WebOTP call, and the
+// passkey parts (passkey/markup.ts): the identify page's passkey form, the code and consent pages' probe.
 // The step form is always the first <form> of a page; the language switch follows in the footer.
 
 import {
@@ -19,6 +20,7 @@ import { PAGE_CSS } from "./page-style";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
 import type { FirstPartyMark } from "../store/one-time/signin-store";
+import { PASSKEY_PROBE_SCRIPT, PASSKEY_SIGNIN_SCRIPT, PK_FIELD, passkeyForm, WEB_OTP } from "./passkey/markup";
 
 /** What every page of one transaction needs. */
 export interface PageContext {
@@ -41,6 +43,13 @@ export interface PageContext {
   purpose?: FirstPartyMark;
   /** Who runs the pages, named with its links in every footer (configuration). */
   operator: Operator;
+  /** An app that offers automatic login (and a request that allows it): the passkey form's box, in days. */
+  autoLoginDays?: number;
+}
+
+/** Whether the pages offer passkeys: everywhere but a WebView that said it is one (`isHybrid=Y`). */
+function passkeys(ctx: PageContext): boolean {
+  return !ctx.hybrid;
 }
 
 /** Where a page's forms post: the first-party page it proves the number for, else the authorization endpoint. */
@@ -106,28 +115,16 @@ function widgetSource(scriptUrl: string): string {
  */
 const CSS_BYTES = utf8(PAGE_CSS);
 
-/**
- * The code page's WebOTP call (docs/signin.md "The SMS text"): where the browser has the API, the
- * code of the SMS whose last line names this origin fills the field and submits the form; a
- * submission by hand (or a resend, or cancel) aborts the wait. Without it the page is unchanged.
- */
-const WEB_OTP = raw(`(function(){
-if(!("OTPCredential" in window))return;
-var input=document.getElementById("otp"),form=input&&input.form;
-if(!form)return;
-var ac=new AbortController();
-form.addEventListener("submit",function(){ac.abort()});
-navigator.credentials.get({otp:{transport:["sms"]},signal:ac.signal}).then(function(otp){
-if(!otp||!/^[0-9]{6}$/.test(otp.code)||ac.signal.aborted)return;
-input.value=otp.code;
-if(form.requestSubmit)form.requestSubmit();else form.submit();
-},function(){});
-})();`);
-
 /** A page's markup before its stylesheet and after it (`pageResponse` puts them together). */
 type Layout = [before: SafeHtml, after: SafeHtml];
 
-function layout(ctx: PageContext, title: string, body: SafeHtml, footer = true, script = false): Layout {
+function layout(
+  ctx: PageContext,
+  title: string,
+  body: SafeHtml,
+  footer = true,
+  script: SafeHtml | null = null,
+): Layout {
   const other: Lang = ctx.lang === "ko" ? "en" : "ko";
   const before = html`<!doctype html>
 <html lang="${ctx.lang}">
@@ -157,7 +154,7 @@ ${
 <nav aria-label="${t(ctx.lang, "footerNav")}">${footerLinks(ctx)}</nav>
 </footer>
 </main>
-${script && html`<script nonce="${ctx.nonce}">${WEB_OTP}</script>`}
+${script && html`<script nonce="${ctx.nonce}">${script}</script>`}
 </body>
 </html>`;
   return [before, after];
@@ -278,16 +275,16 @@ function footerLinks(ctx: PageContext): SafeHtml[] {
 
 /**
  * A page in the sign-in pages' look (layout, headers, the language switch when `ctx` has a
- * transaction); `webOtp` adds the code page's WebOTP script.
+ * transaction); `script`, the page's inline script.
  */
 export function page(
   ctx: PageContext,
   title: string,
   body: SafeHtml,
   result: PageResult = {},
-  webOtp = false,
+  script: SafeHtml | null = null,
 ): Response {
-  return pageResponse(layout(ctx, title, body, true, webOtp), pageOptions(ctx, result, webOtp));
+  return pageResponse(layout(ctx, title, body, true, script), pageOptions(ctx, result, script !== null));
 }
 
 function pageOptions(ctx: PageContext, result: PageResult, webOtp: boolean): PageOptions {
@@ -316,15 +313,15 @@ function stepPage(
   lead: string,
   body: (ctx: PageContext, lead: SafeHtml | string) => SafeHtml,
   result: PageResult = {},
-  webOtp = false,
+  script: SafeHtml | null = null,
 ): Response {
-  if (key === null || shellsOff || !ctx.txId || !ctx.csrf) return page(ctx, title, body(ctx, lead), result, webOtp);
+  if (key === null || shellsOff || !ctx.txId || !ctx.csrf) return page(ctx, title, body(ctx, lead), result, script);
   return shellPage(
     ctx,
     key,
     lead,
-    (c, l) => layout(c, title, body(c, l), true, webOtp),
-    pageOptions(ctx, result, webOtp),
+    (c, l) => layout(c, title, body(c, l), true, script),
+    pageOptions(ctx, result, script !== null),
   );
 }
 
@@ -356,20 +353,24 @@ export function identifyPage(
   challenge?: Challenge,
 ): Response {
   const [title] = identifyWords(ctx);
+  const script = passkeys(ctx) ? PASSKEY_SIGNIN_SCRIPT : null;
   if (challenge) {
-    // the widget's origin is a script, frame and connect source of this page only (it has no other script)
+    // the widget's origin is a script, frame and connect source of this page only, beside its own
+    // nonce'd passkey script
     const res = pageResponse(
-      layout(ctx, title, identifyBody(ctx, v, alert, challenge)),
+      layout(ctx, title, identifyBody(ctx, v, alert, challenge), true, script),
       pageOptions(ctx, result ?? {}, false),
     );
     const w = widgetSource(challenge.scriptUrl);
     const csp = res.headers.get("Content-Security-Policy")!;
-    res.headers.set("Content-Security-Policy", `${csp}; script-src ${w}; frame-src ${w}; connect-src ${w}`);
+    const own = script ? `'nonce-${ctx.nonce}' ` : "";
+    res.headers.set("Content-Security-Policy", `${csp}; script-src ${own}${w}; frame-src ${w}; connect-src ${w}`);
     return res;
   }
   // a page with nothing typed and no alert is the same for everyone of one app: cached
   const blank = !alert && v.telcoCd === undefined && v.name === undefined && v.phoneNo === undefined;
-  return stepPage(ctx, blank ? "identify" : null, title, "", (c) => identifyBody(c, v, alert), result);
+  const key = blank ? `identify|${ctx.autoLoginDays ?? ""}` : null;
+  return stepPage(ctx, key, title, "", (c) => identifyBody(c, v, alert), result, script);
 }
 
 function identifyBody(ctx: PageContext, v: IdentifyValues, alert: Alert | undefined, challenge?: Challenge): SafeHtml {
@@ -392,7 +393,7 @@ ${hidden(ctx)}
 ${alertBox(alert)}
 <fieldset><legend>${t(L, "carrier")}</legend>${carriers}</fieldset>
 <div><label class="field" for="name">${t(L, "name")}</label>
-<input type="text" id="name" name="name" value="${v.name ?? ""}" autocomplete="name" maxlength="50" required${invalid(alert, "name", false)}></div>
+<input type="text" id="name" name="name" value="${v.name ?? ""}" autocomplete="${passkeys(ctx) ? "name webauthn" : "name"}" maxlength="50" required${invalid(alert, "name", false)}></div>
 <div><label class="field" for="phoneNo">${t(L, "phoneNo")}</label>
 <input type="tel" id="phoneNo" name="phoneNo" value="${v.phoneNo ?? ""}" inputmode="numeric" autocomplete="tel-national" maxlength="20" placeholder="${t(L, "phonePlaceholder")}" required${invalid(alert, "phoneNo", false)}></div>
 ${challenge && challengeBox(L, challenge)}
@@ -400,7 +401,13 @@ ${challenge && challengeBox(L, challenge)}
 <button type="submit" class="primary">${t(L, "sendCode")}</button>
 <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
 </div>
-</form>`;
+</form>
+${passkeys(ctx) && passkeyForm(L, actionOf(ctx), hidden(ctx), ctx.appName, ctx.autoLoginDays)}`;
+}
+
+/** Whether an app's code and consent pages carry the passkey probe (the end may offer one). */
+function probes(ctx: PageContext): boolean {
+  return passkeys(ctx) && ctx.purpose === undefined;
 }
 
 /** The challenge in the identify form: the widget, and in words what it needs when scripts are off. */
@@ -437,12 +444,22 @@ export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, re
     alert || info.notice !== undefined
       ? null
       : `verify|${info.state}|${info.test}|${a ? `${a.days}:${a.checked}` : "-"}`;
-  // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not.
+  // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not. A
+  // test number is never offered a passkey: no probe either.
   const webOtp = info.state === "enter" && !info.test;
-  return stepPage(ctx, key, t(L, "verifyTitle"), lead, (c, l) => verifyBody(c, info, l, alert), result, webOtp);
+  const probe = probes(ctx) && !info.test;
+  const script =
+    webOtp || probe ? raw(`${webOtp ? WEB_OTP.value : ""}${probe ? PASSKEY_PROBE_SCRIPT.value : ""}`) : null;
+  return stepPage(ctx, key, t(L, "verifyTitle"), lead, (c, l) => verifyBody(c, info, l, alert, probe), result, script);
 }
 
-function verifyBody(ctx: PageContext, info: VerifyInfo, lead: SafeHtml | string, alert: Alert | undefined): SafeHtml {
+function verifyBody(
+  ctx: PageContext,
+  info: VerifyInfo,
+  lead: SafeHtml | string,
+  alert: Alert | undefined,
+  probe: boolean,
+): SafeHtml {
   const L = ctx.lang;
   const entry =
     info.state === "enter"
@@ -465,7 +482,7 @@ ${
   return html`<h1>${t(L, "verifyTitle")}</h1>
 <p class="lead">${lead}</p>
 <form class="step" method="post" action="${actionOf(ctx)}" data-step="verify">
-${hidden(ctx)}
+${hidden(ctx)}${probe && PK_FIELD}
 ${alertBox(alert)}
 ${info.notice && html`<p class="notice" role="status">${info.notice}</p>`}
 ${entry}
@@ -510,7 +527,8 @@ export function consentPage(ctx: PageContext, terms: ConsentTerms, alert?: Alert
   const key = alert
     ? null
     : `consent|${JSON.stringify([terms.app, terms.version, terms.items, terms.purpose, terms.retention])}`;
-  return stepPage(ctx, key, t(ctx.lang, "consentTitle"), "", (c) => consentBody(c, terms, alert), result);
+  const script = probes(ctx) ? PASSKEY_PROBE_SCRIPT : null;
+  return stepPage(ctx, key, t(ctx.lang, "consentTitle"), "", (c) => consentBody(c, terms, alert), result, script);
 }
 
 function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undefined): SafeHtml {
@@ -523,7 +541,7 @@ function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undef
   return html`<h1>${t(L, "consentTitle")}</h1>
 <p class="lead">${t(L, "consentLead", { app: ctx.appName })}</p>
 <form class="step" method="post" action="${actionOf(ctx)}" data-step="consent">
-${hidden(ctx)}<input type="hidden" name="terms" value="${terms.version}"><input type="hidden" name="app" value="${terms.app}">
+${hidden(ctx)}${probes(ctx) && PK_FIELD}<input type="hidden" name="terms" value="${terms.version}"><input type="hidden" name="app" value="${terms.app}">
 ${alertBox(alert)}
 <dl class="consent">
 <div><dt>${t(L, "consentRecipient")}</dt><dd>${ctx.appName}</dd></div>

@@ -37,6 +37,7 @@ import {
   type TxHandle,
 } from "./transaction";
 import { verify } from "./verify";
+import { passkeySignIn } from "./passkey/signin";
 
 /**
  * The first page of an app's sign-in (docs/signin.md "The first page"): its `tx` is the request
@@ -50,6 +51,8 @@ export async function beginSignIn(
   ar: SigninRequest,
 ): Promise<Response> {
   const lang = pickLang(req.headers.get("Accept-Language"), ar.lang);
+  const autoLoginDays =
+    ar.client.autoLogin && ar.prompt !== "N" ? Math.round(cfg.autoLoginTtlMs / 86_400_000) : undefined;
   const browser = browserBinding(req);
   const { id, csrf } = await createTransaction(
     env,
@@ -72,6 +75,7 @@ export async function beginSignIn(
     nonce: cspNonce(),
     formAction: formActionOf(ar.redirectUri),
     cookies: browser.setCookie ? [browser.setCookie] : [],
+    autoLoginDays,
   };
   // a network or an app the SMS-abuse guard holds suspect: the challenge is on the first page already
   const first = (await challengeFirst(env, rc, req, ar.client.clientId)) ? challengeOf({ env }) : undefined;
@@ -182,16 +186,19 @@ export async function continueSignIn(
   const lang = params.get("lang");
   if (lang === "ko" || lang === "en") return switchLanguage(f, lang);
   if (params.get("cancel") === "Y" && tx.step !== "consent") return cancel(f);
-  // The identify form posted again (back button, a corrected number): step 1 starts over.
-  const step = params.has("phoneNo") || tx.step === "moved" ? "identify" : tx.step;
+  // The identify form posted again (back button, a corrected number): step 1 starts over. The
+  // identify page's passkey form proves the number with a passkey instead (passkey/signin.ts).
+  const step = params.has("passkey") ? "passkey" : params.has("phoneNo") || tx.step === "moved" ? "identify" : tx.step;
   const res =
-    step === "identify"
-      ? await identify(f)
-      : step === "verify"
-        ? await verify(f)
-        : params.get("cancel") === "Y"
-          ? await cancel(f)
-          : await consent(f);
+    step === "passkey"
+      ? await passkeySignIn(f)
+      : step === "identify"
+        ? await identify(f)
+        : step === "verify"
+          ? await verify(f)
+          : params.get("cancel") === "Y"
+            ? await cancel(f)
+            : await consent(f);
   // the step's time in the service (its store calls, the carrier, the SMS gateway), not the person's
   timing(env, rc, `step.${step}`, Date.now() - started);
   return res;

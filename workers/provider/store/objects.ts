@@ -12,7 +12,10 @@ import { runQueuedJobs, type JobEnv } from "./flows/directory-jobs";
 import { alertsAlarm, type AlertEnv } from "./flows/alerts";
 import { MetricsStore as MetricsRoom } from "./metrics/metrics-store";
 
+import { passkeyNotices } from "./flows/directory-jobs";
+
 export { GuardStore } from "./guard/guard-store";
+export { passkeyNotices };
 
 export class OneTimeStore extends OneTimeRoom {
   constructor(ctx: DurableObjectState, env: unknown) {
@@ -31,6 +34,6 @@ export class MetricsStore extends MetricsRoom {
 
 export class DirectoryShard extends DirectoryRoom {
   constructor(ctx: DurableObjectState, env: unknown) {
-    super(ctx, env, { alarm: (jobs) => runQueuedJobs(env as JobEnv, jobs) });
+    super(ctx, env, { alarm: (jobs) => runQueuedJobs(env as JobEnv, jobs, passkeyNotices.send) });
   }
 }

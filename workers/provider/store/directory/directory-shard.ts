@@ -18,6 +18,7 @@ import { Jobs, type QueuedJob } from "./tables/jobs";
 import { Links, type ConnectionRow } from "./tables/links";
 import { People, type Claim, type ClaimResult, type NumberHolder, type NumberImport } from "./tables/people";
 import { Adoption, type LegacyLink, type LegacyPerson } from "./tables/adoption";
+import { Passkeys, type AddResult, type NewPasskey, type PasskeyRow, type UseResult } from "./tables/passkeys";
 
 /** What the shard's alarm does beyond its tables, given by the module that exports it (store/objects.ts). */
 export interface DirectoryHandlers {
@@ -35,6 +36,7 @@ export class DirectoryShard extends DurableObject {
   private readonly grants: Grants;
   private readonly jobs: Jobs;
   private readonly adoption: Adoption;
+  private readonly passkeys: Passkeys;
 
   constructor(
     ctx: DurableObjectState,
@@ -48,7 +50,16 @@ export class DirectoryShard extends DurableObject {
     this.grants = new Grants(sql);
     this.ciIndex = new CiIndex(sql, ctx.storage);
     this.links = new Links(sql, ctx.storage, this.grants);
-    this.peopleAndNumbers = new People(sql, ctx.storage, this.ciIndex, this.links, this.grants, this.jobs);
+    this.passkeys = new Passkeys(sql, ctx.storage);
+    this.peopleAndNumbers = new People(
+      sql,
+      ctx.storage,
+      this.ciIndex,
+      this.links,
+      this.grants,
+      this.jobs,
+      this.passkeys,
+    );
     this.adoption = new Adoption(sql, ctx.storage, this.peopleAndNumbers, this.links);
   }
 
@@ -293,6 +304,77 @@ export class DirectoryShard extends DurableObject {
   /** Ends every grant of the person for the client (every device); how many. */
   endAutoLogin(clientId: string, subscriberId: number): number {
     return this.grants.endAutoLogin(clientId, subscriberId);
+  }
+
+  // ---- passkeys (tables/passkeys.ts): the person's WebAuthn credentials, at their home
+
+  /** The person's user handle (made from `fresh` at their first enrolment); null when they are not here. */
+  passkeyHandle(subscriberId: number, fresh: string): string | null {
+    return this.passkeys.handle(subscriberId, fresh);
+  }
+
+  /** The person's passkeys, newest first. */
+  passkeysOf(subscriberId: number): PasskeyRow[] {
+    return this.passkeys.of(subscriberId);
+  }
+
+  /** A passkey by credential id while `handle` is its person's, with when their number was last confirmed. */
+  findPasskey(credentialId: string, handle: string): { passkey: PasskeyRow; confirmedAt: number } | null {
+    return this.passkeys.find(credentialId, handle);
+  }
+
+  /**
+   * Writes a verified enrolment with its checks in one step; an SMS-proven one queues the "now
+   * usable" notice for its `usableAt` in the same step.
+   */
+  addPasskey(p: NewPasskey, home: number, lang: "ko" | "en"): AddResult {
+    let out: AddResult = { ok: false, reason: "gone" };
+    this.ctx.storage.transactionSync(() => {
+      out = this.passkeys.add(p);
+      if (out.ok && p.madeWith === "sms") {
+        this.jobs.queueAt({ kind: "passkey_usable", credentialId: p.credentialId, home, lang }, p.usableAt);
+        this.jobs.wake(p.usableAt);
+      }
+    });
+    return out;
+  }
+
+  /** A verified assertion signs in: its challenge taken once, the passkey usable, its counter advanced. */
+  usePasskey(credentialId: string, challenge: string, challengeUntil: number, counter: number): UseResult {
+    return this.passkeys.use(credentialId, challenge, challengeUntil, counter);
+  }
+
+  /** Takes an enrolment ticket's challenge once, making nothing; false when it was taken before. */
+  takePasskeyChallenge(challenge: string, until: number): boolean {
+    return this.passkeys.takeOnce(challenge, until);
+  }
+
+  /** The carrier confirmed the person's number now. */
+  passkeyConfirmed(subscriberId: number, at: number): void {
+    this.passkeys.confirmed(subscriberId, at);
+  }
+
+  /** Removes one of the person's passkeys; false when it is not theirs. */
+  removePasskey(subscriberId: number, credentialId: string): boolean {
+    return this.passkeys.remove(subscriberId, credentialId);
+  }
+
+  /** Ends every passkey of the person; how many. */
+  endPasskeys(subscriberId: number): number {
+    return this.passkeys.endAll(subscriberId);
+  }
+
+  /** A passkey made with an SMS proof at its usable time: its person to tell (with their number), or why not. */
+  passkeyNotice(credentialId: string): { state: "tell"; person: PersonRow } | { state: "early" | "gone" } {
+    const n = this.passkeys.usableNotice(credentialId);
+    if (n.state !== "tell") return n;
+    const person = this.peopleAndNumbers.person(n.subscriberId);
+    return person ? { state: "tell", person } : { state: "gone" };
+  }
+
+  /** The "now usable" SMS of a passkey went out. */
+  passkeyTold(credentialId: string): void {
+    this.passkeys.told(credentialId);
   }
 
   // ---- jobs (tables/jobs.ts)

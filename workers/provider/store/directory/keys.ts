@@ -89,6 +89,19 @@ export function deviceHome(deviceId: string, shards: number): number {
   return hi < 0 || lo < 0 ? 0 : ((hi << 6) | lo) % shards;
 }
 
+/**
+ * A new WebAuthn user handle for a person at `home` (docs/passkeys.md): 32 random bytes as base64url,
+ * the first two characters naming the home as a device id's do, so an assertion reaches one shard.
+ */
+export function newPasskeyHandle(home: number, shards: number): string {
+  return newDeviceId(home, shards);
+}
+
+/** The shard of a user handle's person. */
+export function handleHome(handle: string, shards: number): number {
+  return deviceHome(handle, shards);
+}
+
 /** Consented items as a bit mask (IDENTITY_ITEMS order): 9 bits instead of a JSON list in every link row. */
 export function itemsMask(items: readonly IdentityItem[]): number {
   let m = 0;

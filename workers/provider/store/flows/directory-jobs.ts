@@ -14,6 +14,18 @@ import { endRows, type StoresEnv } from "./end-plids";
 /** What a job reaches: the shards, and for a removal the one-time store and D1 (end-plids.ts). */
 export type JobEnv = StoresEnv;
 
+/**
+ * Sends a passkey's "now usable" SMS to `phone` (given by the module exporting the shard class,
+ * store/objects.ts, which has the SMS gateways): false when no gateway took it.
+ */
+export type PasskeyNotify = (env: JobEnv, phone: string, lang: "ko" | "en") => Promise<boolean>;
+
+/**
+ * How the shards' alarms send it: set by the worker that hosts the shards (its entry module, which
+ * reaches the sign-in's gateways; the store imports no route folder). Unset, a notice waits.
+ */
+export const passkeyNotices: { send?: PasskeyNotify } = {};
+
 /** Test hook: runs before each step of a job (a fault injected there leaves the job to its retry). */
 export const jobHooks: { beforeStep?: (job: DirectoryJob, step: string) => Promise<void> } = {};
 
@@ -22,7 +34,12 @@ async function step(job: DirectoryJob, name: string): Promise<void> {
 }
 
 /** Runs one job to its end; "removed" when a removal took the person (not moved or gone meanwhile). */
-export async function runJob(env: JobEnv, job: DirectoryJob, keepLeases = false): Promise<"removed" | undefined> {
+export async function runJob(
+  env: JobEnv,
+  job: DirectoryJob,
+  keepLeases = false,
+  notify?: PasskeyNotify,
+): Promise<"removed" | undefined> {
   const n = dirShards(env);
   switch (job.kind) {
     case "index_ci": {
@@ -57,6 +74,18 @@ export async function runJob(env: JobEnv, job: DirectoryJob, keepLeases = false)
         if ((await home.removePerson(job.id, job.phone)).removed) return "removed";
       }
       throw new Error("remove: links kept being made");
+    }
+    case "passkey_usable": {
+      // at the passkey's usable time, while it is still there: its person told once (a send that
+      // fails is tried again by the next alarm); a passkey cancelled or ended meanwhile tells nobody
+      await step(job, "notify");
+      const home = dirAt(env, job.home);
+      const n = await home.passkeyNotice(job.credentialId);
+      if (n.state === "gone") return undefined;
+      if (n.state !== "tell" || !notify) throw new Error("passkey notice: not due here");
+      if (!(await notify(env, n.person.phone, job.lang))) throw new Error("passkey notice: not sent");
+      await home.passkeyTold(job.credentialId);
+      return undefined;
     }
   }
 }
@@ -173,12 +202,12 @@ export async function finishAllJobs(env: JobEnv): Promise<boolean> {
 }
 
 /** A shard's alarm: its due jobs run, then the alarm set again to the next one's time. */
-export async function runQueuedJobs(env: JobEnv, jobs: Jobs): Promise<void> {
+export async function runQueuedJobs(env: JobEnv, jobs: Jobs, notify?: PasskeyNotify): Promise<void> {
   const due = jobs.due(100);
   const done: number[] = [];
   for (const j of due) {
     try {
-      await runJob(env, j.job);
+      await runJob(env, j.job, false, notify);
       done.push(j.id);
     } catch {
       // tried again at the next alarm

@@ -65,7 +65,13 @@ export type AuditType =
   | "event.resumed"
   | "event.test"
   | "guard.state"
-  | "guard.decision";
+  | "guard.decision"
+  | "passkey.created"
+  | "passkey.refused"
+  | "passkey.removed"
+  | "passkey.cancelled"
+  | "passkey.ended"
+  | "passkey.notified";
 
 type Detail = Record<string, string | number | boolean>;
 

@@ -92,6 +92,11 @@ export interface SigninRecord {
    * in, whether its code followed a passed challenge, and when it was sent. Opaque to the store.
    */
   guard?: { scopes: string[]; challenged: boolean; sentAt: number };
+  /**
+   * A sign-in proven by a passkey (docs/passkeys.md): the credential id that proved the number, in
+   * place of a code. Its end is counted and audited as a passkey sign-in, and offers no passkey.
+   */
+  passkey?: string;
 }
 
 /** The number's limits, as configured (docs/signin.md "Limits"). */

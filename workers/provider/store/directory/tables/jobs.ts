@@ -15,7 +15,9 @@ export type DirectoryJob =
   /** `lease`: the writer's ci lease, dropped once the entry is written (or the person is gone). */
   | { kind: "index_ci"; ci: string; id: number; lease?: string }
   | { kind: "release"; phone: string; id: number }
-  | { kind: "remove"; id: number; phone: string; reason: "number_reassigned" | "subscriber_removed" };
+  | { kind: "remove"; id: number; phone: string; reason: "number_reassigned" | "subscriber_removed" }
+  /** A passkey made with an SMS proof became usable: its person is told by SMS (passkeys.ts). */
+  | { kind: "passkey_usable"; credentialId: string; home: number; lang: "ko" | "en" };
 
 export interface QueuedJob {
   id: number;
@@ -43,6 +45,19 @@ export class Jobs {
         now,
         now + (run === null ? JOB_GRACE_MS : RUN_HOLD_MS),
         run,
+      )
+      .one().id;
+    return { id, job };
+  }
+
+  /** Queues a job that is due at `at` (a notice for a later time), not before. */
+  queueAt(job: DirectoryJob, at: number): QueuedJob {
+    const id = this.sql
+      .exec<{ id: number }>(
+        "INSERT INTO jobs (job, created_at, next_at) VALUES (?, ?, ?) RETURNING id",
+        JSON.stringify(job),
+        Date.now(),
+        at,
       )
       .one().id;
     return { id, job };
@@ -83,8 +98,9 @@ export class Jobs {
   }
 
   /**
-   * Jobs due (their caller has had its grace), or with `all` every job not held for an import run,
-   * oldest first; each is pushed back while it runs.
+   * Jobs due (their caller has had its grace), or with `all` every job not held for an import run
+   * but the notices for later (not changes: they wait for their time), oldest first; each is pushed
+   * back while it runs.
    */
   due(limit: number, all = false): QueuedJob[] {
     const now = Date.now();
@@ -93,7 +109,7 @@ export class Jobs {
         id: number;
         job: string;
       }>(
-        "SELECT id, job FROM jobs WHERE next_at <= ?1 OR (?2 AND run IS NULL) ORDER BY id LIMIT ?3",
+        "SELECT id, job FROM jobs WHERE next_at <= ?1 OR (?2 AND run IS NULL AND job ->> '$.kind' <> 'passkey_usable') ORDER BY id LIMIT ?3",
         now,
         all ? 1 : 0,
         limit,
@@ -115,9 +131,11 @@ export class Jobs {
       .map((r) => ({ id: r.id, job: JSON.parse(r.job) as DirectoryJob }));
   }
 
-  /** How many jobs wait (the operator's view of cross-shard work in flight). */
+  /** How many jobs wait (the operator's view of cross-shard work in flight; a notice for later is not). */
   pending(): number {
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n;
+    return this.sql
+      .exec<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE job ->> '$.kind' <> 'passkey_usable'")
+      .one().n;
   }
 
   /** Makes sure the alarm fires no later than `at` (the jobs' caller has had its grace). */

@@ -13,7 +13,7 @@
 //   number is never free in between for another writer to take;
 // - a person whose removal from a number is queued here does not take that number back;
 // - a person is deleted only while their row names the number being removed and no link is left,
-//   with their grants, in one step;
+//   with their grants and passkeys, in one step;
 // - the counters (`people`, `test_numbers`) change in the same step as each insert and delete
 //   (triggers); review test numbers are counted through their own index;
 // - one import holds the import lease at a time (kept in shard 0's `meta`).
@@ -25,6 +25,7 @@ import type { CiIndex } from "./ci-index";
 import type { Grants } from "./grants";
 import { JOB_GRACE_MS, type DirectoryJob, type Jobs, type QueuedJob } from "./jobs";
 import type { Links } from "./links";
+import type { Passkeys } from "./passkeys";
 
 /** Who answers for a number, as its shard knows: nobody, a person at home here, or an id whose home is elsewhere. */
 export type NumberHolder =
@@ -68,6 +69,7 @@ export class People {
     private readonly links: Links,
     private readonly grants: Grants,
     private readonly jobs: Jobs,
+    private readonly passkeys: Passkeys,
   ) {}
 
   /**
@@ -253,6 +255,7 @@ export class People {
         return;
       }
       this.grants.endOfPerson(id);
+      this.passkeys.endOfPerson(id);
       this.sql.exec("DELETE FROM people WHERE id = ?", id);
       out = { removed: true, links: [] };
     });

@@ -64,6 +64,30 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_removals ON jobs (job ->> '$.id') WHERE job ->> '$.kind' = 'remove';
 -- registered review test numbers (few): listed and counted through this index, never a scan of people
 CREATE INDEX IF NOT EXISTS people_review ON people (phone) WHERE test_clients IS NOT NULL;
+-- passkeys (passkeys.ts): one user handle per person (ours, naming this shard), their credentials,
+-- and the challenges their assertions and enrolments took (each once, kept until it would expire)
+CREATE TABLE IF NOT EXISTS passkey_people (
+  subscriber_id INTEGER PRIMARY KEY,
+  handle        TEXT NOT NULL UNIQUE,
+  confirmed_at  INTEGER NOT NULL         -- the number last confirmed for them (the carrier's re-check)
+);
+CREATE TABLE IF NOT EXISTS passkeys (
+  credential_id TEXT PRIMARY KEY,        -- base64url, the authenticator's
+  subscriber_id INTEGER NOT NULL,
+  public_key    BLOB NOT NULL,           -- COSE, as the authenticator gave it
+  counter       INTEGER NOT NULL,
+  transports    TEXT NOT NULL,           -- JSON array
+  name          TEXT NOT NULL,
+  device        TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  usable_at     INTEGER NOT NULL,
+  last_used_at  INTEGER,
+  made_with     TEXT NOT NULL,           -- 'sms' (waits the activation delay) or 'passkey'
+  told          INTEGER NOT NULL DEFAULT 0 -- 'sms': the "now usable" SMS went out
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS passkeys_by_subscriber ON passkeys (subscriber_id);
+CREATE TABLE IF NOT EXISTS passkey_uses (challenge TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS passkey_uses_by_until ON passkey_uses (until);
 CREATE TRIGGER IF NOT EXISTS people_counted AFTER INSERT ON people BEGIN
   UPDATE meta SET value = value + 1 WHERE key = 'people';
   UPDATE meta SET value = value + 1 WHERE key = 'test_numbers' AND NEW.test_otp_hash IS NOT NULL;

@@ -1,0 +1,114 @@
+// The person's passkeys on /account (docs/passkeys.md "On /account"): the list, making one, and
+// removing or cancelling one, each under the session's proof. Making one with an SMS proof waits the
+// activation delay; with a passkey proof (a session opened by a passkey sign-in) it is usable at
+// once. Removing an active passkey while another active one exists needs a passkey proof; a pending
+// one can always be cancelled (the owner's answer to a notice SMS). Every change is audited.
+
+import type { Params } from "../../core/http";
+import type { RequestContext } from "../../core/router";
+import type { ProviderEnv } from "../config";
+import type { Lang } from "../signin/i18n";
+import { enrol, enrolmentOf, enrolPage, isActive } from "../signin/passkey/enrol";
+import { pt } from "../signin/passkey/i18n";
+import { signinConfig } from "../signin/config";
+import { openTicket } from "../signin/passkey/webauthn";
+import { passkeysOf, removePasskey, type PasskeyRow } from "../store/directory/passkeys";
+import { audit } from "../store/one-time/audit";
+import type { AccountSession } from "./session";
+import { formatKst } from "../dates";
+
+/** What the dashboard shows of the person's passkeys. */
+export interface PasskeysView {
+  rows: PasskeyRow[];
+  /** Making one now, when the person may: its ticket, creation options and what the page says of it. */
+  enrol: { token: string; options: Awaited<ReturnType<typeof enrolPage>>["options"]; hint: string } | null;
+}
+
+export async function passkeysView(
+  req: Request,
+  env: ProviderEnv,
+  session: AccountSession,
+  lang: Lang,
+): Promise<PasskeysView> {
+  const e = await enrolmentOf(env, session.subscriberId, session.passkey);
+  const rows = e ? e.passkeys : await passkeysOf(env, session.subscriberId);
+  if (!e) return { rows, enrol: null };
+  const page = await enrolPage(
+    req,
+    env,
+    e,
+    {
+      s: session.subscriberId,
+      w: session.passkey ? "passkey" : "sms",
+      ...(session.passkey ? { k: session.passkey } : {}),
+      l: lang,
+    },
+    session.masked,
+  );
+  const hours = Math.round(signinConfig(env).passkeyActivationMs / 3_600_000);
+  const hint = session.passkey ? pt(lang, "addHintPasskey") : pt(lang, "addHintSms", { hours });
+  return { rows, enrol: { ...page, hint } };
+}
+
+/** A dashboard answer: a notice, or an alert with its status. */
+export type Outcome = { notice: string } | { alert: string; status: number };
+
+/** The enrolment form posted: the passkey made under the ticket's proof, or why not. */
+export async function enrolOnAccount(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  session: AccountSession,
+  params: Params,
+  lang: Lang,
+): Promise<Outcome> {
+  const ticket = await openTicket(env, params.get("enrol"));
+  if (!ticket || ticket.s !== session.subscriberId || ticket.r !== undefined)
+    return { alert: pt(lang, "errExpired"), status: 400 };
+  const made = await enrol(req, env, rc, ticket, params.get("credential"));
+  rc.log.event = made.ok ? "account.passkey_created" : "account.passkey_refused";
+  if (made.ok)
+    return {
+      notice:
+        made.usableAt > Date.now()
+          ? pt(lang, "createdPending", { until: formatKst(made.usableAt, lang) })
+          : pt(lang, "created"),
+    };
+  const alert =
+    made.reason === "full"
+      ? pt(lang, "errFull", { max: 10 })
+      : made.reason === "needs_passkey"
+        ? pt(lang, "errNeedsPasskey")
+        : made.reason === "replayed"
+          ? pt(lang, "errExpired")
+          : pt(lang, "errCreate");
+  return { alert, status: 400 };
+}
+
+/** `action=passkey_remove` with `credential_id`: removed (or cancelled, when pending) under the proof's rules. */
+export async function removeOnAccount(
+  env: ProviderEnv,
+  rc: RequestContext,
+  session: AccountSession,
+  params: Params,
+  lang: Lang,
+): Promise<Outcome> {
+  const id = params.get("credential_id") ?? "";
+  const mine = await passkeysOf(env, session.subscriberId);
+  const target = mine.find((k) => k.credentialId === id);
+  if (!target) return { alert: pt(lang, "errNotYours"), status: 404 };
+  const now = Date.now();
+  const pending = !isActive(target, now);
+  const provenByPasskey =
+    session.passkey !== undefined && mine.some((k) => k.credentialId === session.passkey && isActive(k, now));
+  const othersActive = mine.some((k) => k.credentialId !== id && isActive(k, now));
+  if (!pending && othersActive && !provenByPasskey) {
+    rc.waitUntil(audit(env, "passkey.refused", null, "refused", { reason: "needs_passkey", action: "remove" }));
+    return { alert: pt(lang, "errRemoveNeedsPasskey"), status: 403 };
+  }
+  if (!(await removePasskey(env, session.subscriberId, id))) return { alert: pt(lang, "errNotYours"), status: 404 };
+  const proof = session.passkey ? "passkey" : "sms";
+  rc.log.event = pending ? "account.passkey_cancelled" : "account.passkey_removed";
+  rc.waitUntil(audit(env, pending ? "passkey.cancelled" : "passkey.removed", null, "ok", { proof }));
+  return { notice: pt(lang, pending ? "cancelled" : "removed") };
+}

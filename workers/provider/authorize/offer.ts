@@ -1,0 +1,74 @@
+// The answer to a passkey offer (docs/passkeys.md "The offer"): a POST of the offer's signed ticket
+// to the authorization endpoint, with the browser's registration or "not now". The ticket is taken
+// once in the person's shard (by the passkey it makes, or alone), so one offer mints one code; then
+// the sign-in ends as it would have without the offer (`finish`): the code to the app.
+
+import type { Params } from "../../core/http";
+import type { RequestContext } from "../../core/router";
+import { providerConfig, type ProviderEnv } from "../config";
+import { signinConfig } from "../signin/config";
+import { t } from "../signin/i18n";
+import { bareContext, stopPage } from "../signin/pages";
+import { enrol, takeTicket, browserHashOf } from "../signin/passkey/enrol";
+import { pt } from "../signin/passkey/i18n";
+import { offerFailed } from "../signin/passkey/offer";
+import { openTicket } from "../signin/passkey/webauthn";
+import type { Transaction } from "../signin/transaction";
+import { findClient } from "../store/clients";
+import { subscriberById } from "../store/directory/directory";
+import { sameHash } from "../store/one-time/signin-store";
+import type { IdentityItem } from "../../core/spec";
+import { finish } from "./complete";
+import { registeredRedirect } from "./validate";
+
+/** What an offer's ticket carries to end the sign-in with (`passkeyOffer`). */
+interface Resume {
+  tx: Transaction;
+  o: boolean;
+  p: string;
+  i: IdentityItem[];
+}
+
+export async function answerOffer(
+  req: Request,
+  env: ProviderEnv,
+  rc: RequestContext,
+  params: Params,
+): Promise<Response> {
+  const ticket = await openTicket(env, params.get("enrol"));
+  const resume = ticket?.r as Resume | undefined;
+  const lang = ticket?.l ?? "ko";
+  const gone = () =>
+    stopPage(bareContext(signinConfig(env).operator, lang), t(lang, "unknownTitle"), t(lang, "unknownText"));
+  if (!ticket || !resume || !sameHash(await browserHashOf(req), ticket.b)) {
+    rc.log.event = "signin.offer_refused";
+    return gone();
+  }
+  const tx = resume.tx;
+  const client = await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
+  if (!client || registeredRedirect(client, tx.redirectUri, providerConfig(env).devMode) === undefined) return gone();
+  let made: Awaited<ReturnType<typeof enrol>> | null = null;
+  if (params.get("credential")) made = await enrol(req, env, rc, ticket, params.get("credential"));
+  else if (!(await takeTicket(env, ticket))) {
+    rc.log.event = "signin.offer_replayed";
+    return gone();
+  }
+  if (made && !made.ok && made.reason === "replayed") return gone();
+  const subscriber = await subscriberById(env, ticket.s);
+  if (!subscriber) return gone();
+  const end = { tx, client, subscriberId: ticket.s, optIn: resume.o, shared: { plid: resume.p, items: resume.i } };
+  const done = await finish(req, env, rc, signinConfig(env), end, subscriber);
+  if (!done) return gone();
+  if (made && !made.ok) {
+    // the sign-in ends all the same: the page says why nothing was made, and goes on to the app
+    const text =
+      made.reason === "full"
+        ? pt(lang, "errFull", { max: 10 })
+        : made.reason === "needs_passkey"
+          ? pt(lang, "errNeedsPasskey")
+          : pt(lang, "errCreate");
+    return offerFailed(env, lang, client.name, text, done.headers.get("Location")!);
+  }
+  if (made?.ok) rc.log.event = "signin.passkey_created";
+  return done;
+}

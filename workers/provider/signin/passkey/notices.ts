@@ -1,0 +1,35 @@
+// The SMS a person's number gets about their passkeys (docs/passkeys.md "Enrolment"): when one is
+// made with an SMS proof alone (with the time it becomes usable), and when it becomes usable (a
+// directory shard's job at that time, store/flows/directory-jobs.ts). Each goes through the
+// configured gateways like a code, audited by its result only; no code is in it.
+
+import type { ProviderEnv } from "../../config";
+import { formatKst } from "../../dates";
+import { audit } from "../../store/one-time/audit";
+import type { Lang } from "../i18n";
+import { smsSender } from "../sms/configured";
+import { pt } from "./i18n";
+
+/** A passkey's "now usable" SMS, as the directory shards' alarms send it (the hosting worker sets it). */
+export function usableNotice(env: unknown, phone: string, lang: Lang): Promise<boolean> {
+  return sendPasskeyNotice(env as ProviderEnv, phone, lang, { kind: "usable" });
+}
+
+/** Sends a passkey notice; false when no gateway took it (it is audited either way). */
+export async function sendPasskeyNotice(
+  env: ProviderEnv,
+  to: string,
+  lang: Lang,
+  what: { kind: "created"; usableAt: number } | { kind: "usable" },
+): Promise<boolean> {
+  const text =
+    what.kind === "created" ? pt(lang, "smsCreated", { until: formatKst(what.usableAt, lang) }) : pt(lang, "smsUsable");
+  let ok = true;
+  try {
+    await smsSender(env).send({ to, code: "", lang, text });
+  } catch {
+    ok = false;
+  }
+  await audit(env, "passkey.notified", null, ok ? "ok" : "refused", { notice: what.kind });
+  return ok;
+}

@@ -1,0 +1,205 @@
+// WebAuthn for the service's passkeys (docs/passkeys.md), verified by @simplewebauthn/server: no
+// CBOR, COSE or signature is read here. The relying party is the service's own host (the request's),
+// its origin the request's; user verification is required for every ceremony.
+//
+// Challenges:
+// - a sign-in's is derived from the `tx` its identify page posts (a signed first page, or a stored
+//   transaction's random id): SHA-256 of it, which the page's script computes too, so the first page
+//   stays cached and storeless; the person's shard takes it once at the assertion (replay refused);
+// - an enrolment's is random, in a ticket signed with a key derived from SEAL_KEY (`EnrolTicket`),
+//   bound to the browser, expiring in TICKET_MS, and taken once by the shard that stores the passkey.
+
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
+import {
+  base64ToBytes,
+  bytesToBase64url,
+  derivedToken,
+  fromUtf8,
+  randomToken,
+  sha256,
+  utf8,
+} from "../../../core/crypto";
+import { sealKeyVar } from "../../store/clients";
+import { sameHash } from "../../store/one-time/signin-store";
+import type { PasskeyRow } from "../../store/directory/passkeys";
+
+/**
+ * The library, loaded at the first ceremony an isolate verifies: its attestation formats and
+ * certificate parsing are most of the worker's code, and no other page needs them evaluated.
+ */
+function library(): Promise<typeof import("@simplewebauthn/server")> {
+  return import("@simplewebauthn/server");
+}
+
+/** The longest credential JSON taken (an assertion is under 2 KB; an attestation "none" under 1 KB). */
+export const MAX_CREDENTIAL_CHARS = 8192;
+/** How long an enrolment ticket (its page) lasts. */
+export const TICKET_MS = 5 * 60_000;
+
+/** The relying party of a request: the service's host is the RP ID, its origin the expected one. */
+export function relyingParty(req: Request): { id: string; origin: string } {
+  const u = new URL(req.url);
+  return { id: u.hostname, origin: u.origin };
+}
+
+/** The challenge of a sign-in's identify page: base64url SHA-256 of the `tx` it posts (the page computes it too). */
+export async function signinChallenge(tx: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", utf8(tx));
+  return bytesToBase64url(new Uint8Array(digest));
+}
+
+/** JSON of a posted credential, or null when it is not an object of the expected shape. */
+export function credentialJson<T extends AuthenticationResponseJSON | RegistrationResponseJSON>(
+  value: string | undefined,
+): T | null {
+  if (!value || value.length > MAX_CREDENTIAL_CHARS) return null;
+  try {
+    const v = JSON.parse(value) as T;
+    const ok =
+      typeof v === "object" &&
+      v !== null &&
+      typeof v.id === "string" &&
+      v.id.length > 0 &&
+      v.id.length <= 1024 &&
+      /^[A-Za-z0-9_-]+$/.test(v.id) &&
+      v.type === "public-key" &&
+      typeof v.response === "object" &&
+      v.response !== null;
+    return ok ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The user handle an assertion carries (ours, naming the person's shard), or undefined. */
+export function userHandleOf(a: AuthenticationResponseJSON): string | undefined {
+  const h = a.response.userHandle;
+  return typeof h === "string" ? h : undefined;
+}
+
+/**
+ * An assertion checked against the stored passkey: the new counter when it is valid for this RP,
+ * origin and challenge with the user verified, else null (malformed input included).
+ */
+export async function verifiedAssertion(
+  req: Request,
+  a: AuthenticationResponseJSON,
+  challenge: string,
+  passkey: PasskeyRow,
+): Promise<number | null> {
+  const rp = relyingParty(req);
+  try {
+    const { verifyAuthenticationResponse } = await library();
+    const r = await verifyAuthenticationResponse({
+      response: a,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+      credential: {
+        id: passkey.credentialId,
+        publicKey: passkey.publicKey as Uint8Array<ArrayBuffer>,
+        // the counter is checked where it is advanced, in the shard's one step (tables/passkeys.ts)
+        counter: 0,
+        transports: passkey.transports as never,
+      },
+    });
+    return r.verified ? r.authenticationInfo.newCounter : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A registration the library verified: what is stored of it. */
+export interface VerifiedCredential {
+  id: string;
+  publicKey: Uint8Array;
+  counter: number;
+  transports: string[];
+  /** "synced" (a passkey provider keeps it on the person's devices), "device" (this one), "key" (a security key or phone). */
+  device: "synced" | "device" | "key";
+}
+
+/** A registration checked for this RP, origin and challenge with the user verified, or null. */
+export async function verifiedRegistration(
+  req: Request,
+  r: RegistrationResponseJSON,
+  challenge: string,
+): Promise<VerifiedCredential | null> {
+  const rp = relyingParty(req);
+  try {
+    const { verifyRegistrationResponse } = await library();
+    const v = await verifyRegistrationResponse({
+      response: r,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+    });
+    if (!v.verified) return null;
+    const info = v.registrationInfo;
+    const device =
+      info.credentialDeviceType === "multiDevice"
+        ? "synced"
+        : r.authenticatorAttachment === "cross-platform"
+          ? "key"
+          : "device";
+    return {
+      id: info.credential.id,
+      publicKey: info.credential.publicKey,
+      counter: info.credential.counter,
+      transports: (info.credential.transports ?? []).filter((t) => typeof t === "string").slice(0, 8),
+      device,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What an enrolment page hands the browser, signed: who enrols (`s`), the creation challenge (`c`),
+ * until when (`e`), the hash of the browser's binding cookie (`b`), what proved the person (`w`:
+ * "sms", or the passkey `k` of a passkey sign-in), the page's language (`l`), and for an app's
+ * sign-in the end it resumes (`r`, docs/passkeys.md "The offer").
+ */
+export interface EnrolTicket {
+  s: number;
+  c: string;
+  e: number;
+  b: string;
+  w: "sms" | "passkey";
+  k?: string;
+  l: "ko" | "en";
+  r?: unknown;
+}
+
+const TICKET_PREFIX = "pk1.";
+const TICKET_PURPOSE = "passkey-enrol-v1";
+
+type SealEnv = { SEAL_KEY: string };
+
+/** A new ticket with a fresh challenge. */
+export async function enrolTicket(
+  env: SealEnv,
+  t: Omit<EnrolTicket, "c" | "e">,
+): Promise<{ token: string; ticket: EnrolTicket }> {
+  const ticket: EnrolTicket = { ...t, c: randomToken(32), e: Date.now() + TICKET_MS };
+  const body = bytesToBase64url(utf8(JSON.stringify(ticket)));
+  return { token: `${TICKET_PREFIX}${body}.${await derivedToken(sealKeyVar(env), TICKET_PURPOSE, body)}`, ticket };
+}
+
+/** The ticket of a token this service signed, while it lasts, or null. */
+export async function openTicket(env: SealEnv, token: string | undefined): Promise<EnrolTicket | null> {
+  if (!token || !token.startsWith(TICKET_PREFIX) || token.length > 16_384) return null;
+  const dot = token.lastIndexOf(".");
+  const body = token.slice(TICKET_PREFIX.length, dot);
+  if (dot <= TICKET_PREFIX.length || !/^[A-Za-z0-9_-]+$/.test(body)) return null;
+  if (!sameHash(await derivedToken(sealKeyVar(env), TICKET_PURPOSE, body), token.slice(dot + 1))) return null;
+  const t = JSON.parse(fromUtf8(base64ToBytes(body))) as EnrolTicket;
+  return t.e > Date.now() ? t : null;
+}
+
+/** The stored form of a challenge (the shard keeps hashes only). */
+export function challengeKey(challenge: string): Promise<string> {
+  return sha256(`passkey-challenge:${challenge}`);
+}
