@@ -274,6 +274,19 @@ describe("the overview's metrics", () => {
     expect(sms.html).toMatch(/Answer time p50 · p95<b>≤ 100 ms · ≤ 100 ms<\/b>/);
   });
 
+  it("passkey sign-ins are shown as SMS saved, priced as the primary gateway's message", async () => {
+    const { b } = await operator("viewer");
+    const t = Date.now() - (Date.now() % 60_000);
+    await metricsStore(env).apply(`console-saved-${Date.now()}`, [
+      [t, "signin.method.passkey", "saved-app", 3_000_000],
+    ]);
+    const home = await b.page(await b.fetch("/console?range=1h&lang=en"));
+    // the dev worker's primary sender is the outbox, priced 0
+    expect(home.html).toMatch(/SMS saved by passkeys · cost<b>3,000,000 · 0 KRW<\/b>/);
+    const ko = await b.page(await b.fetch("/console?range=1h&lang=ko"));
+    expect(ko.html).toMatch(/패스키로 아낀 문자 · 비용<b>3,000,000 · 0원<\/b>/);
+  });
+
   it("SMS_PRICES_KRW prices each gateway; a malformed value names the variable", () => {
     const price = smsPrices({ SMS_PRICES_KRW: "naver-sens:19.8, nhn-cloud:18" });
     expect([price("naver-sens"), price("nhn-cloud"), price("outbox"), price("other")]).toEqual([19.8, 18, 0, 20]);

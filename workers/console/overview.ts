@@ -122,6 +122,8 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     .filter(([k]) => k.startsWith(`sms.${primary}.`))
     .reduce((a, [, p]) => a + p.reduce((x, [, n]) => x + n, 0), 0);
   const delivered = spend(inRange, () => 0).sent;
+  // each passkey sign-in is a code not sent (docs/passkeys.md), priced as the primary gateway's
+  const saved = sum(inRange, "signin.method.passkey");
   const kpi = (label: string, value: string) => html`<li>${label}<b>${value}</b></li>`;
   const share = (x: number | null) => (x === null ? "—" : `${x.toFixed(1)}%`);
   const t = spend(today, price);
@@ -163,6 +165,7 @@ ${kpi(c(L, "kpiConversion"), share(pct(sum(inRange, "signin.success.interactive"
 ${kpi(c(L, "kpiFailover"), share(pct(attempts - onPrimary, attempts)))}
 ${kpi(c(L, "kpiSmsToday"), `${t.sent.toLocaleString("en-US")} · ${won(t.won)}`)}
 ${kpi(c(L, "kpiSmsMonth"), `${m.sent.toLocaleString("en-US")} · ${won(m.won)}`)}
+${kpi(c(L, "kpiSmsSaved"), `${saved.toLocaleString("en-US")} · ${won(saved * price(primary))}`)}
 ${kpi(c(L, "appsCount"), clients.length.toLocaleString("en-US"))}
 ${kpi(c(L, "subscribersCount"), counts.subscribers.toLocaleString("en-US"))}
 </ul>

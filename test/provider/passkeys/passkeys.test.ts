@@ -24,6 +24,7 @@ import {
 } from "../../support/passkeys";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { findLink } from "../../../workers/provider/store/directory/links";
+import { lastAuditEvent } from "../../support/audit";
 
 const NOW = { PASSKEY_ACTIVATION_SECONDS: "0" };
 
@@ -146,6 +147,10 @@ describe("passkeys: signing in", () => {
     expect(loc.searchParams.get("state")).toBe("st-1");
     expect((await outbox(h.who.phone)).length).toBe(before);
     expect((await findLink(env, "demo-client", person.id))!.plid).toBe(plid);
+    // audited as a passkey sign-in; the passkey shows its last use on /account
+    const success = await lastAuditEvent("signin.success");
+    expect(JSON.parse(success!.detail!)).toMatchObject({ mode: "interactive", method: "passkey" });
+    expect(success!.detail).not.toContain(h.who.phone);
   });
 
   it("a first sign-in to an app by passkey asks consent, then ends with a code", async () => {
