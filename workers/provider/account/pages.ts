@@ -63,14 +63,14 @@ function passkeySection(v: DashboardView): SafeHtml {
   const kind = (d: string) => pt(L, d === "synced" ? "kindSynced" : d === "key" ? "kindKey" : "kindDevice");
   const rows = v.passkeys.rows.map((k, i) => {
     const pending = k.usableAt > now;
-    return html`<li aria-labelledby="pk-${i}"><h3 id="pk-${i}">${k.name}</h3>
+    return html`<li class="app" aria-labelledby="pk-${i}"><h3 id="pk-${i}">${k.name}</h3>
 <dl>
 <div><dt>${pt(L, "listKind")}</dt><dd>${kind(k.device)}</dd></div>
 <div><dt>${pt(L, "listCreated")}</dt><dd>${formatKst(k.createdAt, L)}</dd></div>
 <div><dt>${pt(L, "listLastUsed")}</dt><dd>${k.lastUsedAt !== null ? formatKst(k.lastUsedAt, L) : pt(L, "listNever")}</dd></div>
 </dl>
-${pending ? html`<p class="notice">${pt(L, "listPending", { until: formatKst(k.usableAt, L) })}</p>` : ""}
-<form method="post" action="/account">${hiddenFields(v)}<input type="hidden" name="credential_id" value="${k.credentialId}">
+${pending ? html`<p class="auto">${pt(L, "listPending", { until: formatKst(k.usableAt, L) })}</p>` : ""}
+<form method="post" action="/account" class="app-actions">${hiddenFields(v)}<input type="hidden" name="credential_id" value="${k.credentialId}">
 <button type="submit" class="secondary" name="action" value="passkey_remove">${pt(L, pending ? "cancelPending" : "remove")} <span class="hint">(${k.name})</span></button></form></li>`;
   });
   const e = v.passkeys.enrol;

@@ -9,7 +9,7 @@ import type { RequestContext } from "../../core/router";
 import type { ProviderEnv } from "../config";
 import type { Lang } from "../signin/i18n";
 import { enrol, enrolmentOf, enrolPage, isActive } from "../signin/passkey/enrol";
-import { pt } from "../signin/passkey/i18n";
+import { pt, waitText } from "../signin/passkey/i18n";
 import { signinConfig } from "../signin/config";
 import { openTicket } from "../signin/passkey/webauthn";
 import { passkeysOf, removePasskey, type PasskeyRow } from "../store/directory/passkeys";
@@ -45,8 +45,8 @@ export async function passkeysView(
     },
     session.masked,
   );
-  const hours = Math.round(signinConfig(env).passkeyActivationMs / 3_600_000);
-  const hint = session.passkey ? pt(lang, "addHintPasskey") : pt(lang, "addHintSms", { hours });
+  const after = waitText(lang, signinConfig(env).passkeyActivationMs);
+  const hint = session.passkey ? pt(lang, "addHintPasskey") : pt(lang, "addHintSms", { after });
   return { rows, enrol: { ...page, hint } };
 }
 

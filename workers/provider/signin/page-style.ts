@@ -54,6 +54,9 @@ footer button{width:auto;min-height:36px;padding:4px 12px;font-size:13px;font-we
 a.button{display:block;padding:14px;border-radius:12px;background:#1b64da;color:#fff;text-align:center;font-weight:700;text-decoration:none}
 .app{margin:0 0 16px;padding:16px;border:1.5px solid #d1d6db;border-radius:12px}
 .app h2{margin:0 0 8px;font-size:18px}
+.app h3{margin:0 0 8px;font-size:17px}
+.passkey-list{list-style:none;margin:0;padding:0}
+.passkey{margin-top:24px;padding-top:16px;border-top:1px solid #e5e8eb}
 .app dl{margin:0;font-size:14px}
 .app dl div{display:flex;gap:8px}
 .app dt{flex:none;min-width:6.5em;color:#4e5968}

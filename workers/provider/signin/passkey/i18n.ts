@@ -18,7 +18,7 @@ const ko = {
   offerLead:
     "이 기기에 패스키를 만들면 다음부터 모든 앱에 문자 없이 지문이나 얼굴로 로그인합니다. 피싱 사이트에서는 쓸 수 없습니다.",
   offerDelay: (v: Vars) =>
-    `본인 확인을 위해 새 패스키는 ${v.hours}시간 뒤부터 쓸 수 있고, 만들 때와 쓸 수 있게 될 때 이 번호로 문자를 보내 드립니다.`,
+    `본인 확인을 위해 새 패스키는 ${v.after} 뒤부터 쓸 수 있고, 만들 때와 쓸 수 있게 될 때 이 번호로 문자를 보내 드립니다.`,
   create: "패스키 만들기",
   later: "나중에 하기",
   continueApp: (v: Vars) => `${v.app}(으)로 계속하기`,
@@ -50,7 +50,7 @@ const ko = {
   errRemoveNeedsPasskey: "다른 패스키가 있어, 삭제하려면 패스키로 로그인해야 합니다.",
   errNotYours: "이 패스키를 찾을 수 없습니다.",
   addTitle: "패스키 만들기",
-  addHintSms: (v: Vars) => `문자로 확인한 번호로 만든 패스키는 ${v.hours}시간 뒤부터 쓸 수 있습니다.`,
+  addHintSms: (v: Vars) => `문자로 확인한 번호로 만든 패스키는 ${v.after} 뒤부터 쓸 수 있습니다.`,
   addHintPasskey: "패스키로 로그인했으므로 새 패스키는 바로 쓸 수 있습니다.",
 };
 
@@ -67,7 +67,7 @@ const en: Record<keyof typeof ko, Entry> = {
   offerLead:
     "Make a passkey on this device and next time you sign in to any app with your fingerprint or face, no text message. A phishing site cannot use it.",
   offerDelay: (v) =>
-    `To protect you, a new passkey can be used after ${v.hours} hours, and this number gets a text message when it is made and when it can be used.`,
+    `To protect you, a new passkey can be used after ${v.after}, and this number gets a text message when it is made and when it can be used.`,
   create: "Make a passkey",
   later: "Not now",
   continueApp: (v) => `Continue to ${v.app}`,
@@ -99,13 +99,25 @@ const en: Record<keyof typeof ko, Entry> = {
   errRemoveNeedsPasskey: "You have another passkey: sign in with a passkey to delete one.",
   errNotYours: "This passkey was not found.",
   addTitle: "Make a passkey",
-  addHintSms: (v) => `A passkey made with a number proven by text message can be used after ${v.hours} hours.`,
+  addHintSms: (v) => `A passkey made with a number proven by text message can be used after ${v.after}.`,
   addHintPasskey: "You signed in with a passkey, so a new one can be used at once.",
 };
 
 export type PasskeyText = keyof typeof ko;
 
 const catalogue: Record<Lang, Record<PasskeyText, Entry>> = { ko, en };
+
+/** A wait in words: the activation delay as hours, minutes or seconds ("24시간", "24 hours"). */
+export function waitText(lang: Lang, ms: number): string {
+  const [n, unit] =
+    ms >= 3_600_000
+      ? [Math.round(ms / 3_600_000), 0]
+      : ms >= 60_000
+        ? [Math.round(ms / 60_000), 1]
+        : [Math.round(ms / 1000), 2];
+  if (lang === "ko") return `${n}${["시간", "분", "초"][unit]}`;
+  return `${n} ${["hour", "minute", "second"][unit]}${n === 1 ? "" : "s"}`;
+}
 
 /** The text of `key` in `lang`, with `vars` filled in. */
 export function pt(lang: Lang, key: PasskeyText, vars: Vars = {}): string {

@@ -16,7 +16,7 @@ import { t, type Lang } from "../i18n";
 import { formActionOf, page } from "../pages";
 import type { SigninEnd } from "../purpose";
 import { enrolmentOf, enrolPage, type CreationOptions } from "./enrol";
-import { pt } from "./i18n";
+import { pt, waitText } from "./i18n";
 
 /** The cookie that keeps the offer away from a browser that was shown it. */
 export const OFFER_COOKIE = "pl_pk_later";
@@ -100,7 +100,7 @@ export async function passkeyOffer(
   // the consent's event goes now: the code it would have gone with is minted by the answer
   if (c.shared!.consented) rc.waitUntil(auditAll(env, [c.shared!.consented.audit]));
   rc.log.event = "signin.passkey_offer";
-  const hours = Math.round(signinConfig(env).passkeyActivationMs / 3_600_000);
+  const after = waitText(L, signinConfig(env).passkeyActivationMs);
   const cookie = hostCookie(OFFER_COOKIE, "1", { maxAgeSeconds: OFFER_QUIET_DAYS * 86400 });
   const ctx = {
     operator: signinConfig(env).operator,
@@ -114,7 +114,7 @@ export async function passkeyOffer(
   };
   const body = html`<h1>${pt(L, "offerTitle")}</h1>
 <p class="lead">${pt(L, "offerLead")}</p>
-<p class="hint">${pt(L, "offerDelay", { hours })}</p>
+<p class="hint">${pt(L, "offerDelay", { after })}</p>
 ${enrolForm(L, "/oauth2/authorize", token, options, "", html`<button type="submit" class="secondary" name="later" value="Y">${pt(L, "later")}</button>`)}`;
   return page(ctx, pt(L, "offerTitle"), body, {}, CREATE_SCRIPT);
 }
