@@ -2,6 +2,7 @@
 // how to prepare single-use values (codes, tokens) so that every request spends a distinct one.
 
 import { Pool } from "./load.mjs";
+import { assertion, benchPasskey } from "./passkey.mjs";
 
 export const DEMO = {
   clientId: "demo-client",
@@ -307,6 +308,94 @@ const floorSignIn = signInFlow({
   people: "floor-people",
 });
 
+/**
+ * A whole sign-in with a passkey (docs/passkeys.md): the first page, its passkey form posted with
+ * an assertion the harness signs (bench/lib/passkey.mjs), consent (each person's first sign-in to
+ * the app, as in `signInFlow`), then the token exchange and the user read. No SMS, no carrier.
+ */
+function passkeySignInFlow() {
+  const people = new Pool();
+  let next = 6_000_000;
+  /** @type {{ key: CryptoKeyPair; cose: string } | undefined} */
+  let held;
+  async function* steps(ctx) {
+    const person = people.next();
+    if (person === "exhausted") throw new Error("no passkey person left");
+    const cookies = new Map();
+    const keep = (res) => {
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(";");
+        const i = pair.indexOf("=");
+        cookies.set(pair.slice(0, i), pair.slice(i + 1));
+      }
+    };
+    const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    let res = await control(ctx.url + AUTHORIZE_PATH, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
+    keep(res);
+    yield "page";
+    const html = await res.text();
+    const at = html.indexOf('<form id="passkey-form"');
+    if (at < 0) throw new Error("no passkey form on the first page");
+    const form = firstForm(html.slice(at));
+    const { hostname, origin } = new URL(ctx.url);
+    if (!held) throw new Error("no passkey prepared");
+    form.fields.set("passkey", await assertion(held.key, person, form.fields.get("tx"), hostname, origin, 1));
+    const post = async (f) => {
+      res = await fetch(new URL(f.action, ctx.url), {
+        method: "POST",
+        redirect: "manual",
+        headers: { "Content-Type": FORM, Cookie: cookie(), Origin: ctx.url, "Accept-Language": "ko-KR" },
+        body: f.fields.toString(),
+      });
+      keep(res);
+    };
+    await post(form);
+    yield "passkey";
+    if (res.status === 200) {
+      const consent = firstForm(await res.text());
+      if (!consent.names.has("agree")) throw new Error(`unknown step: ${[...consent.names].join(",")}`);
+      consent.fields.set("agree", "Y");
+      await post(consent);
+      yield "consent";
+    }
+    if (res.status !== 302)
+      throw new Error(`passkey sign-in ended with ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
+    res = await fetch(ctx.url + "/oauth2/token", {
+      method: "POST",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      body: `grant_type=authorization_code&code=${code}`,
+    });
+    if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+    const { access_token: token } = await res.json();
+    yield "token";
+    res = await fetch(ctx.url + "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } });
+    if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+    yield "user/me";
+  }
+  async function flow(ctx) {
+    let requests = 0;
+    for await (const _ of steps(ctx)) requests++;
+    return requests;
+  }
+  async function prepare(ctx, expected) {
+    held ??= await benchPasskey();
+    const out = [];
+    for (let left = expected; left > 0; left -= 1000) {
+      const n = Math.min(1000, left);
+      const res = await control(`${ctx.url}/__bench/mint?kind=passkey-people&from=${next}&n=${n}&cose=${held.cose}`);
+      if (res.status !== 200) throw new Error(`passkey-people: ${res.status} ${(await res.text()).slice(0, 200)}`);
+      out.push(...(await res.json()));
+      next += n;
+    }
+    people.refill(out);
+  }
+  return { pool: people, flow, prepare, steps };
+}
+
+const passkeySignIn = passkeySignInFlow();
+
 // ---- the relying-party kit ----
 
 const SESSION_COOKIE = "__Host-rp_session";
@@ -536,6 +625,26 @@ export const SCENARIOS = [
     prepare: signIn.prepare,
     flow: signIn.flow,
     steps: signIn.steps,
+  },
+  {
+    id: "passkey-signin",
+    title: "full sign-in with a passkey (authorize → passkey → consent → token → user/me)",
+    label: "passkey sign-in (5 requests)",
+    worker: "app",
+    unit: "sign-ins/s",
+    optional: true,
+    concurrency: 16,
+    async available(ctx) {
+      const res = await control(ctx.url + AUTHORIZE_PATH, { headers: { "Accept-Language": "ko-KR" } });
+      return res.status === 200 && (await res.text()).includes('id="passkey-form"')
+        ? null
+        : "the sign-in pages offer no passkey";
+    },
+    guess: 300,
+    pool: passkeySignIn.pool,
+    prepare: passkeySignIn.prepare,
+    flow: passkeySignIn.flow,
+    steps: passkeySignIn.steps,
   },
   {
     id: "floor-signin",

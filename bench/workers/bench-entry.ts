@@ -16,7 +16,8 @@
 import dev from "../../workers/all-in-one/index";
 import type { AllInOneEnv } from "../../workers/all-in-one/env";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
-import { constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
+import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
+import { addPasskey, passkeyHandleFor } from "../../workers/provider/store/directory/passkeys";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
 import { mintCode, tokenForCode } from "../../workers/provider/codes";
 import { providerConfig } from "../../workers/provider/config";
@@ -108,6 +109,42 @@ async function makeSubscribers(env: Env, from: number, n: number): Promise<strin
 }
 
 /**
+ * Bench people (`makeSubscribers` from `from`) each with a usable passkey whose COSE public key is
+ * `cose` (base64url; the harness holds the private key and signs their assertions,
+ * bench/lib/passkey.mjs): the phone, credential id and user handle of each.
+ */
+async function makePasskeyPeople(env: Env, from: number, n: number, cose: string): Promise<unknown[]> {
+  const phones = await makeSubscribers(env, from, n);
+  const publicKey = base64ToBytes(cose);
+  let next = 0;
+  return inTurns(n, async () => {
+    const i = next++;
+    const person = (await subscriberByPhone(env, phones[i]!))!;
+    const handle = (await passkeyHandleFor(env, person.id))!;
+    const credentialId = randomToken(16);
+    const added = await addPasskey(
+      env,
+      {
+        subscriberId: person.id,
+        credentialId,
+        publicKey,
+        counter: 0,
+        transports: ["internal"],
+        name: "bench",
+        device: "device",
+        madeWith: "passkey",
+        usableAt: Date.now(),
+        challenge: randomToken(32),
+        challengeUntil: Date.now() + 60_000,
+      },
+      "ko",
+    );
+    if (!added.ok) throw new Error(`passkey for ${phones[i]}: ${added.reason}`);
+    return { phone: phones[i], credentialId, handle };
+  });
+}
+
+/**
  * The people whose codes and tokens the hot-route scenarios spend: SUBJECTS bench subscribers
  * (numbers 01099xxxxxx, out of the sign-in scenario's reach), each consented to the client, taken
  * in turn by their plid's one-time object. A code lives in its plid's object
@@ -175,6 +212,8 @@ async function mint(env: Env, url: URL): Promise<Response> {
   const n = Math.min(Number(url.searchParams.get("n") ?? "1") || 1, MAX_MINT);
   const from = Number(url.searchParams.get("from") ?? "0");
   if (kind === "subscribers") return Response.json(await makeSubscribers(env, from, n));
+  if (kind === "passkey-people")
+    return Response.json(await makePasskeyPeople(env, from, n, url.searchParams.get("cose") ?? ""));
   if (kind === "rp-callback") return rpCallbacks(env, n);
   if (FLOOR_MINT_KINDS.includes(kind)) return floorMint(env, kind, n);
   if (kind === "floor-people") return floorPeople(env, from, n);
