@@ -5,7 +5,8 @@
 // CPU time on a shared machine, repeat from run to run, so a change of a few per cent shows
 // (docs/benchmarks.md "Instructions"). About fifty times slower than workerd itself.
 //
-//   node investigations/instructions.mjs [token-route,floor-token-route,user-me-route,floor-me-route | signin,floor-signin | identify]
+//   node investigations/instructions.mjs [token-route,floor-token-route,user-me-route,floor-me-route | signin,floor-signin | identify
+//        | passkey-signin | outbox]
 //        [--requests 400] [--rounds 3] [--compare a:b,c:d] [--functions 25]
 //        [--base ../other-checkout]    served beside this one: its token and user/me route workers as
 //                                      token-route@base, user-me-route@base, and its app worker for any
@@ -138,10 +139,22 @@ const IDENTIFY = {
   },
 };
 
+/**
+ * The dev outbox read alone (`GET /dev/outbox`, JSON): what the SMS sign-in's flow spends, under
+ * BENCH_SMS, reading its code, which a person's phone does in production; measured to take it out.
+ */
+/** @type {import("../bench/lib/scenarios.mjs").Scenario} */
+const OUTBOX = {
+  id: "outbox",
+  title: "the dev outbox read (BENCH_SMS's code lookup)",
+  worker: "app",
+  request: { method: "GET", path: "/dev/outbox", headers: { Accept: "application/json" } },
+};
+
 /** `id` or `id@base`: a scenario, or the same requests against the baseline checkout. */
 const scenarios = ids.map((id) => {
   const [name, at] = id.split("@");
-  const s = [...SCENARIOS, IDENTIFY].find((x) => x.id === name);
+  const s = [...SCENARIOS, IDENTIFY, OUTBOX].find((x) => x.id === name);
   if (!s || !(s.flow || s.request)) throw new Error(`no scenario ${name}`);
   if (!at) return { ...s, key: id, onBase: false };
   if (at !== "base" || !base) throw new Error(`${id}: only @base, with --base`);

@@ -25,6 +25,8 @@ import {
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { findLink } from "../../../workers/provider/store/directory/links";
 import { lastAuditEvent } from "../../support/audit";
+import { admin } from "../../support/admin";
+import { passkeysOf } from "../../../workers/provider/store/directory/passkeys";
 
 const NOW = { PASSKEY_ACTIVATION_SECONDS: "0" };
 
@@ -92,10 +94,10 @@ describe("passkeys: enrolment on /account after an SMS proof", () => {
     const shard = dirAt(env, homeOfId((await subscriberByPhone(env, who.phone))!.id));
     const before = (await outbox(who.phone)).length;
     await new Promise((r) => setTimeout(r, 1100));
-    expect(await runDurableObjectAlarm(shard)).toBe(true);
-    const sms = await outbox(who.phone);
-    expect(sms.length).toBe(before + 1);
-    expect(sms.at(-1)).toContain("이제 쓸 수 있습니다");
+    // the alarm may have fired by itself by now; run it in case it has not
+    await runDurableObjectAlarm(shard);
+    await expect.poll(async () => (await outbox(who.phone)).length).toBe(before + 1);
+    expect((await outbox(who.phone)).at(-1)).toContain("이제 쓸 수 있습니다");
     await runDurableObjectAlarm(shard);
     expect((await outbox(who.phone)).length).toBe(before + 1);
     const app = new Browser();
@@ -243,6 +245,54 @@ describe("passkeys: signing in", () => {
     expect(r.res.headers.get("Location")).toBeNull();
   });
 
+  it("a person removed from the directory takes their passkeys with them", async () => {
+    const h = await withPasskey();
+    const person = (await subscriberByPhone(env, h.who.phone))!;
+    expect(await passkeysOf(env, person.id)).toHaveLength(1);
+    expect((await admin("DELETE", `/admin/directory/${h.who.phone}`)).status).toBe(200);
+    expect(await passkeysOf(env, person.id)).toEqual([]);
+    const b = new Browser();
+    expect((await passkeySignIn(b, await b.authorize(), h.auth, h.credential)).status).toBe(403);
+  });
+
+  it("an offer's or an enrolment's answer that is forged, malformed or from another browser changes nothing and mints nothing", async () => {
+    const who = await newPerson();
+    const b = new Browser();
+    const offer = await smsSignIn(b, who, { pk: "Y" });
+    const e = enrolFormOf(offer)!;
+    const forged = e.form.hidden.enrol!.replace(/.$/, (c) => (c === "A" ? "B" : "A"));
+    for (const fields of [
+      { enrol: forged, later: "Y" },
+      { enrol: "pk1.x.y", later: "Y" },
+      { enrol: "", later: "Y" },
+      { enrol: "x".repeat(20_000), later: "Y" },
+    ]) {
+      const r = await postForm(b, e.form, fields);
+      // an empty ticket is no answer at all: an authorization request missing its parameters (400)
+      expect(r.status, fields.enrol.slice(0, 10)).toBe(fields.enrol === "" ? 400 : 403);
+      expect(r.res.headers.get("Location")).toBeNull();
+    }
+    // another browser (no binding cookie) cannot answer it
+    const other = new Browser();
+    const stolen = await postForm(other, e.form, { later: "Y" });
+    expect(stolen.status).toBe(403);
+    // a malformed registration still ends the sign-in, saying nothing was made
+    const bad = await postForm(b, e.form, { credential: '{"id":"x","type":"public-key","response":{}}' });
+    expect(bad.status).toBe(200);
+    expect(alertText(bad.html)).toContain("패스키를 만들지 못했습니다");
+    expect(bad.html).toMatch(/href="https:\/\/demo\.example\/callback\?code=/);
+    expect(await passkeysOf(env, (await subscriberByPhone(env, who.phone))!.id)).toEqual([]);
+    // and on /account: a ticket of another person, or none, is refused with the dashboard
+    const a = new Browser({ vars: { SIGNIN_RESEND_COOLDOWN_SECONDS: "0" } });
+    const dash = await smsOnAccount(a, who);
+    const mine = enrolFormOf(dash)!;
+    const r = await postForm(a, mine.form, { enrol: e.form.hidden.enrol!, credential: "{}" });
+    expect(r.status).toBe(400);
+    expect(alertText(r.html)).toBeTruthy();
+    const none = await postForm(a, mine.form, { enrol: "garbage", credential: "x" });
+    expect(none.status).toBe(400);
+  });
+
   it("a test number is never offered a passkey, on /account or at an app's end", async () => {
     const b = new Browser();
     const p1 = await b.page(await b.fetch("/account"));
@@ -295,7 +345,8 @@ describe("passkeys: the offer at an app's end", () => {
     expect((await smsSignIn(new Browser(), who)).status).toBe(302);
     const hybrid = new Browser();
     const p1 = await hybrid.authorize({ isHybrid: "Y" });
-    expect(p1.html).not.toContain("passkey");
+    expect(p1.html).not.toContain("passkey-form");
+    expect(p1.html).not.toContain("<script");
   });
 });
 
