@@ -7,8 +7,8 @@
 
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { formatKst } from "../../dates";
-import { subscriberById, type Subscriber } from "../../store/directory/directory";
-import { findLink } from "../../store/directory/links";
+import { toSubscriber, type Subscriber } from "../../store/directory/directory";
+import type { LinkRow } from "../../store/directory/tables/common";
 import {
   endPasskeys,
   findPasskey,
@@ -79,7 +79,9 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
   const counter = await verifiedAssertion(f.req, a, challenge, found.passkey);
   if (counter === null) return refused(f, "invalid", { text: pt(L, "errRefused") });
   const sub = found.passkey.subscriberId;
-  const used = await usePasskey(f.env, sub, a.id, await challengeKey(challenge), tx.expiresAt, counter);
+  // the person and their link to the app come with the step that takes the challenge (one call)
+  const linkOf = f.purpose.consent ? f.client.clientId : undefined;
+  const used = await usePasskey(f.env, sub, a.id, await challengeKey(challenge), tx.expiresAt, counter, linkOf);
   if (!used.ok) {
     if (used.reason === "pending")
       return refused(f, "pending", {
@@ -89,7 +91,7 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
     if (used.reason === "counter") return refused(f, "counter", { text: pt(L, "errRefused") });
     return refused(f, "unknown", { text: pt(L, "errUnknown") });
   }
-  const person = await subscriberById(f.env, sub);
+  const person = used.person ? toSubscriber(used.person) : null;
   if (!person) return refused(f, "unknown", { text: pt(L, "errUnknown") });
   const still = await stillTheirs(f, person, found.confirmedAt);
   if (still === "unavailable")
@@ -100,14 +102,13 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
       { status: 503, retryAfterSeconds: 5 },
     );
   if (still === "no") return refused(f, "unconfirmed", { text: pt(L, "errRecheck") });
-  return proven(f, person, a.id);
+  return proven(f, person, a.id, used.link ?? null);
 }
 
-/** The person proven by passkey `credentialId`: consent when due, else the purpose's end. */
-async function proven(f: Flow, person: Subscriber, credentialId: string): Promise<Response> {
+/** The person proven by passkey `credentialId` (`link`: theirs to the app): consent when due, else the purpose's end. */
+async function proven(f: Flow, person: Subscriber, credentialId: string, link: LinkRow | null): Promise<Response> {
   f.rc.log.event = "signin.passkey";
   await endOtherSubscribersOnDevice(f.req, f.env, person.id);
-  const link = f.purpose.consent ? await findLink(f.env, f.client.clientId, person.id) : null;
   const eligible = f.purpose.consent && autoLoginEligible(f.client, person.telco, f.h.tx.prompt);
   const key = await phoneKey(person.phone);
   const record: Transaction = {

@@ -339,9 +339,21 @@ export class DirectoryShard extends DurableObject {
     return out;
   }
 
-  /** A verified assertion signs in: its challenge taken once, the passkey usable, its counter advanced. */
-  usePasskey(credentialId: string, challenge: string, challengeUntil: number, counter: number): UseResult {
-    return this.passkeys.use(credentialId, challenge, challengeUntil, counter);
+  /**
+   * A verified assertion signs in: its challenge taken once, the passkey usable, its counter
+   * advanced; with the person (and, given `clientId`, their link to it) read in the same call.
+   */
+  usePasskey(
+    credentialId: string,
+    challenge: string,
+    challengeUntil: number,
+    counter: number,
+    clientId?: string,
+  ): UseResult & { person?: PersonRow | null; link?: LinkRow | null } {
+    const used = this.passkeys.use(credentialId, challenge, challengeUntil, counter);
+    if (!used.ok) return used;
+    const person = this.peopleAndNumbers.person(used.subscriberId);
+    return { ...used, person, link: clientId ? this.links.find(used.subscriberId, clientId) : null };
   }
 
   /** Takes an enrolment ticket's challenge once, making nothing; false when it was taken before. */

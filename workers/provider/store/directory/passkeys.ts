@@ -6,6 +6,7 @@ import { dirAt } from "./directory-shard";
 import type { DirectoryEnv } from "./directory";
 import { dirShards, handleHome, homeOfId, newPasskeyHandle } from "./keys";
 import type { AddResult, NewPasskey, PasskeyRow, UseResult } from "./tables/passkeys";
+import type { LinkRow, PersonRow } from "./tables/common";
 
 export type { AddResult, NewPasskey, PasskeyRow, UseResult } from "./tables/passkeys";
 export { PASSKEY_MAX } from "./tables/passkeys";
@@ -39,15 +40,17 @@ export function addPasskey(env: DirectoryEnv, p: NewPasskey, lang: "ko" | "en"):
   return dirAt(env, home).addPasskey(p, home, lang);
 }
 
-export function usePasskey(
+/** A verified assertion signs in (`UseResult`), with the person and their link to `clientId`, in one call. */
+export async function usePasskey(
   env: DirectoryEnv,
   subscriberId: number,
   credentialId: string,
   challenge: string,
   challengeUntil: number,
   counter: number,
-): Promise<UseResult> {
-  return dirAt(env, homeOfId(subscriberId)).usePasskey(credentialId, challenge, challengeUntil, counter);
+  clientId?: string,
+): Promise<UseResult & { person?: PersonRow | null; link?: LinkRow | null }> {
+  return dirAt(env, homeOfId(subscriberId)).usePasskey(credentialId, challenge, challengeUntil, counter, clientId);
 }
 
 export function removePasskey(env: DirectoryEnv, subscriberId: number, credentialId: string): Promise<boolean> {

@@ -57,7 +57,8 @@ export type AddResult =
   { ok: true } | { ok: false; reason: "gone" | "replayed" | "full" | "exists" | "proof_inactive" | "needs_passkey" };
 
 export type UseResult =
-  { ok: true; counter: number } | { ok: false; reason: "unknown" | "replayed" | "pending" | "counter" };
+  | { ok: true; counter: number; subscriberId: number }
+  | { ok: false; reason: "unknown" | "replayed" | "pending" | "counter" };
 
 type Row = {
   credential_id: string;
@@ -189,7 +190,7 @@ export class Passkeys {
         now,
         credentialId,
       );
-      out = { ok: true, counter };
+      out = { ok: true, counter, subscriberId: r.subscriber_id };
     });
     return out;
   }
