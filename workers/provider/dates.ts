@@ -1,7 +1,7 @@
 // Dates as a person in Korea reads them: Korea Standard Time (UTC+9, no daylight saving), written out.
 // (The pages of the service, the demo app and the dev outbox use them.)
 
-const KST_OFFSET_MS = 9 * 3600_000;
+export const KST_OFFSET_MS = 9 * 3600_000;
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /** `2026년 11월 22일 17:38` (ko) or `22 Nov 2026, 17:38 KST` (en), for epoch milliseconds. */

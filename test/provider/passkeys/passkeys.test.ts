@@ -97,7 +97,7 @@ describe("passkeys: enrolment on /account after an SMS proof", () => {
     // the alarm may have fired by itself by now; run it in case it has not
     await runDurableObjectAlarm(shard);
     await expect.poll(async () => (await outbox(who.phone)).length).toBe(before + 1);
-    expect((await outbox(who.phone)).at(-1)).toContain("이제 쓸 수 있습니다");
+    expect((await outbox(who.phone)).at(-1)).toContain("새 패스키 이제 사용 가능");
     await runDurableObjectAlarm(shard);
     expect((await outbox(who.phone)).length).toBe(before + 1);
     const app = new Browser();

@@ -29,10 +29,8 @@ const ko = {
   errNeedsPasskey: "이미 쓰고 있는 패스키가 있어, 새 패스키는 그 패스키로 로그인한 뒤에 만들 수 있습니다.",
   errExpired: "시간이 지나 만들지 못했습니다. 다시 시도해 주세요.",
   noScript: "패스키를 만들려면 자바스크립트가 필요합니다.",
-  smsCreated: (v: Vars) =>
-    `[휴대폰번호 로그인] 새 패스키가 만들어졌습니다. ${v.until}부터 쓸 수 있습니다. 본인이 아니면 내 휴대폰번호 로그인에서 취소하세요.`,
-  smsUsable:
-    "[휴대폰번호 로그인] 새 패스키를 이제 쓸 수 있습니다. 본인이 만든 것이 아니면 내 휴대폰번호 로그인에서 삭제하세요.",
+  smsCreated: (v: Vars) => `[휴대폰번호 로그인] 새 패스키 ${v.until}부터 사용. 본인 아니면 내 휴대폰번호 로그인 취소`,
+  smsUsable: "[휴대폰번호 로그인] 새 패스키 이제 사용 가능. 본인이 아니면 내 휴대폰번호 로그인에서 삭제",
   listTitle: "패스키",
   listNone: "만든 패스키가 없습니다.",
   listCreated: "만든 날",
@@ -78,10 +76,8 @@ const en: Record<keyof typeof ko, Entry> = {
   errNeedsPasskey: "You already use a passkey: sign in with it to make another one.",
   errExpired: "This took too long. Please try again.",
   noScript: "Making a passkey needs JavaScript.",
-  smsCreated: (v) =>
-    `[Phone login] A new passkey was made. It can be used from ${v.until}. If this was not you, cancel it on My phone number login.`,
-  smsUsable:
-    "[Phone login] Your new passkey can now be used. If you did not make it, delete it on My phone number login.",
+  smsCreated: (v) => `[Phone login] New passkey, usable from ${v.until}. Not you? Cancel it: My phone login`,
+  smsUsable: "[Phone login] Your new passkey works now. Not you? Delete it: My phone login",
   listTitle: "Passkeys",
   listNone: "You have no passkey.",
   listCreated: "Made",
