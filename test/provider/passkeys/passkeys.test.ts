@@ -378,3 +378,22 @@ describe("passkeys: /account's rules", () => {
     expect((await passkeySignIn(app, await app.authorize(), h.auth, second.credential)).form?.step).toBe("consent");
   });
 });
+
+describe("passkeys: limits", () => {
+  it("a passkey submission counts against its network's step-1 limit: past it, 429 with Retry-After and nothing checked", async () => {
+    const h = await withPasskey();
+    const b = new Browser({ ip: "192.0.2.77", vars: { SIGNIN_IP_LIMIT: "2" } });
+    for (let i = 0; i < 2; i++) {
+      const p = await b.authorize();
+      expect((await postForm(b, passkeyFormOf(p), { passkey: "{" })).status).toBe(400);
+    }
+    const p = await b.authorize();
+    const r = await postForm(b, passkeyFormOf(p), { passkey: await assertionFor(h.auth, h.credential, p) });
+    expect(r.status).toBe(429);
+    expect(r.res.headers.get("Retry-After")).toBeTruthy();
+    // nothing was taken: from another network the passkey signs in
+    const other = new Browser({ ip: "198.51.100.99" });
+    const q = await other.authorize();
+    expect((await passkeySignIn(other, q, h.auth, h.credential)).form?.step).toBe("consent");
+  });
+});

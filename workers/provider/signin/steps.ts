@@ -123,7 +123,7 @@ export async function continueSignIn(
   // A step-1 submission is counted against its network's limit in the call that reads its
   // transaction, when that is a first page's, made in the network's object (`createTransaction`).
   const txId = params.get("tx");
-  const ip = params.has("phoneNo") && isRandomValue(txId) ? await ipKey(req) : undefined;
+  const ip = (params.has("phoneNo") || params.has("passkey")) && isRandomValue(txId) ? await ipKey(req) : undefined;
   let ipHit: IpHit | undefined;
   const h = await loadTransaction(
     env,

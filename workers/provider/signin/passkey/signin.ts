@@ -22,9 +22,9 @@ import { tally } from "../../store/metrics/tally";
 import { carrierDirectory, CarrierUnavailable, maskPhone } from "../carrier";
 import { consentDue, covers, sharedBy } from "../consent";
 import { autoLoginEligible, endOtherSubscribersOnDevice } from "../device";
-import { at, failure, goneMeanwhile, render, type Flow } from "../flow";
+import { at, failure, goneMeanwhile, limited, refusalAlert, render, type Flow } from "../flow";
 import { t } from "../i18n";
-import { phoneKey } from "../limits";
+import { hitIp, ipRefusal, phoneKey } from "../limits";
 import { identifyPage, type Alert, type PageResult } from "../pages";
 import { handleOf, nextTxId, txKey, type Transaction, type TxHandle } from "../transaction";
 import { pt } from "./i18n";
@@ -70,6 +70,12 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
   // offered on the identify page only, and never in a WebView that said it is one
   if ((tx.step !== "identify" && tx.step !== "moved") || tx.isHybrid)
     return render(f, { text: pt(L, "errRefused") }, { status: 400 });
+  // a passkey submission counts against its network's step-1 limit, as a number submitted does
+  const ip = f.ipHit ? ipRefusal(f.ipHit, f.cfg) : await hitIp(f.env, f.shards, f.cfg, f.req);
+  if (ip) {
+    failure(f, "ip_limited");
+    return identifyPage(f.ctx, {}, refusalAlert(L, ip), limited(ip));
+  }
   const a = credentialJson<AuthenticationResponseJSON>(f.params.get("passkey"));
   const handle = a && userHandleOf(a);
   if (!a || !isPasskeyHandle(handle)) return refused(f, "malformed", { text: pt(L, "errRefused") }, { status: 400 });
