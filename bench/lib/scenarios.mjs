@@ -207,6 +207,58 @@ export function firstForm(html) {
   return { action: attr(open[0], "action") ?? "/oauth2/authorize", fields, names };
 }
 
+/** A browser's cookies across one flow's requests: `keep` each answer's, send them as `cookie()`. */
+function cookieJar() {
+  const cookies = new Map();
+  return {
+    /** @param {Response} res */
+    keep(res) {
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(";");
+        const i = pair.indexOf("=");
+        cookies.set(pair.slice(0, i), pair.slice(i + 1));
+      }
+    },
+    cookie: () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; "),
+  };
+}
+
+/**
+ * The app's back end after a sign-in's last answer `res` (the 302 with the code): the code
+ * exchanged at `tokenPath`, the user read at `mePath`; yields "token" and "user/me".
+ * @param {any} ctx @param {Response} res @param {string} tokenPath @param {string} mePath
+ */
+async function* appBackEnd(ctx, res, tokenPath, mePath) {
+  if (res.status !== 302) throw new Error(`sign-in ended with ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
+  if (!code) throw new Error(`no code in ${res.headers.get("Location")}`);
+  res = await fetch(ctx.url + tokenPath, {
+    method: "POST",
+    headers: { Authorization: BASIC, "Content-Type": FORM },
+    body: `grant_type=authorization_code&code=${code}`,
+  });
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+  const { access_token: token } = await res.json();
+  yield "token";
+  res = await fetch(ctx.url + mePath, { headers: { Authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+  yield "user/me";
+}
+
+/**
+ * A flow of `steps` as the bench runs it: every request in turn; the request count.
+ * @param {(ctx: any) => AsyncGenerator<string>} steps
+ */
+function flowOf(steps) {
+  /** @param {any} ctx @returns {Promise<number>} */
+  return async (ctx) => {
+    let requests = 0;
+    for await (const _ of steps(ctx)) requests++;
+    return requests;
+  };
+}
+
 /**
  * A whole sign-in as a browser and then the app's back end do it: the first page, its form steps
  * (identify, the code, consent) until the 302 with the code, then the token exchange and the user
@@ -226,15 +278,7 @@ function signInFlow(at) {
   async function* steps(ctx) {
     const phone = phones.next();
     if (phone === "exhausted") throw new Error("no fresh subscriber left");
-    const cookies = new Map();
-    const keep = (res) => {
-      for (const c of res.headers.getSetCookie()) {
-        const [pair] = c.split(";");
-        const i = pair.indexOf("=");
-        cookies.set(pair.slice(0, i), pair.slice(i + 1));
-      }
-    };
-    const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    const { keep, cookie } = cookieJar();
     let res = await control(ctx.url + at.start, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
     keep(res);
     yield "page";
@@ -263,27 +307,7 @@ function signInFlow(at) {
       keep(res);
       yield name;
     }
-    if (res.status !== 302) throw new Error(`sign-in ended with ${res.status}: ${(await res.text()).slice(0, 200)}`);
-    const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
-    if (!code) throw new Error(`no code in ${res.headers.get("Location")}`);
-    res = await fetch(ctx.url + at.token, {
-      method: "POST",
-      headers: { Authorization: BASIC, "Content-Type": FORM },
-      body: `grant_type=authorization_code&code=${code}`,
-    });
-    if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
-    const { access_token: token } = await res.json();
-    yield "token";
-    res = await fetch(ctx.url + at.me, { headers: { Authorization: `Bearer ${token}` } });
-    if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
-    await res.arrayBuffer();
-    yield "user/me";
-  }
-  /** @param {any} ctx @returns {Promise<number>} the request count */
-  async function flow(ctx) {
-    let requests = 0;
-    for await (const _ of steps(ctx)) requests++;
-    return requests;
+    yield* appBackEnd(ctx, res, at.token, at.me);
   }
   /** @param {any} ctx @param {number} expected */
   async function prepare(ctx, expected) {
@@ -297,7 +321,7 @@ function signInFlow(at) {
     }
     phones.refill(out);
   }
-  return { pool: phones, flow, prepare, steps };
+  return { pool: phones, flow: flowOf(steps), prepare, steps };
 }
 
 const signIn = signInFlow({ start: AUTHORIZE_PATH, token: "/oauth2/token", me: "/v1/user/me", people: "subscribers" });
@@ -321,15 +345,7 @@ function passkeySignInFlow() {
   async function* steps(ctx) {
     const person = people.next();
     if (person === "exhausted") throw new Error("no passkey person left");
-    const cookies = new Map();
-    const keep = (res) => {
-      for (const c of res.headers.getSetCookie()) {
-        const [pair] = c.split(";");
-        const i = pair.indexOf("=");
-        cookies.set(pair.slice(0, i), pair.slice(i + 1));
-      }
-    };
-    const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    const { keep, cookie } = cookieJar();
     let res = await control(ctx.url + AUTHORIZE_PATH, { redirect: "manual", headers: { "Accept-Language": "ko-KR" } });
     keep(res);
     yield "page";
@@ -358,26 +374,7 @@ function passkeySignInFlow() {
       await post(consent);
       yield "consent";
     }
-    if (res.status !== 302)
-      throw new Error(`passkey sign-in ended with ${res.status}: ${(await res.text()).slice(0, 300)}`);
-    const code = new URL(res.headers.get("Location") ?? "").searchParams.get("code");
-    res = await fetch(ctx.url + "/oauth2/token", {
-      method: "POST",
-      headers: { Authorization: BASIC, "Content-Type": FORM },
-      body: `grant_type=authorization_code&code=${code}`,
-    });
-    if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
-    const { access_token: token } = await res.json();
-    yield "token";
-    res = await fetch(ctx.url + "/v1/user/me", { headers: { Authorization: `Bearer ${token}` } });
-    if (res.status !== 200) throw new Error(`user/me: ${res.status} ${await res.text()}`);
-    await res.arrayBuffer();
-    yield "user/me";
-  }
-  async function flow(ctx) {
-    let requests = 0;
-    for await (const _ of steps(ctx)) requests++;
-    return requests;
+    yield* appBackEnd(ctx, res, "/oauth2/token", "/v1/user/me");
   }
   async function prepare(ctx, expected) {
     held ??= await benchPasskey();
@@ -391,7 +388,7 @@ function passkeySignInFlow() {
     }
     people.refill(out);
   }
-  return { pool: people, flow, prepare, steps };
+  return { pool: people, flow: flowOf(steps), prepare, steps };
 }
 
 const passkeySignIn = passkeySignInFlow();

@@ -22,10 +22,9 @@ import { carrierDirectory } from "../../../workers/provider/signin/carrier";
 import { signinConfig } from "../../../workers/provider/signin/config";
 import { askCarrier } from "../../../workers/provider/signin/carrier-api";
 import { phoneKey } from "../../../workers/provider/signin/limits";
+import { CARRIER, CARRIER_SECRET, carrierControl } from "../../support/fake-carrier";
 
-const CARRIER = "http://127.0.0.1:9753";
-/** The fake carrier's secret (vitest.config.ts). */
-const SECRET = "carrier-test-secret-0123456789abcdefABCDEF";
+const SECRET = CARRIER_SECRET;
 const HTTP = {
   CARRIER_DIRECTORY: "http",
   CARRIER_API_URL: `${CARRIER}/verify`,
@@ -45,14 +44,7 @@ interface CarrierPerson {
   foreign: string;
 }
 
-async function control(path: string, body?: unknown): Promise<unknown> {
-  const res = await env.FAKE_CARRIER.fetch(`${CARRIER}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(res.status).toBe(200);
-  return res.json();
-}
+const control = carrierControl;
 
 const carrierHas = (people: Record<string, CarrierPerson | null>) => control("/_carrier/people", people);
 const carrierMode = (mode: string, extra: Record<string, unknown> = {}) =>

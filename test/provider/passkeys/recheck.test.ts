@@ -3,30 +3,22 @@
 // confirmation is older than PASSKEY_RECHECK_SECONDS, and a number the carrier no longer confirms for
 // that person ends their passkeys. Against the fake carrier (test/support/fixtures/fake-carrier.js).
 import { beforeEach, describe, expect, it } from "vitest";
-import { env } from "../../support/env";
 import { alertText, Browser } from "../../support/signin";
 import { ciOf, lastCode } from "../../support/directory";
 import { SoftAuthenticator } from "../../support/authenticator";
 import { makePasskey, passkeySignIn } from "../../support/passkeys";
+import { CARRIER, CARRIER_SECRET, carrierControl } from "../../support/fake-carrier";
 
-const CARRIER = "http://127.0.0.1:9753";
 const HTTP = {
   CARRIER_DIRECTORY: "http",
   CARRIER_API_URL: `${CARRIER}/verify`,
-  CARRIER_API_SECRET: "carrier-test-secret-0123456789abcdefABCDEF",
+  CARRIER_API_SECRET: CARRIER_SECRET,
   CARRIER_API_TIMEOUT_MS: "400",
   SIGNIN_RESEND_COOLDOWN_SECONDS: "0",
   PASSKEY_ACTIVATION_SECONDS: "0",
 };
 
-async function control(path: string, body?: unknown): Promise<unknown> {
-  const res = await env.FAKE_CARRIER.fetch(`${CARRIER}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(res.status).toBe(200);
-  return res.json();
-}
+const control = carrierControl;
 const carrierLog = async () => ((await control("/_carrier/log")) as unknown[]).length;
 
 beforeEach(async () => {

@@ -6,16 +6,7 @@
 // an id derived from the page's id (or the previous record's) and the number; a previous record
 // points there ("moved"), masked with its own id.
 
-import {
-  B64URL_ALPHABET,
-  base64ToBytes,
-  bytesToBase64url,
-  derivedToken,
-  fromUtf8,
-  randomToken,
-  sha256,
-  utf8,
-} from "../../core/crypto";
+import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
@@ -28,7 +19,8 @@ import {
   type SigninRecord,
   type StepGate,
 } from "../store/one-time/signin-store";
-import { sealKeyVar, type Client } from "../store/clients";
+import type { Client } from "../store/clients";
+import { openJson, signJson } from "./signed-json";
 
 export type { SigninRecord as Transaction, Step } from "../store/one-time/signin-store";
 
@@ -100,19 +92,15 @@ const MAX_PAGE_CHARS = 4096;
  * posted: the page is the authorization request the browser already holds, bound to its cookie
  * and CSRF token and expiring with it, and as replayable as the URL that drew it.
  */
-export async function pageToken(env: PageEnv, id: string, tx: SigninRecord): Promise<string> {
-  const body = bytesToBase64url(utf8(JSON.stringify([id, tx])));
-  return `${PAGE_PREFIX}${body}.${await derivedToken(sealKeyVar(env), PAGE_PURPOSE, body)}`;
+export function pageToken(env: PageEnv, id: string, tx: SigninRecord): Promise<string> {
+  return signJson(env, PAGE_PREFIX, PAGE_PURPOSE, [id, tx]);
 }
 
 /** The id and record of a page this worker signed, or null (malformed, altered, another key). */
 async function openPage(env: PageEnv, token: string): Promise<{ id: string; tx: SigninRecord } | null> {
-  if (token.length > MAX_PAGE_CHARS) return null;
-  const dot = token.lastIndexOf(".");
-  const body = token.slice(PAGE_PREFIX.length, dot);
-  if (dot <= PAGE_PREFIX.length || !/^[A-Za-z0-9_-]+$/.test(body)) return null;
-  if (!sameHash(await derivedToken(sealKeyVar(env), PAGE_PURPOSE, body), token.slice(dot + 1))) return null;
-  const [id, tx] = JSON.parse(fromUtf8(base64ToBytes(body))) as [string, SigninRecord];
+  const page = await openJson<[string, SigninRecord]>(env, PAGE_PREFIX, PAGE_PURPOSE, token, MAX_PAGE_CHARS);
+  if (!page) return null;
+  const [id, tx] = page;
   return isRandomValue(id) && tx.step === "identify" ? { id, tx } : null;
 }
 

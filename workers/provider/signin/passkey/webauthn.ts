@@ -10,18 +10,9 @@
 //   bound to the browser, expiring in TICKET_MS, and taken once by the shard that stores the passkey.
 
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
-import {
-  base64ToBytes,
-  bytesToBase64url,
-  derivedToken,
-  fromUtf8,
-  randomToken,
-  sha256,
-  utf8,
-} from "../../../core/crypto";
-import { sealKeyVar } from "../../store/clients";
-import { sameHash } from "../../store/one-time/signin-store";
+import { bytesToBase64url, randomToken, sha256, utf8 } from "../../../core/crypto";
 import type { PasskeyRow } from "../../store/directory/passkeys";
+import { openJson, signJson } from "../signed-json";
 
 /**
  * The library, loaded at the first ceremony an isolate verifies: its attestation formats and
@@ -184,19 +175,13 @@ export async function enrolTicket(
   t: Omit<EnrolTicket, "c" | "e">,
 ): Promise<{ token: string; ticket: EnrolTicket }> {
   const ticket: EnrolTicket = { ...t, c: randomToken(32), e: Date.now() + TICKET_MS };
-  const body = bytesToBase64url(utf8(JSON.stringify(ticket)));
-  return { token: `${TICKET_PREFIX}${body}.${await derivedToken(sealKeyVar(env), TICKET_PURPOSE, body)}`, ticket };
+  return { token: await signJson(env, TICKET_PREFIX, TICKET_PURPOSE, ticket), ticket };
 }
 
 /** The ticket of a token this service signed, while it lasts, or null. */
 export async function openTicket(env: SealEnv, token: string | undefined): Promise<EnrolTicket | null> {
-  if (!token || !token.startsWith(TICKET_PREFIX) || token.length > 16_384) return null;
-  const dot = token.lastIndexOf(".");
-  const body = token.slice(TICKET_PREFIX.length, dot);
-  if (dot <= TICKET_PREFIX.length || !/^[A-Za-z0-9_-]+$/.test(body)) return null;
-  if (!sameHash(await derivedToken(sealKeyVar(env), TICKET_PURPOSE, body), token.slice(dot + 1))) return null;
-  const t = JSON.parse(fromUtf8(base64ToBytes(body))) as EnrolTicket;
-  return t.e > Date.now() ? t : null;
+  const t = await openJson<EnrolTicket>(env, TICKET_PREFIX, TICKET_PURPOSE, token, 16_384);
+  return t && t.e > Date.now() ? t : null;
 }
 
 /** The stored form of a challenge (the shard keeps hashes only). */
