@@ -53,6 +53,24 @@ async function open(
   return { context, page, problems };
 }
 
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** A screenshot of the page as it is, then axe-core's default rules on it: no violation. */
+async function axe(page: Page, state: string): Promise<void> {
+  await page.screenshot({ path: join(OUT, `${state}.png`), fullPage: true });
+  // evaluated through the DevTools protocol, not as a script element: the page's CSP stays as it is
+  // (its own scripts, by nonce, are what the passkey flow above runs on)
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const a = (globalThis as unknown as { axe: { run: (d: unknown, o: unknown) => Promise<unknown> } }).axe;
+    const r = (await a.run(document, { resultTypes: ["violations"] })) as {
+      violations: { id: string; nodes: { target: string[] }[] }[];
+    };
+    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  expect(violations, state).toEqual([]);
+}
+
 async function heading(page: Page, name: string | RegExp): Promise<void> {
   await page.getByRole("heading", { level: 1, name }).waitFor({ state: "visible" });
 }
@@ -101,7 +119,11 @@ describe("/account in Chromium (390×844)", () => {
       expect(await page.getByRole("region", { name: "Demo Shop" }).innerText()).toContain("자동 로그인: 꺼짐");
 
       await page.getByRole("region", { name: "Demo Shop" }).getByRole("button", { name: "연결 끊기" }).click();
-      await expect.poll(() => page.getByRole("status").innerText()).toBe("Demo Shop과(와)의 연결을 끊었습니다.");
+      // asked a second time, on a page of its own (no script)
+      await heading(page, "Demo Shop 앱과의 연결을 끊을까요?");
+      await axe(page, "account-confirm-ko");
+      await page.getByRole("button", { name: "연결 끊기" }).click();
+      await expect.poll(() => page.getByRole("status").innerText()).toBe("Demo Shop 앱과의 연결을 끊었습니다.");
       expect(await page.getByText("이 번호로 연결된 앱이 없습니다.").isVisible()).toBe(true);
 
       // the service's signed event reached the demo's /auth/events: the demo app is logged out
@@ -142,7 +164,6 @@ describe("/account in Chromium (390×844)", () => {
 // made from the offer and cancelled on /account while pending never becomes usable. A test number
 // is never offered one. axe-core checks every new page state in both languages.
 describe("passkeys in Chromium with a virtual authenticator", () => {
-  const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
   let cb: HttpServer;
   let cbBase = "";
   let app2: { id: string; secret: string } = { id: "", secret: "" };
@@ -266,21 +287,6 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
       },
     });
     return { cdp, authenticatorId };
-  }
-
-  async function axe(page: Page, state: string): Promise<void> {
-    await page.screenshot({ path: join(OUT, `${state}.png`), fullPage: true });
-    // evaluated through the DevTools protocol, not as a script element: the page's CSP stays as it is
-    // (its own scripts, by nonce, are what the passkey flow above runs on)
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const a = (globalThis as unknown as { axe: { run: (d: unknown, o: unknown) => Promise<unknown> } }).axe;
-      const r = (await a.run(document, { resultTypes: ["violations"] })) as {
-        violations: { id: string; nodes: { target: string[] }[] }[];
-      };
-      return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-    });
-    expect(violations, state).toEqual([]);
   }
 
   const app2Url = (state: string, lang?: string) =>

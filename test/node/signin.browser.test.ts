@@ -30,6 +30,8 @@ interface Seed {
   typed: string;
   code: string;
   eligible: boolean;
+  /** The masked number with its particle as the code page writes it (…8 팔로, …9 구로, …90 구십으로, …1 일로). */
+  sentTo: string;
 }
 
 const SEED: Seed[] = [
@@ -41,6 +43,7 @@ const SEED: Seed[] = [
     typed: "010-1234-5678",
     code: "123456",
     eligible: true,
+    sentTo: "010-****-5678로",
   },
   {
     telco: "K",
@@ -50,6 +53,7 @@ const SEED: Seed[] = [
     typed: "010 2345 6789",
     code: "234567",
     eligible: true,
+    sentTo: "010-****-6789로",
   },
   {
     telco: "L",
@@ -59,6 +63,7 @@ const SEED: Seed[] = [
     typed: "01034567890",
     code: "345678",
     eligible: false,
+    sentTo: "010-****-7890으로",
   },
   {
     telco: "S",
@@ -68,6 +73,7 @@ const SEED: Seed[] = [
     typed: "010-4567-8901",
     code: "456789",
     eligible: true,
+    sentTo: "010-****-8901로",
   },
 ];
 
@@ -207,9 +213,7 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   await page.getByRole("button", { name: "인증번호 받기" }).click();
 
   await heading(page, "인증번호 입력");
-  expect(await textOf(page.locator(".lead"))).toContain(
-    `${s.phone.slice(0, 3)}-****-${s.phone.slice(-4)}(으)로 보낸 인증번호 6자리`,
-  );
+  expect(await textOf(page.locator(".lead"))).toContain(`${s.sentTo} 보낸 인증번호 6자리`);
   const otp = page.getByLabel("인증번호", { exact: true });
   expect(await otp.getAttribute("autocomplete")).toBe("one-time-code");
   expect(await otp.getAttribute("inputmode")).toBe("numeric");

@@ -223,7 +223,20 @@ describe("/account: the two actions", () => {
     await signInAll(b, HONG);
     const { token, plid } = await tokenFor(HONG.phone);
     const dash = await proveOnAccount(b, HONG, "?lang=en");
-    const done = await act(b, dash, "demo-client", "terminate");
+    // one click asks first: a page of its own that ends nothing
+    const asked = await act(b, dash, "demo-client", "terminate");
+    expect(asked.status).toBe(200);
+    expect(asked.html).toContain("<h1>End your login with Demo Shop?</h1>");
+    expect((await findLink(env, "demo-client", (await subscriberByPhone(env, HONG.phone))!.id))!.plid).toBe(plid);
+    const confirm = parseForms(asked.html).find((f) => f.hidden.confirm === "Y")!;
+    expect(confirm.hidden).toMatchObject({ client_id: "demo-client", lang: "en" });
+    const done = await b.page(
+      await b.fetch("/account", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ ...confirm.hidden, action: "terminate" }).toString(),
+      }),
+    );
     expect(done.status).toBe(200);
     expect(done.html).toContain('<p class="notice" role="status">Your login with Demo Shop has ended.</p>');
     expect(done.html).not.toContain("Demo Shop</h2>");

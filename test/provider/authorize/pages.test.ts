@@ -267,9 +267,7 @@ describe("the code step's states", () => {
       name: KIM.name,
       phoneNo: KIM.phone,
     });
-    expect(verify.html).toMatch(
-      /010-\*\*\*\*-6789\(으\)로 보낸 인증번호 6자리를 3분 안에 입력하세요 \(\d{2}:\d{2}까지\)\./,
-    );
+    expect(verify.html).toMatch(/010-\*\*\*\*-6789로 보낸 인증번호 6자리를 3분 안에 입력하세요 \(\d{2}:\d{2}까지\)\./);
     expect(verify.html).toContain('<button type="submit" class="primary">확인</button>');
     let p = await b.submit(verify, { otp: "000000" });
     p = await b.submit(p, { otp: "000001" });

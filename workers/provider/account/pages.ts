@@ -27,7 +27,7 @@ export interface DashboardView {
   status?: number;
 }
 
-function hiddenFields(v: DashboardView, clientId?: string): SafeHtml {
+function hiddenFields(v: Pick<DashboardView, "csrf" | "lang">, clientId?: string): SafeHtml {
   return html`<input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="lang" value="${v.lang}">${
     clientId !== undefined ? html`<input type="hidden" name="client_id" value="${clientId}">` : ""
   }`;
@@ -79,6 +79,32 @@ ${pending ? html`<p class="auto">${pt(L, "listPending", { until: formatKst(k.usa
 ${rows.length > 0 ? html`<ul class="passkey-list">${rows}</ul>` : html`<p class="notice">${pt(L, "listNone")}</p>`}
 ${e ? html`<p class="hint">${e.hint}</p>${enrolForm(L, "/account", e.token, e.options, hiddenFields(v), "")}` : ""}
 </section>`;
+}
+
+/**
+ * The second step of ending a login (no JavaScript): what ending it does, the form that ends it
+ * (`action=terminate` with `confirm=Y`), and the way back that changes nothing.
+ */
+export function confirmTerminatePage(v: Omit<DashboardView, "connections" | "passkeys">, c: Connection): Response {
+  const L = v.lang;
+  const ctx: PageContext = {
+    operator: v.operator,
+    purpose: "account",
+    lang: L,
+    hybrid: false,
+    appName: "",
+    nonce: cspNonce(),
+    formAction: [],
+  };
+  const title = t(L, "accountConfirmTerminate", { app: c.appName });
+  const body = html`<h1>${title}</h1>
+<p class="lead">${t(L, "accountTerminateHint")}</p>
+<form method="post" action="/account" class="app-actions">
+${hiddenFields(v, c.clientId)}<input type="hidden" name="confirm" value="Y">
+<button type="submit" class="primary" name="action" value="terminate">${t(L, "accountTerminate")}</button>
+</form>
+<p><a href="/account?lang=${L}">${t(L, "accountKeep")}</a></p>`;
+  return page(ctx, title, body);
 }
 
 export function dashboardPage(v: DashboardView): Response {

@@ -16,7 +16,7 @@ import { audit } from "../store/one-time/audit";
 import { endAutoLogin } from "../store/directory/grants";
 import { connectionsOf } from "../store/flows/connections";
 import { endLinksOf } from "../store/flows/end-plids";
-import { dashboardPage } from "./pages";
+import { confirmTerminatePage, dashboardPage } from "./pages";
 import { accountSignin } from "./purpose";
 import { csrfHolds, endSession, loadSession, type SessionHandle } from "./session";
 import { enrolOnAccount, passkeysView, removeOnAccount } from "./passkeys";
@@ -111,6 +111,14 @@ async function act(
     rc.log.event = "account.end_auto_login";
     rc.waitUntil(audit(env, "account.end_auto_login", clientId, "ok", { grants }));
     return dashboard(req, env, h, lang, { notice: t(lang, "accountDoneAutoLogin", { app: connection.appName }) });
+  }
+  // ending a login is asked a second time (a page of its own, no script): one click ends nothing
+  if (params.get("confirm") !== "Y") {
+    rc.log.event = "account.terminate_asked";
+    return confirmTerminatePage(
+      { operator: signinConfig(env).operator, lang, masked: h.session.masked, csrf: h.csrf },
+      connection,
+    );
   }
   const ended = await endLinksOf(env, subscriberId, clientId, "user_terminated");
   rc.log.event = "account.terminate";

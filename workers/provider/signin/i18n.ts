@@ -2,6 +2,7 @@
 // sign-in pages show. One catalogue, typed keys: a key missing in one language fails typecheck.
 import { type IdentityItem } from "../../core/spec";
 import type { Lang } from "../store/one-time/signin-store";
+import { appWithParticle, withParticle } from "./particles";
 
 /** The pages' languages: the ones a sign-in record can hold. */
 export type { Lang };
@@ -54,7 +55,9 @@ const ko = {
   accountTerminate: "연결 끊기",
   accountTerminateHint: "연결을 끊으면 이 앱은 더 이상 내 정보를 받지 않고, 다음에 로그인할 때 동의를 다시 묻습니다.",
   accountDoneAutoLogin: (v: Vars) => `${v.app}의 자동 로그인을 껐습니다.`,
-  accountDoneTerminate: (v: Vars) => `${v.app}과(와)의 연결을 끊었습니다.`,
+  accountDoneTerminate: (v: Vars) => `${appWithParticle(String(v.app), "gwa")}의 연결을 끊었습니다.`,
+  accountConfirmTerminate: (v: Vars) => `${appWithParticle(String(v.app), "gwa")}의 연결을 끊을까요?`,
+  accountKeep: "끊지 않고 돌아가기",
   accountUnknownApp: "그 앱은 이 번호와 연결되어 있지 않습니다.",
   accountSignOut: "확인 끝내기",
   accountSignedOut: "확인을 끝냈습니다.",
@@ -71,7 +74,7 @@ const ko = {
   carrierMK: "KT 알뜰폰",
   carrierML: "LG U+ 알뜰폰",
   carrierMvnoHint: "알뜰폰은 쓰는 망(SKT·KT·LG U+)을 고르세요.",
-  verifyLeadNoCode: (v: Vars) => `${v.phone}(으)로 인증번호를 받으세요.`,
+  verifyLeadNoCode: (v: Vars) => `${withParticle(String(v.phone), "euro")} 인증번호를 받으세요.`,
   noticeWait: (v: Vars) => `방금 이 번호로 인증번호를 보냈습니다. ${v.seconds}초 뒤에 새 인증번호를 받을 수 있습니다.`,
   backToApp: "앱으로 돌아가기",
   footerOperator: (v: Vars) => `운영: ${v.name}`,
@@ -93,7 +96,8 @@ const ko = {
   sendCode: "인증번호 받기",
   cancel: "취소",
   verifyTitle: "인증번호 입력",
-  verifyLead: (v: Vars) => `${v.phone}(으)로 보낸 인증번호 6자리를 ${v.minutes}분 안에 입력하세요 (${v.until}까지).`,
+  verifyLead: (v: Vars) =>
+    `${withParticle(String(v.phone), "euro")} 보낸 인증번호 6자리를 ${v.minutes}분 안에 입력하세요 (${v.until}까지).`,
   verifyTestNumber: "테스트 번호입니다. 문자는 발송되지 않으니 정해진 인증번호를 입력하세요.",
   otp: "인증번호",
   confirm: "확인",
@@ -184,6 +188,8 @@ const en: Record<MessageKey, Text> = {
   accountTerminateHint: "Ending it stops this app receiving your details; the next login asks for your consent again.",
   accountDoneAutoLogin: (v) => `Automatic login for ${v.app} is off.`,
   accountDoneTerminate: (v) => `Your login with ${v.app} has ended.`,
+  accountConfirmTerminate: (v) => `End your login with ${v.app}?`,
+  accountKeep: "Keep it and go back",
   accountUnknownApp: "That app is not connected to this number.",
   accountSignOut: "Sign out of this page",
   accountSignedOut: "You are signed out of this page.",

@@ -1,6 +1,7 @@
 // The passkey pages' texts (docs/passkeys.md), Korean and English, typed like the sign-in's catalogue.
 
 import type { Lang } from "../i18n";
+import { appWithParticle } from "../particles";
 
 type Vars = Record<string, string | number>;
 type Entry = string | ((v: Vars) => string);
@@ -21,7 +22,7 @@ const ko = {
     `본인 확인을 위해 새 패스키는 ${v.after} 뒤부터 쓸 수 있고, 만들 때와 쓸 수 있게 될 때 이 번호로 문자를 보내 드립니다.`,
   create: "패스키 만들기",
   later: "나중에 하기",
-  continueApp: (v: Vars) => `${v.app}(으)로 계속하기`,
+  continueApp: (v: Vars) => `${appWithParticle(String(v.app), "euro")} 계속하기`,
   created: "패스키를 만들었습니다.",
   createdPending: (v: Vars) => `패스키를 만들었습니다. ${v.until}부터 쓸 수 있습니다.`,
   errCreate: "패스키를 만들지 못했습니다.",
