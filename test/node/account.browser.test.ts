@@ -80,6 +80,13 @@ async function prove(page: Page, who: { carrier: string; name: string; phone: st
   await page.getByLabel(ko ? "이름" : "Name").fill(who.name);
   await page.getByLabel(ko ? "휴대폰번호" : "Mobile number").fill(who.phone);
   await page.getByRole("button", { name: ko ? "인증번호 받기" : /Send code|Get code/ }).click();
+  if (ko) {
+    // with scripts on, the code page counts down the code's 3 minutes, and a second later reads less
+    const timer = page.getByRole("timer");
+    await expect.poll(() => timer.innerText()).toMatch(/^남은 시간 [23]:\d{2}$/);
+    const first = await timer.innerText();
+    await expect.poll(() => timer.innerText(), { timeout: 3000 }).not.toBe(first);
+  }
   await page.getByLabel(ko ? "인증번호" : /code/i, { exact: ko }).fill(who.code);
   await page.getByRole("button", { name: ko ? "확인" : "Confirm", exact: true }).click();
 }

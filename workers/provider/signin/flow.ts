@@ -104,6 +104,8 @@ export function render(
   const tx = f.h.tx;
   const c = tx.challenge;
   const usable = c && c.attempts < f.cfg.otpMaxAttempts && c.expiresAt > Date.now();
+  // the code page's countdown starts from what the code has left as the page leaves
+  if (usable) f.ctx.seconds = String(Math.max(0, Math.ceil((c.expiresAt - Date.now()) / 1000)));
   switch (tx.step) {
     case "identify":
     case "moved":

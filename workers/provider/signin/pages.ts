@@ -20,7 +20,14 @@ import { PAGE_CSS } from "./page-style";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
 import type { FirstPartyMark } from "../store/one-time/signin-store";
-import { PASSKEY_PROBE_SCRIPT, PASSKEY_SIGNIN_SCRIPT, PK_FIELD, passkeyForm, WEB_OTP } from "./passkey/markup";
+import {
+  COUNTDOWN,
+  PASSKEY_PROBE_SCRIPT,
+  PASSKEY_SIGNIN_SCRIPT,
+  PK_FIELD,
+  passkeyForm,
+  WEB_OTP,
+} from "./passkey/markup";
 
 /** What every page of one transaction needs. */
 export interface PageContext {
@@ -45,6 +52,8 @@ export interface PageContext {
   operator: Operator;
   /** An app that offers automatic login (and a request that allows it): the passkey form's box, in days. */
   autoLoginDays?: number;
+  /** The code page's countdown: the seconds its code has left when the page is sent. */
+  seconds?: string;
 }
 
 /** Whether the pages offer passkeys: everywhere but a WebView that said it is one (`isHybrid=Y`). */
@@ -172,7 +181,7 @@ function pageResponse([before, after]: Layout, opts: PageOptions): Response {
 }
 
 /** What a page shows that changes with every response, filled into its cached markup (`Shell`). */
-type HoleName = "nonce" | "txId" | "csrf" | "lead";
+type HoleName = "nonce" | "txId" | "csrf" | "lead" | "seconds";
 type Holes = Record<HoleName, string>;
 
 /**
@@ -208,7 +217,7 @@ let marker = /$^/;
 function mark(name: HoleName | "css"): string {
   if (!markPrefix) {
     markPrefix = "\u0001" + randomToken(12);
-    marker = new RegExp(`${markPrefix}(nonce|txId|csrf|lead|css)\u0001`);
+    marker = new RegExp(`${markPrefix}(nonce|txId|csrf|lead|seconds|css)\u0001`);
   }
   return `${markPrefix}${name}\u0001`;
 }
@@ -231,7 +240,7 @@ function shellPage(
   let shell = byOperator.get(full);
   if (!shell) {
     const [before, after] = render(
-      { ...ctx, nonce: mark("nonce"), txId: mark("txId"), csrf: mark("csrf") },
+      { ...ctx, nonce: mark("nonce"), txId: mark("txId"), csrf: mark("csrf"), seconds: mark("seconds") },
       raw(mark("lead")),
     );
     const cut = (before.value + mark("css") + after.value).split(marker);
@@ -242,7 +251,7 @@ function shellPage(
     if (byOperator.size >= 64) byOperator.clear();
     byOperator.set(full, shell);
   }
-  const holes: Holes = { nonce: ctx.nonce, txId: ctx.txId!, csrf: ctx.csrf!, lead };
+  const holes: Holes = { nonce: ctx.nonce, txId: ctx.txId!, csrf: ctx.csrf!, lead, seconds: ctx.seconds ?? "" };
   const bytes: Partial<Record<HoleName | "css", Uint8Array>> = { css: CSS_BYTES };
   let n = 0;
   for (const s of shell.segments) n += s.length;
@@ -445,11 +454,14 @@ export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, re
       ? null
       : `verify|${info.state}|${info.test}|${a ? `${a.days}:${a.checked}` : "-"}`;
   // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not. A
-  // test number is never offered a passkey: no probe either.
-  const webOtp = info.state === "enter" && !info.test;
+  // test number is never offered a passkey: no probe either. A code to type counts down.
+  const enter = info.state === "enter";
+  const webOtp = enter && !info.test;
   const probe = probes(ctx) && !info.test;
   const script =
-    webOtp || probe ? raw(`${webOtp ? WEB_OTP.value : ""}${probe ? PASSKEY_PROBE_SCRIPT.value : ""}`) : null;
+    enter || probe
+      ? raw(`${enter ? COUNTDOWN.value : ""}${webOtp ? WEB_OTP.value : ""}${probe ? PASSKEY_PROBE_SCRIPT.value : ""}`)
+      : null;
   return stepPage(ctx, key, t(L, "verifyTitle"), lead, (c, l) => verifyBody(c, info, l, alert, probe), result, script);
 }
 
@@ -463,7 +475,8 @@ function verifyBody(
   const L = ctx.lang;
   const entry =
     info.state === "enter"
-      ? html`<div><label class="field" for="otp">${t(L, "otp")}</label>
+      ? html`<p id="countdown" class="hint" role="timer" data-seconds="${ctx.seconds ?? ""}" data-left="${t(L, "countdownLeft")}" data-over="${t(L, "countdownOver")}" hidden></p>
+<div><label class="field" for="otp">${t(L, "otp")}</label>
 <input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${invalid(alert, "otp", true)}>
 ${info.test && html`<p class="hint">${t(L, "verifyTestNumber")}</p>`}</div>
 ${

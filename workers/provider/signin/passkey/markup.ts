@@ -28,6 +28,21 @@ if(form.requestSubmit)form.requestSubmit();else form.submit();
 })();`);
 
 /**
+ * The code page's countdown (docs/signin.md "Pages"): from the seconds the code had left when the
+ * page was sent (`data-seconds`, so the person's clock does not matter), "남은 시간 2:59" each second,
+ * then that the code has expired. With scripts off the lead's clock time says the same.
+ */
+export const COUNTDOWN = raw(`(function(){
+var el=document.getElementById("countdown");if(!el)return;
+var left=Number(el.getAttribute("data-seconds"));if(!(left>0))return;
+var end=Date.now()+left*1000;
+function tick(){var s=Math.max(0,Math.ceil((end-Date.now())/1000));
+el.textContent=s>0?el.getAttribute("data-left")+" "+Math.floor(s/60)+":"+(s%60<10?"0":"")+(s%60):el.getAttribute("data-over");
+el.hidden=false;var r=(end-Date.now())%1000;if(s>0)setTimeout(tick,r>0?r:1000);}
+tick();
+})();`);
+
+/**
  * The identify page's passkey script. The challenge is SHA-256 of the `tx` the form posts (the
  * server computes the same, signin/passkey/webauthn.ts), so the page needs nothing from a store. A
  * click asks for any passkey of this host (discoverable: no list of credentials is sent); where the
