@@ -96,7 +96,7 @@ describe("/account: proving the number", () => {
     expect(dash.status).toBe(200);
     expect(dash.html).toContain("010-****-6789 번호로 로그인하는 앱입니다.");
     expect(dash.html).toContain('<h2 id="app-0">Demo Shop</h2>');
-    expect(dash.html).toMatch(/연결한 때<\/dt><dd>\d{4}년 \d{1,2}월 \d{1,2}일 \d{2}:\d{2}<\/dd>/);
+    expect(dash.html).toMatch(/처음 연결<\/dt><dd>\d{4}년 \d{1,2}월 \d{1,2}일 \d{2}:\d{2}<\/dd>/);
     expect(dash.html).toMatch(/마지막 로그인<\/dt><dd>\d{4}년 \d{1,2}월 \d{1,2}일 \d{2}:\d{2}<\/dd>/);
     expect(dash.html).toMatch(/자동 로그인: 켜짐 \(\d{4}년 \d{1,2}월 \d{1,2}일 \d{2}:\d{2}까지\)/);
     const f = appForm(dash, "demo-client");
@@ -297,7 +297,7 @@ describe("/account: the two actions", () => {
       }),
     );
     expect(out.form?.step).toBe("identify");
-    expect(out.html).toContain("확인을 끝냈습니다.");
+    expect(out.html).toContain("이 화면에서 나갔습니다. 다시 보려면 본인 확인을 해 주세요.");
     expect((await b.page(await b.fetch("/account"))).form?.step).toBe("identify");
   });
 });
