@@ -319,6 +319,15 @@ describe("passkeys: the offer at an app's end", () => {
     expect(offer.status, alertText(offer.html)).toBe(200);
     expect(offer.html).toMatch(/<button[^>]*id="enrol-create"[^>]*>[^<]*패스키/);
     const e = enrolFormOf(offer)!;
+    // the ticket is readable in the page: it carries the person's id and the sign-in's end, not
+    // the number, its hash or the sign-in's CSRF hash (its binding to the browser is a hash of the
+    // HttpOnly cookie)
+    const t = e.form.hidden.enrol!;
+    const b64 = t.slice(4, t.lastIndexOf(".")).replace(/-/g, "+").replace(/_/g, "/");
+    const seen = new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+    expect(seen).toContain('"s":');
+    for (const secret of [who.phone, who.phone.slice(3), "phoneKey", "csrfHash", "masked"])
+      expect(seen).not.toContain(secret);
     const later = await postForm(b, e.form, { later: "Y" });
     expect(later.status).toBe(302);
     expect(new URL(later.res.headers.get("Location")!).searchParams.get("code")).toBeTruthy();

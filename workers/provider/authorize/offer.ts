@@ -16,16 +16,20 @@ import { openTicket } from "../signin/passkey/webauthn";
 import type { Transaction } from "../signin/transaction";
 import { findClient } from "../store/clients";
 import { subscriberById } from "../store/directory/directory";
-import { sameHash } from "../store/one-time/signin-store";
+import { sameHash, type Prompt } from "../store/one-time/signin-store";
 import type { IdentityItem } from "../../core/spec";
 import { finish } from "./complete";
 import { registeredRedirect } from "./validate";
 
-/** What an offer's ticket carries to end the sign-in with (`passkeyOffer`). */
+/** What an offer's ticket carries to end the sign-in with (`passkeyOffer`): its app, redirect, state, prompt, PKCE challenge, the box, and what is shared. */
 interface Resume {
-  tx: Transaction;
+  c: string;
+  u: string;
+  s: string;
+  p: Prompt | null;
+  x: string | null;
   o: boolean;
-  p: string;
+  pl: string;
   i: IdentityItem[];
 }
 
@@ -44,7 +48,15 @@ export async function answerOffer(
     rc.log.event = "signin.offer_refused";
     return gone();
   }
-  const tx = resume.tx;
+  // the record `finish` reads: the request's answer-shaping fields (the rest it never reads)
+  const tx = {
+    clientId: resume.c,
+    redirectUri: resume.u,
+    state: resume.s,
+    prompt: resume.p ?? undefined,
+    codeChallenge: resume.x,
+    lang,
+  } as Transaction;
   const client = await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
   if (!client || registeredRedirect(client, tx.redirectUri, providerConfig(env).devMode) === undefined) return gone();
   let made: Awaited<ReturnType<typeof enrol>> | null = null;
@@ -56,7 +68,7 @@ export async function answerOffer(
   if (made && !made.ok && made.reason === "replayed") return gone();
   const subscriber = await subscriberById(env, ticket.s);
   if (!subscriber) return gone();
-  const end = { tx, client, subscriberId: ticket.s, optIn: resume.o, shared: { plid: resume.p, items: resume.i } };
+  const end = { tx, client, subscriberId: ticket.s, optIn: resume.o, shared: { plid: resume.pl, items: resume.i } };
   const done = await finish(req, env, rc, signinConfig(env), end, subscriber);
   if (!done) return gone();
   if (made && !made.ok) {

@@ -94,7 +94,19 @@ export async function passkeyOffer(
   const e = await enrolmentOf(env, c.subscriberId, undefined);
   if (!e) return null;
   const L = c.tx.lang;
-  const resume = { tx: c.tx, o: c.optIn, p: c.shared!.plid, i: c.shared!.items };
+  // what the answer needs to mint the code, and nothing of the person beyond their id (the ticket
+  // is readable in the page: no hash of the number, no CSRF or browser hashes)
+  const t = c.tx;
+  const resume = {
+    c: t.clientId,
+    u: t.redirectUri,
+    s: t.state,
+    p: t.prompt ?? null,
+    x: t.codeChallenge,
+    o: c.optIn,
+    pl: c.shared!.plid,
+    i: c.shared!.items,
+  };
   const { token, options } = await enrolPage(req, env, e, { s: c.subscriberId, w: "sms", l: L, r: resume }, sub.masked);
   if (token.length > MAX_TICKET_CHARS) return null;
   // the consent's event goes now: the code it would have gone with is minted by the answer
