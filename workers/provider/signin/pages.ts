@@ -20,14 +20,8 @@ import { PAGE_CSS } from "./page-style";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
 import type { FirstPartyMark } from "../store/one-time/signin-store";
-import {
-  COUNTDOWN,
-  PASSKEY_PROBE_SCRIPT,
-  PASSKEY_SIGNIN_SCRIPT,
-  PK_FIELD,
-  passkeyForm,
-  WEB_OTP,
-} from "./passkey/markup";
+import { COUNTDOWN, WEB_OTP } from "./page-scripts";
+import { PASSKEY_PROBE_SCRIPT, PASSKEY_SIGNIN_SCRIPT, PK_FIELD, passkeyForm } from "./passkey/markup";
 
 /** What every page of one transaction needs. */
 export interface PageContext {
