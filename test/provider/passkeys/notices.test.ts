@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { noticeText } from "../../../workers/provider/signin/passkey/notices";
 import { eucKrBytes, SMS_MAX_BYTES } from "../../../workers/provider/signin/sms/text";
+import { signinConfig } from "../../../workers/provider/signin/config";
 
 describe("passkey notices", () => {
   it("fit one SMS in both languages, with the usable time in KST and no code", () => {
@@ -17,5 +18,13 @@ describe("passkey notices", () => {
       }
     expect(noticeText("ko", { kind: "created", usableAt: at })).toContain("12/31 23:59부터");
     expect(noticeText("en", { kind: "created", usableAt: at })).toContain("12/31 23:59 KST");
+  });
+});
+
+describe("passkey configuration", () => {
+  it("defaults as the issue gives them: PASSKEY_ACTIVATION_SECONDS 86400 (a day), PASSKEY_RECHECK_SECONDS 7 days", () => {
+    const cfg = signinConfig({ DEV_MODE: "true" } as never);
+    expect(cfg.passkeyActivationMs).toBe(86400 * 1000);
+    expect(cfg.passkeyRecheckMs).toBe(7 * 24 * 3600 * 1000);
   });
 });

@@ -81,21 +81,27 @@ ${e ? html`<p class="hint">${e.hint}</p>${enrolForm(L, "/account", e.token, e.op
 </section>`;
 }
 
+/** The context of an /account page (the sign-in pages' look, the account's purpose). */
+function accountContext(v: Pick<DashboardView, "operator" | "lang" | "cookies">): PageContext {
+  return {
+    operator: v.operator,
+    purpose: "account",
+    lang: v.lang,
+    hybrid: false,
+    appName: "",
+    nonce: cspNonce(),
+    formAction: [],
+    cookies: v.cookies,
+  };
+}
+
 /**
  * The second step of ending a login (no JavaScript): what ending it does, the form that ends it
  * (`action=terminate` with `confirm=Y`), and the way back that changes nothing.
  */
 export function confirmTerminatePage(v: Omit<DashboardView, "connections" | "passkeys">, c: Connection): Response {
   const L = v.lang;
-  const ctx: PageContext = {
-    operator: v.operator,
-    purpose: "account",
-    lang: L,
-    hybrid: false,
-    appName: "",
-    nonce: cspNonce(),
-    formAction: [],
-  };
+  const ctx = accountContext(v);
   const title = t(L, "accountConfirmTerminate", { app: c.appName });
   const body = html`<h1>${title}</h1>
 <p class="lead">${t(L, "accountTerminateHint")}</p>
@@ -110,16 +116,7 @@ ${hiddenFields(v, c.clientId)}<input type="hidden" name="confirm" value="Y">
 export function dashboardPage(v: DashboardView): Response {
   const L = v.lang;
   const other: Lang = L === "ko" ? "en" : "ko";
-  const ctx: PageContext = {
-    operator: v.operator,
-    purpose: "account",
-    lang: L,
-    hybrid: false,
-    appName: "",
-    nonce: cspNonce(),
-    formAction: [],
-    cookies: v.cookies,
-  };
+  const ctx = accountContext(v);
   const body = html`<h1>${t(L, "accountTitle")}</h1>
 <p class="lead">${t(L, "accountLead", { phone: v.masked })}</p>
 ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ""}

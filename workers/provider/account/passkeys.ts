@@ -8,7 +8,7 @@ import type { Params } from "../../core/http";
 import type { RequestContext } from "../../core/router";
 import type { ProviderEnv } from "../config";
 import type { Lang } from "../signin/i18n";
-import { enrol, enrolmentOf, enrolPage, isActive } from "../signin/passkey/enrol";
+import { enrol, enrolmentOf, enrolPage, isActive, refusalText } from "../signin/passkey/enrol";
 import { pt, waitText } from "../signin/passkey/i18n";
 import { signinConfig } from "../signin/config";
 import { openTicket } from "../signin/passkey/webauthn";
@@ -74,15 +74,7 @@ export async function enrolOnAccount(
           ? pt(lang, "createdPending", { until: formatKst(made.usableAt, lang) })
           : pt(lang, "created"),
     };
-  const alert =
-    made.reason === "full"
-      ? pt(lang, "errFull", { max: 10 })
-      : made.reason === "needs_passkey"
-        ? pt(lang, "errNeedsPasskey")
-        : made.reason === "replayed"
-          ? pt(lang, "errExpired")
-          : pt(lang, "errCreate");
-  return { alert, status: 400 };
+  return { alert: refusalText(lang, made.reason), status: 400 };
 }
 
 /** `action=passkey_remove` with `credential_id`: removed (or cancelled, when pending) under the proof's rules. */

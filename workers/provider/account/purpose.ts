@@ -5,7 +5,7 @@
 
 import { redirect } from "../../core/http";
 import { providerConfig } from "../config";
-import { t, type Lang } from "../signin/i18n";
+import { t } from "../signin/i18n";
 import type { SigninPurpose } from "../signin/purpose";
 import type { Transaction } from "../signin/transaction";
 import { audit } from "../store/one-time/audit";

@@ -9,8 +9,7 @@ import { providerConfig, type ProviderEnv } from "../config";
 import { signinConfig } from "../signin/config";
 import { t } from "../signin/i18n";
 import { bareContext, stopPage } from "../signin/pages";
-import { enrol, takeTicket, browserHashOf } from "../signin/passkey/enrol";
-import { pt } from "../signin/passkey/i18n";
+import { enrol, takeTicket, browserHashOf, refusalText } from "../signin/passkey/enrol";
 import { offerFailed } from "../signin/passkey/offer";
 import { openTicket } from "../signin/passkey/webauthn";
 import type { Transaction } from "../signin/transaction";
@@ -73,13 +72,7 @@ export async function answerOffer(
   if (!done) return gone();
   if (made && !made.ok) {
     // the sign-in ends all the same: the page says why nothing was made, and goes on to the app
-    const text =
-      made.reason === "full"
-        ? pt(lang, "errFull", { max: 10 })
-        : made.reason === "needs_passkey"
-          ? pt(lang, "errNeedsPasskey")
-          : pt(lang, "errCreate");
-    return offerFailed(env, lang, client.name, text, done.headers.get("Location")!);
+    return offerFailed(env, lang, client.name, refusalText(lang, made.reason), done.headers.get("Location")!);
   }
   if (made?.ok) rc.log.event = "signin.passkey_created";
   return done;

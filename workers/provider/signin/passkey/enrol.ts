@@ -11,7 +11,7 @@ import { sha256 } from "../../../core/crypto";
 import type { RequestContext } from "../../../core/router";
 import type { ProviderEnv } from "../../config";
 import { reviewEntryById } from "../../store/directory/directory";
-import { addPasskey, passkeyHandleFor, passkeysOf, PASSKEY_MAX, type PasskeyRow } from "../../store/directory/passkeys";
+import { addPasskey, passkeyEnrolment, PASSKEY_MAX, type PasskeyRow } from "../../store/directory/passkeys";
 import { dirAt } from "../../store/directory/directory-shard";
 import { homeOfId } from "../../store/directory/keys";
 import { tally } from "../../store/metrics/tally";
@@ -20,6 +20,8 @@ import { sameHash } from "../../store/one-time/signin-store";
 import { signinConfig } from "../config";
 import { TX_COOKIE } from "../transaction";
 import { sendPasskeyNotice } from "./notices";
+import { pt } from "./i18n";
+import type { Lang } from "../i18n";
 import {
   challengeKey,
   credentialJson,
@@ -52,9 +54,8 @@ export async function enrolmentOf(
   subscriberId: number,
   provenWith: string | undefined,
 ): Promise<{ handle: string; passkeys: PasskeyRow[] } | null> {
-  const entry = await reviewEntryById(env, subscriberId);
-  if (!entry || entry.testOtpHash !== null || entry.review !== null) return null;
-  const [handle, passkeys] = await Promise.all([passkeyHandleFor(env, subscriberId), passkeysOf(env, subscriberId)]);
+  // the person, their handle and passkeys in one call to their shard; none for a test number
+  const { handle, passkeys } = await passkeyEnrolment(env, subscriberId);
   if (handle === null || passkeys.length >= PASSKEY_MAX) return null;
   const now = Date.now();
   const active = passkeys.filter((k) => k.usableAt <= now);
@@ -181,9 +182,14 @@ export async function enrol(
   return { ok: true, usableAt };
 }
 
-/** The passkeys of a person, with whether each is usable now (the /account list). */
+/** Whether a passkey signs in now (its activation delay over). */
 export function isActive(k: PasskeyRow, now = Date.now()): boolean {
   return k.usableAt <= now;
 }
 
-export { PASSKEY_MAX };
+/** What a page says of an enrolment that made nothing. */
+export function refusalText(lang: Lang, reason: EnrolRefusal): string {
+  if (reason === "full") return pt(lang, "errFull", { max: PASSKEY_MAX });
+  if (reason === "needs_passkey") return pt(lang, "errNeedsPasskey");
+  return pt(lang, reason === "replayed" || reason === "expired" ? "errExpired" : "errCreate");
+}

@@ -313,6 +313,20 @@ export class DirectoryShard extends DurableObject {
     return this.passkeys.handle(subscriberId, fresh);
   }
 
+  /**
+   * What an enrolment page needs, in one call: the person (null when not here), and unless they are a
+   * test number their user handle (made from `fresh` at their first enrolment) and passkeys.
+   */
+  passkeyEnrolment(
+    subscriberId: number,
+    fresh: string,
+  ): { person: PersonRow | null; handle: string | null; passkeys: PasskeyRow[] } {
+    const person = this.peopleAndNumbers.person(subscriberId);
+    if (!person || person.test_otp_hash !== null || person.test_clients !== null)
+      return { person, handle: null, passkeys: [] };
+    return { person, handle: this.passkeys.handle(subscriberId, fresh), passkeys: this.passkeys.of(subscriberId) };
+  }
+
   /** The person's passkeys, newest first. */
   passkeysOf(subscriberId: number): PasskeyRow[] {
     return this.passkeys.of(subscriberId);

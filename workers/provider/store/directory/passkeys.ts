@@ -17,6 +17,15 @@ export function passkeyHandleFor(env: DirectoryEnv, subscriberId: number): Promi
   return dirAt(env, home).passkeyHandle(subscriberId, newPasskeyHandle(home, dirShards(env)));
 }
 
+/** The person's handle and passkeys for an enrolment, with their row, in one call (`DirectoryShard.passkeyEnrolment`). */
+export function passkeyEnrolment(
+  env: DirectoryEnv,
+  subscriberId: number,
+): Promise<{ person: PersonRow | null; handle: string | null; passkeys: PasskeyRow[] }> {
+  const home = homeOfId(subscriberId);
+  return dirAt(env, home).passkeyEnrolment(subscriberId, newPasskeyHandle(home, dirShards(env)));
+}
+
 export function passkeysOf(env: DirectoryEnv, subscriberId: number): Promise<PasskeyRow[]> {
   return dirAt(env, homeOfId(subscriberId)).passkeysOf(subscriberId);
 }
