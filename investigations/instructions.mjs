@@ -111,6 +111,7 @@ const IDENTIFY = {
               ["telcoCd", "S"],
               ["name", SUBSCRIBER_NAME],
               ["phoneNo", phone],
+              ["carrierTerms", "Y"],
             ])
               form.fields.set(k, v);
             return {

@@ -290,6 +290,8 @@ function signInFlow(at) {
         body.set("telcoCd", "S");
         body.set("name", SUBSCRIBER_NAME);
         body.set("phoneNo", phone);
+        // the agreements' box, ticked (docs/signin.md "The agreements")
+        body.set("carrierTerms", "Y");
         name = "identify";
       } else if (form.names.has("otp")) {
         body.set("otp", SMS ? await outboxCode(ctx.url, phone) : "000000");

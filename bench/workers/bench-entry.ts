@@ -133,6 +133,7 @@ async function makePasskeyPeople(env: Env, from: number, n: number, cose: string
         name: "bench",
         device: "device",
         madeWith: "passkey",
+        riskWindowMs: 0,
         usableAt: Date.now(),
         challenge: randomToken(32),
         challengeUntil: Date.now() + 60_000,

@@ -71,6 +71,7 @@ describe("POST /admin/directory/import", () => {
       inserted: 3,
       updated: 0,
       reassigned: 0,
+      signals_changed: 0,
       rejected_count: 0,
       rejected: [],
       ignored_columns: [],

@@ -100,6 +100,7 @@ describe("POST /admin/directory/import with the chunk's place in its file", () =
         "inserted",
         "updated",
         "reassigned",
+        "signals_changed",
         "rejected_count",
         "rejected",
         "ignored_columns",

@@ -122,7 +122,14 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
     const step = await run(authorizeWorker, b, "/oauth2/authorize", {
       method: "POST",
       headers: { ...FORM, Cookie: `${device}; ${binding}` },
-      body: form({ tx: hidden("tx"), csrf: hidden("csrf"), telcoCd: HONG.telco, name: HONG.name, phoneNo: HONG.phone }),
+      body: form({
+        tx: hidden("tx"),
+        csrf: hidden("csrf"),
+        telcoCd: HONG.telco,
+        name: HONG.name,
+        phoneNo: HONG.phone,
+        carrierTerms: "Y",
+      }),
     });
     return step.status === 200 && (await step.text()).includes('data-step="verify"');
   },
@@ -150,7 +157,14 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
     const step = await run(consoleWorker, b, "/console", {
       method: "POST",
       headers: { ...FORM, Cookie: browser },
-      body: form({ tx: hidden("tx"), csrf: hidden("csrf"), telcoCd: "K", name: "운영", phoneNo: phone }),
+      body: form({
+        tx: hidden("tx"),
+        csrf: hidden("csrf"),
+        telcoCd: "K",
+        name: "운영",
+        phoneNo: phone,
+        carrierTerms: "Y",
+      }),
     });
     html = await step.text();
     const code = await run(consoleWorker, b, "/console", {

@@ -89,6 +89,7 @@ function authorizeUrl(extra: Record<string, string> = {}): string {
 const TEXT = {
   ko: {
     send: "인증번호 받기",
+    terms: "전체 동의",
     confirm: "확인",
     name: "이름",
     phone: "휴대폰번호",
@@ -97,6 +98,7 @@ const TEXT = {
   },
   en: {
     send: "Send code",
+    terms: "Agree to all",
     confirm: "Confirm",
     name: "Name",
     phone: "Mobile number",
@@ -110,6 +112,7 @@ async function identify(page: Page, lang: "ko" | "en", who: { carrier: string; n
   await page.getByText(who.carrier, { exact: true }).click();
   await page.getByLabel(t.name).fill(who.name);
   await page.getByLabel(t.phone).fill(who.phone);
+  await page.getByLabel(t.terms).check();
   await page.getByRole("button", { name: t.send }).click();
   await page.waitForLoadState();
 }
@@ -152,6 +155,18 @@ describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844
         // step 1, and its error
         await page.goto(authorizeUrl({ prompt: "login" }));
         await check("identify");
+        // the agreements: one text opened (보기), then a post without the box (the browser's own
+        // check taken off, as a script-less tool would post) answered with the alert on it
+        await page.locator(".terms-list summary").first().click();
+        await check("identify-agreements");
+        await page.locator("#carrierTerms").evaluate((el) => el.removeAttribute("required"));
+        await page.getByText(PEOPLE[lang].consent.carrier, { exact: true }).click();
+        await page.getByLabel(TEXT[lang].name).fill(PEOPLE[lang].consent.name);
+        await page.getByLabel(TEXT[lang].phone).fill(PEOPLE[lang].consent.phone);
+        await page.getByRole("button", { name: TEXT[lang].send }).click();
+        await page.waitForLoadState();
+        expect(await page.locator("#carrierTerms").getAttribute("aria-invalid")).toBe("true");
+        await check("identify-terms-missing");
         const who = PEOPLE[lang];
         await identify(page, lang, { ...who.consent, name: "없는사람" });
         await check("identify-unconfirmed");
@@ -171,6 +186,34 @@ describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844
         await enterCode(page, lang, who.consent.code);
         await check("consent");
         // (agreeing would leave for the app's callback, outside this test's network)
+
+        // a number whose SIM the person changed an hour ago: the code page says why automatic login is off
+        const risky = `010662${lang === "ko" ? 1 : 2}0001`;
+        const riskyImport = await fetch(`${server.base}/admin/directory/import`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+          body: JSON.stringify([
+            {
+              telcoCd: "K",
+              phoneNo: risky,
+              name: "유심",
+              gender: "F",
+              birth: "1990-01-01",
+              foreign: "L",
+              ci: Buffer.alloc(64, lang === "ko" ? 93 : 94).toString("base64"),
+              simChangedAt: new Date(Date.now() - 3_600_000).toISOString(),
+              simChangeKind: "person",
+            },
+          ]),
+        });
+        expect(riskyImport.status).toBe(200);
+        await page.goto(authorizeUrl({ prompt: "login" }));
+        await identify(page, lang, { carrier: "KT", name: "유심", phone: risky });
+        await page.locator("#risk").waitFor({ state: "visible" });
+        expect(await page.getByRole("checkbox", { name: lang === "ko" ? /자동 로그인/ : /automatic/i }).count()).toBe(
+          0,
+        );
+        await check("verify-risk");
 
         // the locked code page: three failures lock this network out of the number
         await page.goto(authorizeUrl({ prompt: "login" }));

@@ -79,6 +79,7 @@ async function prove(page: Page, who: { carrier: string; name: string; phone: st
   await page.getByText(who.carrier, { exact: true }).click();
   await page.getByLabel(ko ? "이름" : "Name").fill(who.name);
   await page.getByLabel(ko ? "휴대폰번호" : "Mobile number").fill(who.phone);
+  await page.getByLabel(ko ? "전체 동의" : "Agree to all").check();
   await page.getByRole("button", { name: ko ? "인증번호 받기" : /Send code|Get code/ }).click();
   if (ko) {
     // with scripts on, the code page counts down the code's 3 minutes, and a second later reads less
@@ -102,6 +103,7 @@ describe("/account in Chromium (390×844)", () => {
       await page.getByText("SKT", { exact: true }).click();
       await page.getByLabel("이름").fill("홍길동");
       await page.getByLabel("휴대폰번호").fill("010-1234-5678");
+      await page.getByLabel("전체 동의").check();
       await page.getByRole("button", { name: "인증번호 받기" }).click();
       await page.getByLabel("인증번호", { exact: true }).fill("123456");
       await page.getByRole("checkbox", { name: /자동 로그인/ }).check();
@@ -309,6 +311,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     await page.getByText(who.carrier, { exact: true }).click();
     await page.getByLabel(ko ? "이름" : "Name").fill(who.name);
     await page.getByLabel(ko ? "휴대폰번호" : "Mobile number").fill(who.phone);
+    await page.getByLabel(ko ? "전체 동의" : "Agree to all").check();
     await page.getByRole("button", { name: ko ? "인증번호 받기" : /Send code|Get code/ }).click();
     await page.getByLabel(ko ? "인증번호" : /code/i, { exact: ko }).fill(await codeFor(who.phone));
     await page.getByRole("button", { name: ko ? "확인" : "Confirm", exact: true }).click();
@@ -476,6 +479,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
       await page.getByText("SKT", { exact: true }).click();
       await page.getByLabel("Name").fill("홍길동");
       await page.getByLabel("Mobile number").fill("010-1234-5678");
+      await page.getByLabel("Agree to all").check();
       await page.getByRole("button", { name: /Send code|Get code/ }).click();
       await page.getByLabel(/code/i).fill("123456");
       await page.getByRole("button", { name: "Confirm", exact: true }).click();

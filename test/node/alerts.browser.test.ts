@@ -203,6 +203,7 @@ async function throughCode(page: Page, who: { name: string; phone: string }, car
   await page.getByLabel("Name").fill(who.name);
   await page.getByLabel("Mobile number").fill(who.phone);
   const asked = Date.now();
+  await page.getByLabel("Agree to all").check();
   await page.getByRole("button", { name: /Send code|Get code/ }).click();
   await page.getByLabel(/code/i).fill(await codeFor(who.phone, asked));
   await page.getByRole("button", { name: "Confirm", exact: true }).click();
@@ -237,7 +238,7 @@ async function codesSent(n: number): Promise<void> {
   };
   let res = await fetch(`${server.base}/oauth2/authorize?${q}`, { redirect: "manual" });
   jar.take(res);
-  res = await post(res, { telcoCd: PERSON.telco, name: PERSON.name, phoneNo: PERSON.phone });
+  res = await post(res, { telcoCd: PERSON.telco, name: PERSON.name, phoneNo: PERSON.phone, carrierTerms: "Y" });
   for (let i = 1; i < n; i++) res = await post(res, { resend: "Y" });
   await res.body?.cancel();
 }

@@ -29,6 +29,7 @@ export async function signInPages(page: Page, opts: { autoLogin: boolean; expect
   await page.getByText("SKT", { exact: true }).click();
   await page.getByLabel("이름").fill("홍길동");
   await page.getByLabel("휴대폰번호").fill("010-1234-5678");
+  await page.getByLabel("전체 동의").check();
   await page.getByRole("button", { name: "인증번호 받기" }).click();
   await heading(page, "인증번호 입력");
   await page.getByLabel("인증번호", { exact: true }).fill("123456");

@@ -157,6 +157,7 @@ async function signIn(page: Page, who: typeof OPERATOR, en = false): Promise<voi
   await page.getByText(who.carrier, { exact: true }).click();
   await page.getByLabel(en ? "Name" : "이름").fill(who.name);
   await page.getByLabel(en ? "Mobile number" : "휴대폰번호").fill(who.phone);
+  await page.getByLabel(en ? "Agree to all" : "전체 동의").check();
   await page.getByRole("button", { name: en ? /Send code|Get code/ : "인증번호 받기" }).click();
   const code = await codeFor(who.phone, lastCodes.get(who.phone) ?? null);
   lastCodes.set(who.phone, code);
@@ -241,6 +242,7 @@ describe("the console in Chromium", () => {
       await other.page.getByText("KT", { exact: true }).click();
       await other.page.getByLabel("이름").fill("김영희");
       await other.page.getByLabel("휴대폰번호").fill("010-2345-6789");
+      await other.page.getByLabel("전체 동의").check();
       await other.page.getByRole("button", { name: "인증번호 받기" }).click();
       await other.page.getByLabel("인증번호", { exact: true }).fill("234567");
       await other.page.getByRole("button", { name: "확인", exact: true }).click();
@@ -285,6 +287,7 @@ describe("the console in Chromium", () => {
       await page.getByText("SKT", { exact: true }).click();
       await page.getByLabel("이름").fill("홍길동");
       await page.getByLabel("휴대폰번호").fill("010-1234-5678");
+      await page.getByLabel("전체 동의").check();
       await page.getByRole("button", { name: "인증번호 받기" }).click();
       await page.getByLabel("인증번호", { exact: true }).fill("123456");
       await page.getByRole("button", { name: "확인", exact: true }).click();

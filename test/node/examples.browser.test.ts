@@ -262,6 +262,7 @@ describe("a developer's own app, from /developers to a sign-in through the packe
     await page.getByText(who.carrier, { exact: true }).click();
     await page.getByLabel(en ? "Name" : "이름").fill(who.name);
     await page.getByLabel(en ? "Mobile number" : "휴대폰번호").fill(who.phone);
+    await page.getByLabel(en ? "Agree to all" : "전체 동의").check();
     await page.getByRole("button", { name: en ? /Send code|Get code/ : "인증번호 받기" }).click();
     await page.getByLabel(en ? /code/i : "인증번호", { exact: !en }).fill(await codeFor(who.phone));
     await page.getByRole("button", { name: en ? "Confirm" : "확인", exact: true }).click();
@@ -300,6 +301,7 @@ describe("a developer's own app, from /developers to a sign-in through the packe
     await o.page.getByText(who.carrier, { exact: true }).click();
     await o.page.getByLabel("이름").fill(who.name);
     await o.page.getByLabel("휴대폰번호").fill(who.phone);
+    await o.page.getByLabel("전체 동의").check();
     await o.page.getByRole("button", { name: "인증번호 받기" }).click();
     return o;
   }
@@ -395,6 +397,7 @@ describe("a developer's own app, from /developers to a sign-in through the packe
     await en1.page.getByText(NOBODY.carrier, { exact: true }).click();
     await en1.page.getByLabel("Name").fill(NOBODY.name);
     await en1.page.getByLabel("Mobile number").fill(NOBODY.phone);
+    await en1.page.getByLabel("Agree to all").check();
     await en1.page.getByRole("button", { name: /Send code|Get code/ }).click();
     await heading(en1.page, "This app is still being tested");
     await audit(en1.page, "testing-page-en");

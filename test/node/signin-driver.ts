@@ -1,5 +1,5 @@
 // Drives the sign-in pages over plain HTTP through their documented form contract
-// (docs/signin.md): step 1 telcoCd/name/phoneNo, step 2 otp, consent agree=Y, hidden fields
+// (docs/signin.md): step 1 telcoCd/name/phoneNo/carrierTerms, step 2 otp, consent agree=Y, hidden fields
 // posted back. What another tool would do; used by host-side tests.
 
 export interface Subscriber {
@@ -109,6 +109,8 @@ export async function signIn(
       body.set("telcoCd", who.telco);
       body.set("name", who.name);
       body.set("phoneNo", who.phone);
+      // the agreements' box, ticked as the person does (docs/signin.md "The agreements")
+      body.set("carrierTerms", "Y");
     } else if (form.names.has("otp")) {
       steps.push("verify");
       body.set("otp", who.code || (await outboxCode(new URL(authorizeUrl).origin, who.phone)));

@@ -210,6 +210,7 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   await page.getByLabel("이름").fill(s.name);
   await page.getByLabel("휴대폰번호").fill(s.typed);
   if (shoot) await page.screenshot({ path: join(OUT, "signin-ko.png") });
+  await page.getByLabel("전체 동의").check();
   await page.getByRole("button", { name: "인증번호 받기" }).click();
 
   await heading(page, "인증번호 입력");
@@ -313,6 +314,7 @@ describe("sign-in in Chromium (390×844)", () => {
       await page.getByText("KT", { exact: true }).click();
       await page.getByLabel("이름").fill("박서준");
       await page.getByLabel("휴대폰번호").fill("010-5678-9012");
+      await page.getByLabel("전체 동의").check();
       await page.getByRole("button", { name: "인증번호 받기" }).click();
       await heading(page, "인증번호 입력");
       expect(await page.locator("script[nonce]").count()).toBe(1);
@@ -376,6 +378,7 @@ describe("sign-in in Chromium (390×844)", () => {
           telcoCd: "K",
           name: r.name,
           phoneNo: r.phoneNo,
+          carrierTerms: "Y",
         }),
       });
       expect(await sent.text()).toContain('data-step="verify"');
@@ -397,6 +400,7 @@ describe("sign-in in Chromium (390×844)", () => {
           await page.getByText("KT", { exact: true }).click();
           await page.getByLabel("이름").fill("박서준");
           await page.getByLabel("휴대폰번호").fill("010-5678-9012");
+          await page.getByLabel("전체 동의").check();
           await page.getByRole("button", { name: "인증번호 받기" }).click();
           await page.locator(".challenge .alert").waitFor({ state: "visible" });
           continue;
@@ -407,6 +411,7 @@ describe("sign-in in Chromium (390×844)", () => {
         await page.getByText("KT", { exact: true }).click();
         await page.getByLabel("이름").fill("박서준");
         await page.getByLabel("휴대폰번호").fill("010-5678-9012");
+        await page.getByLabel("전체 동의").check();
         await page.getByRole("button", { name: "인증번호 받기" }).click();
         await heading(page, "인증번호 입력");
         expect(c.problems).toEqual([]);
@@ -431,6 +436,7 @@ describe("sign-in in Chromium (390×844)", () => {
       expect(await page.getByRole("button", { name: "Send code" }).isVisible()).toBe(true);
       expect(await page.getByRole("button", { name: "Cancel" }).isVisible()).toBe(true);
       await page.screenshot({ path: join(OUT, "signin-en.png") });
+      await page.getByLabel("Agree to all").check();
       await page.getByRole("button", { name: "Send code" }).click();
       await heading(page, "Enter the code");
       // a wrong code is announced
@@ -457,6 +463,7 @@ describe("sign-in in Chromium (390×844)", () => {
       await page.getByText("SKT", { exact: true }).click();
       await page.getByLabel("이름").fill("홍길순");
       await page.getByLabel("휴대폰번호").fill("010-1234-5678");
+      await page.getByLabel("전체 동의").check();
       await page.getByRole("button", { name: "인증번호 받기" }).click();
       expect(await textOf(page.getByRole("alert"))).toBe(
         "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",

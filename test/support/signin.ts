@@ -137,10 +137,24 @@ export class Browser {
     return this.page(await this.fetch("/oauth2/authorize?" + form(q)));
   }
 
-  /** Posts the page's step form: its hidden fields plus `fields`. */
+  /**
+   * Posts the page's step form: its hidden fields plus `fields`. An identify form's agreements box
+   * (`carrierTerms`, docs/signin.md) is posted ticked, as a person ticks it before asking for a
+   * code, unless `fields` names it: `carrierTerms: ""` posts it unticked (a browser then omits it).
+   */
   async submit(p: Page, fields: Record<string, string>, override: Record<string, string> = {}): Promise<Page> {
     if (!p.form) throw new Error(`no form on page (status ${p.status}): ${p.html.slice(0, 300)}`);
-    const body = form({ ...p.form.hidden, ...fields, ...override });
+    // an identify submission: from an identify page, or one carrying a number (another tab's step 1)
+    const identify = (p.form.step === "identify" && p.form.names.has("carrierTerms")) || "phoneNo" in fields;
+    const ticks = identify && !("carrierTerms" in fields) && !("cancel" in fields);
+    const all: Record<string, string> = {
+      ...p.form.hidden,
+      ...(ticks ? { carrierTerms: "Y" } : {}),
+      ...fields,
+      ...override,
+    };
+    if (all.carrierTerms === "") delete all.carrierTerms;
+    const body = form(all);
     return this.page(
       await this.fetch(p.form.action, {
         method: "POST",

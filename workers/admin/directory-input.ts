@@ -4,9 +4,10 @@
 
 import { E } from "../core/errors";
 import { COLUMNS, kstToday, validateRow, type Column, type SubscriberInput } from "../provider/store/directory/rows";
+import type { SignalField } from "../provider/store/directory/risk";
 
 /** Accepted column (or JSON key) names, lower-cased, to the canonical one (a Map: no prototype keys). */
-const ALIASES: ReadonlyMap<string, Column> = new Map([
+const ALIASES: ReadonlyMap<string, Column | SignalField> = new Map<string, Column | SignalField>([
   ["telcocd", "telcoCd"],
   ["telco", "telcoCd"],
   ["phoneno", "phoneNo"],
@@ -17,6 +18,13 @@ const ALIASES: ReadonlyMap<string, Column> = new Map([
   ["foreign", "foreign"],
   ["foreign_cd", "foreign"],
   ["ci", "ci"],
+  // the carrier's risk signals, optional (store/directory/risk.ts)
+  ["simchangedat", "simChangedAt"],
+  ["sim_changed_at", "simChangedAt"],
+  ["simchangekind", "simChangeKind"],
+  ["sim_change_kind", "simChangeKind"],
+  ["portedat", "portedAt"],
+  ["ported_at", "portedAt"],
 ]);
 
 export interface Rejected {
@@ -149,13 +157,13 @@ export function parseImport(format: "csv" | "json", text: string, maxRows: numbe
       rejected.push({ row, reason: "row must be an object" });
       return;
     }
-    const mapped: Partial<Record<Column, unknown>> = {};
+    const mapped: Partial<Record<Column | SignalField, unknown>> = {};
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
       const col = ALIASES.get(k.toLowerCase());
       if (col) mapped[col] = v;
       else ignored.add(reportableColumn(k));
     }
-    const result = validateRow(mapped, today);
+    const result = validateRow(mapped, today, now);
     if (typeof result === "string") {
       rejected.push({ row, reason: result });
       return;

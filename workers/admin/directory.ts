@@ -95,7 +95,7 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
     const parsed = parseImport(format, text, cfg.maxImportRows, Date.now());
     return { parsed, counts: await importDirectory(env, parsed.valid, dryRun, run) };
   }).catch(busyToRetry);
-  const { inserted, updated, reassigned } = counts;
+  const { inserted, updated, reassigned, signals } = counts;
   const report = {
     format,
     dry_run: dryRun,
@@ -103,6 +103,7 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
     inserted,
     updated,
     reassigned,
+    signals_changed: signals,
     rejected_count: parsed.rejected.length,
     rejected: parsed.rejected.slice(0, MAX_REPORTED_REJECTIONS),
     ignored_columns: parsed.ignoredColumns,
@@ -114,6 +115,7 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
       inserted,
       updated,
       reassigned,
+      signals,
       rejected: parsed.rejected.length,
     });
   }

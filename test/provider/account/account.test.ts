@@ -70,7 +70,7 @@ describe("/account: proving the number", () => {
     expect(ko.status).toBe(200);
     expect(ko.html).toContain('<html lang="ko">');
     expect(ko.html).toContain("내 휴대폰번호 로그인");
-    expect(ko.form!.names).toEqual(new Set(["tx", "csrf", "telcoCd", "name", "phoneNo", "cancel"]));
+    expect(ko.form!.names).toEqual(new Set(["tx", "csrf", "telcoCd", "name", "phoneNo", "carrierTerms", "cancel"]));
     const csp = ko.res.headers.get("Content-Security-Policy")!;
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("frame-ancestors 'none'");

@@ -495,8 +495,10 @@ describe('a carrier that cannot be trusted: "try again shortly", no failed attem
     ["wrong_request_id", "an answer to another request"],
     ["status500", "a 5xx"],
     ["extra_field", "an answer with a field the format does not have"],
+    ["signal_on_no_match", "a no-match carrying a risk signal, which only the match shape may"],
   ])("%s (%s) is never a match: 503, nothing written, audited by its reason", async (mode) => {
-    const number = `0109000${7000 + ["bad_signature", "stale", "wrong_request_id", "status500", "extra_field"].indexOf(mode)}`;
+    const modes = ["bad_signature", "stale", "wrong_request_id", "status500", "extra_field", "signal_on_no_match"];
+    const number = `0109000${7000 + modes.indexOf(mode)}`;
     await carrierHas({ [number]: person });
     await carrierMode(mode);
     const since = Date.now();
@@ -510,6 +512,7 @@ describe('a carrier that cannot be trusted: "try again shortly", no failed attem
       wrong_request_id: "request_id",
       status500: "status",
       extra_field: "malformed",
+      signal_on_no_match: "malformed",
     }[mode];
     expect((await auditEvents({ type: "carrier.unavailable", since })).map((e) => JSON.parse(e.detail!))).toEqual([
       { reason },
@@ -599,6 +602,23 @@ describe("the example exchange of docs/carrier-api.md", () => {
     });
     const no = examplesCarrier(noMatch, "sha256=a7f4d6ea018aa6f39965d172e859e312dc815eabfb1e6c67e54e896cbceb5af4");
     expect(await askCarrier({ ...opts, fetcher: no }, q)).toEqual({ match: false });
+    // the match with the risk signals shown (docs/carrier-api.md "The answer")
+    const withSignals =
+      '{"requestId":"3f1c2a9e-5b7d-4e21-9c3a-8d6f0b1e2a47","match":true,"ci":"nfcL9oLsk2LIvJ91w6793nPDexqM2v9Ld+dwpwr6fgiE0ZR8+ks4VLdZnGE7MUB2ki0rNr84HA39rRUjq5O+Sw==","gender":"F","birth":"2001-12-01","foreign":"L","simChangedAt":"2025-12-31T22:10:00+09:00","simChangeKind":"person"}';
+    const risky = examplesCarrier(
+      withSignals,
+      "sha256=2f716398e56c8cf534a44cf96cd8e5434a2738b0223db0589d16dbc4b30b8e6f",
+    );
+    expect(await askCarrier({ ...opts, fetcher: risky }, q)).toEqual({
+      match: true,
+      person: {
+        ci: "nfcL9oLsk2LIvJ91w6793nPDexqM2v9Ld+dwpwr6fgiE0ZR8+ks4VLdZnGE7MUB2ki0rNr84HA39rRUjq5O+Sw==",
+        gender: "F",
+        birth: "2001-12-01",
+        foreign: "L",
+      },
+      sim: { simChangedAt: Date.UTC(2025, 11, 31, 13, 10), simChangeKind: "person" },
+    });
     // one byte of the body changed after signing: refused
     const tampered = examplesCarrier(
       noMatch.replace("false", "true "),

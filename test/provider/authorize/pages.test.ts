@@ -1,6 +1,7 @@
 // What a person in Korea sees and the law asks of the sign-in pages (docs/signin.md "Pages"):
 // the consent page's statutory items, who runs the pages, budget-carrier (알뜰폰) lines, and the
 // code step's states (the code's clock time, used-up attempts).
+import { SAMPLE_TERMS } from "../../../workers/provider/signin/terms";
 import { describe, expect, it } from "vitest";
 import { admin } from "../../support/admin";
 import { exchange, KIM, LIMITED, userMe } from "../../support/helpers";
@@ -147,7 +148,7 @@ describe("cached step pages", () => {
       csrf: c.csrf,
       nonce: c.nonce,
       formAction: ["https://app.example"],
-      operator: c.op === 2 ? op : operators[c.op]!,
+      operator: { ...(c.op === 2 ? op : operators[c.op]!), agreements: SAMPLE_TERMS },
       ...(c.account ? { purpose: "account" as const } : {}),
     };
     return k.page === "identify"

@@ -53,12 +53,13 @@ async function readUser(
 }
 
 describe("step 1, identify: the page and its form contract (docs/signin.md)", () => {
-  it("a valid request answers the identify page: one step form first, posting telcoCd, name, phoneNo with tx and csrf hidden", async () => {
+  it("a valid request answers the identify page: one step form first, posting telcoCd, name, phoneNo, carrierTerms with tx and csrf hidden", async () => {
     const p = await new Browser().authorize();
     expect(p.status).toBe(200);
     const forms = parseForms(p.html);
     expect(forms[0]).toMatchObject({ action: "/oauth2/authorize", step: "identify" });
-    expect([...forms[0]!.names].sort()).toEqual(["cancel", "csrf", "name", "phoneNo", "telcoCd", "tx"]);
+    // the agreements' box since 2026-11-26 (docs/signin.md "The agreements")
+    expect([...forms[0]!.names].sort()).toEqual(["cancel", "carrierTerms", "csrf", "name", "phoneNo", "telcoCd", "tx"]);
     // the first page's tx is the signed request (docs/signin.md "The first page"), not a stored id
     expect(forms[0]!.hidden.tx).toMatch(/^pg1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     expect(forms[0]!.hidden.csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);

@@ -89,6 +89,7 @@ describe("SMS senders", () => {
         telcoCd: "S",
         name: "설정",
         phoneNo: "01077770002",
+        carrierTerms: "Y",
       }),
     });
     expect(res.status).toBe(500);

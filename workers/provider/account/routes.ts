@@ -18,7 +18,11 @@ import { connectionsOf } from "../store/flows/connections";
 import { endLinksOf } from "../store/flows/end-plids";
 import { confirmTerminatePage, dashboardPage } from "./pages";
 import { accountSignin } from "./purpose";
-import { csrfHolds, endSession, loadSession, type SessionHandle } from "./session";
+import { csrfHolds, endSession, loadSession, type AccountSession, type SessionHandle } from "./session";
+import { personById } from "../store/directory/directory";
+import { riskUntil } from "../store/directory/risk";
+import { storeConfig } from "../store/config";
+import { formatKst } from "../dates";
 import { enrolOnAccount, passkeysView, removeOnAccount } from "./passkeys";
 
 function langOf(params: Params): { lang: Lang; given: boolean } {
@@ -91,6 +95,19 @@ async function act(
     rc.log.event = "account.sign_out";
     return startAccount(req, env, lang, lang !== "ko", t(lang, "accountSignedOut"), [cookie]);
   }
+  // Proven by SMS alone in a risk window (a SIM change or a port): what a cloned SIM would use to
+  // take the account from its owner (their passkeys, their logins) waits until the window ends.
+  if (action === "passkey_remove" || action === "terminate") {
+    const until = await smsHeldUntil(env, h.session);
+    if (until !== null) {
+      rc.log.event = "account.risk_refused";
+      rc.waitUntil(audit(env, "risk.refused", null, "refused", { reason: "account", action }));
+      return dashboard(req, env, h, lang, {
+        alert: t(lang, "accountRiskWait", { until: formatKst(until, lang) }),
+        status: 403,
+      });
+    }
+  }
   if (action === "passkey_enrol" || action === "passkey_remove") {
     const o =
       action === "passkey_enrol"
@@ -124,6 +141,13 @@ async function act(
   rc.log.event = "account.terminate";
   rc.waitUntil(audit(env, "account.terminate", clientId, ended.length > 0 ? "ok" : "refused"));
   return dashboard(req, env, h, lang, { notice: t(lang, "accountDoneTerminate", { app: connection.appName }) });
+}
+
+/** When the risk window ends for a session proven by SMS alone (null: no window, or a passkey proved it). */
+async function smsHeldUntil(env: ProviderEnv, session: AccountSession): Promise<number | null> {
+  if (session.passkey !== undefined) return null;
+  const person = await personById(env, session.subscriberId);
+  return person && riskUntil(person.riskFrom, storeConfig(env).riskWindowMs);
 }
 
 async function account(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {

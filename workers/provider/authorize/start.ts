@@ -13,7 +13,9 @@ import { errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./redir
 import { redirect } from "../../core/http";
 import { beginSignIn } from "../signin/steps";
 import type { AuthorizeRequest } from "./validate";
-import { subscriberById } from "../store/directory/directory";
+import { personById } from "../store/directory/directory";
+import { riskUntil } from "../store/directory/risk";
+import { storeConfig } from "../store/config";
 import { findLink, touchLink } from "../store/directory/links";
 import { deviceOf, findAutoLoginGrant } from "../store/directory/grants";
 import { audit } from "../store/one-time/audit";
@@ -32,12 +34,16 @@ async function automaticLogin(
   const deviceHash = device.hash;
   const grant = await findAutoLoginGrant(env, device, ar.client.clientId);
   if (!grant) return null;
-  const [link, subscriber] = await Promise.all([
+  const [link, person] = await Promise.all([
     findLink(env, ar.client.clientId, grant.subscriberId),
-    subscriberById(env, grant.subscriberId),
+    personById(env, grant.subscriberId),
   ]);
   // Gone after a disconnect; consent needed again when the agreed items grew; SKT/KT only.
-  if (!link || !subscriber || ar.client.items.some((i) => !link.items.includes(i))) return null;
+  if (!link || !person || ar.client.items.some((i) => !link.items.includes(i))) return null;
+  // no automatic login while a SIM change or a port keeps the number at risk (a cloned SIM's
+  // grant, or the person's own one, waits the window out: the pages ask for a proof)
+  if (riskUntil(person.riskFrom, storeConfig(env).riskWindowMs) !== null) return null;
+  const subscriber = person.subscriber;
   if (!autoLoginEligible(ar.client, subscriber.telco, ar.prompt)) return null;
   // a testing app logs in only its team (a member who left it keeps no automatic login there)
   if (!(await mayTest(env, ar.client, grant.subscriberId, false))) return null;

@@ -1,13 +1,15 @@
 // The client of a carrier verification API (CARRIER_DIRECTORY=http; the wire format, for the carrier
 // side, is docs/carrier-api.md). One signed JSON question, one signed JSON answer: the carrier says
 // whether the name and number are its subscriber's, and if so gives the person's ci, gender, birth
-// date and foreign flag. Anything short of an answer we can trust (a timeout, a network error, a
+// date and foreign flag, and may say when the number's SIM last changed (and by whom) and when it
+// was last ported (the risk signals, store/directory/risk.ts). Anything short of an answer we can trust (a timeout, a network error, a
 // non-200 status, a wrong signature, a stale or replayed answer, another request's answer, a body
 // that is not exactly one of the two shapes) is a fault of the carrier, never a match and never a
 // no-match: the page asks the person to try again shortly.
 
 import { constantTimeEqual, hmacSha256Hex } from "../../core/crypto";
 import type { Telco } from "../../core/spec";
+import { readSignals, SIGNAL_FIELDS, type SimSignal } from "../store/directory/risk";
 
 /** How far a signature's timestamp may be from our clock, either way (seconds). */
 export const SIGNATURE_WINDOW_SECONDS = 300;
@@ -46,7 +48,8 @@ export interface CarrierPerson {
   foreign: string;
 }
 
-export type CarrierAnswer = { match: false } | { match: true; person: CarrierPerson };
+/** A matching answer; `sim`, the risk signals it carried (absent when it carried none). */
+export type CarrierAnswer = { match: false } | { match: true; person: CarrierPerson; sim?: SimSignal };
 
 export interface CarrierApiOptions {
   url: string;
@@ -141,6 +144,8 @@ async function readCapped(res: Response, max: number): Promise<Uint8Array | null
 }
 
 const MATCH_KEYS = ["birth", "ci", "foreign", "gender", "match", "requestId"];
+/** The match shape's optional risk signals (docs/carrier-api.md "The answer"). */
+const SIGNAL_KEYS: readonly string[] = SIGNAL_FIELDS;
 const NO_MATCH_KEYS = ["match", "requestId"];
 
 /**
@@ -183,12 +188,19 @@ async function readAnswer(
   if (a.requestId !== requestId) throw new CarrierUnavailable("request_id");
   const keys = Object.keys(a).sort().join(",");
   if (a.match === false && keys === NO_MATCH_KEYS.join(",")) return { match: false };
-  if (a.match !== true || keys !== MATCH_KEYS.join(","))
+  // the match shape: its six keys, and any of the optional signals (never on the no-match shape)
+  const required = Object.keys(a)
+    .filter((k) => !SIGNAL_KEYS.includes(k))
+    .sort()
+    .join(",");
+  if (a.match !== true || required !== MATCH_KEYS.join(","))
     throw new CarrierUnavailable("malformed", "neither the match nor the no-match shape");
   const { ci, gender, birth, foreign } = a;
   if (typeof ci !== "string" || typeof gender !== "string" || typeof birth !== "string" || typeof foreign !== "string")
     throw new CarrierUnavailable("malformed", "a field is not a string");
   if (!/^[MF]$/.test(gender) || !/^[LF]$/.test(foreign) || !/^\d{4}-\d{2}-\d{2}$/.test(birth))
     throw new CarrierUnavailable("malformed", "gender, foreign or birth out of shape");
-  return { match: true, person: { ci, gender, birth, foreign } };
+  const sim = readSignals(a, Date.now());
+  if (typeof sim === "string") throw new CarrierUnavailable("malformed", sim);
+  return { match: true, person: { ci, gender, birth, foreign }, ...(sim && { sim }) };
 }

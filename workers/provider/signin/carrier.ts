@@ -17,6 +17,8 @@ import type { LinkRow } from "../store/directory/tables/common";
 import type { JobEnv } from "../store/flows/directory-jobs";
 import { kstToday, validateRow, type SubscriberInput } from "../store/directory/rows";
 import { DirectoryBusy, writePerson } from "../store/flows/directory-write";
+import { noteSignals } from "../store/flows/sim-signals";
+import { applySignal, type SimColumns } from "../store/directory/risk";
 import { askCarrier, canonicalName, CarrierUnavailable, type CarrierApiOptions } from "./carrier-api";
 
 export { CarrierUnavailable } from "./carrier-api";
@@ -31,6 +33,8 @@ export interface ConfirmedSubscriber {
   review?: ReviewRestriction | null;
   /** The person's link to the client asked about, when the directory read it with the number (else absent). */
   link?: LinkRow | null;
+  /** When the number's latest risky change was (a person-kind SIM change or a port; risk.ts), or null. */
+  riskFrom: number | null;
 }
 
 export interface CarrierDirectory {
@@ -57,8 +61,8 @@ function matchEntry(s: DirectoryEntry, telco: Telco, name: string): ConfirmedSub
   const sameTelco = s.telco === telco;
   const sameName = normalizeName(s.name) === normalizeName(name);
   if (!(sameTelco && sameName)) return null;
-  const { testOtpHash, review, link, ...subscriber } = s;
-  return { subscriber, testOtpHash, review, link };
+  const { testOtpHash, review, link, sim: _, riskFrom, ...subscriber } = s;
+  return { subscriber, testOtpHash, review, link, riskFrom };
 }
 
 /** The default directory: the embedded one in the directory shards (the dev seed and admin imports fill it). */
@@ -73,6 +77,13 @@ export function d1Directory(env: Parameters<typeof subscriberByPhone>[0]): Carri
 
 /** How long a sign-in waits for another writer deciding the same ci (an import's chunk, a twin sign-in). */
 const CI_WAIT_MS = 2000;
+
+/** Whether two sets of stored signals are the same. */
+function sameSignals(a: SimColumns, b: SimColumns): boolean {
+  return (
+    a.sim_changed_at === b.sim_changed_at && a.sim_change_kind === b.sim_change_kind && a.ported_at === b.ported_at
+  );
+}
 
 /** The directory already holds exactly this person at this number: nothing to write. */
 function holds(s: DirectoryEntry, row: SubscriberInput): boolean {
@@ -109,21 +120,33 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI
       // The import's rules: a ci that is not canonical Base64 of 64 bytes, a birth date in the
       // future... are the carrier's fault, never a person written (the reason names no value).
       if (typeof row === "string") throw new CarrierUnavailable("invalid_person", row);
-      if (held && holds(held, row))
+      const same = held !== null && holds(held, row);
+      let id: number;
+      if (same) id = held.id;
+      else
+        try {
+          id = await writePerson(env, row, ciWaitMs);
+        } catch (err) {
+          if (err instanceof DirectoryBusy) throw new CarrierUnavailable("directory_busy");
+          throw err;
+        }
+      // The signals the answer carried, written when they change what is stored (a change that
+      // opens a risk window tells the person's apps); the same values again write nothing.
+      const prior = held !== null && held.ci === row.ci ? held : null;
+      let risk = prior ? prior.riskFrom : null;
+      if (answer.sim && !(prior && sameSignals(prior.sim, applySignal(prior.sim, answer.sim)))) {
+        const noted = await noteSignals(env, [{ id, ci: row.ci, sim: answer.sim }]);
+        risk = noted.riskFrom.get(id) ?? null;
+      }
+      if (same)
         return {
-          subscriber: { ...row, id: held.id, name: held.name },
+          subscriber: { ...row, id, name: held.name },
           testOtpHash: null,
           review: null,
           link: held.link,
+          riskFrom: risk,
         };
-      let id: number;
-      try {
-        id = await writePerson(env, row, ciWaitMs);
-      } catch (err) {
-        if (err instanceof DirectoryBusy) throw new CarrierUnavailable("directory_busy");
-        throw err;
-      }
-      return { subscriber: { ...row, id }, testOtpHash: null, review: null };
+      return { subscriber: { ...row, id }, testOtpHash: null, review: null, riskFrom: risk };
     },
   };
 }

@@ -5,12 +5,15 @@ import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type
 import { LOOPBACK_HOSTS } from "../../core/spec";
 import type { SmsGatewayName } from "./sms/sender";
 import { storeConfig, type StoreVars } from "../store/config";
+import { termsVar, type CarrierTerm } from "./terms";
 /** Who runs the pages (every page's footer): the operator's name and links, from configuration. */
 export interface Operator {
   name?: string;
   terms?: string;
   privacy?: string;
   help?: string;
+  /** The agreements the identify step shows (SIGNIN_TERMS, or the samples: terms.ts). */
+  agreements: readonly CarrierTerm[];
 }
 
 export interface SigninConfig {
@@ -90,6 +93,7 @@ export interface SigninVars extends CommonVars, StoreVars {
   NHN_SMS_SECRET_KEY?: string;
   NHN_SMS_BASE_URL?: string;
   OPERATOR_NAME?: string;
+  SIGNIN_TERMS?: string;
   TERMS_URL?: string;
   PRIVACY_URL?: string;
   HELP_URL?: string;
@@ -219,6 +223,7 @@ function parse(env: SigninVars): SigninConfig {
       terms: linkVar(env, "TERMS_URL", devMode),
       privacy: linkVar(env, "PRIVACY_URL", devMode),
       help: linkVar(env, "HELP_URL", devMode),
+      agreements: termsVar(env),
     },
     txTtlMs: intVar(env, "SIGNIN_TX_TTL_SECONDS", 600, 10, 3600) * 1000,
     otpTtlMs: intVar(env, "SIGNIN_OTP_TTL_SECONDS", 180, 10, 1800) * 1000,

@@ -5,7 +5,7 @@
 
 import { cspNonce } from "../../core/html";
 import type { ProviderEnv } from "../config";
-import { formatKstTime } from "../dates";
+import { formatKst, formatKstTime } from "../dates";
 import type { Client } from "../store/clients";
 import { audit } from "../store/one-time/audit";
 import { signinConfig } from "./config";
@@ -128,6 +128,7 @@ export function render(
               }
             : null,
           notice: extra.notice,
+          ...(tx.riskUntil !== undefined && { risk: formatKst(tx.riskUntil, f.ctx.lang) }),
         },
         alert,
         result,

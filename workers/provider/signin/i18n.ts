@@ -55,6 +55,8 @@ const ko = {
   accountTerminate: "연결 끊기",
   accountTerminateHint: "연결을 끊으면 이 앱은 더 이상 내 정보를 받지 않고, 다음에 로그인할 때 동의를 다시 묻습니다.",
   accountDoneAutoLogin: (v: Vars) => `${v.app}의 자동 로그인을 껐습니다.`,
+  accountRiskWait: (v: Vars) =>
+    `최근 이 번호의 유심이 바뀌었거나 번호이동이 있어, ${v.until}까지는 문자 인증만으로 연결을 끊거나 패스키를 지울 수 없습니다. 패스키로 로그인하면 바로 할 수 있습니다.`,
   accountDoneTerminate: (v: Vars) => `${appWithParticle(String(v.app), "gwa")}의 연결을 끊었습니다.`,
   accountConfirmTerminate: (v: Vars) => `${appWithParticle(String(v.app), "gwa")}의 연결을 끊을까요?`,
   accountKeep: "끊지 않고 돌아가기",
@@ -94,6 +96,12 @@ const ko = {
   phoneNo: "휴대폰번호",
   phonePlaceholder: "010-1234-5678",
   sendCode: "인증번호 받기",
+  termsLegend: "약관 동의",
+  termsAll: "전체 동의 (필수)",
+  termsAllHint: "아래 약관을 확인했고, 모두 동의합니다. 통신사 확인 전에 필요합니다.",
+  termsRequired: "(필수)",
+  termsView: "보기",
+  errTerms: "인증번호를 받으려면 약관에 동의해 주세요. 각 약관은 '보기'를 눌러 확인할 수 있습니다.",
   cancel: "취소",
   verifyTitle: "인증번호 입력",
   verifyLead: (v: Vars) =>
@@ -121,6 +129,10 @@ const ko = {
   errPhone: "휴대폰번호를 입력하세요.",
   errPhoneFormat: "휴대폰번호를 010-1234-5678 형식으로 입력하세요.",
   errUnconfirmed: "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
+  riskAutoLoginOff: (v: Vars) =>
+    `최근 이 번호의 유심이 바뀌었거나 번호이동이 있었습니다. 안전을 위해 ${v.until}까지는 자동 로그인을 쓸 수 없고, 인증번호로 로그인합니다.`,
+  errRiskPasskey:
+    "최근 이 번호의 유심이 바뀌었거나 번호이동이 있어, 지금은 문자 인증번호로 로그인할 수 없습니다. 이 번호에 등록된 패스키로 로그인해 주세요. 유심을 바꾼 적이 없다면 바로 통신사에 문의하세요.",
   errCarrierUnavailable: "지금은 통신사에서 본인 확인을 할 수 없습니다. 잠시 뒤에 다시 시도하세요.",
   challengeNeeded:
     "인증번호를 보내기 전에 사람인지 확인이 필요합니다. 아래 확인을 마친 뒤 인증번호 받기를 눌러 주세요.",
@@ -189,6 +201,8 @@ const en: Record<MessageKey, Text> = {
   accountTerminate: "End this login",
   accountTerminateHint: "Ending it stops this app receiving your details; the next login asks for your consent again.",
   accountDoneAutoLogin: (v) => `Automatic login for ${v.app} is off.`,
+  accountRiskWait: (v) =>
+    `This number's SIM changed or the number moved carrier recently: until ${v.until}, a text code alone cannot end logins or remove passkeys. Signed in with a passkey, you can do it now.`,
   accountDoneTerminate: (v) => `Your login with ${v.app} has ended.`,
   accountConfirmTerminate: (v) => `End your login with ${v.app}?`,
   accountKeep: "Keep it and go back",
@@ -228,6 +242,13 @@ const en: Record<MessageKey, Text> = {
   phoneNo: "Mobile number",
   phonePlaceholder: "010-1234-5678",
   sendCode: "Send code",
+  termsLegend: "Agreements",
+  termsAll: "Agree to all (required)",
+  termsAllHint:
+    "I have read the agreements below and agree to all of them. They are needed before your carrier is asked.",
+  termsRequired: "(required)",
+  termsView: "View",
+  errTerms: "To get a code, agree to the agreements. Open 'View' to read each one.",
   cancel: "Cancel",
   verifyTitle: "Enter the code",
   verifyLead: (v) => `Enter the 6-digit code sent to ${v.phone} within ${v.minutes} minutes (by ${v.until}).`,
@@ -254,6 +275,10 @@ const en: Record<MessageKey, Text> = {
   errPhone: "Enter your mobile number.",
   errPhoneFormat: "Enter your mobile number like 010-1234-5678.",
   errUnconfirmed: "The entered name and phone number cannot be confirmed with the three carriers.",
+  riskAutoLoginOff: (v) =>
+    `This number's SIM changed or the number moved carrier recently. To keep you safe, automatic login is off until ${v.until}; you sign in with a code.`,
+  errRiskPasskey:
+    "This number's SIM changed or the number moved carrier recently, so a text code cannot sign you in for now. Sign in with the passkey you made for this number. If you did not change your SIM, call your carrier now.",
   errCarrierUnavailable: "Your carrier cannot confirm you right now. Try again shortly.",
   challengeNeeded:
     "Before a code is sent, please confirm you are a person: complete the check below, then ask for the code.",

@@ -17,6 +17,9 @@ import { identifyPage, type IdentifyValues } from "./pages";
 import { budgetOf, guardGate } from "./guard-gate";
 import { guardCount } from "./guard";
 import { suspended } from "./review";
+import { storeConfig } from "../store/config";
+import { riskUntil } from "../store/directory/risk";
+import { passkeysOf } from "../store/directory/passkeys";
 import { testingGate } from "./testing";
 import { challengeHash, handleOf, maskMove, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
 
@@ -53,6 +56,18 @@ function carrierAnswered(f: Flow, result: "ok" | "failed", asked: number): void 
 }
 
 /**
+ * The number's risk window (store/directory/risk.ts): null when none is open; "passkey" when the
+ * person has a passkey that signs in now (they must use it); else when the window ends. The
+ * passkeys are read only when a window is open.
+ */
+async function riskOf(f: Flow, c: ConfirmedSubscriber): Promise<number | null | "passkey"> {
+  const until = riskUntil(c.riskFrom, storeConfig(f.env).riskWindowMs);
+  if (until === null) return null;
+  const now = Date.now();
+  return (await passkeysOf(f.env, c.subscriber.id)).some((k) => k.usableAt <= now) ? "passkey" : until;
+}
+
+/**
  * Step 1: the number is confirmed, then the sign-in moves to the number's store object in one
  * call there (lock, send limits, the new record with its code), and the previous record is marked
  * moved unless another submission moved it first; then the loser's record is withdrawn, and only
@@ -64,6 +79,7 @@ export async function identify(f: Flow): Promise<Response> {
     telcoCd: f.params.get("telcoCd"),
     name: f.params.get("name"),
     phoneNo: f.params.get("phoneNo"),
+    carrierTerms: f.params.get("carrierTerms"),
   };
   const ip = f.ipHit ? ipRefusal(f.ipHit, f.cfg) : await hitIp(f.env, f.shards, f.cfg, f.req);
   if (ip) {
@@ -84,6 +100,8 @@ export async function identify(f: Flow): Promise<Response> {
   if (!values.phoneNo) return invalid("errPhone", "phoneNo");
   const phone = normalizePhone(values.phoneNo);
   if (!phone) return invalid("errPhoneFormat", "phoneNo");
+  // the required agreements, before the carrier is asked (docs/signin.md "The agreements")
+  if (values.carrierTerms !== "Y") return invalid("errTerms", "carrierTerms");
   // A testing app admits its team's and its test numbers only, decided before anyone is looked up.
   const testing = await testingGate(f, phone);
   if (testing) return testing;
@@ -116,11 +134,19 @@ export async function identify(f: Flow): Promise<Response> {
     failure(f, "test_number_refused");
     return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});
   }
+  // A SIM change or a port within the risk window: a person with an active passkey must use it
+  // (no code is sent); anyone else signs in by SMS, without automatic login (docs/security.md).
+  const risk = await riskOf(f, confirmed);
+  if (risk === "passkey") {
+    failure(f, "risk_passkey_required");
+    f.rc.waitUntil(audit(f.env, "risk.refused", f.client.clientId || null, "refused", { reason: "passkey_required" }));
+    return identifyPage(f.ctx, values, { text: t(L, "errRiskPasskey") }, { status: 403 });
+  }
   const key = await phoneKey(phone);
   const nextId = await nextTxId(f.h.id, key, f.shards);
   const { code, digest } = await newCode(confirmed.testOtpHash);
   // A review test number gets no automatic login: its access ends with its expiry, not a grant's.
-  const eligible = !review && autoLoginEligible(f.client, telco, f.h.tx.prompt);
+  const eligible = !review && risk === null && autoLoginEligible(f.client, telco, f.h.tx.prompt);
   const record: Transaction = {
     ...f.h.tx,
     v: 0,
@@ -143,6 +169,7 @@ export async function identify(f: Flow): Promise<Response> {
     autoLoginEligible: eligible,
     autoLoginOptIn: false,
     consentDue: consentDue(f.client, confirmed.link),
+    ...(risk !== null && { riskUntil: risk }),
     ...(guarded && code !== null ? { guard: guarded } : {}),
   };
   const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };

@@ -33,6 +33,11 @@ input.otp{letter-spacing:.4em;font-size:22px;text-align:center;font-variant-nume
 .check input{width:20px;height:20px;margin:2px 0 0;flex:none;accent-color:#1b64da}
 .check label{font-size:14px}
 .check .hint{display:block;margin-top:2px}
+.terms-list{list-style:none;margin:8px 0 0;padding:0 0 0 14px}
+.terms-list li{margin:4px 0;font-size:14px}
+.terms-list summary{cursor:pointer;padding:6px 0}
+.terms-list .view{color:#1b64da;text-decoration:underline}
+.term-text{white-space:pre-line;max-height:12em;overflow:auto;padding:10px 12px;border-radius:8px;background:#f9fafb;font-size:13px;color:#4e5968}
 .items{margin:0;padding:14px 14px 14px 34px;border-radius:10px;background:#f9fafb}
 .items li{margin:2px 0}
 .challenge{display:flex;flex-direction:column;gap:8px}

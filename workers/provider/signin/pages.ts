@@ -21,6 +21,10 @@ import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
 import type { FirstPartyMark } from "../store/one-time/signin-store";
 import { COUNTDOWN, WEB_OTP } from "./page-scripts";
+import { termsBox } from "./terms";
+import { challengeBox, widgetSource, type Challenge } from "./challenge-markup";
+
+export type { Challenge } from "./challenge-markup";
 import { PASSKEY_PROBE_SCRIPT, PASSKEY_SIGNIN_SCRIPT, PK_FIELD, passkeyForm } from "./passkey/markup";
 
 /** What every page of one transaction needs. */
@@ -91,24 +95,12 @@ export function formActionOf(redirectUri: string): readonly string[] {
 export interface Alert {
   text: string;
   /** Which field it is about (focus and aria-describedby). */
-  field?: "telcoCd" | "name" | "phoneNo" | "otp" | "agree";
+  field?: "telcoCd" | "name" | "phoneNo" | "otp" | "agree" | "carrierTerms";
 }
 
 export interface PageResult {
   status?: number;
   retryAfterSeconds?: number;
-}
-
-/** A challenge the identify page shows (Turnstile's widget, docs/abuse.md "The challenge"). */
-export interface Challenge {
-  siteKey: string;
-  scriptUrl: string;
-  action: string;
-}
-
-/** The CSP source of a widget's script: its origin, or 'self' for a path on this host. */
-function widgetSource(scriptUrl: string): string {
-  return scriptUrl.startsWith("/") ? "'self'" : (cspSourceFor(scriptUrl) ?? "'none'");
 }
 
 /**
@@ -346,6 +338,8 @@ export interface IdentifyValues {
   telcoCd?: string;
   name?: string;
   phoneNo?: string;
+  /** The agreements' box as posted (`Y`: ticked). */
+  carrierTerms?: string;
 }
 
 export function identifyPage(
@@ -371,7 +365,12 @@ export function identifyPage(
     return res;
   }
   // a page with nothing typed and no alert is the same for everyone of one app: cached
-  const blank = !alert && v.telcoCd === undefined && v.name === undefined && v.phoneNo === undefined;
+  const blank =
+    !alert &&
+    v.telcoCd === undefined &&
+    v.name === undefined &&
+    v.phoneNo === undefined &&
+    v.carrierTerms === undefined;
   const key = blank ? `identify|${ctx.autoLoginDays ?? ""}` : null;
   return stepPage(ctx, key, title, "", (c) => identifyBody(c, v, alert), result, script);
 }
@@ -399,6 +398,7 @@ ${alertBox(alert)}
 <input type="text" id="name" name="name" value="${v.name ?? ""}" autocomplete="${passkeys(ctx) ? "name webauthn" : "name"}" maxlength="50" required${invalid(alert, "name", false)}></div>
 <div><label class="field" for="phoneNo">${t(L, "phoneNo")}</label>
 <input type="tel" id="phoneNo" name="phoneNo" value="${v.phoneNo ?? ""}" inputmode="numeric" autocomplete="tel-national" maxlength="20" placeholder="${t(L, "phonePlaceholder")}" required${invalid(alert, "phoneNo", false)}></div>
+${termsBox(L, ctx.operator.agreements, v.carrierTerms === "Y", alert?.field === "carrierTerms")}
 ${challenge && challengeBox(L, challenge)}
 <div class="actions">
 <button type="submit" class="primary">${t(L, "sendCode")}</button>
@@ -413,14 +413,6 @@ function probes(ctx: PageContext): boolean {
   return passkeys(ctx) && ctx.purpose === undefined;
 }
 
-/** The challenge in the identify form: the widget, and in words what it needs when scripts are off. */
-function challengeBox(L: Lang, c: Challenge): SafeHtml {
-  return html`<div class="challenge"><p class="notice">${t(L, "challengeNeeded")}</p>
-<div class="cf-turnstile" data-sitekey="${c.siteKey}" data-action="${c.action}"></div>
-<noscript><p class="alert">${t(L, "challengeNoScript")}</p></noscript>
-<script src="${c.scriptUrl}" async defer></script></div>`;
-}
-
 export interface VerifyInfo {
   masked: string;
   test: boolean;
@@ -433,6 +425,8 @@ export interface VerifyInfo {
   /** The opt-in box, when eligible; `checked` keeps the person's choice across a re-render. */
   autoLogin: { days: number; checked: boolean } | null;
   notice?: string;
+  /** The number is in its risk window (a SIM change or a port) until this clock time: automatic login is off, and says why. */
+  risk?: string;
 }
 
 export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, result?: PageResult): Response {
@@ -444,14 +438,14 @@ export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, re
   // the number, the code's time and its validity are all in the lead: the rest is the page's state
   const a = info.autoLogin;
   const key =
-    alert || info.notice !== undefined
+    alert || info.notice !== undefined || info.risk !== undefined
       ? null
       : `verify|${info.state}|${info.test}|${a ? `${a.days}:${a.checked}` : "-"}`;
   // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not. A
   // test number is never offered a passkey: no probe either. A code to type counts down.
   const enter = info.state === "enter";
   const webOtp = enter && !info.test;
-  const probe = probes(ctx) && !info.test;
+  const probe = probes(ctx) && !info.test && info.risk === undefined;
   const script =
     enter || probe
       ? raw(`${enter ? COUNTDOWN.value : ""}${webOtp ? WEB_OTP.value : ""}${probe ? PASSKEY_PROBE_SCRIPT.value : ""}`)
@@ -477,7 +471,7 @@ ${
   info.autoLogin &&
   html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${info.autoLogin.checked ? raw(" checked") : ""}>
 <label for="autoLogin">${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
-}`
+}${info.risk && html`<p class="hint" id="risk">${t(L, "riskAutoLoginOff", { until: info.risk })}</p>`}`
       : "";
   const actions =
     info.state === "enter"

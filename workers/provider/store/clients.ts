@@ -43,7 +43,7 @@ export interface Client {
 }
 
 /** The types of signed event an app can take (docs/events.md), by their names in the admin API. */
-export const EVENT_TYPES = ["plid-deleted", "test"] as const;
+export const EVENT_TYPES = ["plid-deleted", "credential-change", "test"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** What an app takes unless registered otherwise; every app registered before types existed took it (migration 0011). */
 export const DEFAULT_EVENT_TYPES: readonly EventType[] = ["plid-deleted"];

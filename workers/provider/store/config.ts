@@ -12,6 +12,7 @@ export interface StoreVars extends SmsBudgetVars {
   ACCESS_TOKEN_TTL_SECONDS?: string;
   DIRECTORY_SHARDS?: string;
   TEST_NUMBER_MAX_FAILURES?: string;
+  SIGNIN_RISK_WINDOW_SECONDS?: string;
 }
 
 export interface StoreConfig {
@@ -24,6 +25,11 @@ export interface StoreConfig {
   directoryShards: number;
   /** Wrong codes a review test number takes from all networks over its registration before it is suspended. */
   testNumberMaxFailures: number;
+  /**
+   * How long after a person-kind SIM change or a port the number is at risk (directory/risk.ts):
+   * no automatic login, no passkey enrolment, SMS refused where a passkey exists. 0: never.
+   */
+  riskWindowMs: number;
 }
 
 /** The most objects the store may be spread over (ONE_TIME_SHARDS is a power of two up to this). */
@@ -54,6 +60,9 @@ function parse(env: StoreVars): StoreConfig {
     // Fixed for a deployment: a number, a ci and an id map to a shard by it (directory/keys.ts).
     directoryShards: intVar(env, "DIRECTORY_SHARDS", DEFAULT_DIRECTORY_SHARDS, 1, SHARD_SLOTS),
     testNumberMaxFailures: intVar(env, "TEST_NUMBER_MAX_FAILURES", 100, 1, 10_000),
+    // 72 hours: a cloned SIM is usually found out within a day or two, when the person's own phone
+    // loses service; a new phone's owner waits three days for automatic login and a passkey
+    riskWindowMs: intVar(env, "SIGNIN_RISK_WINDOW_SECONDS", 259_200, 0, 30 * 86_400) * 1000,
   };
 }
 

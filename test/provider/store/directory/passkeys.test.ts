@@ -78,6 +78,7 @@ describe("a directory shard's passkeys", () => {
                 transports: [],
                 name: "m",
                 device: "device",
+                riskWindowMs: 259_200_000,
                 madeWith: o.proof,
                 usableAt: o.pending ? Date.now() + 3_600_000 : Date.now() - 1,
                 challenge,

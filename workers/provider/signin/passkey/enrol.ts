@@ -3,7 +3,8 @@
 // library, stored by the person's shard in one step with its rules: the ticket taken once, at most
 // PASSKEY_MAX, no SMS-proven passkey while the person has an active one (that one must prove the
 // new one), and an SMS-proven one usable only after PASSKEY_ACTIVATION_SECONDS with a notice SMS
-// now and one when it becomes usable. Test numbers never get one.
+// now and one when it becomes usable. Test numbers never get one, nor a number in its risk window
+// (a SIM change or a port within SIGNIN_RISK_WINDOW_SECONDS).
 
 import type { RegistrationResponseJSON } from "@simplewebauthn/server";
 import { readHostCookie } from "../../../core/cookies";
@@ -18,6 +19,8 @@ import { tally } from "../../store/metrics/tally";
 import { audit } from "../../store/one-time/audit";
 import { sameHash } from "../../store/one-time/signin-store";
 import { signinConfig } from "../config";
+import { storeConfig } from "../../store/config";
+import { riskFrom, riskUntil } from "../../store/directory/risk";
 import { TX_COOKIE } from "../transaction";
 import { sendPasskeyNotice } from "./notices";
 import { pt } from "./i18n";
@@ -32,7 +35,17 @@ import {
 } from "./webauthn";
 
 /** Why an enrolment made nothing. */
-export type EnrolRefusal = "invalid" | "expired" | "gone" | "test" | "replayed" | "full" | "needs_passkey" | "exists";
+export type EnrolRefusal =
+  | "invalid"
+  | "expired"
+  | "gone"
+  | "test"
+  | "replayed"
+  | "full"
+  | "needs_passkey"
+  | "exists"
+  /** The number's SIM changed or it was ported within SIGNIN_RISK_WINDOW_SECONDS (store/directory/risk.ts). */
+  | "risk";
 
 export type EnrolResult = { ok: true; usableAt: number } | { ok: false; reason: EnrolRefusal };
 
@@ -55,9 +68,11 @@ export async function enrolmentOf(
   provenWith: string | undefined,
 ): Promise<{ handle: string; passkeys: PasskeyRow[] } | null> {
   // the person, their handle and passkeys in one call to their shard; none for a test number
-  const { handle, passkeys } = await passkeyEnrolment(env, subscriberId);
-  if (handle === null || passkeys.length >= PASSKEY_MAX) return null;
+  const { person, handle, passkeys } = await passkeyEnrolment(env, subscriberId);
+  if (handle === null || person === null || passkeys.length >= PASSKEY_MAX) return null;
   const now = Date.now();
+  // none while a SIM change or a port keeps the number at risk (a cloned SIM keeps no passkey)
+  if (riskUntil(riskFrom(person), storeConfig(env).riskWindowMs, now) !== null) return null;
   const active = passkeys.filter((k) => k.usableAt <= now);
   if (provenWith === undefined ? active.length > 0 : !active.some((k) => k.credentialId === provenWith)) return null;
   return { handle, passkeys };
@@ -167,6 +182,7 @@ export async function enrol(
       challenge: await challengeKey(ticket.c),
       challengeUntil: ticket.e,
       provenWith: ticket.k,
+      riskWindowMs: storeConfig(env).riskWindowMs,
     },
     ticket.l,
   );
@@ -191,5 +207,6 @@ export function isActive(k: PasskeyRow, now = Date.now()): boolean {
 export function refusalText(lang: Lang, reason: EnrolRefusal): string {
   if (reason === "full") return pt(lang, "errFull", { max: PASSKEY_MAX });
   if (reason === "needs_passkey") return pt(lang, "errNeedsPasskey");
+  if (reason === "risk") return pt(lang, "errRisk");
   return pt(lang, reason === "replayed" || reason === "expired" ? "errExpired" : "errCreate");
 }

@@ -22,6 +22,8 @@ import { tally } from "../../store/metrics/tally";
 import { carrierDirectory, CarrierUnavailable, maskPhone } from "../carrier";
 import { consentDue, covers, sharedBy } from "../consent";
 import { autoLoginEligible, endOtherSubscribersOnDevice } from "../device";
+import { riskFrom, riskUntil } from "../../store/directory/risk";
+import { storeConfig } from "../../store/config";
 import { at, failure, goneMeanwhile, limited, refusalAlert, render, type Flow } from "../flow";
 import { t } from "../i18n";
 import { hitIp, ipRefusal, phoneKey } from "../limits";
@@ -108,14 +110,22 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
       { status: 503, retryAfterSeconds: 5 },
     );
   if (still === "no") return refused(f, "unconfirmed", { text: pt(L, "errRecheck") });
-  return proven(f, person, a.id, used.link ?? null);
+  // a passkey signs in during a risk window (that is what it is for), without automatic login
+  const risk = riskUntil(riskFrom(used.person!), storeConfig(f.env).riskWindowMs);
+  return proven(f, person, a.id, used.link ?? null, risk);
 }
 
 /** The person proven by passkey `credentialId` (`link`: theirs to the app): consent when due, else the purpose's end. */
-async function proven(f: Flow, person: Subscriber, credentialId: string, link: LinkRow | null): Promise<Response> {
+async function proven(
+  f: Flow,
+  person: Subscriber,
+  credentialId: string,
+  link: LinkRow | null,
+  risk: number | null,
+): Promise<Response> {
   f.rc.log.event = "signin.passkey";
   await endOtherSubscribersOnDevice(f.req, f.env, person.id);
-  const eligible = f.purpose.consent && autoLoginEligible(f.client, person.telco, f.h.tx.prompt);
+  const eligible = f.purpose.consent && risk === null && autoLoginEligible(f.client, person.telco, f.h.tx.prompt);
   const key = await phoneKey(person.phone);
   const record: Transaction = {
     ...f.h.tx,
@@ -134,6 +144,7 @@ async function proven(f: Flow, person: Subscriber, credentialId: string, link: L
     autoLoginOptIn: eligible && f.params.get("autoLogin") === "Y",
     consentDue: f.purpose.consent ? consentDue(f.client, link) : undefined,
     passkey: credentialId,
+    ...(risk !== null && { riskUntil: risk }),
   };
   if (f.purpose.consent && (!link || !covers(link, f.client))) {
     // the sign-in continues at the consent step, in the number's object as after a code

@@ -10,6 +10,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { shardName } from "./keys";
+import type { SimSignal } from "./risk";
 import { createTables } from "./tables/schema";
 import type { EndableLink, LinkRow, PersonFields, PersonRow } from "./tables/common";
 import { CiIndex } from "./tables/ci-index";
@@ -117,6 +118,14 @@ export class DirectoryShard extends DurableObject {
   /** Deletes a person at home here with their grants, only while their row names `phone` and no link is left. */
   removePerson(id: number, phone: string): { removed: boolean; links: EndableLink[] } {
     return this.peopleAndNumbers.removePerson(id, phone);
+  }
+
+  /** Records the carrier's risk signals of people at home here (people.ts `noteSims`); the events' jobs. */
+  noteSims(
+    items: readonly { id: number; ci: string; sim: SimSignal }[],
+    windowMs: number,
+  ): { results: { id: number; changed: boolean; riskFrom: number | null }[]; jobs: QueuedJob[] } {
+    return this.peopleAndNumbers.noteSims(items, windowMs);
   }
 
   /** Inserts people of the dev seed whose numbers are free (operator changes to seed rows are kept). */

@@ -7,6 +7,7 @@ import type { StoreVars } from "../config";
 import { dirAt, type DirectoryShard } from "./directory-shard";
 import { dirShards, homeOfId, numberShard } from "./keys";
 import type { LinkRow, PersonRow } from "./tables/common";
+import { riskFrom, type SimColumns } from "./risk";
 
 export interface Subscriber {
   id: number;
@@ -56,6 +57,9 @@ export type DirectoryEntry = Subscriber & {
   testOtpHash: string | null;
   review: ReviewRestriction | null;
   link?: LinkRow | null;
+  /** The carrier's risk signals as stored, and when the latest risky change was (risk.ts; null: none). */
+  sim: SimColumns;
+  riskFrom: number | null;
 };
 
 /**
@@ -97,7 +101,22 @@ function entryOf(r: PersonRow): DirectoryEntry {
     r.test_clients !== null
       ? { clients: JSON.parse(r.test_clients) as string[], expiresAt: r.test_expires_at ?? 0 }
       : null;
-  return { ...toSubscriber(r), testOtpHash: r.test_otp_hash, review };
+  return {
+    ...toSubscriber(r),
+    testOtpHash: r.test_otp_hash,
+    review,
+    sim: { sim_changed_at: r.sim_changed_at, sim_change_kind: r.sim_change_kind, ported_at: r.ported_at },
+    riskFrom: riskFrom(r),
+  };
+}
+
+/** The person `id` with when their number's latest risky change was (risk.ts), from their home shard; null when gone. */
+export async function personById(
+  env: DirectoryEnv,
+  id: number,
+): Promise<{ subscriber: Subscriber; riskFrom: number | null } | null> {
+  const r = await dirAt(env, homeOfId(id)).person(id);
+  return r && { subscriber: toSubscriber(r), riskFrom: riskFrom(r) };
 }
 
 /** The person `id` with a test number's code and review restriction, read from their home shard; null when gone. */

@@ -5,9 +5,10 @@
 
 import { MOBILE_NUMBER } from "../../../core/spec";
 import type { Subscriber } from "./directory";
+import { readSignals, type SignalField, type SimSignal } from "./risk";
 
-/** One validated directory row, in the table's terms. */
-export type SubscriberInput = Omit<Subscriber, "id">;
+/** One validated directory row, in the table's terms; `sim`, the risk signals it carried (risk.ts), if any. */
+export type SubscriberInput = Omit<Subscriber, "id"> & { sim?: SimSignal };
 
 /**
  * A `ci` as the carriers issue it: Base64 of 64 bytes, canonical (88 characters, `==` padded, the
@@ -40,7 +41,11 @@ export const APP_TEST_RANGE = { first: 1001000000, size: 9_000_000, label: "010-
 export const isAppTestNumber = (phone: string) => /^0100[1-9]\d{6}$/.test(phone);
 
 /** One row to a subscriber, or the reason it is refused. `today` is YYYY-MM-DD in Korean time. */
-export function validateRow(raw: Partial<Record<Column, unknown>>, today: string): SubscriberInput | string {
+export function validateRow(
+  raw: Partial<Record<Column | SignalField, unknown>>,
+  today: string,
+  now = Date.now(),
+): SubscriberInput | string {
   const text: Partial<Record<Column, string>> = {};
   for (const col of COLUMNS) {
     const v = raw[col];
@@ -68,5 +73,7 @@ export function validateRow(raw: Partial<Record<Column, unknown>>, today: string
   if (foreign !== "L" && foreign !== "F") return "foreign must be L (national) or F (foreign)";
   const ci = text.ci!;
   if (!CI_SHAPE.test(ci)) return "ci must be canonical Base64 of 64 bytes (88 characters)";
-  return { telco, phone, name, gender, birth, foreign, ci };
+  const sim = readSignals(raw, now);
+  if (typeof sim === "string") return sim;
+  return { telco, phone, name, gender, birth, foreign, ci, ...(sim && { sim }) };
 }

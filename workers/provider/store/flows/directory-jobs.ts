@@ -9,7 +9,7 @@
 import { dirAt } from "../directory/directory-shard";
 import { ciShard, dirShards, groupBy, homeOfId, numberShard } from "../directory/keys";
 import type { DirectoryJob, Jobs, QueuedJob } from "../directory/tables/jobs";
-import { endRows, type StoresEnv } from "./end-plids";
+import { endRows, tellCredentialChange, type StoresEnv } from "./end-plids";
 
 /** What a job reaches: the shards, and for a removal the one-time store and D1 (end-plids.ts). */
 export type JobEnv = StoresEnv;
@@ -75,6 +75,11 @@ export async function runJob(
       }
       throw new Error("remove: links kept being made");
     }
+    case "credential_change":
+      // the person's apps that take it are told of the change once (the event's jti derives from it)
+      await step(job, "tell");
+      await tellCredentialChange(env, job.id, job.at);
+      return undefined;
     case "passkey_usable": {
       // at the passkey's usable time, while it is still there: its person told once (a send that
       // fails is tried again by the next alarm); a passkey cancelled or ended meanwhile tells nobody

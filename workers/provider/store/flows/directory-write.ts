@@ -25,6 +25,7 @@ import type { SubscriberInput } from "../directory/rows";
 import type { PersonFields, PersonRow } from "../directory/tables/common";
 import type { Claim, NumberHolder } from "../directory/tables/people";
 import { finishAllJobs, runJob, runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
+import { noteSignals } from "./sim-signals";
 
 /** How an import changed the directory. */
 export interface ImportCounts {
@@ -32,6 +33,8 @@ export interface ImportCounts {
   updated: number;
   /** Numbers that passed to another person (another `ci`): the previous person's logins ended. */
   reassigned: number;
+  /** People whose stored risk signals the rows changed (store/directory/risk.ts); a dry run counts none. */
+  signals: number;
 }
 
 /** Rounds of deciding again the rows whose number changed hands between the decision and the write. */
@@ -146,7 +149,7 @@ async function peopleByCi(
 }
 
 /** What `applyRows` did: the counts, and each written row's person id by its index in the input. */
-export interface Applied extends ImportCounts {
+export interface Applied extends Omit<ImportCounts, "signals"> {
   ids: Map<number, number>;
 }
 
@@ -361,8 +364,16 @@ export async function importDirectory(
   run: string | null = null,
 ): Promise<ImportCounts> {
   if (!(await finishAllJobs(env))) throw new Error("import: the directory has changes that keep failing");
-  const { ids: _, ...counts } = await applyRows(env, input, { dryRun, run });
-  return counts;
+  const { ids, ...counts } = await applyRows(env, input, { dryRun, run });
+  // the rows' risk signals, once their people are written (a row without them leaves what is stored)
+  const writes = dryRun
+    ? []
+    : input.flatMap((r, seq) => {
+        const id = ids.get(seq);
+        return r.sim && id !== undefined ? [{ id, ci: r.ci, sim: r.sim }] : [];
+      });
+  const signals = writes.length ? (await noteSignals(env, writes)).changed : 0;
+  return { ...counts, signals };
 }
 
 /**

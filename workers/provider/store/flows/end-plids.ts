@@ -8,7 +8,7 @@
 import { auditAll, auditRecord } from "../one-time/audit";
 import { plidShard, plidShardsAnyCount } from "../one-time/keys";
 import { storeAt, type OneTimeEnv } from "../one-time/one-time-store";
-import { newEvent, type EndReason, type PendingEvent } from "../one-time/tables/ended-plids";
+import { changeEvent, newEvent, type EndReason, type PendingEvent } from "../one-time/tables/ended-plids";
 import type { DirectoryEnv } from "../directory/directory";
 import { dirAt } from "../directory/directory-shard";
 import { homeOfId } from "../directory/keys";
@@ -59,6 +59,28 @@ export async function revokePlids(
 
 /** Plids per revocation call into one object. */
 const REVOKE_CHUNK = 200;
+
+/**
+ * A SIM change or a port at `at` opened person `subscriberId`'s risk window (directory/risk.ts):
+ * each app of theirs that takes `credential-change` events is sent one (a CAEP credential-change
+ * carrying its plid), recorded in the plid's one-time-store object as an end's events are; the
+ * links stay. Idempotent: the same change records no second event. How many apps are told.
+ */
+export async function tellCredentialChange(env: StoresEnv, subscriberId: number, at: number): Promise<number> {
+  const rows = await dirAt(env, homeOfId(subscriberId)).linksOf(subscriberId, null);
+  if (rows.length === 0) return 0;
+  const told = await clientsTold(env, [...new Set(rows.map((r) => r.client_id))], "credential-change");
+  const events = await Promise.all(
+    rows.filter((r) => told.has(r.client_id)).map((r) => changeEvent(r.client_id, r.plid, at)),
+  );
+  const cfg = storeConfig(env);
+  if (events.length) await revokePlids(env, [], cfg.oneTimeShards, cfg.revocationRetainMs, events);
+  await auditAll(
+    env,
+    rows.map((r) => auditRecord("risk.window_opened", r.client_id, "ok", { event: told.has(r.client_id) })),
+  );
+  return events.length;
+}
 
 /** A link being ended. */
 export interface EndedLink {

@@ -21,6 +21,26 @@ const eventTypeUri = (t: EventType) => `urn:phone-login:event:${t}`;
 export const PLID_DELETED = eventTypeUri("plid-deleted");
 /** The event type URI of a test event (the developer console's button). */
 export const TEST_EVENT = eventTypeUri("test");
+/** CAEP's credential change (OpenID CAEP 1.0 §3.3): a SIM change or a port opened the number's risk window. */
+export const CREDENTIAL_CHANGE = "https://schemas.openid.net/secevent/caep/event-type/credential-change";
+
+/** The client's event type an outbox event is of. */
+export const typeOfEvent = (e: Pick<PendingEvent, "reason">): EventType =>
+  e.reason === "credential_change" ? "credential-change" : "plid-deleted";
+
+/** The token's `events` claim of an outbox event. */
+function eventsClaim(e: PendingEvent): Record<string, Record<string, unknown>> {
+  if (e.reason === "credential_change")
+    return {
+      [CREDENTIAL_CHANGE]: {
+        plid: e.plid,
+        credential_type: "phone-sms",
+        change_type: "update",
+        event_timestamp: Math.floor((e.eventAt ?? e.createdAt) / 1000),
+      },
+    };
+  return { [PLID_DELETED]: { plid: e.plid, reason: e.reason } };
+}
 
 /** An app whose events keep failing this long is paused (docs/events.md "Deliveries and pausing"). */
 export const PAUSE_AFTER_MS = 24 * 3600_000;
@@ -56,7 +76,7 @@ export async function eventToken(e: PendingEvent, iss: string, secret: string, n
       aud: e.clientId,
       iat: Math.floor(now / 1000),
       jti: e.jti,
-      events: { [PLID_DELETED]: { plid: e.plid, reason: e.reason } },
+      events: eventsClaim(e),
     },
     secret,
     "secevent+jwt",
@@ -87,7 +107,7 @@ type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars;
 export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): Promise<DeliveryOutcome> {
   const client = await clientOfAnyStatus(env, e.clientId, 0);
   if (!client) return "client_gone";
-  if (!client.eventTypes.includes("plid-deleted")) return "not_subscribed";
+  if (!client.eventTypes.includes(typeOfEvent(e))) return "not_subscribed";
   if (client.eventsPausedAt !== null) return "paused";
   if (!client.eventsUri) return "no_receiver";
   const secrets = await clientSecrets(env, e.clientId, 0);
@@ -178,7 +198,7 @@ export async function deliverDue(env: Partial<DeliveryEnv>, room: OneTimeRoom): 
     if (done) room.ended.done(e.jti);
     else room.ended.failed(e.jti, attempts, next, outcome);
     const cls = classOf(outcome);
-    if (cls) await recordDelivery(denv, e.clientId, { at: now, type: "plid-deleted", class: cls, attempt: attempts });
+    if (cls) await recordDelivery(denv, e.clientId, { at: now, type: typeOfEvent(e), class: cls, attempt: attempts });
     if (pause && (await pauseClientEvents(denv, e.clientId, now))) {
       room.audit.later("event.paused", e.clientId, "refused", { outcome, attempts });
       await noticeOwners(denv, e.clientId, "events_paused", "service", null);

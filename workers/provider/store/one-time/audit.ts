@@ -71,7 +71,9 @@ export type AuditType =
   | "passkey.removed"
   | "passkey.cancelled"
   | "passkey.ended"
-  | "passkey.notified";
+  | "passkey.notified"
+  | "risk.window_opened"
+  | "risk.refused";
 
 type Detail = Record<string, string | number | boolean>;
 

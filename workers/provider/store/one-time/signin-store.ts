@@ -97,6 +97,11 @@ export interface SigninRecord {
    * place of a code. Its end is counted and audited as a passkey sign-in, and offers no passkey.
    */
   passkey?: string;
+  /**
+   * The number is in its risk window until then (epoch ms; a SIM change or a port,
+   * store/directory/risk.ts): no automatic login, no passkey offer, and the code page says why.
+   */
+  riskUntil?: number;
 }
 
 /** The number's limits, as configured (docs/signin.md "Limits"). */

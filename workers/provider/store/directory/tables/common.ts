@@ -18,6 +18,10 @@ export type PersonRow = {
   test_clients: string | null;
   test_expires_at: number | null;
   created_at: number;
+  /** The carrier's risk signals (../risk.ts), epoch ms; null until one came. */
+  sim_changed_at: number | null;
+  sim_change_kind: "person" | "carrier" | null;
+  ported_at: number | null;
 };
 
 /** The directory fields an import or a registration writes. */

@@ -17,7 +17,9 @@ export type DirectoryJob =
   | { kind: "release"; phone: string; id: number }
   | { kind: "remove"; id: number; phone: string; reason: "number_reassigned" | "subscriber_removed" }
   /** A passkey made with an SMS proof became usable: its person is told by SMS (passkeys.ts). */
-  | { kind: "passkey_usable"; credentialId: string; home: number; lang: "ko" | "en" };
+  | { kind: "passkey_usable"; credentialId: string; home: number; lang: "ko" | "en" }
+  /** A person-kind SIM change or a port opened the risk window at `at`: their apps that take it are told (risk.ts). */
+  | { kind: "credential_change"; id: number; at: number };
 
 export interface QueuedJob {
   id: number;

@@ -12,7 +12,11 @@
 // - an assertion's challenge is taken once (`passkey_uses`, kept until it would have expired), in
 //   the same step that checks and advances the credential's counter: a replayed assertion, or two
 //   submissions of one, sign in once;
-// - an enrolment's challenge is taken the same way: one ticket makes at most one passkey.
+// - an enrolment's challenge is taken the same way: one ticket makes at most one passkey;
+// - no passkey is made while the person's risk window is open (a SIM change or a port, ../risk.ts),
+//   checked in the insert's step; the window's start cancels those not yet usable, in its step.
+
+import { riskFrom, riskUntil } from "../risk";
 
 /** The most passkeys a person holds. */
 export const PASSKEY_MAX = 10;
@@ -51,10 +55,13 @@ export interface NewPasskey {
   challengeUntil: number;
   /** The passkey the enrolment was proven with ("passkey"): it must be active now. */
   provenWith?: string;
+  /** SIGNIN_RISK_WINDOW_SECONDS in ms: no passkey is made while the person's risk window is open (../risk.ts). */
+  riskWindowMs: number;
 }
 
 export type AddResult =
-  { ok: true } | { ok: false; reason: "gone" | "replayed" | "full" | "exists" | "proof_inactive" | "needs_passkey" };
+  | { ok: true }
+  | { ok: false; reason: "gone" | "replayed" | "full" | "exists" | "proof_inactive" | "needs_passkey" | "risk" };
 
 export type UseResult =
   | { ok: true; counter: number; subscriberId: number }
@@ -142,6 +149,14 @@ export class Passkeys {
       if (!this.sql.exec("SELECT 1 FROM passkey_people WHERE subscriber_id = ?", p.subscriberId).toArray().length)
         return;
       if (!this.take(p.challenge, p.challengeUntil, now)) return void (out = { ok: false, reason: "replayed" });
+      const person = this.sql
+        .exec<Parameters<typeof riskFrom>[0]>(
+          "SELECT sim_changed_at, sim_change_kind, ported_at, test_otp_hash, test_clients FROM people WHERE id = ?",
+          p.subscriberId,
+        )
+        .toArray()[0];
+      if (!person) return;
+      if (riskUntil(riskFrom(person), p.riskWindowMs, now) !== null) return void (out = { ok: false, reason: "risk" });
       const mine = this.of(p.subscriberId);
       const active = mine.filter((k) => k.usableAt <= now);
       if (p.provenWith !== undefined) {
@@ -221,6 +236,13 @@ export class Passkeys {
   /** Every passkey of the person ends (the carrier no longer confirms their number); how many. */
   endAll(subscriberId: number): number {
     return this.sql.exec("DELETE FROM passkeys WHERE subscriber_id = ? RETURNING 1", subscriberId).toArray().length;
+  }
+
+  /** The person's passkeys not yet usable are cancelled (a SIM change opened the risk window); how many. */
+  cancelPending(subscriberId: number, now: number): number {
+    return this.sql
+      .exec("DELETE FROM passkeys WHERE subscriber_id = ? AND usable_at > ? RETURNING 1", subscriberId, now)
+      .toArray().length;
   }
 
   /** The person is removed (people.ts): their passkeys and handle go in the same step. */

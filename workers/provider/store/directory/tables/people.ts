@@ -26,6 +26,7 @@ import type { Grants } from "./grants";
 import { JOB_GRACE_MS, type DirectoryJob, type Jobs, type QueuedJob } from "./jobs";
 import type { Links } from "./links";
 import type { Passkeys } from "./passkeys";
+import { applySignal, riskFrom, riskUntil, type SimSignal } from "../risk";
 
 /** Who answers for a number, as its shard knows: nobody, a person at home here, or an id whose home is elsewhere. */
 export type NumberHolder =
@@ -323,6 +324,53 @@ export class People {
     });
     if (out && (out as { jobs: QueuedJob[] }).jobs.length) this.jobs.wake(now + JOB_GRACE_MS);
     return out;
+  }
+
+  /**
+   * Records the carrier's risk signals of people at home here (an import's rows, a carrier-API
+   * answer), each only while the row is still that person (same ci); test numbers take none. A
+   * value already stored changes nothing. A change that opens a risk window newer than the stored
+   * one, while it is still open at `now` (`windowMs`), cancels the person's passkeys not yet
+   * usable and queues the event to their apps, in the same step: once per change.
+   */
+  noteSims(
+    items: readonly { id: number; ci: string; sim: SimSignal }[],
+    windowMs: number,
+  ): { results: { id: number; changed: boolean; riskFrom: number | null }[]; jobs: QueuedJob[] } {
+    const results: { id: number; changed: boolean; riskFrom: number | null }[] = [];
+    const jobs: QueuedJob[] = [];
+    const now = Date.now();
+    this.storage.transactionSync(() => {
+      for (const { id, ci, sim } of items) {
+        const p = this.person(id);
+        if (!p || p.ci !== ci || p.test_otp_hash !== null || p.test_clients !== null) continue;
+        const next = applySignal(p, sim);
+        const before = riskFrom(p);
+        if (
+          next.sim_changed_at === p.sim_changed_at &&
+          next.sim_change_kind === p.sim_change_kind &&
+          next.ported_at === p.ported_at
+        ) {
+          results.push({ id, changed: false, riskFrom: before });
+          continue;
+        }
+        this.sql.exec(
+          "UPDATE people SET sim_changed_at = ?, sim_change_kind = ?, ported_at = ? WHERE id = ?",
+          next.sim_changed_at,
+          next.sim_change_kind,
+          next.ported_at,
+          id,
+        );
+        const after = riskFrom({ ...p, ...next });
+        if (after !== null && (before === null || after > before) && riskUntil(after, windowMs, now) !== null) {
+          this.passkeys.cancelPending(id, now);
+          jobs.push(this.jobs.queue({ kind: "credential_change", id, at: after }, now));
+        }
+        results.push({ id, changed: true, riskFrom: after });
+      }
+    });
+    if (jobs.length) this.jobs.wake(now + JOB_GRACE_MS);
+    return { results, jobs };
   }
 
   /** Registered test numbers here with a number after `after`, by number, at most `limit`. */

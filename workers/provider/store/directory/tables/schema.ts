@@ -17,7 +17,10 @@ CREATE TABLE IF NOT EXISTS people (
   test_otp_hash   TEXT,                  -- test numbers: SHA-256 of the fixed code
   test_clients    TEXT,                  -- registered review test numbers: JSON array of client ids
   test_expires_at INTEGER,
-  created_at      INTEGER NOT NULL
+  created_at      INTEGER NOT NULL,
+  sim_changed_at  INTEGER,               -- the carrier's risk signals (risk.ts): when the SIM last changed,
+  sim_change_kind TEXT,                  -- by whom ('person', 'carrier'; null: the person's),
+  ported_at       INTEGER                -- and when the number was last ported (epoch ms)
 );
 CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS by_ci (ci TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
@@ -98,7 +101,19 @@ CREATE TRIGGER IF NOT EXISTS people_uncounted AFTER DELETE ON people BEGIN
 END;
 `;
 
-/** Creates the tables, indexes and triggers where they are missing. */
+/** Creates the tables, indexes and triggers where they are missing, and adds the columns added since. */
 export function createTables(sql: SqlStorage): void {
   sql.exec(SCHEMA);
+  const columns = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(people)")
+      .toArray()
+      .map((c) => c.name),
+  );
+  for (const [name, type] of [
+    ["sim_changed_at", "INTEGER"],
+    ["sim_change_kind", "TEXT"],
+    ["ported_at", "INTEGER"],
+  ] as const)
+    if (!columns.has(name)) sql.exec(`ALTER TABLE people ADD COLUMN ${name} ${type}`);
 }

@@ -21,19 +21,40 @@ import type { Schedule } from "../schedule";
 /** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
 export type EndReason = "user_terminated" | "number_reassigned" | "subscriber_removed";
 
-/** One event waiting in an object's outbox: a `plid-deleted` (the only type so far). */
+/**
+ * What an event says: a plid's end (`plid-deleted`), or `credential_change`: a SIM change or a port
+ * opened the number's risk window (a CAEP credential-change; the plid lives on).
+ */
+export type EventReason = EndReason | "credential_change";
+
+/** One event waiting in an object's outbox. */
 export interface PendingEvent {
   jti: string;
   clientId: string;
   plid: string;
-  reason: EndReason;
+  reason: EventReason;
   /** Epoch ms: the event's time (the token's `iat` is its send time). */
   createdAt: number;
+  /** A credential change: when the change was (its `event_timestamp`), epoch ms. */
+  eventAt?: number;
 }
 
 /** A new event for a plid that ended now. */
 export function newEvent(clientId: string, plid: string, reason: EndReason): PendingEvent {
   return { jti: randomToken(16), clientId, plid, reason, createdAt: Date.now() };
+}
+
+/**
+ * The credential-change event of the change at `at` for a plid: its `jti` derives from both, so a
+ * job that records it twice (run again after a crash) gives the app the same event to drop.
+ */
+export async function changeEvent(clientId: string, plid: string, at: number): Promise<PendingEvent> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`credential_change:${plid}:${at}`));
+  const jti = btoa(String.fromCharCode(...new Uint8Array(digest).slice(0, 16)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+  return { jti, clientId, plid, reason: "credential_change", createdAt: Date.now(), eventAt: at };
 }
 
 /** Retries: soon at first, then spaced out, for at least `RETRY_FOR_MS`; then listed as undelivered. */
@@ -85,19 +106,26 @@ export class EndedPlids {
       );
     }
     for (const e of events) {
-      // one event per (plid, reason): a retried end records no second one
+      // one event per (plid, reason, change): a retried end or job records no second one
       const dup = this.sql
-        .exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox WHERE plid = ? AND reason = ?", e.plid, e.reason)
+        .exec<{ n: number }>(
+          "SELECT count(*) AS n FROM event_outbox WHERE (plid = ? AND reason = ? AND coalesce(event_at, 0) = ?) OR jti = ?",
+          e.plid,
+          e.reason,
+          e.eventAt ?? 0,
+          e.jti,
+        )
         .one().n;
       if (dup > 0) continue;
       this.sql.exec(
-        "INSERT INTO event_outbox (jti, client_id, plid, reason, created_at, next_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO event_outbox (jti, client_id, plid, reason, created_at, next_at, event_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         e.jti,
         e.clientId,
         e.plid,
         e.reason,
         e.createdAt,
         now,
+        e.eventAt ?? null,
       );
     }
     // Events: the alarm now (it sweeps and reschedules itself). Not both: each reads the alarm
@@ -153,8 +181,16 @@ export class EndedPlids {
   /** The events due at `now`, soonest first, at most 50 (an alarm's batch). */
   due(now: number): DueEvent[] {
     return this.sql
-      .exec<{ jti: string; client_id: string; plid: string; reason: EndReason; created_at: number; attempts: number }>(
-        "SELECT jti, client_id, plid, reason, created_at, attempts FROM event_outbox WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 50",
+      .exec<{
+        jti: string;
+        client_id: string;
+        plid: string;
+        reason: EventReason;
+        created_at: number;
+        attempts: number;
+        event_at: number | null;
+      }>(
+        "SELECT jti, client_id, plid, reason, created_at, attempts, event_at FROM event_outbox WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 50",
         now,
       )
       .toArray()
@@ -165,6 +201,7 @@ export class EndedPlids {
         reason: r.reason,
         createdAt: r.created_at,
         attempts: r.attempts,
+        ...(r.event_at !== null ? { eventAt: r.event_at } : {}),
       }));
   }
 

@@ -20,7 +20,8 @@ CREATE TABLE IF NOT EXISTS revoked_plids (
   plid TEXT PRIMARY KEY, at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS event_outbox (
   jti TEXT PRIMARY KEY, client_id TEXT NOT NULL, plid TEXT NOT NULL, reason TEXT NOT NULL,
-  created_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER, last_outcome TEXT);
+  created_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER, last_outcome TEXT,
+  event_at INTEGER);
 CREATE TABLE IF NOT EXISTS audit_outbox (
   id INTEGER PRIMARY KEY, at INTEGER NOT NULL, type TEXT NOT NULL,
   client_id TEXT, outcome TEXT NOT NULL, detail TEXT);
@@ -69,6 +70,14 @@ function migrate(sql: SqlStorage): void {
       .map((c) => c.name),
   );
   if (!codeColumns.has("plid")) sql.exec("ALTER TABLE codes ADD COLUMN plid TEXT");
+  // a credential change's event carries the change's time (its event_timestamp)
+  if (
+    !sql
+      .exec<{ name: string }>("PRAGMA table_info(event_outbox)")
+      .toArray()
+      .some((c) => c.name === "event_at")
+  )
+    sql.exec("ALTER TABLE event_outbox ADD COLUMN event_at INTEGER");
   // codes.issued_at is neither written nor read: an ended plid is refused whatever the issue time.
   // tokens.issued_at is the redemption's time (the audit counts it).
   if (!codeColumns.has("issued_at")) sql.exec("ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
