@@ -420,7 +420,40 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
       await page.goto(`${server.base}/healthz`);
       await page.evaluate(() => localStorage.removeItem("conditional"));
 
-      // /account, proven with the passkey: the list, then the passkey deleted
+      // the carrier reports that this person changed their SIM an hour ago: a person with an active
+      // passkey must use it, and the page says why and what to do; the passkey still signs in
+      const risk = await fetch(`${server.base}/admin/directory/import`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+        body: JSON.stringify([
+          {
+            telcoCd: "K",
+            phoneNo: PARK.phone,
+            name: PARK.name,
+            gender: "F",
+            birth: "1991-03-03",
+            foreign: "L",
+            ci: Buffer.alloc(64, 171).toString("base64"),
+            simChangedAt: new Date(Date.now() - 3_600_000).toISOString(),
+            simChangeKind: "person",
+          },
+        ]),
+      });
+      expect(((await risk.json()) as { signals_changed: number }).signals_changed).toBe(1);
+      await page.goto(app2Url("s-risk"));
+      await heading(page, "본인 확인");
+      await page.getByText(PARK.carrier, { exact: true }).click();
+      await page.getByLabel("이름").fill(PARK.name);
+      await page.getByLabel("휴대폰번호").fill(PARK.phone);
+      await page.getByLabel("전체 동의").check();
+      await page.getByRole("button", { name: "인증번호 받기" }).click();
+      await expect.poll(() => page.getByRole("alert").innerText()).toMatch(/등록된 패스키로 로그인해 주세요/);
+      await axe(page, "risk-passkey-required-ko");
+      await page.getByRole("button", { name: "패스키로 로그인" }).click();
+      await heading(page, "두 번째 앱에 로그인했습니다");
+      expect(await plidOfLastCode()).toBe(plid);
+
+      // /account, proven with the passkey: the list, then the passkey deleted (a passkey proof may, in the window too)
       await page.goto(`${server.base}/account`);
       await heading(page, "내 휴대폰번호 로그인");
       await page.getByRole("button", { name: "패스키로 로그인" }).click();
