@@ -519,6 +519,32 @@ const COMMANDS = {
       return { data: { revoked: true }, table: () => "revoked" };
     },
   },
+  "keys list": {
+    usage: "keys list",
+    about:
+      "The service's signing keys (docs/oidc.md): kid, state (next, signing, retired), when each signs\n" +
+      "from and until, and until when the JWKS publishes it. Never a private key.",
+    options: {},
+    run: async (api) => {
+      const r = await api("GET", "/admin/keys");
+      return {
+        data: r,
+        table: () => table(r.keys, ["kid", "state", "created_by", "signs_from", "signs_until", "published_until"]),
+      };
+    },
+  },
+  "keys rotate": {
+    usage: "keys rotate",
+    about:
+      "Rotate the signing key: a new key is published now and signs once every verifier's cached\n" +
+      "JWKS holds it (7 minutes); the old key stays published until what it signed has expired.\n" +
+      "Refused while the previous rotation's key waits to sign.",
+    options: {},
+    run: async (api) => {
+      const r = await api("POST", "/admin/keys/rotate", {});
+      return { data: r, table: () => keyValues(r) };
+    },
+  },
   "events list": {
     usage: "events list",
     about: "Signed events to apps not yet delivered: client, reason, attempts, next try (never the plid).",

@@ -232,6 +232,7 @@ describe("every change says who made it", () => {
         () => admin("POST", "/admin/tokens", { ...as, json: { name: "made-by-auditor", role: "viewer" } }),
       ],
       ["DELETE /admin/tokens/:name", () => admin("DELETE", "/admin/tokens/made-by-auditor", as)],
+      ["POST /admin/keys/rotate", () => admin("POST", "/admin/keys/rotate", { ...as, json: {} })],
       [
         "POST /admin/reviews/:id/approve",
         async () => {

@@ -13,6 +13,7 @@ import { create, disable, enable, list, read, remove, rotate, update } from "./c
 import type { AdminEnv } from "./config";
 import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
 import { findRun } from "./import-progress";
+import { listKeys, rotateKeys } from "./keys";
 import { alerts, metrics } from "./metrics";
 import { migrateAudit, migrateDirectory } from "./migrate/migrate";
 import { actorOf, allow, requireAdmin, type Role } from "./access";
@@ -89,6 +90,8 @@ export const table: AdminRoute[] = [
   { method: "GET", path: "/admin/tokens", role: "admin", handler: listApiTokens },
   { method: "POST", path: "/admin/tokens", role: "admin", handler: createApiToken },
   { method: "DELETE", path: "/admin/tokens/:name", role: "admin", handler: revokeApiToken },
+  { method: "GET", path: "/admin/keys", role: "viewer", handler: listKeys },
+  { method: "POST", path: "/admin/keys/rotate", role: "admin", handler: rotateKeys },
   { method: "GET", path: "/admin/whoami", role: "viewer", handler: whoami },
   { method: "GET", path: "/admin/metrics", role: "viewer", handler: metrics },
   { method: "GET", path: "/admin/alerts", role: "viewer", handler: alerts },

@@ -9,6 +9,7 @@ import { isRandomValue } from "../../core/spec";
 import { storeFor } from "../store/one-time/one-time-store";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
+import { jwks } from "./jwks";
 
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
 
@@ -58,4 +59,7 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   return json(state === undefined ? body : { ...body, state });
 }
 
-export const routes: Route<ProviderEnv>[] = [{ method: "POST", path: "/oauth2/token", handler: token }];
+export const routes: Route<ProviderEnv>[] = [
+  { method: "POST", path: "/oauth2/token", handler: token },
+  { method: "GET", path: "/oauth2/jwks", handler: jwks },
+];

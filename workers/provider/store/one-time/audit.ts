@@ -73,7 +73,8 @@ export type AuditType =
   | "passkey.ended"
   | "passkey.notified"
   | "risk.window_opened"
-  | "risk.refused";
+  | "risk.refused"
+  | "signing_key.rotated";
 
 type Detail = Record<string, string | number | boolean>;
 
