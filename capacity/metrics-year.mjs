@@ -200,6 +200,7 @@ async function consoleSession(ctx) {
       body.set("telcoCd", OPERATOR.telco);
       body.set("name", OPERATOR.name);
       body.set("phoneNo", OPERATOR.phone);
+      body.set("carrierTerms", "Y"); // the agreements' box (docs/signin.md "The agreements")
     } else body.set("otp", await codeFor(ctx, OPERATOR.phone));
     res = await control(new URL(form.action, ctx.url), {
       method: "POST",

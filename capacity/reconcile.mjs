@@ -237,6 +237,7 @@ async function signIn(base, who, { wrongFirst, replay }, seen) {
       body.set("telcoCd", who.telco);
       body.set("name", who.name);
       body.set("phoneNo", who.phone);
+      body.set("carrierTerms", "Y"); // the agreements' box (docs/signin.md "The agreements")
     } else if (form.names.has("otp")) {
       const code = await outboxCode(base, who.phone);
       body.set("otp", wrong ? String((Number(code) + 1) % 1e6).padStart(6, "0") : code);

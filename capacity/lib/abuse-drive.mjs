@@ -328,6 +328,7 @@ async function attempt(ctx, tl, s, address, t, jar, out, n) {
       body.set("telcoCd", s.person.telcoCd);
       body.set("name", s.person.name);
       body.set("phoneNo", phone);
+      body.set("carrierTerms", "Y"); // the agreements' box (docs/signin.md "The agreements")
       sentBefore = ctx.receiver.codes.get(phone)?.count ?? 0;
       posted = true;
       res = await send(form.action, body);

@@ -307,6 +307,7 @@ export async function signIn(ctx, person, client, { optIn = false } = {}) {
       body.set("telcoCd", person.telco);
       body.set("name", person.name);
       body.set("phoneNo", person.phone);
+      body.set("carrierTerms", "Y"); // the agreements' box (docs/signin.md "The agreements")
       steps.push("identify");
     } else if (form.names.has("otp")) {
       body.set("otp", FIXED_CODE);
@@ -353,6 +354,7 @@ export async function openIdentify(ctx, client, person) {
   body.set("telcoCd", person.telco);
   body.set("name", person.name);
   body.set("phoneNo", person.phone);
+  body.set("carrierTerms", "Y"); // the agreements' box (docs/signin.md "The agreements")
   return { path: new URL(form.action, ctx.url).pathname, cookie: jar.header(), body: body.toString() };
 }
 
