@@ -64,7 +64,7 @@ const COMMANDS = {
   },
   "clients create": {
     usage:
-      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--events-uri URI] [--event-types a,b] [--purpose TEXT] [--retention TEXT] [--sms-daily-budget N]",
+      "clients create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--items a,b,c] [--auto-login] [--oidc] [--events-uri URI] [--event-types a,b] [--purpose TEXT] [--retention TEXT] [--sms-daily-budget N]",
     about: "Register a client. Prints client_id and client_secret: the secret is shown only this once.",
     options: {
       name: { value: true, help: "the app's name shown on the consent page" },
@@ -75,6 +75,7 @@ const COMMANDS = {
       },
       items: { value: true, help: `agreed items, comma-separated: ${ITEMS.join(",")} (default none)` },
       "auto-login": { help: "allow automatic login" },
+      oidc: { help: "OpenID Connect on: an openid request gets an id_token (docs/oidc.md)" },
       "events-uri": { value: true, help: "where signed events about the app's users go (https; docs/events.md)" },
       "event-types": {
         value: true,
@@ -95,6 +96,7 @@ const COMMANDS = {
         redirect_uris: opts["redirect-uri"],
         items: opts.items === undefined ? [] : list(opts.items),
         auto_login: Boolean(opts["auto-login"]),
+        ...(opts.oidc ? { oidc: true } : {}),
         ...(opts["events-uri"] !== undefined ? { events_uri: opts["events-uri"] } : {}),
         ...(opts["event-types"] !== undefined ? { event_types: list(opts["event-types"]) } : {}),
         ...(opts.purpose !== undefined ? { purpose: opts.purpose } : {}),
@@ -112,7 +114,7 @@ const COMMANDS = {
   },
   "clients update": {
     usage:
-      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--events-uri URI|none] [--event-types a,b] [--purpose TEXT|default] [--retention TEXT|default] [--sms-daily-budget N|default]",
+      "clients update <client_id> [--name NAME] [--redirect-uri URI ...] [--items a,b,c] [--auto-login | --no-auto-login] [--oidc | --no-oidc] [--events-uri URI|none] [--event-types a,b] [--purpose TEXT|default] [--retention TEXT|default] [--sms-daily-budget N|default]",
     about: "Change a client. --redirect-uri and --items replace the whole list.",
     args: ["client_id"],
     options: {
@@ -121,6 +123,8 @@ const COMMANDS = {
       items: { value: true, help: `the new agreed items, comma-separated ("" for none): ${ITEMS.join(",")}` },
       "auto-login": { help: "allow automatic login" },
       "no-auto-login": { help: "do not allow automatic login" },
+      oidc: { help: "OpenID Connect on (docs/oidc.md)" },
+      "no-oidc": { help: "OpenID Connect off" },
       "events-uri": { value: true, help: 'where signed events go (https), or "none" to stop them' },
       "event-types": { value: true, help: `the event types it takes, comma-separated ("" for none): ${EVENT_TYPES}` },
       purpose: { value: true, help: 'the consent page\'s purpose of use, or "default"' },
@@ -139,6 +143,9 @@ const COMMANDS = {
         throw new UsageError("--auto-login and --no-auto-login exclude each other");
       if (opts["auto-login"]) body.auto_login = true;
       if (opts["no-auto-login"]) body.auto_login = false;
+      if (opts.oidc && opts["no-oidc"]) throw new UsageError("--oidc and --no-oidc exclude each other");
+      if (opts.oidc) body.oidc = true;
+      if (opts["no-oidc"]) body.oidc = false;
       if (opts["events-uri"] !== undefined) body.events_uri = opts["events-uri"] === "none" ? null : opts["events-uri"];
       if (opts["event-types"] !== undefined) body.event_types = list(opts["event-types"]);
       if (opts.purpose !== undefined) body.purpose = opts.purpose === "default" ? null : opts.purpose;

@@ -45,6 +45,7 @@ export function clientView(c: AdminClient, devMode: boolean): Record<string, unk
     redirect_uris: c.redirectUris,
     items: c.items,
     auto_login: c.autoLogin,
+    oidc: c.oidc,
     events_uri: c.eventsUri,
     events_uri_problem: c.eventsUri === null ? null : eventsUriProblem(c.eventsUri, devMode),
     event_types: c.eventTypes,

@@ -154,6 +154,7 @@ export const CLIENT_FIELDS = [
   "redirect_uris",
   "items",
   "auto_login",
+  "oidc",
   "events_uri",
   "event_types",
   "purpose",
@@ -175,6 +176,7 @@ export function newClientFields(
     | "redirectUris"
     | "items"
     | "autoLogin"
+    | "oidc"
     | "eventsUri"
     | "eventTypes"
     | "purpose"
@@ -189,6 +191,7 @@ export function newClientFields(
     redirectUris: redirectUris(body.redirect_uris),
     items: body.items === undefined ? [] : items(body.items),
     autoLogin: body.auto_login === undefined ? false : flag("auto_login", body.auto_login),
+    oidc: body.oidc === undefined ? false : flag("oidc", body.oidc),
     eventsUri: body.events_uri === undefined ? null : eventsUri(body.events_uri, devMode),
     eventTypes: body.event_types === undefined ? [...DEFAULT_EVENT_TYPES] : eventTypes(body.event_types),
     purpose: body.purpose === undefined ? null : consentText("purpose", body.purpose),
@@ -204,6 +207,7 @@ export function clientPatch(body: Record<string, unknown>, devMode: boolean): Cl
   if (body.redirect_uris !== undefined) p.redirectUris = redirectUris(body.redirect_uris);
   if (body.items !== undefined) p.items = items(body.items);
   if (body.auto_login !== undefined) p.autoLogin = flag("auto_login", body.auto_login);
+  if (body.oidc !== undefined) p.oidc = flag("oidc", body.oidc);
   if (body.events_uri !== undefined) p.eventsUri = eventsUri(body.events_uri, devMode);
   if (body.event_types !== undefined) p.eventTypes = eventTypes(body.event_types);
   if (body.purpose !== undefined) p.purpose = consentText("purpose", body.purpose);

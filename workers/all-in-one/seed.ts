@@ -15,6 +15,8 @@ export interface SeedClient {
   redirectUris: string[];
   items: IdentityItem[];
   autoLogin: boolean;
+  /** OpenID Connect on (docs/oidc.md). */
+  oidc?: boolean;
   /** Where its signed events go (docs/events.md): the demo app's own kit. */
   eventsUri: string | null;
 }
@@ -52,6 +54,17 @@ export const SEED_CLIENTS: readonly SeedClient[] = [
     redirectUris: ["https://limited.example/cb"],
     items: ["gender", "agegroup"],
     autoLogin: false,
+    eventsUri: null,
+  },
+  {
+    // OpenID Connect on (docs/oidc.md): an `openid` request gets an id_token beside the token
+    clientId: "oidc-client",
+    secret: "oidcSecret0123456789abcdefABCDEF",
+    name: "OIDC Demo",
+    redirectUris: ["https://oidc.example/callback", "http://localhost:8788/callback", "http://127.0.0.1:8788/callback"],
+    items: ["name", "phoneNo", "gender", "birthdate"],
+    autoLogin: true,
+    oidc: true,
     eventsUri: null,
   },
 ];

@@ -21,6 +21,8 @@ export interface MintCodeInput {
   firstReportTtlMs?: number;
   /** RFC 7636 S256 challenge sent with the authorization request, if any. */
   codeChallenge?: string | null;
+  /** An OpenID Connect request's part of the grant (docs/oidc.md); absent otherwise. */
+  oidc?: CodeGrant["oidc"];
   /** Audit events of the sign-in, appended with the code in the same call (workers/provider/store/one-time/audit.ts). */
   audit?: readonly AuditRecord[];
 }
@@ -55,6 +57,7 @@ export async function mintCode(env: MintEnv, shards: number, ttlMs: number, inpu
     issuedAt: Date.now(),
     items: [...input.items],
     subscriber: snapshot(input.subscriber),
+    ...(input.oidc && { oidc: input.oidc }),
   };
   const report =
     input.autoLogin && input.firstReportTtlMs !== undefined

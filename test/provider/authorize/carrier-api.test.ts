@@ -22,14 +22,11 @@ import { carrierDirectory } from "../../../workers/provider/signin/carrier";
 import { signinConfig } from "../../../workers/provider/signin/config";
 import { askCarrier } from "../../../workers/provider/signin/carrier-api";
 import { phoneKey } from "../../../workers/provider/signin/limits";
-import { CARRIER, CARRIER_SECRET, carrierControl } from "../../support/fake-carrier";
+import { CARRIER, CARRIER_SECRET, CARRIER_VARS, carrierControl } from "../../support/fake-carrier";
 
 const SECRET = CARRIER_SECRET;
 const HTTP = {
-  CARRIER_DIRECTORY: "http",
-  CARRIER_API_URL: `${CARRIER}/verify`,
-  CARRIER_API_SECRET: SECRET,
-  CARRIER_API_TIMEOUT_MS: "400",
+  ...CARRIER_VARS,
   // a person signs in several times in a row here: each gets a fresh code by SMS
   SIGNIN_RESEND_COOLDOWN_SECONDS: "0",
 };

@@ -7,13 +7,10 @@ import { alertText, Browser } from "../../support/signin";
 import { ciOf, lastCode } from "../../support/directory";
 import { SoftAuthenticator } from "../../support/authenticator";
 import { makePasskey, passkeySignIn } from "../../support/passkeys";
-import { CARRIER, CARRIER_SECRET, carrierControl } from "../../support/fake-carrier";
+import { CARRIER_VARS, carrierControl } from "../../support/fake-carrier";
 
 const HTTP = {
-  CARRIER_DIRECTORY: "http",
-  CARRIER_API_URL: `${CARRIER}/verify`,
-  CARRIER_API_SECRET: CARRIER_SECRET,
-  CARRIER_API_TIMEOUT_MS: "400",
+  ...CARRIER_VARS,
   SIGNIN_RESEND_COOLDOWN_SECONDS: "0",
   PASSKEY_ACTIVATION_SECONDS: "0",
 };

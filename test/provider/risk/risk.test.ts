@@ -13,7 +13,7 @@ import { ciOf, importRows, lastCode } from "../../support/directory";
 import { alertText, Browser, parseForms, type Page } from "../../support/signin";
 import { SoftAuthenticator } from "../../support/authenticator";
 import { enrolFormOf, makePasskey, passkeySignIn, postForm, smsOnAccount } from "../../support/passkeys";
-import { CARRIER, CARRIER_SECRET, carrierControl } from "../../support/fake-carrier";
+import { CARRIER_VARS, carrierControl } from "../../support/fake-carrier";
 import { verifyHs256 } from "../../../workers/core/jws";
 import { passkeysOf } from "../../../workers/provider/store/directory/passkeys";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
@@ -349,10 +349,7 @@ describe("the risk window and passkeys", () => {
 
 describe("the risk window, from the carrier API's answer", () => {
   const HTTP = {
-    CARRIER_DIRECTORY: "http",
-    CARRIER_API_URL: `${CARRIER}/verify`,
-    CARRIER_API_SECRET: CARRIER_SECRET,
-    CARRIER_API_TIMEOUT_MS: "400",
+    ...CARRIER_VARS,
     SIGNIN_RESEND_COOLDOWN_SECONDS: "0",
   };
   beforeEach(async () => {

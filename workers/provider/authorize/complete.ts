@@ -111,6 +111,13 @@ export async function finish(
     autoLogin,
     ...(c.optIn ? { firstReportTtlMs: cfg.autoLoginTtlMs } : {}),
     codeChallenge: c.tx.codeChallenge,
+    ...(c.tx.oidc && {
+      oidc: {
+        ...c.tx.oidc,
+        authTime: c.tx.provenAt ?? Date.now(),
+        amr: c.tx.passkey ? ["user", c.tx.passkeySynced ? "swk" : "hwk"] : ["sms"],
+      },
+    }),
     audit: [
       ...(consented ? [consented.audit] : []),
       auditRecord("signin.success", c.client.clientId, "ok", {

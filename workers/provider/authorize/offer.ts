@@ -30,6 +30,9 @@ interface Resume {
   o: boolean;
   pl: string;
   i: IdentityItem[];
+  /** An OpenID Connect request's nonce holder, and when the number was proven. */
+  oi?: { nonce?: string };
+  pa?: number;
 }
 
 export async function answerOffer(
@@ -55,6 +58,7 @@ export async function answerOffer(
     prompt: resume.p ?? undefined,
     codeChallenge: resume.x,
     lang,
+    ...(resume.oi && { oidc: resume.oi, provenAt: resume.pa }),
   } as Transaction;
   const client = await findClient(env, tx.clientId, providerConfig(env).clientCacheMs);
   if (!client || registeredRedirect(client, tx.redirectUri, providerConfig(env).devMode) === undefined) return gone();

@@ -8,7 +8,11 @@ import { redirect } from "../../core/http";
  * as %20), so every URL decoder returns the state exactly as the app sent it.
  */
 export function redirectLocation(redirectUri: string, params: readonly (readonly [string, string])[]): string {
-  const query = params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&");
+  // a `state` of "" is an OpenID Connect request's that sent none (validate.ts): none is sent back
+  const query = params
+    .filter(([k, v]) => !(k === "state" && v === ""))
+    .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+    .join("&");
   const hash = redirectUri.indexOf("#");
   const base = hash < 0 ? redirectUri : redirectUri.slice(0, hash);
   return base + (base.includes("?") ? "&" : "?") + query;

@@ -56,6 +56,11 @@ async function automaticLogin(
     redirectUri: ar.redirectUri,
     autoLogin: { deviceHash, automatic: true },
     codeChallenge: ar.codeChallenge,
+    // the proof that made the grant: its time (the grant's life counted back), and `auto` for how
+    // this login was made (docs/oidc.md "Claims")
+    ...(ar.oidc && {
+      oidc: { ...ar.oidc, authTime: grant.expiresAt - signinConfig(env).autoLoginTtlMs, amr: ["auto"] },
+    }),
   });
   return { code, plid: link.plid };
 }

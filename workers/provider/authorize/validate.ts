@@ -20,6 +20,11 @@ export interface AuthorizeRequest {
   isHybrid: boolean;
   lang: "ko" | "en" | undefined;
   codeChallenge: string | null;
+  /**
+   * An OpenID Connect request (docs/oidc.md): a client with OpenID Connect on whose `scope` holds
+   * `openid`; its `nonce`, echoed in the id_token. Null for every other request.
+   */
+  oidc: { nonce?: string } | null;
 }
 
 /** `state` is the app's to fill (apps encode JSON in it): up to this many characters, decoded. */
@@ -68,6 +73,19 @@ function parsePrompt(v: string | undefined): Prompt {
   return v === "login" || v === "select_account" || v === "none" || v === "N" ? v : undefined;
 }
 
+/** The longest `nonce` taken (OpenID Connect Core §3.1.2.1 sets none; libraries send 22–64 characters). */
+const MAX_NONCE = 512;
+
+/** An OpenID Connect request's part, or null: only for a client with it on, and a scope holding `openid`. */
+function openidOf(client: Client, params: Params): { nonce?: string } | null {
+  if (!client.oidc || !(params.get("scope") ?? "").split(" ").includes("openid")) return null;
+  const nonce = params.get("nonce");
+  if (nonce === undefined) return {};
+  if (nonce.length === 0 || nonce.length > MAX_NONCE || /[\x00-\x1f\x7f]/.test(nonce))
+    throw E.invalid("nonce", `nonce must be 1 to ${MAX_NONCE} characters without control characters`);
+  return { nonce };
+}
+
 /** Validates the authorization request parameters; throws the spec's JSON errors. */
 export async function validateAuthorizeParams(env: ProviderEnv, params: Params): Promise<AuthorizeRequest> {
   const cfg = providerConfig(env);
@@ -83,7 +101,11 @@ export async function validateAuthorizeParams(env: ProviderEnv, params: Params):
 
   const responseType = params.require("response_type");
   if (responseType !== "code") throw E.invalid("response_type");
-  const state = params.require("state");
+  // An OpenID Connect request may go without `state` when PKCE or a nonce binds it (their libraries
+  // send none by default); every other request keeps the reference's rule. "" stands for none: an
+  // empty parameter is read as absent, so no request's state is "".
+  const oidc = openidOf(client, params);
+  const state = oidc ? (params.get("state") ?? "") : params.require("state");
   if (state.length > MAX_STATE) throw E.invalid("state", "state too long");
   if (redirectUri.length + encodeURIComponent(state).length + 64 > MAX_LOCATION)
     throw E.invalid("state", "the redirect with this state would be too long");
@@ -99,8 +121,10 @@ export async function validateAuthorizeParams(env: ProviderEnv, params: Params):
     throw E.missing("code_challenge");
   }
 
+  if (state === "" && challenge === null && oidc?.nonce === undefined) throw E.missing("state");
   const lang = params.get("lang");
   return {
+    oidc,
     client,
     redirectUri,
     state,

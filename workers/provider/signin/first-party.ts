@@ -21,6 +21,7 @@ export function standInClient(name: string): Client {
     redirectUris: [],
     items: [],
     autoLogin: false,
+    oidc: false,
     status: "active",
     stage: "live",
     eventsUri: null,

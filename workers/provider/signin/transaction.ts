@@ -40,6 +40,8 @@ export interface SigninRequest {
   /** `lang` of the request, when it named one. */
   lang: Lang | undefined;
   codeChallenge: string | null;
+  /** An OpenID Connect request's nonce holder (docs/oidc.md); absent or null otherwise. */
+  oidc?: { nonce?: string } | null;
 }
 
 /** A loaded transaction: its id, where it lives and what it holds. */
@@ -133,6 +135,7 @@ export async function createTransaction(
     lang,
     langGiven: ar.lang !== undefined,
     codeChallenge: ar.codeChallenge,
+    ...(ar.oidc && { oidc: ar.oidc }),
     csrfHash,
     browserHash,
     createdAt: now,

@@ -22,6 +22,8 @@ export interface Client {
   redirectUris: string[];
   items: IdentityItem[];
   autoLogin: boolean;
+  /** OpenID Connect on (docs/oidc.md): an `openid` request gets an id_token. */
+  oidc: boolean;
   status: "active" | "disabled";
   /**
    * `testing`: only its team and its test numbers sign in (docs/developers.md "Testing stage");
@@ -66,6 +68,7 @@ export interface ClientRow {
   redirect_uris: string;
   items: string;
   auto_login: number;
+  oidc: number;
   status: "active" | "disabled";
   stage: "testing" | "live";
   events_uri: string | null;
@@ -98,6 +101,7 @@ export function toClient(r: ClientRow): RegisteredClient {
     redirectUris: JSON.parse(r.redirect_uris) as string[],
     items: (JSON.parse(r.items) as string[]).filter(isIdentityItem),
     autoLogin: r.auto_login === 1,
+    oidc: r.oidc === 1,
     status: r.status,
     stage: r.stage ?? "live",
     eventsUri: r.events_uri ?? null,
@@ -310,6 +314,8 @@ export interface NewClient {
   redirectUris: string[];
   items: IdentityItem[];
   autoLogin: boolean;
+  /** Off unless given. */
+  oidc?: boolean;
   eventsUri: string | null;
   eventTypes: EventType[];
   purpose: string | null;
@@ -336,8 +342,8 @@ export function insertClientStatement(
   onlyIf?: { sql: string; bind: unknown[] },
 ): D1PreparedStatement {
   return env.DB.prepare(
-    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, event_types, purpose, retention, sms_daily_budget, status, stage, created_at, updated_at)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ? WHERE ${onlyIf?.sql ?? "1"} ON CONFLICT (client_id) DO NOTHING`,
+    `INSERT INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, oidc, events_uri, event_types, purpose, retention, sms_daily_budget, status, stage, created_at, updated_at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ? WHERE ${onlyIf?.sql ?? "1"} ON CONFLICT (client_id) DO NOTHING`,
   ).bind(
     c.clientId,
     c.name,
@@ -345,6 +351,7 @@ export function insertClientStatement(
     JSON.stringify(c.redirectUris),
     JSON.stringify(c.items),
     c.autoLogin ? 1 : 0,
+    c.oidc ? 1 : 0,
     c.eventsUri,
     JSON.stringify(c.eventTypes),
     c.purpose,
@@ -362,6 +369,7 @@ export interface ClientPatch {
   redirectUris?: string[];
   items?: IdentityItem[];
   autoLogin?: boolean;
+  oidc?: boolean;
   /** null removes it. */
   eventsUri?: string | null;
   eventTypes?: EventType[];
@@ -421,6 +429,7 @@ export async function updateClient(env: DbEnv, clientId: string, p: ClientPatch)
   if (p.redirectUris !== undefined) (sets.push("redirect_uris = ?"), values.push(JSON.stringify(p.redirectUris)));
   if (p.items !== undefined) (sets.push("items = ?"), values.push(JSON.stringify(p.items)));
   if (p.autoLogin !== undefined) (sets.push("auto_login = ?"), values.push(p.autoLogin ? 1 : 0));
+  if (p.oidc !== undefined) (sets.push("oidc = ?"), values.push(p.oidc ? 1 : 0));
   if (p.eventsUri !== undefined) (sets.push("events_uri = ?"), values.push(p.eventsUri));
   if (p.eventTypes !== undefined) (sets.push("event_types = ?"), values.push(JSON.stringify(p.eventTypes)));
   if (p.purpose !== undefined) (sets.push("purpose = ?"), values.push(p.purpose));
@@ -486,8 +495,8 @@ export type SeedClientRow = Omit<NewClient, "eventTypes" | "purpose" | "retentio
 /** The statement inserting a seed client where absent (batched by the seed). */
 export function insertSeedClient(env: DbEnv, c: SeedClientRow, now: number): D1PreparedStatement {
   return env.DB.prepare(
-    `INSERT OR IGNORE INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, events_uri, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+    `INSERT OR IGNORE INTO clients (client_id, name, secret_sealed, redirect_uris, items, auto_login, oidc, events_uri, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
   ).bind(
     c.clientId,
     c.name,
@@ -495,6 +504,7 @@ export function insertSeedClient(env: DbEnv, c: SeedClientRow, now: number): D1P
     JSON.stringify(c.redirectUris),
     JSON.stringify(c.items),
     c.autoLogin ? 1 : 0,
+    c.oidc ? 1 : 0,
     c.eventsUri,
     now,
     now,

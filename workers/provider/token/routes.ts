@@ -10,6 +10,10 @@ import { storeFor } from "../store/one-time/one-time-store";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
 import { jwks } from "./jwks";
+import { discovery } from "./discovery";
+import { idToken } from "./id-token";
+import { issuer } from "../store/flows/events";
+import type { CodeGrant } from "../store/one-time/tables/codes";
 
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
 
@@ -48,6 +52,7 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
     cfg.accessTokenTtlSeconds * 1000,
     challenge,
     redirectUri,
+    auth.client.oidc,
   );
   // The store audits the redemption itself (code.redeemed / code.refused), batched into D1.
   if (!result.ok) throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);
@@ -55,11 +60,20 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   // spec §2.3 / reference behaviour: number expires_in, lower-case bearer, no `error` key on success;
   // state echoes the token request's own state when sent (never validated here).
   const state = params.get("state");
-  const body = { access_token: accessToken, token_type: "bearer", expires_in: cfg.accessTokenTtlSeconds };
+  const body: Record<string, unknown> = {
+    access_token: accessToken,
+    token_type: "bearer",
+    expires_in: cfg.accessTokenTtlSeconds,
+  };
+  // an OpenID Connect code (a client with it on, an `openid` request): its id_token beside (docs/oidc.md)
+  const grant = result.grantJson === undefined ? undefined : (JSON.parse(result.grantJson) as CodeGrant);
+  if (grant?.oidc)
+    body.id_token = await idToken(env, { ...grant, oidc: grant.oidc }, issuer(env), cfg.accessTokenTtlSeconds);
   return json(state === undefined ? body : { ...body, state });
 }
 
 export const routes: Route<ProviderEnv>[] = [
   { method: "POST", path: "/oauth2/token", handler: token },
   { method: "GET", path: "/oauth2/jwks", handler: jwks },
+  { method: "GET", path: "/.well-known/openid-configuration", handler: discovery },
 ];

@@ -106,6 +106,8 @@ export async function passkeyOffer(
     o: c.optIn,
     pl: c.shared!.plid,
     i: c.shared!.items,
+    // an OpenID Connect request: its nonce holder and when the number was proven (the id_token's)
+    ...(t.oidc && { oi: t.oidc, pa: t.provenAt }),
   };
   const { token, options } = await enrolPage(req, env, e, { s: c.subscriberId, w: "sms", l: L, r: resume }, sub.masked);
   if (token.length > MAX_TICKET_CHARS) return null;

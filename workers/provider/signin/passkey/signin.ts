@@ -112,7 +112,7 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
   if (still === "no") return refused(f, "unconfirmed", { text: pt(L, "errRecheck") });
   // a passkey signs in during a risk window (that is what it is for), without automatic login
   const risk = riskUntil(riskFrom(used.person!), storeConfig(f.env).riskWindowMs);
-  return proven(f, person, a.id, used.link ?? null, risk);
+  return proven(f, person, a.id, used.link ?? null, risk, found.passkey.device === "synced");
 }
 
 /** The person proven by passkey `credentialId` (`link`: theirs to the app): consent when due, else the purpose's end. */
@@ -122,6 +122,7 @@ async function proven(
   credentialId: string,
   link: LinkRow | null,
   risk: number | null,
+  synced: boolean,
 ): Promise<Response> {
   f.rc.log.event = "signin.passkey";
   await endOtherSubscribersOnDevice(f.req, f.env, person.id);
@@ -144,6 +145,8 @@ async function proven(
     autoLoginOptIn: eligible && f.params.get("autoLogin") === "Y",
     consentDue: f.purpose.consent ? consentDue(f.client, link) : undefined,
     passkey: credentialId,
+    provenAt: Date.now(),
+    ...(synced && { passkeySynced: true as const }),
     ...(risk !== null && { riskUntil: risk }),
   };
   if (f.purpose.consent && (!link || !covers(link, f.client))) {

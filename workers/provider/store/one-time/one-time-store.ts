@@ -131,9 +131,18 @@ export class OneTimeStore extends DurableObject {
    * token issued from it (RFC 6749 §4.1.2).
    */
   redeemCode(
-    ...[codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri]: RedeemArgs
+    ...[codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri, withGrant]: RedeemArgs
   ): RedeemResult {
-    return this.codes.redeem(codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri);
+    return this.codes.redeem(
+      codeHash,
+      clientId,
+      tokenHash,
+      secretId,
+      tokenTtlMs,
+      verifierChallenge,
+      redirectUri,
+      withGrant,
+    );
   }
 
   /**

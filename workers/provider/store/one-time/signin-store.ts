@@ -97,6 +97,12 @@ export interface SigninRecord {
    * place of a code. Its end is counted and audited as a passkey sign-in, and offers no passkey.
    */
   passkey?: string;
+  /** An OpenID Connect request (docs/oidc.md): its nonce for the id_token. */
+  oidc?: { nonce?: string };
+  /** When the number was proven (the right code, or the passkey): the id_token's `auth_time`. */
+  provenAt?: number;
+  /** The passkey that proved it is synced (backed up): the id_token's `amr` says `swk`, else `hwk`. */
+  passkeySynced?: true;
   /**
    * The number is in its risk window until then (epoch ms; a SIM change or a port,
    * store/directory/risk.ts): no automatic login, no passkey offer, and the code page says why.
@@ -461,9 +467,16 @@ export class SigninMachine {
     if (failures) this.counters.clear(K.netFail(o.phoneKey, o.netKey), K.fail(o.phoneKey));
     if (o.next === "done") {
       this.end(o.key, r);
-      return { result: "ok", record: { ...r, challenge: null } };
+      return { result: "ok", record: { ...r, challenge: null, provenAt: now } };
     }
-    const next: SigninRecord = { ...r, v: r.v + 1, step: "consent", challenge: null, autoLoginOptIn: o.autoLoginOptIn };
+    const next: SigninRecord = {
+      ...r,
+      v: r.v + 1,
+      step: "consent",
+      challenge: null,
+      autoLoginOptIn: o.autoLoginOptIn,
+      provenAt: now,
+    };
     this.save(o.key, next);
     return { result: "ok", record: next };
   }

@@ -55,6 +55,11 @@ export interface CodeGrant {
   items: IdentityItem[];
   /** The subscriber's directory entry at sign-in. */
   subscriber: SubscriberSnapshot;
+  /**
+   * An OpenID Connect request's (docs/oidc.md): the nonce to echo, when the number was last proven
+   * interactively (`auth_time`, epoch ms) and how (`amr`). Absent for every other code.
+   */
+  oidc?: { nonce?: string; authTime: number; amr: string[] };
 }
 
 /** An access token's record: the code's grant plus which client secret authenticated the exchange. */
@@ -87,7 +92,8 @@ export type RedeemFailure =
   | "pkce_mismatch"
   | "pkce_unexpected"
   | "revoked";
-export type RedeemResult = { ok: true } | { ok: false; reason: RedeemFailure };
+/** `grantJson`: the code's grant as stored, when the redemption asked for it (an OpenID Connect client's). */
+export type RedeemResult = { ok: true; grantJson?: string } | { ok: false; reason: RedeemFailure };
 
 /**
  * A redemption as the RPC carries it: the fields of a `RedeemRequest` as positional values, which
@@ -101,6 +107,8 @@ export type RedeemArgs = [
   tokenTtlMs: number,
   verifierChallenge: string | null,
   redirectUri: string | null,
+  /** Return the code's grant with a good redemption (an OpenID Connect client: its id_token's claims). */
+  withGrant?: boolean,
 ];
 
 export interface RedeemRequest {
@@ -113,6 +121,8 @@ export interface RedeemRequest {
   tokenHash: string;
   tokenTtlMs: number;
   secretId: string;
+  /** Return the code's grant with a good redemption. */
+  withGrant?: boolean;
 }
 
 /** When a row of each table written in expiry order has passed (a redeemed code's is its token's). */
@@ -168,8 +178,18 @@ export class Codes {
     tokenTtlMs: number,
     verifierChallenge: string | null,
     redirectUri: string | null,
+    withGrant = false,
   ): RedeemResult {
-    const r: RedeemRequest = { codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri };
+    const r: RedeemRequest = {
+      codeHash,
+      clientId,
+      tokenHash,
+      secretId,
+      tokenTtlMs,
+      verifierChallenge,
+      redirectUri,
+      withGrant,
+    };
     const result = this.take(r);
     if (!result.ok) this.audit.refused(r.clientId, result.reason);
     else this.audit.redeemed();
@@ -190,7 +210,7 @@ export class Codes {
           `UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ?, secret_id = ?
            WHERE hash = ? AND used_at IS NULL AND expires_at > ? AND client_id = ? AND challenge IS ?
              AND plid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM revoked_plids p WHERE p.plid = codes.plid)
-           RETURNING 1`,
+           RETURNING ${r.withGrant ? "grant_json" : "1"} AS g`,
           now,
           r.tokenHash,
           tokenExpires,
@@ -201,7 +221,7 @@ export class Codes {
           r.verifierChallenge,
         )
         .toArray();
-      if (won.length === 1) return { ok: true };
+      if (won.length === 1) return r.withGrant ? { ok: true, grantJson: String(won[0]!.g) } : { ok: true };
     }
     const row = this.sql
       .exec<{
@@ -242,7 +262,7 @@ export class Codes {
       grant.plid,
       r.codeHash,
     );
-    return { ok: true };
+    return r.withGrant ? { ok: true, grantJson: row.grant_json } : { ok: true };
   }
 
   /**
