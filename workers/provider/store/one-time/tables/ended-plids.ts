@@ -15,7 +15,7 @@
 // - an event leaves the outbox when delivered or when nobody is left to tell; an undelivered one
 //   stays listed for the operator KEEP_UNDELIVERED_MS after its last try.
 
-import { randomToken } from "../../../../core/crypto";
+import { randomToken, sha256 } from "../../../../core/crypto";
 import type { Schedule } from "../schedule";
 
 /** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
@@ -49,11 +49,7 @@ export function newEvent(clientId: string, plid: string, reason: EndReason): Pen
  * job that records it twice (run again after a crash) gives the app the same event to drop.
  */
 export async function changeEvent(clientId: string, plid: string, at: number): Promise<PendingEvent> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`credential_change:${plid}:${at}`));
-  const jti = btoa(String.fromCharCode(...new Uint8Array(digest).slice(0, 16)))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
+  const jti = await sha256(`credential_change:${plid}:${at}`);
   return { jti, clientId, plid, reason: "credential_change", createdAt: Date.now(), eventAt: at };
 }
 
