@@ -30,6 +30,8 @@ export interface ProviderConfig {
   codeTtlMs: number;
   accessTokenTtlSeconds: number;
   userMeMaxReads: number;
+  /** OpenID Connect UserInfo reads per access token, counted apart from /v1/user/me's. */
+  userinfoMaxReads: number;
   oneTimeShards: number;
   revocationRetainMs: number;
   clientCacheMs: number;
@@ -45,6 +47,7 @@ function parse(env: ProviderVars): ProviderConfig {
     codeTtlMs: store.codeTtlMs,
     accessTokenTtlSeconds: store.accessTokenTtlSeconds,
     userMeMaxReads: intVar(env, "USER_ME_MAX_READS", 1, 1, 1000),
+    userinfoMaxReads: intVar(env, "USERINFO_MAX_READS", 1, 1, 1000),
     oneTimeShards: store.oneTimeShards,
     revocationRetainMs: store.revocationRetainMs,
     clientCacheMs: intVar(env, "CLIENT_CACHE_SECONDS", 10, 0, 3600) * 1000,

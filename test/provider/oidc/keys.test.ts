@@ -9,6 +9,7 @@ import { env } from "../../support/env";
 import { admin } from "../../support/admin";
 import { call } from "../../support/helpers";
 import { auditEvents } from "../../support/audit";
+import { Browser } from "../../support/signin";
 import {
   forgetSigningKeys,
   PUBLISH_AHEAD_MS,
@@ -27,8 +28,8 @@ async function fresh(): Promise<void> {
   forgetSigningKeys();
 }
 
-async function fetchJwks(): Promise<{ res: Response; set: JSONWebKeySet }> {
-  const res = await call("/oauth2/jwks");
+async function fetchJwks(b?: Browser): Promise<{ res: Response; set: JSONWebKeySet }> {
+  const res = b ? await b.fetch("/oauth2/jwks") : await call("/oauth2/jwks");
   expect(res.status).toBe(200);
   return { res, set: (await res.clone().json()) as JSONWebKeySet };
 }
@@ -40,8 +41,8 @@ function maxAge(res: Response): number {
   return Number(m![1]);
 }
 
-async function sign(now: number): Promise<string> {
-  const { kid, key } = await signingKey(env, now);
+async function sign(now: number, e: typeof env = env): Promise<string> {
+  const { kid, key } = await signingKey(e, now);
   return new SignJWT({ sub: "x" })
     .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
     .setIssuedAt(Math.floor(now / 1000))
@@ -146,6 +147,54 @@ describe("rotation (npm run admin -- keys rotate)", () => {
           for (const k of listed.keys) {
             const published = k.published_until === null || Date.parse(k.published_until) > Date.now();
             expect(later.includes(k.kid), `${k.kid} ${k.state}`).toBe(published);
+          }
+          vi.useRealTimers();
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it("JWKS_MAX_AGE_SECONDS sets the cache lifetime, and the rotation's wait follows it: the same verifiers never fail at any lifetime", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 900 }),
+        fc.array(fc.record({ step: fc.double({ min: 0.05, max: 2, noNaN: true }), rotate: fc.boolean() }), {
+          minLength: 10,
+          maxLength: 30,
+        }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }),
+        async (maxAgeSeconds, steps, offsets) => {
+          await fresh();
+          const vars = { JWKS_MAX_AGE_SECONDS: String(maxAgeSeconds) };
+          const e = { ...env, ...vars };
+          const b = new Browser({ vars });
+          // steps and offsets in units of the lifetime
+          let now = Date.UTC(2026, 10, 27, 3);
+          vi.useFakeTimers({ toFake: ["Date"] });
+          vi.setSystemTime(now);
+          const verifiers = offsets.map((o) => ({
+            offset: now + o * maxAgeSeconds * 1000,
+            set: null as JSONWebKeySet | null,
+            until: 0,
+          }));
+          const signed: string[] = [];
+          for (const s of steps) {
+            now += Math.ceil(s.step * maxAgeSeconds * 1000);
+            vi.setSystemTime(now);
+            if (s.rotate) await rotateSigningKey(e, "test", now);
+            signed.push(await sign(now, e));
+            for (const v of verifiers) {
+              if (now < v.offset) continue;
+              if (v.set === null || now >= v.until) {
+                const { res, set } = await fetchJwks(b);
+                expect(maxAge(res)).toBe(maxAgeSeconds);
+                v.set = set;
+                v.until = now + maxAge(res) * 1000;
+              }
+              const keys = createLocalJWKSet(v.set);
+              for (const t of signed) await jwtVerify(t, keys, { algorithms: ["ES256"] });
+            }
           }
           vi.useRealTimers();
         },

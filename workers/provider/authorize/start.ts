@@ -47,6 +47,10 @@ async function automaticLogin(
   if (!autoLoginEligible(ar.client, subscriber.telco, ar.prompt)) return null;
   // a testing app logs in only its team (a member who left it keeps no automatic login there)
   if (!(await mayTest(env, ar.client, grant.subscriberId, false))) return null;
+  // the proof that made the grant: its time (the grant's life counted back); older than the
+  // OpenID Connect request's max_age, the pages ask for a new one
+  const authTime = grant.expiresAt - signinConfig(env).autoLoginTtlMs;
+  if (ar.oidc?.maxAge !== undefined && Date.now() - authTime > ar.oidc.maxAge * 1000) return null;
   const cfg = providerConfig(env);
   const code = await mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
     clientId: ar.client.clientId,
@@ -56,10 +60,9 @@ async function automaticLogin(
     redirectUri: ar.redirectUri,
     autoLogin: { deviceHash, automatic: true },
     codeChallenge: ar.codeChallenge,
-    // the proof that made the grant: its time (the grant's life counted back), and `auto` for how
-    // this login was made (docs/oidc.md "Claims")
+    // `auto` for how this login was made (docs/oidc.md "The id_token")
     ...(ar.oidc && {
-      oidc: { ...ar.oidc, authTime: grant.expiresAt - signinConfig(env).autoLoginTtlMs, amr: ["auto"] },
+      oidc: { ...(ar.oidc.nonce !== undefined && { nonce: ar.oidc.nonce }), authTime, amr: ["auto"] },
     }),
   });
   return { code, plid: link.plid };

@@ -24,7 +24,14 @@ export interface AuthorizeRequest {
    * An OpenID Connect request (docs/oidc.md): a client with OpenID Connect on whose `scope` holds
    * `openid`; its `nonce`, echoed in the id_token. Null for every other request.
    */
-  oidc: { nonce?: string } | null;
+  oidc: OpenidRequest | null;
+}
+
+/** What an OpenID Connect request adds: the `nonce` to echo, and `max_age` in seconds. */
+export interface OpenidRequest {
+  nonce?: string;
+  /** The longest ago the number may have been proven for an automatic login to answer. */
+  maxAge?: number;
 }
 
 /** `state` is the app's to fill (apps encode JSON in it): up to this many characters, decoded. */
@@ -73,17 +80,43 @@ function parsePrompt(v: string | undefined): Prompt {
   return v === "login" || v === "select_account" || v === "none" || v === "N" ? v : undefined;
 }
 
+/**
+ * An OpenID Connect client's `prompt` (Core §3.1.2.1): a space-separated list, unknown values
+ * ignored as today's single value is. `login` or `consent` shows the pages (a proof now);
+ * `none` never does, and with another known value it is an error.
+ */
+function parsePromptList(v: string | undefined): Prompt {
+  const values = new Set((v ?? "").split(" ").filter((x) => PROMPT_VALUES.has(x)));
+  if (values.has("none")) {
+    if (values.size > 1) throw E.invalid("prompt", "prompt=none cannot be combined with other values");
+    return "none";
+  }
+  if (values.has("login") || values.has("consent")) return "login";
+  if (values.has("select_account")) return "select_account";
+  return values.has("N") ? "N" : undefined;
+}
+const PROMPT_VALUES: ReadonlySet<string> = new Set(["none", "login", "consent", "select_account", "N"]);
+
+/** `max_age` (Core §3.1.2.1): seconds, a non-negative integer; at most about 31 years. */
+function parseMaxAge(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(v)) throw E.invalid("max_age", "max_age must be a non-negative integer of seconds");
+  return Number(v);
+}
+
 /** The longest `nonce` taken (OpenID Connect Core §3.1.2.1 sets none; libraries send 22–64 characters). */
 const MAX_NONCE = 512;
 
 /** An OpenID Connect request's part, or null: only for a client with it on, and a scope holding `openid`. */
-function openidOf(client: Client, params: Params): { nonce?: string } | null {
+function openidOf(client: Client, params: Params): OpenidRequest | null {
   if (!client.oidc || !(params.get("scope") ?? "").split(" ").includes("openid")) return null;
+  const maxAge = parseMaxAge(params.get("max_age"));
   const nonce = params.get("nonce");
-  if (nonce === undefined) return {};
-  if (nonce.length === 0 || nonce.length > MAX_NONCE || /[\x00-\x1f\x7f]/.test(nonce))
+  if (nonce !== undefined && (nonce.length === 0 || nonce.length > MAX_NONCE || /[\x00-\x1f\x7f]/.test(nonce)))
     throw E.invalid("nonce", `nonce must be 1 to ${MAX_NONCE} characters without control characters`);
-  return { nonce };
+  // `login_hint` (and `id_token_hint`) are read by nobody: a number does not belong in a URL, and
+  // the first page stays the same for everyone (docs/oidc.md "Parameters")
+  return { ...(nonce !== undefined && { nonce }), ...(maxAge !== undefined && { maxAge }) };
 }
 
 /** Validates the authorization request parameters; throws the spec's JSON errors. */
@@ -128,7 +161,7 @@ export async function validateAuthorizeParams(env: ProviderEnv, params: Params):
     client,
     redirectUri,
     state,
-    prompt: parsePrompt(params.get("prompt")),
+    prompt: oidc ? parsePromptList(params.get("prompt")) : parsePrompt(params.get("prompt")),
     isHybrid: params.get("isHybrid") === "Y",
     lang: lang === "ko" || lang === "en" ? lang : undefined,
     codeChallenge: challenge,

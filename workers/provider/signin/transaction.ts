@@ -135,7 +135,8 @@ export async function createTransaction(
     lang,
     langGiven: ar.lang !== undefined,
     codeChallenge: ar.codeChallenge,
-    ...(ar.oidc && { oidc: ar.oidc }),
+    // only the nonce goes on: max_age was spent deciding that the pages are shown
+    ...(ar.oidc && { oidc: ar.oidc.nonce !== undefined ? { nonce: ar.oidc.nonce } : {} }),
     csrfHash,
     browserHash,
     createdAt: now,

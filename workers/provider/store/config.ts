@@ -13,6 +13,7 @@ export interface StoreVars extends SmsBudgetVars {
   DIRECTORY_SHARDS?: string;
   TEST_NUMBER_MAX_FAILURES?: string;
   SIGNIN_RISK_WINDOW_SECONDS?: string;
+  JWKS_MAX_AGE_SECONDS?: string;
 }
 
 export interface StoreConfig {
@@ -30,6 +31,24 @@ export interface StoreConfig {
    * no automatic login, no passkey enrolment, SMS refused where a passkey exists. 0: never.
    */
   riskWindowMs: number;
+  /** The signing keys' times (signing-keys.ts), all from how long a JWKS answer may be cached. */
+  keys: KeyTimes;
+}
+
+/**
+ * How long a JWKS answer may be cached (its Cache-Control max-age), how long an isolate keeps the
+ * keys it read (at most a minute, never longer than the JWKS's life), and so how long before it
+ * signs a new key is published: both, and a margin as long as the second.
+ */
+export interface KeyTimes {
+  jwksMaxAgeSeconds: number;
+  keysCacheMs: number;
+  publishAheadMs: number;
+}
+
+export function keyTimes(jwksMaxAgeSeconds: number): KeyTimes {
+  const keysCacheMs = Math.min(60_000, jwksMaxAgeSeconds * 1000);
+  return { jwksMaxAgeSeconds, keysCacheMs, publishAheadMs: jwksMaxAgeSeconds * 1000 + 2 * keysCacheMs };
 }
 
 /** The most objects the store may be spread over (ONE_TIME_SHARDS is a power of two up to this). */
@@ -63,6 +82,8 @@ function parse(env: StoreVars): StoreConfig {
     // 72 hours: a cloned SIM is usually found out within a day or two, when the person's own phone
     // loses service; a new phone's owner waits three days for automatic login and a passkey
     riskWindowMs: intVar(env, "SIGNIN_RISK_WINDOW_SECONDS", 259_200, 0, 30 * 86_400) * 1000,
+    // 5 minutes: a rotation's new key signs 7 minutes after it is published
+    keys: keyTimes(intVar(env, "JWKS_MAX_AGE_SECONDS", 300, 1, 3600)),
   };
 }
 

@@ -6,7 +6,7 @@
 // Invariants:
 // - a verifier that caches the JWKS for as long as its answer allows (JWKS_MAX_AGE_SECONDS) and
 //   never fetches it again on an unknown `kid` never meets a token whose key it does not hold: a
-//   new key is published PUBLISH_AHEAD_MS (that lifetime, this isolate cache's, and a minute) before
+//   new key is published `publishAheadMs` (that lifetime, this isolate cache's, and a margin) before
 //   it signs, and an old one stays published RETIRED_KEEP_MS after it stops (the longest life of
 //   what it signed);
 // - exactly one first key, however many isolates ask at once (an insert only into an empty table);
@@ -14,16 +14,16 @@
 //   of keys is the order of their `signs_from`;
 // - both ends of a key's life are derived from the rows: a rotation is one insert, never a
 //   multi-row update that could stop half way;
-// - each isolate reads the table at most once a minute (KEYS_CACHE_MS).
+// - each isolate reads the table at most once a minute (`keysCacheMs`, config.ts `keyTimes`).
 
 import { importSealKey, randomToken, seal, unseal } from "../../core/crypto";
+import { keyTimes, storeConfig, type StoreVars } from "./config";
 
-/** How long a JWKS answer may be cached (its Cache-Control max-age, and the discovery's advice). */
-export const JWKS_MAX_AGE_SECONDS = 300;
-/** How long an isolate keeps the keys it read. */
-export const KEYS_CACHE_MS = 60_000;
-/** A rotated-in key is published this long before it signs. */
-export const PUBLISH_AHEAD_MS = JWKS_MAX_AGE_SECONDS * 1000 + KEYS_CACHE_MS + 60_000;
+/**
+ * A rotated-in key is published this long before it signs, by default (JWKS_MAX_AGE_SECONDS 300):
+ * the JWKS's cache lifetime, an isolate's copy of the keys (a minute), and a minute.
+ */
+export const PUBLISH_AHEAD_MS = keyTimes(300).publishAheadMs;
 /**
  * A key that stopped signing stays published this long: the longest life of an id_token (the
  * access token's, at most 24 hours) and a minute. (Events signed with it would add their 7-day
@@ -31,7 +31,7 @@ export const PUBLISH_AHEAD_MS = JWKS_MAX_AGE_SECONDS * 1000 + KEYS_CACHE_MS + 60
  */
 export const RETIRED_KEEP_MS = 86_400_000 + 60_000;
 
-type KeyEnv = { DB: D1Database; SEAL_KEY: string };
+type KeyEnv = StoreVars & { DB: D1Database; SEAL_KEY: string };
 
 interface KeyRow {
   kid: string;
@@ -92,7 +92,8 @@ async function readRows(env: KeyEnv): Promise<KeyRow[]> {
 
 /** The keys, from this isolate's copy while it is fresh; the first key made when there is none. */
 async function keysOf(env: KeyEnv, now: number): Promise<KeyRow[]> {
-  if (cache && cache.db === env.DB && now - cache.at < KEYS_CACHE_MS && now >= cache.at) return cache.rows;
+  const fresh = storeConfig(env).keys.keysCacheMs;
+  if (cache && cache.db === env.DB && now - cache.at < fresh && now >= cache.at) return cache.rows;
   let rows = await readRows(env);
   if (rows.length === 0) {
     // the first key signs at once: no verifier can have cached a JWKS without it
@@ -149,7 +150,7 @@ export async function signingKey(env: KeyEnv, now = Date.now()): Promise<{ kid: 
 }
 
 /**
- * Rotates: a new key, published now and signing PUBLISH_AHEAD_MS from now, while no rotation is
+ * Rotates: a new key, published now and signing `publishAheadMs` from now, while no rotation is
  * pending. The new key's view, or the pending one's start when one waits (nothing made).
  */
 export async function rotateSigningKey(
@@ -159,7 +160,7 @@ export async function rotateSigningKey(
 ): Promise<{ ok: true; key: KeyView } | { ok: false; pendingFrom: number }> {
   await keysOf(env, now); // the first key, when there is none
   const k = await newKey(env);
-  const signsFrom = now + PUBLISH_AHEAD_MS;
+  const signsFrom = now + storeConfig(env).keys.publishAheadMs;
   const inserted = await env.DB.prepare(
     `INSERT INTO signing_keys (kid, alg, public_jwk, private_sealed, created_at, signs_from, created_by)
      SELECT ?1, 'ES256', ?2, ?3, ?4, ?5, ?6 WHERE NOT EXISTS (SELECT 1 FROM signing_keys WHERE signs_from > ?4)`,

@@ -11,6 +11,7 @@ export function discoveryDocument(iss: string): Record<string, unknown> {
     authorization_endpoint: `${iss}/oauth2/authorize`,
     token_endpoint: `${iss}/oauth2/token`,
     jwks_uri: `${iss}/oauth2/jwks`,
+    userinfo_endpoint: `${iss}/oauth2/userinfo`,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
     grant_types_supported: ["authorization_code"],

@@ -4,13 +4,14 @@
 
 import type { ProviderEnv } from "../config";
 import type { RequestContext } from "../../core/router";
-import { JWKS_MAX_AGE_SECONDS, publishedKeys } from "../store/signing-keys";
+import { publishedKeys } from "../store/signing-keys";
+import { storeConfig } from "../store/config";
 
 export async function jwks(_req: Request, env: ProviderEnv, _rc: RequestContext): Promise<Response> {
   return new Response(JSON.stringify({ keys: await publishedKeys(env) }), {
     headers: {
       "Content-Type": "application/jwk-set+json",
-      "Cache-Control": `public, max-age=${JWKS_MAX_AGE_SECONDS}`,
+      "Cache-Control": `public, max-age=${storeConfig(env).keys.jwksMaxAgeSeconds}`,
       "X-Content-Type-Options": "nosniff",
       "Access-Control-Allow-Origin": "*",
     },

@@ -14,6 +14,7 @@ import { discovery } from "./discovery";
 import { idToken } from "./id-token";
 import { issuer } from "../store/flows/events";
 import type { CodeGrant } from "../store/one-time/tables/codes";
+import type { Client } from "../store/clients";
 
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
 
@@ -69,7 +70,27 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   const grant = result.grantJson === undefined ? undefined : (JSON.parse(result.grantJson) as CodeGrant);
   if (grant?.oidc)
     body.id_token = await idToken(env, { ...grant, oidc: grant.oidc }, issuer(env), cfg.accessTokenTtlSeconds);
-  return json(state === undefined ? body : { ...body, state });
+  return json(state === undefined ? body : { ...body, state }, 200, corsFor(req, auth.client));
+}
+
+function originOf(uri: string): string | undefined {
+  try {
+    return new URL(uri).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A browser app's exchange (an OpenID Connect client's, `client_secret_post`: no preflight) may
+ * read the answer from the origin of one of its registered redirect URIs; nothing else changes,
+ * and no other client's answer gains a header (docs/oidc.md "Browser apps").
+ */
+function corsFor(req: Request, client: Client): Record<string, string> | undefined {
+  const origin = req.headers.get("Origin");
+  if (!client.oidc || origin === null) return undefined;
+  const allowed = client.redirectUris.some((u) => originOf(u) === origin);
+  return allowed ? { "Access-Control-Allow-Origin": origin, Vary: "Origin" } : undefined;
 }
 
 export const routes: Route<ProviderEnv>[] = [

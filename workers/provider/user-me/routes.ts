@@ -10,6 +10,7 @@ import { type CodeGrant, type TokenRead } from "../store/one-time/tables/codes";
 import type { RequestContext, Route } from "../../core/router";
 import { userRecordJson } from "./record";
 import { tally } from "../store/metrics/tally";
+import { countedUserinfo, userinfoPreflight } from "./userinfo";
 import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
 
 /** The one read this token allows (atomic in the plid's store object), or authentication_failed. */
@@ -82,4 +83,8 @@ async function countedUserMe(req: Request, env: ProviderEnv, rc: RequestContext)
 
 export const routes: Route<ProviderEnv>[] = [
   { method: "GET", path: "/v1/user/me", handler: countedUserMe, effects: true },
+  // OpenID Connect UserInfo (docs/oidc.md): GET and POST (Core §5.3.1), and a browser app's preflight
+  { method: "GET", path: "/oauth2/userinfo", handler: countedUserinfo, effects: true },
+  { method: "POST", path: "/oauth2/userinfo", handler: countedUserinfo },
+  { method: "OPTIONS", path: "/oauth2/userinfo", handler: userinfoPreflight },
 ];

@@ -154,6 +154,11 @@ export class OneTimeStore extends DurableObject {
     return this.codes.read(tokenHash, maxReads);
   }
 
+  /** One OpenID Connect UserInfo read of an access token, counted apart (docs/oidc.md "UserInfo"). */
+  readUserInfo(tokenHash: string, maxReads: number): [grantJson: string, secretId: string] | null {
+    return this.codes.readInfo(tokenHash, maxReads);
+  }
+
   // ---- the audit outbox (tables/audit-outbox.ts)
 
   /** Appends audit events of the service's workers (one-time/audit.ts), written to R2 with this object's own. */

@@ -298,6 +298,29 @@ export class Codes {
   }
 
   /**
+   * One OpenID Connect UserInfo read of an access token (docs/oidc.md "UserInfo"): its grant and
+   * secret fingerprint, or null when unknown, expired, revoked, its plid ended, not issued for an
+   * OpenID Connect request, or already read `maxReads` times this way. Counted apart from the
+   * /v1/user/me reads, and never takes an automatic login's first report (that is /v1/user/me's).
+   */
+  readInfo(tokenHash: string, maxReads: number): [grantJson: string, secretId: string] | null {
+    const row = this.sql
+      .exec<{ grant_json: string; secret_id: string | null }>(
+        `UPDATE tokens SET info_reads = info_reads + 1
+         WHERE hash = ? AND revoked = 0 AND expires_at > ? AND info_reads < ?
+           AND json_extract(grant_json, '$.oidc') IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM revoked_plids r WHERE r.plid = tokens.plid)
+         RETURNING grant_json, secret_id`,
+        tokenHash,
+        Date.now(),
+        maxReads,
+      )
+      .toArray()[0];
+    if (!row) return null;
+    return [row.grant_json, row.secret_id ?? (JSON.parse(row.grant_json) as TokenGrant).secretId];
+  }
+
+  /**
    * Deletes what has expired, in write order; every token row is counted into the audit before any
    * is deleted (a flush under way counted at its start), and the mark lowered after.
    */

@@ -48,6 +48,8 @@ function migrate(sql: SqlStorage): void {
   if (!columns.has("secret_id")) sql.exec("ALTER TABLE tokens ADD COLUMN secret_id TEXT");
   if (!columns.has("first_key")) sql.exec("ALTER TABLE tokens ADD COLUMN first_key TEXT");
   if (!columns.has("client_id")) sql.exec("ALTER TABLE tokens ADD COLUMN client_id TEXT");
+  // OpenID Connect UserInfo's reads, counted apart from /v1/user/me's (docs/oidc.md "UserInfo")
+  if (!columns.has("info_reads")) sql.exec("ALTER TABLE tokens ADD COLUMN info_reads INTEGER NOT NULL DEFAULT 0");
   // the audit counts tokens above the mark: the rows an object holds when the count begins were
   // audited one by one before
   sql.exec("INSERT OR IGNORE INTO audit_mark (id, tokens_rowid) SELECT 1, coalesce(max(rowid), 0) FROM tokens");
