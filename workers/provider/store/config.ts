@@ -38,7 +38,9 @@ export interface StoreConfig {
 /**
  * How long a JWKS answer may be cached (its Cache-Control max-age), how long an isolate keeps the
  * keys it read (at most a minute, never longer than the JWKS's life), and so how long before it
- * signs a new key is published: both, and a margin as long as the second.
+ * signs a new key is published: the JWKS's life, but never under a minute (a verifier that ignores
+ * the max-age and fetches again on an unknown kid at most once a minute, as oauth4webapi does,
+ * then holds the key too), and twice an isolate's copy.
  */
 export interface KeyTimes {
   jwksMaxAgeSeconds: number;
@@ -46,9 +48,16 @@ export interface KeyTimes {
   publishAheadMs: number;
 }
 
+/** The longest a verifier known here waits before fetching the JWKS again on an unknown kid (oauth4webapi). */
+export const REFETCH_COOLDOWN_MS = 60_000;
+
 export function keyTimes(jwksMaxAgeSeconds: number): KeyTimes {
   const keysCacheMs = Math.min(60_000, jwksMaxAgeSeconds * 1000);
-  return { jwksMaxAgeSeconds, keysCacheMs, publishAheadMs: jwksMaxAgeSeconds * 1000 + 2 * keysCacheMs };
+  return {
+    jwksMaxAgeSeconds,
+    keysCacheMs,
+    publishAheadMs: Math.max(jwksMaxAgeSeconds * 1000, REFETCH_COOLDOWN_MS) + 2 * keysCacheMs,
+  };
 }
 
 /** The most objects the store may be spread over (ONE_TIME_SHARDS is a power of two up to this). */
