@@ -118,6 +118,42 @@ describe("registering an app", () => {
     expect(res.html).toContain("Testing");
   });
 
+  it("OpenID Connect is the developer's switch: the form's box turns it on, the app's page gives the issuer URL, the trail names it; off again, the page says nothing of it", async () => {
+    const { b, home, csrf } = await developer();
+    const res = await b.page(
+      await b.fetch("/developers/apps", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          csrf: csrfOf(home),
+          lang: "en",
+          name: "OIDC Shop",
+          redirect_uris: "https://oidc-shop.example/cb",
+          item_name: "on",
+          oidc: "on",
+        }).toString(),
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.html).toContain("OpenID Connect issuer URL");
+    expect(res.html).toContain(`<dd class="mono">${env.PUBLIC_BASE_URL as string}</dd>`);
+    const id = /\/developers\/apps\/([A-Za-z0-9]{20})/.exec(res.html)![1]!;
+    const view = (await (await api(b, csrf, "GET", `/developers/api/apps/${id}`)).json()) as { oidc: boolean };
+    expect(view.oidc).toBe(true);
+    const [created] = await auditEvents({ type: "client.created", clientId: id });
+    expect(JSON.parse(created!.detail!)).toMatchObject({ oidc: true });
+    const off = await api(b, csrf, "PATCH", `/developers/api/apps/${id}`, { oidc: false });
+    expect(off.status).toBe(200);
+    expect(((await off.json()) as { oidc: boolean }).oidc).toBe(false);
+    const [updated] = await auditEvents({ type: "client.updated", clientId: id });
+    expect(JSON.parse(updated!.detail!)).toMatchObject({ fields: "oidc" });
+    const page = await b.page(await b.fetch(`/developers/apps/${id}?lang=en`));
+    expect(page.html).not.toContain("OpenID Connect issuer URL");
+    // not a boolean: a clear 400, nothing changed
+    const bad = await api(b, csrf, "PATCH", `/developers/api/apps/${id}`, { oidc: "yes" });
+    expect(bad.status).toBe(400);
+  });
+
   it("a developer owns at most DEVELOPER_MAX_APPS (10): twelve registrations at once make exactly ten", async () => {
     const { b, csrf } = await developer();
     const results = await Promise.all(

@@ -18,6 +18,7 @@ import { createDeveloperApp, roleOn, teamsOf, testNumbersOf, type TeamRole } fro
 import { APP_TEST_RANGE } from "../provider/store/directory/rows";
 import { audit } from "../provider/store/one-time/audit";
 import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
+import { issuer } from "../provider/store/flows/events";
 import { d, type Lang } from "./i18n";
 import { invitesSection, myInvites, teamSection, teamView } from "./team";
 import {
@@ -55,6 +56,7 @@ export const DEVELOPER_FIELDS = [
   "purpose",
   "retention",
   "auto_login",
+  "oidc",
   "events_uri",
   "event_types",
 ];
@@ -101,6 +103,7 @@ async function create(env: DevEnv, rc: RequestContext, s: DevSigned, body: Recor
       actor: actorOf(s.dev),
       items: fields.items.join(","),
       auto_login: fields.autoLogin,
+      oidc: fields.oidc,
       stage: "testing",
     });
     const c = (await getClient(env, clientId))!;
@@ -228,6 +231,7 @@ function formBody(s: DevSigned): Record<string, unknown> {
     redirect_uris: lines(p.get("redirect_uris")),
     items: ITEMS.filter((i) => p.get(`item_${i}`) === "on"),
     auto_login: p.get("auto_login") === "on",
+    oidc: p.get("oidc") === "on",
     event_types: EVENT_TYPES.filter((t) => p.get(`event_${t}`) === "on"),
   };
   for (const f of ["purpose", "retention", "events_uri"]) body[f] = p.get(f) ?? null;
@@ -253,7 +257,8 @@ function appForm(
 <fieldset><legend>${d(L, "items")}</legend><div class="checks">${ITEMS.map(box)}</div></fieldset>
 <label>${d(L, "purpose")}<input type="text" name="purpose" maxlength="200" value="${text("purpose")}"${dis}></label>
 <label>${d(L, "retention")}<input type="text" name="retention" maxlength="200" value="${text("retention")}"${dis}></label>
-<div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${d(L, "autoLogin")}</label></div>
+<div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${d(L, "autoLogin")}</label>
+<label><input type="checkbox" name="oidc"${a.oidc ? raw(" checked") : ""}${dis}> ${d(L, "oidc")}</label></div>
 <label>${d(L, "eventsUri")}<input type="url" name="events_uri" value="${text("events_uri")}"${dis}></label>
 <fieldset><legend>${d(L, "eventTypes")}</legend><div class="checks">${EVENT_TYPES.map(
     (t) =>
@@ -335,7 +340,7 @@ export async function appPage(req: Request, env: DevEnv, rc: RequestContext, s: 
       html`<tr><td class="mono">${n.phoneNo}</td><td>SKT</td><td>${n.name}</td><td class="mono">${n.code}</td><td>${when(n.expires_at, L)}</td><td>${button(`/test-numbers/${n.phoneNo}/renew`, d(L, "renew"))} ${button(`/test-numbers/${n.phoneNo}/remove`, d(L, "remove"))}</td></tr>`,
   );
   const body = html`<h1>${app.name}</h1>${boxes(o)}
-<dl><dt>${d(L, "clientId")}</dt><dd class="mono">${app.clientId}</dd><dt>${d(L, "stage")}</dt><dd>${stageText(L, app.stage)}</dd><dt>${d(L, "status")}</dt><dd>${d(L, app.status === "active" ? "statusActive" : "statusDisabled")}</dd><dt>${d(L, "role")}</dt><dd>${roleText(L, role)}</dd></dl>
+<dl><dt>${d(L, "clientId")}</dt><dd class="mono">${app.clientId}</dd><dt>${d(L, "stage")}</dt><dd>${stageText(L, app.stage)}</dd><dt>${d(L, "status")}</dt><dd>${d(L, app.status === "active" ? "statusActive" : "statusDisabled")}</dd><dt>${d(L, "role")}</dt><dd>${roleText(L, role)}</dd>${app.oidc ? html`<dt>${d(L, "issuer")}</dt><dd class="mono">${issuer(env)}</dd>` : ""}</dl>
 <p><a href="${href(v, `${base}/stats`)}">${d(L, "stats")}</a></p>
 ${o.secret ? html`<div class="notice" role="status"><p>${d(L, "secretOnce")}</p><code class="secret">${o.secret}</code></div>` : ""}
 <h2>${d(L, "settings")}</h2>
