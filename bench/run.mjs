@@ -16,6 +16,7 @@
 //   npm run bench -- --abuse      the abuse run instead (capacity/abuse.mjs: leaked numbers against the
 //                                 SMS guard, off then on; docs/bench/abuse.json)
 //   options: --rounds N --seconds S --slices K --settle S --warmup S --connections C --only token,user-me
+//            (the OpenID Connect pair: --only token-route,floor-token-route,token-oidc-route,floor-token-oidc-route)
 //            --no-rotate (every slice in the same order)
 //            --race-trials N --no-peers --no-profile --no-docs --no-scale --no-reconcile --no-abuse
 //            --vars AUDIT_FLUSH_SECONDS=60   other values of the bench's variables (a what-if run)
@@ -227,9 +228,12 @@ async function main() {
       entries.push(e);
     }
     const live = entries.filter((e) => e.available);
+    // the short run (CI) gives a scenario with a `shortShare` that share of its warm-up and slices:
+    // it is there to be exercised (every answer checked), not measured
+    const share = (e) => (o.mode === "short" ? (e.s.shortShare ?? 1) : 1);
     for (const e of live) {
       log(`  warm-up ${e.s.id}`);
-      await measure(e.s, e.ctx, o.warmup, o.connections, { retries: 0 }); // also sizes the pools
+      await measure(e.s, e.ctx, o.warmup * share(e), o.connections, { retries: 0 }); // also sizes the pools
     }
     // A round is `slices` slices of every scenario in turn (hello world among them), so what the
     // machine or a periodic job does at some moment falls on every scenario of the round alike;
@@ -242,7 +246,9 @@ async function main() {
           const i = o.rotate ? (j + k + r * o.slices) % live.length : j;
           const e = live[i];
           if (!e) continue;
-          const res = await measure(e.s, e.ctx, o.seconds / o.slices, o.connections, { settle: o.settle });
+          const res = await measure(e.s, e.ctx, (o.seconds / o.slices) * share(e), o.connections, {
+            settle: o.settle,
+          });
           // the last scenario served by the app isolate before this slice (its heap, its garbage)
           res.afterApp = lastApp;
           if (e.s.worker === "app") lastApp = e.s.id;

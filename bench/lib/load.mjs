@@ -31,8 +31,9 @@ export class Pool {
 }
 
 /**
- * Runs one autocannon measurement. `request` is { method, path, headers, body, setup } where
- * `setup(req)` may rewrite the request (a distinct code or token each time).
+ * Runs one autocannon measurement. `request` is { method, path, headers, body, setup, check } where
+ * `setup(req)` may rewrite the request (a distinct code or token each time) and `check(body)`, when
+ * given, must hold for every answer: one it refuses (an id_token missing) counts as failed, not ok.
  * Returns throughput, latency and workerd CPU per request.
  */
 export async function drive({ url, request, connections, seconds, pid, settle = 0 }) {
@@ -41,12 +42,23 @@ export async function drive({ url, request, connections, seconds, pid, settle = 
   if (request.setup) req.setupRequest = (r) => request.setup(r);
   const cpu0 = cpuMicros(pid);
   const t0 = process.hrtime.bigint();
-  const r = await autocannon({ url, connections, duration: seconds, requests: [req], timeout: 10 });
+  const r = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    // autocannon stops at the first sample tick after `duration`: a run shorter than its default
+    // tick (1 s; the short run's warm-ups) samples at its own length, or it would last the second
+    sampleInt: Math.min(1000, seconds * 1000),
+    requests: [req],
+    timeout: 10,
+    ...(request.check && { verifyBody: request.check }),
+  });
   await settled(settle);
   const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu1 = cpuMicros(pid);
   const responses = r["1xx"] + r["2xx"] + r["3xx"] + r["4xx"] + r["5xx"];
-  const ok = (request.okStatus ?? 200) >= 300 ? r["3xx"] : r["2xx"];
+  // answers of the right status whose body fails `check` (autocannon's mismatches) are not ok
+  const ok = ((request.okStatus ?? 200) >= 300 ? r["3xx"] : r["2xx"]) - (r.mismatches ?? 0);
   return {
     rps: ok / r.duration,
     duration: r.duration,

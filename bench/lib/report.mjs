@@ -80,11 +80,14 @@ export const FLOOR_GOALS = [
   ["user-me", "floor-me", 0.9],
   ["token-route", "floor-token-route", 0.9],
   ["user-me-route", "floor-me-route", 0.9],
+  // OpenID Connect: the token route answering with an ES256 id_token, against floor-token-route
+  // plus the same signature (docs/benchmarks.md "The token route with an id_token")
+  ["token-oidc-route", "floor-token-oidc-route", 0.9],
   ["signin", "floor-signin", 0.5],
   ["rp-callback", "floor-rp-callback", 0.5],
 ];
 
-/** Comparisons without a goal: across shapes, and the hybrids (docs/benchmarks.md "Hybrids"). */
+/** Comparisons without a goal: across shapes, the hybrids (docs/benchmarks.md "Hybrids"), and the id_token's cost. */
 /** @type {[route: string, floor: string][]} */
 const OTHER_PAIRS = [
   // the sign-in's first request alone, against the floor-signin's first page
@@ -98,6 +101,9 @@ const OTHER_PAIRS = [
   ["token-route+floor-store", "floor-token-route"],
   ["floor-me+store", "floor-me-route"],
   ["user-me-route+floor-store", "floor-me-route"],
+  // what the id_token adds: to the route, and to its floor (the signature and the claims)
+  ["token-oidc-route", "token-route"],
+  ["floor-token-oidc-route", "floor-token-route"],
 ];
 
 /**
@@ -317,7 +323,7 @@ export function markdownFigures(result) {
   const others = fr.filter((f) => f.goal === null);
   if (others.length) {
     L.push("");
-    L.push("Across shapes, and the hybrids:");
+    L.push("Across shapes, the hybrids, and what the id_token adds:");
     L.push("");
     L.push(
       "| route | floor | CPU ratio, route | CPU ratio, floor | fraction of the floor | paired by round, median (min–max) | CPU µs a request more than the floor, paired by round |",

@@ -10,6 +10,9 @@ export const DEMO = {
   redirectUri: "https://demo.example/callback",
 };
 const BASIC = "Basic " + Buffer.from(`${DEMO.clientId}:${DEMO.secret}`).toString("base64");
+/** The dev seed's client with OpenID Connect on (workers/all-in-one/seed.ts): its codes are answered with an id_token. */
+export const OIDC = { clientId: "oidc-client", secret: "oidcSecret0123456789abcdefABCDEF" };
+const OIDC_BASIC = "Basic " + Buffer.from(`${OIDC.clientId}:${OIDC.secret}`).toString("base64");
 const FORM = "application/x-www-form-urlencoded";
 
 export const AUTHORIZE_PATH =
@@ -101,16 +104,25 @@ const floorCodePool = pooled("floor-code");
 const floorTokenPool = pooled("floor-token");
 const floorShardCodePool = pooled("floor-code-shard");
 const floorShardTokenPool = pooled("floor-token-shard");
+const oidcCodePool = pooled("oidc-code");
+const floorOidcCodePool = pooled("floor-code-oidc");
 
-/** An authorization-code exchange with the demo client's Basic credentials, one pooled code each. */
-function codeExchange(path, { pool, prepare }) {
+/**
+ * An authorization-code exchange with the demo client's Basic credentials (or `basic`), one pooled
+ * code each; `checks`, its answers' body checks (`Scenario` `request.check`, `request.checkFirst`).
+ * @param {string} path
+ * @param {{ pool: Pool; prepare: any }} pooledValues
+ * @param {{ check?: (body: string) => boolean; checkFirst?: (body: string) => void }} [checks]
+ */
+function codeExchange(path, { pool, prepare }, basic = BASIC, checks = {}) {
   return {
     pool,
     prepare,
     request: {
       method: "POST",
       path,
-      headers: { Authorization: BASIC, "Content-Type": FORM },
+      ...checks,
+      headers: { Authorization: basic, "Content-Type": FORM },
       setup(r) {
         r.body = `grant_type=authorization_code&code=${pool.next()}`;
         return r;
@@ -134,6 +146,68 @@ function bearerRead(path, { pool, prepare }) {
     },
   };
 }
+
+/**
+ * The claims of every id_token of the two OpenID Connect scenarios: the service's for the seed's
+ * `oidc-client` (workers/provider/token/id-token.ts, its items' claims workers/provider/oidc-claims.ts).
+ */
+export const ID_TOKEN_CLAIMS = [
+  "name",
+  "phone_number",
+  "phone_number_verified",
+  "gender",
+  "birthdate",
+  "auth_time",
+  "amr",
+  "nonce",
+  "iss",
+  "sub",
+  "aud",
+  "iat",
+  "exp",
+];
+
+/**
+ * Each answer of an OpenID Connect exchange, as the load sees it (autocannon's `verifyBody`, no
+ * status at hand): false for a token answer without an id_token of three parts, whose signature is
+ * ES256's 64 bytes. Error answers pass here: their status fails them already.
+ * @param {string} body
+ */
+export function hasIdToken(body) {
+  if (!body.includes('"access_token"')) return true;
+  try {
+    const t = JSON.parse(body).id_token;
+    if (typeof t !== "string") return false;
+    const parts = t.split(".");
+    return parts.length === 3 && parts[2]?.length === 86;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The first answer of an OpenID Connect scenario (`checkOnce`), read whole: its id_token's header
+ * is ES256's with a kid, and its claims are exactly `ID_TOKEN_CLAIMS`, so the service and its floor
+ * sign the same token. Throws with what differs.
+ * @param {string} body
+ */
+export function checkIdToken(body) {
+  const t = JSON.parse(body).id_token;
+  if (typeof t !== "string" || !hasIdToken(body)) throw new Error(`no ES256 id_token in ${body.slice(0, 200)}`);
+  const [h, p] = t
+    .split(".")
+    .slice(0, 2)
+    .map((x) => JSON.parse(Buffer.from(x, "base64url").toString("utf8")));
+  if (h.alg !== "ES256" || h.typ !== "JWT" || typeof h.kid !== "string" || Object.keys(h).length !== 3)
+    throw new Error(`id_token header ${JSON.stringify(h)}`);
+  const keys = Object.keys(p).sort().join(",");
+  if (keys !== [...ID_TOKEN_CLAIMS].sort().join(",")) throw new Error(`id_token claims ${keys}`);
+  if (p.aud !== OIDC.clientId || JSON.stringify(p.amr) !== '["sms"]' || !(p.exp > p.iat))
+    throw new Error(`id_token claims ${JSON.stringify(p)}`);
+}
+
+/** The answers of the OpenID Connect scenarios: each with its id_token, the first one read whole. */
+const WITH_ID_TOKEN = { check: hasIdToken, checkFirst: checkIdToken };
 
 /**
  * A peer's token exchange (bench/workers/peer-*.ts), each request from a minted `{ auth?, body }`
@@ -451,7 +525,10 @@ async function routeExists(ctx, path, init) {
  * @property {number} [concurrency]
  * @property {any} [pool]
  * @property {number} [guess]  requests per second expected, to size the first pool
- * @property {{ method: string; path: string; headers?: Record<string, string>; body?: string; setup?: any; okStatus?: number }} [request]
+ * @property {number} [shortShare]  in the short run (CI), the share of its warm-up and slices this scenario takes (default 1)
+ * @property {{ method: string; path: string; headers?: Record<string, string>; body?: string; setup?: any; okStatus?: number; check?: (body: string) => boolean; checkFirst?: (body: string) => void }} [request]
+ *   `check`: every answer's body must pass it (bench/lib/load.mjs `drive`: one that does not counts
+ *   as failed); `checkFirst`: the check of the first answer (`checkOnce`), read whole, which throws
  * @property {(ctx: any) => Promise<number>} [flow]
  * @property {(ctx: any) => AsyncGenerator<string>} [steps] a sign-in request by request, each yielding its step (investigations/steps.mjs)
  * @property {(ctx: any, expectedRequests: number) => Promise<void>} [prepare]
@@ -547,6 +624,25 @@ export const SCENARIOS = [
     label: "floor-me (route worker)",
     worker: "route-floor",
   }),
+  // OpenID Connect (docs/benchmarks.md "The token route with an id_token"): the token route worker
+  // redeeming codes of the seed's client with it on, each answered with an ES256 id_token, against
+  // floor-token-route plus the same signature (bench/workers/floor.ts `floorTokenOidc`)
+  {
+    id: "token-oidc-route",
+    title: "token exchange with an id_token (OpenID Connect), route worker as deployed",
+    label: "token + id_token (route worker)",
+    worker: "route-token",
+    shortShare: 0.4,
+    ...codeExchange("/oauth2/token", oidcCodePool, OIDC_BASIC, WITH_ID_TOKEN),
+  },
+  {
+    id: "floor-token-oidc-route",
+    title: "floor: minimal atomic token exchange + ES256 id_token, as a route worker",
+    label: "floor-token + id_token (route worker)",
+    worker: "route-floor",
+    shortShare: 0.4,
+    ...codeExchange("/__floor/token-oidc", floorOidcCodePool, OIDC_BASIC, WITH_ID_TOKEN),
+  },
   // The hybrids (docs/benchmarks.md "Hybrids"): a floor as a route worker with one part of the
   // project's route swapped in, and the project's routes with the floor's store.
   hybrid(
@@ -747,4 +843,7 @@ export async function checkOnce(ctx, s) {
   const want = s.request.okStatus ?? 200;
   const text = await res.text();
   if (res.status !== want) throw new Error(`${s.id}: expected ${want}, got ${res.status}: ${text.slice(0, 300)}`);
+  if (s.request.check && !s.request.check(text))
+    throw new Error(`${s.id}: the answer fails its check: ${text.slice(0, 300)}`);
+  s.request.checkFirst?.(text);
 }

@@ -207,6 +207,28 @@ async function rpCallbacks(env: Env, n: number): Promise<Response> {
   return Response.json(await inTurns(n, one));
 }
 
+/** The dev seed's client with OpenID Connect on (clients.oidc = 1): the token-oidc-route scenario's. */
+const OIDC_CLIENT = "oidc-client";
+
+/**
+ * `n` codes of an OpenID Connect request (`scope=openid` with a nonce) of `OIDC_CLIENT`, with the
+ * grant's `oidc` part as the consent step of an SMS sign-in writes it
+ * (workers/provider/authorize/complete.ts): the token route answers them with an id_token.
+ */
+async function oidcCodes(env: Env, n: number): Promise<Response> {
+  if (!SEED_CLIENTS.find((c) => c.clientId === OIDC_CLIENT)?.oidc)
+    return Response.json({ error: `no seed client ${OIDC_CLIENT} with OpenID Connect on` }, { status: 400 });
+  const cfg = providerConfig(env);
+  const one = async (): Promise<string> =>
+    mintCode(env, cfg.oneTimeShards, cfg.codeTtlMs, {
+      ...(await anySubject(env, OIDC_CLIENT)),
+      autoLogin: null,
+      codeChallenge: null,
+      oidc: { authTime: Date.now(), amr: ["sms"], nonce: randomToken(16) },
+    });
+  return Response.json(await inTurns(n, one));
+}
+
 /** Mints `n` codes (or tokens: codes redeemed in the store as the token route does) in parallel. */
 async function mint(env: Env, url: URL): Promise<Response> {
   const kind = url.searchParams.get("kind") ?? "code";
@@ -216,6 +238,7 @@ async function mint(env: Env, url: URL): Promise<Response> {
   if (kind === "passkey-people")
     return Response.json(await makePasskeyPeople(env, from, n, url.searchParams.get("cose") ?? ""));
   if (kind === "rp-callback") return rpCallbacks(env, n);
+  if (kind === "oidc-code") return oidcCodes(env, n);
   if (FLOOR_MINT_KINDS.includes(kind)) return floorMint(env, kind, n);
   if (kind === "floor-people") return floorPeople(env, from, n);
   if (kind === "floor-rp-callback") return floorCallbacks(env, n);

@@ -4,10 +4,11 @@
 // The same code as bench/workers/floor.ts; only where the object runs differs. Two hybrids of
 // floor-token and one of floor-me are served here too (docs/benchmarks.md "Hybrids"): with the
 // project's store (`/__floor/token-store`, `/__floor/me-store`) and inside the project's router
-// (`/__floor/token-routed`).
+// (`/__floor/token-routed`). And floor-token for an OpenID Connect client, its answer with an
+// id_token (`/__floor/token-oidc`).
 
 import { createWorker } from "../../workers/core/router";
-import { floorMe, floorMeWithProjectStore, floorToken, floorTokenWithProjectStore } from "./floor";
+import { floorMe, floorMeWithProjectStore, floorToken, floorTokenOidc, floorTokenWithProjectStore } from "./floor";
 
 type FloorRouteEnv = Parameters<typeof floorToken>[1];
 
@@ -25,6 +26,8 @@ export default {
         return floorMeWithProjectStore(req, env);
       case "/__floor/token-store":
         return floorTokenWithProjectStore(req, env);
+      case "/__floor/token-oidc":
+        return floorTokenOidc(req, env);
       case "/__floor/token-routed":
         return routed.fetch!(req as never, env, ctx) as Promise<Response>;
       default:

@@ -6,6 +6,10 @@
 //                constant-time compare against the stored secret's kept digest, the code, the new
 //                token), one Durable Object call doing a conditional
 //                UPDATE … RETURNING of the code and the token INSERT, a JSON answer.
+//   floor-token-oidc  floor-token for an OpenID Connect client: the redemption returns the code's
+//                record, and the answer carries an id_token signed as the service signs its own
+//                (ES256 with `jose` SignJWT, the same header and claims) under a key pair generated
+//                once per isolate (the service's: read from D1 and imported once per isolate).
 //   floor-me     one Durable Object call doing UPDATE … RETURNING of a token record that carries
 //                the link (plid, items, subscriber), 5 AES-128-CBC fields, a JSON answer.
 // Both spread their records over the same number of objects as the project's store by default
@@ -23,13 +27,14 @@
 // Compiled into the benchmark bundle only; never deployed.
 
 import { DurableObject } from "cloudflare:workers";
+import { SignJWT } from "jose";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import { shardOf } from "../../workers/provider/store/one-time/keys";
 import { storeFor, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
 import { tokenGrant, type RedeemArgs, type TokenRead } from "../../workers/provider/store/one-time/tables/codes";
 import { clientSecrets } from "../../workers/provider/store/clients";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
-import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
+import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 
 const SHARDS = 16;
 
@@ -39,6 +44,9 @@ type TokenGrant = ReturnType<typeof tokenGrant>;
 
 export const CLIENT = "demo-client";
 export const SECRET = "demoSecret0123456789abcdefABCDEF";
+/** The OpenID Connect floor's client: the dev seed's client with OpenID Connect on, as the service's scenario uses. */
+export const OIDC_CLIENT = "oidc-client";
+const OIDC_SECRET = SEED_CLIENTS.find((c) => c.clientId === OIDC_CLIENT)?.secret ?? "";
 
 export class FloorStore extends DurableObject {
   private readonly sql: SqlStorage;
@@ -155,8 +163,20 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
       this.sql.exec("INSERT INTO tokens (hash, record, expires) VALUES (?, ?, ?)", h, record, Date.now() + 600_000);
   }
 
+  /** OpenID Connect codes of `client`, each with its own record (its nonce). */
+  putRecords(client: string, codeHashes: string[], records: string[]): void {
+    codeHashes.forEach((h, i) =>
+      this.sql.exec("INSERT INTO codes (hash, client, record) VALUES (?, ?, ?)", h, client, records[i]),
+    );
+  }
+
   /** Spends a code (this client's, with this PKCE challenge or none) and stores the token issued from it. */
   redeem(codeHash: string, client: string, tokenHash: string, challenge: string | null = null): boolean {
+    return this.redeemRecord(codeHash, client, tokenHash, challenge) !== null;
+  }
+
+  /** `redeem`, answering the code's record (null: refused): an OpenID Connect code's id_token claims. */
+  redeemRecord(codeHash: string, client: string, tokenHash: string, challenge: string | null = null): string | null {
     const row = this.sql
       .exec<{ record: string }>(
         "UPDATE codes SET used = 1 WHERE hash = ? AND client = ? AND used = 0 AND challenge IS ? RETURNING record",
@@ -165,14 +185,14 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
         challenge,
       )
       .toArray()[0];
-    if (!row) return false;
+    if (!row) return null;
     this.sql.exec(
       "INSERT INTO tokens (hash, record, expires) VALUES (?, ?, ?)",
       tokenHash,
       row.record,
       Date.now() + 600_000,
     );
-    return true;
+    return row.record;
   }
 
   /** The same redemption behind the project's store interface, for its token route (a hybrid). */
@@ -258,6 +278,75 @@ export async function floorToken(req: Request, env: FloorEnv, redeem: Redeem = f
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
   if (!(await redeem(env, code, codeHash, id, tokenHash))) return json({ error: "invalid_grant" }, 400);
   return json({ access_token: token, token_type: "bearer", expires_in: 600 });
+}
+
+/** The floor's id_token key: an ES256 pair generated once per isolate, its kid as long as the service's. */
+let floorKey: Promise<{ kid: string; key: CryptoKey }> | undefined;
+
+function floorSigningKey(): Promise<{ kid: string; key: CryptoKey }> {
+  floorKey ??= (async () => {
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, [
+      "sign",
+      "verify",
+    ])) as CryptoKeyPair;
+    return { kid: randomToken(16), key: pair.privateKey };
+  })();
+  return floorKey;
+}
+
+/** An OpenID Connect floor code's record (`floorMintOidc`): the person's fields the claims need, and the sign-in's part. */
+interface OidcRecord {
+  plid: string;
+  name: string;
+  phoneNo: string;
+  gender: "M" | "F";
+  birth: string;
+  oidc: { authTime: number; amr: string[]; nonce: string };
+}
+
+let oidcDigest: Promise<ArrayBuffer> | undefined;
+
+/**
+ * floor-token for an OpenID Connect client (`oidc-client`): the same checks and the one call, which
+ * answers the code's record, then an id_token with the service's header and claims for the same
+ * grant (workers/provider/token/id-token.ts: the person's agreed items in OpenID Connect's forms as
+ * workers/provider/oidc-claims.ts gives them, auth_time, amr, nonce; iss, sub, aud, iat, exp with
+ * the access token's default life), signed with `jose` SignJWT.
+ */
+export async function floorTokenOidc(req: Request, env: FloorEnv & { PUBLIC_BASE_URL?: string }): Promise<Response> {
+  const auth = req.headers.get("Authorization") ?? "";
+  const [id, secret] = new TextDecoder().decode(base64ToBytes(auth.slice(6))).split(":");
+  const form = new URLSearchParams(await req.text());
+  const code = form.get("code");
+  if (form.get("grant_type") !== "authorization_code" || !code) return json({ error: "invalid_request" }, 400);
+  oidcDigest ??= crypto.subtle.digest("SHA-256", new TextEncoder().encode(OIDC_SECRET));
+  if (id !== OIDC_CLIENT || !(await constantTimeEqual(secret ?? "", await oidcDigest)))
+    return json({ error: "invalid_client" }, 401);
+  const token = code.charAt(0) + randomToken(32).slice(1);
+  const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
+  const record = await store(env, code).redeemRecord(codeHash, id, tokenHash);
+  if (record === null) return json({ error: "invalid_grant" }, 400);
+  const r = JSON.parse(record) as OidcRecord;
+  const { kid, key } = await floorSigningKey();
+  const iat = Math.floor(Date.now() / 1000);
+  const idToken = await new SignJWT({
+    name: r.name,
+    phone_number: `+82${r.phoneNo.slice(1)}`,
+    phone_number_verified: true,
+    gender: r.gender === "F" ? "female" : "male",
+    birthdate: r.birth,
+    auth_time: Math.floor(r.oidc.authTime / 1000),
+    amr: r.oidc.amr,
+    nonce: r.oidc.nonce,
+  })
+    .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
+    .setIssuer(env.PUBLIC_BASE_URL ?? "http://localhost:8787")
+    .setSubject(r.plid)
+    .setAudience(id)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + 600)
+    .sign(key);
+  return json({ access_token: token, token_type: "bearer", expires_in: 600, id_token: idToken });
 }
 
 /** floor-token with the project's store in place of the floor's: the store's share of the gap. */
@@ -392,7 +481,13 @@ export function demoGrant(plid: string, secretId: string, issuedAt: number): Tok
 }
 
 /** What `floorMint` mints: floor codes or tokens, or (`-shard`) in the objects the project's store names. */
-export const FLOOR_MINT_KINDS = ["floor-code", "floor-token", "floor-code-shard", "floor-token-shard"];
+export const FLOOR_MINT_KINDS = [
+  "floor-code",
+  "floor-token",
+  "floor-code-shard",
+  "floor-token-shard",
+  "floor-code-oidc",
+];
 
 /**
  * `n` fresh floor codes or tokens (their hashes stored), for one measured round; kinds
@@ -404,6 +499,7 @@ export async function floorMint(
   kind: string,
   n: number,
 ): Promise<Response> {
+  if (kind === "floor-code-oidc") return floorMintOidc(env, n);
   const values = Array.from({ length: n }, () => randomToken(32));
   const hashes = await Promise.all(values.map((v) => sha256(v)));
   const tokens = kind === "floor-token" || kind === "floor-token-shard";
@@ -425,5 +521,33 @@ export async function floorMint(
       store(env, g.first, kind.endsWith("-shard")).put(tokens ? [] : g.hashes, tokens ? g.hashes : [], record),
     ),
   );
+  return json(values);
+}
+
+/**
+ * `n` fresh OpenID Connect floor codes of `oidc-client`, each with its record: a bench person as the
+ * service's scenario has them (bench/workers/bench-entry.ts `makeSubscribers`), a plid, and the
+ * sign-in's part as the service's consent step writes it (auth_time now, amr ["sms"], a nonce).
+ */
+async function floorMintOidc(env: FloorEnv, n: number): Promise<Response> {
+  const values = Array.from({ length: n }, () => randomToken(32));
+  const hashes = await Promise.all(values.map((v) => sha256(v)));
+  const byShard = new Map<number, { first: string; hashes: string[]; records: string[] }>();
+  values.forEach((v, i) => {
+    const record: OidcRecord = {
+      plid: crypto.randomUUID(),
+      name: FLOOR_PERSON_NAME,
+      phoneNo: `0109${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`,
+      gender: "F",
+      birth: "1995-06-30",
+      oidc: { authTime: Date.now(), amr: ["sms"], nonce: randomToken(16) },
+    };
+    const shard = shardOf(v, SHARDS);
+    const group = byShard.get(shard) ?? { first: v, hashes: [], records: [] };
+    group.hashes.push(hashes[i]!);
+    group.records.push(JSON.stringify(record));
+    byShard.set(shard, group);
+  });
+  await Promise.all([...byShard.values()].map((g) => store(env, g.first).putRecords(OIDC_CLIENT, g.hashes, g.records)));
   return json(values);
 }

@@ -87,8 +87,9 @@ function originOf(uri: string): string | undefined {
  * and no other client's answer gains a header (docs/oidc.md "Browser apps").
  */
 function corsFor(req: Request, client: Client): Record<string, string> | undefined {
+  if (!client.oidc) return undefined; // before reading a header: every other client's exchange pays nothing
   const origin = req.headers.get("Origin");
-  if (!client.oidc || origin === null) return undefined;
+  if (origin === null) return undefined;
   const allowed = client.redirectUris.some((u) => originOf(u) === origin);
   return allowed ? { "Access-Control-Allow-Origin": origin, Vary: "Origin" } : undefined;
 }
