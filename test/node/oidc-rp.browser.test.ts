@@ -25,9 +25,9 @@ import { join } from "node:path";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from "jose";
 import * as oc from "openid-client";
 import { Strategy as OidcStrategy } from "passport-openidconnect";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { heading, launchChromium } from "./chromium";
+import { launchChromium, signInPages } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 import { signIn, type Subscriber } from "./signin-driver";
 
@@ -237,7 +237,8 @@ async function oidcClientTs(): Promise<() => Promise<Outcome>> {
       await page.goto(`${rpBase}/oidc-client-ts/`);
       // the page navigates away: its promise is not awaited
       await page.evaluate(() => void (window as unknown as { start(): Promise<void> }).start());
-      await personSignsIn(page, first);
+      // 홍길동 on the sign-in pages, as a person does: the consent only at the first sign-in to the app
+      await signInPages(page, { autoLogin: false, expectConsent: first });
       first = false;
       await page.waitForURL(/\/oidc-client-ts\/cb/);
       const done = (await (
@@ -250,23 +251,6 @@ async function oidcClientTs(): Promise<() => Promise<Outcome>> {
       await context.close();
     }
   };
-}
-
-/** 홍길동 on the sign-in pages, as a person does: the consent only at the first sign-in to the app. */
-async function personSignsIn(page: Page, consent: boolean): Promise<void> {
-  await heading(page, "본인 확인");
-  await page.getByText("SKT", { exact: true }).click();
-  await page.getByLabel("이름").fill("홍길동");
-  await page.getByLabel("휴대폰번호").fill("010-1234-5678");
-  await page.getByLabel("전체 동의").check();
-  await page.getByRole("button", { name: "인증번호 받기" }).click();
-  await heading(page, "인증번호 입력");
-  await page.getByLabel("인증번호", { exact: true }).fill("123456");
-  await page.getByRole("button", { name: "확인", exact: true }).click();
-  if (consent) {
-    await heading(page, "정보 제공 동의");
-    await page.getByRole("button", { name: "동의하고 계속하기" }).click();
-  }
 }
 
 class Authlib {
