@@ -130,19 +130,8 @@ export class OneTimeStore extends DurableObject {
    * PKCE failure does not consume the code (docs/architecture.md §4.7); a reused code revokes the
    * token issued from it (RFC 6749 §4.1.2).
    */
-  redeemCode(
-    ...[codeHash, clientId, tokenHash, secretId, tokenTtlMs, verifierChallenge, redirectUri, withGrant]: RedeemArgs
-  ): RedeemResult {
-    return this.codes.redeem(
-      codeHash,
-      clientId,
-      tokenHash,
-      secretId,
-      tokenTtlMs,
-      verifierChallenge,
-      redirectUri,
-      withGrant,
-    );
+  redeemCode(...args: RedeemArgs): RedeemResult {
+    return this.codes.redeem(...args);
   }
 
   /**
