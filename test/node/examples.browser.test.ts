@@ -122,7 +122,9 @@ async function runApp(app: App, port: number, client: { client_id: string; clien
     join(app.dir, ".dev.vars"),
     `PHONE_LOGIN_CLIENT_SECRET=${client.client_secret}\nPHONE_LOGIN_SEAL_KEY=${sealKey}\n`,
   );
-  const child = spawn(join(BIN, "wrangler"), ["dev", "--port", String(port), "--ip", "localhost"], {
+  // an inspector port of its own: another test file's server may be starting beside it (test/node/server.ts)
+  const inspector = ["--inspector-port", String(await freePort())];
+  const child = spawn(join(BIN, "wrangler"), ["dev", "--port", String(port), "--ip", "localhost", ...inspector], {
     cwd: app.dir,
     env: { ...QUIET, WRANGLER_LOG: "info" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -61,7 +61,10 @@ export async function startServer(
   const safe = args.some((a) => a.startsWith("GUARD_SAFE_BLOCKS:"))
     ? []
     : ["--var", "GUARD_SAFE_BLOCKS:127.0.0.0/8,::1/128"];
-  const child: ChildProcess = spawn(process.execPath, ["scripts/start.mjs", ...safe, ...args], {
+  // wrangler dev's inspector takes 9229 unless told otherwise: two servers starting at once (test
+  // files run in parallel) would both take it, and the second fails "Address already in use"
+  const inspector = ["--inspector-port", String(await freePort())];
+  const child: ChildProcess = spawn(process.execPath, ["scripts/start.mjs", ...safe, ...inspector, ...args], {
     cwd: join(import.meta.dirname, "..", ".."),
     // As a person running `npm start` sees it: the test runner quiets wrangler (WRANGLER_LOG=error).
     env: { ...process.env, WRANGLER_LOG: "info", ...opts.env, PORT: String(port), PERSIST_DIR: persist },
