@@ -103,6 +103,18 @@ describe("rotation (npm run admin -- keys rotate)", () => {
     // a viewer may list, not rotate (the admin API's roles)
   });
 
+  it("of 8 rotations at once exactly one makes a key; the others are refused 409 and make none", async () => {
+    await fresh();
+    await fetchJwks(); // the first key
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => admin("POST", "/admin/keys/rotate", { json: {} }).then((r) => r.status)),
+    );
+    expect(answers.filter((s) => s === 201)).toHaveLength(1);
+    expect(answers.filter((s) => s === 409)).toHaveLength(7);
+    const n = await env.DB.prepare("SELECT count(*) AS n FROM signing_keys").first<{ n: number }>();
+    expect(n!.n).toBe(2);
+  });
+
   it("a verifier caching the JWKS as allowed, never refetching on an unknown kid, never fails across rotations; a retired key leaves the JWKS after what it signed expired", async () => {
     await fc.assert(
       fc.asyncProperty(

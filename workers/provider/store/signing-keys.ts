@@ -159,6 +159,10 @@ export async function rotateSigningKey(
   now = Date.now(),
 ): Promise<{ ok: true; key: KeyView } | { ok: false; pendingFrom: number }> {
   await keysOf(env, now); // the first key, when there is none
+  // a rotation already waiting: refused before a key pair is made and sealed for nothing (the
+  // INSERT below still decides between two rotations at once)
+  const waiting = (await readRows(env)).filter((r) => r.signs_from > now).at(-1);
+  if (waiting) return { ok: false, pendingFrom: waiting.signs_from };
   const k = await newKey(env);
   const signsFrom = now + storeConfig(env).keys.publishAheadMs;
   const inserted = await env.DB.prepare(
