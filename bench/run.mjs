@@ -46,7 +46,8 @@ function parseArgs(argv) {
   const o = {
     mode: short ? "short" : "full",
     rounds: short ? 1 : 5,
-    seconds: short ? 1 : 5,
+    // the short run (CI) only checks that every scenario still answers and is measured: half a second
+    seconds: short ? 0.5 : 5,
     // a round of a scenario is this many slices, interleaved with every other scenario's
     slices: short ? 1 : 5,
     // each slice starts one scenario further on, so no scenario is always first after the previous
@@ -57,7 +58,7 @@ function parseArgs(argv) {
     // after each slice, seconds more of CPU counted with no requests (its deferred work); the short
     // run (CI) only checks that the bench works
     settle: short ? 0.2 : 1.2,
-    warmup: short ? 0.5 : 2,
+    warmup: short ? 0.3 : 2,
     profileRounds: short ? 1 : 3,
     profileSeconds: short ? 0.5 : 4,
     profileWarmup: short ? 0.3 : 1,
