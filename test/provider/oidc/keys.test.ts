@@ -106,11 +106,31 @@ describe("rotation (npm run admin -- keys rotate)", () => {
   it("of 8 rotations at once exactly one makes a key; the others are refused 409 and make none", async () => {
     await fresh();
     await fetchJwks(); // the first key
+    const since = Date.now();
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => admin("POST", "/admin/keys/rotate", { json: {} }).then((r) => r.status)),
     );
     expect(answers.filter((s) => s === 201)).toHaveLength(1);
     expect(answers.filter((s) => s === 409)).toHaveLength(7);
+    const n = await env.DB.prepare("SELECT count(*) AS n FROM signing_keys").first<{ n: number }>();
+    expect(n!.n).toBe(2);
+    // each of the 8 is audited, with who asked
+    const audited = await auditEvents({ type: "signing_key.rotated", since });
+    expect(audited).toHaveLength(8);
+    expect(audited.filter((e) => e.outcome === "ok")).toHaveLength(1);
+    expect(audited.filter((e) => e.outcome === "refused")).toHaveLength(7);
+    expect(audited.every((e) => /^token:|^operator:/.test(JSON.parse(e.detail!).actor))).toBe(true);
+  });
+
+  it("8 rotations interleaved inside one isolate (each past the look for a waiting one before any inserts): the INSERT's guard lets exactly one make a key", async () => {
+    await fresh();
+    await signingKey(env); // the first key
+    const results = await Promise.all(Array.from({ length: 8 }, () => rotateSigningKey(env, "test")));
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    const made = results.find((r) => r.ok);
+    // each refusal names when the one made starts to sign
+    for (const r of results.filter((r) => !r.ok))
+      expect(r).toEqual({ ok: false, pendingFrom: made?.ok && made.key.signs_from });
     const n = await env.DB.prepare("SELECT count(*) AS n FROM signing_keys").first<{ n: number }>();
     expect(n!.n).toBe(2);
   });

@@ -149,6 +149,11 @@ export async function signingKey(env: KeyEnv, now = Date.now()): Promise<{ kid: 
   return { kid: row.kid, key: await key };
 }
 
+/** When the rotation waiting at `now` starts to sign (read now, not from the isolate's copy); none: undefined. */
+async function waitingFrom(env: KeyEnv, now: number): Promise<number | undefined> {
+  return (await readRows(env)).filter((r) => r.signs_from > now).at(-1)?.signs_from;
+}
+
 /**
  * Rotates: a new key, published now and signing `publishAheadMs` from now, while no rotation is
  * pending. The new key's view, or the pending one's start when one waits (nothing made).
@@ -161,8 +166,8 @@ export async function rotateSigningKey(
   await keysOf(env, now); // the first key, when there is none
   // a rotation already waiting: refused before a key pair is made and sealed for nothing (the
   // INSERT below still decides between two rotations at once)
-  const waiting = (await readRows(env)).filter((r) => r.signs_from > now).at(-1);
-  if (waiting) return { ok: false, pendingFrom: waiting.signs_from };
+  const waiting = await waitingFrom(env, now);
+  if (waiting !== undefined) return { ok: false, pendingFrom: waiting };
   const k = await newKey(env);
   const signsFrom = now + storeConfig(env).keys.publishAheadMs;
   const inserted = await env.DB.prepare(
@@ -172,10 +177,7 @@ export async function rotateSigningKey(
     .bind(k.kid, k.publicJwk, k.sealed, now, signsFrom, actor)
     .run();
   cache = null;
-  if (inserted.meta.changes === 0) {
-    const pending = (await readRows(env)).filter((r) => r.signs_from > now).at(-1);
-    return { ok: false, pendingFrom: pending?.signs_from ?? now };
-  }
+  if (inserted.meta.changes === 0) return { ok: false, pendingFrom: (await waitingFrom(env, now)) ?? now };
   return {
     ok: true,
     key: {
