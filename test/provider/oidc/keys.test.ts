@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, type JSONWebKeySet } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "../../support/env";
+import { keyTimes } from "../../../workers/provider/store/config";
 import { admin } from "../../support/admin";
 import { call } from "../../support/helpers";
 import { auditEvents } from "../../support/audit";
@@ -227,6 +228,62 @@ describe("rotation (npm run admin -- keys rotate)", () => {
               if (v.set === null || now >= v.until) {
                 const { res, set } = await fetchJwks(b);
                 expect(maxAge(res)).toBe(maxAgeSeconds);
+                v.set = set;
+                v.until = now + maxAge(res) * 1000;
+              }
+              const keys = createLocalJWKSet(v.set);
+              for (const t of signed) await jwtVerify(t, keys, { algorithms: ["ES256"] });
+            }
+          }
+          vi.useRealTimers();
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it("the admin worker's JWKS_MAX_AGE_SECONDS may differ from the publishing worker's: a new key signs only once the publisher's own wait since its creation has passed, and the publisher's verifiers never fail", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 900 }),
+        fc.integer({ min: 1, max: 900 }),
+        fc.array(fc.record({ step: fc.double({ min: 0.05, max: 2, noNaN: true }), rotate: fc.boolean() }), {
+          minLength: 10,
+          maxLength: 30,
+        }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }),
+        async (publisherSeconds, adminSeconds, steps, offsets) => {
+          await fresh();
+          const vars = { JWKS_MAX_AGE_SECONDS: String(publisherSeconds) };
+          const publisher = { ...env, ...vars };
+          const adminEnv = { ...env, JWKS_MAX_AGE_SECONDS: String(adminSeconds) };
+          const b = new Browser({ vars });
+          let now = Date.UTC(2026, 10, 27, 9);
+          vi.useFakeTimers({ toFake: ["Date"] });
+          vi.setSystemTime(now);
+          const verifiers = offsets.map((o) => ({
+            offset: now + o * publisherSeconds * 1000,
+            set: null as JSONWebKeySet | null,
+            until: 0,
+          }));
+          const signed: string[] = [];
+          const made = new Map<string, number>(); // kid -> created
+          for (const s of steps) {
+            now += Math.ceil(s.step * publisherSeconds * 1000);
+            vi.setSystemTime(now);
+            if (s.rotate) {
+              const r = await rotateSigningKey(adminEnv, "test", now);
+              if (r.ok) made.set(r.key.kid, now);
+            }
+            signed.push(await sign(now, publisher));
+            const kid = decodeProtectedHeader(signed.at(-1)!).kid!;
+            // a rotated-in key signs only after the publisher's own wait since it was made
+            if (made.has(kid))
+              expect(now - made.get(kid)!).toBeGreaterThanOrEqual(keyTimes(publisherSeconds).publishAheadMs);
+            for (const v of verifiers) {
+              if (now < v.offset) continue;
+              if (v.set === null || now >= v.until) {
+                const { res, set } = await fetchJwks(b);
                 v.set = set;
                 v.until = now + maxAge(res) * 1000;
               }

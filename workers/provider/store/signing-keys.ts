@@ -7,7 +7,7 @@
 // - a verifier that caches the JWKS for as long as its answer allows (JWKS_MAX_AGE_SECONDS) and
 //   never fetches it again on an unknown `kid` never meets a token whose key it does not hold: a
 //   new key is published `publishAheadMs` (that lifetime, this isolate cache's, and a margin) before
-//   it signs, and an old one stays published RETIRED_KEEP_MS after it stops (the longest life of
+//   it signs, by the rotating worker's lifetime and by the publishing worker's own (`startOf`), and an old one stays published RETIRED_KEEP_MS after it stops (the longest life of
 //   what it signed);
 // - exactly one first key, however many isolates ask at once (an insert only into an empty table);
 // - at most one key waiting to sign (a rotation inserts only while none is pending), so the order
@@ -110,19 +110,33 @@ async function keysOf(env: KeyEnv, now: number): Promise<KeyRow[]> {
   return rows;
 }
 
-/** Each key with the start of the next one (undefined: none). */
-function lives(rows: readonly KeyRow[]): { row: KeyRow; next: number | undefined }[] {
-  return rows.map((row, i) => ({ row, next: rows[i + 1]?.signs_from }));
+/**
+ * When a key signs, as this worker counts: from its `signs_from`, but never before this worker's
+ * own wait since its creation (`aheadMs`, from this worker's JWKS_MAX_AGE_SECONDS). The worker that
+ * rotated wrote `signs_from` with its own lifetime; were the publishing worker's longer, its
+ * verifiers could otherwise meet a key their cached JWKS lacks. The first key signs at once.
+ * Non-decreasing along the rows: a key is created only once the one before it signs.
+ */
+function startOf(row: KeyRow, i: number, aheadMs: number): number {
+  return i === 0 ? row.signs_from : Math.max(row.signs_from, row.created_at + aheadMs);
 }
 
-function stateOf(row: KeyRow, next: number | undefined, now: number): KeyView["state"] {
-  if (row.signs_from > now) return "next";
+/** Each key with when it signs and when the next one does (undefined: none yet). */
+function lives(rows: readonly KeyRow[], aheadMs: number): { row: KeyRow; from: number; next: number | undefined }[] {
+  const starts = rows.map((row, i) => startOf(row, i, aheadMs));
+  return rows.map((row, i) => ({ row, from: starts[i]!, next: starts[i + 1] }));
+}
+
+function stateOf(from: number, next: number | undefined, now: number): KeyView["state"] {
+  if (from > now) return "next";
   return next !== undefined && next <= now ? "retired" : "signing";
 }
 
+const aheadOf = (env: KeyEnv) => storeConfig(env).keys.publishAheadMs;
+
 /** The JWKS at `now`: every key created, waiting or signing, and the retired ones still needed. */
 export async function publishedKeys(env: KeyEnv, now = Date.now()): Promise<PublicJwk[]> {
-  return lives(await keysOf(env, now))
+  return lives(await keysOf(env, now), aheadOf(env))
     .filter(({ row, next }) => row.created_at <= now && (next === undefined || next + RETIRED_KEEP_MS > now))
     .map(({ row }) => ({
       ...(JSON.parse(row.public_jwk) as Omit<PublicJwk, "kid" | "alg" | "use">),
@@ -135,7 +149,7 @@ export async function publishedKeys(env: KeyEnv, now = Date.now()): Promise<Publ
 /** The key that signs at `now`: its kid and private key. */
 export async function signingKey(env: KeyEnv, now = Date.now()): Promise<{ kid: string; key: CryptoKey }> {
   const rows = await keysOf(env, now);
-  const row = rows.filter((r) => r.signs_from <= now).at(-1) ?? rows[0]!;
+  const row = lives(rows, aheadOf(env)).findLast((l) => l.from <= now)?.row ?? rows[0]!;
   let key = privateKeys.get(row.kid);
   if (!key) {
     key = (async () => {
@@ -195,13 +209,13 @@ export async function rotateSigningKey(
 /** Every key with its life, newest first (read now, not from the isolate's copy). */
 export async function listSigningKeys(env: KeyEnv, now = Date.now()): Promise<KeyView[]> {
   cache = null;
-  return lives(await keysOf(env, now))
-    .map(({ row, next }) => ({
+  return lives(await keysOf(env, now), aheadOf(env))
+    .map(({ row, from, next }) => ({
       kid: row.kid,
-      state: stateOf(row, next, now),
+      state: stateOf(from, next, now),
       created_at: row.created_at,
       created_by: row.created_by,
-      signs_from: row.signs_from,
+      signs_from: from,
       signs_until: next ?? null,
       published_until: next === undefined ? null : next + RETIRED_KEEP_MS,
     }))
