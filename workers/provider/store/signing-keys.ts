@@ -149,7 +149,11 @@ export async function publishedKeys(env: KeyEnv, now = Date.now()): Promise<Publ
 /** The key that signs at `now`: its kid and private key. */
 export async function signingKey(env: KeyEnv, now = Date.now()): Promise<{ kid: string; key: CryptoKey }> {
   const rows = await keysOf(env, now);
-  const row = lives(rows, aheadOf(env)).findLast((l) => l.from <= now)?.row ?? rows[0]!;
+  // the newest key that signs by now (a loop: this runs on every OpenID Connect token exchange)
+  const ahead = aheadOf(env);
+  let i = rows.length - 1;
+  while (i > 0 && startOf(rows[i]!, i, ahead) > now) i--;
+  const row = rows[i]!;
   let key = privateKeys.get(row.kid);
   if (!key) {
     key = (async () => {
