@@ -18,6 +18,7 @@ import { verifyHs256 } from "../../../workers/core/jws";
 import { passkeysOf } from "../../../workers/provider/store/directory/passkeys";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { auditEvents } from "../../support/audit";
+import { tellCredentialChange } from "../../../workers/provider/store/flows/end-plids";
 
 /** The event type URI and fields the issue names (copied from it, not from the code). */
 const CAEP_CREDENTIAL_CHANGE = "https://schemas.openid.net/secevent/caep/event-type/credential-change";
@@ -186,6 +187,38 @@ describe("the risk window, from an import's columns", () => {
       );
       expect(stamps).toEqual([Math.floor(ported / 1000), Math.floor(changed / 1000)]);
       expect((await smsSignIn(new Browser({ vars: AGAIN }), who)).verify.html).toContain(RISK_TEXT);
+    } finally {
+      await setTypes(DEMO.clientId, ["plid-deleted"]);
+    }
+  });
+
+  it("the job that tells the apps, run again as after a kill before it was marked done (twice, at once): delivery is at least once, and every copy of one change is the same event (one jti) for the app to drop", async () => {
+    const who = newPerson();
+    await importRows([who.row]);
+    await mintFor(who.phone);
+    await setTypes(DEMO.clientId, ["credential-change"]);
+    const jtis = async () => Promise.all(sent.map(async (x) => (await claimsOf(x.token, DEMO.secret)).jti as string));
+    try {
+      const ported = Date.now() - 2 * HOUR;
+      expect((await importRows([{ ...who.row, portedAt: iso(ported) }])).signals_changed).toBe(1);
+      await vi.waitFor(() => expect(sent).toHaveLength(1), { timeout: 5000, interval: 25 });
+      const person = await subscriberByPhone(env, who.phone);
+      expect(person?.riskFrom).toBe(ported);
+      // the job's step again (its `at` is the window's start), twice at once: each run records the
+      // event at most once while it waits, and a copy sent again carries the same jti
+      await Promise.all([tellCredentialChange(env, person!.id, ported), tellCredentialChange(env, person!.id, ported)]);
+      await settle();
+      expect(sent.length).toBeGreaterThanOrEqual(1);
+      expect(sent.length).toBeLessThanOrEqual(3);
+      expect(new Set(await jtis()).size).toBe(1);
+      // a later change is another event, with a jti of its own
+      const changed = Date.now() - HOUR;
+      const before = sent.length;
+      expect((await importRows([{ ...who.row, simChangedAt: iso(changed) }])).signals_changed).toBe(1);
+      await vi.waitFor(() => expect(sent).toHaveLength(before + 1), { timeout: 5000, interval: 25 });
+      await tellCredentialChange(env, person!.id, changed);
+      await settle();
+      expect(new Set(await jtis()).size).toBe(2);
     } finally {
       await setTypes(DEMO.clientId, ["plid-deleted"]);
     }
