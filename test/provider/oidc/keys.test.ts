@@ -50,6 +50,41 @@ async function sign(now: number, e: typeof env = env): Promise<string> {
     .sign(key);
 }
 
+/** A verifier that starts at `offset`, caches the JWKS as long as the answer allows and never fetches it again on an unknown kid. */
+interface CachingVerifier {
+  offset: number;
+  set: JSONWebKeySet | null;
+  until: number;
+}
+
+const cachingVerifiers = (starts: number[]): CachingVerifier[] =>
+  starts.map((offset) => ({ offset, set: null, until: 0 }));
+
+/**
+ * Each verifier started by `now` checks every token signed so far (an id_token lives up to a day:
+ * all of these still do) with its copy, fetched again only once the copy's lifetime is over; with
+ * `maxAgeSeconds`, each answer must say that lifetime.
+ */
+async function verifyAll(
+  verifiers: CachingVerifier[],
+  signed: string[],
+  now: number,
+  b?: Browser,
+  maxAgeSeconds?: number,
+): Promise<void> {
+  for (const v of verifiers) {
+    if (now < v.offset) continue;
+    if (v.set === null || now >= v.until) {
+      const { res, set } = await fetchJwks(b);
+      if (maxAgeSeconds !== undefined) expect(maxAge(res)).toBe(maxAgeSeconds);
+      v.set = set;
+      v.until = now + maxAge(res) * 1000;
+    }
+    const keys = createLocalJWKSet(v.set);
+    for (const t of signed) await jwtVerify(t, keys, { algorithms: ["ES256"] });
+  }
+}
+
 describe("the JWKS", () => {
   it("publishes the first key, made by the service: an ES256 public key with its kid, cacheable 5 minutes, never the private half", async () => {
     await fresh();
@@ -150,7 +185,7 @@ describe("rotation (npm run admin -- keys rotate)", () => {
           let now = Date.UTC(2026, 10, 26, 12);
           vi.useFakeTimers({ toFake: ["Date"] });
           vi.setSystemTime(now);
-          const verifiers = offsets.map((o) => ({ offset: o * 1000, set: null as JSONWebKeySet | null, until: 0 }));
+          const verifiers = cachingVerifiers(offsets.map((o) => now + o * 1000));
           const signed: string[] = [];
           for (const s of steps) {
             now += s.step * 1000;
@@ -158,17 +193,7 @@ describe("rotation (npm run admin -- keys rotate)", () => {
             if (s.rotate) await rotateSigningKey(env, "test", now);
             const token = await sign(now);
             signed.push(token);
-            for (const v of verifiers) {
-              if (now < v.offset) continue;
-              if (v.set === null || now >= v.until) {
-                const { res, set } = await fetchJwks();
-                v.set = set;
-                v.until = now + maxAge(res) * 1000;
-              }
-              // this token, and every earlier one (an id_token lives up to a day: all of these still do)
-              const keys = createLocalJWKSet(v.set);
-              for (const t of signed) await jwtVerify(t, keys, { algorithms: ["ES256"] });
-            }
+            await verifyAll(verifiers, signed, now);
           }
           // a day and a bit later, with a new key long signing: only the keys still needed are published
           vi.setSystemTime(now + RETIRED_KEEP_MS + PUBLISH_AHEAD_MS);
@@ -206,11 +231,7 @@ describe("rotation (npm run admin -- keys rotate)", () => {
           let now = Date.UTC(2026, 10, 27, 3);
           vi.useFakeTimers({ toFake: ["Date"] });
           vi.setSystemTime(now);
-          const verifiers = offsets.map((o) => ({
-            offset: now + o * maxAgeSeconds * 1000,
-            set: null as JSONWebKeySet | null,
-            until: 0,
-          }));
+          const verifiers = cachingVerifiers(offsets.map((o) => now + o * maxAgeSeconds * 1000));
           const signed: string[] = [];
           // keeps its copy however old, and fetches again on an unknown kid when the copy is a minute old
           const cooldown = { set: { keys: [] } as JSONWebKeySet, at: -Infinity };
@@ -223,17 +244,7 @@ describe("rotation (npm run admin -- keys rotate)", () => {
             if (!cooldown.set.keys.some((k) => k.kid === kid) && now - cooldown.at >= 60_000)
               Object.assign(cooldown, { set: (await fetchJwks(b)).set, at: now });
             for (const t of signed) await jwtVerify(t, createLocalJWKSet(cooldown.set), { algorithms: ["ES256"] });
-            for (const v of verifiers) {
-              if (now < v.offset) continue;
-              if (v.set === null || now >= v.until) {
-                const { res, set } = await fetchJwks(b);
-                expect(maxAge(res)).toBe(maxAgeSeconds);
-                v.set = set;
-                v.until = now + maxAge(res) * 1000;
-              }
-              const keys = createLocalJWKSet(v.set);
-              for (const t of signed) await jwtVerify(t, keys, { algorithms: ["ES256"] });
-            }
+            await verifyAll(verifiers, signed, now, b, maxAgeSeconds);
           }
           vi.useRealTimers();
         },
@@ -261,11 +272,7 @@ describe("rotation (npm run admin -- keys rotate)", () => {
           let now = Date.UTC(2026, 10, 27, 9);
           vi.useFakeTimers({ toFake: ["Date"] });
           vi.setSystemTime(now);
-          const verifiers = offsets.map((o) => ({
-            offset: now + o * publisherSeconds * 1000,
-            set: null as JSONWebKeySet | null,
-            until: 0,
-          }));
+          const verifiers = cachingVerifiers(offsets.map((o) => now + o * publisherSeconds * 1000));
           const signed: string[] = [];
           const made = new Map<string, number>(); // kid -> created
           for (const s of steps) {
@@ -280,16 +287,7 @@ describe("rotation (npm run admin -- keys rotate)", () => {
             // a rotated-in key signs only after the publisher's own wait since it was made
             if (made.has(kid))
               expect(now - made.get(kid)!).toBeGreaterThanOrEqual(keyTimes(publisherSeconds).publishAheadMs);
-            for (const v of verifiers) {
-              if (now < v.offset) continue;
-              if (v.set === null || now >= v.until) {
-                const { res, set } = await fetchJwks(b);
-                v.set = set;
-                v.until = now + maxAge(res) * 1000;
-              }
-              const keys = createLocalJWKSet(v.set);
-              for (const t of signed) await jwtVerify(t, keys, { algorithms: ["ES256"] });
-            }
+            await verifyAll(verifiers, signed, now, b, publisherSeconds);
           }
           vi.useRealTimers();
         },
