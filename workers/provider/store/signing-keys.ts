@@ -7,8 +7,9 @@
 // - a verifier that caches the JWKS for as long as its answer allows (JWKS_MAX_AGE_SECONDS) and
 //   never fetches it again on an unknown `kid` never meets a token whose key it does not hold: a
 //   new key is published `publishAheadMs` (that lifetime, this isolate cache's, and a margin) before
-//   it signs, by the rotating worker's lifetime and by the publishing worker's own (`startOf`), and an old one stays published RETIRED_KEEP_MS after it stops (the longest life of
-//   what it signed);
+//   it signs, counted by the rotating worker's lifetime and by the publishing worker's own
+//   (`startOf`), and an old one stays published RETIRED_KEEP_MS after it stops (the longest life
+//   of what it signed);
 // - exactly one first key, however many isolates ask at once (an insert only into an empty table);
 // - at most one key waiting to sign (a rotation inserts only while none is pending), so the order
 //   of keys is the order of their `signs_from`;
