@@ -218,8 +218,9 @@ async function passport(): Promise<() => Promise<Outcome>> {
       headers: {},
       url: done.location.pathname + done.location.search,
     });
-    if (!("user" in back))
-      throw new Error(`passport refused: ${JSON.stringify(back, Object.getOwnPropertyNames(back))}`);
+    // an error's own words (InternalOAuthError's toString names the status and the body), not `{}`
+    if ("error" in back) throw new Error(`passport refused: ${String(back.error)}`, { cause: back.error });
+    if (!("user" in back)) throw new Error(`passport refused: ${JSON.stringify(back)}`);
     return { library: "passport-openidconnect", ...back.user };
   };
 }
