@@ -46,7 +46,7 @@ export const CLIENT = "demo-client";
 export const SECRET = "demoSecret0123456789abcdefABCDEF";
 /** The OpenID Connect floor's client: the dev seed's client with OpenID Connect on, as the service's scenario uses. */
 export const OIDC_CLIENT = "oidc-client";
-const OIDC_SECRET = SEED_CLIENTS.find((c) => c.clientId === OIDC_CLIENT)?.secret ?? "";
+export const OIDC_SECRET = SEED_CLIENTS.find((c) => c.clientId === OIDC_CLIENT)?.secret ?? "";
 
 export class FloorStore extends DurableObject {
   private readonly sql: SqlStorage;
@@ -295,7 +295,7 @@ function floorSigningKey(): Promise<{ kid: string; key: CryptoKey }> {
 }
 
 /** An OpenID Connect floor code's record (`floorMintOidc`): the person's fields the claims need, and the sign-in's part. */
-interface OidcRecord {
+export interface OidcRecord {
   plid: string;
   name: string;
   phoneNo: string;
@@ -306,6 +306,18 @@ interface OidcRecord {
 
 let oidcDigest: Promise<ArrayBuffer> | undefined;
 
+/** How floor-token-oidc spends a code (as floor-token's `Redeem`): its store's record, or one from memory (investigations/workers/parts.ts). */
+type RedeemRecord = (
+  env: FloorEnv,
+  code: string,
+  codeHash: string,
+  clientId: string,
+  tokenHash: string,
+) => Promise<string | null>;
+
+const floorRedeemRecord: RedeemRecord = (env, code, codeHash, clientId, tokenHash) =>
+  store(env, code).redeemRecord(codeHash, clientId, tokenHash);
+
 /**
  * floor-token for an OpenID Connect client (`oidc-client`): the same checks and the one call, which
  * answers the code's record, then an id_token with the service's header and claims for the same
@@ -313,7 +325,11 @@ let oidcDigest: Promise<ArrayBuffer> | undefined;
  * workers/provider/oidc-claims.ts gives them, auth_time, amr, nonce; iss, sub, aud, iat, exp with
  * the access token's default life), signed with `jose` SignJWT.
  */
-export async function floorTokenOidc(req: Request, env: FloorEnv & { PUBLIC_BASE_URL?: string }): Promise<Response> {
+export async function floorTokenOidc(
+  req: Request,
+  env: FloorEnv & { PUBLIC_BASE_URL?: string },
+  redeem: RedeemRecord = floorRedeemRecord,
+): Promise<Response> {
   const auth = req.headers.get("Authorization") ?? "";
   const [id, secret] = new TextDecoder().decode(base64ToBytes(auth.slice(6))).split(":");
   const form = new URLSearchParams(await req.text());
@@ -324,7 +340,7 @@ export async function floorTokenOidc(req: Request, env: FloorEnv & { PUBLIC_BASE
     return json({ error: "invalid_client" }, 401);
   const token = code.charAt(0) + randomToken(32).slice(1);
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(token)]);
-  const record = await store(env, code).redeemRecord(codeHash, id, tokenHash);
+  const record = await redeem(env, code, codeHash, id, tokenHash);
   if (record === null) return json({ error: "invalid_grant" }, 400);
   const r = JSON.parse(record) as OidcRecord;
   const { kid, key } = await floorSigningKey();

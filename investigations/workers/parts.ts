@@ -16,7 +16,20 @@ import tokenWorker from "../../workers/provider/token/index";
 import meWorker from "../../workers/provider/user-me/index";
 import { clientSecrets } from "../../workers/provider/store/clients";
 import type { PartsFloorStore, PartsOneTimeStore } from "./parts-store";
-import { CLIENT, demoGrant, flatRecord, floorMe, floorToken, floorUserBody, SECRET } from "../../bench/workers/floor";
+import {
+  CLIENT,
+  demoGrant,
+  flatRecord,
+  floorMe,
+  floorToken,
+  floorTokenOidc,
+  floorUserBody,
+  OIDC_CLIENT,
+  OIDC_SECRET,
+  SECRET,
+  type OidcRecord,
+} from "../../bench/workers/floor";
+import type { CodeGrant } from "../../workers/provider/store/one-time/tables/codes";
 
 const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
 const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
@@ -25,11 +38,11 @@ const GRANT = demoGrant("6f1c2b9e-1d2a-4c7b-9a55-0e6a1f3b2c4d", "abcdefghijklmno
 const GRANT_JSON = JSON.stringify(GRANT);
 const TOKEN_BODY = { access_token: CODE, token_type: "bearer", expires_in: 600 };
 
-const tokenRequest = () =>
+const tokenRequest = (authorization = BASIC) =>
   new Request("https://login.example/oauth2/token", {
     method: "POST",
     headers: {
-      Authorization: BASIC,
+      Authorization: authorization,
       "Content-Type": "application/x-www-form-urlencoded",
       "Content-Length": String(BODY.length),
     },
@@ -62,10 +75,47 @@ const routeEnv = (env: ProviderEnv) =>
   }));
 const FLAT = flatRecord(GRANT);
 
+// An OpenID Connect code of the seed's `oidc-client`, as an SMS sign-in's consent writes its grant
+// (bench/workers/bench-entry.ts `oidcCodes`), and the floor's record of the same person and sign-in
+// (bench/workers/floor.ts `floorMintOidc`): the same claims come out of both.
+const OIDC_BASIC = `Basic ${btoa(`${OIDC_CLIENT}:${OIDC_SECRET}`)}`;
+const OIDC_PART = { authTime: 1_763_900_000_000, amr: ["sms"], nonce: "n0nceN0nceN0nce0" };
+const OIDC_GRANT: CodeGrant = {
+  ...demoGrant(GRANT.plid, "", 1_763_900_000_000),
+  clientId: OIDC_CLIENT,
+  redirectUri: "http://localhost:8787/oidc/callback",
+  oidc: OIDC_PART,
+};
+const OIDC_GRANT_JSON = JSON.stringify(OIDC_GRANT);
+const OIDC_RECORD: OidcRecord = {
+  plid: GRANT.plid,
+  name: GRANT.subscriber.name,
+  phoneNo: GRANT.subscriber.phone,
+  gender: GRANT.subscriber.gender,
+  birth: GRANT.subscriber.birth,
+  oidc: OIDC_PART,
+};
+const OIDC_RECORD_JSON = JSON.stringify(OIDC_RECORD);
+/** The route's env with its store answering every OpenID Connect code with that grant at once. */
+let oidcMemoryEnv: ProviderEnv | undefined;
+const oidcRouteEnv = (env: ProviderEnv) => {
+  const store = { redeemCode: async () => ({ ok: true, grantJson: OIDC_GRANT_JSON }) };
+  return (oidcMemoryEnv ??= {
+    ...env,
+    ONE_TIME: { idFromName: () => ({}), get: () => store },
+  } as unknown as ProviderEnv);
+};
+
 /** A whole route's answer, which must be its success (a refusal would cost less and mislead). */
 async function ok(res: Response): Promise<string> {
   const body = await res.text();
   if (res.status !== 200) throw new Error(`${res.status} ${body}`);
+  return body;
+}
+
+/** A token answer that carries an id_token (one without would cost less and mislead). */
+function idTokenIn(body: string): string {
+  if (!/"id_token":"[\w-]+\.[\w-]+\.[\w-]{86}"/.test(body)) throw new Error(`no id_token: ${body}`);
   return body;
 }
 
@@ -119,6 +169,12 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
     ok(await tokenWorker.fetch!(tokenRequest() as never, await routeEnv(env), noCtx)),
   "me-route/floor": async (env) => ok(await floorMe(meRequest(), env as never, async () => ({ ...FLAT }))),
   "me-route/project": async (env) => ok(await meWorker.fetch!(meRequest() as never, await routeEnv(env), noCtx)),
+  // the same two with an id_token (docs/benchmarks.md "The token route with an id_token"): the
+  // route's whole JavaScript, its key from D1 once a minute, against the floor's, without storage
+  "token-oidc-route/floor": async (env) =>
+    idTokenIn(await ok(await floorTokenOidc(tokenRequest(OIDC_BASIC), env as never, async () => OIDC_RECORD_JSON))),
+  "token-oidc-route/project": async (env) =>
+    idTokenIn(await ok(await tokenWorker.fetch!(tokenRequest(OIDC_BASIC) as never, oidcRouteEnv(env), noCtx))),
   "grant-clone/object": async () => structuredClone(GRANT),
   "grant-clone/string+parse": async () => JSON.parse(structuredClone(GRANT_JSON)),
 };
