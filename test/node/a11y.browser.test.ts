@@ -256,6 +256,10 @@ describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844
         await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
         await enterCode(page, lang, "123456");
         const agree = page.getByRole("button", { name: lang === "ko" ? "동의하고 계속하기" : /Agree/ });
+        // the consent page when the app asks, else the app's page: whichever comes once the code is taken
+        await expect
+          .poll(async () => page.url() === `${server.base}/` || (await agree.isVisible()), { timeout: 30_000 })
+          .toBe(true);
         if (await agree.isVisible()) await agree.click();
         await page.waitForURL(`${server.base}/`);
         await check("demo-profile");
