@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./chromium";
+import { agreeIfAsked, launchChromium } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const OUT = join(import.meta.dirname, "..", "..", "test-results", "a11y");
@@ -256,11 +256,7 @@ describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844
         await identify(page, lang, { carrier: "SKT", name: "홍길동", phone: "010-1234-5678" });
         await enterCode(page, lang, "123456");
         const agree = page.getByRole("button", { name: lang === "ko" ? "동의하고 계속하기" : /Agree/ });
-        // the consent page when the app asks, else the app's page: whichever comes once the code is taken
-        await expect
-          .poll(async () => page.url() === `${server.base}/` || (await agree.isVisible()), { timeout: 30_000 })
-          .toBe(true);
-        if (await agree.isVisible()) await agree.click();
+        await agreeIfAsked(agree, async () => page.url() === `${server.base}/`);
         await page.waitForURL(`${server.base}/`);
         await check("demo-profile");
         await page.goto(`${server.base}/?confirm=disconnect`);

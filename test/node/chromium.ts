@@ -1,6 +1,7 @@
 // Debian's Chromium through playwright-core, as every browser test launches it: headless, no
 // sandbox (CI runs as root), no background traffic. `args` adds flags (a host-resolver rule).
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import { expect } from "vitest";
 
 export function launchChromium(args: string[] = []): Promise<Browser> {
   return chromium.launch({
@@ -21,6 +22,16 @@ export function launchChromium(args: string[] = []): Promise<Browser> {
 /** Waits for the page's h1 named `name`. */
 export async function heading(page: Page, name: string | RegExp): Promise<void> {
   await page.getByRole("heading", { level: 1, name }).waitFor({ state: "visible" });
+}
+
+/**
+ * After the code is taken: the consent page when the app asks (`agree` is clicked), else the page
+ * that follows (`arrived`), whichever comes. Asked once at once, the check could read the code page
+ * still there and then wait on the wrong page.
+ */
+export async function agreeIfAsked(agree: Locator, arrived: () => Promise<boolean>): Promise<void> {
+  await expect.poll(async () => (await agree.isVisible()) || (await arrived()), { timeout: 30_000 }).toBe(true);
+  if (await agree.isVisible()) await agree.click();
 }
 
 /** The sign-in pages, as a person fills them in Korean (docs/signin.md): SKT · 홍길동 · 010-1234-5678 · 123456. */

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./chromium";
+import { agreeIfAsked, launchChromium } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -246,14 +246,8 @@ describe("the console in Chromium", () => {
       await other.page.getByRole("button", { name: "인증번호 받기" }).click();
       await other.page.getByLabel("인증번호", { exact: true }).fill("234567");
       await other.page.getByRole("button", { name: "확인", exact: true }).click();
-      // the consent page when the app asks, else the app's page: whichever comes once the code is
-      // taken (asked at once, the check would read the code page still there and wait on the wrong one)
-      const agree = other.page.getByRole("button", { name: "동의하고 계속하기" });
       const welcome = other.page.getByRole("heading", { level: 1, name: /님, 환영합니다/ });
-      await expect
-        .poll(async () => (await agree.isVisible()) || (await welcome.isVisible()), { timeout: 30_000 })
-        .toBe(true);
-      if (await agree.isVisible()) await agree.click();
+      await agreeIfAsked(other.page.getByRole("button", { name: "동의하고 계속하기" }), () => welcome.isVisible());
       await heading(other.page, /님, 환영합니다/);
       await other.context.close();
       await expect
