@@ -77,11 +77,13 @@ const FLAT = flatRecord(GRANT);
 
 // An OpenID Connect code of the seed's `oidc-client`, as an SMS sign-in's consent writes its grant
 // (bench/workers/bench-entry.ts `oidcCodes`), and the floor's record of the same person and sign-in
-// (bench/workers/floor.ts `floorMintOidc`): the same claims come out of both.
+// (bench/workers/floor.ts `floorMintOidc`), made to carry the same claims.
 const OIDC_BASIC = `Basic ${btoa(`${OIDC_CLIENT}:${OIDC_SECRET}`)}`;
 const OIDC_PART = { authTime: 1_763_900_000_000, amr: ["sms"], nonce: "n0nceN0nceN0nce0" };
+// a code's grant carries no secret fingerprint (the token's does): demoGrant's is left out
+const { secretId: _, ...DEMO_CODE_GRANT } = demoGrant(GRANT.plid, "", 1_763_900_000_000);
 const OIDC_GRANT: CodeGrant = {
-  ...demoGrant(GRANT.plid, "", 1_763_900_000_000),
+  ...DEMO_CODE_GRANT,
   clientId: OIDC_CLIENT,
   redirectUri: "http://localhost:8787/oidc/callback",
   oidc: OIDC_PART,
@@ -98,13 +100,9 @@ const OIDC_RECORD: OidcRecord = {
 const OIDC_RECORD_JSON = JSON.stringify(OIDC_RECORD);
 /** The route's env with its store answering every OpenID Connect code with that grant at once. */
 let oidcMemoryEnv: ProviderEnv | undefined;
-const oidcRouteEnv = (env: ProviderEnv) => {
-  const store = { redeemCode: async () => ({ ok: true, grantJson: OIDC_GRANT_JSON }) };
-  return (oidcMemoryEnv ??= {
-    ...env,
-    ONE_TIME: { idFromName: () => ({}), get: () => store },
-  } as unknown as ProviderEnv);
-};
+const OIDC_STORE = { redeemCode: async () => ({ ok: true, grantJson: OIDC_GRANT_JSON }) };
+const oidcRouteEnv = (env: ProviderEnv) =>
+  (oidcMemoryEnv ??= { ...env, ONE_TIME: { idFromName: () => ({}), get: () => OIDC_STORE } } as unknown as ProviderEnv);
 
 /** A whole route's answer, which must be its success (a refusal would cost less and mislead). */
 async function ok(res: Response): Promise<string> {
