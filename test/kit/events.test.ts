@@ -24,6 +24,11 @@ async function sign(
   header: Record<string, unknown> = { alg: "HS256", typ: "secevent+jwt" },
 ) {
   const input = `${part(header)}.${part(claims)}`;
+  return `${input}.${await mac(input, key)}`;
+}
+
+/** The HS256 MAC of a signing input, base64url: tokens are put together by hand here so that a test can send headers and claims `jose` would refuse to sign. */
+async function mac(input: string, key: string): Promise<string> {
   const k = await crypto.subtle.importKey(
     "raw",
     new TextEncoder().encode(key),
@@ -31,7 +36,7 @@ async function sign(
     false,
     ["sign"],
   );
-  return `${input}.${b64url(new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(input))))}`;
+  return b64url(new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(input))));
 }
 
 function claimsFor(plid: string, over: Record<string, unknown> = {}): Record<string, unknown> {
@@ -125,6 +130,20 @@ describe("POST /auth/events", () => {
     await refused(await post(k, await sign(claimsFor(plid, { aud: "someone-else" }))), "invalid_audience");
     await refused(await post(k, await sign(claimsFor(plid, { iss: "https://evil.example" }))), "invalid_issuer");
     await refused(await post(k, "not a token"), "invalid_request");
+    // signed under the right key, yet not a SET: claims that are not a JSON object, a header whose
+    // `crit` names an extension nobody understands (RFC 7515 §4.1.11)
+    const signedPart = async (header: Record<string, unknown>, payload: string) => {
+      const input = `${part(header)}.${b64url(new TextEncoder().encode(payload))}`;
+      return `${input}.${await mac(input, SECRET)}`;
+    };
+    await refused(await post(k, await signedPart({ alg: "HS256", typ: "secevent+jwt" }, "[1,2]")), "invalid_request");
+    await refused(
+      await post(
+        k,
+        await signedPart({ alg: "HS256", crit: ["x-unknown"], "x-unknown": 1 }, JSON.stringify(claimsFor(plid))),
+      ),
+      "invalid_request",
+    );
     await refused(
       await post(k, await sign(claimsFor(plid, { iat: Math.floor(Date.now() / 1000) - 601 }))),
       "invalid_request",

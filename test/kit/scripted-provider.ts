@@ -1,6 +1,7 @@
 // A scripted stand-in for the login service: a test decides exactly what each code's
 // /v1/user/me answers (spec §2.1 modes, the reference's shapes) and when that answer reaches the
 // kit (`afterRead` runs once the answer is decided, before the kit receives it).
+import { SignJWT } from "jose";
 import { encryptField, randomToken } from "../../workers/core/crypto";
 import type { ProviderFetcher } from "../../packages/kit/src/client";
 import { Browser } from "../support/kit";
@@ -128,19 +129,13 @@ export const part = (v: unknown) => b64url(new TextEncoder().encode(JSON.stringi
 
 /** The service's signed plid-deleted event for the dev kit (docs/events.md), HS256 under the client secret. */
 export async function signedEvent(plid: string): Promise<string> {
-  const input = `${part({ alg: "HS256", typ: "secevent+jwt" })}.${part({
+  return new SignJWT({
     iss: "http://localhost:8787",
     aud: "demo-client",
     iat: Math.floor(Date.now() / 1000),
     jti: crypto.randomUUID(),
     events: { "urn:phone-login:event:plid-deleted": { plid, reason: "user_terminated" } },
-  })}`;
-  const k = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(env.RP_CLIENT_SECRET as string),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  return `${input}.${b64url(new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(input))))}`;
+  })
+    .setProtectedHeader({ alg: "HS256", typ: "secevent+jwt" })
+    .sign(new TextEncoder().encode(env.RP_CLIENT_SECRET as string));
 }

@@ -1,7 +1,7 @@
 // The layout's rules (docs/architecture.md), checked by reading every import of workers/ and of the
 // kit package (packages/kit/src, named `package/` below): core/ imports nothing of the project
 // outside core/ and the package's core, and stays small; the package imports nothing outside itself
-// and no module but hono (its Hono adapter), so it installs alone; the kit's route workers use the
+// and no module but jose (JWS) and hono (its Hono adapter), so it installs with jose alone; the kit's route workers use the
 // package only; the provider never imports the kit, the admin API or the all-in-one worker; the
 // admin API may use the provider's store only.
 import { readFileSync } from "node:fs";
@@ -51,19 +51,30 @@ describe("the layout's import rules", () => {
         (top(i.file) === "core" && !(top(i.target) === "core" || i.target.startsWith("package/core/"))) ||
         (i.file.startsWith("package/core/") && !i.target.startsWith("package/core/")),
     );
-    expect(bad.filter((i) => i.target !== "bare:itty-router" || i.file !== "core/router.ts")).toEqual([]);
+    // the two libraries the core is built on: itty-router (its route tables) and jose (JWS)
+    const library = (i: { file: string; target: string }) =>
+      (i.target === "bare:itty-router" && i.file === "core/router.ts") ||
+      (i.target === "bare:jose" && i.file === "package/core/jws.ts");
+    expect(bad.filter((i) => !library(i))).toEqual([]);
   });
 
-  it("the package imports only itself, the Workers runtime's own module, and hono only in its Hono adapter (it installs with no dependency)", () => {
+  it("the package imports only itself, the Workers runtime's own module, jose only for JWS, and hono only in its Hono adapter (it installs with jose alone)", () => {
     const bad = all.filter(
       (i) =>
         top(i.file) === "package" &&
         top(i.target) !== "package" &&
         // the kit's Durable Object store extends the runtime's class: a module of workerd, not of npm
         !(i.file === "package/login-store.ts" && i.target === "bare:cloudflare:workers") &&
-        !(i.file === "package/hono.ts" && i.target === "bare:hono"),
+        !(i.file === "package/hono.ts" && i.target === "bare:hono") &&
+        // signed events' JWS (RFC 7515) is jose's, never the kit's own
+        !(i.file === "package/core/jws.ts" && i.target === "bare:jose"),
     );
     expect(bad).toEqual([]);
+    // and the package says so: jose is its one dependency, hono an optional peer
+    const pkg = JSON.parse(readFileSync(join(root, "packages", "kit", "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    expect(Object.keys(pkg.dependencies ?? {})).toEqual(["jose"]);
   });
 
   it("the kit's route workers use the package only, never the provider (it must work against the reference service)", () => {

@@ -2,6 +2,7 @@
 // subscriber through the one core minting function (as the sign-in pages do).
 
 import { exports } from "cloudflare:workers";
+import { compactVerify, errors } from "jose";
 import { env } from "./env";
 import { mintCode } from "../../workers/provider/codes";
 import type { CodeGrant, RedeemArgs, RedeemRequest } from "../../workers/provider/store/one-time/tables/codes";
@@ -170,16 +171,13 @@ export const redeemArgs = (r: RedeemRequest): RedeemArgs => [
   r.redirectUri,
 ];
 
-/** Verifies an HS256 compact JWS with WebCrypto directly (not the service's own code). */
+/** Whether an HS256 compact JWS verifies under `key`, by `jose` (not the service's own code path). */
 export async function hs256Valid(token: string, key: string): Promise<boolean> {
-  const [h, p, s] = token.split(".");
-  const k = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(key),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["verify"],
-  );
-  const sig = Uint8Array.from(atob(s!.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  return crypto.subtle.verify("HMAC", k, sig, new TextEncoder().encode(`${h}.${p}`));
+  try {
+    await compactVerify(token, new TextEncoder().encode(key), { algorithms: ["HS256"] });
+    return true;
+  } catch (err) {
+    if (err instanceof errors.JWSSignatureVerificationFailed) return false;
+    throw err;
+  }
 }
