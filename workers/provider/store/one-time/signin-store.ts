@@ -452,7 +452,8 @@ export class SigninMachine {
     if (!c) return { result: "absent", record: r };
     if (c.expiresAt <= now) return { result: "expired", record: r };
     if (c.attempts >= o.limits.otpMaxAttempts) return { result: "exhausted", record: r };
-    if (c.hash !== o.presented) {
+    // the code is six digits and its hash unkeyed: the stored hash is compared in constant time
+    if (!sameHash(c.hash, o.presented)) {
       const next: SigninRecord = { ...r, v: r.v + 1, challenge: { ...c, attempts: c.attempts + 1 } };
       this.save(o.key, next);
       const s = r.subscriber!;
@@ -513,7 +514,8 @@ export class SigninMachine {
     if (this.suspended(r, o.limits)) return { result: "suspended", record: r };
     const refusal = this.lockOf(o.phoneKey, o.netKey) ?? (o.send ? this.takeSend(o.phoneKey, o.limits) : null);
     if (refusal) return { result: "refused", refusal, record: r };
-    const attempts = r.subscriber?.review && r.challenge?.hash === o.hash ? r.challenge.attempts : 0;
+    const attempts =
+      r.subscriber?.review && r.challenge && sameHash(r.challenge.hash, o.hash) ? r.challenge.attempts : 0;
     const next: SigninRecord = {
       ...r,
       v: r.v + 1,
