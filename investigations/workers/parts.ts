@@ -77,7 +77,7 @@ const FLAT = flatRecord(GRANT);
 
 // An OpenID Connect code of the seed's `oidc-client`, as an SMS sign-in's consent writes its grant
 // (bench/workers/bench-entry.ts `oidcCodes`), and the floor's record of the same person and sign-in
-// (bench/workers/floor.ts `floorMintOidc`), made to carry the same claims.
+// (bench/workers/floor.ts `floorMintOidc`), made to carry the same claims (`idTokenIn` checks they do).
 const OIDC_BASIC = `Basic ${btoa(`${OIDC_CLIENT}:${OIDC_SECRET}`)}`;
 const OIDC_PART = { authTime: 1_763_900_000_000, amr: ["sms"], nonce: "n0nceN0nceN0nce0" };
 // a code's grant carries no secret fingerprint (the token's does): demoGrant's is left out
@@ -111,10 +111,34 @@ async function ok(res: Response): Promise<string> {
   return body;
 }
 
-/** A token answer that carries an id_token (one without would cost less and mislead). */
-function idTokenIn(body: string): string {
-  if (!/"id_token":"[\w-]+\.[\w-]+\.[\w-]{86}"/.test(body)) throw new Error(`no id_token: ${body}`);
+/** The id_token claims each side's first answer carried, but its times (`iat`, `exp`). */
+const firstClaims: { floor?: string; project?: string } = {};
+
+/**
+ * A token answer that carries an id_token (one without would cost less and mislead), whose claims
+ * are the other side's: the floor's and the route's must sign the same token, or the part compares
+ * unlike work. Checked on each side's first answer.
+ */
+function idTokenIn(body: string, side: "floor" | "project"): string {
+  const m = /"id_token":"[\w-]+\.([\w-]+)\.[\w-]{86}"/.exec(body);
+  if (!m) throw new Error(`no id_token: ${body}`);
+  if (firstClaims[side] === undefined) {
+    const {
+      iat: _i,
+      exp: _e,
+      ...claims
+    } = JSON.parse(new TextDecoder().decode(base64urlBytes(m[1]!))) as Record<string, unknown>;
+    firstClaims[side] = JSON.stringify(Object.fromEntries(Object.entries(claims).sort(([a], [b]) => (a < b ? -1 : 1))));
+    const { floor, project } = firstClaims;
+    if (floor !== undefined && project !== undefined && floor !== project)
+      throw new Error(`the floor's id_token and the route's carry other claims: ${floor} against ${project}`);
+  }
   return body;
+}
+
+/** base64url text to bytes. */
+function base64urlBytes(text: string): Uint8Array {
+  return Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
 }
 
 /** One call of each step, keyed `<step>/<floor|project|…>`; each makes its own request where it reads one. */
@@ -170,9 +194,15 @@ export const PARTS: Record<string, (env: ProviderEnv) => Promise<unknown>> = {
   // the same two with an id_token (docs/benchmarks.md "The token route with an id_token"): the
   // route's whole JavaScript, its key from D1 once a minute, against the floor's, without storage
   "token-oidc-route/floor": async (env) =>
-    idTokenIn(await ok(await floorTokenOidc(tokenRequest(OIDC_BASIC), env as never, async () => OIDC_RECORD_JSON))),
+    idTokenIn(
+      await ok(await floorTokenOidc(tokenRequest(OIDC_BASIC), env as never, async () => OIDC_RECORD_JSON)),
+      "floor",
+    ),
   "token-oidc-route/project": async (env) =>
-    idTokenIn(await ok(await tokenWorker.fetch!(tokenRequest(OIDC_BASIC) as never, oidcRouteEnv(env), noCtx))),
+    idTokenIn(
+      await ok(await tokenWorker.fetch!(tokenRequest(OIDC_BASIC) as never, oidcRouteEnv(env), noCtx)),
+      "project",
+    ),
   "grant-clone/object": async () => structuredClone(GRANT),
   "grant-clone/string+parse": async () => JSON.parse(structuredClone(GRANT_JSON)),
 };
