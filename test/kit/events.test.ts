@@ -137,6 +137,11 @@ describe("POST /auth/events", () => {
       return `${input}.${await mac(input, SECRET)}`;
     };
     await refused(await post(k, await signedPart({ alg: "HS256", typ: "secevent+jwt" }, "[1,2]")), "invalid_request");
+    // a SET carries no exp; one that has passed is refused as any JWT's would be
+    await refused(
+      await post(k, await sign(claimsFor(plid, { exp: Math.floor(Date.now() / 1000) - 60 }))),
+      "invalid_request",
+    );
     await refused(
       await post(
         k,
