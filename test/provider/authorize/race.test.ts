@@ -58,6 +58,11 @@ async function subscribers(n: number, consented: boolean, sms = false): Promise<
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * The subscribers a describe block makes first (up to 1,000, two object calls each, one after
+ * another): on a loaded 2-core CI machine this outgrew vitest's 10 s hook default once.
+ */
+const SETUP_TIMEOUT_MS = 120_000;
 
 /** The subscriber an issued authorization code stands for (read from its store object). */
 async function codeSubscriber(location: string): Promise<number> {
@@ -86,7 +91,7 @@ describe("identify racing identify in one sign-in (the victim's number and the a
       pairs.push([all[i]!, all[i + 1]!]);
       starters.push(all[i + 2]!);
     }
-  });
+  }, SETUP_TIMEOUT_MS);
 
   it(
     `a code proves the number it was sent to: the attacker's code never completes the victim's sign-in (${TRIALS} trials)`,
@@ -357,7 +362,7 @@ describe("wrong codes racing the lock (SIGNIN_LOCK_AFTER_FAILURES=3; 6 wrong cod
   let numbers: (Who & { id: number })[];
   beforeAll(async () => {
     numbers = await subscribers(Math.min(TRIALS, 1000), false);
-  });
+  }, SETUP_TIMEOUT_MS);
 
   it(
     `never more wrong codes checked than the limit, and the right code refused once it is reached (${TRIALS} trials)`,
