@@ -6,6 +6,7 @@
 // (investigations/workers/investigations-entry.ts).
 
 import { IttyRouter, Router } from "itty-router";
+import { decodeJwt } from "jose";
 import { base64ToBytes, constantTimeEqual } from "../../workers/core/crypto";
 import { json, readParams } from "../../workers/core/http";
 import { createWorker } from "../../workers/core/router";
@@ -120,25 +121,16 @@ const firstClaims: { floor?: string; project?: string } = {};
  * unlike work. Checked on each side's first answer.
  */
 function idTokenIn(body: string, side: "floor" | "project"): string {
-  const m = /"id_token":"[\w-]+\.([\w-]+)\.[\w-]{86}"/.exec(body);
+  const m = /"id_token":"([\w-]+\.[\w-]+\.[\w-]{86})"/.exec(body);
   if (!m) throw new Error(`no id_token: ${body}`);
   if (firstClaims[side] === undefined) {
-    const {
-      iat: _i,
-      exp: _e,
-      ...claims
-    } = JSON.parse(new TextDecoder().decode(base64urlBytes(m[1]!))) as Record<string, unknown>;
+    const { iat: _i, exp: _e, ...claims } = decodeJwt(m[1]!);
     firstClaims[side] = JSON.stringify(Object.fromEntries(Object.entries(claims).sort(([a], [b]) => (a < b ? -1 : 1))));
     const { floor, project } = firstClaims;
     if (floor !== undefined && project !== undefined && floor !== project)
       throw new Error(`the floor's id_token and the route's carry other claims: ${floor} against ${project}`);
   }
   return body;
-}
-
-/** base64url text to bytes. */
-function base64urlBytes(text: string): Uint8Array {
-  return Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
 }
 
 /** One call of each step, keyed `<step>/<floor|project|…>`; each makes its own request where it reads one. */

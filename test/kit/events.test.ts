@@ -23,7 +23,12 @@ async function sign(
   key = SECRET,
   header: Record<string, unknown> = { alg: "HS256", typ: "secevent+jwt" },
 ) {
-  const input = `${part(header)}.${part(claims)}`;
+  return signedPart(header, JSON.stringify(claims), key);
+}
+
+/** A compact JWS of `header` and the claims' text as given (which may be no JSON object), MACed under `key`. */
+async function signedPart(header: Record<string, unknown>, payload: string, key = SECRET): Promise<string> {
+  const input = `${part(header)}.${b64url(new TextEncoder().encode(payload))}`;
   return `${input}.${await mac(input, key)}`;
 }
 
@@ -132,10 +137,6 @@ describe("POST /auth/events", () => {
     await refused(await post(k, "not a token"), "invalid_request");
     // signed under the right key, yet not a SET: claims that are not a JSON object, a header whose
     // `crit` names an extension nobody understands (RFC 7515 §4.1.11)
-    const signedPart = async (header: Record<string, unknown>, payload: string) => {
-      const input = `${part(header)}.${b64url(new TextEncoder().encode(payload))}`;
-      return `${input}.${await mac(input, SECRET)}`;
-    };
     await refused(await post(k, await signedPart({ alg: "HS256", typ: "secevent+jwt" }, "[1,2]")), "invalid_request");
     // a SET carries no exp; one that has passed is refused as any JWT's would be
     await refused(
