@@ -9,7 +9,7 @@
 //        | passkey-signin | outbox]
 //        [--requests 400] [--rounds 3] [--compare a:b,c:d] [--functions 25]
 //        [--base ../other-checkout]    served beside this one: its token and user/me route workers as
-//                                      token-route@base, user-me-route@base, and its app worker for any
+//                                      token-route@base, token-oidc-route@base, user-me-route@base, and its app worker for any
 //                                      scenario of the app (signin@base, identify@base, token@base, …)
 //        [--vars AUDIT_FLUSH_SECONDS=1]   variables of the app worker (and so of the stores it hosts)
 //        BENCH_SMS=true in the environment and in --vars: the sign-in's number gets its code by SMS
@@ -160,8 +160,15 @@ const scenarios = ids.map((id) => {
   if (!at) return { ...s, key: id, onBase: false };
   if (at !== "base" || !base) throw new Error(`${id}: only @base, with --base`);
   if (s.worker === "app") return { ...s, key: id, onBase: true }; // the baseline's app worker
-  const worker = { "token-route": "route-token-base", "user-me-route": "route-user-me-base" }[name];
-  if (!worker) throw new Error(`${id}: on the baseline, the app worker's scenarios and token-route, user-me-route`);
+  const worker = {
+    "token-route": "route-token-base",
+    "token-oidc-route": "route-token-base",
+    "user-me-route": "route-user-me-base",
+  }[name];
+  if (!worker)
+    throw new Error(
+      `${id}: on the baseline, the app worker's scenarios and token-route, token-oidc-route, user-me-route`,
+    );
   return { ...s, key: id, worker, onBase: true };
 });
 

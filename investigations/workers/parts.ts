@@ -30,7 +30,7 @@ import {
   SECRET,
   type OidcRecord,
 } from "../../bench/workers/floor";
-import type { CodeGrant } from "../../workers/provider/store/one-time/tables/codes";
+import { idClaimsOf, type CodeGrant } from "../../workers/provider/store/one-time/tables/codes";
 
 const BASIC = `Basic ${btoa(`${CLIENT}:${SECRET}`)}`;
 const CODE = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
@@ -89,7 +89,8 @@ const OIDC_GRANT: CodeGrant = {
   redirectUri: "http://localhost:8787/oidc/callback",
   oidc: OIDC_PART,
 };
-const OIDC_GRANT_JSON = JSON.stringify(OIDC_GRANT);
+/** What the store keeps with that code and answers its redemption with (tables/codes.ts `idClaimsOf`). */
+const OIDC_ID_CLAIMS = idClaimsOf(OIDC_GRANT);
 const OIDC_RECORD: OidcRecord = {
   plid: GRANT.plid,
   name: GRANT.subscriber.name,
@@ -101,7 +102,7 @@ const OIDC_RECORD: OidcRecord = {
 const OIDC_RECORD_JSON = JSON.stringify(OIDC_RECORD);
 /** The route's env with its store answering every OpenID Connect code with that grant at once. */
 let oidcMemoryEnv: ProviderEnv | undefined;
-const OIDC_STORE = { redeemCode: async () => ({ ok: true, grantJson: OIDC_GRANT_JSON }) };
+const OIDC_STORE = { redeemCode: async () => ({ ok: true, idClaims: OIDC_ID_CLAIMS }) };
 const oidcRouteEnv = (env: ProviderEnv) =>
   (oidcMemoryEnv ??= { ...env, ONE_TIME: { idFromName: () => ({}), get: () => OIDC_STORE } } as unknown as ProviderEnv);
 

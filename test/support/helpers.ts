@@ -169,6 +169,7 @@ export const redeemArgs = (r: RedeemRequest): RedeemArgs => [
   r.tokenTtlMs,
   r.verifierChallenge,
   r.redirectUri,
+  r.withIdClaims,
 ];
 
 /** Whether an HS256 compact JWS verifies under `key`, by `jose` (not the service's own code path). */

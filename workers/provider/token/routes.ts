@@ -13,7 +13,6 @@ import { jwks } from "./jwks";
 import { discovery } from "./discovery";
 import { idToken } from "./id-token";
 import { issuer } from "../store/flows/events";
-import type { CodeGrant } from "../store/one-time/tables/codes";
 import type { Client } from "../store/clients";
 
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
@@ -67,9 +66,8 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
     expires_in: cfg.accessTokenTtlSeconds,
   };
   // an OpenID Connect code (a client with it on, an `openid` request): its id_token beside (docs/oidc.md)
-  const grant = result.grantJson === undefined ? undefined : (JSON.parse(result.grantJson) as CodeGrant);
-  if (grant?.oidc)
-    body.id_token = await idToken(env, { ...grant, oidc: grant.oidc }, issuer(env), cfg.accessTokenTtlSeconds);
+  if (result.idClaims !== undefined)
+    body.id_token = await idToken(env, result.idClaims, issuer(env), cfg.accessTokenTtlSeconds);
   return json(state === undefined ? body : { ...body, state }, 200, corsFor(req, auth.client));
 }
 

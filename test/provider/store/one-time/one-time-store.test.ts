@@ -570,6 +570,102 @@ describe("core/one-time-store redemption: one conditional statement, or the path
   });
 });
 
+describe("an OpenID Connect code keeps the claims its sign-in fixed for the id_token", () => {
+  // OpenID Connect Core §5.1 forms, as the service gives them (docs/oidc.md "The id_token")
+  const AUTH_TIME_MS = 1_763_900_000_000;
+  const oidcGrant = (plid: string, over: Partial<CodeGrant> = {}): CodeGrant => ({
+    ...GRANT,
+    plid,
+    items: ["name", "phoneNo", "gender", "birthdate"],
+    subscriber: { ...GRANT.subscriber, phone: "01012345678", name: "홍길동", gender: "F", birth: "1990-03-07" },
+    oidc: { authTime: AUTH_TIME_MS, amr: ["sms"], nonce: "n-0S6_WzA2Mj" },
+    ...over,
+  });
+  const expected = (plid: string) => ({
+    name: "홍길동",
+    phone_number: "+821012345678",
+    phone_number_verified: true,
+    gender: "female",
+    birthdate: "1990-03-07",
+    auth_time: 1_763_900_000,
+    amr: ["sms"],
+    nonce: "n-0S6_WzA2Mj",
+    sub: plid,
+    aud: "c",
+  });
+  const redeem = async (code: string, over: Partial<RedeemRequest> = {}) =>
+    storeFor(env, code, 16).redeemCode(
+      ...redeemArgs({
+        codeHash: await sha256(code),
+        clientId: "c",
+        verifierChallenge: null,
+        redirectUri: null,
+        tokenHash: await sha256(`t-${code}`),
+        tokenTtlMs: 60_000,
+        secretId: "s1",
+        withIdClaims: true,
+        ...over,
+      }),
+    );
+  const claimsOf = (r: { ok: boolean; idClaims?: string }) =>
+    r.idClaims === undefined ? undefined : (JSON.parse(r.idClaims) as unknown);
+
+  it("a redemption that asks for them gets them, on either path; one that does not, or a code of a request without openid, gets none", async () => {
+    for (const redirectUri of [null, "https://x/cb"]) {
+      const code = randomToken();
+      const plid = `p-${code}`;
+      await storeFor(env, code, 16).putCode(await sha256(code), oidcGrant(plid), null, 60_000);
+      const r = await redeem(code, { redirectUri });
+      expect(r.ok).toBe(true);
+      expect(claimsOf(r)).toEqual(expected(plid));
+      // kept as ASCII: the name crosses SQLite and the RPC as a one-byte string
+      expect(r.ok && /^[\x20-\x7e]*$/.test(r.idClaims ?? "")).toBe(true);
+
+      const notAsked = randomToken();
+      await storeFor(env, notAsked, 16).putCode(await sha256(notAsked), oidcGrant(`p-${notAsked}`), null, 60_000);
+      expect(await redeem(notAsked, { redirectUri, withIdClaims: false })).toEqual({ ok: true });
+
+      const plain = randomToken();
+      await storeFor(env, plain, 16).putCode(await sha256(plain), { ...GRANT, plid: `p-${plain}` }, null, 60_000);
+      expect(await redeem(plain, { redirectUri })).toEqual({ ok: true });
+    }
+  });
+
+  it("an automatic login's code keeps no identity claims (spec §2.1), only when and how the number was proven", async () => {
+    const code = randomToken();
+    const plid = `p-${code}`;
+    const grant = oidcGrant(plid, {
+      autoLogin: { deviceHash: "d", automatic: true },
+      oidc: { authTime: AUTH_TIME_MS, amr: ["auto"] },
+    });
+    await storeFor(env, code, 16).putCode(await sha256(code), grant, null, 60_000);
+    expect(claimsOf(await redeem(code))).toEqual({ auth_time: 1_763_900_000, amr: ["auto"], sub: plid, aud: "c" });
+  });
+
+  it("a code kept before the id_claims column gets the claims its grant gives, the same as a new code's; one without openid, none", async () => {
+    for (const redirectUri of [null, "https://x/cb"])
+      for (const oidc of [true, false]) {
+        const code = randomToken();
+        const plid = `legacy-${code}`;
+        const grant = oidc ? oidcGrant(plid) : { ...GRANT, plid };
+        await runInDurableObject(storeFor(env, code, 16), async (_o, state) => {
+          state.storage.sql.exec(
+            "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid) VALUES (?, ?, ?, NULL, ?, ?, ?)",
+            await sha256(code),
+            "c",
+            JSON.stringify(grant),
+            Date.now() + 60_000,
+            Date.now() + 60_000,
+            plid,
+          );
+        });
+        const r = await redeem(code, { redirectUri });
+        expect(r.ok).toBe(true);
+        expect(claimsOf(r)).toEqual(oidc ? expected(plid) : undefined);
+      }
+  });
+});
+
 describe("the store's sweep alarm, asked of storage once until it runs", () => {
   it("writes set it, the alarm sweeps what expired and sets itself again while anything is left, and a write after an empty sweep sets it again", async () => {
     const stub = env.ONE_TIME.get(env.ONE_TIME.newUniqueId()); // an object of its own: nothing else left in it

@@ -17,6 +17,7 @@
 //   the sweep has not reached is never taken.
 
 import type { IdentityItem, Telco } from "../../../../core/spec";
+import { signInClaims } from "../../../oidc-claims";
 import { firstReportKey } from "../keys";
 import type { Schedule } from "../schedule";
 import type { AuditOutbox, AuditRecord } from "./audit-outbox";
@@ -92,8 +93,12 @@ export type RedeemFailure =
   | "pkce_mismatch"
   | "pkce_unexpected"
   | "revoked";
-/** `grantJson`: the code's grant as stored, when the redemption asked for it (an OpenID Connect client's). */
-export type RedeemResult = { ok: true; grantJson?: string } | { ok: false; reason: RedeemFailure };
+/**
+ * `idClaims`: JSON of the claims the code's sign-in fixed for its id_token (oidc-claims.ts
+ * `signInClaims`), when the redemption asked for them (an OpenID Connect client's) and the code is
+ * of an `openid` request.
+ */
+export type RedeemResult = { ok: true; idClaims?: string } | { ok: false; reason: RedeemFailure };
 
 /**
  * A redemption as the RPC carries it: the fields of a `RedeemRequest` as positional values, which
@@ -107,8 +112,8 @@ export type RedeemArgs = [
   tokenTtlMs: number,
   verifierChallenge: string | null,
   redirectUri: string | null,
-  /** Return the code's grant with a good redemption (an OpenID Connect client: its id_token's claims). */
-  withGrant?: boolean,
+  /** Answer a good redemption with its id_token's claims (an OpenID Connect client's exchange). */
+  withIdClaims?: boolean,
 ];
 
 export interface RedeemRequest {
@@ -121,8 +126,8 @@ export interface RedeemRequest {
   tokenHash: string;
   tokenTtlMs: number;
   secretId: string;
-  /** Return the code's grant with a good redemption. */
-  withGrant?: boolean;
+  /** Answer a good redemption with its id_token's claims. */
+  withIdClaims?: boolean;
 }
 
 /** When a row of each table written in expiry order has passed (a redeemed code's is its token's). */
@@ -152,7 +157,8 @@ export class Codes {
     const now = Date.now();
     if (firstReport) this.entries.put(firstReport.key, "1", firstReport.ttlMs);
     this.sql.exec(
-      "INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid, first_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      `INSERT INTO codes (hash, client_id, grant_json, challenge, expires_at, purge_at, plid, first_key, id_claims)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       codeHash,
       grant.clientId,
       asciiJson(grant),
@@ -161,6 +167,7 @@ export class Codes {
       now + ttlMs,
       grant.plid,
       grant.autoLogin ? firstReportKey(grant.autoLogin.deviceHash, grant.clientId) : "",
+      idClaimsOf(grant),
     );
     if (audit?.length) this.audit.append(audit);
     this.schedule.sweepSoon();
@@ -178,7 +185,7 @@ export class Codes {
     tokenTtlMs: number,
     verifierChallenge: string | null,
     redirectUri: string | null,
-    withGrant = false,
+    withIdClaims = false,
   ): RedeemResult {
     const r: RedeemRequest = {
       codeHash,
@@ -188,7 +195,7 @@ export class Codes {
       tokenTtlMs,
       verifierChallenge,
       redirectUri,
-      withGrant,
+      withIdClaims,
     };
     const result = this.take(r);
     if (!result.ok) this.audit.refused(r.clientId, result.reason);
@@ -210,7 +217,7 @@ export class Codes {
           `UPDATE codes SET used_at = ?, token_hash = ?, purge_at = ?, secret_id = ?
            WHERE hash = ? AND used_at IS NULL AND expires_at > ? AND client_id = ? AND challenge IS ?
              AND plid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM revoked_plids p WHERE p.plid = codes.plid)
-           RETURNING ${r.withGrant ? "grant_json" : "1"} AS g`,
+           RETURNING ${r.withIdClaims ? "id_claims" : "1"} AS g`,
           now,
           r.tokenHash,
           tokenExpires,
@@ -221,18 +228,23 @@ export class Codes {
           r.verifierChallenge,
         )
         .toArray();
-      if (won.length === 1) return r.withGrant ? { ok: true, grantJson: String(won[0]!.g) } : { ok: true };
+      if (won.length === 1) {
+        if (!r.withIdClaims) return { ok: true };
+        const stored = won[0]!.g as string | null;
+        return claimsAnswer(stored ?? idClaimsOf(JSON.parse(this.grantJson(r.codeHash)) as CodeGrant));
+      }
     }
     const row = this.sql
       .exec<{
         client_id: string;
         grant_json: string;
+        id_claims: string | null;
         challenge: string | null;
         expires_at: number;
         used_at: number | null;
         token_hash: string | null;
       }>(
-        "SELECT client_id, grant_json, challenge, expires_at, used_at, token_hash FROM codes WHERE hash = ?",
+        "SELECT client_id, grant_json, id_claims, challenge, expires_at, used_at, token_hash FROM codes WHERE hash = ?",
         r.codeHash,
       )
       .toArray()[0];
@@ -262,7 +274,12 @@ export class Codes {
       grant.plid,
       r.codeHash,
     );
-    return r.withGrant ? { ok: true, grantJson: row.grant_json } : { ok: true };
+    return r.withIdClaims ? claimsAnswer(row.id_claims ?? idClaimsOf(grant)) : { ok: true };
+  }
+
+  /** A code's grant as stored. */
+  private grantJson(codeHash: string): string {
+    return this.sql.exec<{ g: string }>("SELECT grant_json AS g FROM codes WHERE hash = ?", codeHash).one().g;
   }
 
   /**
@@ -360,6 +377,20 @@ export function asciiJson(value: unknown): string {
     /[\u0080-\uffff]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
+}
+
+/**
+ * What a code keeps of its id_token's claims (`codes.id_claims`): JSON of the claims its sign-in
+ * fixed for an OpenID Connect request's code, "" for any other. NULL (a code kept before the
+ * column) is read as the grant gives it.
+ */
+export function idClaimsOf(grant: CodeGrant): string {
+  return grant.oidc ? asciiJson(signInClaims({ ...grant, oidc: grant.oidc })) : "";
+}
+
+/** A good redemption's answer with a code's `idClaimsOf`: none for a code of a request without `openid`. */
+function claimsAnswer(idClaims: string): RedeemResult {
+  return idClaims === "" ? { ok: true } : { ok: true, idClaims };
 }
 
 /** Why a request may not present this code at all (client, redirect, PKCE), or null. */

@@ -85,6 +85,8 @@ function migrate(sql: SqlStorage): void {
   if (!codeColumns.has("issued_at")) sql.exec("ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0");
   if (!codeColumns.has("secret_id")) sql.exec("ALTER TABLE codes ADD COLUMN secret_id TEXT");
   if (!codeColumns.has("first_key")) sql.exec("ALTER TABLE codes ADD COLUMN first_key TEXT");
+  // what an OpenID Connect code's id_token claims of its sign-in (tables/codes.ts `idClaimsOf`)
+  if (!codeColumns.has("id_claims")) sql.exec("ALTER TABLE codes ADD COLUMN id_claims TEXT");
   // A code's redemption (used_at set once) stores its token in the same statement: the code's
   // grant, with the secret that authenticated the exchange, the key of its first report, and its
   // client and time, which are the redemption's audit record. An object whose trigger wrote one
