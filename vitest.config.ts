@@ -127,8 +127,11 @@ export default defineConfig(async () => {
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**"],
             setupFiles: ["./test/support/setup.ts"],
-            // generous for a loaded 2-core CI machine; the tests' own clocks are faked where time matters
+            // generous for a loaded 2-core CI machine; the tests' own clocks are faked where time matters.
+            // Hooks get as long as tests (vitest's default is 10 s): a setup that makes many people
+            // through the store's objects outgrew it once under load (race.test.ts sets its own).
             testTimeout: 30_000,
+            hookTimeout: 30_000,
           },
         },
         {
