@@ -192,7 +192,8 @@ describe("the risk window, from an import's columns", () => {
     }
   });
 
-  it("the job that tells the apps, run again as after a kill before it was marked done (twice, at once): delivery is at least once, and every copy of one change is the same event (one jti) for the app to drop", async () => {
+  it("the job that tells the apps, run again as after a kill before it was marked done (twice, at once): delivery is at least once, every copy of one change is the same event (one jti) for the app to drop, and the trail has one window_opened per change", async () => {
+    const since = Date.now();
     const who = newPerson();
     await importRows([who.row]);
     await mintFor(who.phone);
@@ -216,9 +217,15 @@ describe("the risk window, from an import's columns", () => {
       const before = sent.length;
       expect((await importRows([{ ...who.row, simChangedAt: iso(changed) }])).signals_changed).toBe(1);
       await vi.waitFor(() => expect(sent).toHaveLength(before + 1), { timeout: 5000, interval: 25 });
-      await tellCredentialChange(env, person!.id, changed);
+      await Promise.all([
+        tellCredentialChange(env, person!.id, changed),
+        tellCredentialChange(env, person!.id, changed),
+      ]);
       await settle();
       expect(new Set(await jtis()).size).toBe(2);
+      // two changes of one link, each told by three or two runs of its job: two audit events
+      const opened = await auditEvents({ type: "risk.window_opened", clientId: DEMO.clientId, since });
+      expect(opened.map((e) => JSON.parse(e.detail!))).toEqual([{ event: true }, { event: true }]);
     } finally {
       await setTypes(DEMO.clientId, ["plid-deleted"]);
     }

@@ -5,8 +5,9 @@
 // events for the apps that take them (read from D1 `clients`), and only then its link leaves the
 // person's home shard: so a link never outlives an end that failed, and a retry ends what is left.
 
-import { auditAll, auditRecord } from "../one-time/audit";
-import { plidShard, plidShardsAnyCount } from "../one-time/keys";
+import { sha256 } from "../../../core/crypto";
+import { auditAll, auditOnce, auditRecord } from "../one-time/audit";
+import { onceKey, plidShard, plidShardsAnyCount } from "../one-time/keys";
 import { storeAt, type OneTimeEnv } from "../one-time/one-time-store";
 import { changeEvent, newEvent, type EndReason, type PendingEvent } from "../one-time/tables/ended-plids";
 import type { DirectoryEnv } from "../directory/directory";
@@ -64,7 +65,8 @@ const REVOKE_CHUNK = 200;
  * A SIM change or a port at `at` opened person `subscriberId`'s risk window (directory/risk.ts):
  * each app of theirs that takes `credential-change` events is sent one (a CAEP credential-change
  * carrying its plid), recorded in the plid's one-time-store object as an end's events are; the
- * links stay. Idempotent: the same change records no second event. How many apps are told.
+ * links stay, and each link's `risk.window_opened` is audited. Idempotent: the same change
+ * records no second event and no second audit event (`auditOnce`). How many apps are told.
  */
 export async function tellCredentialChange(env: StoresEnv, subscriberId: number, at: number): Promise<number> {
   const rows = await dirAt(env, homeOfId(subscriberId)).linksOf(subscriberId, null);
@@ -75,10 +77,18 @@ export async function tellCredentialChange(env: StoresEnv, subscriberId: number,
   );
   const cfg = storeConfig(env);
   if (events.length) await revokePlids(env, [], cfg.oneTimeShards, cfg.revocationRetainMs, events);
-  await auditAll(
-    env,
-    rows.map((r) => auditRecord("risk.window_opened", r.client_id, "ok", { event: told.has(r.client_id) })),
+  // once per link and change, however often the job runs (a kill before it was marked done, or
+  // two runs at once): the trail counts each opened window once
+  const keyed = await Promise.all(
+    rows.map(
+      async (r) =>
+        [
+          await onceKey(`risk.window_opened:${r.plid}:${at}`),
+          auditRecord("risk.window_opened", r.client_id, "ok", { event: told.has(r.client_id) }),
+        ] as const,
+    ),
   );
+  await auditOnce(env, await sha256(`credential_change:${subscriberId}:${at}`), keyed);
   return events.length;
 }
 

@@ -107,3 +107,21 @@ export async function auditAll(env: AuditEnv, records: readonly AuditRecord[]): 
   if (records.length === 0) return;
   await storeFor(env, randomToken(1), storeConfig(env).oneTimeShards).appendAudit(records);
 }
+
+/** How long `auditOnce` remembers an event it wrote: the longest a queued job is retried and more. */
+export const AUDIT_ONCE_MS = 7 * 86_400_000;
+
+/**
+ * Appends audit events of a step that may run again (a directory job, store/flows/directory-jobs.ts):
+ * each under its key (`onceKey`, keys.ts), written once in `AUDIT_ONCE_MS` however often or at once
+ * the step runs; all in one call to the object of `at` (a random base64url value, e.g. a hash of
+ * what the step does, so a rerun reaches the same object).
+ */
+export async function auditOnce(
+  env: AuditEnv,
+  at: string,
+  keyed: readonly (readonly [key: string, record: AuditRecord])[],
+): Promise<void> {
+  if (keyed.length === 0) return;
+  await storeFor(env, at, storeConfig(env).oneTimeShards).appendAuditOnce(keyed, AUDIT_ONCE_MS);
+}

@@ -11,7 +11,7 @@
 // hash.
 //
 // Entries (table `entries`): `tx:` a sign-in record (`transactionKey`), `acct:` an /account session
-// (`accountSessionKey`), `cons:` a /console session (`consoleSessionKey`), `devs:` a /developers session (`developerSessionKey`), `first:` a grant's pending first report (`firstReportKey`). Counters
+// (`accountSessionKey`), `cons:` a /console session (`consoleSessionKey`), `devs:` a /developers session (`developerSessionKey`), `first:` a grant's pending first report (`firstReportKey`), `once:` an audit event written once (`onceKey`). Counters
 // (table `counters`): a number's `lock:`, `fail:`, `cool:` and `sends:`, `lock:` and `fail:` per
 // network (`SIGNIN_COUNTERS`), a review test number's `tfail:` (`testFailuresKey`), a network's
 // `ip:` (`ipCounter`). A number appears only as the SHA-256 of `phone:<number>` (`phoneKey`).
@@ -78,6 +78,11 @@ export async function developerSessionKey(id: string): Promise<string> {
 /** The entry of an /account session: the SHA-256 of its session id. */
 export async function accountSessionKey(id: string): Promise<string> {
   return `acct:${await sha256(id)}`;
+}
+
+/** The entry marking an audit event as written (one-time/audit.ts `auditOnce`): the SHA-256 of what it records. */
+export async function onceKey(what: string): Promise<string> {
+  return `once:${await sha256(what)}`;
 }
 
 /** The entry marking an automatic-login grant's first report as pending (spec §2.1 autoStatusCheck). */

@@ -155,6 +155,18 @@ export class OneTimeStore extends DurableObject {
     this.audit.append(records);
   }
 
+  /**
+   * Appends each audit event whose key (an entry, kept `ttlMs`) no call has written yet, and marks
+   * it, in one step: a step run again (a job after a kill before it was marked done, or twice at
+   * once) audits nothing twice (one-time/audit.ts `auditOnce`). Returns how many it appended.
+   */
+  appendAuditOnce(keyed: readonly (readonly [key: string, record: AuditRecord])[], ttlMs: number): number {
+    const fresh = keyed.filter(([key]) => this.entries.get(key) === null);
+    for (const [key] of fresh) this.entries.put(key, "1", ttlMs);
+    this.audit.append(fresh.map(([, record]) => record));
+    return fresh.length;
+  }
+
   /** Writes the audit outbox to R2 (store/audit-archive.ts); returns how many rows moved. */
   flushAudit(): Promise<number> {
     return this.audit.flush();
