@@ -149,7 +149,7 @@ function bearerRead(path, { pool, prepare }) {
 
 /**
  * The claims of every id_token of the two OpenID Connect scenarios: the service's for the seed's
- * `oidc-client` (workers/provider/token/id-token.ts, its items' claims workers/provider/oidc-claims.ts).
+ * `oidc-client` (workers/provider/token/id-token.ts, its items' claims workers/provider/store/one-time/tables/grant.ts).
  */
 export const ID_TOKEN_CLAIMS = [
   "name",

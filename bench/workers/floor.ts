@@ -322,7 +322,7 @@ const floorRedeemRecord: RedeemRecord = (env, code, codeHash, clientId, tokenHas
  * floor-token for an OpenID Connect client (`oidc-client`): the same checks and the one call, which
  * answers the code's record, then an id_token with the service's header and claims for the same
  * grant (workers/provider/token/id-token.ts: the person's agreed items in OpenID Connect's forms as
- * workers/provider/oidc-claims.ts gives them, auth_time, amr, nonce; iss, sub, aud, iat, exp with
+ * workers/provider/store/one-time/tables/grant.ts gives them, auth_time, amr, nonce; iss, sub, aud, iat, exp with
  * the access token's default life), signed with `jose` SignJWT.
  */
 export async function floorTokenOidc(

@@ -11,7 +11,7 @@ import { storeFor } from "../store/one-time/one-time-store";
 import type { CodeGrant } from "../store/one-time/tables/codes";
 import type { RequestContext } from "../../core/router";
 import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
-import { identityClaims } from "../oidc-claims";
+import { identityClaims } from "../store/one-time/tables/grant";
 import { tally } from "../store/metrics/tally";
 
 /** A browser app reads its claims with its own bearer token: any origin, never with cookies. */

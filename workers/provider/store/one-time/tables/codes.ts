@@ -16,52 +16,14 @@
 // - rows are swept in the order they were written, and every read checks expiry itself, so a row
 //   the sweep has not reached is never taken.
 
-import type { IdentityItem, Telco } from "../../../../core/spec";
-import { signInClaims } from "../../../oidc-claims";
+import { signInClaims, type CodeGrant } from "./grant";
 import { firstReportKey } from "../keys";
 import type { Schedule } from "../schedule";
 import type { AuditOutbox, AuditRecord } from "./audit-outbox";
 import type { EndedPlids } from "./ended-plids";
 import type { Entries } from "./entries";
 
-/**
- * A person's directory entry as a code carries it: the directory's `Subscriber` without its id
- * (store/directory/directory.ts; the minting code passes one, so the compiler holds the two alike).
- */
-export interface SubscriberSnapshot {
-  telco: Telco;
-  phone: string;
-  name: string;
-  gender: "M" | "F";
-  birth: string; // YYYY-MM-DD
-  foreign: "L" | "F";
-  ci: string;
-}
-
-/**
- * What an authorization code stands for; carried on to the access token issued from it. It holds
- * what /v1/user/me needs, so that read touches no D1: the subscriber as the directory had them at
- * sign-in and the items consented then (docs/storage.md "Snapshots").
- */
-export interface CodeGrant {
-  clientId: string;
-  subscriberId: number;
-  plid: string;
-  redirectUri: string;
-  /** The automatic-login grant this login was made under, if any (spec §2.1 modes). */
-  autoLogin: { deviceHash: string; automatic: boolean } | null;
-  /** The sign-in's time: a revocation of the plid at or after it ends the code and its token. */
-  issuedAt: number;
-  /** The client's agreed items that the subscriber consented to, at sign-in. */
-  items: IdentityItem[];
-  /** The subscriber's directory entry at sign-in. */
-  subscriber: SubscriberSnapshot;
-  /**
-   * An OpenID Connect request's (docs/oidc.md): the nonce to echo, when the number was last proven
-   * interactively (`auth_time`, epoch ms) and how (`amr`). Absent for every other code.
-   */
-  oidc?: { nonce?: string; authTime: number; amr: string[] };
-}
+export type { CodeGrant, SubscriberSnapshot } from "./grant";
 
 /** An access token's record: the code's grant plus which client secret authenticated the exchange. */
 export interface TokenGrant extends CodeGrant {
@@ -94,7 +56,7 @@ export type RedeemFailure =
   | "pkce_unexpected"
   | "revoked";
 /**
- * `idClaims`: JSON of the claims the code's sign-in fixed for its id_token (oidc-claims.ts
+ * `idClaims`: JSON of the claims the code's sign-in fixed for its id_token (grant.ts
  * `signInClaims`), when the redemption asked for them (an OpenID Connect client's) and the code is
  * of an `openid` request.
  */
