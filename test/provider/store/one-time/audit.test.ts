@@ -5,9 +5,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "../../../support/env";
 import { describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
 import { randomToken } from "../../../../workers/core/crypto";
 import { AUDIT_FLUSH_ROWS } from "../../../../workers/provider/store/one-time/tables/audit-outbox";
-import { audit, type AuditRecord } from "../../../../workers/provider/store/one-time/audit";
+import { AUDIT_ONCE_MS, audit, type AuditRecord } from "../../../../workers/provider/store/one-time/audit";
 import { HOUR_MS, hourOf, hourPrefix } from "../../../../workers/provider/store/audit-archive";
 import { auditEvents, auditKeys } from "../../../support/audit";
 import { intercept } from "../../../support/helpers";
@@ -230,6 +231,50 @@ describe("the audit outbox goes to R2", () => {
     expect(await outboxRows(store)).toBe(1);
     await replaceBucket(store, () => real);
     expect(await store.flushAudit()).toBe(1);
+  });
+
+  it("appendAuditOnce: however the calls overlap (the same keys again, several at once), each key's event is in the outbox exactly once, written by a call of the first wave that names it", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        // batches of keys out of 6, each batch one call; calls go in waves run at once
+        fc.array(fc.array(fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 6 }), { minLength: 1, maxLength: 3 }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        async (waves) => {
+          const { name, store } = ownStore();
+          const prefix = `once:${randomToken(8)}:`;
+          // each key: the wave it first appears in, and the calls of that wave that name it
+          const first = new Map<number, { wave: number; calls: Set<number> }>();
+          let call = 0;
+          let appended = 0;
+          for (const [w, wave] of waves.entries()) {
+            const counts = await Promise.all(
+              wave.map((keys) => {
+                const c = call++;
+                const keyed = [...new Set(keys)].map((k): [string, AuditRecord] => {
+                  if (!first.has(k)) first.set(k, { wave: w, calls: new Set() });
+                  if (first.get(k)!.wave === w) first.get(k)!.calls.add(c);
+                  return [`${prefix}${k}`, [Date.now(), "risk.window_opened", `k${k}`, "ok", JSON.stringify({ c })]];
+                });
+                return store.appendAuditOnce(keyed, AUDIT_ONCE_MS);
+              }),
+            );
+            appended += counts.reduce((a, n) => a + n, 0);
+          }
+          expect(appended).toBe(first.size);
+          expect(await outboxRows(store)).toBe(first.size);
+          await store.flushAudit();
+          const got = await auditEvents({ object: name });
+          const byKey = new Map(got.map((e) => [e.client_id, JSON.parse(e.detail!) as { c: number }]));
+          expect(got).toHaveLength(first.size);
+          // the calls of a wave run at once, so a key's event is that of any call of the first wave
+          // that names it; a later wave never writes it again
+          for (const [k, { calls }] of first) expect(calls.has(byKey.get(`k${k}`)!.c)).toBe(true);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it("audit() is one call to one store object; the event reaches R2 with its flush", async () => {

@@ -162,6 +162,7 @@ export class OneTimeStore extends DurableObject {
    */
   appendAuditOnce(keyed: readonly (readonly [key: string, record: AuditRecord])[], ttlMs: number): number {
     const fresh = keyed.filter(([key]) => this.entries.get(key) === null);
+    if (fresh.length === 0) return 0; // every event written already: no outbox write, no flush to arm
     for (const [key] of fresh) this.entries.put(key, "1", ttlMs);
     this.audit.append(fresh.map(([, record]) => record));
     return fresh.length;
