@@ -1,8 +1,8 @@
 // The id_token of an OpenID Connect code (docs/oidc.md "The id_token"; OpenID Connect Core §2,
 // §3.1.3.3): ES256 under the service's signing key (store/signing-keys.ts), signed with `jose`.
-// Its claims are the ones the sign-in fixed (store/one-time/tables/grant.ts `signInClaims`: the identity claims
-// /v1/user/me would give for this code, auth_time, amr, nonce, sub, aud), kept with the code and
-// answered by its redemption, and the exchange's own: iss, iat, exp.
+// Its claims are the ones the sign-in fixed (store/one-time/tables/grant.ts `signInClaims`: the
+// identity claims /v1/user/me would give for this code, auth_time, amr, nonce, sub, aud), kept with
+// the code and answered by its redemption, and the exchange's own: iss, iat, exp.
 
 import { SignJWT } from "jose";
 import { signingKey } from "../store/signing-keys";

@@ -108,20 +108,23 @@ export async function auditAll(env: AuditEnv, records: readonly AuditRecord[]): 
   await storeFor(env, randomToken(1), storeConfig(env).oneTimeShards).appendAudit(records);
 }
 
-/** How long `auditOnce` remembers an event it wrote: the longest a queued job is retried and more. */
+/**
+ * How long `auditOnce` remembers an event it wrote: a job run again after its last step is run by
+ * its shard's next alarm (store/flows/directory-jobs.ts), far within this.
+ */
 export const AUDIT_ONCE_MS = 7 * 86_400_000;
 
 /**
  * Appends audit events of a step that may run again (a directory job, store/flows/directory-jobs.ts):
  * each under its key (`onceKey`, keys.ts), written once in `AUDIT_ONCE_MS` however often or at once
- * the step runs; all in one call to the object of `at` (a random base64url value, e.g. a hash of
- * what the step does, so a rerun reaches the same object).
+ * the step runs; all in one call to the object of `placeBy` (a random base64url value, e.g. a hash
+ * of what the step does, so a rerun reaches the same object).
  */
 export async function auditOnce(
   env: AuditEnv,
-  at: string,
+  placeBy: string,
   keyed: readonly (readonly [key: string, record: AuditRecord])[],
 ): Promise<void> {
   if (keyed.length === 0) return;
-  await storeFor(env, at, storeConfig(env).oneTimeShards).appendAuditOnce(keyed, AUDIT_ONCE_MS);
+  await storeFor(env, placeBy, storeConfig(env).oneTimeShards).appendAuditOnce(keyed, AUDIT_ONCE_MS);
 }

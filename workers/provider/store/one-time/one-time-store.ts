@@ -161,10 +161,13 @@ export class OneTimeStore extends DurableObject {
    * once) audits nothing twice (one-time/audit.ts `auditOnce`). Returns how many it appended.
    */
   appendAuditOnce(keyed: readonly (readonly [key: string, record: AuditRecord])[], ttlMs: number): number {
-    const fresh = keyed.filter(([key]) => this.entries.get(key) === null);
-    if (fresh.length === 0) return 0; // every event written already: no outbox write, no flush to arm
-    for (const [key] of fresh) this.entries.put(key, "1", ttlMs);
-    this.audit.append(fresh.map(([, record]) => record));
+    const fresh: AuditRecord[] = [];
+    for (const [key, record] of keyed) {
+      if (this.entries.get(key) !== null) continue; // written already (or earlier in this call)
+      this.entries.put(key, "1", ttlMs);
+      fresh.push(record);
+    }
+    if (fresh.length > 0) this.audit.append(fresh); // none new: no outbox write, no flush to arm
     return fresh.length;
   }
 

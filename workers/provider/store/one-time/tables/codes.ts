@@ -347,7 +347,7 @@ export function asciiJson(value: unknown): string {
  * column) is read as the grant gives it.
  */
 export function idClaimsOf(grant: CodeGrant): string {
-  return grant.oidc ? asciiJson(signInClaims({ ...grant, oidc: grant.oidc })) : "";
+  return grant.oidc ? asciiJson(signInClaims(grant, grant.oidc)) : "";
 }
 
 /** A good redemption's answer with a code's `idClaimsOf`: none for a code of a request without `openid`. */

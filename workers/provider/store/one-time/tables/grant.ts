@@ -66,22 +66,20 @@ export function identityClaims(grant: CodeGrant): Record<string, string | boolea
   return out;
 }
 
-/** A `CodeGrant` of an OpenID Connect request (its `oidc` part set). */
-export type OidcGrant = CodeGrant & { oidc: NonNullable<CodeGrant["oidc"]> };
-
 /**
- * The claims of a code's id_token that its sign-in fixes (docs/oidc.md "The id_token"): the
- * identity claims /v1/user/me would give for it (none for an automatic login, spec §2.1), when the
- * number was last proven and how, the nonce when one was sent, the app's plid and the client. The
- * exchange adds `iss`, `iat` and `exp` (token/id-token.ts). Kept with the code when it is made
- * (store/one-time/tables/codes.ts), so the exchange reads these and not the whole grant.
+ * The claims of a code's id_token that its sign-in fixes (docs/oidc.md "The id_token"), from its
+ * grant and the grant's `oidc` part: the identity claims /v1/user/me would give for it (none for an
+ * automatic login, spec §2.1), when the number was last proven and how, the nonce when one was
+ * sent, the app's plid and the client. The exchange adds `iss`, `iat` and `exp`
+ * (token/id-token.ts). Kept with the code when it is made (store/one-time/tables/codes.ts), so the
+ * exchange reads these and not the whole grant.
  */
-export function signInClaims(grant: OidcGrant): Record<string, unknown> {
+export function signInClaims(grant: CodeGrant, oidc: NonNullable<CodeGrant["oidc"]>): Record<string, unknown> {
   return {
     ...(grant.autoLogin?.automatic === true ? {} : identityClaims(grant)),
-    auth_time: Math.floor(grant.oidc.authTime / 1000),
-    amr: grant.oidc.amr,
-    ...(grant.oidc.nonce !== undefined && { nonce: grant.oidc.nonce }),
+    auth_time: Math.floor(oidc.authTime / 1000),
+    amr: oidc.amr,
+    ...(oidc.nonce !== undefined && { nonce: oidc.nonce }),
     sub: grant.plid,
     aud: grant.clientId,
   };
