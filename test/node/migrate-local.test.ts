@@ -1,0 +1,117 @@
+// `npm start`'s local migrations (scripts/lib/migrate-local.mjs) write what `wrangler d1 migrations
+// apply --local` writes, where `wrangler dev --persist-to` reads it: wrangler finds nothing left to
+// apply after them, and they find nothing after wrangler. A file that fails leaves nothing of
+// itself, stops the files after it, and is named in the error.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { getPlatformProxy } from "wrangler";
+import { applyLocalMigrations } from "../../scripts/lib/migrate-local.mjs";
+
+const root = join(import.meta.dirname, "..", "..");
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+const env = {
+  ...process.env,
+  WRANGLER_LOG: "log",
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "true",
+};
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "phone-login-migrate-test-"));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function wranglerApply(configPath: string, persist: string): string {
+  const run = spawnSync(
+    wrangler,
+    ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "-c", configPath],
+    {
+      cwd: root,
+      env,
+      encoding: "utf8",
+    },
+  );
+  expect(run.status, run.stdout + run.stderr).toBe(0);
+  return run.stdout.replace(/\u001b\[[0-9;]*m/g, "");
+}
+
+/** The rows of `sql` in the local D1 of `configPath` under `persist`. */
+async function query(configPath: string, persist: string, sql: string): Promise<Record<string, unknown>[]> {
+  const proxy = await getPlatformProxy<{
+    DB: { prepare(sql: string): { all(): Promise<{ results: Record<string, unknown>[] }> } };
+  }>({ configPath, persist: { path: join(persist, "v3") } });
+  try {
+    return (await proxy.env.DB.prepare(sql).all()).results;
+  } finally {
+    await proxy.dispose();
+  }
+}
+
+describe("npm start's local D1 migrations", () => {
+  it("a fresh state gets every file of migrations/ in one line, and wrangler then finds none to apply", async () => {
+    const persist = tempDir();
+    const configPath = join(root, "wrangler.toml");
+    const sql = readdirSync(join(root, "migrations"))
+      .filter((f) => f.endsWith(".sql"))
+      .sort();
+    expect(await applyLocalMigrations({ configPath, persist })).toEqual([
+      `D1 DB: applied ${sql.length} migrations (${sql[0]} to ${sql[sql.length - 1]})`,
+    ]);
+    expect(wranglerApply(configPath, persist)).toContain("No migrations to apply");
+    expect(await applyLocalMigrations({ configPath, persist })).toEqual(["D1 DB: no migrations to apply"]);
+  });
+
+  it("after wrangler has applied some files, only the rest run, in name order; a failing file leaves nothing and stops the later ones", async () => {
+    const dir = tempDir();
+    const persist = join(dir, "state");
+    const migrations = join(dir, "migrations");
+    mkdirSync(migrations);
+    const configPath = join(dir, "wrangler.json");
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        name: "migrate-test",
+        compatibility_date: "2026-04-20",
+        d1_databases: [{ binding: "DB", database_name: "t", database_id: "11111111-1111-4111-8111-111111111111" }],
+      }),
+    );
+    writeFileSync(join(migrations, "0001_one.sql"), "CREATE TABLE one (x INTEGER);\nINSERT INTO one VALUES (1);\n");
+    expect(wranglerApply(configPath, persist)).toMatch(/0001_one\.sql\s+│ ✅/);
+    writeFileSync(join(migrations, "0003_three.sql"), "CREATE TABLE three (x INTEGER);");
+    writeFileSync(
+      join(migrations, "0002_two.sql"),
+      "-- a comment; with a semicolon\nCREATE TABLE two (x TEXT);\nINSERT INTO two VALUES ('a;b');\n",
+    );
+    expect(await applyLocalMigrations({ configPath, persist })).toEqual([
+      "D1 DB: applied 2 migrations (0002_two.sql to 0003_three.sql)",
+    ]);
+    expect(await query(configPath, persist, "SELECT x FROM two")).toEqual([{ x: "a;b" }]);
+    expect(wranglerApply(configPath, persist)).toContain("No migrations to apply");
+
+    writeFileSync(
+      join(migrations, "0004_bad.sql"),
+      "CREATE TABLE four (x INTEGER);\nINSERT INTO nowhere VALUES (1);\n",
+    );
+    writeFileSync(join(migrations, "0005_after.sql"), "CREATE TABLE five (x INTEGER);");
+    await expect(applyLocalMigrations({ configPath, persist })).rejects.toThrow(
+      /^D1 DB: migration 0004_bad\.sql failed: .*no such table: nowhere/,
+    );
+    const tables = (await query(configPath, persist, "SELECT name FROM sqlite_master WHERE type = 'table'")).map(
+      (r) => r.name,
+    );
+    expect(tables).toEqual(expect.arrayContaining(["one", "two", "three"]));
+    expect(tables).not.toContain("four");
+    expect(tables).not.toContain("five");
+    const applied = await query(configPath, persist, "SELECT name FROM d1_migrations ORDER BY id");
+    expect(applied.map((r) => r.name)).toEqual(["0001_one.sql", "0002_two.sql", "0003_three.sql"]);
+  });
+});
