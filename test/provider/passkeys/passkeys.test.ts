@@ -2,7 +2,7 @@
 // after an SMS proof (pending, the notice SMS), the activation delay, a passkey sign-in to an app
 // with no code SMS as the same person (the app's plid unchanged), replayed, other-RP and unverified
 // assertions refused, a reassigned number's passkey signing nobody in, and the rules of /account.
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { dirAt } from "../../../workers/provider/store/directory/directory-shard";
 import { homeOfId } from "../../../workers/provider/store/directory/keys";
@@ -102,6 +102,35 @@ describe("passkeys: enrolment on /account after an SMS proof", () => {
     expect((await outbox(who.phone)).length).toBe(before + 1);
     const app = new Browser();
     expect((await passkeySignIn(app, await app.authorize(), auth, credential)).form?.step).toBe("consent");
+  });
+
+  it("an import while a passkey's notice is due and its shard's alarm has not run succeeds; the alarm then tells the number once", async () => {
+    const who = await newPerson();
+    const b = new Browser({ vars: { PASSKEY_ACTIVATION_SECONDS: "1" } });
+    await makePasskey(b, await smsOnAccount(b, who), new SoftAuthenticator());
+    const shard = dirAt(env, homeOfId((await subscriberByPhone(env, who.phone))!.id));
+    // the shard's alarm held back an hour: the notice is due, and nothing has sent it yet
+    await runInDurableObject(shard, (_o, state) => state.storage.setAlarm(Date.now() + 3_600_000));
+    const before = (await outbox(who.phone)).length;
+    await new Promise((r) => setTimeout(r, 1100));
+    const report = await importRows([
+      {
+        telcoCd: "K",
+        phoneNo: "01066999001",
+        name: "가져옴",
+        gender: "F",
+        birth: "1990-01-01",
+        foreign: "L",
+        ci: ciOf(252),
+      },
+    ]);
+    expect(report).toMatchObject({ inserted: 1 });
+    expect((await outbox(who.phone)).length).toBe(before);
+    await runDurableObjectAlarm(shard);
+    expect((await outbox(who.phone)).length).toBe(before + 1);
+    expect((await outbox(who.phone)).at(-1)).toContain("새 패스키 이제 사용 가능");
+    await runDurableObjectAlarm(shard);
+    expect((await outbox(who.phone)).length).toBe(before + 1);
   });
 
   it("a pending passkey cancelled on /account never becomes usable, and its number is not told it is", async () => {

@@ -100,9 +100,11 @@ export class Jobs {
   }
 
   /**
-   * Jobs due (their caller has had its grace), or with `all` every job not held for an import run
-   * but the notices for later (not changes: they wait for their time), oldest first; each is pushed
-   * back while it runs.
+   * Jobs due (their caller has had its grace), oldest first; each is pushed back while it runs.
+   * With `all` (an import finishing every change first, flows/directory-jobs.ts `finishAllJobs`):
+   * every job not held for an import run, due or not, but no passkey notice, due or not. A notice
+   * changes nothing an import decides on, and only the shard's alarm can send it: an import that
+   * took a due one it cannot run would fail for as long as the alarm had not run it yet.
    */
   due(limit: number, all = false): QueuedJob[] {
     const now = Date.now();
@@ -111,7 +113,7 @@ export class Jobs {
         id: number;
         job: string;
       }>(
-        "SELECT id, job FROM jobs WHERE next_at <= ?1 OR (?2 AND run IS NULL AND job ->> '$.kind' <> 'passkey_usable') ORDER BY id LIMIT ?3",
+        "SELECT id, job FROM jobs WHERE CASE WHEN ?2 THEN (next_at <= ?1 OR run IS NULL) AND job ->> '$.kind' <> 'passkey_usable' ELSE next_at <= ?1 END ORDER BY id LIMIT ?3",
         now,
         all ? 1 : 0,
         limit,
