@@ -45,11 +45,8 @@ export async function applyLocalMigrations({ configPath, persist }) {
       JSON.stringify({
         name: "phone-login-migrate",
         compatibility_date: "2026-04-20",
-        d1_databases: databases.map(({ binding, database_name, database_id }) => ({
-          binding,
-          database_name,
-          database_id,
-        })),
+        // each database as wrangler dev binds it locally (its ids, preview_database_id included)
+        d1_databases: databases.map(({ migrations_dir: _dir, migrations_table: _table, ...binding }) => binding),
       }),
     );
     const proxy = await getPlatformProxy({ configPath: config, persist: { path: join(persist, "v3") } });

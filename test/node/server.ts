@@ -48,6 +48,20 @@ export async function freePort(): Promise<number> {
 export async function startServer(
   opts: { port?: number; args?: string[]; env?: Record<string, string> } = {},
 ): Promise<Server> {
+  // A free port (or the inspector's) is free when asked for, not when wrangler binds it: a process
+  // of another test file may take it in between. A server of a port it chose that exits on a taken
+  // address is started again on new ones (a named port's refusal is what its test is about).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (e) {
+      const taken = e instanceof Error && /already in use|EADDRINUSE/i.test(e.message);
+      if (opts.port !== undefined || !taken || attempt === 3) throw e;
+    }
+  }
+}
+
+async function startOnce(opts: { port?: number; args?: string[]; env?: Record<string, string> }): Promise<Server> {
   const port = opts.port ?? (await freePort());
   // Whatever answers /healthz on a taken port is someone else's server: never poll it.
   if (await portInUse(port)) throw new Error(portInUseMessage(port, await nextFreePort(port)));
