@@ -36,7 +36,9 @@ describe("patched dependencies (scripts/patch-deps.mjs)", () => {
   it("the installed pool keeps one options parse and one main-module import per workerd", () => {
     const text = readFileSync(join(installed, pool.file), "utf8");
     expect(JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).version).toBe(pool.version);
-    for (const e of pool.edits) expect(text.split(e.replace)).toHaveLength(2);
+    const unpatched =
+      "the installed test pool is not patched: run `node scripts/patch-deps.mjs` (`npm ci --ignore-scripts` skips it)";
+    for (const e of pool.edits) expect(text.split(e.replace).length, unpatched).toBe(2);
     expect(text).toContain("const importedModules = new Map();");
   });
 
