@@ -4,7 +4,7 @@
 // that port is checked not to be 8787 and the demo's login to follow it. What it prints up to
 // `Ready` fits on a screen (at most 40 lines).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,6 +58,36 @@ describe("npm start", () => {
       expect(out).toContain(`✘ [ERROR] ENOTDIR: not a directory, mkdir '${notADirectory}/v3/`);
       expect(out).toContain("D1 migrations failed; see above");
       expect(out).not.toContain("Ready on");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("when its migrations in one workerd fail, wrangler's own command applies them, in one line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "phone-login-start-"));
+    const persist = join(dir, "state");
+    // a file where the one workerd keeps its cache: it cannot start, wrangler's command does not need it
+    mkdirSync(join(persist, "v3"), { recursive: true });
+    writeFileSync(join(persist, "v3", "cache"), "");
+    try {
+      // an option wrangler dev refuses ends the run right after the migrations
+      const run = spawnSync(process.execPath, ["scripts/start.mjs", "--frobnicate"], {
+        cwd: join(import.meta.dirname, "..", ".."),
+        env: { ...process.env, WRANGLER_LOG: "log", PORT: String(await freePort()), PERSIST_DIR: persist },
+        encoding: "utf8",
+        timeout: 90_000,
+      });
+      const out = (run.stdout + run.stderr).replace(/\u001b\[[0-9;]*m/g, "");
+      expect(out).toContain(
+        `local migrations: EEXIST: file already exists, mkdir '${persist}/v3/cache'; applying them with wrangler`,
+      );
+      const sql = readdirSync(join(import.meta.dirname, "..", "..", "migrations"))
+        .filter((f) => f.endsWith(".sql"))
+        .sort();
+      expect(out.split("\n").filter((l) => l.startsWith("D1 DB: "))).toEqual([
+        `D1 DB: applied ${sql.length} migrations (${sql[0]} to ${sql[sql.length - 1]})`,
+      ]);
+      expect(out).not.toContain("┌");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,45 @@
+// What `npm start` shows of `wrangler d1 migrations apply --local`, which it runs when its own
+// migrations in one workerd fail (scripts/start.mjs). wrangler prints its table of
+// migrations before it starts and again after each migration it applies (ten tables for nine
+// migrations on a fresh state directory). When it succeeds, npm start prints one line per database
+// instead, and its warnings except the wrangler.toml notes that `wrangler dev` prints again right
+// after. When it fails, npm start prints everything it wrote (scripts/start.mjs).
+
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/**
+ * One line for a successful run's stdout: the migrations it applied, or that there were none. Null
+ * when the output is not in a form this knows (npm start then prints it as it is).
+ * @param {string} binding
+ * @param {string} stdout
+ * @returns {string | null}
+ */
+export function migrationSummary(binding, stdout) {
+  const text = stdout.replace(ANSI, "");
+  if (/No migrations to apply/.test(text)) return `D1 ${binding}: no migrations to apply`;
+  const applied = [];
+  for (const m of text.matchAll(/│ (\S+\.sql)\s+│ ✅/g)) if (!applied.includes(m[1])) applied.push(m[1]);
+  if (!applied.length) return null;
+  const names = applied.length === 1 ? applied[0] : `${applied[0]} to ${applied[applied.length - 1]}`;
+  return `D1 ${binding}: applied ${applied.length} migration${applied.length === 1 ? "" : "s"} (${names})`;
+}
+
+/**
+ * A successful run's stderr without the "Processing wrangler.toml configuration" notes (every wrangler
+ * command reading the file prints them; `wrangler dev` does next). Any other warning or error block
+ * is kept as it is.
+ * @param {string} stderr
+ * @returns {string}
+ */
+export function migrationWarnings(stderr) {
+  const blocks = [];
+  for (const line of stderr.split(/\r?\n/)) {
+    if (/^(▲ \[WARNING\]|✘ \[ERROR\])/.test(line.replace(ANSI, "")) || !blocks.length) blocks.push([line]);
+    else blocks[blocks.length - 1].push(line);
+  }
+  return blocks
+    .filter((b) => !/^▲ \[WARNING\] Processing .*configuration:/.test(b[0].replace(ANSI, "")))
+    .map((b) => b.join("\n"))
+    .join("\n")
+    .trim();
+}
