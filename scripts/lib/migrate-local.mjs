@@ -12,6 +12,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { appliedLine } from "./migrations.mjs";
 
 /**
  * What this uses of a D1 binding (the node type checks do not load the Workers types).
@@ -80,12 +81,7 @@ export async function applyLocalMigrations({ configPath, persist }) {
             );
           }
         }
-        const names = pending.length === 1 ? pending[0] : `${pending[0]} to ${pending[pending.length - 1]}`;
-        lines.push(
-          pending.length
-            ? `D1 ${d.binding}: applied ${pending.length} migration${pending.length === 1 ? "" : "s"} (${names})`
-            : `D1 ${d.binding}: no migrations to apply`,
-        );
+        lines.push(appliedLine(d.binding, pending));
       }
     } finally {
       await proxy.dispose();

@@ -16,10 +16,21 @@ const ANSI = /\u001b\[[0-9;]*m/g;
  */
 export function migrationSummary(binding, stdout) {
   const text = stdout.replace(ANSI, "");
-  if (/No migrations to apply/.test(text)) return `D1 ${binding}: no migrations to apply`;
+  if (/No migrations to apply/.test(text)) return appliedLine(binding, []);
   const applied = [];
   for (const m of text.matchAll(/│ (\S+\.sql)\s+│ ✅/g)) if (!applied.includes(m[1])) applied.push(m[1]);
   if (!applied.length) return null;
+  return appliedLine(binding, applied);
+}
+
+/**
+ * The one line for the migrations a run applied to a database, in order (none: there were none).
+ * @param {string} binding
+ * @param {readonly string[]} applied
+ * @returns {string}
+ */
+export function appliedLine(binding, applied) {
+  if (!applied.length) return `D1 ${binding}: no migrations to apply`;
   const names = applied.length === 1 ? applied[0] : `${applied[0]} to ${applied[applied.length - 1]}`;
   return `D1 ${binding}: applied ${applied.length} migration${applied.length === 1 ? "" : "s"} (${names})`;
 }
