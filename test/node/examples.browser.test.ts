@@ -3,7 +3,7 @@
 // type-checked and dry-run-built (its size recorded), then served by `wrangler dev` beside the
 // real `npm start` service, registered there as a client of its own through the admin API. Chromium
 // signs in as a person would and the app's own route shows the person from getSession.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import {
   cpSync,
   mkdirSync,
@@ -23,6 +23,7 @@ import { createRequire } from "node:module";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { heading, launchChromium, signInPages } from "./chromium";
+import { runCommand } from "./run";
 import { devAdminToken, freePort, startServer, type Server } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -32,8 +33,8 @@ type Example = (typeof EXAMPLES)[number];
 const QUIET = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
 
 /** Runs a command to completion; its output in the error when it fails. */
-function run(cmd: string, args: string[], cwd: string): string {
-  const r = spawnSync(cmd, args, { cwd, env: QUIET, encoding: "utf8", timeout: 120_000 });
+async function run(cmd: string, args: string[], cwd: string): Promise<string> {
+  const r = await runCommand(cmd, args, { cwd, env: QUIET, timeout: 120_000 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} (in ${cwd}) failed:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
@@ -57,14 +58,14 @@ const apps = new Map<Example, App>();
 let devApp: App;
 
 /** A copy of the example with the tarball installed by npm; the tools (wrangler, tsc, types) are the repository's. */
-function install(name: Example, as: string = name): App {
+async function install(name: Example, as: string = name): Promise<App> {
   const dir = join(work, as);
   cpSync(join(ROOT, "examples", name), dir, { recursive: true });
   const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, Record<string, string>>;
   pkg.dependencies!["phone-login-kit"] = `file:${tarball}`;
   delete pkg.devDependencies; // wrangler, typescript and the Workers types: the repository's copies
   writeFileSync(join(dir, "package.json"), JSON.stringify(pkg, null, 2));
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], dir);
+  await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], dir);
   mkdirSync(join(dir, "node_modules", "@cloudflare"), { recursive: true });
   symlinkSync(
     join(ROOT, "node_modules", "@cloudflare", "workers-types"),
@@ -74,8 +75,8 @@ function install(name: Example, as: string = name): App {
 }
 
 /** The example's worker as `wrangler deploy` would upload it. */
-function build(app: App): void {
-  run(join(BIN, "wrangler"), ["deploy", "--dry-run", "--minify", "--outdir", "dist"], app.dir);
+async function build(app: App): Promise<void> {
+  await run(join(BIN, "wrangler"), ["deploy", "--dry-run", "--minify", "--outdir", "dist"], app.dir);
   for (const f of readdirSync(join(app.dir, "dist"))) {
     if (!/\.m?js$/.test(f) || !statSync(join(app.dir, "dist", f)).isFile()) continue;
     const bytes = readFileSync(join(app.dir, "dist", f));
@@ -150,7 +151,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "phone-login-kit-examples-"));
   // `npm pack` runs the package's prepack (tsc to dist/): the tarball an app would install.
   const packed = JSON.parse(
-    run("npm", ["pack", "--json", "--pack-destination", work, "--loglevel=error"], join(ROOT, "packages", "kit")),
+    await run("npm", ["pack", "--json", "--pack-destination", work, "--loglevel=error"], join(ROOT, "packages", "kit")),
   ) as { filename: string; size: number }[];
   tarball = join(work, packed[0]!.filename);
   console.log(`phone-login-kit tarball: ${packed[0]!.filename}, ${packed[0]!.size} bytes`);
@@ -159,14 +160,14 @@ beforeAll(async () => {
     args: ["--var", "SIGNIN_RESEND_COOLDOWN_SECONDS:0", "--var", "SIGNIN_SENDS_PER_WINDOW:20"],
   });
   for (const name of EXAMPLES) {
-    const app = install(name);
-    run(join(BIN, "tsc"), ["--noEmit", "-p", "tsconfig.json"], app.dir);
-    build(app);
+    const app = await install(name);
+    await run(join(BIN, "tsc"), ["--noEmit", "-p", "tsconfig.json"], app.dir);
+    await build(app);
     console.log(`example ${name}: ${app.size.raw} bytes minified, ${app.size.gzip} bytes gzip`);
     apps.set(name, app);
   }
   await Promise.all([...apps.values()].map(serve));
-  devApp = install("worker-fetch", "developer-app");
+  devApp = await install("worker-fetch", "developer-app");
   browser = await launchChromium();
 });
 

@@ -3,12 +3,12 @@
 // service's base URL). Every node test's server runs on a free port of its own (./server.ts); here
 // that port is checked not to be 8787 and the demo's login to follow it. What it prints up to
 // `Ready` fits on a screen (at most 40 lines).
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startServer, type Server } from "./server";
+import { runCommand } from "./run";
 import { CookieJar, signIn } from "./signin-driver";
 
 let server: Server;
@@ -47,10 +47,9 @@ describe("npm start", () => {
     const notADirectory = join(dir, "state");
     writeFileSync(notADirectory, "");
     try {
-      const run = spawnSync(process.execPath, ["scripts/start.mjs"], {
+      const run = await runCommand(process.execPath, ["scripts/start.mjs"], {
         cwd: join(import.meta.dirname, "..", ".."),
         env: { ...process.env, WRANGLER_LOG: "log", PORT: String(await freePort()), PERSIST_DIR: notADirectory },
-        encoding: "utf8",
         timeout: 60_000,
       });
       const out = (run.stdout + run.stderr).replace(/\u001b\[[0-9;]*m/g, "");
@@ -71,10 +70,9 @@ describe("npm start", () => {
     writeFileSync(join(persist, "v3", "cache"), "");
     try {
       // an option wrangler dev refuses ends the run right after the migrations
-      const run = spawnSync(process.execPath, ["scripts/start.mjs", "--frobnicate"], {
+      const run = await runCommand(process.execPath, ["scripts/start.mjs", "--frobnicate"], {
         cwd: join(import.meta.dirname, "..", ".."),
         env: { ...process.env, WRANGLER_LOG: "log", PORT: String(await freePort()), PERSIST_DIR: persist },
-        encoding: "utf8",
         timeout: 90_000,
       });
       const out = (run.stdout + run.stderr).replace(/\u001b\[[0-9;]*m/g, "");
