@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
@@ -29,11 +30,14 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
     test: {
-      // Every core: vitest's default leaves one idle (cores - 1), and both projects spend much of a
-      // file's time starting workerd, wrangler dev or Chromium, which a second file overlaps. On the
-      // 2-core CI machine this took the workers project from 833 s to 567 s and the node project
-      // from 529 s to 354 s (docs/architecture.md §7).
-      maxWorkers: "100%",
+      // Half as many files again as cores: vitest's default leaves one core idle (cores - 1), and
+      // both projects spend much of a file's time waiting (on workerd's round trips with this
+      // process, on wrangler dev or Chromium starting), which another file overlaps. On the 2-core
+      // CI machine a file per core took the workers project from 833 s to 567 s and the node
+      // project from 529 s to 354 s; three files at once then took them from 290 s to 265 s and
+      // from 269 s to 230 s (four: no faster; docs/architecture.md §7). vitest caps a percentage
+      // at 100%, hence the number.
+      maxWorkers: Math.max(2, Math.round(availableParallelism() * 1.5)),
       projects: [
         {
           plugins: [
