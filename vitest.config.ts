@@ -30,14 +30,11 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
     test: {
-      // Half as many files again as cores: vitest's default leaves one core idle (cores - 1), and
-      // both projects spend much of a file's time waiting (on workerd's round trips with this
-      // process, on wrangler dev or Chromium starting), which another file overlaps. On the 2-core
-      // CI machine a file per core took the workers project from 833 s to 567 s and the node
-      // project from 529 s to 354 s; three files at once then took them from 290 s to 265 s and
-      // from 269 s to 230 s (four: no faster; docs/architecture.md §7). vitest caps a percentage
-      // at 100%, hence the number.
-      maxWorkers: Math.max(2, Math.round(availableParallelism() * 1.5)),
+      // More files at once than vitest's default (cores - 1): a file spends much of its time waiting
+      // (on workerd's round trips with this process, on wrangler dev or Chromium starting), which
+      // another file overlaps. On the 2-core CI machine a file per core took the workers project
+      // from 833 s to 567 s and the node project from 529 s to 354 s (docs/architecture.md §7).
+      maxWorkers: "100%",
       projects: [
         {
           plugins: [
@@ -131,6 +128,11 @@ export default defineConfig(async () => {
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**"],
             setupFiles: ["./test/support/setup.ts"],
+            // One and a half files a core (three on the 2-core CI machine: 296 s -> 227 s there). vitest
+            // caps a percentage at 100%, hence the number. The node project stays at a file a core:
+            // three of its files at once were faster too (269 s -> 230 s), but one of its servers
+            // then reloaded its worker mid-request in a CI run.
+            maxWorkers: Math.max(2, Math.round(availableParallelism() * 1.5)),
             // generous for a loaded 2-core CI machine; the tests' own clocks are faked where time matters.
             // Hooks get as long as tests (vitest's default is 10 s): a setup that makes many people
             // through the store's objects outgrew it once under load (race.test.ts sets its own).
@@ -143,6 +145,7 @@ export default defineConfig(async () => {
             name: "node",
             include: ["test/node/**/*.test.ts"],
             environment: "node",
+            setupFiles: ["./test/node/setup.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
           },

@@ -135,5 +135,10 @@ async function startOnce(opts: { port?: number; args?: string[]; env?: Record<st
     }
     await sleep(250);
   }
-  return { base, output: () => out, stop };
+  const server = { base, output: () => out, stop: () => (live.delete(server), stop()) };
+  live.add(server);
+  return server;
 }
+
+/** The servers started and not yet stopped in this test file (./setup.ts prints their output when a test fails). */
+export const live = new Set<Server>();
