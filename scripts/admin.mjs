@@ -803,6 +803,18 @@ function overview(prefix) {
   return `Usage: npm run admin -- <command> [options]\n\nCommands:\n${lines.join("\n")}\n\n${GLOBAL_HELP}\n\nRun any command with --help for its options.\n`;
 }
 
+/**
+ * The words of an error answer that is not the service's JSON (a proxy's or the runtime's plain
+ * text, such as wrangler dev's "Your worker restarted mid-request"), on one line and cut at 160
+ * characters; none for an empty or HTML body.
+ * @param {string} text
+ */
+export function plainWords(text) {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (t === "" || t.startsWith("<")) return "";
+  return t.length > 160 ? `${t.slice(0, 159)}…` : t;
+}
+
 /** Reads ADMIN_TOKEN from .dev.vars, or .dev.vars.example (the dev token npm start uses). */
 function devToken() {
   for (const f of [".dev.vars", ".dev.vars.example"]) {
@@ -921,12 +933,18 @@ export async function main(
       }
       warnNotices(res.headers.get("Admin-Notices"));
       if (res.ok) return res;
-      const parsed = parseJson(await res.text().catch(() => ""));
+      const text = await res.text().catch(() => "");
+      const parsed = parseJson(text);
       const hint =
         res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API")
           ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)"
           : "";
-      const err = new ServiceError(`${parsed?.message ?? `HTTP ${res.status}`}${hint}`, res.status, parsed);
+      const words = parsed === undefined ? plainWords(text) : "";
+      const err = new ServiceError(
+        `${parsed?.message ?? `HTTP ${res.status}${words ? `: ${words}` : ""}`}${hint}`,
+        res.status,
+        parsed,
+      );
       const after = Number(res.headers.get("Retry-After"));
       if (Number.isFinite(after) && after > 0) err.retryAfter = after;
       err.busy = res.headers.get("Admin-Busy") ?? undefined;
