@@ -130,8 +130,9 @@ export default defineConfig(async () => {
             setupFiles: ["./test/support/setup.ts"],
             // One and a half files a core (three on the 2-core CI machine: 296 s -> 227 s there). vitest
             // caps a percentage at 100%, hence the number. The node project stays at a file a core:
-            // three of its files at once were faster too (269 s -> 230 s), but one of its servers
-            // then reloaded its worker mid-request in a CI run.
+            // three of its files at once were faster too (269 s -> 230 s), but then wrangler dev's
+            // proxy now and then loses a POST's answer (503 "Your worker restarted mid-request"
+            // with no restart: an open wrangler bug).
             maxWorkers: Math.max(2, Math.round(availableParallelism() * 1.5)),
             // generous for a loaded 2-core CI machine; the tests' own clocks are faked where time matters.
             // Hooks get as long as tests (vitest's default is 10 s): a setup that makes many people

@@ -80,8 +80,10 @@ async function startOnce(opts: { port?: number; args?: string[]; env?: Record<st
   const inspector = ["--inspector-port", String(await freePort())];
   const child: ChildProcess = spawn(process.execPath, ["scripts/start.mjs", ...safe, ...inspector, ...args], {
     cwd: join(import.meta.dirname, "..", ".."),
-    // As a person running `npm start` sees it: the test runner quiets wrangler (WRANGLER_LOG=error).
-    env: { ...process.env, WRANGLER_LOG: "info", ...opts.env, PORT: String(port), PERSIST_DIR: persist },
+    // As a person running `npm start` sees it (the test runner quiets wrangler, WRANGLER_LOG=error),
+    // with its requests and its reloads ("Reloading local server", at wrangler's "log" level) in
+    // what ./setup.ts prints when a test fails.
+    env: { ...process.env, WRANGLER_LOG: "log", ...opts.env, PORT: String(port), PERSIST_DIR: persist },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
