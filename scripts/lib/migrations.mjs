@@ -5,7 +5,7 @@
 // instead, and its warnings except the wrangler.toml notes that `wrangler dev` prints again right
 // after. When it fails, npm start prints everything it wrote (scripts/start.mjs).
 
-const ANSI = /\u001b\[[0-9;]*m/g;
+import { stripVTControlCharacters } from "node:util";
 
 /**
  * One line for a successful run's stdout: the migrations it applied, or that there were none. Null
@@ -15,7 +15,7 @@ const ANSI = /\u001b\[[0-9;]*m/g;
  * @returns {string | null}
  */
 export function migrationSummary(binding, stdout) {
-  const text = stdout.replace(ANSI, "");
+  const text = stripVTControlCharacters(stdout);
   if (/No migrations to apply/.test(text)) return appliedLine(binding, []);
   const applied = [];
   for (const m of text.matchAll(/│ (\S+\.sql)\s+│ ✅/g)) if (!applied.includes(m[1])) applied.push(m[1]);
@@ -45,11 +45,11 @@ export function appliedLine(binding, applied) {
 export function migrationWarnings(stderr) {
   const blocks = [];
   for (const line of stderr.split(/\r?\n/)) {
-    if (/^(▲ \[WARNING\]|✘ \[ERROR\])/.test(line.replace(ANSI, "")) || !blocks.length) blocks.push([line]);
+    if (/^(▲ \[WARNING\]|✘ \[ERROR\])/.test(stripVTControlCharacters(line)) || !blocks.length) blocks.push([line]);
     else blocks[blocks.length - 1].push(line);
   }
   return blocks
-    .filter((b) => !/^▲ \[WARNING\] Processing .*configuration:/.test(b[0].replace(ANSI, "")))
+    .filter((b) => !/^▲ \[WARNING\] Processing .*configuration:/.test(stripVTControlCharacters(b[0])))
     .map((b) => b.join("\n"))
     .join("\n")
     .trim();

@@ -2,7 +2,6 @@
 // with no options: it must find the local server's dev admin token by itself. The server has a port
 // of its own, named by BASE_URL; that the CLI's default is `npm start`'s localhost:8787 is checked
 // with the request captured, so a server someone left on 8787 is never driven.
-import { execFile } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../scripts/admin.mjs";
+import { runCommand } from "./run";
 import { devAdminToken, startServer, type Server } from "./server";
 import { signIn } from "./signin-driver";
 
@@ -26,19 +26,15 @@ interface Run {
  * Runs the CLI like `npm run admin -- ...` against this file's server (BASE_URL its address, not the
  * CLI's default localhost:8787; ADMIN_TOKEN unset: the CLI reads the dev token) unless given.
  */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const base: NodeJS.ProcessEnv = { ...process.env, BASE_URL: server.base };
   delete base.ADMIN_TOKEN;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
+  const r = await runCommand(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    timeout: 30_000,
   });
+  return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** The command's JSON; `code` 3 for an import that finished with rejected rows. */

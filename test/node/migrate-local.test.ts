@@ -6,9 +6,11 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { getPlatformProxy } from "wrangler";
 import { applyLocalMigrations } from "../../scripts/lib/migrate-local.mjs";
+import { migrationSummary, migrationWarnings } from "../../scripts/lib/migrations.mjs";
 
 const root = join(import.meta.dirname, "..", "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -41,8 +43,11 @@ function wranglerApply(configPath: string, persist: string): string {
     },
   );
   expect(run.status, run.stdout + run.stderr).toBe(0);
-  return run.stdout.replace(/\u001b\[[0-9;]*m/g, "");
+  stderr = run.stderr;
+  return stripVTControlCharacters(run.stdout);
 }
+/** The last `wranglerApply`'s stderr. */
+let stderr = "";
 
 /** The rows of `sql` in the local D1 of `configPath` under `persist`. */
 async function query(configPath: string, persist: string, sql: string): Promise<Record<string, unknown>[]> {
@@ -66,7 +71,16 @@ describe("npm start's local D1 migrations", () => {
     expect(await applyLocalMigrations({ configPath, persist })).toEqual([
       `D1 DB: applied ${sql.length} migrations (${sql[0]} to ${sql[sql.length - 1]})`,
     ]);
-    expect(wranglerApply(configPath, persist)).toContain("No migrations to apply");
+    const none = wranglerApply(configPath, persist);
+    expect(none).toContain("No migrations to apply");
+    // npm start's fallback shows wrangler's run in the same line as its own (scripts/lib/migrations.mjs)
+    expect(migrationSummary("DB", none)).toBe("D1 DB: no migrations to apply");
+    // wrangler's notes on wrangler.toml, which wrangler dev prints again next, are left out; other blocks kept
+    expect(stderr).toContain("Processing wrangler.toml configuration");
+    expect(migrationWarnings(stderr)).toBe("");
+    const other = "▲ [WARNING] Something else\n\n    a detail\n";
+    expect(migrationWarnings(stderr + other)).toBe(other.trim());
+    expect(migrationSummary("DB", "an output in a form wrangler did not print before")).toBeNull();
     expect(await applyLocalMigrations({ configPath, persist })).toEqual(["D1 DB: no migrations to apply"]);
   });
 
@@ -85,7 +99,9 @@ describe("npm start's local D1 migrations", () => {
       }),
     );
     writeFileSync(join(migrations, "0001_one.sql"), "CREATE TABLE one (x INTEGER);\nINSERT INTO one VALUES (1);\n");
-    expect(wranglerApply(configPath, persist)).toMatch(/0001_one\.sql\s+│ ✅/);
+    const one = wranglerApply(configPath, persist);
+    expect(one).toMatch(/0001_one\.sql\s+│ ✅/);
+    expect(migrationSummary("DB", one)).toBe("D1 DB: applied 1 migration (0001_one.sql)");
     writeFileSync(join(migrations, "0003_three.sql"), "CREATE TABLE three (x INTEGER);");
     writeFileSync(
       join(migrations, "0002_two.sql"),

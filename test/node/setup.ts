@@ -1,6 +1,7 @@
 // The node project's setup: when a test fails, the last lines of every server of its file still
 // running (./server.ts), where wrangler dev says why a request failed (a reload, a crash, an error
 // of the worker) that the test's assertion alone does not show.
+import { stripVTControlCharacters } from "node:util";
 import { beforeEach } from "vitest";
 import { live } from "./server";
 
@@ -9,11 +10,7 @@ const TAIL_LINES = 60;
 beforeEach(({ onTestFailed }) => {
   onTestFailed(() => {
     for (const server of live) {
-      const lines = server
-        .output()
-        .replace(/\u001b\[[0-9;]*m/g, "")
-        .trimEnd()
-        .split("\n");
+      const lines = stripVTControlCharacters(server.output()).trimEnd().split("\n");
       console.error(
         `--- ${server.base}: the last ${TAIL_LINES} lines of its output ---\n${lines.slice(-TAIL_LINES).join("\n")}`,
       );

@@ -6,6 +6,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startServer, type Server } from "./server";
 import { runCommand } from "./run";
@@ -26,7 +27,7 @@ afterAll(async () => {
 
 describe("npm start", () => {
   it("prints at most 40 lines before Ready: the migrations in one line, each warning once", () => {
-    const out = server.output().replace(/\u001b\[[0-9;]*m/g, "");
+    const out = stripVTControlCharacters(server.output());
     const lines = out.split("\n");
     const ready = lines.findIndex((l) => /Ready on http:\/\/localhost:\d+/.test(l));
     expect(ready, out).toBeGreaterThan(0);
@@ -52,7 +53,7 @@ describe("npm start", () => {
         env: { ...process.env, WRANGLER_LOG: "log", PORT: String(await freePort()), PERSIST_DIR: notADirectory },
         timeout: 60_000,
       });
-      const out = (run.stdout + run.stderr).replace(/\u001b\[[0-9;]*m/g, "");
+      const out = stripVTControlCharacters(run.stdout + run.stderr);
       expect(run.status, out).toBe(1);
       expect(out).toContain(`✘ [ERROR] ENOTDIR: not a directory, mkdir '${notADirectory}/v3/`);
       expect(out).toContain("D1 migrations failed; see above");
@@ -75,7 +76,7 @@ describe("npm start", () => {
         env: { ...process.env, WRANGLER_LOG: "log", PORT: String(await freePort()), PERSIST_DIR: persist },
         timeout: 90_000,
       });
-      const out = (run.stdout + run.stderr).replace(/\u001b\[[0-9;]*m/g, "");
+      const out = stripVTControlCharacters(run.stdout + run.stderr);
       expect(out).toContain(
         `local migrations: EEXIST: file already exists, mkdir '${persist}/v3/cache'; applying them with wrangler`,
       );

@@ -6,6 +6,7 @@
 // is scanned.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -22,7 +23,7 @@ describe("test output", () => {
       [join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--project", "workers", ...files],
       { cwd: root, env, encoding: "utf8", timeout: 110_000 },
     );
-    const out = (run.stdout + run.stderr).replace(/\u001b\[[0-9;]*m/g, "");
+    const out = stripVTControlCharacters(run.stdout + run.stderr);
     expect(run.status, out).toBe(0);
     expect(out).toMatch(/Test Files\s+3 passed \(3\)/);
     const lines = out.split("\n").filter((l) => !/^\s*[✓×↓]/.test(l)); // not the lines naming a test
