@@ -9,7 +9,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyLocalMigrations } from "./lib/migrate-local.mjs";
+import { applyLocalMigrations, localD1Databases } from "./lib/migrate-local.mjs";
 import { migrationSummary, migrationWarnings } from "./lib/migrations.mjs";
 import { nextFreePort, portInUse, portInUseMessage } from "./lib/port.mjs";
 
@@ -61,21 +61,24 @@ try {
     console.log(line);
 } catch (e) {
   console.error(`local migrations: ${e instanceof Error ? e.message : String(e)}; applying them with wrangler`);
-  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
-    cwd: root,
-    env,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  if (migrate.status !== 0) {
-    process.stdout.write(migrate.stdout ?? "");
-    process.stderr.write(migrate.stderr ?? "");
-    console.error(`D1 migrations failed${migrate.error ? `: ${migrate.error.message}` : ""}; see above`);
-    process.exit(migrate.status ?? 1);
+  // every database the one workerd would have gone over, each by its binding, as wrangler names it
+  for (const { binding } of await localD1Databases(join(root, "wrangler.toml"))) {
+    const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", binding, "--local", "--persist-to", persist], {
+      cwd: root,
+      env,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    if (migrate.status !== 0) {
+      process.stdout.write(migrate.stdout ?? "");
+      process.stderr.write(migrate.stderr ?? "");
+      console.error(`D1 migrations failed${migrate.error ? `: ${migrate.error.message}` : ""}; see above`);
+      process.exit(migrate.status ?? 1);
+    }
+    const warnings = migrationWarnings(migrate.stderr);
+    if (warnings) console.error(warnings);
+    console.log(migrationSummary(binding, migrate.stdout) ?? migrate.stdout.trim());
   }
-  const warnings = migrationWarnings(migrate.stderr);
-  if (warnings) console.error(warnings);
-  console.log(migrationSummary("DB", migrate.stdout) ?? migrate.stdout.trim());
 }
 
 // Every address of the local world follows the port: the service's public URL (events' `iss`, the

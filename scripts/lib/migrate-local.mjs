@@ -21,6 +21,17 @@ import { appliedLine } from "./migrations.mjs";
  */
 
 /**
+ * The top-level D1 databases of `configPath`, as `wrangler dev` binds them locally: what both this
+ * and wrangler's own `d1 migrations apply --local` (npm start's fallback) go over.
+ * @param {string} configPath
+ * @returns {Promise<{ binding: string, database_name?: string, database_id?: string, migrations_dir?: string, migrations_table?: string }[]>}
+ */
+export async function localD1Databases(configPath) {
+  const { experimental_readRawConfig } = await import("wrangler");
+  return experimental_readRawConfig({ config: configPath }).rawConfig.d1_databases ?? [];
+}
+
+/**
  * Applies every migration of each D1 database in `configPath` that its local state under `persist`
  * (a `wrangler dev --persist-to` directory) has not applied. Returns one line per database (the form
  * `npm start` prints); throws with the database and file named when a migration fails.
@@ -28,12 +39,8 @@ import { appliedLine } from "./migrations.mjs";
  * @returns {Promise<string[]>}
  */
 export async function applyLocalMigrations({ configPath, persist }) {
-  const { experimental_readRawConfig, getPlatformProxy, unstable_splitSqlQuery } = await import("wrangler");
-  const { rawConfig } = experimental_readRawConfig({ config: configPath });
-  const databases =
-    /** @type {{ binding: string, database_name?: string, database_id?: string, migrations_dir?: string, migrations_table?: string }[]} */ (
-      rawConfig.d1_databases ?? []
-    );
+  const { getPlatformProxy, unstable_splitSqlQuery } = await import("wrangler");
+  const databases = await localD1Databases(configPath);
   if (!databases.length) return [];
   // Only the databases: the full configuration would start its Durable Objects without their code
   // (workerd warns of each) and print wrangler's notes on it, which `wrangler dev` prints next.

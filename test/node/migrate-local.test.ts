@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { getPlatformProxy } from "wrangler";
-import { applyLocalMigrations } from "../../scripts/lib/migrate-local.mjs";
+import { applyLocalMigrations, localD1Databases } from "../../scripts/lib/migrate-local.mjs";
 import { migrationSummary, migrationWarnings } from "../../scripts/lib/migrations.mjs";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -32,10 +32,10 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function wranglerApply(configPath: string, persist: string): string {
+function wranglerApply(configPath: string, persist: string, binding = "DB"): string {
   const run = spawnSync(
     wrangler,
-    ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "-c", configPath],
+    ["d1", "migrations", "apply", binding, "--local", "--persist-to", persist, "-c", configPath],
     {
       cwd: root,
       env,
@@ -62,6 +62,41 @@ async function query(configPath: string, persist: string, sql: string): Promise<
 }
 
 describe("npm start's local D1 migrations", () => {
+  it("every D1 database of the configuration, each from its own folder into its own table; wrangler then finds none to apply in either", async () => {
+    const dir = tempDir();
+    const persist = join(dir, "state");
+    for (const m of ["migrations", "extra-migrations"]) mkdirSync(join(dir, m));
+    const configPath = join(dir, "wrangler.json");
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        name: "migrate-test",
+        compatibility_date: "2026-04-20",
+        d1_databases: [
+          { binding: "DB", database_name: "t", database_id: "11111111-1111-4111-8111-111111111111" },
+          {
+            binding: "EXTRA",
+            database_name: "x",
+            database_id: "22222222-2222-4222-8222-222222222222",
+            migrations_dir: "extra-migrations",
+            migrations_table: "extra_migrations",
+          },
+        ],
+      }),
+    );
+    writeFileSync(join(dir, "migrations", "0001_one.sql"), "CREATE TABLE one (x INTEGER);");
+    writeFileSync(join(dir, "extra-migrations", "0001_a.sql"), "CREATE TABLE a (x INTEGER);");
+    writeFileSync(join(dir, "extra-migrations", "0002_b.sql"), "CREATE TABLE b (x INTEGER);");
+    // what npm start's fallback goes over, one wrangler run a binding
+    expect((await localD1Databases(configPath)).map((d) => d.binding)).toEqual(["DB", "EXTRA"]);
+    expect(await applyLocalMigrations({ configPath, persist })).toEqual([
+      "D1 DB: applied 1 migration (0001_one.sql)",
+      "D1 EXTRA: applied 2 migrations (0001_a.sql to 0002_b.sql)",
+    ]);
+    expect(wranglerApply(configPath, persist, "DB")).toContain("No migrations to apply");
+    expect(wranglerApply(configPath, persist, "EXTRA")).toContain("No migrations to apply");
+  });
+
   it("a fresh state gets every file of migrations/ in one line, and wrangler then finds none to apply", async () => {
     const persist = tempDir();
     const configPath = join(root, "wrangler.toml");
