@@ -22,6 +22,7 @@ import {
   identifyAt,
   outboxCount,
   person as personIn,
+  post,
   signIn,
   SHOP,
 } from "../support/developers";
@@ -114,8 +115,23 @@ describe("registering an app", () => {
     );
     expect(res.status).toBe(200);
     expect(res.html).toContain("The client secret, shown this once");
+    expect(res.html).toContain('<p class="notice" role="status">The app is registered, in its testing stage.</p>');
     expect(res.html).toMatch(/<code class="secret">[A-Za-z0-9]{64}<\/code>/);
     expect(res.html).toContain("Testing");
+    // what the app's server calls: the interface's four addresses under the service's public URL
+    const base = env.PUBLIC_BASE_URL as string;
+    expect(res.html).toContain("<h2>Integration</h2>");
+    for (const path of ["/oauth2/authorize", "/oauth2/token", "/v1/user/me", "/v1/user/disconnect"])
+      expect(res.html).toContain(`<dd class="mono">${base}${path}</dd>`);
+    expect(res.html).not.toContain("/.well-known/openid-configuration");
+    // the items as the consent page names them to the person, the API's field beside
+    expect(res.html).toMatch(/name="item_phoneNo"> Mobile number <code>phoneNo<\/code>/);
+    expect(res.html).toMatch(/name="item_name" checked> Name <code>name<\/code>/);
+    const id = /\/developers\/apps\/([A-Za-z0-9]{20})/.exec(res.html)![1]!;
+    const ko = await b.page(await b.fetch(`/developers/apps/${id}`));
+    expect(ko.html).toContain("<h2>연동 정보</h2>");
+    expect(ko.html).toMatch(/name="item_phoneNo"> 휴대폰번호 <code>phoneNo<\/code>/);
+    expect(ko.html).toMatch(/name="item_ci"> 연계정보\(CI\) <code>ci<\/code>/);
   });
 
   it("OpenID Connect is the developer's switch: the form's box turns it on, the app's page gives the issuer URL, the trail names it; off again, the page says nothing of it", async () => {
@@ -137,6 +153,9 @@ describe("registering an app", () => {
     expect(res.status).toBe(200);
     expect(res.html).toContain("OpenID Connect issuer URL");
     expect(res.html).toContain(`<dd class="mono">${env.PUBLIC_BASE_URL as string}</dd>`);
+    expect(res.html).toContain(
+      `<dt>OpenID Connect discovery</dt><dd class="mono">${env.PUBLIC_BASE_URL as string}/.well-known/openid-configuration</dd>`,
+    );
     const id = /\/developers\/apps\/([A-Za-z0-9]{20})/.exec(res.html)![1]!;
     const view = (await (await api(b, csrf, "GET", `/developers/api/apps/${id}`)).json()) as { oidc: boolean };
     expect(view.oidc).toBe(true);
@@ -374,6 +393,65 @@ describe("the team", () => {
     expect((await api(owner.b, owner.csrf, "GET", `/developers/api/apps/${made.client_id}`)).status).toBe(404);
     const joined = await auditEvents({ type: "team.joined", clientId: made.client_id });
     expect(JSON.parse(joined[0]!.detail!).actor).toMatch(/^developer:dv_/);
+  });
+
+  it("the app's page offers only what the service would do: the last owner no change, each member a way out that lands on their apps", async () => {
+    const owner = await developer();
+    const made = await createApp(owner.b, owner.csrf, { ...SHOP, name: "Team Page Shop" });
+    const page = async (b: Browser) => (await b.page(await b.fetch(`/developers/apps/${made.client_id}?lang=en`))).html;
+    const ownerId = (
+      (await (await api(owner.b, owner.csrf, "GET", `/developers/api/apps/${made.client_id}/team`)).json()) as {
+        members: { member: string }[];
+      }
+    ).members[0]!.member;
+    // the only owner: no demotion, no removal, and the page says why
+    let html = await page(owner.b);
+    expect(html).toContain("An app always keeps an owner.");
+    expect(html).not.toContain(`/team/${ownerId}/remove`);
+    expect(html).not.toContain(`/team/${ownerId}/role`);
+    // a member joins: the owner may change or remove them; the member sees only their own way out
+    const mate = await person();
+    expect(
+      (await api(owner.b, owner.csrf, "POST", `/developers/api/apps/${made.client_id}/team`, { phone: mate.phone }))
+        .status,
+    ).toBe(201);
+    const mb = new Browser();
+    const mateCsrf = csrfOf(await signIn(mb, mate));
+    expect((await api(mb, mateCsrf, "POST", `/developers/api/invites/${made.client_id}/accept`)).status).toBe(200);
+    const mateId = (
+      (await (await api(owner.b, owner.csrf, "GET", `/developers/api/apps/${made.client_id}/team`)).json()) as {
+        members: { member: string; role: string }[];
+      }
+    ).members.find((m) => m.role === "member")!.member;
+    html = await page(owner.b);
+    expect(html).toContain(`/team/${mateId}/role`);
+    expect(html).toContain(`/team/${mateId}/remove`);
+    expect(html).not.toContain(`/team/${ownerId}/remove`);
+    html = await page(mb);
+    expect(html).toMatch(
+      new RegExp(
+        `/team/${mateId}/remove"><input[^>]*><input[^>]*><button type="submit" class="secondary">Leave the team</button>`,
+      ),
+    );
+    expect(html).not.toContain(`/team/${ownerId}/`);
+    expect(html).not.toContain(`/team/${mateId}/role`);
+    expect(html).not.toContain("An app always keeps an owner.");
+    // the member leaves through the form: their apps page follows, with a notice, without the app
+    const left = await mb.page(
+      await post(mb, `/developers/apps/${made.client_id}/team/${mateId}/remove`, { csrf: mateCsrf, lang: "en" }),
+    );
+    expect(left.status).toBe(200);
+    expect(left.html).toContain("You left the team of Team Page Shop.");
+    // nothing of the app is offered, its address neither (the language switch is the apps page's)
+    expect(left.html).not.toContain(made.client_id);
+    expect(left.html).toContain('<a href="/developers" lang="ko" hreflang="ko">한국어</a>');
+    expect((await api(mb, mateCsrf, "GET", `/developers/api/apps/${made.client_id}`)).status).toBe(404);
+    const removed = await auditEvents({ type: "team.removed", clientId: made.client_id });
+    expect(removed).toHaveLength(1);
+    // the owner's page again: only the owner, who still cannot leave
+    html = await page(owner.b);
+    expect(html).not.toContain(mateId);
+    expect(html).toContain("An app always keeps an owner.");
   });
 
   it("an expired invitation cannot be accepted, and a withdrawn one neither", async () => {

@@ -338,7 +338,8 @@ describe("a developer's own app, from /developers to a sign-in through the packe
     await audit(dev.page, "developers-apps-empty-ko");
     await dev.page.getByLabel("앱 이름").fill("개발자 상점");
     await dev.page.getByLabel(/Redirect URI/).fill(`${devApp.base}/auth/callback`);
-    for (const item of ["name", "phoneNo", "birthdate"])
+    // each item as the consent page names it, its API field beside
+    for (const item of ["이름 name", "휴대폰번호 phoneNo", "생년월일 birthdate"])
       await dev.page.getByRole("checkbox", { name: item, exact: true }).check();
     await dev.page.getByLabel(/이용 목적/).fill("회원 가입과 주문 확인");
     await dev.page.getByRole("button", { name: "앱 등록" }).click();

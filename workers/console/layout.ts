@@ -36,6 +36,10 @@ input[type=text],input[type=tel],input[type=date],input[type=datetime-local],inp
 textarea{min-height:4.5em}
 fieldset{margin:0;padding:8px 12px;border:1px solid #d1d6db;border-radius:8px}
 legend{font-size:14px;font-weight:600;color:#333d4b}
+dl{display:grid;grid-template-columns:minmax(8em,max-content) 1fr;gap:6px 16px;margin:8px 0 16px;font-size:14px}
+dt{color:#4e5968;font-weight:600}
+dd{margin:0;overflow-wrap:anywhere}
+.actions{display:flex;flex-wrap:wrap;gap:6px}
 .checks{display:flex;flex-wrap:wrap;gap:4px 16px}
 .checks label{display:flex;gap:6px;align-items:center;font-weight:400}
 button{min-height:40px;padding:8px 14px;font:inherit;font-weight:700;border-radius:8px;border:0;cursor:pointer;background:#1b64da;color:#fff}

@@ -20,6 +20,7 @@ import { audit } from "../provider/store/one-time/audit";
 import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
 import { issuer } from "../provider/store/flows/events";
 import { d, type Lang } from "./i18n";
+import { itemName } from "../provider/signin/i18n";
 import { invitesSection, myInvites, teamSection, teamView } from "./team";
 import {
   noticesFor,
@@ -249,7 +250,7 @@ function appForm(
   const dis = editable ? "" : raw(" disabled");
   const items = (a.items as string[] | undefined) ?? [];
   const box = (i: IdentityItem) =>
-    html`<label><input type="checkbox" name="item_${i}"${items.includes(i) ? raw(" checked") : ""}${dis}> ${i}</label>`;
+    html`<label><input type="checkbox" name="item_${i}"${items.includes(i) ? raw(" checked") : ""}${dis}> ${itemName(L, i)} <code>${i}</code></label>`;
   const text = (k: string) => (typeof a[k] === "string" ? (a[k] as string) : "");
   return html`<form class="card" method="post" action="${action}">${hidden(v)}
 <label>${d(L, "name")}<input type="text" name="name" required maxlength="100" value="${text("name")}"${dis}></label>
@@ -266,6 +267,17 @@ function appForm(
   )}</div></fieldset>
 ${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}
 </form>`;
+}
+
+/**
+ * What an app's server needs to call the service (docs/developers.md "Integration"): the
+ * interface's four addresses under the service's public URL, and with OpenID Connect on, the
+ * issuer URL an identity platform takes and its discovery document.
+ */
+function integrationSection(L: Lang, iss: string, oidc: boolean): SafeHtml {
+  const row = (key: Parameters<typeof d>[1], url: string) => html`<dt>${d(L, key)}</dt><dd class="mono">${url}</dd>`;
+  return html`<h2>${d(L, "integration")}</h2><p class="hint">${d(L, "integrationLead")}</p>
+<dl>${row("endpointAuthorize", `${iss}/oauth2/authorize`)}${row("endpointToken", `${iss}/oauth2/token`)}${row("endpointUser", `${iss}/v1/user/me`)}${row("endpointDisconnect", `${iss}/v1/user/disconnect`)}${oidc ? html`${row("issuer", iss)}${row("endpointDiscovery", `${iss}/.well-known/openid-configuration`)}` : ""}</dl>`;
 }
 
 const stageText = (L: Lang, stage: unknown) => d(L, stage === "live" ? "stageLive" : "stageTesting");
@@ -318,7 +330,7 @@ export async function createPage(req: Request, env: DevEnv, rc: RequestContext, 
   try {
     const made = await create(env, rc, s, body);
     rc.params.id = made.client_id as string;
-    return appPage(req, env, rc, s, { secret: made.client_secret, notice: d(s.v.lang, "saved") });
+    return appPage(req, env, rc, s, { secret: made.client_secret, notice: d(s.v.lang, "created") });
   } catch (err) {
     return appsPage(req, env, rc, s, failed(err, body));
   }
@@ -340,9 +352,10 @@ export async function appPage(req: Request, env: DevEnv, rc: RequestContext, s: 
       html`<tr><td class="mono">${n.phoneNo}</td><td>SKT</td><td>${n.name}</td><td class="mono">${n.code}</td><td>${when(n.expires_at, L)}</td><td>${button(`/test-numbers/${n.phoneNo}/renew`, d(L, "renew"))} ${button(`/test-numbers/${n.phoneNo}/remove`, d(L, "remove"))}</td></tr>`,
   );
   const body = html`<h1>${app.name}</h1>${boxes(o)}
-<dl><dt>${d(L, "clientId")}</dt><dd class="mono">${app.clientId}</dd><dt>${d(L, "stage")}</dt><dd>${stageText(L, app.stage)}</dd><dt>${d(L, "status")}</dt><dd>${d(L, app.status === "active" ? "statusActive" : "statusDisabled")}</dd><dt>${d(L, "role")}</dt><dd>${roleText(L, role)}</dd>${app.oidc ? html`<dt>${d(L, "issuer")}</dt><dd class="mono">${issuer(env)}</dd>` : ""}</dl>
+<dl><dt>${d(L, "clientId")}</dt><dd class="mono">${app.clientId}</dd><dt>${d(L, "stage")}</dt><dd>${stageText(L, app.stage)}</dd><dt>${d(L, "status")}</dt><dd>${d(L, app.status === "active" ? "statusActive" : "statusDisabled")}</dd><dt>${d(L, "role")}</dt><dd>${roleText(L, role)}</dd></dl>
 <p><a href="${href(v, `${base}/stats`)}">${d(L, "stats")}</a></p>
 ${o.secret ? html`<div class="notice" role="status"><p>${d(L, "secretOnce")}</p><code class="secret">${o.secret}</code></div>` : ""}
+${integrationSection(L, issuer(env), app.oidc)}
 <h2>${d(L, "settings")}</h2>
 ${appForm(L, v, base, o.form ?? a, d(L, "save"), owner)}
 <h2>${d(L, "testNumbers")}</h2>
@@ -354,7 +367,7 @@ ${
 }
 ${button("/test-numbers", d(L, "addTestNumber"), "")}
 ${eventsSection(v, base, await eventsView(env, app), owner, true)}
-${teamSection(v, base, await teamView(env, app.clientId), owner)}
+${teamSection(v, base, await teamView(env, app.clientId), owner, s.dev.developer)}
 ${reviewSection(v, base, app, (await reviewsOf(env, app.clientId, 1))[0] ?? null, owner)}
 ${owner ? html`<h2>${d(L, "rotate")}</h2>${button("/rotate-secret", d(L, "rotate"), "secondary")}` : ""}`;
   return consolePage(v, app.name, body, { status: o.status });

@@ -66,7 +66,12 @@ function back(to: (rc: RequestContext) => string) {
 }
 
 const APP = "/developers/apps/:id";
-const team = teamForms((req, env, rc, s, notice) => appPage(req, env, rc, s, { notice }));
+const team = teamForms(
+  (req, env, rc, s, notice) => appPage(req, env, rc, s, { notice }),
+  // one who left: their apps, shown as /developers (its menu entry and language switch; the app's
+  // own addresses are no longer theirs)
+  (req, env, rc, s, notice) => appsPage(req, env, rc, { ...s, v: { ...s.v, path: "/developers" } }, { notice }),
+);
 const invites = inviteForms((req, env, rc, s, notice) => appsPage(req, env, rc, s, { notice }));
 
 /** Every page and form of the developer console. */

@@ -35,9 +35,13 @@ import { d, type Lang } from "./i18n";
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The app the path names and the caller's role on its team (404 for anyone off it). */
-async function onTeam(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<{ clientId: string; role: TeamRole }> {
+async function onTeam(
+  env: DevEnv,
+  rc: RequestContext,
+  s: DevSigned,
+): Promise<{ clientId: string; name: string; role: TeamRole }> {
   const { app, role } = await teamApp(env, rc, s);
-  return { clientId: app.clientId, role };
+  return { clientId: app.clientId, name: app.name, role };
 }
 
 function ownerOnly(s: DevSigned, role: TeamRole): void {
@@ -87,15 +91,17 @@ async function memberAt(env: DevEnv, clientId: string, rc: RequestContext) {
   return m;
 }
 
-/** An owner removes a member, or a member leaves; never the last owner. */
-async function remove(env: DevEnv, rc: RequestContext, s: DevSigned) {
-  const { clientId, role } = await onTeam(env, rc, s);
+/** An owner removes a member, or a member leaves; never the last owner. Returns the app's name and whether the caller left. */
+async function remove(env: DevEnv, rc: RequestContext, s: DevSigned): Promise<{ name: string; left: boolean }> {
+  const { clientId, name, role } = await onTeam(env, rc, s);
   const m = await memberAt(env, clientId, rc);
-  if (m.subscriberId !== s.dev.subscriberId) ownerOnly(s, role);
+  const left = m.subscriberId === s.dev.subscriberId;
+  if (!left) ownerOnly(s, role);
   const r = await removeMember(env, clientId, m.subscriberId);
   if (r === "last_owner") throw E.invalidBecause("member", "an app always keeps an owner");
   if (r === "none") throw E.noSuch("member");
   await audit(env, "team.removed", clientId, "ok", { actor: actorOf(s.dev) });
+  return { name, left };
 }
 
 async function changeRole(env: DevEnv, rc: RequestContext, s: DevSigned, body: Record<string, unknown>) {
@@ -148,10 +154,13 @@ export const teamApi: Record<string, H> = {
   decline: async (_q, env, rc, s) => (await decline(env, rc, s), json({ deleted: true })),
 };
 
-/** The form actions, each answered by `then` (the page it belongs to, with its notice). */
-export function teamForms(
-  then: (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned, notice: string) => Promise<Response>,
-) {
+type Then = (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned, notice: string) => Promise<Response>;
+
+/**
+ * The form actions, each answered by `then` (the page it belongs to, with its notice); one who
+ * leaves a team is answered by `gone` (a page they still see: the app's is no longer theirs).
+ */
+export function teamForms(then: Then, gone: Then) {
   const run =
     (f: (env: DevEnv, rc: RequestContext, s: DevSigned) => Promise<unknown>): H =>
     async (req, env, rc, s) => (await f(env, rc, s), then(req, env, rc, s, d(s.v.lang, "saved")));
@@ -160,7 +169,12 @@ export function teamForms(
       invite(env, rc, s, { phone: s.params.get("phone") ?? "", role: s.params.get("role") ?? "member" }),
     ),
     withdraw: run(withdraw),
-    remove: run(remove),
+    remove: (async (req, env, rc, s) => {
+      const { name, left } = await remove(env, rc, s);
+      return left
+        ? gone(req, env, rc, s, d(s.v.lang, "left", { app: name }))
+        : then(req, env, rc, s, d(s.v.lang, "saved"));
+    }) as H,
     role: run((env, rc, s) => changeRole(env, rc, s, { role: s.params.get("role") ?? "" })),
   };
 }
@@ -171,14 +185,29 @@ export function teamSection(
   base: string,
   team: Awaited<ReturnType<typeof teamView>>,
   owner: boolean,
+  /** The signed-in developer's id: their own row offers to leave. */
+  me: string,
 ): SafeHtml {
   const L: Lang = v.lang;
   const button = (path: string, label: string, extra: SafeHtml | string = "") =>
     html`<form class="inline" method="post" action="${base}${path}">${hidden(v)}${extra}<button type="submit" class="secondary">${label}</button></form>`;
   const roleName = (r: string) => d(L, r === "owner" ? "roleOwner" : "roleMember");
+  const owners = team.members.filter((m) => m.role === "owner").length;
+  // what each row offers: nothing the service would refuse (the last owner keeps the app), and
+  // every member their own way out
+  const actions = (m: (typeof team.members)[number]) => {
+    if (m.role === "owner" && owners === 1) return owner ? html`<p class="hint">${d(L, "lastOwner")}</p>` : html``;
+    const leave = m.member === me ? button(`/team/${m.member}/remove`, d(L, "leave")) : undefined;
+    if (!owner) return leave ?? html``;
+    const role = button(
+      `/team/${m.member}/role`,
+      d(L, m.role === "owner" ? "makeMember" : "makeOwner"),
+      html`<input type="hidden" name="role" value="${m.role === "owner" ? "member" : "owner"}">`,
+    );
+    return html`<div class="actions">${role} ${leave ?? button(`/team/${m.member}/remove`, d(L, "remove"))}</div>`;
+  };
   const rows = team.members.map(
-    (m) =>
-      html`<tr><td>${m.masked}</td><td>${roleName(m.role)}</td><td>${owner ? html`${button(`/team/${m.member}/role`, d(L, m.role === "owner" ? "makeMember" : "makeOwner"), html`<input type="hidden" name="role" value="${m.role === "owner" ? "member" : "owner"}">`)} ${button(`/team/${m.member}/remove`, d(L, "remove"))}` : ""}</td></tr>`,
+    (m) => html`<tr><td>${m.masked}</td><td>${roleName(m.role)}</td><td>${actions(m)}</td></tr>`,
   );
   const invites = team.invites.map(
     (i) =>
