@@ -153,7 +153,7 @@ const COMMANDS = {
       if (opts["sms-daily-budget"] !== undefined) body.sms_daily_budget = smsBudget(opts["sms-daily-budget"], true);
       if (Object.keys(body).length === 0)
         throw new UsageError(
-          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login, --events-uri, --event-types, --purpose, --retention or --sms-daily-budget",
+          "nothing to change: give --name, --redirect-uri, --items, --[no-]auto-login, --[no-]oidc, --events-uri, --event-types, --purpose, --retention or --sms-daily-budget",
         );
       const c = await api("PATCH", `/admin/clients/${enc(args.client_id)}`, body);
       return { data: c, table: () => keyValues(shownClient(c)) };

@@ -308,11 +308,18 @@ describe("what an operator does", () => {
         item_phoneNo: "on",
         purpose: "회원 가입",
         retention: "탈퇴 시까지",
+        oidc: "on",
       }),
     );
     expect(made.status, alertText(made.html)).toBe(200);
     const secret = /data-secret>([A-Za-z0-9]{64})</.exec(made.html)![1]!;
     const id = /<code>([A-Za-z0-9]{20})<\/code>/.exec(made.html)![1]!;
+    // OpenID Connect is the operator's switch too; the items named as the consent page names them
+    expect(((await (await admin("GET", `/admin/clients/${id}`)).json()) as { oidc: boolean }).oidc).toBe(true);
+    const page = await b.page(await b.fetch(`/console/apps/${id}`));
+    expect(page.html).toContain('<input type="checkbox" name="oidc" checked>');
+    expect(page.html).toMatch(/name="item_phoneNo" checked> 휴대폰번호 <code>phoneNo<\/code>/);
+    expect(page.html).toMatch(/name="item_gender"> 성별 <code>gender<\/code>/);
     const rotated = await b.page(await post(b, `/console/apps/${id}/rotate-secret`, { csrf, lang: "ko" }));
     const secret2 = /data-secret>([A-Za-z0-9]{64})</.exec(rotated.html)![1]!;
     expect(secret2).not.toBe(secret);
@@ -320,6 +327,7 @@ describe("what an operator does", () => {
     expect(again.html).not.toContain(secret2);
     const events = await auditEvents({ clientId: id });
     expect(events.map((e) => e.type)).toEqual(["client.created", "client.secret_rotated"]);
+    expect(JSON.parse(events[0]!.detail!)).toMatchObject({ oidc: true });
     const ops = (await (await admin("GET", "/admin/operators")).json()) as { operators: { id: string }[] };
     const actors = events.map((e) => JSON.parse(e.detail!).actor as string);
     expect(actors.every((a) => a === actors[0] && /^operator:op_/.test(a))).toBe(true);

@@ -129,6 +129,7 @@ describe("against the npm start server with no options (BASE_URL its address)", 
       "--items",
       "name,phoneNo,birthdate",
       "--auto-login",
+      "--oidc",
     ]);
     expect(c.client_id).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(c.client_secret).toMatch(/^[A-Za-z0-9]{64}$/);
@@ -137,6 +138,7 @@ describe("against the npm start server with no options (BASE_URL its address)", 
       redirect_uris: ["https://shop.example/cb"],
       items: ["phoneNo", "name", "birthdate"],
       auto_login: true,
+      oidc: true,
       status: "active",
     });
     expect(await secretAccepted(server.base, c.client_id as string, c.client_secret as string)).toBe(true);
@@ -199,6 +201,17 @@ describe("against the npm start server with no options (BASE_URL its address)", 
       auto_login: true,
       redirect_uris: ["https://ops.example/v2"],
     });
+    // OpenID Connect: off unless asked (the issue's `--oidc`), on and off again by update
+    expect(c).toMatchObject({ oidc: false });
+    expect(await cliJson<Record<string, unknown>>(["clients", "update", c.client_id, "--oidc"])).toMatchObject({
+      oidc: true,
+    });
+    expect(await cliJson<Record<string, unknown>>(["clients", "update", c.client_id, "--no-oidc"])).toMatchObject({
+      oidc: false,
+    });
+    const both = await cli(["clients", "update", c.client_id, "--oidc", "--no-oidc"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--oidc and --no-oidc exclude each other");
 
     const graced = await cliJson<{ client_secret: string; previous_secret_valid_until: string }>([
       "clients",

@@ -105,6 +105,7 @@ export async function create(req: Request, env: AdminEnv, rc: RequestContext): P
       await auditBy(env, rc, "client.created", clientId, "ok", {
         items: fields.items.join(","),
         auto_login: fields.autoLogin,
+        oidc: fields.oidc,
         event_types: fields.eventTypes.join(","),
         sms_daily_budget: budgetDetail(fields.smsDailyBudget),
       });

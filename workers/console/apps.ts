@@ -16,6 +16,7 @@ import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
+import { itemName } from "../provider/signin/i18n";
 import { consolePage, covers, hidden, href, outcomeBox, when, type Outcome, type Viewer } from "./layout";
 import { inviteOwner, resumeEvents } from "../admin/reviews";
 import { ownerCount } from "../provider/store/developers";
@@ -26,6 +27,7 @@ interface ClientView {
   redirect_uris: string[];
   items: string[];
   auto_login: boolean;
+  oidc: boolean;
   events_uri: string | null;
   purpose: string | null;
   retention: string | null;
@@ -64,6 +66,7 @@ function clientFields(s: Signed): Record<string, unknown> {
     redirect_uris: lines(p.get("redirect_uris")),
     items: ITEMS.filter((i) => p.get(`item_${i}`) === "on"),
     auto_login: p.get("auto_login") === "on",
+    oidc: p.get("oidc") === "on",
     events_uri: opt("events_uri"),
     purpose: opt("purpose"),
     retention: opt("retention"),
@@ -89,14 +92,15 @@ function appForm(
   const L = v.lang;
   const dis = editable ? "" : raw(" disabled");
   const box = (i: IdentityItem) =>
-    html`<label><input type="checkbox" name="item_${i}"${a.items?.includes(i) ? raw(" checked") : ""}${dis}> ${i}</label>`;
+    html`<label><input type="checkbox" name="item_${i}"${a.items?.includes(i) ? raw(" checked") : ""}${dis}> ${itemName(L, i)} <code>${i}</code></label>`;
   return html`<form class="card" method="post" action="${action}">${hidden(v)}
 <label>${c(L, "name")}<input type="text" name="name" required maxlength="100" value="${a.name ?? ""}"${dis}></label>
 <label>${c(L, "redirectUris")}<textarea name="redirect_uris" required${dis}>${(a.redirect_uris ?? []).join("\n")}</textarea></label>
 <fieldset><legend>${c(L, "items")}</legend><div class="checks">${ITEMS.map(box)}</div></fieldset>
 <label>${c(L, "purpose")}<input type="text" name="purpose" maxlength="200" value="${a.purpose ?? ""}"${dis}></label>
 <label>${c(L, "retention")}<input type="text" name="retention" maxlength="200" value="${a.retention ?? ""}"${dis}></label>
-<div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${c(L, "autoLogin")}</label></div>
+<div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${c(L, "autoLogin")}</label>
+<label><input type="checkbox" name="oidc"${a.oidc ? raw(" checked") : ""}${dis}> ${c(L, "oidc")}</label></div>
 <label>${c(L, "eventsUri")}<input type="url" name="events_uri" value="${a.events_uri ?? ""}"${dis}></label>
 <label>${c(L, "smsDailyBudget")}<input type="number" name="sms_daily_budget" min="${SMS_BUDGET_MIN}" max="${SMS_BUDGET_MAX}" step="1" inputmode="numeric" value="${a.sms_daily_budget ?? ""}" placeholder="${defaultBudget}" aria-describedby="sms-budget-help"${dis}></label>
 <p class="hint" id="sms-budget-help">${c(L, "smsDailyBudgetHelp", { default: defaultBudget.toLocaleString("en-US") })}</p>

@@ -32,7 +32,7 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 form.card{display:grid;gap:12px;max-width:640px;margin:8px 0 16px;padding:16px;border:1px solid #d1d6db;border-radius:12px}
 form.inline{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-end;margin:0}
 label{display:block;font-size:14px;font-weight:600;color:#333d4b}
-input[type=text],input[type=tel],input[type=date],input[type=datetime-local],input[type=url],select,textarea{display:block;width:100%;margin-top:4px;padding:8px 10px;font:inherit;border:1.5px solid #8b95a1;border-radius:8px;background:#fff;color:#191f28}
+input[type=text],input[type=tel],input[type=number],input[type=date],input[type=datetime-local],input[type=url],select,textarea{display:block;width:100%;margin-top:4px;padding:8px 10px;font:inherit;border:1.5px solid #8b95a1;border-radius:8px;background:#fff;color:#191f28}
 textarea{min-height:4.5em}
 fieldset{margin:0;padding:8px 12px;border:1px solid #d1d6db;border-radius:8px}
 legend{font-size:14px;font-weight:600;color:#333d4b}
