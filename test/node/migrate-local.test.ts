@@ -61,29 +61,33 @@ async function query(configPath: string, persist: string, sql: string): Promise<
   }
 }
 
+/** DB, its migrations in `migrations/`. */
+const DB = { binding: "DB", database_name: "t", database_id: "11111111-1111-4111-8111-111111111111" };
+
+/** A temporary project: its wrangler.json with these databases, and where its local state goes. */
+function project(databases: Record<string, string>[]): { dir: string; configPath: string; persist: string } {
+  const dir = tempDir();
+  const configPath = join(dir, "wrangler.json");
+  writeFileSync(
+    configPath,
+    JSON.stringify({ name: "migrate-test", compatibility_date: "2026-04-20", d1_databases: databases }),
+  );
+  return { dir, configPath, persist: join(dir, "state") };
+}
+
 describe("npm start's local D1 migrations", () => {
   it("every D1 database of the configuration, each from its own folder into its own table; wrangler then finds none to apply in either", async () => {
-    const dir = tempDir();
-    const persist = join(dir, "state");
+    const { dir, configPath, persist } = project([
+      DB,
+      {
+        binding: "EXTRA",
+        database_name: "x",
+        database_id: "22222222-2222-4222-8222-222222222222",
+        migrations_dir: "extra-migrations",
+        migrations_table: "extra_migrations",
+      },
+    ]);
     for (const m of ["migrations", "extra-migrations"]) mkdirSync(join(dir, m));
-    const configPath = join(dir, "wrangler.json");
-    writeFileSync(
-      configPath,
-      JSON.stringify({
-        name: "migrate-test",
-        compatibility_date: "2026-04-20",
-        d1_databases: [
-          { binding: "DB", database_name: "t", database_id: "11111111-1111-4111-8111-111111111111" },
-          {
-            binding: "EXTRA",
-            database_name: "x",
-            database_id: "22222222-2222-4222-8222-222222222222",
-            migrations_dir: "extra-migrations",
-            migrations_table: "extra_migrations",
-          },
-        ],
-      }),
-    );
     writeFileSync(join(dir, "migrations", "0001_one.sql"), "CREATE TABLE one (x INTEGER);");
     writeFileSync(join(dir, "extra-migrations", "0001_a.sql"), "CREATE TABLE a (x INTEGER);");
     writeFileSync(join(dir, "extra-migrations", "0002_b.sql"), "CREATE TABLE b (x INTEGER);");
@@ -120,19 +124,9 @@ describe("npm start's local D1 migrations", () => {
   });
 
   it("after wrangler has applied some files, only the rest run, in name order; a failing file leaves nothing and stops the later ones", async () => {
-    const dir = tempDir();
-    const persist = join(dir, "state");
+    const { dir, configPath, persist } = project([DB]);
     const migrations = join(dir, "migrations");
     mkdirSync(migrations);
-    const configPath = join(dir, "wrangler.json");
-    writeFileSync(
-      configPath,
-      JSON.stringify({
-        name: "migrate-test",
-        compatibility_date: "2026-04-20",
-        d1_databases: [{ binding: "DB", database_name: "t", database_id: "11111111-1111-4111-8111-111111111111" }],
-      }),
-    );
     writeFileSync(join(migrations, "0001_one.sql"), "CREATE TABLE one (x INTEGER);\nINSERT INTO one VALUES (1);\n");
     const one = wranglerApply(configPath, persist);
     expect(one).toMatch(/0001_one\.sql\s+│ ✅/);
