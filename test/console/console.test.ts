@@ -309,15 +309,26 @@ describe("what an operator does", () => {
         purpose: "회원 가입",
         retention: "탈퇴 시까지",
         oidc: "on",
+        "event_credential-change": "on",
       }),
     );
     expect(made.status, alertText(made.html)).toBe(200);
     const secret = /data-secret>([A-Za-z0-9]{64})</.exec(made.html)![1]!;
     const id = /<code>([A-Za-z0-9]{20})<\/code>/.exec(made.html)![1]!;
     // OpenID Connect is the operator's switch too; the items named as the consent page names them
-    expect(((await (await admin("GET", `/admin/clients/${id}`)).json()) as { oidc: boolean }).oidc).toBe(true);
+    // so are the event types: the boxes checked are the types taken
+    expect(await (await admin("GET", `/admin/clients/${id}`)).json()).toMatchObject({
+      oidc: true,
+      event_types: ["credential-change"],
+    });
     const page = await b.page(await b.fetch(`/console/apps/${id}`));
     expect(page.html).toContain('<input type="checkbox" name="oidc" checked>');
+    expect(page.html).toContain('<input type="checkbox" name="event_credential-change" checked>');
+    expect(page.html).toContain('<input type="checkbox" name="event_plid-deleted">');
+    // a new app's form starts with the default types checked
+    expect((await b.page(await b.fetch("/console/apps"))).html).toContain(
+      '<input type="checkbox" name="event_plid-deleted" checked>',
+    );
     expect(page.html).toMatch(/name="item_phoneNo" checked> 휴대폰번호 <code>phoneNo<\/code>/);
     expect(page.html).toMatch(/name="item_gender"> 성별 <code>gender<\/code>/);
     const rotated = await b.page(await post(b, `/console/apps/${id}/rotate-secret`, { csrf, lang: "ko" }));

@@ -20,6 +20,7 @@ import { itemName } from "../provider/signin/i18n";
 import { consolePage, covers, hidden, href, outcomeBox, when, type Outcome, type Viewer } from "./layout";
 import { inviteOwner, resumeEvents } from "../admin/reviews";
 import { ownerCount } from "../provider/store/developers";
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../provider/store/clients";
 
 interface ClientView {
   client_id: string;
@@ -29,6 +30,7 @@ interface ClientView {
   auto_login: boolean;
   oidc: boolean;
   events_uri: string | null;
+  event_types: string[];
   purpose: string | null;
   retention: string | null;
   sms_daily_budget: number | null;
@@ -68,6 +70,7 @@ function clientFields(s: Signed): Record<string, unknown> {
     auto_login: p.get("auto_login") === "on",
     oidc: p.get("oidc") === "on",
     events_uri: opt("events_uri"),
+    event_types: EVENT_TYPES.filter((t) => p.get(`event_${t}`) === "on"),
     purpose: opt("purpose"),
     retention: opt("retention"),
     sms_daily_budget: budgetField(p.get("sms_daily_budget")),
@@ -102,6 +105,10 @@ function appForm(
 <div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${c(L, "autoLogin")}</label>
 <label><input type="checkbox" name="oidc"${a.oidc ? raw(" checked") : ""}${dis}> ${c(L, "oidc")}</label></div>
 <label>${c(L, "eventsUri")}<input type="url" name="events_uri" value="${a.events_uri ?? ""}"${dis}></label>
+<fieldset><legend>${c(L, "eventTypes")}</legend><div class="checks">${EVENT_TYPES.map(
+    (t) =>
+      html`<label><input type="checkbox" name="event_${t}"${(a.event_types ?? DEFAULT_EVENT_TYPES).includes(t) ? raw(" checked") : ""}${dis}> <code>${t}</code></label>`,
+  )}</div></fieldset>
 <label>${c(L, "smsDailyBudget")}<input type="number" name="sms_daily_budget" min="${SMS_BUDGET_MIN}" max="${SMS_BUDGET_MAX}" step="1" inputmode="numeric" value="${a.sms_daily_budget ?? ""}" placeholder="${defaultBudget}" aria-describedby="sms-budget-help"${dis}></label>
 <p class="hint" id="sms-budget-help">${c(L, "smsDailyBudgetHelp", { default: defaultBudget.toLocaleString("en-US") })}</p>
 ${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}

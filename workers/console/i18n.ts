@@ -51,6 +51,7 @@ const ko = {
   retention: "보유 기간 (동의 화면에 표시)",
   autoLogin: "자동 로그인 허용",
   oidc: "OpenID Connect 사용 (scope=openid 요청에 id_token 발급)",
+  eventTypes: "받을 이벤트 종류",
   eventsUri: "이벤트 수신 URI (선택)",
   smsDailyBudget: "하루 문자 예산 (건, 한국 시각 자정부터)",
   smsDailyBudgetHelp:
@@ -275,6 +276,7 @@ const en: Record<ConsoleKey, string> = {
   retention: "Retention (shown on the consent page)",
   autoLogin: "Allow automatic login",
   oidc: "OpenID Connect (an id_token for scope=openid requests)",
+  eventTypes: "Event types it takes",
   eventsUri: "Events URI (optional)",
   smsDailyBudget: "Daily SMS budget (messages, from midnight KST)",
   smsDailyBudgetHelp:
