@@ -128,6 +128,48 @@ describe("operators", () => {
   });
 });
 
+describe("revoking a role", () => {
+  /** An operator of `role` who took their invitation (as a console sign-in does). */
+  async function operatorWith(phone: string, role: string, subscriberId: number): Promise<string> {
+    expect((await admin("POST", "/admin/operators", { json: { phone, role } })).status).toBe(201);
+    const op = await takeInvite(env, await inviteKey(env.SEAL_KEY, phone), subscriberId, "010-****-0000");
+    return op!.id;
+  }
+  const admins = async () =>
+    ((await (await admin("GET", "/admin/operators")).json()) as { operators: { id: string; role: string }[] }).operators
+      .filter((o) => o.role === "admin")
+      .map((o) => o.id);
+
+  it("ends any role but the last admin's, audited with who did it; admins revoking each other at once leave exactly one", async () => {
+    const viewer = await operatorWith("01077770101", "viewer", 910_001);
+    const a = await operatorWith("01077770102", "admin", 910_002);
+    const b = await operatorWith("01077770103", "admin", 910_003);
+    const c = await operatorWith("01077770104", "admin", 910_004);
+    const res = await admin("DELETE", `/admin/operators/${viewer}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: viewer, revoked: true });
+    const [revoked] = await auditEvents({ type: "operator.revoked" });
+    expect(JSON.parse(revoked!.detail!)).toEqual({ actor: "token:ADMIN_TOKEN", operator: viewer, role: "viewer" });
+    expect((await admin("DELETE", `/admin/operators/${viewer}`)).status).toBe(404);
+    // every admin revoked at once: the console keeps one, whoever it is
+    const all = await admins();
+    expect(all).toEqual(expect.arrayContaining([a, b, c]));
+    const answers = await Promise.all(all.map((id) => admin("DELETE", `/admin/operators/${id}`)));
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(all.length - 1).fill(200), 400]);
+    const refused = answers.find((r) => r.status === 400)!;
+    expect(await refused.json()).toMatchObject({
+      error: "invalid_request",
+      message: expect.stringContaining("the last admin"),
+    });
+    const left = await admins();
+    expect(left).toHaveLength(1);
+    // the last one stays, asked again
+    expect((await admin("DELETE", `/admin/operators/${left[0]}`)).status).toBe(400);
+    expect(await admins()).toEqual(left);
+    expect(await auditEvents({ type: "operator.revoked" })).toHaveLength(all.length);
+  });
+});
+
 describe("taking an invitation", () => {
   it("of 10 concurrent sign-ins with the invited number, exactly one takes the role; a replay takes nothing", async () => {
     const phone = "01077770099";
@@ -272,7 +314,7 @@ describe("every change says who made it", () => {
       ],
       ["DELETE /admin/clients/:id", () => admin("DELETE", `/admin/clients/${c.client_id}`, as)],
     ];
-    // revoking an operator needs one who took a role: the console's tests cover it (test/admin/console.test.ts)
+    // revoking an operator needs one who took a role: "revoking a role" above covers it
     const covered = new Set([...scenarios.map(([k]) => k), "DELETE /admin/operators/:id"]);
     for (const r of table.filter((r) => r.method !== "GET"))
       expect(covered.has(`${r.method} ${r.path}`), `no scenario for ${r.method} ${r.path}`).toBe(true);

@@ -456,6 +456,53 @@ describe("what an operator does", () => {
     ]);
   });
 
+  it("the operators page never offers to end the last admin's role; an admin ends another's, or gives up their own and is shown what they have now", async () => {
+    const a = await operator("admin");
+    const other = await operator("admin");
+    const list = async () =>
+      ((await (await admin("GET", "/admin/operators")).json()) as { operators: { id: string; role: string }[] })
+        .operators;
+    const ops = await list();
+    const mine = (await a.b.page(await a.b.fetch("/console/operators?lang=en"))).html;
+    // the signed-in admin's own id is the one the page offers to give up
+    const me =
+      /\/console\/operators\/(op_[A-Za-z0-9_-]{16})\/revoke"><input[^>]*><input[^>]*><button type="submit" class="secondary">Give up my role</.exec(
+        mine,
+      )![1]!;
+    const others = ops.filter((o) => o.role === "admin" && o.id !== me).map((o) => o.id);
+    expect(others.length).toBeGreaterThanOrEqual(1);
+    for (const id of others) expect(mine).toContain(`/console/operators/${id}/revoke`);
+    // an admin ends another admin's role through the form
+    const otherId = others.at(-1)!;
+    const ended = await a.b.page(
+      await post(a.b, `/console/operators/${otherId}/revoke`, { csrf: csrfOf(a.home), lang: "en" }),
+    );
+    expect(ended.status).toBe(200);
+    expect(ended.html).toContain("Saved.");
+    expect(ended.html).not.toContain(`<code>${otherId}</code>`);
+    expect((await other.b.fetch("/console/apps")).status).toBe(403);
+    // down to one admin (the rest ended through the API): no way to end it, and the page says why
+    for (const id of others.slice(0, -1)) expect((await admin("DELETE", `/admin/operators/${id}`)).status).toBe(200);
+    const last = (await a.b.page(await a.b.fetch("/console/operators?lang=en"))).html;
+    expect(last).toContain("The last admin. Grant another admin first to end this role.");
+    expect(last).not.toContain(`/console/operators/${me}/revoke`);
+    // the form posted anyway: the service's refusal on the page, and the role kept
+    const refused = await a.b.page(
+      await post(a.b, `/console/operators/${me}/revoke`, { csrf: csrfOf(a.home), lang: "en" }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain("the last admin");
+    // with a second admin, the first gives up their own role: the console then shows no access
+    await operator("admin");
+    const gaveUp = await post(a.b, `/console/operators/${me}/revoke`, { csrf: csrfOf(a.home), lang: "en" });
+    expect(gaveUp.status).toBe(303);
+    expect(gaveUp.headers.get("Location")).toBe("/console?lang=en");
+    const now = await a.b.page(await a.b.fetch("/console?lang=en"));
+    expect(now.status).toBe(403);
+    expect(now.html).toContain("No access to the console");
+    expect((await list()).filter((o) => o.role === "admin").map((o) => o.id)).not.toContain(me);
+  });
+
   it("an admin action asks for a sign-in from the last 10 minutes", async () => {
     const { b, home, who } = await operator("admin");
     const csrf = csrfOf(home);

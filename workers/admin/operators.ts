@@ -12,7 +12,7 @@ import {
   createToken,
   dropInvite,
   inviteKey,
-  endOperator,
+  revokeOperatorRole,
   isRole,
   listOperators,
   listTokens,
@@ -92,8 +92,10 @@ export async function listAllOperators(_req: Request, env: AdminEnv): Promise<Re
 export async function revokeOperator(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const id = rc.params.id!;
   if (!/^op_[A-Za-z0-9_-]{16}$/.test(id)) throw E.noSuch("operator");
-  const ended = await endOperator(env, id);
+  const ended = await revokeOperatorRole(env, id);
   if (!ended) throw E.noSuch("operator");
+  if (ended === "last_admin")
+    throw E.invalidBecause("operator", "the last admin: grant another admin first, so the console keeps one");
   const actor = actorOf(rc).id;
   await auditBy(env, rc, "operator.revoked", null, "ok", { operator: id, role: ended.role });
   return json({ id, revoked: true });

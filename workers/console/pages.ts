@@ -3,6 +3,7 @@
 // the audit (search by time, event, app and actor; NDJSON export), operators and API tokens.
 
 import { html } from "../core/html";
+import { redirect } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { exportEvents, listEvents } from "../admin/audit";
 import { summary } from "../admin/directory";
@@ -164,13 +165,20 @@ export async function operatorsPage(
   const { v } = s;
   const L = v.lang;
   const r = await callAdmin<OperatorsList>("admin", listAllOperators, new Request(req.url), env, rc);
+  const admins = r.operators.filter((op) => op.role === "admin").length;
+  const me = s.actor.id.slice("operator:".length);
   const post = (action: string, label: string, extra = html``) =>
     html`<form class="inline" method="post" action="${action}">${hidden(v)}${extra}<button type="submit" class="secondary">${label}</button></form>`;
   const body = html`<h1>${c(L, "operators")}</h1><p class="lead">${c(L, "operatorsLead")}</p>${outcomeBox(v, rc.requestId, o, "tokenOnce")}
 <table><caption>${c(L, "operators")}</caption><thead><tr><th scope="col">ID</th><th scope="col">${c(L, "role")}</th><th scope="col">${c(L, "phone")}</th><th scope="col">${c(L, "grantedBy")}</th><th scope="col">${c(L, "since")}</th><th scope="col">${c(L, "lastSeen")}</th><th scope="col"><span class="skip">${c(L, "revoke")}</span></th></tr></thead>
 <tbody>${r.operators.map(
     (op) =>
-      html`<tr><td><code>${op.id}</code></td><td>${roleName(L, op.role)}</td><td class="mono">${op.masked}</td><td><code>${op.granted_by}</code></td><td>${when(op.taken_at, L)}</td><td>${when(op.last_seen_at, L)}</td><td>${post(`/console/operators/${op.id}/revoke`, c(L, "revoke"))}</td></tr>`,
+      html`<tr><td><code>${op.id}</code></td><td>${roleName(L, op.role)}</td><td class="mono">${op.masked}</td><td><code>${op.granted_by}</code></td><td>${when(op.taken_at, L)}</td><td>${when(op.last_seen_at, L)}</td><td>${
+        // the last admin's role is never ended here (the service refuses it): the console keeps one
+        op.role === "admin" && admins === 1
+          ? html`<p class="hint">${c(L, "lastAdmin")}</p>`
+          : post(`/console/operators/${op.id}/revoke`, c(L, op.id === me ? "revokeMine" : "revoke"))
+      }</td></tr>`,
   )}</tbody></table>
 <h2>${c(L, "invites")}</h2>
 ${
@@ -211,6 +219,8 @@ export function operatorAction(action: "grant" | "revoke" | "withdraw") {
       }
       if (action === "withdraw") rc.params.phone = s.params.get("phone") ?? "";
       await callAdmin("admin", action === "revoke" ? revokeOperator : withdrawInvite, req, env, rc, "DELETE");
+      // one who ended their own role has no operators page: the console says what they have now
+      if (action === "revoke" && s.actor.id === `operator:${rc.params.id}`) return redirect(303, href(s.v, "/console"));
       return operatorsPage(req, env, rc, s, { notice: c(L, "saved") });
     } catch (err) {
       return operatorsPage(req, env, rc, s, failed(err));

@@ -151,6 +151,25 @@ export async function endOperator(env: DbEnv, id: string): Promise<Operator | nu
   return r && toOperator(r);
 }
 
+/**
+ * Revokes an operator's role, never the last admin's (`"last_admin"`): the console always keeps an
+ * admin. The check is in the statement that deletes, so two admins revoking each other at once
+ * cannot both pass. Null when there is no such operator. (A role whose person left the directory
+ * ends by `endOperator`, last admin or not.)
+ */
+export async function revokeOperatorRole(env: DbEnv, id: string): Promise<Operator | null | "last_admin"> {
+  const r = await env.DB.prepare(
+    `DELETE FROM operators WHERE id = ?
+       AND (role <> 'admin' OR (SELECT count(*) FROM operators WHERE role = 'admin') > 1)
+     RETURNING *`,
+  )
+    .bind(id)
+    .first<OperatorRow>();
+  if (r) return toOperator(r);
+  const left = await env.DB.prepare("SELECT role FROM operators WHERE id = ?").bind(id).first<{ role: Role }>();
+  return left ? "last_admin" : null;
+}
+
 /** Every operator and every live invitation (expired ones are dropped first). */
 export async function listOperators(env: DbEnv): Promise<{ operators: Operator[]; invites: Invite[] }> {
   const [, ops, invites] = await env.DB.batch([
