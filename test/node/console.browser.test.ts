@@ -193,10 +193,11 @@ describe("the console in Chromium", () => {
       await expect.poll(() => page.locator(".me").innerText()).toContain("010-****-9012 · 관리자");
       await page.getByRole("link", { name: "앱", exact: true }).click();
       await heading(page, "앱");
-      await page.getByLabel("이름").fill("콘솔 상점");
+      await page.getByLabel("이름", { exact: true }).fill("콘솔 상점");
       await page.getByLabel(/리디렉션 URI/).fill("https://shop.example/cb");
-      await page.getByRole("checkbox", { name: "name" }).check();
-      await page.getByRole("checkbox", { name: "phoneNo" }).check();
+      // each item as the consent page names it, its API field beside
+      await page.getByRole("checkbox", { name: "이름 name", exact: true }).check();
+      await page.getByRole("checkbox", { name: "휴대폰번호 phoneNo", exact: true }).check();
       await page.getByLabel(/이용 목적/).fill("회원 가입과 주문 확인");
       await page.getByRole("button", { name: "등록" }).click();
       await heading(page, "콘솔 상점");
