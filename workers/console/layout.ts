@@ -36,12 +36,14 @@ input[type=text],input[type=tel],input[type=number],input[type=date],input[type=
 textarea{min-height:4.5em}
 fieldset{margin:0;padding:8px 12px;border:1px solid #d1d6db;border-radius:8px}
 legend{font-size:14px;font-weight:600;color:#333d4b}
-dl{display:grid;grid-template-columns:minmax(8em,max-content) 1fr;gap:6px 16px;margin:8px 0 16px;font-size:14px}
+dl{display:grid;grid-template-columns:minmax(8em,16em) 1fr;gap:6px 16px;margin:8px 0 16px;font-size:14px}
+@media (max-width:600px){dl{grid-template-columns:1fr;gap:2px}dd{margin-bottom:8px}}
 dt{color:#4e5968;font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
 .actions{display:flex;flex-wrap:wrap;gap:6px}
 .checks{display:flex;flex-wrap:wrap;gap:4px 16px}
 .checks label{display:flex;gap:6px;align-items:center;font-weight:400}
+.checks label code{flex:none}
 button{min-height:40px;padding:8px 14px;font:inherit;font-weight:700;border-radius:8px;border:0;cursor:pointer;background:#1b64da;color:#fff}
 button.secondary{background:#f2f4f6;color:#333d4b}
 button.danger{background:#c0262d;color:#fff}
