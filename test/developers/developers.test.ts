@@ -128,6 +128,15 @@ describe("registering an app", () => {
     expect(res.html).toMatch(/name="item_phoneNo"> Mobile number <code>phoneNo<\/code>/);
     expect(res.html).toMatch(/name="item_name" checked> Name <code>name<\/code>/);
     const id = /\/developers\/apps\/([A-Za-z0-9]{20})/.exec(res.html)![1]!;
+    // and phone-login-kit's configuration for this app, to paste (the secret named, never shown in it)
+    const snippet = /<pre class="snippet"><code>([^<]*)<\/code><\/pre>/
+      .exec(res.html)![1]!
+      .replaceAll("&quot;", '"')
+      .replaceAll("&lt;", "<")
+      .replaceAll("&gt;", ">");
+    expect(snippet).toBe(
+      `createPhoneLogin<Env>({\n  providerUrl: "${base}",\n  clientId: "${id}",\n  redirectUri: "https://form.example/cb",\n  // clientSecret: env.PHONE_LOGIN_CLIENT_SECRET (npx wrangler secret put PHONE_LOGIN_CLIENT_SECRET)\n});`,
+    );
     const ko = await b.page(await b.fetch(`/developers/apps/${id}`));
     expect(ko.html).toContain("<h2>연동 정보</h2>");
     expect(ko.html).toMatch(/name="item_phoneNo"> 휴대폰번호 <code>phoneNo<\/code>/);

@@ -50,6 +50,7 @@ button.danger{background:#c0262d;color:#fff}
 button:focus-visible,a:focus-visible,input:focus-visible,select:focus-visible,textarea:focus-visible{outline:3px solid #1b64da;outline-offset:2px}
 .alert{margin:0 0 16px;padding:12px 14px;border-radius:10px;background:#fff0f0;color:#a3161d;font-weight:600}
 .notice{margin:0 0 16px;padding:12px 14px;border-radius:10px;background:#e8f3ff;color:#0f4fb6}
+pre.snippet{margin:8px 0 16px;padding:12px;border-radius:8px;background:#f2f4f6;overflow-x:auto;font-size:13px;line-height:1.5}
 .secret{display:block;margin:8px 0;padding:10px;border-radius:8px;background:#191f28;color:#fff;font-size:14px;word-break:break-all}
 .hint{margin:4px 0 0;font-size:13px;color:#5f6b7a;font-weight:400}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:12px;margin:0;padding:0;list-style:none}

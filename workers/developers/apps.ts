@@ -274,10 +274,18 @@ ${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}
  * interface's four addresses under the service's public URL, and with OpenID Connect on, the
  * issuer URL an identity platform takes and its discovery document.
  */
-function integrationSection(L: Lang, iss: string, oidc: boolean): SafeHtml {
+function integrationSection(L: Lang, iss: string, app: AdminClient): SafeHtml {
   const row = (key: Parameters<typeof d>[1], url: string) => html`<dt>${d(L, key)}</dt><dd class="mono">${url}</dd>`;
+  // the app's Worker with phone-login-kit (packages/kit/README.md): what to paste, its secret left in a secret
+  const kit = `createPhoneLogin<Env>({
+  providerUrl: ${JSON.stringify(iss)},
+  clientId: ${JSON.stringify(app.clientId)},
+  redirectUri: ${JSON.stringify(app.redirectUris[0] ?? "https://<your app>/auth/callback")},
+  // clientSecret: env.PHONE_LOGIN_CLIENT_SECRET (npx wrangler secret put PHONE_LOGIN_CLIENT_SECRET)
+});`;
   return html`<h2>${d(L, "integration")}</h2><p class="hint">${d(L, "integrationLead")}</p>
-<dl>${row("endpointAuthorize", `${iss}/oauth2/authorize`)}${row("endpointToken", `${iss}/oauth2/token`)}${row("endpointUser", `${iss}/v1/user/me`)}${row("endpointDisconnect", `${iss}/v1/user/disconnect`)}${oidc ? html`${row("issuer", iss)}${row("endpointDiscovery", `${iss}/.well-known/openid-configuration`)}` : ""}</dl>`;
+<dl>${row("endpointAuthorize", `${iss}/oauth2/authorize`)}${row("endpointToken", `${iss}/oauth2/token`)}${row("endpointUser", `${iss}/v1/user/me`)}${row("endpointDisconnect", `${iss}/v1/user/disconnect`)}${app.oidc ? html`${row("issuer", iss)}${row("endpointDiscovery", `${iss}/.well-known/openid-configuration`)}` : ""}</dl>
+<p class="hint">${d(L, "kitLead")}</p><pre class="snippet"><code>${kit}</code></pre>`;
 }
 
 const stageText = (L: Lang, stage: unknown) => d(L, stage === "live" ? "stageLive" : "stageTesting");
@@ -355,7 +363,7 @@ export async function appPage(req: Request, env: DevEnv, rc: RequestContext, s: 
 <dl><dt>${d(L, "clientId")}</dt><dd class="mono">${app.clientId}</dd><dt>${d(L, "stage")}</dt><dd>${stageText(L, app.stage)}</dd><dt>${d(L, "status")}</dt><dd>${d(L, app.status === "active" ? "statusActive" : "statusDisabled")}</dd><dt>${d(L, "role")}</dt><dd>${roleText(L, role)}</dd></dl>
 <p><a href="${href(v, `${base}/stats`)}">${d(L, "stats")}</a></p>
 ${o.secret ? html`<div class="notice" role="status"><p>${d(L, "secretOnce")}</p><code class="secret">${o.secret}</code></div>` : ""}
-${integrationSection(L, issuer(env), app.oidc)}
+${integrationSection(L, issuer(env), app)}
 <h2>${d(L, "settings")}</h2>
 ${appForm(L, v, base, o.form ?? a, d(L, "save"), owner)}
 <h2>${d(L, "testNumbers")}</h2>

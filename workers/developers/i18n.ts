@@ -126,6 +126,8 @@ const ko = {
   endpointUser: "사용자 정보",
   endpointDisconnect: "연결 끊기",
   endpointDiscovery: "OpenID Connect 설정(discovery)",
+  kitLead:
+    "Cloudflare Worker라면 phone-login-kit에 이렇게 넣으면 됩니다. Client Secret은 코드가 아니라 비밀 변수에 둡니다.",
   pendingInvites: "수락을 기다리는 초대",
   invitePhone: "초대할 휴대폰번호",
   inviteHint: "초대받은 사람이 이 번호로 개발자 콘솔에 로그인해 수락하면 팀에 들어옵니다. 7일 뒤 만료됩니다.",
@@ -280,6 +282,8 @@ const en: Record<Key, string> = {
   endpointUser: "User record",
   endpointDisconnect: "Disconnect",
   endpointDiscovery: "OpenID Connect discovery",
+  kitLead:
+    "In a Cloudflare Worker, this is phone-login-kit's configuration. Keep the client secret in a secret, not in the code.",
   pendingInvites: "Invitations not yet accepted",
   invitePhone: "Mobile number to invite",
   inviteHint:
