@@ -13,7 +13,7 @@ import { auditEvents } from "../support/audit";
 import { HONG } from "../support/helpers";
 import { ciOf } from "../support/directory";
 import { table } from "../../workers/admin/routes";
-import { inviteKey, takeInvite } from "../../workers/provider/store/operators";
+import { inviteKey, takeInvite, type Operator } from "../../workers/provider/store/operators";
 import { env } from "../support/env";
 import { submitReview } from "../../workers/provider/store/reviews";
 
@@ -128,12 +128,17 @@ describe("operators", () => {
   });
 });
 
+/** A take that wrote a role (not null, not the last admin's kept). */
+function operatorOf(t: Awaited<ReturnType<typeof takeInvite>>): Operator {
+  if (t === null || t === "kept_last_admin") throw new Error(`no role written: ${t}`);
+  return t;
+}
+
 describe("revoking a role", () => {
   /** An operator of `role` who took their invitation (as a console sign-in does). */
   async function operatorWith(phone: string, role: string, subscriberId: number): Promise<string> {
     expect((await admin("POST", "/admin/operators", { json: { phone, role } })).status).toBe(201);
-    const op = await takeInvite(env, await inviteKey(env.SEAL_KEY, phone), subscriberId, "010-****-0000");
-    return op!.id;
+    return operatorOf(await takeInvite(env, await inviteKey(env.SEAL_KEY, phone), subscriberId, "010-****-0000")).id;
   }
   const admins = async () =>
     ((await (await admin("GET", "/admin/operators")).json()) as { operators: { id: string; role: string }[] }).operators
@@ -168,6 +173,43 @@ describe("revoking a role", () => {
     expect(await admins()).toEqual(left);
     expect(await auditEvents({ type: "operator.revoked" })).toHaveLength(all.length);
   });
+
+  it("an invitation to a lesser role never lowers the last admin: the invitation is taken, the role kept; two admins lowered at once, exactly one is", async () => {
+    const x = { phone: "01077770111", id: 930_001 };
+    const y = { phone: "01077770112", id: 930_002 };
+    const xId = await operatorWith(x.phone, "admin", x.id);
+    const yId = await operatorWith(y.phone, "admin", y.id);
+    // down to these two admins
+    for (const id of (await admins()).filter((id) => id !== xId && id !== yId))
+      expect((await admin("DELETE", `/admin/operators/${id}`)).status).toBe(200);
+    expect((await admins()).sort()).toEqual([xId, yId].sort());
+    // both invited as viewers, both taking at once
+    for (const p of [x, y])
+      expect((await admin("POST", "/admin/operators", { json: { phone: p.phone, role: "viewer" } })).status).toBe(201);
+    const takes = await Promise.all(
+      [x, y].map(async (p) => takeInvite(env, await inviteKey(env.SEAL_KEY, p.phone), p.id, "010-****-0000")),
+    );
+    const lowered = takes.filter((t) => t !== null && t !== "kept_last_admin");
+    expect(lowered.map((t) => operatorOf(t).role)).toEqual(["viewer"]);
+    expect(takes.filter((t) => t === "kept_last_admin")).toHaveLength(1);
+    const kept = await admins();
+    expect(kept).toHaveLength(1);
+    // both invitations went
+    const list = (await (await admin("GET", "/admin/operators")).json()) as { invites: unknown[] };
+    expect(list.invites).toEqual([]);
+    // asked again, alone: still kept
+    const last = takes[0] === "kept_last_admin" ? x : y;
+    expect((await admin("POST", "/admin/operators", { json: { phone: last.phone, role: "editor" } })).status).toBe(201);
+    expect(await takeInvite(env, await inviteKey(env.SEAL_KEY, last.phone), last.id, "010-****-0000")).toBe(
+      "kept_last_admin",
+    );
+    expect(await admins()).toEqual(kept);
+    // an invitation to admin again, or to anyone not the last admin, is taken as before
+    expect((await admin("POST", "/admin/operators", { json: { phone: last.phone, role: "admin" } })).status).toBe(201);
+    expect(
+      operatorOf(await takeInvite(env, await inviteKey(env.SEAL_KEY, last.phone), last.id, "010-****-0000")).role,
+    ).toBe("admin");
+  });
 });
 
 describe("taking an invitation", () => {
@@ -180,7 +222,7 @@ describe("taking an invitation", () => {
     );
     const winners = taken.filter((t) => t !== null);
     expect(winners).toHaveLength(1);
-    expect(winners[0]!.role).toBe("editor");
+    expect(operatorOf(winners[0]!).role).toBe("editor");
     expect(await takeInvite(env, key, 900_000, "010-****-0099")).toBeNull();
     const list = (await (await admin("GET", "/admin/operators")).json()) as {
       operators: unknown[];
@@ -277,8 +319,8 @@ describe("every change says who made it", () => {
           expect((await admin("POST", "/admin/operators", { ...as, json: { phone, role: "viewer" } })).status).toBe(
             201,
           );
-          const op = await takeInvite(env, await inviteKey(env.SEAL_KEY, phone), 920_001, "010-****-0004");
-          return admin("DELETE", `/admin/operators/${op!.id}`, as);
+          const op = operatorOf(await takeInvite(env, await inviteKey(env.SEAL_KEY, phone), 920_001, "010-****-0004"));
+          return admin("DELETE", `/admin/operators/${op.id}`, as);
         },
       ],
       [

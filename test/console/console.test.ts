@@ -492,6 +492,17 @@ describe("what an operator does", () => {
     );
     expect(refused.status).toBe(400);
     expect(refused.html).toContain("the last admin");
+    // nor does an invitation to a lesser role, taken at the next sign-in: the role is kept, and the
+    // trail says why
+    await grant(a.who.phone, "viewer");
+    // (two minutes on: the number's next code is not held back by the last one's)
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 2 * 60_000);
+    const again = new Browser();
+    await signIn(again, a.who);
+    expect((await again.fetch("/console/operators")).status).toBe(200);
+    const kept = (await auditEvents({ type: "operator.taken" })).filter((e) => e.outcome === "refused");
+    expect(kept.map((e) => JSON.parse(e.detail!))).toEqual([{ reason: "last_admin" }]);
     // with a second admin, the first gives up their own role: the console then shows no access
     await operator("admin");
     const gaveUp = await post(a.b, `/console/operators/${me}/revoke`, { csrf: csrfOf(a.home), lang: "en" });

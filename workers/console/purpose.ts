@@ -45,7 +45,10 @@ export const consoleSignin: SigninPurpose = {
       if (person) {
         const key = await inviteKey(sealKeyVar(env), person.phone);
         const taken = await takeInvite(env, key, e.subscriberId, masked);
-        if (taken) rc.waitUntil(audit(env, "operator.taken", null, "ok", { operator: taken.id, role: taken.role }));
+        if (taken === "kept_last_admin")
+          rc.waitUntil(audit(env, "operator.taken", null, "refused", { reason: "last_admin" }));
+        else if (taken)
+          rc.waitUntil(audit(env, "operator.taken", null, "ok", { operator: taken.id, role: taken.role }));
       }
     }
     const { cookie } = await openConsoleSession(

@@ -108,28 +108,36 @@ export async function dropInvite(env: DbEnv, phoneKey: string): Promise<boolean>
  * The person who signed in with the invited number takes its role, in one step: the invitation goes
  * and the person's role is written (replacing one they held). Null when no live invitation names the
  * number (none, taken by a concurrent sign-in, or expired: an expired one is dropped).
+ * `"kept_last_admin"`: the invitation named a lesser role for the last admin, who stays admin (the
+ * console always keeps one, as `revokeOperatorRole`); the invitation is taken all the same.
  */
 export async function takeInvite(
   env: DbEnv,
   phoneKey: string,
   subscriberId: number,
   masked: string,
-): Promise<Operator | null> {
+): Promise<Operator | "kept_last_admin" | null> {
   const now = Date.now();
   // one transaction: the role is written from the invitation only while it is live, and the
-  // invitation goes with it (a second sign-in finds none: exactly one take)
-  const [written] = await env.DB.batch<OperatorRow>([
+  // invitation goes with it (a second sign-in finds none: exactly one take); the last admin's role
+  // is never lowered, checked in the statement that writes it (two admins lowered at once: one is)
+  const [written, dropped] = await env.DB.batch<Record<string, unknown>>([
     env.DB.prepare(
       `INSERT INTO operators (id, subscriber_id, role, masked, granted_by, taken_at, last_seen_at)
        SELECT ?, ?, role, ?, granted_by, ?, ? FROM operator_invites WHERE phone_key = ? AND expires_at > ?
        ON CONFLICT (subscriber_id) DO UPDATE SET role = excluded.role, masked = excluded.masked,
          granted_by = excluded.granted_by, taken_at = excluded.taken_at, last_seen_at = excluded.last_seen_at
+       WHERE NOT (operators.role = 'admin' AND excluded.role <> 'admin'
+         AND (SELECT count(*) FROM operators WHERE role = 'admin') = 1)
        RETURNING *`,
     ).bind(`op_${randomToken(12)}`, subscriberId, masked, now, now, phoneKey, now),
-    env.DB.prepare("DELETE FROM operator_invites WHERE phone_key = ?").bind(phoneKey),
+    env.DB.prepare("DELETE FROM operator_invites WHERE phone_key = ? RETURNING expires_at").bind(phoneKey),
   ]);
-  const row = written!.results[0];
-  return row ? toOperator(row) : null;
+  const row = written!.results[0] as OperatorRow | undefined;
+  if (row) return toOperator(row);
+  // a live invitation went, and no role was written: the last admin's, kept
+  const live = (dropped!.results as { expires_at: number }[]).some((r) => r.expires_at > now);
+  return live ? "kept_last_admin" : null;
 }
 
 /** The person's role, or null. */
