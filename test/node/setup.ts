@@ -3,6 +3,7 @@
 // of the worker) that the test's assertion alone does not show.
 import { stripVTControlCharacters } from "node:util";
 import { beforeEach } from "vitest";
+import { retryingFetch } from "./fetch-retry";
 import { live } from "./server";
 
 const TAIL_LINES = 60;
@@ -17,3 +18,7 @@ beforeEach(({ onTestFailed }) => {
     }
   });
 });
+
+// wrangler dev's proxy, in front of every test server, can lose a request on its own hop to the
+// worker (./fetch-retry.ts): a GET of the tests' own is sent again after such a loss.
+globalThis.fetch = retryingFetch(globalThis.fetch, 20_000, 3);

@@ -1,0 +1,67 @@
+// The node tests' fetch (./fetch-retry.ts): a lost GET to a loopback server is sent again, an
+// answer of any status is kept, and nothing else is ever sent twice.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { retryingFetch } from "./fetch-retry";
+
+let server: Server;
+let base: string;
+/** What the server received, in order: method and path. */
+const seen: string[] = [];
+/** Paths whose first request is held without an answer (a lost request). */
+const holdFirst = new Set(["/lost", "/post-lost"]);
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    if (holdFirst.delete(req.url!)) return; // never answered
+    if (req.url === "/always-lost") return;
+    res.writeHead(req.url === "/error" ? 500 : 200, { "Content-Type": "text/plain" });
+    res.end(`answer to ${req.method} ${req.url}`);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const f = retryingFetch(fetch, 300, 3);
+
+describe("the node tests' fetch", () => {
+  it("sends a GET that got no answer again, and says so", async () => {
+    const err = vi.spyOn(console, "error").mockImplementation(() => {});
+    const res = await f(`${base}/lost`);
+    expect(await res.text()).toBe("answer to GET /lost");
+    expect(seen.filter((s) => s === "GET /lost")).toHaveLength(2);
+    expect(err.mock.calls[0]![0]).toMatch(
+      /^\(test fetch\) GET http:\/\/127\.0\.0\.1:\d+\/lost lost \(.*\); sending it again$/,
+    );
+    err.mockRestore();
+  });
+
+  it("keeps an answer of any status, sent once", async () => {
+    const res = await f(`${base}/error`);
+    expect(res.status).toBe(500);
+    expect(seen.filter((s) => s === "GET /error")).toHaveLength(1);
+  });
+
+  it("gives up after the last attempt with the loss itself", async () => {
+    const err = vi.spyOn(console, "error").mockImplementation(() => {});
+    await expect(f(`${base}/always-lost`)).rejects.toThrow(/timeout|aborted/i);
+    expect(seen.filter((s) => s === "GET /always-lost")).toHaveLength(3);
+    err.mockRestore();
+  });
+
+  it("never sends a POST again, nor a request with a signal of its own", async () => {
+    await expect(
+      f(`${base}/post-lost`, { method: "POST", body: "x", signal: AbortSignal.timeout(300) }),
+    ).rejects.toThrow();
+    expect(seen.filter((s) => s === "POST /post-lost")).toHaveLength(1);
+    holdFirst.add("/own-signal");
+    await expect(f(`${base}/own-signal`, { signal: AbortSignal.timeout(300) })).rejects.toThrow();
+    expect(seen.filter((s) => s === "GET /own-signal")).toHaveLength(1);
+  });
+});
