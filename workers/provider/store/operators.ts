@@ -104,6 +104,9 @@ export async function dropInvite(env: DbEnv, phoneKey: string): Promise<boolean>
   return r.meta.changes > 0;
 }
 
+/** How many admins there are, inside a statement that must keep one (the console always keeps an admin). */
+const ADMINS = "(SELECT count(*) FROM operators WHERE role = 'admin')";
+
 /**
  * The person who signed in with the invited number takes its role, in one step: the invitation goes
  * and the person's role is written (replacing one they held). Null when no live invitation names the
@@ -127,8 +130,7 @@ export async function takeInvite(
        SELECT ?, ?, role, ?, granted_by, ?, ? FROM operator_invites WHERE phone_key = ? AND expires_at > ?
        ON CONFLICT (subscriber_id) DO UPDATE SET role = excluded.role, masked = excluded.masked,
          granted_by = excluded.granted_by, taken_at = excluded.taken_at, last_seen_at = excluded.last_seen_at
-       WHERE NOT (operators.role = 'admin' AND excluded.role <> 'admin'
-         AND (SELECT count(*) FROM operators WHERE role = 'admin') = 1)
+       WHERE NOT (operators.role = 'admin' AND excluded.role <> 'admin' AND ${ADMINS} = 1)
        RETURNING *`,
     ).bind(`op_${randomToken(12)}`, subscriberId, masked, now, now, phoneKey, now),
     env.DB.prepare("DELETE FROM operator_invites WHERE phone_key = ? RETURNING expires_at").bind(phoneKey),
@@ -167,9 +169,7 @@ export async function endOperator(env: DbEnv, id: string): Promise<Operator | nu
  */
 export async function revokeOperatorRole(env: DbEnv, id: string): Promise<Operator | null | "last_admin"> {
   const r = await env.DB.prepare(
-    `DELETE FROM operators WHERE id = ?
-       AND (role <> 'admin' OR (SELECT count(*) FROM operators WHERE role = 'admin') > 1)
-     RETURNING *`,
+    `DELETE FROM operators WHERE id = ? AND (role <> 'admin' OR ${ADMINS} > 1) RETURNING *`,
   )
     .bind(id)
     .first<OperatorRow>();
