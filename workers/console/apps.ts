@@ -5,7 +5,6 @@
 // the admin API's handler in process.
 
 import { html, raw, type SafeHtml } from "../core/html";
-import { IDENTITY_ITEMS as ITEMS, type IdentityItem } from "../core/spec";
 import type { RequestContext } from "../core/router";
 import { create, disable, enable, list, read, remove, rotate, update } from "../admin/clients";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
@@ -16,11 +15,22 @@ import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
-import { itemName } from "../provider/signin/i18n";
-import { consolePage, covers, hidden, href, outcomeBox, when, type Outcome, type Viewer } from "./layout";
+import {
+  checkedEventTypes,
+  checkedItems,
+  consolePage,
+  covers,
+  eventTypeBoxes,
+  hidden,
+  href,
+  itemBoxes,
+  outcomeBox,
+  when,
+  type Outcome,
+  type Viewer,
+} from "./layout";
 import { inviteOwner, resumeEvents } from "../admin/reviews";
 import { ownerCount } from "../provider/store/developers";
-import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../provider/store/clients";
 
 interface ClientView {
   client_id: string;
@@ -66,11 +76,11 @@ function clientFields(s: Signed): Record<string, unknown> {
   return {
     name: p.get("name") ?? "",
     redirect_uris: lines(p.get("redirect_uris")),
-    items: ITEMS.filter((i) => p.get(`item_${i}`) === "on"),
+    items: checkedItems(p),
     auto_login: p.get("auto_login") === "on",
     oidc: p.get("oidc") === "on",
     events_uri: opt("events_uri"),
-    event_types: EVENT_TYPES.filter((t) => p.get(`event_${t}`) === "on"),
+    event_types: checkedEventTypes(p),
     purpose: opt("purpose"),
     retention: opt("retention"),
     sms_daily_budget: budgetField(p.get("sms_daily_budget")),
@@ -94,21 +104,16 @@ function appForm(
 ): SafeHtml {
   const L = v.lang;
   const dis = editable ? "" : raw(" disabled");
-  const box = (i: IdentityItem) =>
-    html`<label><input type="checkbox" name="item_${i}"${a.items?.includes(i) ? raw(" checked") : ""}${dis}> ${itemName(L, i)} <code>${i}</code></label>`;
   return html`<form class="card" method="post" action="${action}">${hidden(v)}
 <label>${c(L, "name")}<input type="text" name="name" required maxlength="100" value="${a.name ?? ""}"${dis}></label>
 <label>${c(L, "redirectUris")}<textarea name="redirect_uris" required${dis}>${(a.redirect_uris ?? []).join("\n")}</textarea></label>
-<fieldset><legend>${c(L, "items")}</legend><div class="checks">${ITEMS.map(box)}</div></fieldset>
+${itemBoxes(L, c(L, "items"), a.items ?? [], dis)}
 <label>${c(L, "purpose")}<input type="text" name="purpose" maxlength="200" value="${a.purpose ?? ""}"${dis}></label>
 <label>${c(L, "retention")}<input type="text" name="retention" maxlength="200" value="${a.retention ?? ""}"${dis}></label>
 <div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${c(L, "autoLogin")}</label>
 <label><input type="checkbox" name="oidc"${a.oidc ? raw(" checked") : ""}${dis}> ${c(L, "oidc")}</label></div>
 <label>${c(L, "eventsUri")}<input type="url" name="events_uri" value="${a.events_uri ?? ""}"${dis}></label>
-<fieldset><legend>${c(L, "eventTypes")}</legend><div class="checks">${EVENT_TYPES.map(
-    (t) =>
-      html`<label><input type="checkbox" name="event_${t}"${(a.event_types ?? DEFAULT_EVENT_TYPES).includes(t) ? raw(" checked") : ""}${dis}> <code>${t}</code></label>`,
-  )}</div></fieldset>
+${eventTypeBoxes(c(L, "eventTypes"), a.event_types, dis)}
 <label>${c(L, "smsDailyBudget")}<input type="number" name="sms_daily_budget" min="${SMS_BUDGET_MIN}" max="${SMS_BUDGET_MAX}" step="1" inputmode="numeric" value="${a.sms_daily_budget ?? ""}" placeholder="${defaultBudget}" aria-describedby="sms-budget-help"${dis}></label>
 <p class="hint" id="sms-budget-help">${c(L, "smsDailyBudgetHelp", { default: defaultBudget.toLocaleString("en-US") })}</p>
 ${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}

@@ -4,7 +4,11 @@
 // under the page's CSP nonce.
 
 import { cspNonce, html, htmlResponse, raw, type SafeHtml } from "../core/html";
+import type { Params } from "../core/http";
+import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType } from "../provider/store/clients";
 import type { Role } from "../provider/store/operators";
+import { itemName } from "../provider/signin/i18n";
 import { c, type ConsoleKey, type Lang } from "./i18n";
 
 const CSS = `
@@ -133,6 +137,35 @@ export function href(v: { lang: Lang }, path: string, query: Record<string, stri
   const s = q.toString();
   return s ? `${path}?${s}` : path;
 }
+
+/**
+ * An app form's item boxes (both consoles'), each named as the consent page names it to the
+ * person, the API's field beside; read back by `checkedItems`.
+ */
+export function itemBoxes(L: Lang, legend: string, checked: readonly string[], dis: SafeHtml | string): SafeHtml {
+  return html`<fieldset><legend>${legend}</legend><div class="checks">${IDENTITY_ITEMS.map(
+    (i) =>
+      html`<label><input type="checkbox" name="item_${i}"${checked.includes(i) ? raw(" checked") : ""}${dis}> ${itemName(L, i)} <code>${i}</code></label>`,
+  )}</div></fieldset>`;
+}
+
+/** An app form's event-type boxes (both consoles'); a new app's form has the default checked. Read back by `checkedEventTypes`. */
+export function eventTypeBoxes(
+  legend: string,
+  checked: readonly string[] | undefined,
+  dis: SafeHtml | string,
+): SafeHtml {
+  return html`<fieldset><legend>${legend}</legend><div class="checks">${EVENT_TYPES.map(
+    (t) =>
+      html`<label><input type="checkbox" name="event_${t}"${(checked ?? DEFAULT_EVENT_TYPES).includes(t) ? raw(" checked") : ""}${dis}> <code>${t}</code></label>`,
+  )}</div></fieldset>`;
+}
+
+/** The items an app form's boxes checked (a form name is never sent twice: one box an item). */
+export const checkedItems = (p: Params): IdentityItem[] => IDENTITY_ITEMS.filter((i) => p.get(`item_${i}`) === "on");
+
+/** The event types an app form's boxes checked. */
+export const checkedEventTypes = (p: Params): EventType[] => EVENT_TYPES.filter((t) => p.get(`event_${t}`) === "on");
 
 /** The hidden fields every console form carries: its CSRF token and the language. */
 export function hidden(v: Viewer): SafeHtml {

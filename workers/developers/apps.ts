@@ -8,11 +8,19 @@ import { ApiError, E } from "../core/errors";
 import { html, raw, type SafeHtml } from "../core/html";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
-import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { clientView } from "../admin/clients";
 import { onlyFields } from "../admin/steps";
 import { clientPatch, newClientFields } from "../admin/validate";
-import { consolePage, hidden, href, when } from "../console/layout";
+import {
+  checkedEventTypes,
+  checkedItems,
+  consolePage,
+  eventTypeBoxes,
+  hidden,
+  href,
+  itemBoxes,
+  when,
+} from "../console/layout";
 import { forgetClient, getClient, sealSecret, updateClient, type AdminClient } from "../provider/store/clients";
 import { createDeveloperApp, roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
 import { APP_TEST_RANGE } from "../provider/store/directory/rows";
@@ -20,7 +28,6 @@ import { audit } from "../provider/store/one-time/audit";
 import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
 import { issuer } from "../provider/store/flows/events";
 import { d, type Lang } from "./i18n";
-import { itemName } from "../provider/signin/i18n";
 import { invitesSection, myInvites, teamSection, teamView } from "./team";
 import {
   noticesFor,
@@ -35,7 +42,6 @@ import {
   withdraw,
 } from "./review";
 import { reviewsOf } from "../provider/store/reviews";
-import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../provider/store/clients";
 import { eventsSection, eventsView, resume, testEvent } from "./events";
 import {
   allocateTestNumber,
@@ -217,7 +223,6 @@ export const api = {
 
 // ---------------------------------------------------------------- the pages
 
-const ITEMS: readonly IdentityItem[] = IDENTITY_ITEMS;
 const lines = (v: string | undefined) =>
   (v ?? "")
     .split(/\r?\n/)
@@ -230,10 +235,10 @@ function formBody(s: DevSigned): Record<string, unknown> {
   const body: Record<string, unknown> = {
     name: p.get("name") ?? "",
     redirect_uris: lines(p.get("redirect_uris")),
-    items: ITEMS.filter((i) => p.get(`item_${i}`) === "on"),
+    items: checkedItems(p),
     auto_login: p.get("auto_login") === "on",
     oidc: p.get("oidc") === "on",
-    event_types: EVENT_TYPES.filter((t) => p.get(`event_${t}`) === "on"),
+    event_types: checkedEventTypes(p),
   };
   for (const f of ["purpose", "retention", "events_uri"]) body[f] = p.get(f) ?? null;
   return body;
@@ -248,23 +253,17 @@ function appForm(
   editable: boolean,
 ) {
   const dis = editable ? "" : raw(" disabled");
-  const items = (a.items as string[] | undefined) ?? [];
-  const box = (i: IdentityItem) =>
-    html`<label><input type="checkbox" name="item_${i}"${items.includes(i) ? raw(" checked") : ""}${dis}> ${itemName(L, i)} <code>${i}</code></label>`;
   const text = (k: string) => (typeof a[k] === "string" ? (a[k] as string) : "");
   return html`<form class="card" method="post" action="${action}">${hidden(v)}
 <label>${d(L, "name")}<input type="text" name="name" required maxlength="100" value="${text("name")}"${dis}></label>
 <label>${d(L, "redirectUris")}<textarea name="redirect_uris" required${dis}>${((a.redirect_uris as string[] | undefined) ?? []).join("\n")}</textarea></label>
-<fieldset><legend>${d(L, "items")}</legend><div class="checks">${ITEMS.map(box)}</div></fieldset>
+${itemBoxes(L, d(L, "items"), (a.items as string[] | undefined) ?? [], dis)}
 <label>${d(L, "purpose")}<input type="text" name="purpose" maxlength="200" value="${text("purpose")}"${dis}></label>
 <label>${d(L, "retention")}<input type="text" name="retention" maxlength="200" value="${text("retention")}"${dis}></label>
 <div class="checks"><label><input type="checkbox" name="auto_login"${a.auto_login ? raw(" checked") : ""}${dis}> ${d(L, "autoLogin")}</label>
 <label><input type="checkbox" name="oidc"${a.oidc ? raw(" checked") : ""}${dis}> ${d(L, "oidc")}</label></div>
 <label>${d(L, "eventsUri")}<input type="url" name="events_uri" value="${text("events_uri")}"${dis}></label>
-<fieldset><legend>${d(L, "eventTypes")}</legend><div class="checks">${EVENT_TYPES.map(
-    (t) =>
-      html`<label><input type="checkbox" name="event_${t}"${((a.event_types as string[] | undefined) ?? DEFAULT_EVENT_TYPES).includes(t) ? raw(" checked") : ""}${dis}> <code>${t}</code></label>`,
-  )}</div></fieldset>
+${eventTypeBoxes(d(L, "eventTypes"), a.event_types as string[] | undefined, dis)}
 ${editable ? html`<p><button type="submit">${submit}</button></p>` : ""}
 </form>`;
 }
