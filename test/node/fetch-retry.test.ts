@@ -10,12 +10,15 @@ let base: string;
 /** What the server received, in order: method and path. */
 const seen: string[] = [];
 /** Paths whose first request is held without an answer (a lost request). */
-const holdFirst = new Set(["/lost", "/post-lost"]);
+const holdFirst = new Set(["/lost"]);
+/** Paths whose first request has its connection closed with no answer (a failed request). */
+const dropFirst = new Set(["/dropped", "/post-dropped"]);
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
     if (holdFirst.delete(req.url!)) return; // never answered
+    if (dropFirst.delete(req.url!)) return void req.socket.destroy();
     if (req.url === "/always-lost") return;
     res.writeHead(req.url === "/error" ? 500 : 200, { "Content-Type": "text/plain" });
     res.end(`answer to ${req.method} ${req.url}`);
@@ -42,6 +45,14 @@ describe("the node tests' fetch", () => {
     err.mockRestore();
   });
 
+  it("sends a GET whose connection failed again", async () => {
+    const err = vi.spyOn(console, "error").mockImplementation(() => {});
+    const res = await f(`${base}/dropped`);
+    expect(await res.text()).toBe("answer to GET /dropped");
+    expect(seen.filter((s) => s === "GET /dropped")).toHaveLength(2);
+    err.mockRestore();
+  });
+
   it("keeps an answer of any status, sent once", async () => {
     const res = await f(`${base}/error`);
     expect(res.status).toBe(500);
@@ -56,10 +67,9 @@ describe("the node tests' fetch", () => {
   });
 
   it("never sends a POST again, nor a request with a signal of its own", async () => {
-    await expect(
-      f(`${base}/post-lost`, { method: "POST", body: "x", signal: AbortSignal.timeout(300) }),
-    ).rejects.toThrow();
-    expect(seen.filter((s) => s === "POST /post-lost")).toHaveLength(1);
+    // the same failure a GET is sent again after
+    await expect(f(`${base}/post-dropped`, { method: "POST", body: "x" })).rejects.toThrow();
+    expect(seen.filter((s) => s === "POST /post-dropped")).toHaveLength(1);
     holdFirst.add("/own-signal");
     await expect(f(`${base}/own-signal`, { signal: AbortSignal.timeout(300) })).rejects.toThrow();
     expect(seen.filter((s) => s === "GET /own-signal")).toHaveLength(1);
