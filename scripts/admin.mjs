@@ -939,9 +939,8 @@ export async function main(
         res.status === 404 && parsed?.error === "not_found" && parsed.message.startsWith("The requested API")
           ? " (is ADMIN_TOKEN set on the service? without it /admin is absent)"
           : "";
-      const words = parsed === undefined ? plainWords(text) : "";
       const err = new ServiceError(
-        `${parsed?.message ?? `HTTP ${res.status}${words ? `: ${words}` : ""}`}${hint}`,
+        `${parsed?.message ?? (plainWords(text) || (text.trim() === "" ? "an empty answer" : "an answer that is not the service's JSON"))}${hint}`,
         res.status,
         parsed,
       );

@@ -1,6 +1,7 @@
 // How the admin CLI (scripts/admin.mjs) reports a refusal: the service's JSON message, or, for an
 // answer that is not the service's JSON (a proxy's or the runtime's plain text), that text's own
-// words on one line, cut short; an HTML page or an empty body gives the status alone.
+// words on one line, cut short; an HTML page or an empty body is said to be one. The status follows
+// once, in parentheses.
 import { describe, expect, it } from "vitest";
 import { main, plainWords } from "../../scripts/admin.mjs";
 
@@ -23,7 +24,7 @@ async function answeredWith(res: () => Response): Promise<{ code: number; err: s
 }
 
 describe("admin CLI error answers", () => {
-  it("plain text: its words after the status", async () => {
+  it("plain text: its words, then the status once", async () => {
     const r = await answeredWith(
       () =>
         new Response(
@@ -33,11 +34,11 @@ describe("admin CLI error answers", () => {
     );
     expect(r.code).toBe(1);
     expect(r.err).toBe(
-      "error: HTTP 503: Your worker restarted mid-request. Please try sending the request again. Only GET or HEAD requests are retried automatically. (HTTP 503)",
+      "error: Your worker restarted mid-request. Please try sending the request again. Only GET or HEAD requests are retried automatically. (HTTP 503)",
     );
   });
 
-  it("the service's JSON: its message; HTML or nothing: the status alone", async () => {
+  it("the service's JSON: its message; HTML or nothing: said so, with the status", async () => {
     const json = await answeredWith(() =>
       Response.json({ error: "invalid_request", message: "name is required." }, { status: 400 }),
     );
@@ -45,9 +46,9 @@ describe("admin CLI error answers", () => {
     const html = await answeredWith(
       () => new Response("<!DOCTYPE html><html><body>Bad gateway</body></html>", { status: 502 }),
     );
-    expect(html.err).toBe("error: HTTP 502 (HTTP 502)");
+    expect(html.err).toBe("error: an answer that is not the service's JSON (HTTP 502)");
     const empty = await answeredWith(() => new Response(null, { status: 500 }));
-    expect(empty.err).toBe("error: HTTP 500 (HTTP 500)");
+    expect(empty.err).toBe("error: an empty answer (HTTP 500)");
   });
 
   it("one line, at most 160 characters", () => {
