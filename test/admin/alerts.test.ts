@@ -108,6 +108,30 @@ describe("alerts", () => {
     expect(r.got[0]!.text).toContain("8.3% of 120 codes sent were typed");
   });
 
+  it("passkey and test-number sign-ins, which no SMS preceded, do not hide codes sent and never typed", async () => {
+    const r = receiver();
+    const m = store();
+    // 110 interactive sign-ins, 100 of them with no SMS: 10 of the 120 codes delivered were typed
+    await m.apply(`b-${randomToken(6)}`, [
+      [minute(Date.now()), "sms.outbox.delivered", null, 120],
+      [minute(Date.now()), "signin.success.interactive", null, 110],
+      [minute(Date.now()), "signin.success.passkey", null, 80],
+      [minute(Date.now()), "signin.success.test_number", null, 20],
+    ]);
+    await runDurableObjectAlarm(m);
+    expect(r.got.map((g) => g.alert)).toEqual(["code.conversion"]);
+    expect(r.got[0]!.text).toContain("8.3% of 120 codes sent were typed");
+    // the same sign-ins all by SMS, in another metrics store: 91.7% typed, nothing more fires
+    const m2 = store();
+    await m2.apply(`b-${randomToken(6)}`, [
+      [minute(Date.now()), "sms.outbox.delivered", null, 120],
+      [minute(Date.now()), "signin.success.interactive", null, 110],
+    ]);
+    await runDurableObjectAlarm(m2);
+    expect(r.got).toHaveLength(1);
+    expect(r.bad).toEqual([]);
+  });
+
   it("confirmed numbers that stop finishing fire the completion rule against the same hour's 7-day median", async () => {
     const r = receiver();
     const m = store();

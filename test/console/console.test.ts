@@ -238,7 +238,7 @@ describe("the overview's metrics", () => {
     expect(api.alerts.find((a) => a.rule === "sms.nhn-cloud.failures")?.firing).toBe(true);
   });
 
-  it("the funnel shows each step's conversion, and the steps' and gateways' times their p50 and p95", async () => {
+  it("the funnel shows each step's conversion (its last step and the code conversion without passkey and test-number sign-ins), and the steps' and gateways' times their p50 and p95", async () => {
     const { b } = await operator("viewer");
     const t = Date.now() - (Date.now() % 60_000);
     // counts far above any other test's traffic, so the shares are exact to the shown decimal
@@ -246,7 +246,11 @@ describe("the overview's metrics", () => {
       [t, "signin.start", "funnel-app", 1_000_000],
       [t, "identify.matched", "funnel-app", 800_000],
       [t, "verify.ok", "funnel-app", 600_000],
-      [t, "signin.success.interactive", "funnel-app", 500_000],
+      // 600,000 interactive: 100,000 by a passkey (no identify, no SMS), 50,000 by a review test
+      // number's fixed code (no SMS), 450,000 by a code sent by SMS
+      [t, "signin.success.interactive", "funnel-app", 600_000],
+      [t, "signin.success.passkey", "funnel-app", 100_000],
+      [t, "signin.success.test_number", "funnel-app", 50_000],
       [t, "latency.step.identify.le_50", null, 1_000_000],
       [t, "latency.step.identify.le_1000", null, 100_000],
       [t, "latency.sms.naver-sens.le_250", null, 1_000_000],
@@ -265,7 +269,10 @@ describe("the overview's metrics", () => {
     expect(row("First page")?.[1]).toBe("—");
     expect(row("Number confirmed")?.[1]).toBe("80.0%");
     expect(row("Code proven")?.[1]).toBe("75.0%");
+    // signed in by a code: 500,000 of the 600,000 codes proven
     expect(row("Signed in")?.[1]).toBe("83.3%");
+    // codes typed per SMS delivered: 450,000 of 2,000,000, neither passkeys nor test numbers counted
+    expect(home.html).toMatch(/Code conversion \(typed per sent\)<b>22\.5%<\/b>/);
     // 1,000,000 of 1,100,000 within 50 ms: the median there, the 95th percentile in the next bucket
     expect(row("Number")?.slice(1)).toEqual(["≤ 50 ms", "≤ 1,000 ms"]);
     const sms = await b.page(await b.fetch("/console/sms?lang=en"));

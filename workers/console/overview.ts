@@ -1,7 +1,7 @@
 // The console's overview (docs/console.md "Overview"): the audited steps' roll-ups over a range
 // (1 hour, 24 hours, 7 days, 30 days): sign-ins, the success rate, automatic-login share, SMS sent
 // and spent in 원 today and this month (a price per gateway, SMS_PRICES_KRW), the failover share,
-// the code conversion (interactive sign-ins per code delivered), the funnel of apps' sign-ins with
+// the code conversion (sign-ins proven by a code sent by SMS, per SMS delivered), the funnel of apps' sign-ins with
 // each step's conversion, the steps' latency p50/p95, the counts of apps and people, and the open
 // alerts and notices. The figures refresh every 60 seconds; the roll-ups are at most a flush
 // interval (AUDIT_FLUSH_SECONDS, METRICS_FLUSH_SECONDS) behind.
@@ -15,6 +15,7 @@ import { readMetrics, type MetricsAnswer } from "../admin/metrics";
 import { openNotices } from "../provider/store/notices";
 import { type AlertState, type Step } from "../provider/store/metrics/metrics-store";
 import { metricsStore } from "../provider/store/metrics/reach";
+import { provenByCode, provenBySmsCode } from "../provider/store/metrics/series";
 import { GATEWAYS } from "../provider/signin/config";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
@@ -140,7 +141,7 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     [c(L, "funnelStart"), sum(inRange, "signin.start")],
     [c(L, "funnelMatched"), sum(inRange, "identify.matched")],
     [c(L, "funnelProven"), sum(inRange, "verify.ok")],
-    [c(L, "funnelSignedIn"), sum(inRange, "signin.success.interactive")],
+    [c(L, "funnelSignedIn"), provenByCode((k) => sum(inRange, k))],
   ];
   const funnel = steps.map(
     ([label, n], i) =>
@@ -161,7 +162,15 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
 ${kpi(c(L, "kpiSignins"), ok.toLocaleString("en-US"))}
 ${kpi(c(L, "kpiSuccessRate"), share(pct(ok, ok + failed)))}
 ${kpi(c(L, "kpiAutoShare"), share(pct(sum(inRange, "signin.success.automatic"), ok)))}
-${kpi(c(L, "kpiConversion"), share(pct(sum(inRange, "signin.success.interactive"), delivered)))}
+${kpi(
+  c(L, "kpiConversion"),
+  share(
+    pct(
+      provenBySmsCode((k) => sum(inRange, k)),
+      delivered,
+    ),
+  ),
+)}
 ${kpi(c(L, "kpiFailover"), share(pct(attempts - onPrimary, attempts)))}
 ${kpi(c(L, "kpiSmsToday"), `${t.sent.toLocaleString("en-US")} · ${won(t.won)}`)}
 ${kpi(c(L, "kpiSmsMonth"), `${m.sent.toLocaleString("en-US")} · ${won(m.won)}`)}

@@ -9,7 +9,13 @@ import { createClient } from "../../../support/admin";
 import { basic, form, FORM, HONG } from "../../../support/helpers";
 import { alertText, Browser } from "../../../support/signin";
 import { metricsStore } from "../../../../workers/provider/store/metrics/reach";
-import { bucketOf, pointsOf, seriesOf } from "../../../../workers/provider/store/metrics/series";
+import {
+  bucketOf,
+  pointsOf,
+  provenByCode,
+  provenBySmsCode,
+  seriesOf,
+} from "../../../../workers/provider/store/metrics/series";
 import { tally, timing } from "../../../../workers/provider/store/metrics/tally";
 import { MAX_POINTS, writeDataPoints } from "../../../../workers/provider/store/metrics/analytics";
 
@@ -133,6 +139,46 @@ describe("the isolate's sums", () => {
       ["sms.attempt", 1],
       ["sms.sens.circuit_open", 1],
     ]);
+  });
+
+  it("a sign-in no SMS preceded (a passkey, a review test number's fixed code) counts apart, and the code conversion leaves it out", () => {
+    const success = (detail: Record<string, unknown>) =>
+      seriesOf({ at: 0, type: "signin.success", client_id: "app-x", detail: JSON.stringify(detail) });
+    expect(success({ mode: "interactive", method: "sms", autoLogin: false })).toEqual([
+      ["signin.success", 1],
+      ["signin.success.interactive", 1],
+    ]);
+    expect(success({ mode: "interactive", method: "passkey", autoLogin: true })).toEqual([
+      ["signin.success", 1],
+      ["signin.success.interactive", 1],
+      ["signin.success.auto_login_opt_in", 1],
+      ["signin.success.passkey", 1],
+    ]);
+    expect(success({ mode: "interactive", method: "sms", autoLogin: false, testNumber: true })).toEqual([
+      ["signin.success", 1],
+      ["signin.success.interactive", 1],
+      ["signin.success.test_number", 1],
+    ]);
+    expect(success({ mode: "automatic", method: "automatic" })).toEqual([
+      ["signin.success", 1],
+      ["signin.success.automatic", 1],
+    ]);
+    // 4 interactive sign-ins: 2 by SMS, 1 passkey, 1 test number
+    const counts = new Map<string, number>();
+    for (const d of [
+      { mode: "interactive", method: "sms" },
+      { mode: "interactive", method: "sms" },
+      { mode: "interactive", method: "passkey" },
+      { mode: "interactive", method: "sms", testNumber: true },
+      { mode: "automatic", method: "automatic" },
+    ])
+      for (const [k, n] of success(d)) counts.set(k, (counts.get(k) ?? 0) + n);
+    const count = (k: string) => counts.get(k) ?? 0;
+    expect(provenByCode(count)).toBe(3);
+    expect(provenBySmsCode(count)).toBe(2);
+    // hours rolled up before the passkey and test-number series: every interactive sign-in, as then
+    const old = (k: string) => (k === "signin.success.interactive" ? 7 : 0);
+    expect([provenByCode(old), provenBySmsCode(old)]).toEqual([7, 7]);
   });
 });
 

@@ -10,6 +10,7 @@ import { hmacSha256Hex } from "../../../core/crypto";
 import { clientSmsBudgets } from "../clients";
 import { appSmsBudget, kstDayStart, smsBudgetConfig, type SmsBudgetVars } from "../config";
 import type { MetricsRoom } from "../metrics/metrics-store";
+import { provenByCode, provenBySmsCode } from "../metrics/series";
 import { ALL_APPS, DAY_MS, HOUR_MS, MINUTE_MS } from "../metrics/tables/rollups";
 
 export interface AlertVars {
@@ -95,7 +96,10 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
   // codes typed per code delivered over 15 minutes
   const fifteen = countsOf(room, now - 15 * MINUTE_MS, now);
   const sent = [...fifteen].filter(([k]) => DELIVERED.test(k)).reduce((a, [, n]) => a + n, 0);
-  const conversion = share(get(fifteen, "signin.success.interactive"), sent);
+  const conversion = share(
+    provenBySmsCode((k) => get(fifteen, k)),
+    sent,
+  );
   out.push({
     rule: "code.conversion",
     active: sent >= THRESHOLDS.codeConversionMinSent && conversion < THRESHOLDS.codeConversion,
@@ -230,7 +234,7 @@ function completion(room: MetricsRoom, now: number): Judgement {
     const to = end - daysBack * DAY_MS;
     const c = countsOf(room, to - HOUR_MS, to);
     const matched = get(c, "identify.matched");
-    return { matched, ratio: matched === 0 ? 0 : get(c, "signin.success.interactive") / matched };
+    return { matched, ratio: matched === 0 ? 0 : provenByCode((k) => get(c, k)) / matched };
   };
   const today = ratioAt(0);
   const past = [1, 2, 3, 4, 5, 6, 7]
