@@ -108,7 +108,7 @@ describe("alerts", () => {
     expect(r.got[0]!.text).toContain("8.3% of 120 codes sent were typed");
   });
 
-  it("passkey and test-number sign-ins, which no SMS preceded, do not hide codes sent and never typed", async () => {
+  it("passkey and fixed-code sign-ins, which no SMS preceded, do not hide codes sent and never typed", async () => {
     const r = receiver();
     const m = store();
     // 110 interactive sign-ins, 100 of them with no SMS: 10 of the 120 codes delivered were typed
@@ -116,7 +116,7 @@ describe("alerts", () => {
       [minute(Date.now()), "sms.outbox.delivered", null, 120],
       [minute(Date.now()), "signin.success.interactive", null, 110],
       [minute(Date.now()), "signin.success.passkey", null, 80],
-      [minute(Date.now()), "signin.success.test_number", null, 20],
+      [minute(Date.now()), "signin.success.fixed_code", null, 20],
     ]);
     await runDurableObjectAlarm(m);
     expect(r.got.map((g) => g.alert)).toEqual(["code.conversion"]);

@@ -160,7 +160,7 @@ describe("signing in with a test number", () => {
     expect(loc.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await smsCount()).toBe(before);
     const audit = await lastAuditEvent("signin.success");
-    expect(JSON.parse(audit!.detail!)).toMatchObject({ testNumber: true });
+    expect(JSON.parse(audit!.detail!)).toMatchObject({ testNumber: true, fixedCode: true, method: "sms" });
   });
 
   it("is the ordinary 'cannot be confirmed' answer for any other client and on /account", async () => {

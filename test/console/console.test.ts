@@ -238,7 +238,7 @@ describe("the overview's metrics", () => {
     expect(api.alerts.find((a) => a.rule === "sms.nhn-cloud.failures")?.firing).toBe(true);
   });
 
-  it("the funnel shows each step's conversion (its last step and the code conversion without passkey and test-number sign-ins), and the steps' and gateways' times their p50 and p95", async () => {
+  it("the funnel shows each step's conversion (its last step and the code conversion without passkey and fixed-code sign-ins), and the steps' and gateways' times their p50 and p95", async () => {
     const { b } = await operator("viewer");
     const t = Date.now() - (Date.now() % 60_000);
     // counts far above any other test's traffic, so the shares are exact to the shown decimal
@@ -246,11 +246,11 @@ describe("the overview's metrics", () => {
       [t, "signin.start", "funnel-app", 1_000_000],
       [t, "identify.matched", "funnel-app", 800_000],
       [t, "verify.ok", "funnel-app", 600_000],
-      // 600,000 interactive: 100,000 by a passkey (no identify, no SMS), 50,000 by a review test
-      // number's fixed code (no SMS), 450,000 by a code sent by SMS
+      // 600,000 interactive: 100,000 by a passkey (no identify, no SMS), 50,000 by a fixed
+      // code (no SMS), 450,000 by a code sent by SMS
       [t, "signin.success.interactive", "funnel-app", 600_000],
       [t, "signin.success.passkey", "funnel-app", 100_000],
-      [t, "signin.success.test_number", "funnel-app", 50_000],
+      [t, "signin.success.fixed_code", "funnel-app", 50_000],
       [t, "latency.step.identify.le_50", null, 1_000_000],
       [t, "latency.step.identify.le_1000", null, 100_000],
       [t, "latency.sms.naver-sens.le_250", null, 1_000_000],

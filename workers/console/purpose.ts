@@ -8,7 +8,7 @@ import { redirect } from "../core/http";
 import { providerConfig, type ProviderEnv } from "../provider/config";
 import { standInClient } from "../provider/signin/first-party";
 import { t } from "../provider/signin/i18n";
-import type { SigninPurpose } from "../provider/signin/purpose";
+import { proofDetail, type SigninPurpose } from "../provider/signin/purpose";
 import type { Transaction } from "../provider/signin/transaction";
 import { sealKeyVar } from "../provider/store/clients";
 import { openConsoleSession } from "../provider/store/console-session";
@@ -58,7 +58,7 @@ export const consoleSignin: SigninPurpose = {
       masked,
     );
     rc.log.event = "console.signin";
-    rc.waitUntil(audit(env, "console.signin", null, "ok"));
+    rc.waitUntil(audit(env, "console.signin", null, "ok", proofDetail(e.tx)));
     return redirect(303, consoleUrl(e.tx), { cookies: [cookie], referrer: "same-origin" });
   },
 };

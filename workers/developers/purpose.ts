@@ -10,7 +10,7 @@ import { standInClient } from "../provider/signin/first-party";
 import { t } from "../provider/signin/i18n";
 import { pageContext } from "../provider/signin/flow";
 import { stopPage } from "../provider/signin/pages";
-import type { SigninPurpose } from "../provider/signin/purpose";
+import { proofDetail, type SigninPurpose } from "../provider/signin/purpose";
 import type { Transaction } from "../provider/signin/transaction";
 import { DEVELOPER_SESSION, openConsoleSession } from "../provider/store/console-session";
 import { audit } from "../provider/store/one-time/audit";
@@ -56,7 +56,7 @@ export const developerSignin: SigninPurpose = {
       DEVELOPER_SESSION,
     );
     rc.log.event = "developers.signin";
-    rc.waitUntil(audit(env, "developer.signin", null, "ok"));
+    rc.waitUntil(audit(env, "developer.signin", null, "ok", proofDetail(e.tx)));
     return redirect(303, developersUrl(e.tx), { cookies: [cookie], referrer: "same-origin" });
   },
 };

@@ -6,7 +6,7 @@
 import { redirect } from "../../core/http";
 import { providerConfig } from "../config";
 import { t } from "../signin/i18n";
-import type { SigninPurpose } from "../signin/purpose";
+import { proofDetail, type SigninPurpose } from "../signin/purpose";
 import type { Transaction } from "../signin/transaction";
 import { audit } from "../store/one-time/audit";
 import { standInClient } from "../signin/first-party";
@@ -33,7 +33,7 @@ export const accountSignin: SigninPurpose = {
     const shards = providerConfig(env).oneTimeShards;
     const { cookie } = await openSession(env, shards, e.subscriberId, e.tx.subscriber!.masked, e.tx.passkey);
     rc.log.event = "account.signin";
-    rc.waitUntil(audit(env, "account.signin", null, "ok"));
+    rc.waitUntil(audit(env, "account.signin", null, "ok", proofDetail(e.tx)));
     return redirect(303, `/account?lang=${e.tx.lang}`, { cookies: [cookie], referrer: "same-origin" });
   },
 };

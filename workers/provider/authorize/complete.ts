@@ -20,7 +20,7 @@ import { linkExists, touchLink } from "../store/directory/links";
 import type { SigninConfig } from "../signin/config";
 import { AUTO_COOKIE, deviceIdOf } from "../signin/device";
 import { redirectLocation } from "./redirects";
-import type { SigninEnd } from "../signin/purpose";
+import { proofDetail, type SigninEnd } from "../signin/purpose";
 import { mayTest, testingStop } from "../signin/testing";
 import { passkeyOffer } from "../signin/passkey/offer";
 import { tally } from "../store/metrics/tally";
@@ -122,7 +122,7 @@ export async function finish(
       ...(consented ? [consented.audit] : []),
       auditRecord("signin.success", c.client.clientId, "ok", {
         mode: "interactive",
-        method: c.tx.passkey ? "passkey" : "sms",
+        ...proofDetail(c.tx),
         autoLogin: c.optIn,
         ...(c.tx.subscriber?.review ? { testNumber: true } : {}),
       }),

@@ -49,6 +49,16 @@ export interface SigninEnd {
   shared?: Shared;
 }
 
+/**
+ * How a sign-in proved its number, for its success's audit detail: `method` (`passkey`, or `sms`
+ * for a code), and `fixedCode` when that code was a fixed one (a review test number's, a test
+ * entry's) and no SMS was sent. The metrics count these apart (store/metrics/series.ts).
+ */
+export function proofDetail(tx: Transaction): { method: "passkey" | "sms"; fixedCode?: true } {
+  if (tx.passkey) return { method: "passkey" };
+  return tx.subscriber?.testOtpHash ? { method: "sms", fixedCode: true } : { method: "sms" };
+}
+
 export interface SigninPurpose {
   /**
    * The mark its records carry (`SigninRecord.purpose`, set with the first page): a record is

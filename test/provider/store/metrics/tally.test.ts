@@ -141,44 +141,60 @@ describe("the isolate's sums", () => {
     ]);
   });
 
-  it("a sign-in no SMS preceded (a passkey, a review test number's fixed code) counts apart, and the code conversion leaves it out", () => {
-    const success = (detail: Record<string, unknown>) =>
-      seriesOf({ at: 0, type: "signin.success", client_id: "app-x", detail: JSON.stringify(detail) });
-    expect(success({ mode: "interactive", method: "sms", autoLogin: false })).toEqual([
+  it("a sign-in no SMS preceded (a passkey, a fixed code) counts apart, and the code conversion leaves it out", () => {
+    const success = (type: string, detail: Record<string, unknown>) =>
+      seriesOf({ at: 0, type, client_id: type === "signin.success" ? "app-x" : null, detail: JSON.stringify(detail) });
+    expect(success("signin.success", { mode: "interactive", method: "sms", autoLogin: false })).toEqual([
       ["signin.success", 1],
       ["signin.success.interactive", 1],
     ]);
-    expect(success({ mode: "interactive", method: "passkey", autoLogin: true })).toEqual([
+    expect(success("signin.success", { mode: "interactive", method: "passkey", autoLogin: true })).toEqual([
       ["signin.success", 1],
       ["signin.success.interactive", 1],
       ["signin.success.auto_login_opt_in", 1],
       ["signin.success.passkey", 1],
     ]);
-    expect(success({ mode: "interactive", method: "sms", autoLogin: false, testNumber: true })).toEqual([
+    expect(
+      success("signin.success", { mode: "interactive", method: "sms", autoLogin: false, fixedCode: true }),
+    ).toEqual([
       ["signin.success", 1],
       ["signin.success.interactive", 1],
-      ["signin.success.test_number", 1],
+      ["signin.success.fixed_code", 1],
     ]);
-    expect(success({ mode: "automatic", method: "automatic" })).toEqual([
+    expect(success("signin.success", { mode: "automatic", method: "automatic" })).toEqual([
       ["signin.success", 1],
       ["signin.success.automatic", 1],
     ]);
-    // 4 interactive sign-ins: 2 by SMS, 1 passkey, 1 test number
+    // the service's own pages: /account by a passkey, /console by a fixed code, /developers by SMS
+    expect(success("account.signin", { method: "passkey" })).toEqual([
+      ["account.signin", 1],
+      ["account.signin.passkey", 1],
+    ]);
+    expect(success("console.signin", { method: "sms", fixedCode: true })).toEqual([
+      ["console.signin", 1],
+      ["console.signin.fixed_code", 1],
+    ]);
+    expect(success("developer.signin", { method: "sms" })).toEqual([["developer.signin", 1]]);
+    // apps: 2 by SMS, 1 passkey, 1 fixed code, 1 automatic; own pages: 2 by SMS, 1 passkey, 1 fixed code
     const counts = new Map<string, number>();
-    for (const d of [
-      { mode: "interactive", method: "sms" },
-      { mode: "interactive", method: "sms" },
-      { mode: "interactive", method: "passkey" },
-      { mode: "interactive", method: "sms", testNumber: true },
-      { mode: "automatic", method: "automatic" },
-    ])
-      for (const [k, n] of success(d)) counts.set(k, (counts.get(k) ?? 0) + n);
+    for (const [type, d] of [
+      ["signin.success", { mode: "interactive", method: "sms" }],
+      ["signin.success", { mode: "interactive", method: "sms" }],
+      ["signin.success", { mode: "interactive", method: "passkey" }],
+      ["signin.success", { mode: "interactive", method: "sms", fixedCode: true }],
+      ["signin.success", { mode: "automatic", method: "automatic" }],
+      ["account.signin", { method: "sms" }],
+      ["account.signin", { method: "passkey" }],
+      ["console.signin", { method: "sms", fixedCode: true }],
+      ["developer.signin", { method: "sms" }],
+    ] as const)
+      for (const [k, n] of success(type, d)) counts.set(k, (counts.get(k) ?? 0) + n);
     const count = (k: string) => counts.get(k) ?? 0;
     expect(provenByCode(count)).toBe(3);
-    expect(provenBySmsCode(count)).toBe(2);
-    // hours rolled up before the passkey and test-number series: every interactive sign-in, as then
-    const old = (k: string) => (k === "signin.success.interactive" ? 7 : 0);
-    expect([provenByCode(old), provenBySmsCode(old)]).toEqual([7, 7]);
+    expect(provenBySmsCode(count)).toBe(4);
+    // hours rolled up before the passkey and fixed-code series: every such sign-in, as then
+    const old = (k: string) => ({ "signin.success.interactive": 7, "console.signin": 2 })[k] ?? 0;
+    expect([provenByCode(old), provenBySmsCode(old)]).toEqual([7, 9]);
   });
 });
 

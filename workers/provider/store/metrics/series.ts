@@ -39,6 +39,15 @@ function detailOf(row: OutboxRow): Record<string, unknown> {
   }
 }
 
+/**
+ * A proven sign-in that no SMS preceded (`proofDetail` of provider/signin/purpose.ts): by a passkey
+ * (`<type>.passkey`), or by a fixed code (`<type>.fixed_code`).
+ */
+function withoutSms(type: string, d: Record<string, unknown>): [string, number][] {
+  if (d.method === "passkey") return [[`${type}.passkey`, 1]];
+  return d.fixedCode === true ? [[`${type}.fixed_code`, 1]] : [];
+}
+
 /** The series an event counts in, with how much; the first is its type's. */
 export function seriesOf(row: OutboxRow): [series: string, n: number][] {
   const d = detailOf(row);
@@ -53,12 +62,13 @@ export function seriesOf(row: OutboxRow): [series: string, n: number][] {
         [`signin.success.${d.mode === "automatic" ? "automatic" : "interactive"}`, 1],
       ];
       if (d.autoLogin === true) out.push(["signin.success.auto_login_opt_in", 1]);
-      // how an interactive sign-in's number was proven, where it was not by a code sent by SMS
-      // (`provenBySmsCode` below)
-      if (d.mode !== "automatic" && d.method === "passkey") out.push(["signin.success.passkey", 1]);
-      if (d.mode !== "automatic" && d.testNumber === true) out.push(["signin.success.test_number", 1]);
+      if (d.mode !== "automatic") out.push(...withoutSms("signin.success", d));
       return out;
     }
+    case "account.signin":
+    case "console.signin":
+    case "developer.signin":
+      return [[row.type, 1], ...withoutSms(row.type, d)];
     case "signin.failure":
       return [
         ["signin.failure", 1],
@@ -91,7 +101,7 @@ export function seriesOf(row: OutboxRow): [series: string, n: number][] {
 }
 
 /**
- * Interactive sign-ins whose number was proven by a code, not a passkey: those that passed an
+ * Apps' interactive sign-ins whose number was proven by a code, not a passkey: those that passed an
  * identify match and a typed code (the funnel's last step, the completion alert's numerator).
  * `count` gives a series' sum over the range. Hours rolled up before the passkey series existed
  * count every interactive sign-in, as these figures did then.
@@ -99,13 +109,25 @@ export function seriesOf(row: OutboxRow): [series: string, n: number][] {
 export const provenByCode = (count: (series: string) => number): number =>
   count("signin.success.interactive") - count("signin.success.passkey");
 
+/** Every kind of sign-in a code sent by SMS may end in: apps' (interactive), and the service's own pages'. */
+const CODE_SIGNINS = ["signin.success", "account.signin", "console.signin", "developer.signin"] as const;
+
 /**
- * Of those, the ones whose code the service sent by SMS (not a review test number's fixed code):
- * what the code conversion counts per SMS delivered, so that neither passkeys nor test numbers
- * lift it (above 100%, or over codes sent and never typed).
+ * The sign-ins, apps' and the service's own pages', whose code the service sent by SMS (not a
+ * passkey, not a fixed code): what the code conversion counts per SMS delivered, so that neither
+ * lifts it (above 100%, or over codes sent and never typed) and no code sent for /account,
+ * /console or /developers lowers it. Hours rolled up before the passkey and fixed-code series
+ * existed count every such sign-in.
  */
 export const provenBySmsCode = (count: (series: string) => number): number =>
-  provenByCode(count) - count("signin.success.test_number");
+  CODE_SIGNINS.reduce(
+    (sum, type) =>
+      sum +
+      count(type === "signin.success" ? "signin.success.interactive" : type) -
+      count(`${type}.passkey`) -
+      count(`${type}.fixed_code`),
+    0,
+  );
 
 const MINUTE_MS = 60_000;
 
