@@ -15,7 +15,7 @@ import { readMetrics, type MetricsAnswer } from "../admin/metrics";
 import { openNotices } from "../provider/store/notices";
 import { type AlertState, type Step } from "../provider/store/metrics/metrics-store";
 import { metricsStore } from "../provider/store/metrics/reach";
-import { provenByCode, provenBySmsCode } from "../provider/store/metrics/series";
+import { provenByCode, provenByPasskey, provenBySmsCode } from "../provider/store/metrics/series";
 import { GATEWAYS } from "../provider/signin/config";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
@@ -124,7 +124,7 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     .reduce((a, [, p]) => a + p.reduce((x, [, n]) => x + n, 0), 0);
   const delivered = spend(inRange, () => 0).sent;
   // each passkey sign-in is a code not sent (docs/passkeys.md), priced as the primary gateway's
-  const saved = sum(inRange, "signin.method.passkey");
+  const saved = provenByPasskey((k) => sum(inRange, k));
   const kpi = (label: string, value: string) => html`<li>${label}<b>${value}</b></li>`;
   const share = (x: number | null) => (x === null ? "—" : `${x.toFixed(1)}%`);
   const t = spend(today, price);

@@ -23,7 +23,6 @@ import { redirectLocation } from "./redirects";
 import { proofDetail, type SigninEnd } from "../signin/purpose";
 import { mayTest, testingStop } from "../signin/testing";
 import { passkeyOffer } from "../signin/passkey/offer";
-import { tally } from "../store/metrics/tally";
 import type { Subscriber } from "../store/directory/directory";
 
 /**
@@ -129,8 +128,6 @@ export async function finish(
     ],
   });
   if (!consented) rc.waitUntil(touchLink(env, c.client.clientId, plid));
-  // how the number was proven, per app: "SMS saved" on the console is the passkey sign-ins
-  tally(env, rc, c.tx.passkey ? "signin.method.passkey" : "signin.method.sms", c.client.clientId);
   rc.log.event = "signin.success";
   return redirect(
     302,

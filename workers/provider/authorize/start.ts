@@ -3,7 +3,6 @@
 // protocol hands off to the sign-in (its first page, `beginSignIn`), which takes it back at its end
 // (./purpose.ts).
 
-import { tally } from "../store/metrics/tally";
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
 import type { RequestContext } from "../../core/router";
@@ -83,7 +82,6 @@ export async function startSignIn(
       rc.log.event = "signin.automatic";
       rc.waitUntil(touchLink(env, ar.client.clientId, auto.plid));
       rc.waitUntil(audit(env, "signin.success", ar.client.clientId, "ok", { mode: "automatic", method: "automatic" }));
-      tally(env, rc, "signin.method.automatic", ar.client.clientId);
       return redirect(
         302,
         redirectLocation(ar.redirectUri, [

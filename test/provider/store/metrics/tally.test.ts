@@ -13,6 +13,7 @@ import {
   bucketOf,
   pointsOf,
   provenByCode,
+  provenByPasskey,
   provenBySmsCode,
   seriesOf,
 } from "../../../../workers/provider/store/metrics/series";
@@ -192,9 +193,11 @@ describe("the isolate's sums", () => {
     const count = (k: string) => counts.get(k) ?? 0;
     expect(provenByCode(count)).toBe(3);
     expect(provenBySmsCode(count)).toBe(4);
+    // each passkey sign-in is an SMS not sent: the app's and /account's
+    expect(provenByPasskey(count)).toBe(2);
     // hours rolled up before the passkey and fixed-code series: every such sign-in, as then
     const old = (k: string) => ({ "signin.success.interactive": 7, "console.signin": 2 })[k] ?? 0;
-    expect([provenByCode(old), provenBySmsCode(old)]).toEqual([7, 9]);
+    expect([provenByCode(old), provenBySmsCode(old), provenByPasskey(old)]).toEqual([7, 9, 0]);
   });
 });
 

@@ -109,8 +109,17 @@ export function seriesOf(row: OutboxRow): [series: string, n: number][] {
 export const provenByCode = (count: (series: string) => number): number =>
   count("signin.success.interactive") - count("signin.success.passkey");
 
-/** Every kind of sign-in a code sent by SMS may end in: apps' (interactive), and the service's own pages'. */
-const CODE_SIGNINS = ["signin.success", "account.signin", "console.signin", "developer.signin"] as const;
+/**
+ * Every kind of proven sign-in: the series that counts it, and the type its `.passkey` and
+ * `.fixed_code` series are named by (`withoutSms`). Apps' interactive ones, and the service's own
+ * pages'.
+ */
+const PROVEN = [
+  ["signin.success.interactive", "signin.success"],
+  ["account.signin", "account.signin"],
+  ["console.signin", "console.signin"],
+  ["developer.signin", "developer.signin"],
+] as const;
 
 /**
  * The sign-ins, apps' and the service's own pages', whose code the service sent by SMS (not a
@@ -120,14 +129,11 @@ const CODE_SIGNINS = ["signin.success", "account.signin", "console.signin", "dev
  * existed count every such sign-in.
  */
 export const provenBySmsCode = (count: (series: string) => number): number =>
-  CODE_SIGNINS.reduce(
-    (sum, type) =>
-      sum +
-      count(type === "signin.success" ? "signin.success.interactive" : type) -
-      count(`${type}.passkey`) -
-      count(`${type}.fixed_code`),
-    0,
-  );
+  PROVEN.reduce((sum, [all, type]) => sum + count(all) - count(`${type}.passkey`) - count(`${type}.fixed_code`), 0);
+
+/** The sign-ins proven by a passkey, apps' and /account's: each an SMS not sent (the console's "SMS saved"). */
+export const provenByPasskey = (count: (series: string) => number): number =>
+  PROVEN.reduce((sum, [, type]) => sum + count(`${type}.passkey`), 0);
 
 const MINUTE_MS = 60_000;
 
