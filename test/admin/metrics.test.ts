@@ -11,6 +11,8 @@ import { admin } from "../support/admin";
 import { auditEvents, flushAudit } from "../support/audit";
 import { DEMO, HONG, KIM, tokenFor } from "../support/helpers";
 import { Browser, signInAll } from "../support/signin";
+import { SoftAuthenticator } from "../support/authenticator";
+import { makePasskey, newPerson, passkeySignIn, smsOnAccount } from "../support/passkeys";
 import { storeAt, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
 import { metricsStore } from "../../workers/provider/store/metrics/reach";
 import { rollupHooks } from "../../workers/provider/store/flows/one-time-alarm";
@@ -65,6 +67,38 @@ describe("the roll-up equals the audit trail", () => {
     expect(fixed).toBeGreaterThan(0);
     const apart = await rolledUp(since, ["signin.success.fixed_code"]);
     expect([...apart.values()].reduce((a, n) => a + n, 0)).toBe(fixed);
+  });
+
+  it("after an SMS sign-in on /account, a passkey made there, an app sign-in by it and fixed-code sign-ins: each .passkey and .fixed_code series equals the trail's sign-ins marked so", async () => {
+    const since = Date.now() - (Date.now() % HOUR);
+    const who = await newPerson();
+    const b = new Browser({ vars: { PASSKEY_ACTIVATION_SECONDS: "0" } });
+    const auth = new SoftAuthenticator();
+    const { credential } = await makePasskey(b, await smsOnAccount(b, who), auth);
+    const app = new Browser();
+    let p = await passkeySignIn(app, await app.authorize(), auth, credential);
+    if (p.form?.step === "consent") p = await app.submit(p, { agree: "Y" });
+    expect(p.status).toBe(302);
+    await signInAll(new Browser(), HONG);
+    await flushAudit();
+    const kinds = ["signin.success", "account.signin", "console.signin", "developer.signin"];
+    const want = new Map<string, number>();
+    for (const e of await auditEvents({ since })) {
+      if (!kinds.includes(e.type)) continue;
+      const d = JSON.parse(e.detail ?? "{}") as { mode?: string; method?: string; fixedCode?: boolean };
+      if (d.mode === "automatic") continue;
+      const series = d.method === "passkey" ? `${e.type}.passkey` : d.fixedCode ? `${e.type}.fixed_code` : null;
+      if (series) want.set(series, (want.get(series) ?? 0) + 1);
+    }
+    expect(want.get("signin.success.passkey")).toBeGreaterThan(0);
+    expect(want.get("signin.success.fixed_code")).toBeGreaterThan(0);
+    const names = kinds.flatMap((k) => [`${k}.passkey`, `${k}.fixed_code`]);
+    const rolled = new Map<string, number>();
+    for (const [key, n] of await rolledUp(since, names)) {
+      const series = key.split("|")[1]!;
+      rolled.set(series, (rolled.get(series) ?? 0) + n);
+    }
+    expect(rolled).toEqual(want);
   });
 
   it("invariant: random events in random objects, flushes failing at random, every hour equal once all is flushed", async () => {
