@@ -20,6 +20,7 @@ import {
   type ConsoleHandle,
 } from "../provider/store/console-session";
 import { storeConfig } from "../provider/store/config";
+import { journaledChange } from "../provider/store/change-journal";
 import { dirAt } from "../provider/store/directory/directory-shard";
 import { homeOfId } from "../provider/store/directory/keys";
 import { audit, type AuditType } from "../provider/store/one-time/audit";
@@ -150,7 +151,9 @@ export function allow(role: Role, h: Handler<AdminEnv>): Handler<AdminEnv> {
           [REAUTH_HEADER]: "1",
         },
       );
-    return h(req, env, rc);
+    if (SAFE.has(req.method)) return h(req, env, rc);
+    // a change, from the API or a console page: under a journal row naming the caller (store/change-journal.ts)
+    return journaledChange(env, rc, actor.id, req.method, async () => h(req, env, rc));
   };
 }
 

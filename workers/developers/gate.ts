@@ -35,6 +35,7 @@ import { getClient, type AdminClient } from "../provider/store/clients";
 import { dirAt } from "../provider/store/directory/directory-shard";
 import { homeOfId } from "../provider/store/directory/keys";
 import { audit } from "../provider/store/one-time/audit";
+import { journaledChange } from "../provider/store/change-journal";
 import { d, type Lang } from "./i18n";
 
 export type DevEnv = ProviderEnv;
@@ -139,7 +140,10 @@ export function devPage(
       });
     }
     try {
-      return await handler(req, env, rc, { v, h, dev, params, body: {}, api: false });
+      const s = { v, h, dev, params, body: {}, api: false };
+      return await (post
+        ? journaledChange(env, rc, actorOf(dev), "POST", () => handler(req, env, rc, s))
+        : handler(req, env, rc, s));
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       rc.log.cause = describe(err);
@@ -173,7 +177,10 @@ export function devApi(handler: DevHandler): Handler<DevEnv> {
     const params = await readParams(new Request(req.url), rc.search, MAX_BODY_BYTES);
     const operator = signinConfig(env).operator.name ?? "";
     const v = viewer(langOf(params), h.session.masked, h.csrf, rc.path, operator);
-    return handler(req, env, rc, { v, h, dev, params, body, api: true });
+    const s = { v, h, dev, params, body, api: true };
+    return changes
+      ? journaledChange(env, rc, actorOf(dev), req.method, () => handler(req, env, rc, s))
+      : handler(req, env, rc, s);
   };
 }
 

@@ -24,6 +24,8 @@ export interface RequestContext {
   readonly requestId: string;
   /** Path parameters of the matched template (`/admin/clients/:id` → `{ id }`), decoded. */
   readonly params: Record<string, string>;
+  /** The matched route's template (`/admin/clients/:id`), never the raw path; undefined before a match. */
+  readonly route?: string | undefined;
   readonly worker: string;
   /** Fields a handler adds to its log line. Never secrets or personal data. */
   readonly log: LogFields;

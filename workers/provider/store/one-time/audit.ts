@@ -74,7 +74,8 @@ export type AuditType =
   | "passkey.notified"
   | "risk.window_opened"
   | "risk.refused"
-  | "signing_key.rotated";
+  | "signing_key.rotated"
+  | "request.unfinished";
 
 type Detail = Record<string, string | number | boolean>;
 

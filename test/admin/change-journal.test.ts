@@ -1,0 +1,224 @@
+// The change journal (workers/provider/store/change-journal.ts, docs/operations.md "Unfinished
+// changes"): an operator's or developer's change reaches the audit trail even when the worker dies
+// between the change and its event. Invariants, with answered, refused, failed and killed changes
+// run at once and swept concurrently and again:
+// - a change that reached its store has its own event, or exactly one `request.unfinished` event
+//   naming its actor and route;
+// - a request that answered (done or refused) leaves no row and no `request.unfinished` event;
+// - every row is gone after the sweep, and a sweep run again after a kill writes nothing twice.
+import { env } from "../support/env";
+import { beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { ADMIN_TOKEN, admin, createClient } from "../support/admin";
+import { intercept } from "../support/helpers";
+import { Browser } from "../support/signin";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import adminWorker from "../../workers/admin";
+import { auditEvents, flushAudit } from "../support/audit";
+import { api, createApp, developer } from "../support/developers";
+import {
+  beginChange,
+  journaled,
+  journalRows,
+  sweepUnfinished,
+  UNFINISHED_AFTER_MS,
+} from "../../workers/provider/store/change-journal";
+import { audit } from "../../workers/provider/store/one-time/audit";
+import { E } from "../../workers/core/errors";
+
+const CTX = { worker: "admin", method: "PATCH", route: "/admin/clients/:id" };
+
+/** Sweeps as a request past the grace would, until nothing is left. */
+async function sweepAll(): Promise<void> {
+  while ((await sweepUnfinished(env, Date.now() + UNFINISHED_AFTER_MS + 1)) > 0);
+}
+
+const detailOf = (e: { detail: string | null }) => JSON.parse(e.detail ?? "{}") as Record<string, unknown>;
+
+beforeAll(async () => {
+  // what a change writes, in the real D1: one row per actor
+  await env.DB.exec("CREATE TABLE IF NOT EXISTS journal_probe (actor TEXT NOT NULL)");
+});
+
+describe("changes through the admin API and the developer console", () => {
+  it("a change that answered, and one refused, leave no row", async () => {
+    const who = (await (await admin("GET", "/admin/whoami")).json()) as { actor: string };
+    const c = await createClient();
+    const refused = await admin("PATCH", `/admin/clients/${c.client_id}`, { json: { redirect_uris: "not a list" } });
+    expect(refused.status).toBe(400);
+    expect((await journalRows(env)).filter((r) => r.actor === who.actor)).toEqual([]);
+    const created = await auditEvents({ type: "client.created", clientId: c.client_id });
+    expect(created.map((e) => detailOf(e).actor)).toEqual([who.actor]);
+    expect((await auditEvents({ type: "request.unfinished" })).filter((e) => detailOf(e).actor === who.actor)).toEqual(
+      [],
+    );
+  });
+
+  it("a developer's app registered through the API leaves no row", async () => {
+    const { b, csrf } = await developer("0107");
+    const app = await createApp(b, csrf);
+    const renamed = await api(b, csrf, "PATCH", `/developers/api/apps/${app.client_id}`, { name: "Demo Shop 2" });
+    expect(renamed.status).toBe(200);
+    const [created] = await auditEvents({ type: "client.created", clientId: app.client_id });
+    const actor = String(detailOf(created!).actor);
+    expect(actor).toMatch(/^developer:/);
+    expect((await journalRows(env)).filter((r) => r.actor === actor)).toEqual([]);
+  });
+
+  it("an admin change killed after its change is named by the trail, with its actor and route template", async () => {
+    const who = (await (await admin("GET", "/admin/whoami")).json()) as { actor: string };
+    const route = "/admin/directory/:phone";
+    // what a kill leaves: the row written before the handler, nothing after the change
+    const id = await beginChange(env, who.actor, { worker: "admin", method: "DELETE", route });
+    expect((await journalRows(env)).map((r) => r.id)).toContain(id);
+    await sweepAll();
+    expect((await journalRows(env)).map((r) => r.id)).not.toContain(id);
+    await flushAudit();
+    const res = await admin("GET", "/admin/audit?type=request.unfinished&limit=500");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { events: { type: string; outcome: string; detail: Record<string, unknown> }[] };
+    const mine = body.events.filter((e) => e.detail.actor === who.actor && e.detail.route === route);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({
+      type: "request.unfinished",
+      outcome: "unknown",
+      detail: { actor: who.actor, worker: "admin", method: "DELETE", route },
+    });
+  });
+
+  it("a row younger than the grace is a change still running: the sweep leaves it", async () => {
+    const id = await beginChange(env, "operator:running", CTX);
+    expect(await sweepUnfinished(env, Date.now(), UNFINISHED_AFTER_MS)).toBeGreaterThanOrEqual(0);
+    expect((await journalRows(env)).map((r) => r.id)).toContain(id);
+    await sweepAll();
+  });
+});
+
+/** The real ONE_TIME namespace, but every object refuses audit appends: the kill point, for real requests. */
+const auditRefused = intercept(env.ONE_TIME, {
+  get: (id: DurableObjectId) => {
+    const stub = env.ONE_TIME.get(id) as unknown as Record<string, (...a: unknown[]) => unknown>;
+    return new Proxy(stub, {
+      get: (t, prop) =>
+        prop === "appendAudit"
+          ? () => Promise.reject(new Error("object unreachable"))
+          : typeof prop === "string"
+            ? (...a: unknown[]) => t[prop]!(...a)
+            : undefined,
+    });
+  },
+});
+
+describe("a real change whose audit event cannot be written", () => {
+  it("an operator's: answered 500, the change made, and the trail names who made it", async () => {
+    const who = (await (await admin("GET", "/admin/whoami")).json()) as { actor: string };
+    const c = await createClient();
+    const ctx = createExecutionContext();
+    const res = await adminWorker.fetch!(
+      new Request(`https://login.example/admin/clients/${c.client_id}`, {
+        method: "PATCH",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Renamed while failing" }),
+      }) as never,
+      { ...env, ONE_TIME: auditRefused } as never,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status, await res.clone().text()).toBe(500);
+    const read = (await (await admin("GET", `/admin/clients/${c.client_id}`)).json()) as { name: string };
+    expect(read.name).toBe("Renamed while failing");
+    const rows = (await journalRows(env)).filter((r) => r.actor === who.actor);
+    expect(rows.map(({ worker, method, route }) => ({ worker, method, route }))).toEqual([
+      { worker: "admin", method: "PATCH", route: "/admin/clients/:id" },
+    ]);
+    await sweepAll();
+    const named = (await auditEvents({ type: "request.unfinished" })).filter((e) => detailOf(e).actor === who.actor);
+    expect(named.map((e) => [e.outcome, detailOf(e).route])).toContainEqual(["unknown", "/admin/clients/:id"]);
+    expect(await journalRows(env)).toEqual([]);
+  });
+
+  it("a developer's: the same, through the developer API", async () => {
+    const { b, csrf } = await developer("0106");
+    const app = await createApp(b, csrf);
+    const failing = new Browser({ bindings: { ONE_TIME: auditRefused } });
+    for (const [k, v] of b.cookies) failing.cookies.set(k, v);
+    const res = await api(failing, csrf, "PATCH", `/developers/api/apps/${app.client_id}`, { name: "Renamed" });
+    expect(res.status).toBe(500);
+    const [created] = await auditEvents({ type: "client.created", clientId: app.client_id });
+    const actor = String(detailOf(created!).actor);
+    const rows = (await journalRows(env)).filter((r) => r.actor === actor);
+    // (the worker is the one serving /developers: the console's when deployed, the all-in-one here)
+    expect(rows.map(({ method, route }) => ({ method, route }))).toEqual([
+      { method: "PATCH", route: "/developers/api/apps/:id" },
+    ]);
+    await sweepAll();
+    const named = (await auditEvents({ type: "request.unfinished" })).filter((e) => detailOf(e).actor === actor);
+    expect(named).toHaveLength(1);
+  });
+});
+
+type Fate = "answered" | "refused" | "failed" | "killed";
+
+describe("the invariant under concurrent, failed, killed and replayed changes and sweeps", () => {
+  it("every committed change is audited, by its own event or exactly one request.unfinished", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom<Fate>("answered", "refused", "failed", "killed"), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.boolean(),
+        async (fates, sweepers, replay) => {
+          run++;
+          const actorOf = (i: number) => `operator:p${run}x${i}`;
+          await Promise.all(
+            fates.map(async (fate, i) => {
+              const actor = actorOf(i);
+              const change = () => env.DB.prepare("INSERT INTO journal_probe (actor) VALUES (?)").bind(actor).run();
+              if (fate === "killed") {
+                await beginChange(env, actor, CTX);
+                await change(); // and the worker dies: nothing after runs
+                return;
+              }
+              await journaled(env, actor, CTX, async () => {
+                if (fate === "refused") throw E.invalid("redirect_uris");
+                await change();
+                if (fate === "failed") throw new Error("the audit append failed");
+                await audit(env, "client.updated", null, "ok", { actor });
+              }).catch(() => undefined);
+            }),
+          );
+          const left = await journalRows(env);
+          // sweeps at once, past the grace; with `replay`, a sweep killed before its delete runs again
+          await Promise.all(Array.from({ length: sweepers }, () => sweepAll()));
+          if (replay)
+            for (const r of left.filter((r) => r.actor.startsWith(`operator:p${run}x`))) {
+              await env.DB.prepare(
+                "INSERT OR IGNORE INTO change_journal (id, actor, worker, method, route, started_at) VALUES (?, ?, ?, ?, ?, ?)",
+              )
+                .bind(r.id, r.actor, r.worker, r.method, r.route, r.started_at)
+                .run();
+              await sweepAll();
+            }
+          expect((await journalRows(env)).filter((r) => r.actor.startsWith(`operator:p${run}x`))).toEqual([]);
+          const own = await auditEvents({ type: "client.updated" });
+          const unfinished = await auditEvents({ type: "request.unfinished" });
+          for (const [i, fate] of fates.entries()) {
+            const actor = actorOf(i);
+            const { results } = await env.DB.prepare("SELECT 1 FROM journal_probe WHERE actor = ?").bind(actor).all();
+            const committed = results.length === 1;
+            const mine = own.filter((e) => detailOf(e).actor === actor).length;
+            const named = unfinished.filter((e) => detailOf(e).actor === actor);
+            expect({ fate, committed, mine, named: named.length }).toEqual({
+              fate,
+              committed: fate !== "refused",
+              mine: fate === "answered" ? 1 : 0,
+              named: fate === "failed" || fate === "killed" ? 1 : 0,
+            });
+            for (const e of named) expect(detailOf(e)).toEqual({ actor, ...CTX });
+          }
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+});

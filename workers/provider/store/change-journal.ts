@@ -1,0 +1,137 @@
+// The change journal (D1 `change_journal`, migrations/0022_change_journal.sql; docs/operations.md
+// "Unfinished changes"). An operator's or developer's change is written to its own store (D1, a
+// Durable Object), then its audit event to the audit outbox: two stores, so a worker killed
+// between them, or a failed append, would leave a change no event names. The journal closes that
+// gap: a row naming the actor and the route is written before the change's handler runs and
+// deleted once the handler has answered (done, or refused with a 4xx before changing anything). A
+// row older than `UNFINISHED_AFTER_MS` is a request that never answered; the sweep turns it into a
+// `request.unfinished` event (outcome "unknown": the change may or may not have been made) with
+// who made it.
+//
+// Invariants:
+// - every change that reached its store has its own audit event, or a `request.unfinished` event
+//   naming its actor, route and start, once the sweep has run past the grace;
+// - a request that answered leaves no row, so it never gets a `request.unfinished` event (unless it
+//   ran longer than the grace: then both, and the trail says so);
+// - a row becomes one event however many sweeps run at once or again after a kill (`auditOnce`
+//   under the row's id, in the object the id places it in), and leaves the journal only after it.
+// - no secret or personal data: the route is the template (`/admin/directory/:phone`), never the path.
+
+import { randomToken } from "../../core/crypto";
+import { ApiError } from "../../core/errors";
+import { auditOnce, type AuditRecord } from "./one-time/audit";
+import { onceKey } from "./one-time/keys";
+import type { OneTimeEnv } from "./one-time/one-time-store";
+import type { StoreVars } from "./config";
+
+type JournalEnv = OneTimeEnv & StoreVars & { DB: D1Database };
+
+/** How long a change may run before its row counts as unfinished (a directory import's batch runs seconds). */
+export const UNFINISHED_AFTER_MS = 10 * 60_000;
+
+/** Rows one sweep turns into events, oldest first (the rest wait for the next). */
+export const SWEEP_BATCH = 20;
+
+/** The request a change runs in: the worker, method and route template. */
+export interface ChangeContext {
+  worker: string;
+  method: string;
+  route: string;
+}
+
+interface JournalRow {
+  id: string;
+  actor: string;
+  worker: string;
+  method: string;
+  route: string;
+  started_at: number;
+}
+
+/** Writes the journal row of a change about to run; its id. */
+export async function beginChange(env: JournalEnv, actor: string, c: ChangeContext, now = Date.now()): Promise<string> {
+  const id = randomToken(16);
+  await env.DB.prepare(
+    "INSERT INTO change_journal (id, actor, worker, method, route, started_at) VALUES (?, ?, ?, ?, ?, ?)",
+  )
+    .bind(id, actor, c.worker, c.method, c.route, now)
+    .run();
+  return id;
+}
+
+/** Deletes a change's row: its handler has answered. */
+export async function endChange(env: JournalEnv, id: string): Promise<void> {
+  await env.DB.prepare("DELETE FROM change_journal WHERE id = ?").bind(id).run();
+}
+
+/**
+ * Runs a change under a journal row: the row is deleted when `run` answers, or throws a refusal
+ * (an ApiError below 500: the handlers refuse before they change anything). Any other failure
+ * leaves the row for the sweep, as a kill would.
+ */
+export async function journaled<T>(
+  env: JournalEnv,
+  actor: string,
+  c: ChangeContext,
+  run: () => Promise<T>,
+): Promise<T> {
+  const id = await beginChange(env, actor, c);
+  let out: T;
+  try {
+    out = await run();
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) await endChange(env, id);
+    throw err;
+  }
+  await endChange(env, id);
+  return out;
+}
+
+/**
+ * A request's change under the journal (`journaled`), then, after answering, a sweep of the rows
+ * left behind: every change sweeps, so a left row waits at most until the next change past its grace.
+ */
+export async function journaledChange<T>(
+  env: JournalEnv,
+  rc: { worker: string; route?: string | undefined; waitUntil(p: Promise<unknown>): void },
+  actor: string,
+  method: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  const out = await journaled(env, actor, { worker: rc.worker, method, route: rc.route ?? "(unmatched)" }, run);
+  rc.waitUntil(sweepUnfinished(env).catch(() => undefined));
+  return out;
+}
+
+/** The event a left row becomes. */
+function unfinishedEvent(r: JournalRow): AuditRecord {
+  const detail = { actor: r.actor, worker: r.worker, method: r.method, route: r.route };
+  return [r.started_at, "request.unfinished", null, "unknown", JSON.stringify(detail)];
+}
+
+/**
+ * Turns the rows older than `graceMs` into `request.unfinished` events, then deletes them; how
+ * many it turned. Safe to run at once from many requests and again after a kill.
+ */
+export async function sweepUnfinished(
+  env: JournalEnv,
+  now = Date.now(),
+  graceMs = UNFINISHED_AFTER_MS,
+): Promise<number> {
+  const { results } = await env.DB.prepare(
+    "SELECT id, actor, worker, method, route, started_at FROM change_journal WHERE started_at < ? ORDER BY started_at LIMIT ?",
+  )
+    .bind(now - graceMs, SWEEP_BATCH)
+    .all<JournalRow>();
+  for (const r of results) {
+    await auditOnce(env, r.id, [[await onceKey(`unfinished:${r.id}`), unfinishedEvent(r)]]);
+    await endChange(env, r.id);
+  }
+  return results.length;
+}
+
+/** The rows of changes in flight or left behind (operators' view, tests). */
+export async function journalRows(env: JournalEnv): Promise<JournalRow[]> {
+  const { results } = await env.DB.prepare("SELECT * FROM change_journal ORDER BY started_at").all<JournalRow>();
+  return results;
+}
