@@ -219,6 +219,22 @@ describe("alerts", () => {
     );
   });
 
+  it("an operator's or developer's change that never answered fires request.unfinished for the hour after it", async () => {
+    const m = store();
+    const now = Date.now();
+    const rule = (at: number) =>
+      runInDurableObject(m, async (o: MetricsStore) => {
+        const room = (o as unknown as { room: MetricsRoom }).room;
+        return (await judge(room, {}, at)).find((j) => j.rule === "request.unfinished");
+      });
+    expect(await rule(now)).toMatchObject({ active: false, value: 0 });
+    await m.apply(`b-${randomToken(6)}`, [[minute(now), "request.unfinished", null, 2]]);
+    const fired = await rule(now);
+    expect(fired).toMatchObject({ active: true, value: 2 });
+    expect(fired!.text).toContain("npm run admin -- audit list --type request.unfinished");
+    expect(await rule(minute(now) + 61 * 60_000)).toMatchObject({ active: false, value: 0 });
+  });
+
   it("a review test number suspended by its cap of wrong codes (an open notice) fires its rule until resolved", async () => {
     const m = store();
     const suspended = async () =>

@@ -10,7 +10,7 @@ import { env } from "../support/env";
 import { beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { ADMIN_TOKEN, admin, createClient } from "../support/admin";
-import { intercept } from "../support/helpers";
+import { auditRefused as auditRefused_ } from "../support/faults";
 import { Browser } from "../support/signin";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import adminWorker from "../../workers/admin";
@@ -95,19 +95,7 @@ describe("changes through the admin API and the developer console", () => {
 });
 
 /** The real ONE_TIME namespace, but every object refuses audit appends: the kill point, for real requests. */
-const auditRefused = intercept(env.ONE_TIME, {
-  get: (id: DurableObjectId) => {
-    const stub = env.ONE_TIME.get(id) as unknown as Record<string, (...a: unknown[]) => unknown>;
-    return new Proxy(stub, {
-      get: (t, prop) =>
-        prop === "appendAudit"
-          ? () => Promise.reject(new Error("object unreachable"))
-          : typeof prop === "string"
-            ? (...a: unknown[]) => t[prop]!(...a)
-            : undefined,
-    });
-  },
-});
+const auditRefused = auditRefused_();
 
 describe("a real change whose audit event cannot be written", () => {
   it("an operator's: answered 500, the change made, and the trail names who made it", async () => {

@@ -24,6 +24,9 @@ import { alertText, Browser, signInAll, type Page } from "../support/signin";
 import { smsPrices } from "../../workers/console/overview";
 import { table } from "../../workers/console/routes";
 import { inviteKey } from "../../workers/provider/store/operators";
+import { getClient } from "../../workers/provider/store/clients";
+import { auditRefused } from "../support/faults";
+import { journalRows, sweepUnfinished, UNFINISHED_AFTER_MS } from "../../workers/provider/store/change-journal";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -410,6 +413,36 @@ describe("what an operator does", () => {
     const viewer = await operator("viewer");
     const seen = await viewer.b.page(await viewer.b.fetch(`/console/apps/${id}`));
     expect(budgetInput(seen.html)).toContain(" disabled");
+  });
+
+  it("a change from a page whose audit event cannot be written is named by the trail with the operator and the page's route", async () => {
+    const { b, home } = await operator("editor");
+    const csrf = csrfOf(home);
+    const form = { csrf, lang: "ko", name: "중단 상점", redirect_uris: "https://unfinished.example/cb" };
+    const made = await b.page(await post(b, "/console/apps", form));
+    expect(made.status, alertText(made.html)).toBe(200);
+    const id = /<code>([A-Za-z0-9]{20})<\/code>/.exec(made.html)![1]!;
+    const [created] = await auditEvents({ type: "client.created", clientId: id });
+    const actor = String((JSON.parse(created!.detail!) as { actor: string }).actor);
+    expect(actor).toMatch(/^operator:/);
+    // the same session, on a worker whose audit appends fail after the change
+    const failing = new Browser({ bindings: { ONE_TIME: auditRefused() } });
+    for (const [k, v] of b.cookies) failing.cookies.set(k, v);
+    const res = await post(failing, `/console/apps/${id}`, { ...form, name: "중단 상점 2" });
+    expect(res.status).toBe(500);
+    expect((await getClient(env, id))?.name).toBe("중단 상점 2");
+    const rows = (await journalRows(env)).filter((r) => r.actor === actor);
+    // the page's route, and the method of the admin handler it called (an app's update is a PATCH)
+    expect(rows.map(({ method, route }) => ({ method, route }))).toEqual([
+      { method: "PATCH", route: "/console/apps/:id" },
+    ]);
+    while ((await sweepUnfinished(env, Date.now() + UNFINISHED_AFTER_MS + 1)) > 0);
+    const named = (await auditEvents({ type: "request.unfinished" })).filter(
+      (e) => (JSON.parse(e.detail!) as { actor: string }).actor === actor,
+    );
+    expect(named.map((e) => [e.outcome, (JSON.parse(e.detail!) as { route: string }).route])).toEqual([
+      ["unknown", "/console/apps/:id"],
+    ]);
   });
 
   it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear", async () => {

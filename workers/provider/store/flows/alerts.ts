@@ -133,6 +133,16 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
       text: `Events to app ${client}: ${failed} tries failed and none delivered in the last hour`,
     });
   }
+  // an operator's or developer's change that never answered (store/change-journal.ts), over the last hour
+  const unfinished = room.rollups
+    .read("1m", now - HOUR_MS, now, ALL_APPS, [UNFINISHED])
+    .reduce((a, [, , n]) => a + n, 0);
+  out.push({
+    rule: UNFINISHED,
+    active: unfinished > 0,
+    value: unfinished,
+    text: `${unfinished} operator or developer change(s) never answered in the last hour: \`npm run admin -- audit list --type ${UNFINISHED}\` names who started what; check whether each was made`,
+  });
   // a review test number suspended by its cap of wrong codes (D1's open notices)
   if (env.DB) {
     const r = await env.DB.prepare("SELECT count(*) AS n FROM notices WHERE kind = 'test_number.suspended'").first<{
@@ -149,6 +159,9 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
   out.push(...(await smsBudgets(room, env, now)));
   return out;
 }
+
+/** The audit type of a change that never answered: its series, and its rule's name. */
+const UNFINISHED = "request.unfinished";
 
 const BUDGET = "sms.budget.";
 const GLOBAL = "global";
