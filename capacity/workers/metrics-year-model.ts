@@ -15,6 +15,9 @@ const COUNTS = [
   "signin.success.interactive",
   "signin.success.automatic",
   "signin.success.auto_login_opt_in",
+  "signin.success.passkey",
+  "signin.success.fixed_code",
+  "passkey.refused",
   "signin.failure",
   "signin.failure.unconfirmed",
   "signin.failure.wrong_code",
@@ -63,6 +66,7 @@ export const APP_SERIES: readonly string[] = [...COUNTS, ...histogram("sms.naver
 const GLOBAL_SERIES = [
   "carrier.ok",
   "carrier.failed",
+  "passkey.created",
   ...["step.identify", "step.verify", "step.consent", "carrier"].flatMap(histogram),
 ];
 
@@ -82,6 +86,9 @@ const DIURNAL_KST = [
 ];
 /** The same by hour of the UTC day (days and hours are UTC steps). */
 const DIURNAL_UTC = DIURNAL_KST.map((_, h) => DIURNAL_KST[(h + 9) % 24]!);
+
+/** The share of interactive sign-ins proven by a passkey. */
+const PASSKEY_SHARE = 0.25;
 
 /** How much an app's day varies around its share (log-normal σ). */
 const DAY_SPREAD = 0.15;
@@ -152,20 +159,28 @@ function appHour(r: Rand, s: number): Float64Array {
   const set = (name: (typeof COUNTS)[number], n: number) => (c[at[name]!] = n);
   const automatic = binomial(r, s, 0.3);
   const interactive = s - automatic;
+  // a quarter of interactive sign-ins proven by a passkey (no identify, no SMS); the rest by a code,
+  // a few of them fixed ones (review test numbers: no SMS either)
+  const passkey = binomial(r, interactive, PASSKEY_SHARE);
+  const byCode = interactive - passkey;
+  const fixed = binomial(r, byCode, 0.0005);
   const unconfirmed = binomial(r, s, 0.01);
-  const wrong = binomial(r, interactive, 0.04);
-  const expired = binomial(r, interactive, 0.01);
+  const wrong = binomial(r, byCode, 0.04);
+  const expired = binomial(r, byCode, 0.01);
   const limited = binomial(r, s, 0.0005);
   const consent = binomial(r, interactive, 0.08);
   const disconnect = binomial(r, s, 0.001);
-  const sends = interactive + expired + binomial(r, interactive, 0.05);
+  const sends = byCode - fixed + expired + binomial(r, byCode, 0.05);
   const sensFailed = binomial(r, sends, 0.008);
-  const matched = interactive + binomial(r, interactive, 0.12);
+  const matched = byCode + binomial(r, byCode, 0.12);
   const invalid = binomial(r, s, 0.03);
   set("signin.success", s);
   set("signin.success.interactive", interactive);
   set("signin.success.automatic", automatic);
   set("signin.success.auto_login_opt_in", binomial(r, interactive, 0.15));
+  set("signin.success.passkey", passkey);
+  set("signin.success.fixed_code", fixed);
+  set("passkey.refused", binomial(r, passkey, 0.01));
   set("signin.failure", unconfirmed + wrong + expired + limited);
   set("signin.failure.unconfirmed", unconfirmed);
   set("signin.failure.wrong_code", wrong);
@@ -182,11 +197,11 @@ function appHour(r: Rand, s: number): Float64Array {
   const failedEvents = binomial(r, consent + disconnect, 0.01);
   set("event.delivered", consent + disconnect - failedEvents);
   set("event.failed", failedEvents);
-  set("signin.start", matched + unconfirmed + invalid + automatic + binomial(r, s, 0.15));
+  set("signin.start", matched + unconfirmed + invalid + automatic + passkey + binomial(r, s, 0.15));
   set("identify.matched", matched);
   set("identify.unconfirmed", unconfirmed);
   set("identify.invalid", invalid);
-  set("verify.ok", interactive);
+  set("verify.ok", byCode);
   set("verify.wrong", wrong + expired);
   set("userme.ok", binomial(r, s, 0.7));
   return c;
@@ -201,6 +216,8 @@ function allHour(r: Rand, apps: readonly Float64Array[]): Float64Array {
   const failed = binomial(r, identifies, 0.002);
   c[at["carrier.ok"]!] = identifies - failed;
   c[at["carrier.failed"]!] = failed;
+  // a passkey made after one in fifty sign-ins by a code
+  c[at["passkey.created"]!] = binomial(r, n("verify.ok"), 0.02);
   time(r, c, "step.identify", identifies, SHARES.identify);
   time(r, c, "step.verify", n("verify.ok") + n("verify.wrong"), SHARES.verify);
   time(r, c, "step.consent", n("consent"), SHARES.consent);
