@@ -586,7 +586,7 @@ const COMMANDS = {
       before: { value: true, help: "go on from a previous page (the --before printed below its table)" },
       type: { value: true, help: "event type or prefix" },
       "client-id": { value: true, help: "only events of this client" },
-      actor: { value: true, help: "only changes made by operator:<id> or token:<name>" },
+      actor: { value: true, help: "only changes made by operator:<id>, token:<name> or developer:<id>" },
       since: { value: true, help: "only events at or after this ISO 8601 time (2026-05-01T09:00:00+09:00)" },
       until: { value: true, help: "only events before this ISO 8601 time" },
     },

@@ -61,8 +61,16 @@ describe("changes through the admin API and the developer console", () => {
     expect(renamed.status).toBe(200);
     const [created] = await auditEvents({ type: "client.created", clientId: app.client_id });
     const actor = String(detailOf(created!).actor);
-    expect(actor).toMatch(/^developer:/);
+    expect(actor).toMatch(/^developer:dv_/);
     expect((await journalRows(env)).filter((r) => r.actor === actor)).toEqual([]);
+    // an operator finds the developer's changes by their actor
+    const mine = await admin("GET", `/admin/audit?actor=${actor}&limit=500`);
+    expect(mine.status, await mine.clone().text()).toBe(200);
+    const events = ((await mine.json()) as { events: { type: string; client_id: string }[] }).events;
+    expect(events.map((e) => [e.type, e.client_id]).sort()).toEqual([
+      ["client.created", app.client_id],
+      ["client.updated", app.client_id],
+    ]);
   });
 
   it("an admin change killed after its change is named by the trail, with its actor and route template", async () => {

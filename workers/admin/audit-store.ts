@@ -39,7 +39,7 @@ export interface AuditQuery {
   /** An exact type, or a prefix ending in ".". */
   type?: string;
   clientId?: string;
-  /** Who made the change (`detail.actor`): `operator:<id>` or `token:<name>`. */
+  /** Who made the change (`detail.actor`): `operator:<id>`, `token:<name>` or `developer:<id>`. */
   actor?: string;
 }
 

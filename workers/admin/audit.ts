@@ -56,7 +56,7 @@ export function timeParam(url: URL, name: string): number | undefined {
 
 /**
  * `limit` (1-500, default 50), `before` (the previous page's `next_before`), `type` (exact, or a
- * prefix ending in "." such as `client.`), `client_id`, `actor` (`operator:<id>`, `token:<name>`),
+ * prefix ending in "." such as `client.`), `client_id`, `actor` (`operator:<id>`, `token:<name>`, `developer:<id>`),
  * `since` and `until` (ISO 8601 times: events in [since, until); `before` wins over `until`).
  */
 export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
@@ -71,7 +71,7 @@ export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContex
     before: cursorParam(url, "before") ?? (until === undefined ? undefined : { at: until, id: null }),
     type: textParam(url, "type", /^[a-z][a-z._]{0,63}$/),
     clientId: textParam(url, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
-    actor: textParam(url, "actor", /^(?:operator|token):[A-Za-z0-9_-]{1,40}$/),
+    actor: textParam(url, "actor", /^(?:operator|token|developer):[A-Za-z0-9_-]{1,40}$/),
   };
   // nothing older than `since` is read: the scan stops there as it stops at the retention
   const retention = adminConfig(env).auditRetentionMs;
