@@ -94,6 +94,28 @@ describe("changes through the admin API and the developer console", () => {
     });
   });
 
+  it("a row that cannot be deleted after the handler answered leaves the answer as it was, and becomes an event too", async () => {
+    const noDelete = new Proxy(env.DB, {
+      get(t, prop) {
+        if (prop === "prepare")
+          return (sql: string) =>
+            sql.startsWith("DELETE FROM change_journal")
+              ? { bind: () => ({ run: () => Promise.reject(new Error("D1 unavailable")) }) }
+              : t.prepare(sql);
+        const v = Reflect.get(t, prop, t) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+      },
+    });
+    const out = await journaled({ ...env, DB: noDelete }, "operator:undeleted", CTX, async () => "answered");
+    expect(out).toBe("answered");
+    expect((await journalRows(env)).filter((r) => r.actor === "operator:undeleted")).toHaveLength(1);
+    await sweepAll();
+    const named = (await auditEvents({ type: "request.unfinished" })).filter(
+      (e) => detailOf(e).actor === "operator:undeleted",
+    );
+    expect(named).toHaveLength(1);
+  });
+
   it("a row younger than the grace is a change still running: the sweep leaves it", async () => {
     const id = await beginChange(env, "operator:running", CTX);
     expect(await sweepUnfinished(env, Date.now(), UNFINISHED_AFTER_MS)).toBeGreaterThanOrEqual(0);

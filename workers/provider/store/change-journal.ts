@@ -65,6 +65,12 @@ export async function endChange(env: JournalEnv, id: string): Promise<void> {
 }
 
 /**
+ * `endChange` for a handler that has answered: a failed delete does not turn its answer into an
+ * error (the change is made and audited); the row left becomes a `request.unfinished` event too.
+ */
+const forget = (env: JournalEnv, id: string) => endChange(env, id).catch(() => undefined);
+
+/**
  * Runs a change under a journal row: the row is deleted when `run` answers, or throws a refusal
  * (an ApiError below 500: the handlers refuse before they change anything). Any other failure
  * leaves the row for the sweep, as a kill would.
@@ -80,10 +86,10 @@ export async function journaled<T>(
   try {
     out = await run();
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) await endChange(env, id);
+    if (err instanceof ApiError && err.status < 500) await forget(env, id);
     throw err;
   }
-  await endChange(env, id);
+  await forget(env, id);
   return out;
 }
 
