@@ -18,6 +18,7 @@ import { auditEvents, flushAudit } from "../support/audit";
 import { api, createApp, developer } from "../support/developers";
 import {
   beginChange,
+  appOf,
   journaled,
   journalRows,
   sweepUnfinished,
@@ -151,7 +152,11 @@ describe("a real change whose audit event cannot be written", () => {
     ]);
     await sweepAll();
     const named = (await auditEvents({ type: "request.unfinished" })).filter((e) => detailOf(e).actor === who.actor);
-    expect(named.map((e) => [e.outcome, detailOf(e).route])).toContainEqual(["unknown", "/admin/clients/:id"]);
+    expect(named.map((e) => [e.outcome, detailOf(e).route, e.client_id])).toContainEqual([
+      "unknown",
+      "/admin/clients/:id",
+      c.client_id,
+    ]);
     expect(await journalRows(env)).toEqual([]);
   });
 
@@ -171,7 +176,21 @@ describe("a real change whose audit event cannot be written", () => {
     ]);
     await sweepAll();
     const named = (await auditEvents({ type: "request.unfinished" })).filter((e) => detailOf(e).actor === actor);
-    expect(named).toHaveLength(1);
+    expect(named.map((e) => e.client_id)).toEqual([app.client_id]);
+  });
+});
+
+describe("the app a change names", () => {
+  it("is the route's :id under /clients/ or /apps/, and nothing else", () => {
+    expect(appOf("/admin/clients/:id", { id: "Ab12" })).toBe("Ab12");
+    expect(appOf("/admin/clients/:id/guard/clear", { id: "Ab12" })).toBe("Ab12");
+    expect(appOf("/developers/api/apps/:id/team/:member", { id: "Ab12", member: "m" })).toBe("Ab12");
+    expect(appOf("/console/apps/:id", { id: "Ab12" })).toBe("Ab12");
+    expect(appOf("/admin/directory/:phone", { phone: "01012345678" })).toBeUndefined();
+    expect(appOf("/admin/operators/:id", { id: "op_1" })).toBeUndefined();
+    expect(appOf("/admin/reviews/:id/approve", { id: "7" })).toBeUndefined();
+    expect(appOf("/admin/clients", {})).toBeUndefined();
+    expect(appOf("/admin/clients/:id", { id: "not an id" })).toBeUndefined();
   });
 });
 

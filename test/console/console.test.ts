@@ -440,8 +440,8 @@ describe("what an operator does", () => {
     const named = (await auditEvents({ type: "request.unfinished" })).filter(
       (e) => (JSON.parse(e.detail!) as { actor: string }).actor === actor,
     );
-    expect(named.map((e) => [e.outcome, (JSON.parse(e.detail!) as { route: string }).route])).toEqual([
-      ["unknown", "/console/apps/:id"],
+    expect(named.map((e) => [e.outcome, (JSON.parse(e.detail!) as { route: string }).route, e.client_id])).toEqual([
+      ["unknown", "/console/apps/:id", id],
     ]);
   });
 

@@ -37,6 +37,8 @@ export interface ChangeContext {
   worker: string;
   method: string;
   route: string;
+  /** The app the change is made to, when its route names one. */
+  clientId?: string | undefined;
 }
 
 interface JournalRow {
@@ -45,6 +47,7 @@ interface JournalRow {
   worker: string;
   method: string;
   route: string;
+  client_id: string | null;
   started_at: number;
 }
 
@@ -52,9 +55,9 @@ interface JournalRow {
 export async function beginChange(env: JournalEnv, actor: string, c: ChangeContext, now = Date.now()): Promise<string> {
   const id = randomToken(16);
   await env.DB.prepare(
-    "INSERT INTO change_journal (id, actor, worker, method, route, started_at) VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT INTO change_journal (id, actor, worker, method, route, client_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
   )
-    .bind(id, actor, c.worker, c.method, c.route, now)
+    .bind(id, actor, c.worker, c.method, c.route, c.clientId ?? null, now)
     .run();
   return id;
 }
@@ -99,20 +102,36 @@ export async function journaled<T>(
  */
 export async function journaledChange<T>(
   env: JournalEnv,
-  rc: { worker: string; route?: string | undefined; waitUntil(p: Promise<unknown>): void },
+  rc: {
+    worker: string;
+    route?: string | undefined;
+    params: Record<string, string>;
+    waitUntil(p: Promise<unknown>): void;
+  },
   actor: string,
   method: string,
   run: () => Promise<T>,
 ): Promise<T> {
-  const out = await journaled(env, actor, { worker: rc.worker, method, route: rc.route ?? "(unmatched)" }, run);
+  const route = rc.route ?? "(unmatched)";
+  const out = await journaled(env, actor, { worker: rc.worker, method, route, clientId: appOf(route, rc.params) }, run);
   rc.waitUntil(sweepUnfinished(env).catch(() => undefined));
   return out;
 }
 
-/** The event a left row becomes. */
+/** A route's `:id` that names an app (`/admin/clients/:id`, `/console/apps/:id`, `/developers/api/apps/:id`, …). */
+const APP_ROUTE = /\/(?:clients|apps)\/:id(?:\/|$)/;
+const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+
+/** The app a change's route names, if any (never anything but a client id: no number, no person). */
+export function appOf(route: string, params: Record<string, string>): string | undefined {
+  const id = params.id;
+  return APP_ROUTE.test(route) && id !== undefined && CLIENT_ID.test(id) ? id : undefined;
+}
+
+/** The event a left row becomes (the app's, when the change named one). */
 function unfinishedEvent(r: JournalRow): AuditRecord {
   const detail = { actor: r.actor, worker: r.worker, method: r.method, route: r.route };
-  return [r.started_at, "request.unfinished", null, "unknown", JSON.stringify(detail)];
+  return [r.started_at, "request.unfinished", r.client_id, "unknown", JSON.stringify(detail)];
 }
 
 /**
@@ -125,7 +144,7 @@ export async function sweepUnfinished(
   graceMs = UNFINISHED_AFTER_MS,
 ): Promise<number> {
   const { results } = await env.DB.prepare(
-    "SELECT id, actor, worker, method, route, started_at FROM change_journal WHERE started_at < ? ORDER BY started_at LIMIT ?",
+    "SELECT id, actor, worker, method, route, client_id, started_at FROM change_journal WHERE started_at < ? ORDER BY started_at LIMIT ?",
   )
     .bind(now - graceMs, SWEEP_BATCH)
     .all<JournalRow>();
