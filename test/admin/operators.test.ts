@@ -3,7 +3,8 @@
 //   the route table, not sampled; a route within the role is never refused for it;
 // - a token is shown once, listed without its secret with its last use, and refused once revoked;
 // - every mutating admin route, called with a named token, leaves an audit event naming
-//   `token:<name>`; the scenarios below must cover every non-GET route of the table;
+//   `token:<name>`, and runs under a change journal row naming the token and the route (none left
+//   once it answered); the scenarios below must cover every non-GET route of the table;
 // - a grant is an invitation (masked number, 7 days); a fixed-code test number is refused.
 import { guardStore } from "../../workers/provider/store/guard/reach";
 import { guardRules } from "../../workers/provider/store/guard/config";
@@ -15,6 +16,8 @@ import { ciOf } from "../support/directory";
 import { table } from "../../workers/admin/routes";
 import { inviteKey, takeInvite, type Operator } from "../../workers/provider/store/operators";
 import { env } from "../support/env";
+import { journalSeen, watchJournal } from "../support/faults";
+import { journalRows } from "../../workers/provider/store/change-journal";
 import { submitReview } from "../../workers/provider/store/reviews";
 
 async function token(name: string, role: string): Promise<string> {
@@ -371,11 +374,24 @@ describe("every change says who made it", () => {
     const covered = new Set(scenarios.map(([k]) => k));
     for (const r of table.filter((r) => r.method !== "GET"))
       expect(covered.has(`${r.method} ${r.path}`), `no scenario for ${r.method} ${r.path}`).toBe(true);
+    await watchJournal();
+    let seen = 0;
     for (const [name, run] of scenarios) {
       const before = (await auditEvents({ since })).length;
       const res = await run();
       expect(res.status, `${name}: ${res.status}`).toBeLessThan(300);
       await res.body?.cancel();
+      // it ran under a journal row naming the token and the route, and left none behind
+      const rows = await journalSeen("token:auditor", seen);
+      expect(
+        rows.map((r) => `${r.method} ${r.route}`),
+        name,
+      ).toContain(name);
+      seen = rows.at(-1)!.seq;
+      expect(
+        (await journalRows(env)).filter((r) => r.actor === "token:auditor"),
+        name,
+      ).toEqual([]);
       const events = (await auditEvents({ since })).slice(before);
       expect(events.length, name).toBeGreaterThan(0);
       for (const e of events.filter((e) => !e.type.startsWith("plid.") && !e.type.startsWith("event.")))

@@ -36,6 +36,8 @@ const developer = () => developerIn("0108");
 import { HONG } from "../support/helpers";
 import { alertText, Browser } from "../support/signin";
 import { apiTable, pageTable } from "../../workers/developers/routes";
+import { journalSeenSince, journalSeq, watchJournal } from "../support/faults";
+import { journalRows } from "../../workers/provider/store/change-journal";
 
 describe("signing in to the developer console", () => {
   it("a person proves their number and gets the developer console's own strict session; the operations console does not open with it", async () => {
@@ -530,6 +532,8 @@ describe("no developer reads or changes another's app", () => {
     const routes = [...apiTable, ...pageTable].filter((r) => r.path.includes(":id") && !r.path.endsWith("/*"));
     expect(routes.length).toBeGreaterThan(25);
     const before = await snapshot(id);
+    await watchJournal();
+    const seenBefore = await journalSeq();
     for (const [who, o] of [
       ["a second developer", two],
       ["a removed member", removed],
@@ -562,6 +566,11 @@ describe("no developer reads or changes another's app", () => {
     }
     const after = await snapshot(id);
     expect(after).toBe(before);
+    // every change among them ran under a journal row, one per outsider, and none is left (refused: answered)
+    const journaled = (await journalSeenSince(seenBefore)).map((r) => `${r.method} ${r.route}`);
+    for (const r of routes.filter((r) => r.method !== "GET"))
+      expect(journaled.filter((x) => x === `${r.method} ${r.path}`).length, `${r.method} ${r.path}`).toBe(3);
+    expect(await journalRows(env)).toEqual([]);
   });
 
   it("a membership ends when the number passes to another person: the old session is signed out, the new holder is not on the team and cannot end a sign-in at the testing app", async () => {

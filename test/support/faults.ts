@@ -24,3 +24,42 @@ export function auditRefused(): typeof env.ONE_TIME {
     },
   });
 }
+
+/**
+ * Every change journal row ever written, kept by a trigger in the real D1 (the journal's own rows
+ * are deleted when their change answers): which requests ran under the journal, and as whom.
+ */
+export async function watchJournal(): Promise<void> {
+  await env.DB.exec(
+    "CREATE TABLE IF NOT EXISTS journal_seen (actor TEXT, method TEXT, route TEXT, client_id TEXT, seq INTEGER PRIMARY KEY)",
+  );
+  await env.DB.exec(
+    "CREATE TRIGGER IF NOT EXISTS journal_seen_insert AFTER INSERT ON change_journal BEGIN INSERT INTO journal_seen (actor, method, route, client_id) VALUES (NEW.actor, NEW.method, NEW.route, NEW.client_id); END",
+  );
+}
+
+/** The journal rows `actor` has written since `after` (a `seq`), oldest first. */
+export async function journalSeen(
+  actor: string,
+  after = 0,
+): Promise<{ method: string; route: string; client_id: string | null; seq: number }[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT method, route, client_id, seq FROM journal_seen WHERE actor = ? AND seq > ? ORDER BY seq",
+  )
+    .bind(actor, after)
+    .all<{ method: string; route: string; client_id: string | null; seq: number }>();
+  return results;
+}
+
+/** The last journal row's `seq` so far (0: none). */
+export async function journalSeq(): Promise<number> {
+  return (await env.DB.prepare("SELECT COALESCE(MAX(seq), 0) AS n FROM journal_seen").first<{ n: number }>())!.n;
+}
+
+/** Every journal row written since `after` (a `seq`), whoever wrote it, oldest first. */
+export async function journalSeenSince(after: number): Promise<{ method: string; route: string; seq: number }[]> {
+  const { results } = await env.DB.prepare("SELECT method, route, seq FROM journal_seen WHERE seq > ? ORDER BY seq")
+    .bind(after)
+    .all<{ method: string; route: string; seq: number }>();
+  return results;
+}

@@ -114,9 +114,5 @@ function sweeping(h: Handler<AdminEnv>): Handler<AdminEnv> {
 
 export const routes: Route<AdminEnv>[] = [
   { method: "ALL", path: "/admin/*", handler: requireAdmin },
-  ...table.map(({ method, path, role, handler }) => ({
-    method,
-    path,
-    handler: withNotices(allow(role, handler)),
-  })),
+  ...table.map(({ method, path, role, handler }) => ({ method, path, handler: withNotices(allow(role, handler)) })),
 ];
