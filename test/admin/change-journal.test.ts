@@ -117,6 +117,21 @@ describe("changes through the admin API and the developer console", () => {
     expect(named).toHaveLength(1);
   });
 
+  it("a read of the trail sweeps: a row past the grace is gone after GET /admin/audit, and becomes its event", async () => {
+    const id = await beginChange(env, "operator:left-behind", CTX, Date.now() - UNFINISHED_AFTER_MS - 1000);
+    const res = await admin("GET", "/admin/audit?limit=1");
+    expect(res.status).toBe(200);
+    await res.body?.cancel();
+    // the sweep runs after the answer (waitUntil): wait for it, bounded
+    for (let i = 0; i < 100 && (await journalRows(env)).some((r) => r.id === id); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect((await journalRows(env)).map((r) => r.id)).not.toContain(id);
+    const named = (await auditEvents({ type: "request.unfinished" })).filter(
+      (e) => detailOf(e).actor === "operator:left-behind",
+    );
+    expect(named).toHaveLength(1);
+  });
+
   it("a row younger than the grace is a change still running: the sweep leaves it", async () => {
     const id = await beginChange(env, "operator:running", CTX);
     expect(await sweepUnfinished(env, Date.now(), UNFINISHED_AFTER_MS)).toBeGreaterThanOrEqual(0);

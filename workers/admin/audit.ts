@@ -2,6 +2,7 @@
 // range as NDJSON, oldest first. Both read the R2 archive (docs/operations.md "Audit").
 
 import { MAX_SHARDS } from "../provider/store/config";
+import { sweepUnfinished } from "../provider/store/change-journal";
 import { storeAt } from "../provider/store/one-time/one-time-store";
 import { wireEvent } from "../provider/store/audit-archive";
 import { exportAudit, formatCursor, listAudit, parseCursor, type AuditCursor } from "./audit-store";
@@ -60,6 +61,8 @@ export function timeParam(url: URL, name: string): number | undefined {
  * `since` and `until` (ISO 8601 times: events in [since, until); `before` wins over `until`).
  */
 export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+  // a read of the trail (the API's, the console's page) also sweeps the changes left unfinished
+  rc.waitUntil(sweepUnfinished(env).catch(() => undefined));
   const url = rc.url;
   const now = Date.now();
   const since = timeParam(url, "since");

@@ -7,7 +7,6 @@ import { clearGuardScope, guardAcrossApps, guardScopes } from "./guard";
 import { json } from "../core/http";
 import type { Handler, RequestContext, Route } from "../core/router";
 import { openNotices } from "../provider/store/notices";
-import { sweepUnfinished } from "../provider/store/change-journal";
 import { asciiJson } from "../provider/store/one-time/tables/codes";
 import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
@@ -76,7 +75,7 @@ export const table: AdminRoute[] = [
   { method: "GET", path: "/admin/test-numbers", role: "viewer", handler: listTestNumbers },
   { method: "POST", path: "/admin/test-numbers", role: "editor", handler: addTestNumber },
   { method: "DELETE", path: "/admin/test-numbers/:phone", role: "editor", handler: removeTestNumber },
-  { method: "GET", path: "/admin/audit", role: "viewer", handler: sweeping(listEvents) },
+  { method: "GET", path: "/admin/audit", role: "viewer", handler: listEvents },
   { method: "GET", path: "/admin/audit/export", role: "viewer", handler: exportEvents },
   { method: "GET", path: "/admin/events", role: "viewer", handler: pendingEvents },
   { method: "GET", path: "/admin/reviews", role: "viewer", handler: listReviews },
@@ -102,14 +101,6 @@ export const table: AdminRoute[] = [
 function whoami(_req: Request, _env: AdminEnv, rc: RequestContext): Response {
   const a = actorOf(rc);
   return json({ actor: a.id, role: a.role });
-}
-
-/** A read of the trail also sweeps the changes left unfinished, after answering. */
-function sweeping(h: Handler<AdminEnv>): Handler<AdminEnv> {
-  return (req, env, rc) => {
-    rc.waitUntil(sweepUnfinished(env).catch(() => undefined));
-    return h(req, env, rc);
-  };
 }
 
 export const routes: Route<AdminEnv>[] = [
