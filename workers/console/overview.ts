@@ -125,6 +125,7 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
   const delivered = spend(inRange, () => 0).sent;
   // each passkey sign-in is a code not sent (docs/passkeys.md), priced as the primary gateway's
   const saved = provenByPasskey((k) => sum(inRange, k));
+  const bySmsCode = provenBySmsCode((k) => sum(inRange, k));
   const kpi = (label: string, value: string) => html`<li>${label}<b>${value}</b></li>`;
   const share = (x: number | null) => (x === null ? "—" : `${x.toFixed(1)}%`);
   const t = spend(today, price);
@@ -162,15 +163,7 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
 ${kpi(c(L, "kpiSignins"), ok.toLocaleString("en-US"))}
 ${kpi(c(L, "kpiSuccessRate"), share(pct(ok, ok + failed)))}
 ${kpi(c(L, "kpiAutoShare"), share(pct(sum(inRange, "signin.success.automatic"), ok)))}
-${kpi(
-  c(L, "kpiConversion"),
-  share(
-    pct(
-      provenBySmsCode((k) => sum(inRange, k)),
-      delivered,
-    ),
-  ),
-)}
+${kpi(c(L, "kpiConversion"), share(pct(bySmsCode, delivered)))}
 ${kpi(c(L, "kpiFailover"), share(pct(attempts - onPrimary, attempts)))}
 ${kpi(c(L, "kpiSmsToday"), `${t.sent.toLocaleString("en-US")} · ${won(t.won)}`)}
 ${kpi(c(L, "kpiSmsMonth"), `${m.sent.toLocaleString("en-US")} · ${won(m.won)}`)}

@@ -96,10 +96,8 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
   // codes typed per code delivered over 15 minutes
   const fifteen = countsOf(room, now - 15 * MINUTE_MS, now);
   const sent = [...fifteen].filter(([k]) => DELIVERED.test(k)).reduce((a, [, n]) => a + n, 0);
-  const conversion = share(
-    provenBySmsCode((k) => get(fifteen, k)),
-    sent,
-  );
+  const bySmsCode = provenBySmsCode((k) => get(fifteen, k));
+  const conversion = share(bySmsCode, sent);
   out.push({
     rule: "code.conversion",
     active: sent >= THRESHOLDS.codeConversionMinSent && conversion < THRESHOLDS.codeConversion,
