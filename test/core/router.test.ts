@@ -16,6 +16,7 @@ const worker = createWorker<{ DEV_MODE?: string }>("test", [
   { method: "GET", path: "/gated/item/:id", handler: () => json({ second: true }) },
   { method: "POST", path: "/gated/item/:id", handler: () => json({ posted: true }) },
   { method: "GET", path: "/plain", handler: () => json({ plain: true }) },
+  { method: "GET", path: "/.dotted/a-b~c_d", handler: () => json({ dotted: true }) },
   { method: "GET", path: "/spend", handler: () => json({ spent: true }), effects: true },
   { method: "GET", path: "/page", handler: () => new Response("page"), page: true },
   { method: "GET", path: "/nothing", handler: () => undefined },
@@ -62,6 +63,22 @@ describe("core/router createWorker", () => {
     const head = await call("/spend", { method: "HEAD" });
     expect(head.status).toBe(405);
     expect(head.headers.get("Allow")).toBe("GET");
+  });
+
+  it("a template of plain segments matches exactly its own text: no other spelling, prefix or extension", async () => {
+    const parts = ["/", ".", "dotted", "a", "-", "b", "~", "c", "_", "d", "%2E", "x", "//"];
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...parts), { maxLength: 9 }), async (segs) => {
+        const path = "/" + segs.join("");
+        const res = await call(path);
+        expect(res.status, path).toBe(path === "/.dotted/a-b~c_d" ? 200 : 404);
+      }),
+      {
+        numRuns: 300,
+        examples: [[[".dotted/a-b~c_d"]], [[".dotted/a-b~c_d/"]], [["xdotted/a-b~c_d"]], [[".dotted/a-b~c_dx"]]],
+      },
+    );
+    expect(await (await call("/.dotted/a-b~c_d")).json()).toEqual({ dotted: true });
   });
 
   it("a route of this method that answers nothing, and no other: 404, not 405 naming the method sent", async () => {

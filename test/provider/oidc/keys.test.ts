@@ -15,6 +15,7 @@ import {
   PUBLISH_AHEAD_MS,
   RETIRED_KEEP_MS,
   rotateSigningKey,
+  signerNow,
   signingKey,
 } from "../../../workers/provider/store/signing-keys";
 
@@ -41,8 +42,9 @@ function maxAge(res: Response): number {
   return Number(m![1]);
 }
 
+/** Signs as the token route does (id-token.ts): the key this isolate holds, else `signingKey`'s. */
 async function sign(now: number, e: typeof env = env): Promise<string> {
-  const { kid, key } = await signingKey(e, now);
+  const { kid, key } = signerNow(e, now) ?? (await signingKey(e, now));
   return new SignJWT({ sub: "x" })
     .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
     .setIssuedAt(Math.floor(now / 1000))
@@ -168,6 +170,45 @@ describe("rotation (npm run admin -- keys rotate)", () => {
       expect(r).toEqual({ ok: false, pendingFrom: made?.ok && made.key.signs_from });
     const n = await env.DB.prepare("SELECT count(*) AS n FROM signing_keys").first<{ n: number }>();
     expect(n!.n).toBe(2);
+  });
+
+  it("the route's key (signerNow, else signingKey) is, at any moment, the newest key whose start has passed: across rotations, the cache's minute and time going back", async () => {
+    /** The key that signs at `now`, from the rows as they are (docs/oidc.md "Signing keys"): the newest whose start has passed; the first from its creation. */
+    const oracle = async (now: number): Promise<string> => {
+      const { results } = await env.DB.prepare(
+        "SELECT kid, created_at, signs_from FROM signing_keys ORDER BY signs_from, kid",
+      ).all<{ kid: string; created_at: number; signs_from: number }>();
+      let kid = results[0]!.kid;
+      results.forEach((r, i) => {
+        if (i > 0 && Math.max(r.signs_from, r.created_at + PUBLISH_AHEAD_MS) <= now) kid = r.kid;
+      });
+      return kid;
+    };
+    let held = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        // moves of -1 to +2 minutes, some with a rotation: keys change hands while the isolate's copy is fresh and not
+        fc.array(fc.record({ move: fc.integer({ min: -60, max: 120 }), rotate: fc.boolean() }), {
+          minLength: 10,
+          maxLength: 40,
+        }),
+        async (moves) => {
+          await fresh();
+          let now = Date.UTC(2026, 10, 26, 12);
+          await signingKey(env, now);
+          for (const m of moves) {
+            now += m.move * 1000;
+            if (m.rotate) await rotateSigningKey(env, "test", now);
+            const fast = signerNow(env, now);
+            if (fast) held++;
+            const got = fast ?? (await signingKey(env, now));
+            expect(got.kid).toBe(await oracle(now));
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+    expect(held).toBeGreaterThan(50); // the held key was taken, not only refused
   });
 
   it("a verifier caching the JWKS as allowed, never refetching on an unknown kid, never fails across rotations; a retired key leaves the JWKS after what it signed expired", async () => {

@@ -91,10 +91,16 @@ async function readRows(env: KeyEnv): Promise<KeyRow[]> {
   return results;
 }
 
+/** This isolate's copy of the keys while it is fresh (read at most `keysCacheMs` ago, not in the future). */
+function freshRows(env: KeyEnv, now: number): KeyRow[] | undefined {
+  const fresh = storeConfig(env).keys.keysCacheMs;
+  return cache && cache.db === env.DB && now - cache.at < fresh && now >= cache.at ? cache.rows : undefined;
+}
+
 /** The keys, from this isolate's copy while it is fresh; the first key made when there is none. */
 async function keysOf(env: KeyEnv, now: number): Promise<KeyRow[]> {
-  const fresh = storeConfig(env).keys.keysCacheMs;
-  if (cache && cache.db === env.DB && now - cache.at < fresh && now >= cache.at) return cache.rows;
+  const cached = freshRows(env, now);
+  if (cached) return cached;
   let rows = await readRows(env);
   if (rows.length === 0) {
     // the first key signs at once: no verifier can have cached a JWKS without it
@@ -147,14 +153,32 @@ export async function publishedKeys(env: KeyEnv, now = Date.now()): Promise<Publ
     }));
 }
 
+/**
+ * The last key `signingKey` chose, with the copy of the rows and the span it was chosen for: while
+ * that copy is fresh and `now` inside the span, the same key signs (`signerNow`, no await).
+ */
+let signer: { kid: string; key: CryptoKey; rows: KeyRow[]; ahead: number; from: number; until: number } | null = null;
+
+/**
+ * The key that signs at `now` when this isolate already holds it: the answer `signingKey` would
+ * give, without a promise (every OpenID Connect token exchange asks); undefined: ask `signingKey`.
+ */
+export function signerNow(env: KeyEnv, now = Date.now()): { kid: string; key: CryptoKey } | undefined {
+  const s = signer;
+  if (s === null || now < s.from || now >= s.until) return undefined;
+  return freshRows(env, now) === s.rows && aheadOf(env) === s.ahead ? s : undefined;
+}
+
 /** The key that signs at `now`: its kid and private key. */
 export async function signingKey(env: KeyEnv, now = Date.now()): Promise<{ kid: string; key: CryptoKey }> {
   const rows = await keysOf(env, now);
-  // the newest key that signs by now (a loop: this runs on every OpenID Connect token exchange)
+  // the newest key that signs by now (the first key signs from its creation, whatever `now` says)
   const ahead = aheadOf(env);
   let i = rows.length - 1;
   while (i > 0 && startOf(rows[i]!, i, ahead) > now) i--;
   const row = rows[i]!;
+  const from = i === 0 ? -Infinity : startOf(row, i, ahead);
+  const until = i + 1 < rows.length ? startOf(rows[i + 1]!, i + 1, ahead) : Infinity;
   let key = privateKeys.get(row.kid);
   if (!key) {
     key = (async () => {
@@ -165,7 +189,9 @@ export async function signingKey(env: KeyEnv, now = Date.now()): Promise<{ kid: 
     key.catch(() => privateKeys.delete(row.kid));
     privateKeys.set(row.kid, key);
   }
-  return { kid: row.kid, key: await key };
+  const chosen = { kid: row.kid, key: await key, rows, ahead, from, until };
+  signer = chosen;
+  return chosen;
 }
 
 /** When the rotation waiting at `now` starts to sign (read now, not from the isolate's copy); none: undefined. */
@@ -230,4 +256,5 @@ export async function listSigningKeys(env: KeyEnv, now = Date.now()): Promise<Ke
 /** Forgets this isolate's copy (tests that move the clock back). */
 export function forgetSigningKeys(): void {
   cache = null;
+  signer = null;
 }

@@ -5,7 +5,7 @@
 // the code and answered by its redemption, and the exchange's own: iss, iat, exp.
 
 import { SignJWT } from "jose";
-import { signingKey } from "../store/signing-keys";
+import { signerNow, signingKey } from "../store/signing-keys";
 
 type KeyEnv = { DB: D1Database; SEAL_KEY: string };
 
@@ -17,7 +17,7 @@ export async function idToken(
   ttlSeconds: number,
   now = Date.now(),
 ): Promise<string> {
-  const { kid, key } = await signingKey(env, now);
+  const { kid, key } = signerNow(env, now) ?? (await signingKey(env, now));
   const iat = Math.floor(now / 1000);
   return new SignJWT(JSON.parse(signInClaimsJson) as Record<string, unknown>)
     .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })

@@ -60,14 +60,17 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   // spec §2.3 / reference behaviour: number expires_in, lower-case bearer, no `error` key on success;
   // state echoes the token request's own state when sent (never validated here).
   const state = params.get("state");
-  const body: Record<string, unknown> = {
-    access_token: accessToken,
-    token_type: "bearer",
-    expires_in: cfg.accessTokenTtlSeconds,
-  };
+  const ttl = cfg.accessTokenTtlSeconds;
   // an OpenID Connect code (a client with it on, an `openid` request): its id_token beside (docs/oidc.md)
-  if (result.idClaims !== undefined)
-    body.id_token = await idToken(env, result.idClaims, issuer(env), cfg.accessTokenTtlSeconds);
+  const body: Record<string, unknown> =
+    result.idClaims === undefined
+      ? { access_token: accessToken, token_type: "bearer", expires_in: ttl }
+      : {
+          access_token: accessToken,
+          token_type: "bearer",
+          expires_in: ttl,
+          id_token: await idToken(env, result.idClaims, issuer(env), ttl),
+        };
   return json(state === undefined ? body : { ...body, state }, 200, corsFor(req, auth.client));
 }
 

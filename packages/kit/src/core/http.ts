@@ -72,7 +72,12 @@ function declaredLength(req: Request, maxBytes: number): number | undefined {
  * each time: that warning cost more CPU than the read.
  */
 export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
-  const text = utf8Text(await readBodyBytes(req, maxBytes));
+  return bodyText(await readBodyBytes(req, maxBytes));
+}
+
+/** `readBodyText`'s checks on bytes already read (`readParams` reads them itself: one await less). */
+function bodyText(bytes: Uint8Array): string {
+  const text = utf8Text(bytes);
   if (text.includes("\uFFFD")) throw E.invalid("body", "body is not UTF-8");
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
@@ -83,22 +88,27 @@ export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uin
   if (length !== undefined) {
     // A declared length within the limit: one read, without touching `req.body` (its stream object
     // costs more than the read). The chunk loop below costs several times the CPU for a small form
-    // (docs/benchmarks.md); the actual size is still checked.
-    const all = new Uint8Array(await received(req.arrayBuffer()));
-    if (all.byteLength > maxBytes) throw E.tooLarge();
-    return all;
+    // (docs/benchmarks.md); the actual size is still checked. A read that fails is the client's
+    // doing (an aborted upload): a 400 and a client-abort log cause.
+    let buffer: ArrayBuffer;
+    try {
+      buffer = await req.arrayBuffer();
+    } catch {
+      throw E.aborted();
+    }
+    if (buffer.byteLength > maxBytes) throw E.tooLarge();
+    return new Uint8Array(buffer);
   }
   if (!req.body) return new Uint8Array(0);
-  const all = await received(readStreamCapped(req.body, maxBytes, DRAIN_BYTES));
+  let all: Uint8Array | null;
+  try {
+    all = await readStreamCapped(req.body, maxBytes, DRAIN_BYTES);
+  } catch {
+    throw E.aborted();
+  }
   if (all === null) throw E.tooLarge();
   return all;
 }
-
-/** A body read that fails is the client's doing (an aborted upload): a 400 and a client-abort log cause. */
-const received = <T>(read: Promise<T>): Promise<T> =>
-  read.catch((): never => {
-    throw E.aborted();
-  });
 
 /** After a body passes its limit, up to this much more is read and dropped before giving up. */
 const DRAIN_BYTES = 1024 * 1024;
@@ -171,7 +181,7 @@ export async function readParams(req: Request, search: string, maxBytes: number)
           body.set(k, v);
         }
     } else {
-      const text = await readBodyText(req, maxBytes);
+      const text = bodyText(await readBodyBytes(req, maxBytes));
       if (text.length > 0) {
         if (type !== null && media !== "application/x-www-form-urlencoded")
           throw E.invalid("Content-Type", "body is not a form");

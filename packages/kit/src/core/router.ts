@@ -57,6 +57,9 @@ export type Step<E> = (
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/** The path parameters of a template without any: one frozen object for every such request. */
+const NO_PARAMS: Record<string, string> = Object.freeze({});
+
 /**
  * The path and query (`pathname`, `search`) of a serialized URL. The URL workerd hands a worker is
  * already serialized by the URL parser (scheme, `//`, the authority, the path, then `?` and `#`), so
@@ -83,7 +86,8 @@ export class Context implements RequestContext {
   readonly search: string;
   /** The caller's acceptable `X-Request-Id` (echoed on the answer), or null. */
   readonly given: string | null;
-  readonly params: Record<string, string> = {};
+  /** Filled by the matched route's step (a fresh object only when its template has parameters). */
+  params: Record<string, string> = NO_PARAMS;
   readonly log: LogFields = { clientId: undefined, cause: undefined, event: undefined }; // one shape however filled
   route: string | undefined = undefined;
   readonly started = Date.now();
@@ -121,6 +125,9 @@ function renderError(err: unknown, rc: Context): Response {
   return errorResponse(err);
 }
 
+/** A template with no parameter or wildcard: `/`, or `/`-led segments of unreserved characters. */
+const LITERAL_PATH = /^(?:\/|(?:\/[A-Za-z0-9._~-]+)+)$/;
+
 /** HTTPS only (spec §1), before anything is read: pages 308 to https; loopback http in DEV_MODE. */
 function insecure(req: Request, rc: Context, env: CommonVars, page: boolean): Response | undefined {
   if (!req.url.startsWith("http:")) return undefined;
@@ -134,14 +141,17 @@ function step<E extends CommonVars>(r: Route<E>): Step<E> {
   return (req, env, rc, groups) => {
     const refused = insecure(req, rc, env, r.page === true);
     if (refused) return refused;
-    if (groups)
+    if (groups) {
+      const params: Record<string, string> = {};
       for (const k in groups) {
         try {
-          rc.params[k] = decodeURIComponent(groups[k]!);
+          params[k] = decodeURIComponent(groups[k]!);
         } catch {
           throw E.notFound();
         }
       }
+      rc.params = params;
+    }
     return r.handler(req, env, rc);
   };
 }
@@ -189,16 +199,29 @@ export function createWorker<E extends CommonVars>(
   }
   const compiled = compile(registrations);
   const paths = compiled.filter(([, , , path], i) => table.has(path) && compiled.findIndex((c) => c[3] === path) === i);
+  // a template of plain segments matches exactly its own text (a trailing slash is refused before
+  // matching): compared as a string, without running its regex or building a match
+  const literal = compiled.map(([, , , path]) => (LITERAL_PATH.test(path) ? path : null));
 
   /** The steps of every route matching the method and path, in order, until one answers. */
   async function dispatch(req: Request, env: E, rc: Context): Promise<Response | void> {
+    const method = req.method;
+    const pathname = rc.path;
     for (let i = 0; i < compiled.length; i++) {
-      const [method, regex, steps, path] = compiled[i]!;
-      const m = method === req.method || method === "ALL" ? regex.exec(rc.path) : null;
-      if (!m) continue;
+      const [m, regex, steps, path] = compiled[i]!;
+      if (m !== method && m !== "ALL") continue;
+      const lit = literal[i];
+      let groups: Record<string, string> | undefined;
+      if (lit !== null) {
+        if (pathname !== lit) continue;
+      } else {
+        const match = regex.exec(pathname);
+        if (!match) continue;
+        groups = match.groups;
+      }
       rc.route = path;
       for (let j = 0; j < steps.length; j++) {
-        const res = await steps[j]!(req, env, rc, m.groups);
+        const res = await steps[j]!(req, env, rc, groups);
         if (res) return res;
       }
     }
