@@ -57,9 +57,6 @@ export type Step<E> = (
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** The path parameters of a template without any: one frozen object for every such request. */
-const NO_PARAMS: Record<string, string> = Object.freeze({});
-
 /**
  * The path and query (`pathname`, `search`) of a serialized URL. The URL workerd hands a worker is
  * already serialized by the URL parser (scheme, `//`, the authority, the path, then `?` and `#`), so
@@ -86,8 +83,7 @@ export class Context implements RequestContext {
   readonly search: string;
   /** The caller's acceptable `X-Request-Id` (echoed on the answer), or null. */
   readonly given: string | null;
-  /** Filled by the matched route's step (a fresh object only when its template has parameters). */
-  params: Record<string, string> = NO_PARAMS;
+  readonly params: Record<string, string> = {};
   readonly log: LogFields = { clientId: undefined, cause: undefined, event: undefined }; // one shape however filled
   route: string | undefined = undefined;
   readonly started = Date.now();
@@ -141,17 +137,14 @@ function step<E extends CommonVars>(r: Route<E>): Step<E> {
   return (req, env, rc, groups) => {
     const refused = insecure(req, rc, env, r.page === true);
     if (refused) return refused;
-    if (groups) {
-      const params: Record<string, string> = {};
+    if (groups)
       for (const k in groups) {
         try {
-          params[k] = decodeURIComponent(groups[k]!);
+          rc.params[k] = decodeURIComponent(groups[k]!);
         } catch {
           throw E.notFound();
         }
       }
-      rc.params = params;
-    }
     return r.handler(req, env, rc);
   };
 }
