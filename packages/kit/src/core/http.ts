@@ -71,9 +71,8 @@ function declaredLength(req: Request, maxBytes: number): number | undefined {
  * are decoded here rather than by `Request.text()`, which on a form or JWT body also writes a console warning
  * each time: that warning cost more CPU than the read.
  */
-export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
-  return bodyText(await readBodyBytes(req, maxBytes));
-}
+export const readBodyText = async (req: Request, max: number): Promise<string> =>
+  bodyText(await readBodyBytes(req, max));
 
 /** `readBodyText`'s checks on bytes already read (`readParams` reads them itself: one await less). */
 function bodyText(bytes: Uint8Array): string {
@@ -88,27 +87,21 @@ export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uin
   if (length !== undefined) {
     // A declared length within the limit: one read, without touching `req.body` (its stream object
     // costs more than the read). The chunk loop below costs several times the CPU for a small form
-    // (docs/benchmarks.md); the actual size is still checked. A read that fails is the client's
-    // doing (an aborted upload): a 400 and a client-abort log cause.
-    let buffer: ArrayBuffer;
-    try {
-      buffer = await req.arrayBuffer();
-    } catch {
-      throw E.aborted();
-    }
+    // (docs/benchmarks.md); the actual size is still checked.
+    const buffer = await req.arrayBuffer().catch(aborted);
     if (buffer.byteLength > maxBytes) throw E.tooLarge();
     return new Uint8Array(buffer);
   }
   if (!req.body) return new Uint8Array(0);
-  let all: Uint8Array | null;
-  try {
-    all = await readStreamCapped(req.body, maxBytes, DRAIN_BYTES);
-  } catch {
-    throw E.aborted();
-  }
+  const all = await readStreamCapped(req.body, maxBytes, DRAIN_BYTES).catch(aborted);
   if (all === null) throw E.tooLarge();
   return all;
 }
+
+/** A body read that fails is the client's doing (an aborted upload): a 400 and a client-abort log cause. */
+const aborted = (): never => {
+  throw E.aborted();
+};
 
 /** After a body passes its limit, up to this much more is read and dropped before giving up. */
 const DRAIN_BYTES = 1024 * 1024;

@@ -121,8 +121,8 @@ function renderError(err: unknown, rc: Context): Response {
   return errorResponse(err);
 }
 
-/** A template with no parameter or wildcard: `/`, or `/`-led segments of unreserved characters. */
-const LITERAL_PATH = /^(?:\/|(?:\/[A-Za-z0-9._~-]+)+)$/;
+/** A template with no parameter or wildcard (`/`, or segments of unreserved characters), and its match. */
+const [LITERAL_PATH, LITERAL_MATCH] = [/^(?:\/|(?:\/[A-Za-z0-9._~-]+)+)$/, { groups: undefined }];
 
 /** HTTPS only (spec §1), before anything is read: pages 308 to https; loopback http in DEV_MODE. */
 function insecure(req: Request, rc: Context, env: CommonVars, page: boolean): Response | undefined {
@@ -192,29 +192,19 @@ export function createWorker<E extends CommonVars>(
   }
   const compiled = compile(registrations);
   const paths = compiled.filter(([, , , path], i) => table.has(path) && compiled.findIndex((c) => c[3] === path) === i);
-  // a template of plain segments matches exactly its own text (a trailing slash is refused before
-  // matching): compared as a string, without running its regex or building a match
+  // a plain template matches exactly its text (a trailing slash is refused first): no regex run
   const literal = compiled.map(([, , , path]) => (LITERAL_PATH.test(path) ? path : null));
 
   /** The steps of every route matching the method and path, in order, until one answers. */
   async function dispatch(req: Request, env: E, rc: Context): Promise<Response | void> {
-    const method = req.method;
-    const pathname = rc.path;
     for (let i = 0; i < compiled.length; i++) {
-      const [m, regex, steps, path] = compiled[i]!;
-      if (m !== method && m !== "ALL") continue;
-      const lit = literal[i];
-      let groups: Record<string, string> | undefined;
-      if (lit !== null) {
-        if (pathname !== lit) continue;
-      } else {
-        const match = regex.exec(pathname);
-        if (!match) continue;
-        groups = match.groups;
-      }
+      const [method, regex, steps, path] = compiled[i]!;
+      if (method !== req.method && method !== "ALL") continue;
+      const m = literal[i] === null ? regex.exec(rc.path) : rc.path === literal[i] ? LITERAL_MATCH : null;
+      if (!m) continue;
       rc.route = path;
       for (let j = 0; j < steps.length; j++) {
-        const res = await steps[j]!(req, env, rc, groups);
+        const res = await steps[j]!(req, env, rc, m.groups);
         if (res) return res;
       }
     }
