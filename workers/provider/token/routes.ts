@@ -61,16 +61,14 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   // state echoes the token request's own state when sent (never validated here).
   const state = params.get("state");
   const ttl = cfg.accessTokenTtlSeconds;
-  // an OpenID Connect code (a client with it on, an `openid` request): its id_token beside (docs/oidc.md)
-  const body: Record<string, unknown> =
-    result.idClaims === undefined
-      ? { access_token: accessToken, token_type: "bearer", expires_in: ttl }
-      : {
-          access_token: accessToken,
-          token_type: "bearer",
-          expires_in: ttl,
-          id_token: await idToken(env, result.idClaims, issuer(env), ttl),
-        };
+  // an OpenID Connect code (a client with it on, an `openid` request): its id_token beside
+  // (docs/oidc.md); for any other code `id_token` is undefined, which JSON leaves out
+  const body = {
+    access_token: accessToken,
+    token_type: "bearer",
+    expires_in: ttl,
+    id_token: result.idClaims === undefined ? undefined : await idToken(env, result.idClaims, issuer(env), ttl),
+  };
   return json(state === undefined ? body : { ...body, state }, 200, corsFor(req, auth.client));
 }
 
