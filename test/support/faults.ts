@@ -38,28 +38,19 @@ export async function watchJournal(): Promise<void> {
   );
 }
 
-/** The journal rows `actor` has written since `after` (a `seq`), oldest first. */
-export async function journalSeen(
-  actor: string,
-  after = 0,
-): Promise<{ method: string; route: string; client_id: string | null; seq: number }[]> {
+type JournalSeen = { method: string; route: string; client_id: string | null; seq: number };
+
+/** The journal rows written since `after` (a `seq`), oldest first: `actor`'s, or (null) everyone's. */
+export async function journalSeen(actor: string | null, after = 0): Promise<JournalSeen[]> {
   const { results } = await env.DB.prepare(
-    "SELECT method, route, client_id, seq FROM journal_seen WHERE actor = ? AND seq > ? ORDER BY seq",
+    "SELECT method, route, client_id, seq FROM journal_seen WHERE (?1 IS NULL OR actor = ?1) AND seq > ?2 ORDER BY seq",
   )
     .bind(actor, after)
-    .all<{ method: string; route: string; client_id: string | null; seq: number }>();
+    .all<JournalSeen>();
   return results;
 }
 
 /** The last journal row's `seq` so far (0: none). */
 export async function journalSeq(): Promise<number> {
   return (await env.DB.prepare("SELECT COALESCE(MAX(seq), 0) AS n FROM journal_seen").first<{ n: number }>())!.n;
-}
-
-/** Every journal row written since `after` (a `seq`), whoever wrote it, oldest first. */
-export async function journalSeenSince(after: number): Promise<{ method: string; route: string; seq: number }[]> {
-  const { results } = await env.DB.prepare("SELECT method, route, seq FROM journal_seen WHERE seq > ? ORDER BY seq")
-    .bind(after)
-    .all<{ method: string; route: string; seq: number }>();
-  return results;
 }

@@ -12,6 +12,7 @@ import { auditEvents } from "../../support/audit";
 import { Browser } from "../../support/signin";
 import {
   forgetSigningKeys,
+  publishedKeys,
   PUBLISH_AHEAD_MS,
   RETIRED_KEEP_MS,
   rotateSigningKey,
@@ -49,6 +50,22 @@ async function sign(now: number, e: typeof env = env): Promise<string> {
     .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
     .setIssuedAt(Math.floor(now / 1000))
     .sign(key);
+}
+
+/** The key that signs at `now`, from the rows as they are (docs/oidc.md "Signing keys"): the newest whose start has passed; the first from its creation. */
+async function oracle(now: number): Promise<string> {
+  const { results } = await env.DB.prepare(
+    "SELECT kid, created_at, signs_from FROM signing_keys ORDER BY signs_from, kid",
+  ).all<{
+    kid: string;
+    created_at: number;
+    signs_from: number;
+  }>();
+  let kid = results[0]!.kid;
+  results.forEach((r, i) => {
+    if (i > 0 && Math.max(r.signs_from, r.created_at + PUBLISH_AHEAD_MS) <= now) kid = r.kid;
+  });
+  return kid;
 }
 
 /** A verifier that starts at `offset`, caches the JWKS as long as the answer allows and never fetches it again on an unknown kid. */
@@ -173,17 +190,6 @@ describe("rotation (npm run admin -- keys rotate)", () => {
   });
 
   it("the route's key (signerNow, else signingKey) is, at any moment, the newest key whose start has passed: across rotations, the cache's minute and time going back", async () => {
-    /** The key that signs at `now`, from the rows as they are (docs/oidc.md "Signing keys"): the newest whose start has passed; the first from its creation. */
-    const oracle = async (now: number): Promise<string> => {
-      const { results } = await env.DB.prepare(
-        "SELECT kid, created_at, signs_from FROM signing_keys ORDER BY signs_from, kid",
-      ).all<{ kid: string; created_at: number; signs_from: number }>();
-      let kid = results[0]!.kid;
-      results.forEach((r, i) => {
-        if (i > 0 && Math.max(r.signs_from, r.created_at + PUBLISH_AHEAD_MS) <= now) kid = r.kid;
-      });
-      return kid;
-    };
     let held = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -209,6 +215,77 @@ describe("rotation (npm run admin -- keys rotate)", () => {
       { numRuns: 25 },
     );
     expect(held).toBeGreaterThan(50); // the held key was taken, not only refused
+  });
+
+  it("a copy the JWKS route refreshed after a rotation elsewhere: the held key stops signing at the new key's start", async () => {
+    await fresh();
+    const t0 = Date.UTC(2026, 10, 26, 12);
+    const old = (await signingKey(env, t0)).kid; // held: the only key, with no end yet
+    const made = await rotateSigningKey(env, "test", t0 + 1000); // as another isolate would: this one's copy is dropped, its held key kept
+    expect(made.ok).toBe(true);
+    const next = made.ok ? made.key.kid : "";
+    const start = t0 + 1000 + PUBLISH_AHEAD_MS;
+    // no token request in this isolate for minutes; then the JWKS route reads the rows again:
+    // before the new key's start the old one still signs, from its start the new one
+    await publishedKeys(env, start - 1000);
+    expect((signerNow(env, start - 1000) ?? (await signingKey(env, start - 1000))).kid).toBe(old);
+    await publishedKeys(env, start + 1000);
+    expect(signerNow(env, start + 1000)?.kid ?? next).toBe(next);
+    expect(decodeProtectedHeader(await sign(start + 1000)).kid).toBe(next);
+  });
+
+  it("the same under requests at once: signings, JWKS reads, rotations and a forgotten copy interleaved never make the held key a wrong one", async () => {
+    // Requests in one isolate interleave at each await: one can choose its key from a copy of the
+    // rows that another has since replaced, and write its choice last; the JWKS route refreshes the
+    // copy without choosing a key. Whatever the order, the held key answers only for the copy and
+    // span it was chosen for, or not at all.
+    let held = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            move: fc.integer({ min: -60, max: 120 }),
+            // requests at once, up to 5 s apart; two in five sign
+            batch: fc.array(
+              fc.record({
+                at: fc.integer({ min: 0, max: 5 }),
+                kind: fc.constantFrom("sign", "sign", "jwks", "rotate", "forget"),
+              }),
+              { minLength: 2, maxLength: 6 },
+            ),
+          }),
+          { minLength: 5, maxLength: 20 },
+        ),
+        async (steps) => {
+          await fresh();
+          let now = Date.UTC(2026, 10, 26, 12);
+          await signingKey(env, now);
+          for (const { move, batch } of steps) {
+            now += move * 1000;
+            const signed = await Promise.all(
+              batch.map(async ({ at, kind }) => {
+                const t = now + at * 1000;
+                if (kind === "rotate") await rotateSigningKey(env, "test", t);
+                if (kind === "forget") forgetSigningKeys();
+                if (kind === "jwks") await publishedKeys(env, t); // refreshes the copy, chooses no key
+                if (kind !== "sign") return null;
+                return { t, kid: (signerNow(env, t) ?? (await signingKey(env, t))).kid };
+              }),
+            );
+            for (const s of signed) if (s) expect(s.kid).toBe(await oracle(s.t));
+            // and the key held once they have all answered, at each of their moments
+            for (const { at } of batch) {
+              const h = signerNow(env, now + at * 1000);
+              if (!h) continue;
+              held++;
+              expect(h.kid).toBe(await oracle(now + at * 1000));
+            }
+          }
+        },
+      ),
+      { numRuns: 20 },
+    );
+    expect(held).toBeGreaterThan(20); // the held key was taken, not only refused
   });
 
   it("a verifier caching the JWKS as allowed, never refetching on an unknown kid, never fails across rotations; a retired key leaves the JWKS after what it signed expired", async () => {
