@@ -256,7 +256,7 @@ async function migrate(root, mf, workerName) {
 }
 
 /** The workerd child of this process (for its CPU time), or null. */
-function findWorkerd() {
+export function findWorkerd() {
   for (const d of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
     try {
       const stat = readFileSync(`/proc/${d}/stat`, "utf8");

@@ -30,6 +30,7 @@ import { recordConsent } from "../../workers/provider/store/directory/links";
 import { plidShard } from "../../workers/provider/store/one-time/keys";
 import { storeAt, storeFor, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
 import {
+  redeemText,
   tokenGrant,
   type CodeGrant,
   type RedeemArgs,
@@ -363,6 +364,10 @@ class MemoryStore {
     c.used = true;
     this.tokens.set(tokenHash, { grant: { ...c.grant, secretId }, reads: 0 });
     return { ok: true };
+  }
+
+  async redeemCodeText(...args: RedeemArgs): Promise<string> {
+    return redeemText(await this.redeemCode(...args));
   }
 
   async readToken(tokenHash: string, maxReads: number): Promise<TokenRead | null> {

@@ -200,6 +200,11 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
     return this.redeem(codeHash, clientId, tokenHash) ? { ok: true } : { ok: false, reason: "unknown" };
   }
 
+  /** `redeemCode` answered as the project's store answers its token route (tables/codes.ts `redeemText`). */
+  redeemCodeText(...[codeHash, clientId, tokenHash]: RedeemArgs): string {
+    return this.redeem(codeHash, clientId, tokenHash) ? "" : "unknown";
+  }
+
   /** The same read behind the project's store interface, for its user/me route (a hybrid). */
   readToken(tokenHash: string): TokenRead | null {
     const record = this.read(tokenHash);
@@ -259,7 +264,8 @@ const floorRedeem: Redeem = (env, code, codeHash, clientId, tokenHash) =>
 
 /** The project's one-time store (conditions, trigger, audit row), called as its token route does. */
 const projectRedeem: Redeem = async (env, code, codeHash, clientId, tokenHash) =>
-  (await storeFor(env, code, SHARDS).redeemCode(codeHash, clientId, tokenHash, "floor", 600_000, null, null)).ok;
+  (await storeFor(env, code, SHARDS).redeemCodeText(codeHash, clientId, tokenHash, "floor", 600_000, null, null)) ===
+  "";
 
 let storedDigest: Promise<ArrayBuffer> | undefined;
 

@@ -69,7 +69,7 @@ let memoryEnv: Promise<ProviderEnv> | undefined;
 const routeEnv = (env: ProviderEnv) =>
   (memoryEnv ??= clientSecrets(env, CLIENT, providerConfig(env).clientCacheMs).then((s) => {
     const store = {
-      redeemCode: async () => ({ ok: true }),
+      redeemCodeText: async () => "",
       readToken: async () => [JSON.stringify(demoGrant(GRANT.plid, s!.current.id, Date.now())), s!.current.id, false],
     };
     return { ...env, ONE_TIME: { idFromName: () => ({}), get: () => store } } as unknown as ProviderEnv;
@@ -102,7 +102,7 @@ const OIDC_RECORD: OidcRecord = {
 const OIDC_RECORD_JSON = JSON.stringify(OIDC_RECORD);
 /** The route's env with its store answering every OpenID Connect code with that grant at once. */
 let oidcMemoryEnv: ProviderEnv | undefined;
-const OIDC_STORE = { redeemCode: async () => ({ ok: true, idClaims: OIDC_ID_CLAIMS }) };
+const OIDC_STORE = { redeemCodeText: async () => OIDC_ID_CLAIMS };
 const oidcRouteEnv = (env: ProviderEnv) =>
   (oidcMemoryEnv ??= { ...env, ONE_TIME: { idFromName: () => ({}), get: () => OIDC_STORE } } as unknown as ProviderEnv);
 

@@ -7,6 +7,7 @@ import { E } from "../../core/errors";
 import { json, readParams, type Params } from "../../core/http";
 import { isRandomValue } from "../../core/spec";
 import { storeFor } from "../store/one-time/one-time-store";
+import { redeemResultOf } from "../store/one-time/tables/codes";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
 import { jwks } from "./jwks";
@@ -44,7 +45,7 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
 
   const accessToken = tokenForCode(code);
   const [codeHash, tokenHash] = await Promise.all([sha256(code), sha256(accessToken)]);
-  const result = await storeFor(env, code, cfg.oneTimeShards).redeemCode(
+  const answer = await storeFor(env, code, cfg.oneTimeShards).redeemCodeText(
     codeHash,
     clientId,
     tokenHash,
@@ -54,6 +55,7 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
     redirectUri,
     auth.client.oidc,
   );
+  const result = redeemResultOf(answer);
   // The store audits the redemption itself (code.redeemed / code.refused), batched into D1.
   if (!result.ok) throw E.invalidCode(cfg.tokenErrorStyle, code, `code ${result.reason}`);
 

@@ -13,10 +13,14 @@ import {
 } from "../../../../workers/provider/store/one-time/one-time-store";
 import { sweepByExpiry } from "../../../../workers/provider/store/one-time/tables/entries";
 import {
+  redeemResultOf,
+  redeemText,
   sweepInOrder,
   tokenGrant,
   type CodeGrant,
+  type RedeemFailure,
   type RedeemRequest,
+  type RedeemResult,
   type TokenRead,
 } from "../../../../workers/provider/store/one-time/tables/codes";
 import { revokePlids } from "../../../../workers/provider/store/flows/end-plids";
@@ -337,9 +341,10 @@ describe("core/one-time-store audit outbox", () => {
 });
 
 describe("core/one-time-store redemption: one conditional statement, or the path that names the reason", () => {
+  // through the answer the token route receives: one string (redeemCodeText), read back
   const redeem = async (code: string, over: Partial<RedeemRequest> = {}, shards = 16) => {
     const tokenHash = await sha256(`t-${code}-${randomToken(6)}`);
-    const r = await storeFor(env, code, shards).redeemCode(
+    const text = await storeFor(env, code, shards).redeemCodeText(
       ...redeemArgs({
         codeHash: await sha256(code),
         clientId: "c",
@@ -351,8 +356,32 @@ describe("core/one-time-store redemption: one conditional statement, or the path
         ...over,
       }),
     );
-    return { r, tokenHash };
+    return { r: redeemResultOf(text), tokenHash };
   };
+
+  it("the answer as one string reads back as the answer it stands for, whatever the answer", () => {
+    const reasons: RedeemFailure[] = [
+      "unknown",
+      "expired",
+      "reused",
+      "foreign_client",
+      "redirect_mismatch",
+      "pkce_missing",
+      "pkce_mismatch",
+      "pkce_unexpected",
+      "revoked",
+    ];
+    const answers = fc.oneof(
+      fc.constant<RedeemResult>({ ok: true }),
+      fc.dictionary(fc.string(), fc.jsonValue()).map((c): RedeemResult => ({ ok: true, idClaims: JSON.stringify(c) })),
+      fc.constantFrom(...reasons).map((reason): RedeemResult => ({ ok: false, reason })),
+    );
+    fc.assert(
+      fc.property(answers, (a) => {
+        expect(redeemResultOf(redeemText(a))).toEqual(a);
+      }),
+    );
+  });
 
   it("both paths store the same token: the code's grant with the exchanging secret, readable once per read allowed", async () => {
     for (const redirectUri of [null, "https://x/cb"]) {

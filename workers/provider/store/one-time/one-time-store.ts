@@ -16,7 +16,7 @@ import { objectName, plidShard, shardOf } from "./keys";
 import { Schedule } from "./schedule";
 import { createTables, holdsAnything } from "./tables/schema";
 import { Entries, type Count } from "./tables/entries";
-import { Codes, type CodeGrant, type RedeemArgs, type RedeemResult, type TokenRead } from "./tables/codes";
+import { Codes, redeemText, type CodeGrant, type RedeemArgs, type RedeemResult, type TokenRead } from "./tables/codes";
 import { EndedPlids, type PendingEvent, type UndeliveredEvent } from "./tables/ended-plids";
 import { AuditOutbox, type AuditRecord, type OutboxRow } from "./tables/audit-outbox";
 import {
@@ -132,6 +132,15 @@ export class OneTimeStore extends DurableObject {
    */
   redeemCode(...args: RedeemArgs): RedeemResult {
     return this.codes.redeem(...args);
+  }
+
+  /**
+   * `redeemCode`, answered as one string (tables/codes.ts `redeemText`): what the token route calls.
+   * `redeemCode` stays for a token worker of the release before, which a deploy runs beside this
+   * object's worker for a while (the object's worker is deployed first).
+   */
+  redeemCodeText(...args: RedeemArgs): string {
+    return redeemText(this.codes.redeem(...args));
   }
 
   /**
