@@ -81,15 +81,35 @@ export interface SignInResult {
   steps: string[];
 }
 
+type SignInOptions = { autoLogin?: boolean; jar?: CookieJar; lang?: string };
+
+/**
+ * wrangler dev's proxy's own answer when it loses the worker's answer on its hop to the worker (an
+ * open wrangler bug, docs/architecture.md §7): the worker never writes it. A POST so answered may
+ * or may not have reached the worker, so it is never sent again; the sign-in starts over.
+ */
+const PROXY_LOST = "Your worker restarted mid-request.";
+
+class ProxyLost extends Error {}
+
 /**
  * Runs a whole sign-in from an authorize URL: identify, verify, consent (agree), optionally opting
- * in to automatic login. Returns at the redirect back to the app.
+ * in to automatic login. Returns at the redirect back to the app. A step that wrangler dev's proxy
+ * lost (`PROXY_LOST`) starts the sign-in over from the authorize URL, at most twice, saying so on
+ * stderr; any other answer is the answer.
  */
-export async function signIn(
-  authorizeUrl: string,
-  who: Subscriber,
-  opts: { autoLogin?: boolean; jar?: CookieJar; lang?: string } = {},
-): Promise<SignInResult> {
+export async function signIn(authorizeUrl: string, who: Subscriber, opts: SignInOptions = {}): Promise<SignInResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await signInOnce(authorizeUrl, who, opts);
+    } catch (e) {
+      if (!(e instanceof ProxyLost) || attempt >= 3) throw e;
+      console.error(`(sign-in driver) ${e.message}; starting the sign-in over`);
+    }
+  }
+}
+
+async function signInOnce(authorizeUrl: string, who: Subscriber, opts: SignInOptions): Promise<SignInResult> {
   const jar = opts.jar ?? new CookieJar();
   const steps: string[] = [];
   const headers = () => ({ Cookie: jar.header(), "Accept-Language": opts.lang ?? "ko-KR" });
@@ -101,6 +121,8 @@ export async function signIn(
       return { location, code: location.searchParams.get("code"), steps };
     }
     const html = await res.text();
+    if (res.status === 503 && html.startsWith(PROXY_LOST))
+      throw new ProxyLost(`wrangler dev's proxy lost a step's answer (${steps.at(-1) ?? "first page"})`);
     if (res.status !== 200) throw new Error(`sign-in page answered ${res.status}: ${html.slice(0, 300)}`);
     const form = parseForm(html, res.url || authorizeUrl);
     const body = new URLSearchParams([...form.fields]);
