@@ -31,7 +31,12 @@ import { SignJWT } from "jose";
 import { base64ToBytes, constantTimeEqual, encryptField, randomToken, sha256 } from "../../workers/core/crypto";
 import { shardOf } from "../../workers/provider/store/one-time/keys";
 import { storeFor, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
-import { tokenGrant, type RedeemArgs, type TokenRead } from "../../workers/provider/store/one-time/tables/codes";
+import {
+  redeemText,
+  tokenGrant,
+  type RedeemArgs,
+  type TokenRead,
+} from "../../workers/provider/store/one-time/tables/codes";
 import { clientSecrets } from "../../workers/provider/store/clients";
 import { IDENTITY_ITEMS } from "../../workers/core/spec";
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
@@ -201,8 +206,8 @@ CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, at INTEGER)`);
   }
 
   /** `redeemCode` answered as the project's store answers its token route (tables/codes.ts `redeemText`). */
-  redeemCodeText(...[codeHash, clientId, tokenHash]: RedeemArgs): string {
-    return this.redeem(codeHash, clientId, tokenHash) ? "" : "unknown";
+  redeemCodeText(...args: RedeemArgs): string {
+    return redeemText(this.redeemCode(...args));
   }
 
   /** The same read behind the project's store interface, for its user/me route (a hybrid). */
