@@ -387,8 +387,14 @@ describe("OpenID Connect relying parties from the issuer URL alone", () => {
       while (!parties.every(([n]) => kids[n]!.at(-1) === key.kid)) {
         expect(Date.now(), `the new key never signed: ${JSON.stringify(kids)}`).toBeLessThan(deadline);
         await round();
-        // sign-ins all along, at a pace the 2-core CI machine keeps up with beside the server
-        await new Promise((r) => setTimeout(r, 1500));
+        // sign-ins all along, at a pace the 2-core CI machine keeps up with beside the server. The
+        // pause is over 5 s: wrangler dev's proxy keeps its connections to the worker 5 s when idle
+        // and the worker's side closes an idle one at 5 s too, so a request written on a connection
+        // idle about 5 s can be lost (its 503 "Your worker restarted mid-request"). A round takes
+        // 2-3 s on a quiet machine and more on a busy one, so with 1.5 s of pause rounds came every
+        // 3.5-5 s, near that edge; after 6 s of pause no connection of the round before is reused
+        // (docs/architecture.md §7).
+        await new Promise((r) => setTimeout(r, 6000));
       }
       // each library met the old key, then the new one, and nothing else
       for (const [n] of parties) {
