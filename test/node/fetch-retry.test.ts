@@ -13,13 +13,15 @@ const seen: string[] = [];
 const holdFirst = new Set(["/lost"]);
 /** Paths whose first request has its connection closed with no answer (a failed request). */
 const dropFirst = new Set(["/dropped", "/post-dropped"]);
+/** Every GET /healthz goes unanswered. */
+let healthzLost = false;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
     if (holdFirst.delete(req.url!)) return; // never answered
     if (dropFirst.delete(req.url!)) return void req.socket.destroy();
-    if (req.url === "/always-lost") return;
+    if (req.url === "/always-lost" || (req.url === "/healthz" && healthzLost)) return;
     res.writeHead(req.url === "/error" ? 500 : 200, { "Content-Type": "text/plain" });
     res.end(`answer to ${req.method} ${req.url}`);
   });
@@ -73,5 +75,45 @@ describe("the node tests' fetch", () => {
     holdFirst.add("/own-signal");
     await expect(f(`${base}/own-signal`, { signal: AbortSignal.timeout(300) })).rejects.toThrow();
     expect(seen.filter((s) => s === "GET /own-signal")).toHaveLength(1);
+  });
+
+  it("renews a proxied server's connection with GET /healthz before a POST after it was idle, and only then", async () => {
+    const idle = 200;
+    const g = retryingFetch(fetch, 300, 3, (origin) => origin === base, idle);
+    const from = seen.length;
+    await (await g(`${base}/first`, { method: "POST", body: "x" })).text(); // nothing answered yet
+    await (await g(`${base}/soon`, { method: "POST", body: "x" })).text();
+    await (await g(`${base}/read`)).text();
+    await new Promise((r) => setTimeout(r, idle + 100));
+    await (await g(`${base}/later`, { method: "PUT", body: "x" })).text();
+    await (await g(`${base}/after-get`)).text();
+    expect(seen.slice(from)).toEqual([
+      "GET /healthz",
+      "POST /first",
+      "POST /soon",
+      "GET /read",
+      "GET /healthz",
+      "PUT /later",
+      "GET /after-get",
+    ]);
+    // another server (not proxied), however idle: the POST alone
+    const at = seen.length;
+    await (await f(`${base}/elsewhere`, { method: "POST", body: "x" })).text();
+    expect(seen.slice(at)).toEqual(["POST /elsewhere"]);
+  });
+
+  it("sends the POST once even when the renewing GET is lost every time", async () => {
+    const err = vi.spyOn(console, "error").mockImplementation(() => {});
+    healthzLost = true;
+    try {
+      const g = retryingFetch(fetch, 300, 2, (origin) => origin === base, 200);
+      const from = seen.length;
+      const res = await g(`${base}/after-lost`, { method: "POST", body: "x" });
+      expect(await res.text()).toBe("answer to POST /after-lost");
+      expect(seen.slice(from)).toEqual(["GET /healthz", "GET /healthz", "POST /after-lost"]);
+    } finally {
+      healthzLost = false;
+      err.mockRestore();
+    }
   });
 });

@@ -20,5 +20,9 @@ beforeEach(({ onTestFailed }) => {
 });
 
 // wrangler dev's proxy, in front of every test server, can lose a request on its own hop to the
-// worker (./fetch-retry.ts): a GET of the tests' own is sent again after such a loss.
-globalThis.fetch = retryingFetch(globalThis.fetch, 20_000, 3);
+// worker (./fetch-retry.ts): a GET of the tests' own is sent again after such a loss, and a POST to
+// a server idle for 3 s goes after a GET that renews the proxy's connection.
+globalThis.fetch = retryingFetch(globalThis.fetch, 20_000, 3, (origin) => {
+  const port = new URL(origin).port; // a server's base is localhost; a test may write 127.0.0.1
+  return [...live].some((s) => new URL(s.base).port === port);
+});
