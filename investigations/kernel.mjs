@@ -15,13 +15,12 @@
 // autocannon, as the bench's slices do.
 
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stats } from "../bench/lib/report.mjs";
 import { autocannon } from "../bench/lib/load.mjs";
 import { SCENARIOS, checkOnce, urlFor } from "../bench/lib/scenarios.mjs";
-import { startServers } from "../bench/lib/server.mjs";
+import { cpuTimes, startServers } from "../bench/lib/server.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,13 +38,8 @@ const scenarios = ids.map((id) => {
   return s;
 });
 
-const TICK_US = 1e6 / 100; // USER_HZ
-/** [user, system] µs of a process so far. */
-function times(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return [Number(f[11]) * TICK_US, Number(f[12]) * TICK_US];
-}
+/** user and system µs of workerd so far (it runs while we measure: never null then). */
+const times = (pid) => /** @type {{ user: number; system: number }} */ (cpuTimes(pid));
 
 /**
  * Runs `fn` with `perf stat` (software events) and `perf trace -s` (system calls) attached to every
@@ -120,8 +114,8 @@ try {
       const after = times(pid);
       const counts = await traced(pid, () => send(s, requests));
       const per = Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v / requests]));
-      per["user µs"] = (after[0] - before[0]) / requests;
-      per["system µs"] = (after[1] - before[1]) / requests;
+      per["user µs"] = (after.user - before.user) / requests;
+      per["system µs"] = (after.system - before.system) / requests;
       got[s.id].push(per);
       console.error(
         `  round ${r + 1}/${rounds} ${s.id.padEnd(24)} user ${per["user µs"].toFixed(0)} µs, system ${per["system µs"].toFixed(0)} µs a request`,

@@ -272,16 +272,22 @@ export function findWorkerd() {
 
 const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux
 
-/** CPU time (µs, user + system, all threads) of a process so far, or null off Linux. */
-export function cpuMicros(pid) {
+/** CPU time (µs, all threads) of a process so far, user and system apart, or null off Linux. */
+export function cpuTimes(pid) {
   if (pid === null) return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) * TICK_US;
+    return { user: Number(f[11]) * TICK_US, system: Number(f[12]) * TICK_US };
   } catch {
     return null;
   }
+}
+
+/** CPU time (µs, user + system, all threads) of a process so far, or null off Linux. */
+export function cpuMicros(pid) {
+  const t = cpuTimes(pid);
+  return t === null ? null : t.user + t.system;
 }
 
 export function writeJson(path, value) {
