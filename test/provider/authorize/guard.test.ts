@@ -11,6 +11,7 @@ import { age, siteverifyMode, solve } from "../../support/turnstile";
 import { guardStore } from "../../../workers/provider/store/guard/reach";
 import { guardConfig } from "../../../workers/provider/signin/guard-config";
 import { lastCode } from "../../support/directory";
+import { abortAllDurableObjects } from "cloudflare:test";
 
 /** The guard's simulated clock only moves forward: each test starts two days after the last one's start. */
 let T = Date.UTC(2026, 10, 26, 3, 0, 0);
@@ -162,6 +163,37 @@ describe("each scope turns suspect on unverified codes, and recovers after its c
     clock.now += 20_000;
     expect(challenged(await identify(browser(freshNet(), clock), await person(freshPrefix()), {}, app))).toBe(true);
     expect(challenged(await identify(browser(freshNet(), clock), await person(freshPrefix())))).toBe(false);
+  });
+});
+
+describe("paused bursts", () => {
+  // A bot that sends bursts and pauses longer than an idle object lives: the objects are evicted
+  // between bursts (their memory is gone, their storage stays). The sends must still be judged.
+  it("bursts of 6 untyped codes 20 s apart from one network block, the guard's object evicted between bursts, are challenged by the third burst", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    const net = freshNet();
+    const block = net.ip.replace(/\.\d+$/, "");
+    const vars = { GUARD_SETTLE_SECONDS: "30", GUARD_WINDOW_SECONDS: "3600" };
+    let codes = 0;
+    let challengedAt = -1;
+    for (let burst = 0; burst < 8 && challengedAt < 0; burst++) {
+      for (let i = 0; i < 6; i++) {
+        const where = { ...net, ip: `${block}.${10 + burst * 6 + i}` };
+        const page = await identify(browser(where, clock, vars), await person(freshPrefix()), {}, app);
+        if (challenged(page)) {
+          challengedAt = burst;
+          break;
+        }
+        expect(page.form?.step).toBe("verify");
+        codes++;
+      }
+      // every object of the service evicted (memory gone, storage kept), as idle objects are
+      await abortAllDurableObjects();
+      clock.now += 20_000;
+    }
+    // the first burst's codes settle 40 s in (their 10 s bucket, then 30 s): the third burst is judged
+    expect({ codes, challengedAt }).toEqual({ codes: 12, challengedAt: 2 });
   });
 });
 

@@ -3,6 +3,7 @@
 // given, each batch once however often it is retried, in random order.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "../../support/env";
 import {
   canSlow,
@@ -121,6 +122,75 @@ describe("the store's counts", () => {
         },
       ),
       { numRuns: 25 },
+    );
+  });
+});
+
+describe("every send is judged, however the traffic is paced", () => {
+  // The queue of sends waiting to settle is the object's memory; an object that goes idle is
+  // evicted. Whatever the bursts, pauses and evictions, a scope is judged on every send once it has
+  // settled: the states after the run equal those of the same calls to an object never evicted.
+  it("bursts of untyped codes with pauses, the object evicted at random between calls, end in the same states as without evictions", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            pause: fc.integer({ min: 0, max: 120_000 }),
+            codes: fc.integer({ min: 1, max: 6 }),
+            typed: fc.integer({ min: 0, max: 6 }),
+            block: fc.constantFrom("block:10.1.1.0/24", "block:10.1.2.0/24"),
+            evict: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 8 },
+        ),
+        async (bursts) => {
+          const id = run++;
+          const rules = { ...RULES, minSends: 3, settleMs: 30_000 };
+          // the same calls to two objects: first one left alone, then one evicted where a burst says so
+          // (every object is evicted: the first has done its calls; a stub of an evicted object is broken)
+          const seen = { evicted: [] as string[], steady: [] as string[] };
+          let t = NOW;
+          for (const name of ["steady", "evicted"] as const) {
+            const at = () => guardStore(env as never, `paced-${name}-${id}`);
+            t = NOW;
+            for (const [i, b] of bursts.entries()) {
+              t += b.pause;
+              // the burst's first request reads the view (the isolates' copies are old), then its counts
+              const v = await at().view(t, rules);
+              seen[name].push(...v.transitions.map((x) => `${x.scope} ${x.state}`));
+              const events: GuardEvent[] = Array.from({ length: b.codes }, (_, k) => ({
+                kind: "sent",
+                scopes: [b.block],
+                sentAt: t + k,
+                challenged: false,
+              }));
+              for (let k = 0; k < Math.min(b.typed, b.codes); k++)
+                events.push({ kind: "verified", scopes: [b.block], sentAt: t + k, challenged: false });
+              const r = await at().record(`b${i}`, events, null, t + 100, rules);
+              seen[name].push(...r.transitions.map((x) => `${x.scope} ${x.state}`));
+              if (name === "evicted" && b.evict) await abortAllDurableObjects();
+            }
+            // long after the last burst: every send has settled
+            seen[name].push(...(await at().view(t + 200_000, rules)).transitions.map((x) => `${x.scope} ${x.state}`));
+          }
+          const evicted = () => guardStore(env as never, `paced-evicted-${id}`);
+          expect(seen.evicted).toEqual(seen.steady);
+          // and the states are exactly the judgement of the sums: a block with enough untyped codes is suspect
+          const states = await evicted().states(t + 200_000);
+          for (const block of ["block:10.1.1.0/24", "block:10.1.2.0/24"]) {
+            const sent = bursts.filter((b) => b.block === block).reduce((n, b) => n + b.codes, 0);
+            const typed = bursts.filter((b) => b.block === block).reduce((n, b) => n + Math.min(b.typed, b.codes), 0);
+            // a single window: all sends are within an hour (8 × 120 s), so the totals decide
+            if (sent >= 3 && typed < sent * RULES.minConversion)
+              expect(
+                states.map((s) => s.scope),
+                JSON.stringify(bursts),
+              ).toContain(block);
+          }
+        },
+      ),
+      { numRuns: 50 },
     );
   });
 });

@@ -102,6 +102,8 @@ export class GuardTables {
   private today = { day: -1, sent: 0 };
   private budget: number | null = null;
   private prunedAt = 0;
+  /** Whether the queues hold every send not yet judged (rebuilt from the counts after a restart). */
+  private restored = false;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -133,8 +135,33 @@ export class GuardTables {
   view(now: number, rules: GuardRules): { view: GuardView; transitions: Transition[] } {
     // sends that have settled since they were recorded are judged now (no later send may come)
     const transitions: Transition[] = [];
+    this.restore(rules);
     this.judgeSettled(now, rules, transitions);
     return { view: this.viewAt(now), transitions };
+  }
+
+  /**
+   * The queues of sends not yet judged are memory: an object that went idle and was evicted starts
+   * without them. They are rebuilt from the stored counts at the first call after a start: every
+   * scope with a send in a bucket that had not settled at the last judgement (its time is stored
+   * with each), so a send is judged however the traffic is paced (a burst, a pause longer than the
+   * object lives, another burst). Judging a scope again is harmless: its sums decide.
+   */
+  private restore(rules: GuardRules): void {
+    if (this.restored) return;
+    this.restored = true;
+    const last =
+      this.sql.exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'judged_at'").toArray()[0]?.value ??
+      0;
+    // a bucket's sends settle at (bucket + 1) × BUCKET_MS + settleMs: those after `last` were pending
+    const from = Math.floor((last - rules.settleMs) / BUCKET_MS);
+    for (const r of this.sql.exec<{ scope: string; lo: number; hi: number }>(
+      "SELECT scope, min(bucket) AS lo, max(bucket) AS hi FROM counts WHERE bucket >= ? AND sent > 0 GROUP BY scope ORDER BY lo",
+      from,
+    )) {
+      const first = (r.lo + 1) * BUCKET_MS + rules.settleMs;
+      this.unsettled.set(r.scope, { first, last: (r.hi + 1) * BUCKET_MS + rules.settleMs });
+    }
   }
 
   /**
@@ -179,6 +206,8 @@ export class GuardTables {
     }
     for (const scope of due)
       this.judgeScope(scope, now, rules, out, this.stateRows.has(scope) ? undefined : (sums.get(scope) ?? ZERO));
+    // when this judgement was: a restart rebuilds the queues from the sends that settle after it
+    if (due.length > 0) this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('judged_at', ?)", now);
   }
 
   /** Every scope's state that has not ended, for the console. */
@@ -215,6 +244,7 @@ export class GuardTables {
     rules: GuardRules,
   ): { applied: boolean; transitions: Transition[]; view: GuardView } {
     const transitions: Transition[] = [];
+    this.restore(rules);
     const applied = this.storage.transactionSync(() => {
       const fresh = this.sql.exec("INSERT INTO batches (id, at) VALUES (?, ?) ON CONFLICT DO NOTHING", batch, now);
       if (fresh.rowsWritten === 0) return false;
