@@ -203,8 +203,9 @@ describe("the sign-in beside the protocol: no import circle, no source file abov
       'import type { X } from "./b";\nexport { Y } from "../authorize/c";\nconst z = await import("./d.js");\n';
     expect(edges(f, text).map(name)).toEqual(["signin/b.ts", "authorize/c.ts", "signin/d.ts"]);
     expect(folders.map((d) => ours.filter((f) => f.startsWith(`${d}/`)).length).every((n) => n > 0)).toBe(true);
-    expect(graph.get(join(provider, "authorize", "routes.ts"))).toContain(join(provider, "signin", "steps.ts"));
-    expect(graph.get(join(provider, "account", "purpose.ts"))).toContain(join(provider, "signin", "purpose.ts"));
+    expect(graph.get(join(provider, "authorize", "routes.ts"))).toContain(join(provider, "signin", "index.ts"));
+    expect(graph.get(join(provider, "account", "purpose.ts"))).toContain(join(provider, "signin", "index.ts"));
+    expect(graph.get(join(provider, "signin", "index.ts"))).toContain(join(provider, "signin", "steps.ts"));
   });
 
   it("no file of provider/signin/, provider/authorize/ or provider/account/ is on an import circle", () => {
@@ -396,5 +397,71 @@ describe("the whole house: no import circle, no source file above 600 lines", ()
 
   it("no source file of workers/ or packages/kit/src is above 600 lines", () => {
     expect(sources.filter((f) => lineCount(f) > 600).map((f) => `${relative(root, f)}: ${lineCount(f)}`)).toEqual([]);
+  });
+});
+
+// One door per room (docs/architecture.md §1): outside a room, only its index.ts is imported, the
+// room's functions and public types; store/objects.ts alone imports a room's Durable Object class
+// module, to host the class. A room's inside (its tables/, its object, its helpers) can change
+// without any caller changing.
+describe("one door per room: outside a room only its index.ts is imported", () => {
+  const DOORS = [
+    "provider/store/one-time",
+    "provider/store/directory",
+    "provider/store/guard",
+    "provider/store/metrics",
+    "provider/signin",
+  ];
+  const CLASS_MODULES = [
+    "provider/store/one-time/one-time-store",
+    "provider/store/directory/directory-shard",
+    "provider/store/guard/guard-store",
+    "provider/store/metrics/metrics-store",
+  ];
+  /** The imports that pass by a room's door: a file outside the room importing anything but its index. */
+  function throughWalls(list: { file: string; target: string }[]): string[] {
+    return list
+      .filter(({ file, target }) =>
+        DOORS.some(
+          (room) =>
+            target.startsWith(`${room}/`) &&
+            !file.startsWith(`${room}/`) &&
+            target !== `${room}/index` &&
+            !(file === "provider/store/objects.ts" && CLASS_MODULES.includes(target)),
+        ),
+      )
+      .map(({ file, target }) => `${file} -> ${target}`);
+  }
+  const all = imports();
+
+  it("each room has its door, and callers use it (the rule is not vacuous)", () => {
+    for (const room of DOORS) {
+      expect(readFileSync(join(workers, room, "index.ts"), "utf8")).toMatch(/^export /m);
+      expect(
+        all.some((i) => i.target === `${room}/index` && !i.file.startsWith(`${room}/`)),
+        room,
+      ).toBe(true);
+    }
+  });
+
+  it("no file outside a room imports past its door", () => {
+    expect(throughWalls(all)).toEqual([]);
+  });
+
+  it("0 imports of a room's tables/ from outside the room", () => {
+    expect(
+      all.filter((i) => /\/tables\//.test(i.target) && !i.file.startsWith(i.target.split("/tables/")[0]!)),
+    ).toEqual([]);
+  });
+
+  it("finds a planted import past a door: a tables/ module from a route, a sign-in step from a console, the guard's rules from the admin API", () => {
+    const probes = [
+      { file: "provider/token/routes.ts", target: "provider/store/one-time/tables/codes" },
+      { file: "console/routes.ts", target: "provider/signin/steps" },
+      { file: "admin/guard.ts", target: "provider/store/guard/rules" },
+      { file: "provider/store/flows/alerts.ts", target: "provider/store/metrics/tables/rollups" },
+      { file: "developers/gate.ts", target: "provider/store/directory/directory-shard" },
+    ];
+    expect(throughWalls([...all, ...probes])).toEqual(probes.map((p) => `${p.file} -> ${p.target}`));
   });
 });

@@ -21,9 +21,8 @@ import {
 } from "../provider/store/console-session";
 import { storeConfig } from "../provider/store/config";
 import { journaledChange } from "../provider/store/change-journal";
-import { dirAt } from "../provider/store/directory/directory-shard";
-import { homeOfId } from "../provider/store/directory/keys";
-import { audit, type AuditType } from "../provider/store/one-time/audit";
+import { dirAt, homeOfId } from "../provider/store/directory/index";
+import { audit, type AuditType } from "../provider/store/one-time/index";
 import {
   endOperator,
   findToken,

@@ -3,7 +3,7 @@
 
 import { MAX_SHARDS } from "../provider/store/config";
 import { sweepUnfinished } from "../provider/store/change-journal";
-import { storeAt } from "../provider/store/one-time/one-time-store";
+import { storeAt } from "../provider/store/one-time/index";
 import { wireEvent } from "../provider/store/audit-archive";
 import { exportAudit, formatCursor, listAudit, parseCursor, type AuditCursor } from "./audit-store";
 import { adminConfig, type AdminEnv } from "./config";

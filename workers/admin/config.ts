@@ -1,14 +1,13 @@
 // The admin API's variables and secrets (docs/operations.md "Configuration"), parsed once per env
 // into a typed object that fails naming the variable.
 
-import type { GuardStore } from "../provider/store/guard/guard-store";
-import type { GuardRuleVars } from "../provider/store/guard/config";
+import type { GuardStore, GuardRuleVars } from "../provider/store/guard/index";
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";
 import { auditConfig, type AuditVars, type StoreVars } from "../provider/store/config";
-import type { OneTimeStore } from "../provider/store/one-time/one-time-store";
-import type { DirectoryShard } from "../provider/store/directory/directory-shard";
-import type { MetricsStore } from "../provider/store/metrics/metrics-store";
+import type { OneTimeStore } from "../provider/store/one-time/index";
+import type { DirectoryShard } from "../provider/store/directory/index";
+import type { MetricsStore } from "../provider/store/metrics/index";
 
 /** The admin worker's optional variables (docs/operations.md "Configuration"). */
 export interface AdminVars extends CommonVars {

@@ -3,8 +3,14 @@
 // rejected row is reported by its number and a fixed reason, never by its content (personal data).
 
 import { E } from "../core/errors";
-import { COLUMNS, kstToday, validateRow, type Column, type SubscriberInput } from "../provider/store/directory/rows";
-import type { SignalField } from "../provider/store/directory/risk";
+import {
+  COLUMNS,
+  kstToday,
+  validateRow,
+  type Column,
+  type SubscriberInput,
+  type SignalField,
+} from "../provider/store/directory/index";
 
 /** Accepted column (or JSON key) names, lower-cased, to the canonical one (a Map: no prototype keys). */
 const ALIASES: ReadonlyMap<string, Column | SignalField> = new Map<string, Column | SignalField>([

@@ -5,7 +5,7 @@ import { actorOf, auditBy } from "./access";
 import { adminConfig } from "./config";
 import { recordCommit } from "./import-runs";
 import { checkRunFile, chunkPlace, markCommitted, recordProgress } from "./import-progress";
-import { countSubscribers } from "../provider/store/directory/directory";
+import { countSubscribers } from "../provider/store/directory/index";
 import {
   commitRun,
   deleteSubscriber,

@@ -6,9 +6,7 @@
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
-import { type Step } from "../provider/store/metrics/metrics-store";
-import { metricsStore } from "../provider/store/metrics/reach";
-import { ALL_APPS, DAY_MS, HOUR_MS, KEEP, MINUTE_MS } from "../provider/store/metrics/tables/rollups";
+import { type Step, metricsStore, ALL_APPS, DAY_MS, HOUR_MS, KEEP, MINUTE_MS } from "../provider/store/metrics/index";
 import { timeParam } from "./audit";
 import type { AdminEnv } from "./config";
 

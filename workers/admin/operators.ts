@@ -7,7 +7,7 @@ import { ApiError, E } from "../core/errors";
 import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
 import type { RequestContext } from "../core/router";
-import { personAtNumber } from "../provider/store/directory/directory";
+import { personAtNumber } from "../provider/store/directory/index";
 import {
   createToken,
   dropInvite,

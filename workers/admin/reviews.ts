@@ -12,7 +12,7 @@ import { normalizePhone } from "../core/spec";
 import { onlyFields, readJsonObject } from "./steps";
 import { forgetClient, getClient, resumeClientEvents } from "../provider/store/clients";
 import { memberKey, noticeOwners, ownerCount, putTeamInvite } from "../provider/store/developers";
-import { isAppTestNumber } from "../provider/store/directory/rows";
+import { isAppTestNumber } from "../provider/store/directory/index";
 import { decideReview, pendingReviews, reviewById, type Review } from "../provider/store/reviews";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

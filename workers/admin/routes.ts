@@ -7,7 +7,7 @@ import { clearGuardScope, guardAcrossApps, guardScopes } from "./guard";
 import { json } from "../core/http";
 import type { Handler, RequestContext, Route } from "../core/router";
 import { openNotices } from "../provider/store/notices";
-import { asciiJson } from "../provider/store/one-time/tables/codes";
+import { asciiJson } from "../provider/store/one-time/index";
 import { exportEvents, listEvents, pendingEvents } from "./audit";
 import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
 import type { AdminEnv } from "./config";

@@ -15,16 +15,18 @@ import type { RequestContext } from "../core/router";
 import { onlyFields, readJsonObject } from "./steps";
 import { countClients } from "../provider/store/clients";
 import { storeConfig } from "../provider/store/config";
-import { personAtNumber } from "../provider/store/directory/directory";
-import { dirAt } from "../provider/store/directory/directory-shard";
-import { dirShards } from "../provider/store/directory/keys";
-import { COLUMNS, validateRow } from "../provider/store/directory/rows";
-import type { PersonRow } from "../provider/store/directory/tables/common";
+import {
+  personAtNumber,
+  dirAt,
+  dirShards,
+  COLUMNS,
+  validateRow,
+  type PersonRow,
+} from "../provider/store/directory/index";
 import { removeHolder } from "../provider/store/flows/directory-write";
 import { putTestNumber } from "../provider/store/flows/test-numbers";
 import { resolveNotice } from "../provider/store/notices";
-import { phoneKey, testFailuresKey } from "../provider/store/one-time/keys";
-import { storeFor } from "../provider/store/one-time/one-time-store";
+import { phoneKey, testFailuresKey, storeFor } from "../provider/store/one-time/index";
 
 const FIELDS = [...COLUMNS, "code", "clients", "expiresAt"] as const;
 const MAX_CLIENTS = 50;

@@ -21,7 +21,7 @@ import turnstileFake from "./turnstile-fake.js";
 
 export { DirectoryShard, GuardStore, MetricsStore, OneTimeStore } from "../provider/store/objects";
 import { passkeyNotices } from "../provider/store/objects";
-import { usableNotice } from "../provider/signin/passkey/notices";
+import { usableNotice } from "../provider/signin/index";
 
 // the directory shards' alarms send a passkey's "now usable" SMS with this worker's gateways
 passkeyNotices.send = usableNotice;

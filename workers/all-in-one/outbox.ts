@@ -7,7 +7,7 @@ import { json } from "../core/http";
 import { cspNonce, html, htmlResponse, raw } from "../core/html";
 import type { Route } from "../core/router";
 import { formatKst } from "../provider/dates";
-import { readOutbox } from "../provider/signin/sms/outbox";
+import { readOutbox } from "../provider/signin/index";
 
 async function outbox(req: Request, env: ProviderEnv): Promise<Response> {
   if (!providerConfig(env).devMode) throw E.notFound();

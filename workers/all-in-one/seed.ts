@@ -4,9 +4,14 @@
 import { sha256 } from "../core/crypto";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { insertSeedClient, sealSecret } from "../provider/store/clients";
-import { dirAt } from "../provider/store/directory/directory-shard";
-import { personAtNumber, type DirectoryEnv } from "../provider/store/directory/directory";
-import { ciShard, dirShards, numberShard } from "../provider/store/directory/keys";
+import {
+  dirAt,
+  personAtNumber,
+  type DirectoryEnv,
+  ciShard,
+  dirShards,
+  numberShard,
+} from "../provider/store/directory/index";
 
 export interface SeedClient {
   clientId: string;

@@ -13,7 +13,7 @@ import type { Handler, RequestContext, Route } from "../core/router";
 import { operatorOfSession, proofFresh, REAUTH_HEADER, setActor, type Actor } from "../admin/access";
 import { adminConfig, type AdminEnv } from "../admin/config";
 import type { ProviderEnv } from "../provider/config";
-import { signinConfig } from "../provider/signin/config";
+import { signinConfig } from "../provider/signin/index";
 import { consoleCsrfHolds, loadConsoleSession, type ConsoleHandle } from "../provider/store/console-session";
 import { storeConfig } from "../provider/store/config";
 import type { Role } from "../provider/store/operators";

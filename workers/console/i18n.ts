@@ -1,8 +1,8 @@
 // The operations console's words, Korean and English (docs/console.md). Korean unless `lang=en`.
 
-import type { Lang } from "../provider/signin/i18n";
+import type { Lang } from "../provider/signin/index";
 
-export type { Lang } from "../provider/signin/i18n";
+export type { Lang } from "../provider/signin/index";
 
 const ko = {
   console: "운영 콘솔",

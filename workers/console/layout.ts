@@ -8,7 +8,7 @@ import type { Params } from "../core/http";
 import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType } from "../provider/store/clients";
 import type { Role } from "../provider/store/operators";
-import { itemName } from "../provider/signin/i18n";
+import { itemName } from "../provider/signin/index";
 import { c, type ConsoleKey, type Lang } from "./i18n";
 
 const CSS = `

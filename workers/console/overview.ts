@@ -13,10 +13,15 @@ import { list } from "../admin/clients";
 import { summary } from "../admin/directory";
 import { readMetrics, type MetricsAnswer } from "../admin/metrics";
 import { openNotices } from "../provider/store/notices";
-import { type AlertState, type Step } from "../provider/store/metrics/metrics-store";
-import { metricsStore } from "../provider/store/metrics/reach";
-import { provenByCode, provenByPasskey, provenBySmsCode } from "../provider/store/metrics/series";
-import { GATEWAYS } from "../provider/signin/config";
+import {
+  type AlertState,
+  type Step,
+  metricsStore,
+  provenByCode,
+  provenByPasskey,
+  provenBySmsCode,
+} from "../provider/store/metrics/index";
+import { GATEWAYS } from "../provider/signin/index";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";

@@ -6,15 +6,11 @@
 
 import { redirect } from "../core/http";
 import { providerConfig, type ProviderEnv } from "../provider/config";
-import { standInClient } from "../provider/signin/first-party";
-import { t } from "../provider/signin/i18n";
-import { proofDetail, type SigninPurpose } from "../provider/signin/purpose";
-import type { Transaction } from "../provider/signin/transaction";
+import { standInClient, t, proofDetail, type SigninPurpose, type Transaction } from "../provider/signin/index";
 import { sealKeyVar } from "../provider/store/clients";
 import { openConsoleSession } from "../provider/store/console-session";
-import { dirAt } from "../provider/store/directory/directory-shard";
-import { homeOfId } from "../provider/store/directory/keys";
-import { audit } from "../provider/store/one-time/audit";
+import { dirAt, homeOfId } from "../provider/store/directory/index";
+import { audit } from "../provider/store/one-time/index";
 import { inviteKey, takeInvite } from "../provider/store/operators";
 
 /** A console path a sign-in may go on to: /console or a page under it, nothing else. */

@@ -8,8 +8,7 @@ import type { RequestContext } from "../core/router";
 import { adminConfig } from "../admin/config";
 import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
-import { consoleSignIn } from "../provider/signin/first-party";
-import { continueSignIn } from "../provider/signin/steps";
+import { consoleSignIn, continueSignIn } from "../provider/signin/index";
 import {
   clearConsoleCookie,
   consoleCsrfHolds,

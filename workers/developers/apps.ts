@@ -23,8 +23,8 @@ import {
 } from "../console/layout";
 import { forgetClient, getClient, sealSecret, updateClient, type AdminClient } from "../provider/store/clients";
 import { createDeveloperApp, roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
-import { APP_TEST_RANGE } from "../provider/store/directory/rows";
-import { audit } from "../provider/store/one-time/audit";
+import { APP_TEST_RANGE } from "../provider/store/directory/index";
+import { audit } from "../provider/store/one-time/index";
 import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
 import { issuer } from "../provider/store/flows/events";
 import { d, type Lang } from "./i18n";

@@ -13,7 +13,7 @@ import { CSRF_HEADER, REAUTH_HEADER } from "../admin/access";
 import { readJsonObject } from "../admin/steps";
 import { consolePage, errorBox, type Viewer } from "../console/layout";
 import type { ProviderEnv } from "../provider/config";
-import { signinConfig } from "../provider/signin/config";
+import { signinConfig } from "../provider/signin/index";
 import { sealKeyVar } from "../provider/store/clients";
 import {
   consoleCsrfHolds,
@@ -32,9 +32,8 @@ import {
   type TeamRole,
 } from "../provider/store/developers";
 import { getClient, type AdminClient } from "../provider/store/clients";
-import { dirAt } from "../provider/store/directory/directory-shard";
-import { homeOfId } from "../provider/store/directory/keys";
-import { audit } from "../provider/store/one-time/audit";
+import { dirAt, homeOfId } from "../provider/store/directory/index";
+import { audit } from "../provider/store/one-time/index";
 import { journaledChange } from "../provider/store/change-journal";
 import { d, type Lang } from "./i18n";
 

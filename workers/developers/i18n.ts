@@ -1,6 +1,6 @@
 // The developer console's words, Korean and English (docs/developers.md).
 
-import type { Lang } from "../provider/signin/i18n";
+import type { Lang } from "../provider/signin/index";
 
 export type { Lang };
 

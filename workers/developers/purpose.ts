@@ -6,14 +6,17 @@
 
 import { redirect } from "../core/http";
 import { providerConfig, type ProviderEnv } from "../provider/config";
-import { standInClient } from "../provider/signin/first-party";
-import { t } from "../provider/signin/i18n";
-import { pageContext } from "../provider/signin/flow";
-import { stopPage } from "../provider/signin/pages";
-import { proofDetail, type SigninPurpose } from "../provider/signin/purpose";
-import type { Transaction } from "../provider/signin/transaction";
+import {
+  standInClient,
+  t,
+  pageContext,
+  stopPage,
+  proofDetail,
+  type SigninPurpose,
+  type Transaction,
+} from "../provider/signin/index";
 import { DEVELOPER_SESSION, openConsoleSession } from "../provider/store/console-session";
-import { audit } from "../provider/store/one-time/audit";
+import { audit } from "../provider/store/one-time/index";
 import { d } from "./i18n";
 
 /** A developer console path a sign-in may go on to: /developers or a page under it, nothing else. */

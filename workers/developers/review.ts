@@ -21,7 +21,7 @@ import {
 import { CONSOLE_FRESH_MS } from "../provider/store/console-session";
 import { noticeOwners, takeNotices, type DeveloperNotice } from "../provider/store/developers";
 import { reviewsOf, submitReview, withdrawReview, type Proposed, type Review } from "../provider/store/reviews";
-import { audit } from "../provider/store/one-time/audit";
+import { audit } from "../provider/store/one-time/index";
 import { actorOf, type DevEnv, type DevSigned } from "./gate";
 import { d, type Lang } from "./i18n";
 

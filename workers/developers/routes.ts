@@ -7,8 +7,7 @@ import { readParams, redirect } from "../core/http";
 import type { RequestContext, Route } from "../core/router";
 import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
-import { consoleSignIn } from "../provider/signin/first-party";
-import { continueSignIn } from "../provider/signin/steps";
+import { consoleSignIn, continueSignIn } from "../provider/signin/index";
 import {
   clearConsoleCookie,
   consoleCsrfHolds,

@@ -10,7 +10,7 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { normalizePhone } from "../core/spec";
 import { hidden, when, type Viewer } from "../console/layout";
-import { maskPhone } from "../provider/signin/carrier";
+import { maskPhone } from "../provider/signin/index";
 import { getClient, sealKeyVar } from "../provider/store/clients";
 import {
   acceptTeamInvite,
@@ -26,8 +26,8 @@ import {
   teamOf,
   type TeamRole,
 } from "../provider/store/developers";
-import { isAppTestNumber } from "../provider/store/directory/rows";
-import { audit } from "../provider/store/one-time/audit";
+import { isAppTestNumber } from "../provider/store/directory/index";
+import { audit } from "../provider/store/one-time/index";
 import { onlyFields } from "../admin/steps";
 import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
 import { d, type Lang } from "./i18n";

@@ -17,8 +17,12 @@ import {
   testNumbersOf,
   type AppTestNumber,
 } from "../provider/store/developers";
-import { personAtNumber } from "../provider/store/directory/directory";
-import { APP_TEST_RANGE, isAppTestNumber, type SubscriberInput } from "../provider/store/directory/rows";
+import {
+  personAtNumber,
+  APP_TEST_RANGE,
+  isAppTestNumber,
+  type SubscriberInput,
+} from "../provider/store/directory/index";
 import { removeHolder } from "../provider/store/flows/directory-write";
 import { putTestNumber } from "../provider/store/flows/test-numbers";
 

@@ -2,11 +2,17 @@
 
 import { randomToken, sha256 } from "../core/crypto";
 import type { IdentityItem } from "../core/spec";
-import { firstReportKey, inShard, plidShard } from "./store/one-time/keys";
-import { storeFor, type OneTimeStore } from "./store/one-time/one-time-store";
-import { type CodeGrant, type SubscriberSnapshot } from "./store/one-time/tables/codes";
-import type { Subscriber } from "./store/directory/directory";
-import type { AuditRecord } from "./store/one-time/audit";
+import {
+  firstReportKey,
+  inShard,
+  plidShard,
+  storeFor,
+  type OneTimeStore,
+  type CodeGrant,
+  type SubscriberSnapshot,
+  type AuditRecord,
+} from "./store/one-time/index";
+import type { Subscriber } from "./store/directory/index";
 
 export interface MintCodeInput {
   clientId: string;

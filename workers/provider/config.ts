@@ -4,15 +4,57 @@
 
 import { commonConfig, configOf, enumVar, intVar, type CommonVars } from "../core/config";
 import { storeConfig, type AuditVars, type StoreVars } from "./store/config";
-import type { SigninVars } from "./signin/config";
-import type { OneTimeStore } from "./store/one-time/one-time-store";
-import type { DirectoryShard } from "./store/directory/directory-shard";
+import type { OneTimeStore } from "./store/one-time/index";
+import type { DirectoryShard } from "./store/directory/index";
 
 /** The provider's optional variables (defaults in README "Configuration"). */
 export interface ProviderVars extends CommonVars, StoreVars, AuditVars {
   TOKEN_ERROR_STYLE?: string;
   USER_ME_MAX_READS?: string;
   CLIENT_CACHE_SECONDS?: string;
+}
+
+/** The sign-in pages' optional variables (docs/signin.md "Configuration"), parsed by `signin/config.ts`. */
+export interface SigninVars extends CommonVars, StoreVars {
+  SIGNIN_TX_TTL_SECONDS?: string;
+  SIGNIN_OTP_TTL_SECONDS?: string;
+  SIGNIN_OTP_MAX_ATTEMPTS?: string;
+  SIGNIN_LOCK_AFTER_FAILURES?: string;
+  SIGNIN_NUMBER_LOCK_AFTER_FAILURES?: string;
+  SIGNIN_LOCK_SECONDS?: string;
+  SIGNIN_FAILURE_MEMORY_SECONDS?: string;
+  SIGNIN_RESEND_COOLDOWN_SECONDS?: string;
+  SIGNIN_SENDS_PER_WINDOW?: string;
+  SIGNIN_SEND_WINDOW_SECONDS?: string;
+  SIGNIN_IP_LIMIT?: string;
+  SIGNIN_IP_WINDOW_SECONDS?: string;
+  AUTO_LOGIN_TTL_SECONDS?: string;
+  PASSKEY_ACTIVATION_SECONDS?: string;
+  PASSKEY_RECHECK_SECONDS?: string;
+  CARRIER_DIRECTORY?: string;
+  CARRIER_API_URL?: string;
+  CARRIER_API_SECRET?: string;
+  CARRIER_API_SECRET_NEXT?: string;
+  CARRIER_API_TIMEOUT_MS?: string;
+  SMS_SENDER?: string;
+  SMS_WEBHOOK_URL?: string;
+  SMS_WEBHOOK_SECRET?: string;
+  SMS_WEBHOOK_TIMEOUT_MS?: string;
+  // The built-in SMS gateways (docs/signin.md "SMS gateways").
+  SMS_TIMEOUT_MS?: string;
+  SMS_FROM?: string;
+  SENS_SERVICE_ID?: string;
+  SENS_ACCESS_KEY?: string;
+  SENS_SECRET_KEY?: string;
+  SENS_BASE_URL?: string;
+  NHN_SMS_APP_KEY?: string;
+  NHN_SMS_SECRET_KEY?: string;
+  NHN_SMS_BASE_URL?: string;
+  OPERATOR_NAME?: string;
+  SIGNIN_TERMS?: string;
+  TERMS_URL?: string;
+  PRIVACY_URL?: string;
+  HELP_URL?: string;
 }
 
 /** Every binding and variable of the login service's workers. */

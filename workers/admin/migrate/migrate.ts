@@ -17,8 +17,8 @@ import { json } from "../../core/http";
 import type { RequestContext } from "../../core/router";
 import { isIdentityItem } from "../../core/spec";
 import { archive } from "../../provider/store/audit-archive";
-import { dirAt } from "../../provider/store/directory/directory-shard";
 import {
+  dirAt,
   ciShard,
   dirShards,
   groupBy,
@@ -26,7 +26,7 @@ import {
   itemsMask,
   numberShard,
   plidHome,
-} from "../../provider/store/directory/keys";
+} from "../../provider/store/directory/index";
 import type { AdminEnv } from "../config";
 
 const DEFAULT_BATCH = 500;

@@ -5,12 +5,18 @@
 
 import { formatKst } from "../dates";
 import { cspNonce, html, type SafeHtml } from "../../core/html";
-import { itemName, t, type Lang } from "../signin/i18n";
-import { page, type PageContext } from "../signin/pages";
+import {
+  itemName,
+  t,
+  type Lang,
+  page,
+  type PageContext,
+  type Operator,
+  pt,
+  CREATE_SCRIPT,
+  enrolForm,
+} from "../signin/index";
 import type { Connection } from "../store/flows/connections";
-import type { Operator } from "../signin/config";
-import { pt } from "../signin/passkey/i18n";
-import { CREATE_SCRIPT, enrolForm } from "../signin/passkey/offer";
 import type { PasskeysView } from "./passkeys";
 
 export interface DashboardView {

@@ -7,13 +7,20 @@
 import type { Params } from "../../core/http";
 import type { RequestContext } from "../../core/router";
 import type { ProviderEnv } from "../config";
-import type { Lang } from "../signin/i18n";
-import { enrol, enrolmentOf, enrolPage, isActive, refusalText } from "../signin/passkey/enrol";
-import { pt, waitText } from "../signin/passkey/i18n";
-import { signinConfig } from "../signin/config";
-import { openTicket } from "../signin/passkey/webauthn";
-import { passkeysOf, removePasskey, type PasskeyRow } from "../store/directory/passkeys";
-import { audit } from "../store/one-time/audit";
+import {
+  type Lang,
+  enrol,
+  enrolmentOf,
+  enrolPage,
+  isActive,
+  refusalText,
+  pt,
+  waitText,
+  signinConfig,
+  openTicket,
+} from "../signin/index";
+import { passkeysOf, removePasskey, type PasskeyRow } from "../store/directory/index";
+import { audit } from "../store/one-time/index";
 import type { AccountSession } from "./session";
 import { formatKst } from "../dates";
 

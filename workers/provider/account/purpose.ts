@@ -5,11 +5,8 @@
 
 import { redirect } from "../../core/http";
 import { providerConfig } from "../config";
-import { t } from "../signin/i18n";
-import { proofDetail, type SigninPurpose } from "../signin/purpose";
-import type { Transaction } from "../signin/transaction";
-import { audit } from "../store/one-time/audit";
-import { standInClient } from "../signin/first-party";
+import { t, proofDetail, type SigninPurpose, type Transaction, standInClient } from "../signin/index";
+import { audit } from "../store/one-time/index";
 import { openSession } from "./session";
 
 /** Where an /account sign-in starts again: the page, in the language it was asked for. */

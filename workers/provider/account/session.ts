@@ -7,8 +7,7 @@
 import { constantTimeEqual, randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
-import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
-import { accountSessionKey } from "../store/one-time/keys";
+import { storeFor, type OneTimeStore, accountSessionKey } from "../store/one-time/index";
 
 type SessionEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 

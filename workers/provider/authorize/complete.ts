@@ -13,17 +13,23 @@ import {
   newDevice,
   putAutoLoginGrant,
   replaceDevice,
-} from "../store/directory/grants";
-import { auditRecord } from "../store/one-time/audit";
-import { subscriberById } from "../store/directory/directory";
-import { linkExists, touchLink } from "../store/directory/links";
-import type { SigninConfig } from "../signin/config";
-import { AUTO_COOKIE, deviceIdOf } from "../signin/device";
+  subscriberById,
+  linkExists,
+  touchLink,
+  type Subscriber,
+} from "../store/directory/index";
+import { auditRecord } from "../store/one-time/index";
+import {
+  type SigninConfig,
+  AUTO_COOKIE,
+  deviceIdOf,
+  proofDetail,
+  type SigninEnd,
+  mayTest,
+  testingStop,
+  passkeyOffer,
+} from "../signin/index";
 import { redirectLocation } from "./redirects";
-import { proofDetail, type SigninEnd } from "../signin/purpose";
-import { mayTest, testingStop } from "../signin/testing";
-import { passkeyOffer } from "../signin/passkey/offer";
-import type { Subscriber } from "../store/directory/directory";
 
 /**
  * Mints the code of a finished interactive sign-in and redirects. Opting in creates the grant of a

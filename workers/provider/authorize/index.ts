@@ -7,7 +7,7 @@ import { routes as account } from "../account/routes";
 export { OneTimeStore } from "../store/objects";
 export { DirectoryShard, GuardStore, MetricsStore } from "../store/objects";
 import { passkeyNotices } from "../store/objects";
-import { usableNotice } from "../signin/passkey/notices";
+import { usableNotice } from "../signin/index";
 
 // the directory shards' alarms send a passkey's "now usable" SMS with this worker's gateways
 passkeyNotices.send = usableNotice;

@@ -6,16 +6,22 @@
 import type { Params } from "../../core/http";
 import type { RequestContext } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
-import { signinConfig } from "../signin/config";
-import { t } from "../signin/i18n";
-import { bareContext, stopPage } from "../signin/pages";
-import { enrol, takeTicket, browserHashOf, refusalText } from "../signin/passkey/enrol";
-import { offerFailed } from "../signin/passkey/offer";
-import { openTicket } from "../signin/passkey/webauthn";
-import type { Transaction } from "../signin/transaction";
+import {
+  signinConfig,
+  t,
+  bareContext,
+  stopPage,
+  enrol,
+  takeTicket,
+  browserHashOf,
+  refusalText,
+  offerFailed,
+  openTicket,
+  type Transaction,
+} from "../signin/index";
 import { findClient } from "../store/clients";
-import { subscriberById } from "../store/directory/directory";
-import { sameHash, type Prompt } from "../store/one-time/signin-store";
+import { subscriberById } from "../store/directory/index";
+import { sameHash, type Prompt } from "../store/one-time/index";
 import type { IdentityItem } from "../../core/spec";
 import { finish } from "./complete";
 import { registeredRedirect } from "./validate";

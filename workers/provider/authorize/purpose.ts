@@ -7,7 +7,7 @@ import { providerConfig } from "../config";
 import { findClient } from "../store/clients";
 import { complete } from "./complete";
 import { DENIED_MESSAGE, errorRedirect, RESTART_MESSAGE } from "./redirects";
-import type { SigninPurpose } from "../signin/purpose";
+import type { SigninPurpose } from "../signin/index";
 import { registeredRedirect } from "./validate";
 
 export const appSignin: SigninPurpose = {

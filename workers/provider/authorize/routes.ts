@@ -7,7 +7,7 @@ import { readParams } from "../../core/http";
 import type { RequestContext, Route } from "../../core/router";
 import { appSignin } from "./purpose";
 import { startSignIn } from "./start";
-import { continueSignIn } from "../signin/steps";
+import { continueSignIn } from "../signin/index";
 import { validateAuthorizeParams } from "./validate";
 import { answerOffer } from "./offer";
 

@@ -6,19 +6,13 @@
 import { providerConfig, type ProviderEnv } from "../config";
 import { mintCode } from "../codes";
 import type { RequestContext } from "../../core/router";
-import { signinConfig } from "../signin/config";
-import { autoLoginEligible, deviceIdOf } from "../signin/device";
+import { signinConfig, autoLoginEligible, deviceIdOf, beginSignIn, mayTest } from "../signin/index";
 import { errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./redirects";
 import { redirect } from "../../core/http";
-import { beginSignIn } from "../signin/steps";
 import type { AuthorizeRequest } from "./validate";
-import { personById } from "../store/directory/directory";
-import { riskUntil } from "../store/directory/risk";
+import { personById, riskUntil, findLink, touchLink, deviceOf, findAutoLoginGrant } from "../store/directory/index";
 import { storeConfig } from "../store/config";
-import { findLink, touchLink } from "../store/directory/links";
-import { deviceOf, findAutoLoginGrant } from "../store/directory/grants";
-import { audit } from "../store/one-time/audit";
-import { mayTest } from "../signin/testing";
+import { audit } from "../store/one-time/index";
 
 /** The code of an automatic login (no page) and its plid, or null when the device has no usable grant. */
 async function automaticLogin(

@@ -6,10 +6,10 @@ import { providerConfig, type ProviderEnv } from "../config";
 import { E } from "../../core/errors";
 import type { Params } from "../../core/http";
 import { isRandomValue, LOOPBACK_HOSTS } from "../../core/spec";
-import type { Prompt } from "../store/one-time/signin-store";
+import type { Prompt } from "../store/one-time/index";
 import { type Client, findClient } from "../store/clients";
 
-export type { Prompt } from "../store/one-time/signin-store";
+export type { Prompt } from "../store/one-time/index";
 
 export interface AuthorizeRequest {
   client: Client;

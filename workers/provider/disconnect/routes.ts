@@ -6,7 +6,7 @@ import { json, readParams } from "../../core/http";
 import { authenticateClient } from "../client-auth";
 import type { RequestContext, Route } from "../../core/router";
 import { endLink } from "../store/flows/end-plids";
-import { audit } from "../store/one-time/audit";
+import { audit } from "../store/one-time/index";
 
 async function disconnect(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = providerConfig(env);

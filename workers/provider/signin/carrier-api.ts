@@ -9,7 +9,7 @@
 
 import { constantTimeEqual, hmacSha256Hex } from "../../core/crypto";
 import type { Telco } from "../../core/spec";
-import { readSignals, SIGNAL_FIELDS, type SimSignal } from "../store/directory/risk";
+import { readSignals, SIGNAL_FIELDS, type SimSignal } from "../store/directory/index";
 
 /** How far a signature's timestamp may be from our clock, either way (seconds). */
 export const SIGNATURE_WINDOW_SECONDS = 300;

@@ -12,13 +12,16 @@ import {
   type ReviewRestriction,
   type Subscriber,
   subscriberByPhone,
-} from "../store/directory/directory";
-import type { LinkRow } from "../store/directory/tables/common";
+  type LinkRow,
+  kstToday,
+  validateRow,
+  type SubscriberInput,
+  applySignal,
+  type SimColumns,
+} from "../store/directory/index";
 import type { JobEnv } from "../store/flows/directory-jobs";
-import { kstToday, validateRow, type SubscriberInput } from "../store/directory/rows";
 import { DirectoryBusy, writePerson } from "../store/flows/directory-write";
 import { noteSignals } from "../store/flows/sim-signals";
-import { applySignal, type SimColumns } from "../store/directory/risk";
 import { askCarrier, canonicalName, CarrierUnavailable, type CarrierApiOptions } from "./carrier-api";
 
 export { CarrierUnavailable } from "./carrier-api";

@@ -3,7 +3,7 @@
 
 import { ConfigError } from "../../core/config";
 import { randomDigits, sha256 } from "../../core/crypto";
-import { auditAll, auditRecord, type AuditRecord } from "../store/one-time/audit";
+import { auditAll, auditRecord, type AuditRecord } from "../store/one-time/index";
 import { at, conflict, render, type Flow } from "./flow";
 import { t } from "./i18n";
 import { numberLimits } from "./limits";

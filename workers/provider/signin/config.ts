@@ -6,6 +6,9 @@ import { LOOPBACK_HOSTS } from "../../core/spec";
 import type { SmsGatewayName } from "./sms/sender";
 import { storeConfig, type StoreVars } from "../store/config";
 import { termsVar, type CarrierTerm } from "./terms";
+import type { SigninVars } from "../config";
+
+export type { SigninVars };
 /** Who runs the pages (every page's footer): the operator's name and links, from configuration. */
 export interface Operator {
   name?: string;
@@ -54,49 +57,6 @@ export interface SmsGatewayConfig {
   from: string | undefined;
   sens: { baseUrl: string; serviceId?: string; accessKey?: string; secretKey?: string };
   nhn: { baseUrl: string; appKey?: string; secretKey?: string };
-}
-
-/** The sign-in pages' optional variables (docs/signin.md "Configuration"). */
-export interface SigninVars extends CommonVars, StoreVars {
-  SIGNIN_TX_TTL_SECONDS?: string;
-  SIGNIN_OTP_TTL_SECONDS?: string;
-  SIGNIN_OTP_MAX_ATTEMPTS?: string;
-  SIGNIN_LOCK_AFTER_FAILURES?: string;
-  SIGNIN_NUMBER_LOCK_AFTER_FAILURES?: string;
-  SIGNIN_LOCK_SECONDS?: string;
-  SIGNIN_FAILURE_MEMORY_SECONDS?: string;
-  SIGNIN_RESEND_COOLDOWN_SECONDS?: string;
-  SIGNIN_SENDS_PER_WINDOW?: string;
-  SIGNIN_SEND_WINDOW_SECONDS?: string;
-  SIGNIN_IP_LIMIT?: string;
-  SIGNIN_IP_WINDOW_SECONDS?: string;
-  AUTO_LOGIN_TTL_SECONDS?: string;
-  PASSKEY_ACTIVATION_SECONDS?: string;
-  PASSKEY_RECHECK_SECONDS?: string;
-  CARRIER_DIRECTORY?: string;
-  CARRIER_API_URL?: string;
-  CARRIER_API_SECRET?: string;
-  CARRIER_API_SECRET_NEXT?: string;
-  CARRIER_API_TIMEOUT_MS?: string;
-  SMS_SENDER?: string;
-  SMS_WEBHOOK_URL?: string;
-  SMS_WEBHOOK_SECRET?: string;
-  SMS_WEBHOOK_TIMEOUT_MS?: string;
-  // The built-in SMS gateways (docs/signin.md "SMS gateways").
-  SMS_TIMEOUT_MS?: string;
-  SMS_FROM?: string;
-  SENS_SERVICE_ID?: string;
-  SENS_ACCESS_KEY?: string;
-  SENS_SECRET_KEY?: string;
-  SENS_BASE_URL?: string;
-  NHN_SMS_APP_KEY?: string;
-  NHN_SMS_SECRET_KEY?: string;
-  NHN_SMS_BASE_URL?: string;
-  OPERATOR_NAME?: string;
-  SIGNIN_TERMS?: string;
-  TERMS_URL?: string;
-  PRIVACY_URL?: string;
-  HELP_URL?: string;
 }
 
 /** A footer link: an https URL (http too in DEV_MODE) or a path on this host. */

@@ -3,8 +3,8 @@
 // and the purpose's end; and what a person's link already covers.
 
 import type { Client } from "../store/clients";
-import { consentForLogin, type Link } from "../store/directory/links";
-import { auditAll, auditRecord } from "../store/one-time/audit";
+import { consentForLogin, type Link } from "../store/directory/index";
+import { auditAll, auditRecord } from "../store/one-time/index";
 import { cancel, conflict, consentTerms, goneMeanwhile, render, type Flow } from "./flow";
 import { t } from "./i18n";
 import type { Shared } from "./purpose";

@@ -6,8 +6,8 @@ import { readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { ProviderEnv } from "../config";
 import type { Client } from "../store/clients";
-import { deviceOf, endOthersOnDevice } from "../store/directory/grants";
-import type { Prompt } from "../store/one-time/signin-store";
+import { deviceOf, endOthersOnDevice } from "../store/directory/index";
+import type { Prompt } from "../store/one-time/index";
 
 /** The automatic-login cookie (`__Host-pl_auto`): a device id the service chose at an opt-in. */
 export const AUTO_COOKIE = "pl_auto";

@@ -11,7 +11,7 @@ import type { Lang } from "./i18n";
 import { ipKey } from "./limits";
 import { identifyPage, type PageContext } from "./pages";
 import { browserBinding, createAccountTransaction } from "./transaction";
-import type { FirstPartyMark } from "../store/one-time/signin-store";
+import type { FirstPartyMark } from "../store/one-time/index";
 
 /** The stand-in client of a first-party sign-in: named as the page, no items, never automatic login. */
 export function standInClient(name: string): Client {

@@ -7,7 +7,7 @@ import { cspNonce } from "../../core/html";
 import type { ProviderEnv } from "../config";
 import { formatKst, formatKstTime } from "../dates";
 import type { Client } from "../store/clients";
-import { audit } from "../store/one-time/audit";
+import { audit } from "../store/one-time/index";
 import { signinConfig } from "./config";
 import { t, type Lang } from "./i18n";
 import type { IpHit, Refusal } from "./limits";

@@ -6,7 +6,7 @@ import { sha256 } from "../../core/crypto";
 import { isRandomValue } from "../../core/spec";
 import { providerConfig } from "../config";
 import { findClient } from "../store/clients";
-import { storeFor } from "../store/one-time/one-time-store";
+import { storeFor } from "../store/one-time/index";
 import { consented } from "./consent";
 import { consentTerms, flowOf } from "./flow";
 import { networkKey, numberLimits } from "./limits";

@@ -3,8 +3,7 @@
 // and addresses (in DEV_MODE, the local fake's: the all-in-one serves it under /_dev/turnstile/).
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
-import { guardRules, type GuardRuleVars } from "../store/guard/config";
-import type { GuardRules } from "../store/guard/rules";
+import { guardRules, type GuardRuleVars, type GuardRules } from "../store/guard/index";
 import { TURNSTILE_SCRIPT_URL, TURNSTILE_SITEVERIFY_URL, type TurnstileConfig } from "./turnstile";
 
 export interface GuardVars extends CommonVars, GuardRuleVars {

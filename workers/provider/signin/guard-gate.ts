@@ -5,7 +5,7 @@
 import type { Client } from "../store/clients";
 import { appSmsBudget } from "../store/config";
 import type { ProviderEnv } from "../config";
-import { audit } from "../store/one-time/audit";
+import { audit } from "../store/one-time/index";
 import { formatKstTime } from "../dates";
 import { failure, minutes, type Flow } from "./flow";
 import { guardDecision, takeSlowed, type Decision, type GuardMark } from "./guard";

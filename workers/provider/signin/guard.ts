@@ -7,10 +7,18 @@
 import { configOf } from "../../core/config";
 import { randomToken } from "../../core/crypto";
 import type { RequestContext } from "../../core/router";
-import { guardIndex, guardStore, SERVICE_SCOPE, type GuardEnv } from "../store/guard/reach";
-import type { GuardEvent, GuardView, ScopeStatus, Transition } from "../store/guard/guard-store";
-import type { ScopeKind } from "../store/guard/rules";
-import { audit } from "../store/one-time/audit";
+import {
+  guardIndex,
+  guardStore,
+  SERVICE_SCOPE,
+  type GuardEnv,
+  type GuardEvent,
+  type GuardView,
+  type ScopeStatus,
+  type Transition,
+  type ScopeKind,
+} from "../store/guard/index";
+import { audit } from "../store/one-time/index";
 import type { ProviderEnv } from "../config";
 import { addressBits, guardConfig, inCidr, type GuardConfig } from "./guard-config";
 

@@ -1,7 +1,7 @@
 // Page languages: Korean by default, English on request (docs/architecture.md §4.7), and every text the
 // sign-in pages show. One catalogue, typed keys: a key missing in one language fails typecheck.
 import { type IdentityItem } from "../../core/spec";
-import type { Lang } from "../store/one-time/signin-store";
+import type { Lang } from "../store/one-time/index";
 import { appWithParticle, withParticle } from "./particles";
 
 /** The pages' languages: the ones a sign-in record can hold. */

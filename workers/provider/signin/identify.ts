@@ -3,9 +3,8 @@
 // previous record marked moved, and the code sent by the winner only.
 
 import { isTelco, normalizePhone } from "../../core/spec";
-import { storeFor } from "../store/one-time/one-time-store";
-import { tally, timing } from "../store/metrics/tally";
-import { audit } from "../store/one-time/audit";
+import { storeFor, audit } from "../store/one-time/index";
+import { tally, timing } from "../store/metrics/index";
 import { carrierDirectory, CarrierUnavailable, maskPhone, type ConfirmedSubscriber } from "./carrier";
 import { newCode, sendCode, sendFailed } from "./code";
 import { consentDue } from "./consent";
@@ -18,8 +17,7 @@ import { budgetOf, guardGate } from "./guard-gate";
 import { guardCount } from "./guard";
 import { suspended } from "./review";
 import { storeConfig } from "../store/config";
-import { riskUntil } from "../store/directory/risk";
-import { passkeysOf } from "../store/directory/passkeys";
+import { riskUntil, passkeysOf } from "../store/directory/index";
 import { testingGate } from "./testing";
 import { challengeHash, handleOf, maskMove, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
 

@@ -4,16 +4,12 @@
 
 import { sha256 } from "../../core/crypto";
 import { clientNetwork } from "../../core/http";
-import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
-import { ipCounter } from "../store/one-time/keys";
+import { storeFor, type OneTimeStore, ipCounter, type NumberLimits, type Refusal } from "../store/one-time/index";
 import type { SigninConfig } from "./config";
-import type { NumberLimits, Refusal } from "../store/one-time/signin-store";
 
-export type { Refusal } from "../store/one-time/signin-store";
+export { type Refusal, phoneKey } from "../store/one-time/index";
 
 type LimitEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
-
-export { phoneKey } from "../store/one-time/keys";
 
 /** The key of the request's network (IPv4 address, IPv6 /64) in the number's counters. */
 export function networkKey(req: Request): Promise<string> {

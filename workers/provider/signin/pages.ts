@@ -19,7 +19,7 @@ import { itemName, t, type Lang, type MessageKey } from "./i18n";
 import { PAGE_CSS } from "./page-style";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
-import type { FirstPartyMark } from "../store/one-time/signin-store";
+import type { FirstPartyMark } from "../store/one-time/index";
 import { COUNTDOWN, WEB_OTP } from "./page-scripts";
 import { termsBox } from "./terms";
 import { challengeBox, widgetSource, type Challenge } from "./challenge-markup";

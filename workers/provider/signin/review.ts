@@ -2,10 +2,9 @@
 // again at the code step, and its cap of wrong codes; refused, it is answered as any number the
 // carriers do not know.
 
-import { reviewEntryById } from "../store/directory/directory";
+import { reviewEntryById } from "../store/directory/index";
 import { raiseNotice, suspendedText } from "../store/notices";
-import type { SigninRecord } from "../store/one-time/signin-store";
-import { audit } from "../store/one-time/audit";
+import { type SigninRecord, audit } from "../store/one-time/index";
 import { failure, type Flow } from "./flow";
 import { t } from "./i18n";
 import { phoneKey } from "./limits";

@@ -6,7 +6,7 @@
 
 import { base64ToBytes, bytesToBase64url, derivedToken, fromUtf8, utf8 } from "../../core/crypto";
 import { sealKeyVar } from "../store/clients";
-import { sameHash } from "../store/one-time/signin-store";
+import { sameHash } from "../store/one-time/index";
 
 type SealEnv = { SEAL_KEY: string };
 

@@ -10,7 +10,7 @@ import type { ProviderEnv } from "../config";
 import type { RequestContext } from "../../core/router";
 import { failure, pageContext, type Flow } from "./flow";
 import type { SigninEnd } from "./purpose";
-import { audit } from "../store/one-time/audit";
+import { audit } from "../store/one-time/index";
 import { t } from "./i18n";
 import { stopPage } from "./pages";
 

@@ -10,19 +10,22 @@ import { B64URL_ALPHABET, base64ToBytes, bytesToBase64url, randomToken, sha256 }
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
 import type { Lang } from "./i18n";
-import { inShard, shardOf, transactionKey } from "../store/one-time/keys";
-import { storeFor, type OneTimeStore } from "../store/one-time/one-time-store";
 import {
+  inShard,
+  shardOf,
+  transactionKey,
+  storeFor,
+  type OneTimeStore,
   sameHash,
   type FirstPartyMark,
   type Prompt,
   type SigninRecord,
   type StepGate,
-} from "../store/one-time/signin-store";
+} from "../store/one-time/index";
 import type { Client } from "../store/clients";
 import { openJson, signJson } from "./signed-json";
 
-export type { SigninRecord as Transaction, Step } from "../store/one-time/signin-store";
+export type { SigninRecord as Transaction, Step } from "../store/one-time/index";
 
 type TxEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 

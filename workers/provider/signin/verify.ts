@@ -2,11 +2,10 @@
 // counters), a resend one more; a right code ends other subscribers' automatic login on this
 // browser, then the consent page or the purpose's end.
 
-import { tally } from "../store/metrics/tally";
+import { tally } from "../store/metrics/index";
 import { sha256 } from "../../core/crypto";
-import { subscriberById } from "../store/directory/directory";
-import { findLink } from "../store/directory/links";
-import type { VerifyResult } from "../store/one-time/signin-store";
+import { subscriberById, findLink } from "../store/directory/index";
+import type { VerifyResult } from "../store/one-time/index";
 import { newCode, sendCode, sendFailed } from "./code";
 import { covers, sharedBy } from "./consent";
 import { endOtherSubscribersOnDevice } from "./device";

@@ -19,9 +19,7 @@
 
 import { randomToken } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
-import { auditOnce, type AuditRecord } from "./one-time/audit";
-import { onceKey } from "./one-time/keys";
-import type { OneTimeEnv } from "./one-time/one-time-store";
+import { auditOnce, type AuditRecord, onceKey, type OneTimeEnv } from "./one-time/index";
 import type { StoreVars } from "./config";
 
 type JournalEnv = OneTimeEnv & StoreVars & { DB: D1Database };

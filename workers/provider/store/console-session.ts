@@ -12,8 +12,7 @@
 import { constantTimeEqual, randomToken, sha256 } from "../../core/crypto";
 import { hostCookie, readHostCookie } from "../../core/cookies";
 import { isRandomValue } from "../../core/spec";
-import { storeFor, type OneTimeStore } from "./one-time/one-time-store";
-import { consoleSessionKey, developerSessionKey } from "./one-time/keys";
+import { storeFor, type OneTimeStore, consoleSessionKey, developerSessionKey } from "./one-time/index";
 
 type SessionEnv = { ONE_TIME: DurableObjectNamespace<OneTimeStore> };
 

@@ -3,7 +3,7 @@
 
 import { encryptField } from "../../core/crypto";
 import { ENCRYPTED_ITEMS, type IdentityItem, type YN } from "../../core/spec";
-import type { SubscriberSnapshot } from "../store/one-time/tables/codes";
+import type { SubscriberSnapshot } from "../store/one-time/index";
 
 const KST_OFFSET_MS = 9 * 3600 * 1000; // Korea has no daylight saving time
 

@@ -5,11 +5,10 @@ import { sha256 } from "../../core/crypto";
 import { E } from "../../core/errors";
 import { jsonText, parseBearer } from "../../core/http";
 import { isRandomValue, type YN } from "../../core/spec";
-import { storeFor } from "../store/one-time/one-time-store";
-import { type CodeGrant, type TokenRead } from "../store/one-time/tables/codes";
+import { storeFor, type CodeGrant, type TokenRead } from "../store/one-time/index";
 import type { RequestContext, Route } from "../../core/router";
 import { userRecordJson } from "./record";
-import { tally } from "../store/metrics/tally";
+import { tally } from "../store/metrics/index";
 import { countedUserinfo, userinfoPreflight } from "./userinfo";
 import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
 

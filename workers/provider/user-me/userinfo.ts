@@ -7,12 +7,10 @@ import { providerConfig, type ProviderEnv } from "../config";
 import { sha256 } from "../../core/crypto";
 import { json, parseBearer } from "../../core/http";
 import { isRandomValue } from "../../core/spec";
-import { storeFor } from "../store/one-time/one-time-store";
-import type { CodeGrant } from "../store/one-time/tables/codes";
+import { storeFor, type CodeGrant, identityClaims } from "../store/one-time/index";
 import type { RequestContext } from "../../core/router";
 import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
-import { identityClaims } from "../store/one-time/tables/grant";
-import { tally } from "../store/metrics/tally";
+import { tally } from "../store/metrics/index";
 
 /** A browser app reads its claims with its own bearer token: any origin, never with cookies. */
 const CORS = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "WWW-Authenticate" };

@@ -11,16 +11,21 @@ import { readHostCookie } from "../../../core/cookies";
 import { sha256 } from "../../../core/crypto";
 import type { RequestContext } from "../../../core/router";
 import type { ProviderEnv } from "../../config";
-import { reviewEntryById } from "../../store/directory/directory";
-import { addPasskey, passkeyEnrolment, PASSKEY_MAX, type PasskeyRow } from "../../store/directory/passkeys";
-import { dirAt } from "../../store/directory/directory-shard";
-import { homeOfId } from "../../store/directory/keys";
-import { tally } from "../../store/metrics/tally";
-import { audit } from "../../store/one-time/audit";
-import { sameHash } from "../../store/one-time/signin-store";
+import {
+  reviewEntryById,
+  addPasskey,
+  passkeyEnrolment,
+  PASSKEY_MAX,
+  type PasskeyRow,
+  dirAt,
+  homeOfId,
+  riskFrom,
+  riskUntil,
+} from "../../store/directory/index";
+import { tally } from "../../store/metrics/index";
+import { audit, sameHash } from "../../store/one-time/index";
 import { signinConfig } from "../config";
 import { storeConfig } from "../../store/config";
-import { riskFrom, riskUntil } from "../../store/directory/risk";
 import { TX_COOKIE } from "../transaction";
 import { sendPasskeyNotice } from "./notices";
 import { pt } from "./i18n";

@@ -5,7 +5,7 @@
 
 import type { ProviderEnv } from "../../config";
 import { KST_OFFSET_MS } from "../../dates";
-import { audit } from "../../store/one-time/audit";
+import { audit } from "../../store/one-time/index";
 import type { Lang } from "../i18n";
 import { smsSender } from "../sms/configured";
 import { pt } from "./i18n";

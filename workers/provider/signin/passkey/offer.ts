@@ -10,7 +10,7 @@ import { readHostCookie, hostCookie } from "../../../core/cookies";
 import { cspNonce, html, raw, type SafeHtml } from "../../../core/html";
 import type { RequestContext } from "../../../core/router";
 import type { ProviderEnv } from "../../config";
-import { auditAll } from "../../store/one-time/audit";
+import { auditAll } from "../../store/one-time/index";
 import { signinConfig } from "../config";
 import { t, type Lang } from "../i18n";
 import { formActionOf, page } from "../pages";

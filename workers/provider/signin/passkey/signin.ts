@@ -7,22 +7,23 @@
 
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { formatKst } from "../../dates";
-import { toSubscriber, type Subscriber } from "../../store/directory/directory";
-import type { LinkRow } from "../../store/directory/tables/common";
 import {
+  toSubscriber,
+  type Subscriber,
+  type LinkRow,
   endPasskeys,
   findPasskey,
   isPasskeyHandle,
   passkeyConfirmed,
   usePasskey,
-} from "../../store/directory/passkeys";
-import { storeFor } from "../../store/one-time/one-time-store";
-import { audit } from "../../store/one-time/audit";
-import { tally } from "../../store/metrics/tally";
+  riskFrom,
+  riskUntil,
+} from "../../store/directory/index";
+import { storeFor, audit } from "../../store/one-time/index";
+import { tally } from "../../store/metrics/index";
 import { carrierDirectory, CarrierUnavailable, maskPhone } from "../carrier";
 import { consentDue, covers, sharedBy } from "../consent";
 import { autoLoginEligible, endOtherSubscribersOnDevice } from "../device";
-import { riskFrom, riskUntil } from "../../store/directory/risk";
 import { storeConfig } from "../../store/config";
 import { at, failure, goneMeanwhile, limited, refusalAlert, render, type Flow } from "../flow";
 import { t } from "../i18n";

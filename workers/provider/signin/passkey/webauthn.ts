@@ -11,7 +11,7 @@
 
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { bytesToBase64url, randomToken, sha256, utf8 } from "../../../core/crypto";
-import type { PasskeyRow } from "../../store/directory/passkeys";
+import type { PasskeyRow } from "../../store/directory/index";
 import { openJson, signJson } from "../signed-json";
 
 /**

@@ -9,9 +9,15 @@
 import { hmacSha256Hex } from "../../../core/crypto";
 import { clientSmsBudgets } from "../clients";
 import { appSmsBudget, kstDayStart, smsBudgetConfig, type SmsBudgetVars } from "../config";
-import type { MetricsRoom } from "../metrics/metrics-store";
-import { provenByCode, provenBySmsCode } from "../metrics/series";
-import { ALL_APPS, DAY_MS, HOUR_MS, MINUTE_MS } from "../metrics/tables/rollups";
+import {
+  type MetricsRoom,
+  provenByCode,
+  provenBySmsCode,
+  ALL_APPS,
+  DAY_MS,
+  HOUR_MS,
+  MINUTE_MS,
+} from "../metrics/index";
 
 export interface AlertVars {
   ALERT_WEBHOOK_URL?: string;

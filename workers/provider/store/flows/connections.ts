@@ -1,9 +1,7 @@
 // A person's connections as their /account page lists them: a read over two stores, their links
 // in their home shard with the names of the apps in D1 `clients` (a deleted client's are left out).
 
-import { maskItems, homeOfId } from "../directory/keys";
-import type { DirectoryEnv } from "../directory/directory";
-import { dirAt } from "../directory/directory-shard";
+import { maskItems, homeOfId, type DirectoryEnv, dirAt } from "../directory/index";
 import type { IdentityItem } from "../../../core/spec";
 import { clientNames } from "../clients";
 

@@ -10,11 +10,9 @@
 
 import { deleteClientRow, getClient } from "../clients";
 import { storeConfig } from "../config";
-import { dirAt } from "../directory/directory-shard";
-import { dirShards } from "../directory/keys";
+import { dirAt, dirShards, personAtNumber } from "../directory/index";
 import { revokePlids, type StoresEnv } from "./end-plids";
 import { testNumbersOf } from "../developers";
-import { personAtNumber } from "../directory/directory";
 import { removeHolder } from "./directory-write";
 
 /** Links taken from a shard per call, and ended per revocation. */

@@ -6,9 +6,17 @@
 // a number is freed only while the person it names still holds it, a ci unindexed only while it
 // names the removed person, a person removed only while their row still names the number.
 
-import { dirAt } from "../directory/directory-shard";
-import { ciShard, dirShards, groupBy, homeOfId, numberShard } from "../directory/keys";
-import type { DirectoryJob, Jobs, QueuedJob } from "../directory/tables/jobs";
+import {
+  dirAt,
+  ciShard,
+  dirShards,
+  groupBy,
+  homeOfId,
+  numberShard,
+  type DirectoryJob,
+  type Jobs,
+  type QueuedJob,
+} from "../directory/index";
 import { endRows, tellCredentialChange, type StoresEnv } from "./end-plids";
 
 /** What a job reaches: the shards, and for a removal the one-time store and D1 (end-plids.ts). */

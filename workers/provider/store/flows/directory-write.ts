@@ -18,12 +18,21 @@
 // its decision until its index entry is written: an import and a sign-in (or two sign-ins) naming
 // one ci decide it one after the other, so neither makes a second person of it.
 
-import { personAtNumber, type DirectoryEnv } from "../directory/directory";
-import { dirAt } from "../directory/directory-shard";
-import { ciShard, dirShards, groupBy, homeOfId, numberShard } from "../directory/keys";
-import type { SubscriberInput } from "../directory/rows";
-import type { PersonFields, PersonRow } from "../directory/tables/common";
-import type { Claim, NumberHolder } from "../directory/tables/people";
+import {
+  personAtNumber,
+  type DirectoryEnv,
+  dirAt,
+  ciShard,
+  dirShards,
+  groupBy,
+  homeOfId,
+  numberShard,
+  type SubscriberInput,
+  type PersonFields,
+  type PersonRow,
+  type Claim,
+  type NumberHolder,
+} from "../directory/index";
 import { finishAllJobs, runJob, runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
 import { noteSignals } from "./sim-signals";
 

@@ -6,15 +6,21 @@
 // person's home shard: so a link never outlives an end that failed, and a retry ends what is left.
 
 import { sha256 } from "../../../core/crypto";
-import { auditAll, auditOnce, auditRecord } from "../one-time/audit";
-import { onceKey, plidShard, plidShardsAnyCount } from "../one-time/keys";
-import { storeAt, type OneTimeEnv } from "../one-time/one-time-store";
-import { changeEvent, newEvent, type EndReason, type PendingEvent } from "../one-time/tables/ended-plids";
-import type { DirectoryEnv } from "../directory/directory";
-import { dirAt } from "../directory/directory-shard";
-import { homeOfId } from "../directory/keys";
-import { linkByPlid } from "../directory/links";
-import type { EndableLink } from "../directory/tables/common";
+import {
+  auditAll,
+  auditOnce,
+  auditRecord,
+  onceKey,
+  plidShard,
+  plidShardsAnyCount,
+  storeAt,
+  type OneTimeEnv,
+  changeEvent,
+  newEvent,
+  type EndReason,
+  type PendingEvent,
+} from "../one-time/index";
+import { type DirectoryEnv, dirAt, homeOfId, linkByPlid, type EndableLink } from "../directory/index";
 import { clientsTold } from "../clients";
 import { storeConfig, type StoreVars } from "../config";
 

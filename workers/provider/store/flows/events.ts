@@ -12,8 +12,7 @@ import { clientOfAnyStatus, clientSecrets, pauseClientEvents, resumeClientEvents
 import { noticeOwners } from "../developers";
 import { recordDelivery, type DeliveryClass } from "../event-deliveries";
 import { randomToken } from "../../../core/crypto";
-import type { OneTimeRoom } from "../one-time/one-time-store";
-import { nextAttemptAt, type PendingEvent } from "../one-time/tables/ended-plids";
+import { type OneTimeRoom, nextAttemptAt, type PendingEvent } from "../one-time/index";
 
 /** An event type's URI in the token's `events` claim. */
 const eventTypeUri = (t: EventType) => `urn:phone-login:event:${t}`;

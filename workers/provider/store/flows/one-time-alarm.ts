@@ -7,14 +7,9 @@
 import { ConfigError } from "../../../core/config";
 import { archive, objectLabel, type OutboxRow } from "../audit-archive";
 import type { StoreVars } from "../config";
-import { dirAt, type DirectoryShard } from "../directory/directory-shard";
-import { dirShards, groupBy, plidHome } from "../directory/keys";
-import type { OneTimeRoom } from "../one-time/one-time-store";
-import { SWEEP_MS } from "../one-time/schedule";
-import type { EndedPlids } from "../one-time/tables/ended-plids";
-import { type MetricsStore } from "../metrics/metrics-store";
-import { metricsStore } from "../metrics/reach";
-import { pointsOf } from "../metrics/series";
+import { dirAt, type DirectoryShard, dirShards, groupBy, plidHome } from "../directory/index";
+import { type OneTimeRoom, SWEEP_MS, type EndedPlids } from "../one-time/index";
+import { type MetricsStore, metricsStore, pointsOf } from "../metrics/index";
 import { deliverDue, type EventVars } from "./events";
 
 /** What the alarm reads of the hosting worker's env (each part is skipped where its binding is missing). */

@@ -5,9 +5,7 @@
 // event to their apps; the events then go at once (a job this caller does not finish is the
 // shard's alarm's).
 
-import { dirAt } from "../directory/directory-shard";
-import { groupBy, homeOfId } from "../directory/keys";
-import { hasSignal, type SimSignal } from "../directory/risk";
+import { dirAt, groupBy, homeOfId, hasSignal, type SimSignal } from "../directory/index";
 import { storeConfig } from "../config";
 import { runJobs, type JobEnv, type ShardJobs } from "./directory-jobs";
 

@@ -6,11 +6,14 @@
 // never inherit a plid, and the previous one's logins end with their row, removed by a job queued
 // in the same step that gives the new one the number.
 
-import { personAtNumber } from "../directory/directory";
-import { dirAt } from "../directory/directory-shard";
-import { dirShards, numberShard } from "../directory/keys";
-import type { SubscriberInput } from "../directory/rows";
-import type { PersonRow } from "../directory/tables/common";
+import {
+  personAtNumber,
+  dirAt,
+  dirShards,
+  numberShard,
+  type SubscriberInput,
+  type PersonRow,
+} from "../directory/index";
 import { runJobs, type JobEnv } from "./directory-jobs";
 
 /** Rounds of deciding again when the number changed hands between the read and the write. */
