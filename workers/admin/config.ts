@@ -5,7 +5,7 @@ import type { GuardStore } from "../provider/store/guard/guard-store";
 import type { GuardRuleVars } from "../provider/store/guard/config";
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";
-import { auditConfig, type AuditVars, type StoreVars } from "../provider/store/config";
+import { auditConfig, checkConfig, type AuditVars, type StoreVars } from "../provider/store/config";
 import type { OneTimeStore } from "../provider/store/one-time/one-time-store";
 import type { DirectoryShard } from "../provider/store/directory/directory-shard";
 import type { MetricsStore } from "../provider/store/metrics/metrics-store";
@@ -89,3 +89,5 @@ function parse(env: AdminEnv): AdminConfig {
 export function adminConfig(env: AdminEnv): AdminConfig {
   return configOf(env, parse);
 }
+
+checkConfig(adminConfig);
