@@ -415,6 +415,8 @@ describe("SMS budgets", () => {
     const vars: AlertEnv = {
       DB: env.DB,
       SMS_GLOBAL_DAILY_BUDGET: "20",
+      // the receiver is on loopback, which ALERT_WEBHOOK_URL may name only in DEV_MODE
+      DEV_MODE: "true",
       ALERT_WEBHOOK_URL: RECEIVER,
       ALERT_WEBHOOK_SECRET: SECRET,
     };
@@ -451,5 +453,79 @@ describe("SMS budgets", () => {
       ["sms.budget.global.exhausted", "resolved"],
     ]);
     expect(r.bad).toEqual([]);
+  });
+});
+
+// Where alerts may go (docs/operations.md "Alerts", docs/security.md): ALERT_WEBHOOK_URL takes an
+// app's events_uri host rules, and a redirect is never followed. The network here is a stand-in
+// that answers as fetch does: a 3xx is followed to its Location unless the request says
+// `redirect: "manual"`, when the 3xx itself is the answer.
+describe("the alert webhook's destination", () => {
+  const HOOK = "https://alerts.receiver.example/hook";
+  const ELSEWHERE = "https://elsewhere.example.net/collect";
+
+  function network(answer: (url: string) => Response) {
+    const hits: { url: string; signed: boolean }[] = [];
+    const send = async (req: Request): Promise<Response> => {
+      hits.push({ url: req.url, signed: req.headers.has("X-Signature") });
+      const res = answer(req.url);
+      const location = res.headers.get("Location");
+      if (res.status >= 300 && res.status < 400 && location && req.redirect !== "manual")
+        return send(new Request(location, req));
+      return res;
+    };
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => send(new Request(input, init)));
+    return hits;
+  }
+
+  async function alarm(vars: AlertEnv) {
+    const m = store();
+    await sms(m, Date.now(), 0, 10); // a gateway failing: one rule to send
+    await runInDurableObject(m, (o: MetricsStore) => alertsAlarm(vars, (o as unknown as { room: MetricsRoom }).room));
+    return m;
+  }
+
+  it("with DEV_MODE=false a 307 from ALERT_WEBHOOK_URL is not followed: the signed alert reaches no other host, and it is tried again later", async () => {
+    const hits = network((url) =>
+      url === HOOK ? new Response(null, { status: 307, headers: { Location: ELSEWHERE } }) : new Response(null),
+    );
+    const m = await alarm({ DEV_MODE: "false", ALERT_WEBHOOK_URL: HOOK, ALERT_WEBHOOK_SECRET: SECRET });
+    // every message (the gateway's rule, and the config.* rules of this bare env) went to the hook alone, signed
+    expect(hits.length).toBeGreaterThan(0);
+    expect(new Set(hits.map((h) => h.url))).toEqual(new Set([HOOK]));
+    expect(hits.every((h) => h.signed)).toBe(true);
+    // none delivered: each waits for its next try
+    const waiting = await runInDurableObject(m, (o: MetricsStore) =>
+      (o as unknown as { room: MetricsRoom }).room.alerts.due(Date.now() + 3_600_000, 20),
+    );
+    expect(waiting.map((w) => w.attempts)).toEqual(hits.map(() => 1));
+  });
+
+  it("ALERT_WEBHOOK_URL takes events_uri's host rules: https to a public host; http, private and metadata hosts, and loopback outside DEV_MODE send nothing and fire config.ALERT_WEBHOOK_URL", async () => {
+    for (const url of [
+      "http://alerts.receiver.example/hook",
+      "https://10.0.0.5/alerts",
+      "https://169.254.169.254/latest",
+      "https://metadata.google.internal/alerts",
+      "https://127.0.0.1:9899/alerts",
+      RECEIVER,
+    ]) {
+      const hits = network(() => new Response(null, { status: 204 }));
+      const m = await alarm({ DEV_MODE: "false", ALERT_WEBHOOK_URL: url, ALERT_WEBHOOK_SECRET: SECRET });
+      expect(hits, url).toEqual([]);
+      expect((await m.alerts()).find((a) => a.rule === "config.ALERT_WEBHOOK_URL")?.firing, url).toBe(true);
+      vi.restoreAllMocks();
+    }
+    // a public https host receives; in DEV_MODE the loopback test receiver does too
+    for (const [devMode, url] of [
+      ["false", HOOK],
+      ["true", RECEIVER],
+    ] as const) {
+      const hits = network(() => new Response(null, { status: 204 }));
+      await alarm({ DEV_MODE: devMode, ALERT_WEBHOOK_URL: url, ALERT_WEBHOOK_SECRET: SECRET });
+      expect(hits.length).toBeGreaterThan(0);
+      expect(new Set(hits.map((h) => h.url))).toEqual(new Set([url]));
+      vi.restoreAllMocks();
+    }
   });
 });

@@ -12,7 +12,7 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { onlyFields, readJsonObject } from "./steps";
 import { CLIENT_FIELDS, clientPatch, newClientFields } from "./validate";
-import { eventsUriProblem } from "./hosts";
+import { eventsUriProblem } from "../provider/store/hosts";
 import {
   forgetClient,
   getClient,
@@ -35,7 +35,7 @@ const budgetDetail = (b: number | null): number | string => b ?? "default";
 
 /**
  * The wire form of a client (snake_case, ISO times); never a secret. `events_uri_problem`: why its
- * `events_uri` would be refused now (registered before the rule, workers/admin/hosts.ts), else null;
+ * `events_uri` would be refused now (registered before the rule, workers/provider/store/hosts.ts), else null;
  * the address keeps receiving events until it is changed.
  */
 export function clientView(c: AdminClient, devMode: boolean): Record<string, unknown> {

@@ -4,7 +4,7 @@
 import type { GuardStore, GuardRuleVars } from "../provider/store/guard/index";
 import { commonConfig, configOf, ConfigError, intVar, type CommonVars } from "../core/config";
 import { sealKeyVar } from "../provider/store/clients";
-import { auditConfig, type AuditVars, type StoreVars } from "../provider/store/config";
+import { auditConfig, checkConfig, type AuditVars, type StoreVars } from "../provider/store/config";
 import type { OneTimeStore } from "../provider/store/one-time/index";
 import type { DirectoryShard } from "../provider/store/directory/index";
 import type { MetricsStore } from "../provider/store/metrics/index";
@@ -88,3 +88,5 @@ function parse(env: AdminEnv): AdminConfig {
 export function adminConfig(env: AdminEnv): AdminConfig {
   return configOf(env, parse);
 }
+
+checkConfig(adminConfig);

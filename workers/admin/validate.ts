@@ -10,7 +10,7 @@ import {
   type EventType,
 } from "../provider/store/clients";
 import { SMS_BUDGET_MAX, SMS_BUDGET_MIN } from "../provider/store/config";
-import { eventsUriProblem } from "./hosts";
+import { eventsUriProblem } from "../provider/store/hosts";
 import { IDENTITY_ITEMS, isIdentityItem, LOOPBACK_HOSTS, type IdentityItem } from "../core/spec";
 
 export const MAX_REDIRECT_URIS = 20;
@@ -102,7 +102,7 @@ function flag(field: string, v: unknown): boolean {
 }
 
 /**
- * Where signed events go (docs/events.md "Registering"): https to a public host (workers/admin/hosts.ts),
+ * Where signed events go (docs/events.md "Registering"): https to a public host (workers/provider/store/hosts.ts),
  * or a loopback host in DEV_MODE; null for none.
  */
 function eventsUri(v: unknown, devMode: boolean): string | null {

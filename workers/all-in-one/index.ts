@@ -1,7 +1,8 @@
 // The all-in-one worker for `npm start`, tests and small installs: every route table mounted on
 // one origin, plus /healthz and, with DEV_MODE on, the dev seed.
 
-import { providerConfig } from "../provider/config";
+import { commonConfig } from "../core/config";
+import { configProblems } from "../provider/store/config";
 import type { AllInOneEnv } from "./env";
 import { describe, errorResponse } from "../core/errors";
 import { json } from "../core/http";
@@ -27,7 +28,18 @@ import { usableNotice } from "../provider/signin/index";
 passkeyNotices.send = usableNotice;
 export { PhoneLoginStore } from "../../packages/kit/src/login-store";
 
-const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: () => json({ status: "ok" }) }];
+/**
+ * GET /healthz: liveness, answered without reading anything. `?deep=1`: the configuration checked
+ * (docs/operations.md "Checking the configuration"): every variable of this worker found malformed
+ * or missing, by name only, never its value; 503 while there is one.
+ */
+function healthz(req: Request, env: AllInOneEnv): Response {
+  if (new URL(req.url).searchParams.get("deep") !== "1") return json({ status: "ok" });
+  const problems = configProblems(env);
+  return json({ status: problems.length ? "misconfigured" : "ok", problems }, problems.length ? 503 : 200);
+}
+
+const health: Route<AllInOneEnv>[] = [{ method: "GET", path: "/healthz", handler: healthz }];
 
 // The relying-party kit (/, /auth/*) reaches this same route table in process (workers/all-in-one/kit.ts).
 // The two API routes an app calls on every login come first: the router tries routes in order.
@@ -67,10 +79,13 @@ function devRequest(req: Request): Request {
 export default {
   // Once the seed is in (or with DEV_MODE off), a request goes straight to the route table.
   fetch(req, env, ctx) {
+    // the deep check reads only the variables: it answers whatever they hold, seed or not
+    if (req.method === "GET" && req.url.endsWith("/healthz?deep=1") && new URL(req.url).pathname === "/healthz")
+      return healthz(req, env);
     let seeding: Promise<void> | undefined;
     let devMode: boolean;
     try {
-      devMode = providerConfig(env).devMode;
+      devMode = commonConfig(env).devMode;
       seeding = devMode ? ensureDevSeed(env) : undefined;
     } catch (err) {
       return startupFailed(err);

@@ -5,6 +5,8 @@
 // request with `withBindings`, which keeps the configuration cache of the worker's env.
 
 import { withBindings } from "../core/config";
+import { checkConfig } from "../provider/store/config";
+import { rpClientConfig, rpConfig, rpSealKeyText } from "../../packages/kit/src/config";
 import type { RequestContext, Route } from "../core/router";
 import type { ProviderFetcher } from "../../packages/kit/src/client";
 import { routes as rpCallback } from "../../packages/kit/src/routes/callback";
@@ -12,6 +14,11 @@ import { routes as rpLogin } from "../../packages/kit/src/routes/login";
 import { routes as rpSession } from "../../packages/kit/src/routes/session";
 import type { AllInOneEnv } from "./env";
 import { routes as rpDemo } from "./demo";
+
+// the kit's variables are this worker's too: /healthz?deep=1, the console and the alerts check them
+checkConfig(rpConfig);
+checkConfig(rpClientConfig);
+checkConfig(rpSealKeyText);
 
 function inProcess(
   provider: () => ExportedHandler<AllInOneEnv>,

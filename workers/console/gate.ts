@@ -13,7 +13,7 @@ import type { Handler, RequestContext, Route } from "../core/router";
 import { operatorOfSession, proofFresh, REAUTH_HEADER, setActor, type Actor } from "../admin/access";
 import { adminConfig, type AdminEnv } from "../admin/config";
 import type { ProviderEnv } from "../provider/config";
-import { signinConfig } from "../provider/signin/index";
+import { operatorName } from "../provider/signin/index";
 import { consoleCsrfHolds, loadConsoleSession, type ConsoleHandle } from "../provider/store/console-session";
 import { storeConfig } from "../provider/store/config";
 import type { Role } from "../provider/store/operators";
@@ -65,7 +65,7 @@ export function page(
       return redirect(303, lang === "en" ? `/console?lang=en&next=${rc.path}` : `/console?next=${rc.path}`);
     }
     if (h.touch) rc.waitUntil(h.touch);
-    const operator = signinConfig(env).operator.name ?? "";
+    const operator = operatorName(env) ?? "";
     const base = { lang, masked: h.session.masked, csrf: h.csrf, path: rc.path, operator };
     const actor = await operatorOfSession(env, rc, h);
     if (!actor) {

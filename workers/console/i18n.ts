@@ -204,6 +204,9 @@ const ko = {
   step_verify: "인증번호 입력",
   step_consent: "동의",
   noAlerts: "울리고 있는 경보가 없습니다.",
+  configProblems: "설정 문제",
+  configProblemsLead:
+    '아래 변수가 문서의 형식에 맞지 않거나 빠져 있습니다(값은 보이지 않습니다). docs/operations.md의 "Checking the configuration"를 보고 고친 뒤 다시 배포하세요.',
   liveOn: "자동 갱신 켜짐 (1분마다) · 멈추기",
   liveOff: "자동 갱신 멈춤 · 다시 켜기",
   reviews: "검수",
@@ -432,6 +435,9 @@ const en: Record<ConsoleKey, string> = {
   step_verify: "Code",
   step_consent: "Consent",
   noAlerts: "No alert is firing.",
+  configProblems: "Configuration problems",
+  configProblemsLead:
+    'These variables do not have their documented form, or are missing (their values are not shown). Fix them as docs/operations.md "Checking the configuration" says, then deploy again.',
   liveOn: "Live (every minute) · pause",
   liveOff: "Paused · resume",
   reviews: "Reviews",

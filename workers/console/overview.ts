@@ -13,6 +13,7 @@ import { list } from "../admin/clients";
 import { summary } from "../admin/directory";
 import { readMetrics, type MetricsAnswer } from "../admin/metrics";
 import { openNotices } from "../provider/store/notices";
+import { checkConfig, configProblems } from "../provider/store/config";
 import {
   type AlertState,
   type Step,
@@ -50,6 +51,22 @@ export function smsPrices(env: { SMS_PRICES_KRW?: string }): (gateway: string) =
     prices.set(m[1]!, Number(m[2]));
   }
   return (g) => prices.get(g) ?? 20;
+}
+
+/** CONSOLE_REFRESH_SECONDS: how often the figures are fetched again. */
+const refreshSeconds = (env: { CONSOLE_REFRESH_SECONDS?: string }) =>
+  intVar(env, "CONSOLE_REFRESH_SECONDS", 60, 1, 3600);
+checkConfig(smsPrices);
+checkConfig(refreshSeconds);
+
+/** `read(env)`, or `dflt` when its variable is malformed: the overview still shows, naming the variable. */
+function orDefault<T>(read: () => T, dflt: T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof ConfigError) return dflt;
+    throw err;
+  }
 }
 
 /** Each gateway's delivered series (SMS_SENDER's names and the dev outbox): what the spend counts. */
@@ -103,8 +120,10 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
   const from = now - range.ms;
   const todayKst = now - ((now + KST) % DAY);
   const monthKst = Date.parse(new Date(now + KST).toISOString().slice(0, 8) + "01T00:00:00+09:00");
-  const price = smsPrices(env as { SMS_PRICES_KRW?: string });
-  const every = intVar(env, "CONSOLE_REFRESH_SECONDS", 60, 1, 3600);
+  const price = orDefault(() => smsPrices(env as { SMS_PRICES_KRW?: string }), smsPrices({}));
+  const every = orDefault(() => refreshSeconds(env as { CONSOLE_REFRESH_SECONDS?: string }), 60);
+  // the variables this worker finds malformed or missing (by name only): first on the page
+  const problems = configProblems(env);
   const [{ clients }, counts, notices, inRange, month] = await Promise.all([
     callAdmin<{ clients: unknown[] }>("viewer", list, req, env, rc),
     callAdmin<{ subscribers: number; test_numbers: number }>("viewer", summary, req, env, rc),
@@ -161,7 +180,10 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
     (k) =>
       html`<li><a href="${href(v, "/console", { range: k })}"${k === rangeKey ? html` aria-current="true"` : ""}>${c(L, `range_${k}` as "range_1h")}</a></li>`,
   );
-  const live = html`<div id="live">
+  const config = problems.length
+    ? html`<section class="alert" id="config-problems" aria-labelledby="config-problems-title"><h2 id="config-problems-title">${c(L, "configProblems")}</h2><p>${c(L, "configProblemsLead")}</p><ul>${problems.map((name) => html`<li><code>${name}</code></li>`)}</ul></section>`
+    : "";
+  const live = html`<div id="live">${config}
 <nav aria-label="${c(L, "rangeNav")}"><ul class="ranges">${ranges}</ul></nav>
 <h2>${c(L, "counts")}</h2>
 <ul class="grid">

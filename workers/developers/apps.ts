@@ -42,6 +42,7 @@ import {
   withdraw,
 } from "./review";
 import { reviewsOf } from "../provider/store/reviews";
+import { checkConfig } from "../provider/store/config";
 import { eventsSection, eventsView, resume, testEvent } from "./events";
 import {
   allocateTestNumber,
@@ -68,9 +69,12 @@ export const DEVELOPER_FIELDS = [
   "event_types",
 ];
 
+const parseMaxApps = (e: { DEVELOPER_MAX_APPS?: string }) => intVar(e, "DEVELOPER_MAX_APPS", 10, 1, 1000);
+checkConfig(parseMaxApps);
+
 /** DEVELOPER_MAX_APPS: the apps one person may own (default 10). */
 export function maxApps(env: DevEnv): number {
-  return configOf(env as { DEVELOPER_MAX_APPS?: string }, (e) => intVar(e, "DEVELOPER_MAX_APPS", 10, 1, 1000));
+  return configOf(env as { DEVELOPER_MAX_APPS?: string }, parseMaxApps);
 }
 
 /** A developer's view of an app: the admin API's fields, its stage and the developer's role. */

@@ -9,7 +9,7 @@ import { html, type SafeHtml } from "../core/html";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { commonConfig } from "../core/config";
-import { eventsUriProblem } from "../admin/hosts";
+import { eventsUriProblem } from "../provider/store/hosts";
 import { hidden, when, type Viewer } from "../console/layout";
 import { clientSecrets, type AdminClient } from "../provider/store/clients";
 import {

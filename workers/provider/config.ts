@@ -3,7 +3,8 @@
 // variables it reads, and their parser. Each worker of the service uses a slice of it.
 
 import { commonConfig, configOf, enumVar, intVar, type CommonVars } from "../core/config";
-import { storeConfig, type AuditVars, type StoreVars } from "./store/config";
+import { checkConfig, storeConfig, type AuditVars, type StoreVars } from "./store/config";
+import { sealKeyVar } from "./store/clients";
 import type { OneTimeStore } from "./store/one-time/index";
 import type { DirectoryShard } from "./store/directory/index";
 
@@ -101,3 +102,6 @@ function parse(env: ProviderVars): ProviderConfig {
 export function providerConfig(env: ProviderVars): ProviderConfig {
   return configOf(env, parse);
 }
+
+checkConfig(providerConfig);
+checkConfig(sealKeyVar);

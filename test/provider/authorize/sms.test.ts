@@ -58,7 +58,11 @@ describe("SMS senders", () => {
       throw new Error("unexpected outbound fetch");
     });
     const b = new Browser({
-      vars: { SMS_SENDER: "webhook", SMS_WEBHOOK_URL: "https://sms-gateway.example/hook", SMS_WEBHOOK_SECRET: "s" },
+      vars: {
+        SMS_SENDER: "webhook",
+        SMS_WEBHOOK_URL: "https://sms-gateway.example/hook",
+        SMS_WEBHOOK_SECRET: "sms-webhook-secret-0123",
+      },
     });
     let p, again;
     try {

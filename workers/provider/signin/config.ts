@@ -4,7 +4,7 @@
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
 import { LOOPBACK_HOSTS } from "../../core/spec";
 import type { SmsGatewayName } from "./sms/sender";
-import { storeConfig, type StoreVars } from "../store/config";
+import { checkConfig, sharedSecretVar, storeConfig, tolerated, type StoreVars } from "../store/config";
 import { termsVar, type CarrierTerm } from "./terms";
 import type { SigninVars } from "../config";
 
@@ -159,13 +159,29 @@ function carrierApiConfig(env: SigninVars, devMode: boolean): CarrierApiConfig {
     if (!u || !(u.protocol === "https:" || loopbackHttp) || u.username || u.password || u.hash)
       throw new ConfigError("CARRIER_API_URL", "must be an https URL (http only on loopback with DEV_MODE=true)");
   }
-  const [secret, nextSecret] = (["CARRIER_API_SECRET", "CARRIER_API_SECRET_NEXT"] as const).map((name) => {
-    const value = optionalVar(env, name);
-    if (value !== undefined && value.length < CARRIER_SECRET_MIN)
-      throw new ConfigError(name, `must be at least ${CARRIER_SECRET_MIN} characters`);
-    return value;
-  });
+  const short = (name: string) => new ConfigError(name, `must be at least ${CARRIER_SECRET_MIN} characters`);
+  const secret = optionalVar(env, "CARRIER_API_SECRET");
+  if (secret !== undefined && secret.length < CARRIER_SECRET_MIN) throw short("CARRIER_API_SECRET");
+  // A malformed next secret is left unused and reported: the current secret still signs and
+  // checks every call, so the sign-in goes on as before the change of secret began.
+  let nextSecret = optionalVar(env, "CARRIER_API_SECRET_NEXT");
+  if (nextSecret !== undefined && nextSecret.length < CARRIER_SECRET_MIN) {
+    tolerated(short("CARRIER_API_SECRET_NEXT"), "signin");
+    nextSecret = undefined;
+  }
   return { url, secret, nextSecret, timeoutMs: intVar(env, "CARRIER_API_TIMEOUT_MS", 3000, 100, 30_000) };
+}
+
+/** OPERATOR_NAME: at most 100 characters. */
+const OPERATOR_NAME_MAX = 100;
+
+/**
+ * OPERATOR_NAME alone, for a page that needs nothing else of the sign-in (the consoles' frame): a
+ * malformed one is left out here, and named by the sign-in's own parse (signinConfig).
+ */
+export function operatorName(env: SigninVars): string | undefined {
+  const v = optionalVar(env, "OPERATOR_NAME");
+  return v !== undefined && v.length <= OPERATOR_NAME_MAX ? v : undefined;
 }
 
 function parse(env: SigninVars): SigninConfig {
@@ -174,12 +190,12 @@ function parse(env: SigninVars): SigninConfig {
   if (smsWebhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsWebhookUrl)) {
     throw new ConfigError("SMS_WEBHOOK_URL", "must be an http(s) URL");
   }
-  const operatorName = optionalVar(env, "OPERATOR_NAME");
-  if (operatorName !== undefined && operatorName.length > 100)
+  const name = optionalVar(env, "OPERATOR_NAME");
+  if (name !== undefined && name.length > OPERATOR_NAME_MAX)
     throw new ConfigError("OPERATOR_NAME", "at most 100 characters");
   return {
     operator: {
-      name: operatorName,
+      name,
       terms: linkVar(env, "TERMS_URL", devMode),
       privacy: linkVar(env, "PRIVACY_URL", devMode),
       help: linkVar(env, "HELP_URL", devMode),
@@ -205,7 +221,7 @@ function parse(env: SigninVars): SigninConfig {
     carrierApi: carrierApiConfig(env, devMode),
     smsSenders: smsSenders(env, devMode),
     smsWebhookUrl,
-    smsWebhookSecret: optionalVar(env, "SMS_WEBHOOK_SECRET"),
+    smsWebhookSecret: sharedSecretVar(env, "SMS_WEBHOOK_SECRET", "signin"),
     smsWebhookTimeoutMs: intVar(env, "SMS_WEBHOOK_TIMEOUT_MS", 5000, 100, 60_000),
     sms: smsGatewayConfig(env, devMode),
   };
@@ -215,3 +231,5 @@ function parse(env: SigninVars): SigninConfig {
 export function signinConfig(env: SigninVars): SigninConfig {
   return configOf(env, parse);
 }
+
+checkConfig(signinConfig);

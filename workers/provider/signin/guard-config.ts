@@ -3,6 +3,7 @@
 // and addresses (in DEV_MODE, the local fake's: the all-in-one serves it under /_dev/turnstile/).
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
+import { checkConfig, sharedSecretVar } from "../store/config";
 import { guardRules, type GuardRuleVars, type GuardRules } from "../store/guard/index";
 import { TURNSTILE_SCRIPT_URL, TURNSTILE_SITEVERIFY_URL, type TurnstileConfig } from "./turnstile";
 
@@ -85,7 +86,8 @@ export function inCidr(c: Cidr, a: { v6: boolean; bits: bigint }): boolean {
 
 function turnstileConfig(env: GuardVars, devMode: boolean, on: boolean): TurnstileConfig {
   const siteKey = optionalVar(env, "TURNSTILE_SITE_KEY") ?? (devMode ? DEV_TURNSTILE.siteKey : undefined);
-  const secretKey = optionalVar(env, "TURNSTILE_SECRET_KEY") ?? (devMode ? DEV_TURNSTILE.secretKey : undefined);
+  const secretKey =
+    sharedSecretVar(env, "TURNSTILE_SECRET_KEY", "guard") ?? (devMode ? DEV_TURNSTILE.secretKey : undefined);
   if (on && (!siteKey || !secretKey))
     throw new ConfigError(
       siteKey ? "TURNSTILE_SECRET_KEY" : "TURNSTILE_SITE_KEY",
@@ -135,3 +137,5 @@ function parse(env: GuardVars): GuardConfig {
 export function guardConfig(env: GuardVars): GuardConfig {
   return configOf(env, parse);
 }
+
+checkConfig(guardConfig);

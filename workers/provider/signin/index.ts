@@ -5,7 +5,7 @@
 // (test/node/architecture.test.ts).
 
 export { maskPhone } from "./carrier";
-export { GATEWAYS, type Operator, type SigninConfig, type SigninVars, signinConfig } from "./config";
+export { GATEWAYS, type Operator, type SigninConfig, type SigninVars, operatorName, signinConfig } from "./config";
 export { AUTO_COOKIE, autoLoginEligible, deviceIdOf } from "./device";
 export { consoleSignIn, standInClient, startFirstParty } from "./first-party";
 export { pageContext } from "./flow";

@@ -4,7 +4,7 @@
 // test number's cap, the audit trail's, and the daily SMS budgets. Every room of the store may read
 // this module; it reads none of them.
 
-import { configOf, ConfigError, intVar } from "../../core/config";
+import { commonConfig, configOf, ConfigError, intVar, optionalVar } from "../../core/config";
 
 export interface StoreVars extends SmsBudgetVars {
   ONE_TIME_SHARDS?: string;
@@ -133,7 +133,8 @@ function lenientIntVar(env: object, name: string, dflt: number, min: number, max
   try {
     return intVar(env, name, dflt, min, max);
   } catch (err) {
-    console.log(JSON.stringify({ worker, cause: err instanceof Error ? err.message : String(err) }));
+    if (!(err instanceof ConfigError)) throw err;
+    tolerated(err, worker);
     return dflt;
   }
 }
@@ -145,6 +146,21 @@ function lenientIntVar(env: object, name: string, dflt: number, min: number, max
  */
 export function metricsSeconds(env: object, name: string, dflt: number, min: number): number {
   return lenientIntVar(env, name, dflt, min, 3600, "metrics") * 1000;
+}
+
+/** The shortest shared secret reported as sound: 16 characters (the spec's shortest key, spec §2.2). */
+export const SHARED_SECRET_MIN = 16;
+
+/**
+ * A shared secret (SMS_WEBHOOK_SECRET, ALERT_WEBHOOK_SECRET, TURNSTILE_SECRET_KEY): one shorter
+ * than 16 characters, or with a space or a control character (a pasted newline), is used all the
+ * same, so messages and checks keep going, and reported (`tolerated`).
+ */
+export function sharedSecretVar(env: object, name: string, worker: string): string | undefined {
+  const v = optionalVar(env, name);
+  if (v !== undefined && (v.length < SHARED_SECRET_MIN || /[\s\x00-\x1f\x7f]/.test(v)))
+    tolerated(new ConfigError(name, `must be at least ${SHARED_SECRET_MIN} characters, without spaces`), worker);
+  return v;
 }
 
 /** The daily SMS budgets' variables (docs/operations.md "SMS budgets"). */
@@ -214,3 +230,74 @@ const KST_OFFSET_MS = 9 * 3_600_000;
 export function kstDayStart(now: number): number {
   return now - ((now + KST_OFFSET_MS) % 86_400_000);
 }
+
+// ---- the one check of the configuration (docs/operations.md "Checking the configuration")
+
+type Check = (env: never) => unknown;
+/** Every parser of this worker's variables: each module that reads some adds its own (checkConfig). */
+const checks = new Set<Check>();
+/** While configProblems runs: the variables found so far. */
+let noticed: Set<string> | null = null;
+
+/**
+ * Adds a parser to `configProblems`: a function of the env that throws ConfigError naming a
+ * malformed or missing variable (or calls `tolerated`). Each module of a worker that parses
+ * variables adds its own, so a worker checks exactly what it reads.
+ */
+export function checkConfig<E>(parse: (env: E) => unknown): void {
+  checks.add(parse as Check);
+}
+
+/**
+ * A malformed variable the worker does without (its default kept, or an optional secret left
+ * unused): logged once per env as `{worker, cause}` (the cause names the variable), and reported by
+ * configProblems, so /healthz?deep=1, the console and the `config.<VARIABLE>` alert show it.
+ */
+export function tolerated(err: ConfigError, worker: string): void {
+  if (noticed) noticed.add(err.variable);
+  else console.log(JSON.stringify({ worker, cause: err.message }));
+}
+
+/**
+ * Every variable this worker's parsers find malformed or missing (a documented form not met), by
+ * name only, never a value, sorted; once per env. Each parser runs on a fresh view of the env (no
+ * cached parse); a variable it names is then hidden (its default) and the parser runs again, so one
+ * parser reports each of its problems.
+ */
+export function configProblems(env: object): string[] {
+  return configOf(env, findProblems);
+}
+
+function findProblems(env: object): string[] {
+  const found = new Set<string>();
+  const outer = noticed;
+  noticed = found;
+  try {
+    for (const check of checks) {
+      const hidden: Record<string, undefined> = {};
+      for (;;) {
+        try {
+          check(Object.assign(Object.create(env) as object, hidden) as never);
+          break;
+        } catch (err) {
+          if (!(err instanceof ConfigError)) break;
+          found.add(err.variable);
+          if (err.variable in hidden) break;
+          hidden[err.variable] = undefined;
+        }
+      }
+    }
+  } finally {
+    noticed = outer;
+  }
+  return [...found].sort();
+}
+
+checkConfig(commonConfig);
+checkConfig(storeConfig);
+checkConfig(auditConfig);
+checkConfig(smsBudgetConfig);
+checkConfig((env: object) => {
+  metricsSeconds(env, "METRICS_FLUSH_SECONDS", 60, 0);
+  metricsSeconds(env, "ALERT_EVALUATE_SECONDS", 60, 1);
+});

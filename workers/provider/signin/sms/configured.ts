@@ -2,6 +2,7 @@
 // or the gateways in the order listed, behind the failover (failover.ts).
 
 import { ConfigError } from "../../../core/config";
+import { checkConfig } from "../../store/config";
 import { signinConfig, type SigninConfig, type SigninVars } from "../config";
 import { failoverSender, type Gateway, type SmsAttempt } from "./failover";
 import { nhnSender, sensSender, webhookSender } from "./gateways";
@@ -67,3 +68,10 @@ export function smsSender(env: { DB: D1Database } & SigninVars, onAttempt?: (a: 
   const gateways = (cfg.smsSenders as readonly SmsGatewayName[]).map((name) => gateway(name, cfg));
   return failoverSender(gateways, { onAttempt });
 }
+
+// each gateway SMS_SENDER names has what it needs (the dev outbox needs nothing)
+checkConfig((env: SigninVars) => {
+  const cfg = signinConfig(env);
+  if (cfg.smsSenders[0] !== "outbox")
+    for (const name of cfg.smsSenders as readonly SmsGatewayName[]) gateway(name, cfg);
+});

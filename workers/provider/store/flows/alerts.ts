@@ -4,11 +4,23 @@
 // repeats at most hourly while it stays true, and sends a recovery when it clears. Each message
 // goes to ALERT_WEBHOOK_URL as JSON with a Slack-compatible `text`, signed as the SMS webhook is
 // (`X-Signature: sha256=<hex HMAC-SHA256(ALERT_WEBHOOK_SECRET, timestamp + "." + body)>`,
-// `X-Signature-Timestamp`), and retried with backoff.
+// `X-Signature-Timestamp`), and retried with backoff. The URL takes an app's `events_uri` rules
+// (hosts.ts: https to a public host; loopback only with DEV_MODE), and a redirect is never followed:
+// a 3xx is a failed try, so a signed alert goes to no host but the one configured.
 
+import { boolVar, configOf, ConfigError, optionalVar } from "../../../core/config";
 import { hmacSha256Hex } from "../../../core/crypto";
 import { clientSmsBudgets } from "../clients";
-import { appSmsBudget, kstDayStart, smsBudgetConfig, type SmsBudgetVars } from "../config";
+import {
+  appSmsBudget,
+  checkConfig,
+  configProblems,
+  kstDayStart,
+  sharedSecretVar,
+  smsBudgetConfig,
+  type SmsBudgetVars,
+} from "../config";
+import { eventsUriProblem } from "../hosts";
 import {
   type MetricsRoom,
   provenByCode,
@@ -23,9 +35,39 @@ export interface AlertVars {
   ALERT_WEBHOOK_URL?: string;
   ALERT_WEBHOOK_SECRET?: string;
   SMS_SENDER?: string;
+  DEV_MODE?: string;
 }
 
 export type AlertEnv = AlertVars & SmsBudgetVars & { DB?: D1Database };
+
+/** Where the messages go and their signing key; both unset: alerts are shown in the console only. */
+export interface AlertConfig {
+  url: string | undefined;
+  secret: string | undefined;
+}
+
+function parseAlerts(env: AlertVars): AlertConfig {
+  const url = optionalVar(env, "ALERT_WEBHOOK_URL");
+  let devMode = false;
+  try {
+    // DEV_MODE alone: another common variable malformed must not silence the alert naming it
+    devMode = boolVar(env, "DEV_MODE", false);
+  } catch {
+    // a malformed DEV_MODE (config.DEV_MODE) is taken as off: the stricter host rules
+  }
+  if (url !== undefined && eventsUriProblem(url, devMode) !== null)
+    throw new ConfigError("ALERT_WEBHOOK_URL", "must be an https URL on a public host (loopback only with DEV_MODE)");
+  return { url, secret: sharedSecretVar(env, "ALERT_WEBHOOK_SECRET", "metrics") };
+}
+
+/** ALERT_WEBHOOK_URL and ALERT_WEBHOOK_SECRET, parsed once; throws ConfigError naming a malformed URL. */
+export function alertConfig(env: AlertVars): AlertConfig {
+  return configOf(env, parseAlerts);
+}
+checkConfig(alertConfig);
+
+/** The rule of a malformed or missing variable: `config.<VARIABLE>`. */
+const CONFIG_RULE = "config.";
 
 /** The rules' thresholds (documented defaults). */
 export const THRESHOLDS = {
@@ -161,7 +203,25 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
     });
   }
   out.push(...(await smsBudgets(room, env, now)));
+  out.push(...configRules(room, env));
   return out;
+}
+
+/**
+ * A variable of this worker found malformed or missing (configProblems: by name, never its value)
+ * fires `config.<VARIABLE>`; it resolves once the variable is set right (a deploy: a new env).
+ */
+function configRules(room: MetricsRoom, env: AlertEnv): Judgement[] {
+  const problems = configProblems(env);
+  const names = new Set(problems);
+  for (const s of room.alerts.states())
+    if (s.firing && s.rule.startsWith(CONFIG_RULE)) names.add(s.rule.slice(CONFIG_RULE.length));
+  return [...names].map((name) => ({
+    rule: `${CONFIG_RULE}${name}`,
+    active: problems.includes(name),
+    value: 1,
+    text: `Configuration: ${name} does not have its documented form or is missing (docs/operations.md "Checking the configuration"); \`/healthz?deep=1\` lists every such variable`,
+  }));
 }
 
 /** The audit type of a change that never answered: its series, and its rule's name. */
@@ -281,7 +341,13 @@ const MAX_TRIES = 7;
 export async function alertsAlarm(env: AlertEnv, room: MetricsRoom): Promise<void> {
   const now = Date.now();
   const states = new Map(room.alerts.states().map((s) => [s.rule, s]));
-  const webhook = env.ALERT_WEBHOOK_URL;
+  let webhook: string | undefined;
+  try {
+    webhook = alertConfig(env).url;
+  } catch {
+    // a malformed URL sends nothing: its own rule, config.ALERT_WEBHOOK_URL, shows in the console
+    webhook = undefined;
+  }
   for (const j of await judge(room, env, now)) {
     const s = states.get(j.rule);
     const firing = s?.firing ?? false;
@@ -321,9 +387,15 @@ async function deliver(env: AlertEnv, room: MetricsRoom, url: string, now: numbe
         "Content-Type": "application/json",
         "X-Signature-Timestamp": String(timestamp),
       };
-      if (env.ALERT_WEBHOOK_SECRET)
-        headers["X-Signature"] = "sha256=" + (await hmacSha256Hex(env.ALERT_WEBHOOK_SECRET, `${timestamp}.${m.body}`));
-      const res = await fetch(url, { method: "POST", headers, body: m.body, signal: AbortSignal.timeout(5000) });
+      const secret = alertConfig(env).secret;
+      if (secret) headers["X-Signature"] = "sha256=" + (await hmacSha256Hex(secret, `${timestamp}.${m.body}`));
+      const res = await fetch(url, {
+        method: "POST",
+        headers,
+        body: m.body,
+        signal: AbortSignal.timeout(5000),
+        redirect: "manual",
+      });
       await res.body?.cancel();
       ok = res.ok;
     } catch {

@@ -1,10 +1,10 @@
-// Which hosts an app's events_uri may name (workers/admin/hosts.ts, docs/security.md): every IPv4
+// Which hosts an app's events_uri may name (workers/provider/store/hosts.ts, docs/security.md): every IPv4
 // and IPv6 literal outside the public ranges, in any spelling the URL parser takes, and names only a
 // local network resolves are refused; loopback only in DEV_MODE. The ranges below are written out
 // from the IANA special-purpose registries, independently of the module's table.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { eventsUriProblem, hostClass, ipv6, type HostClass } from "../../workers/admin/hosts";
+import { eventsUriProblem, hostClass, ipv6, type HostClass } from "../../../workers/provider/store/hosts";
 
 const host = (spelling: string) => new URL(`https://${spelling}/events`).hostname;
 const classOf = (spelling: string) => hostClass(host(spelling));

@@ -9,7 +9,7 @@
 // compressed (`[::ffff:a9fe:a9fe]`). Names are not resolved: Workers has no DNS lookup, so a public
 // name whose address is private is not caught here.
 
-import { LOOPBACK_HOSTS } from "../core/spec";
+import { LOOPBACK_HOSTS } from "../../core/spec";
 
 export type HostClass =
   | "public"
