@@ -15,7 +15,7 @@ process.env.WRANGLER_LOG ??= "error";
 // mostly gets to log the dropped connection as `exception = workerd/api/web-socket.c++:NNN: disconnected: WebSocket
 // peer disconnected`. The pool writes workerd's logs to stdout one line at a time and already drops
 // the same kind of line for an aborted WebSocket, but not this one. This drops exactly that line,
-// written alone; anything else workerd or the tests print passes through (docs/architecture.md §7).
+// written alone; anything else workerd or the tests print passes through (docs/testing.md).
 const poolDisconnect = /^exception = workerd\/api\/web-socket\.c\+\+:\d+: disconnected: WebSocket peer disconnected\n$/;
 // And workerd's own note that it ran a Durable Object's alarm a few milliseconds after the time its
 // alarm manager held (`NOSENTRY SQLite alarm overdue, running despite AlarmManager mismatch; ...`):
@@ -33,7 +33,7 @@ export default defineConfig(async () => {
       // More files at once than vitest's default (cores - 1): a file spends much of its time waiting
       // (on workerd's round trips with this process, on wrangler dev or Chromium starting), which
       // another file overlaps. On the 2-core CI machine a file per core took the workers project
-      // from 833 s to 567 s and the node project from 529 s to 354 s (docs/architecture.md §7).
+      // from 833 s to 567 s and the node project from 529 s to 354 s (docs/testing.md).
       maxWorkers: "100%",
       projects: [
         {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run check`: the checks that need no server, at once (docs/architecture.md §7). Formatting,
+// `npm run check`: the checks that need no server, at once (docs/testing.md). Formatting,
 // the docs' size tables, the type checks of the workers and of the Node-side code, and wrangler's
 // binding types. Each runs in its own process; their outputs are printed in this order once all
 // have ended, so a failure reads as if they had run one after another. Run one at a time they

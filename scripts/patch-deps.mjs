@@ -10,7 +10,7 @@
 // changes: each test file gets a workerd of its own, and no source changes under a run. The change
 // keeps the first parse and the first import for that workerd. Measured on the 2-core machine:
 // `race.test.ts` at 100 trials a property, 21.4-22.4 s of tests before, 9.0-9.2 s after
-// (docs/architecture.md §7). Nothing the tests check is changed: the worker's code, its storage and
+// (docs/testing.md). Nothing the tests check is changed: the worker's code, its storage and
 // its Durable Objects are the same; only the pool's lookups of them are not repeated.
 //
 // The version is pinned in package.json. When the package is not that version or its text is not

@@ -1,6 +1,6 @@
 // A fetch for the node tests that sends a lost GET again. wrangler dev's proxy, in front of every
 // test server, can lose a request on its own hop to the worker (an open workers-sdk bug: kj's 5 s
-// keep-alive timers on that hop, docs/architecture.md §7): the request then never answers, or
+// keep-alive timers on that hop, docs/testing.md): the request then never answers, or
 // fails. A GET or HEAD to a loopback server, with no signal of its own, is given `attemptMs` an
 // attempt and sent again after such a loss, up to `attempts` in all, saying so on stderr. The
 // tests' GETs read and poll (the dev outbox, the admin API's lists, pages), so sending one again

@@ -393,7 +393,7 @@ describe("OpenID Connect relying parties from the issuer URL alone", () => {
         // idle about 5 s can be lost (its 503 "Your worker restarted mid-request"). A round takes
         // 2-3 s on a quiet machine and more on a busy one, so with 1.5 s of pause rounds came every
         // 3.5-5 s, near that edge; after 6 s of pause no connection of the round before is reused
-        // (docs/architecture.md §7).
+        // (docs/testing.md).
         await new Promise((r) => setTimeout(r, 6000));
       }
       // each library met the old key, then the new one, and nothing else

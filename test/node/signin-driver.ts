@@ -85,7 +85,7 @@ type SignInOptions = { autoLogin?: boolean; jar?: CookieJar; lang?: string };
 
 /**
  * wrangler dev's proxy's own answer when it loses the worker's answer on its hop to the worker (an
- * open wrangler bug, docs/architecture.md §7): the worker never writes it. A POST so answered may
+ * open wrangler bug, docs/testing.md): the worker never writes it. A POST so answered may
  * or may not have reached the worker, so it is never sent again; the sign-in starts over.
  */
 const PROXY_LOST = "Your worker restarted mid-request.";
