@@ -445,7 +445,7 @@ describe("what an operator does", () => {
     ]);
   });
 
-  it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear", async () => {
+  it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear and counts, not blocks", async () => {
     const { b, home } = await operator("editor");
     const csrf = csrfOf(home);
     const made = await b.page(
@@ -490,8 +490,14 @@ describe("what an operator does", () => {
     expect(/제한·중지로 보내지 않은 인증번호 \(30일\)<b>([^<]+)<\/b>/.exec(figures.html)?.[1]).toBe("5");
     const viewer = await operator("viewer");
     const seen = await viewer.b.page(await viewer.b.fetch(`/console/apps/${id}`));
-    expect(seen.html).toContain("block:198.51.100.0/24");
+    // a viewer counts the blocks and prefixes, an editor reads them (admin/guard.ts)
+    expect(seen.html).not.toContain("198.51.100");
+    expect(seen.html).toContain("block 범위 1개 (어느 범위인지는 편집자 이상에게 보입니다)");
     expect(seen.html).not.toContain("/guard/clear");
+    const seenSms = await viewer.b.page(await viewer.b.fetch("/console/sms?lang=en"));
+    expect(seenSms.html).not.toContain("198.51.100");
+    expect(seenSms.html).toContain(`href="/console/apps/${id}`);
+    expect(seenSms.html).toContain("1 block scope(s) (which ones is shown to editors and above)");
     const cleared = await b.page(
       await post(b, `/console/apps/${id}/guard/clear`, { csrf, lang: "ko", scope: "block:198.51.100.0/24" }),
     );
