@@ -190,6 +190,57 @@ describe("roles in the console", () => {
     });
   }
 
+  it("a form with the right CSRF token from another origin or Origin null is refused on every console POST route, enumerated from its table; a missing Origin is not refused", async () => {
+    const { b, home } = await operator("admin");
+    const csrf = csrfOf(home);
+    // the pages send their Origin (same-origin referrer policy: under no-referrer Chromium posts `null`)
+    expect(home.res.headers.get("Referrer-Policy")).toBe("same-origin");
+    const posts = table.filter((r) => r.method === "POST" && r.role !== null);
+    expect(posts.length).toBeGreaterThan(15);
+    const fields = { csrf, lang: "ko" };
+    const refused = "요청을 확인할 수 없습니다";
+    for (const origin of ["https://evil.example", "null"]) {
+      for (const r of posts) {
+        const res = await b.fetch(concrete(r.path), {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: origin },
+          body: new URLSearchParams(fields).toString(),
+        });
+        expect(res.status, `${origin} ${r.path}`).toBe(403);
+        expect(await res.text(), `${origin} ${r.path}`).toContain(refused);
+      }
+      // nor does a sign-out from there end the session
+      const out = await b.fetch("/console/sign-out", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: origin },
+        body: new URLSearchParams(fields).toString(),
+      });
+      expect(out.status, origin).toBe(303);
+      expect((await b.fetch("/console/apps")).status, origin).toBe(200);
+      // nor the admin API called with the console's cookie and its CSRF header
+      const api = await b.fetch("/admin/clients", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, Origin: origin },
+        body: JSON.stringify({ name: "X", redirect_uris: ["https://x.example/cb"] }),
+      });
+      expect(api.status, origin).toBe(403);
+    }
+    // without an Origin (not a browser) and from this site, the token decides: nothing is refused for where it came from
+    for (const origin of [undefined, new URL((await b.fetch("/console/apps")).url).origin]) {
+      for (const r of posts) {
+        const res = await b.fetch(concrete(r.path), {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/x-www-form-urlencoded",
+            ...(origin === undefined ? {} : { Origin: origin }),
+          },
+          body: new URLSearchParams(fields).toString(),
+        });
+        expect(await res.text(), `${origin} ${r.path}`).not.toContain(refused);
+      }
+    }
+  });
+
   it("a form without the session's CSRF token is refused", async () => {
     const { b } = await operator("editor");
     const res = await post(b, "/console/apps", { name: "X", redirect_uris: "https://x.example/cb", lang: "ko" });
