@@ -18,12 +18,13 @@ import {
   SERVER_MAX_ROWS,
 } from "./lib/directory-import.mjs";
 import { CliError, ServiceError, UsageError } from "./lib/errors.mjs";
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES as EVENT_TYPE_LIST } from "../workers/core/event-types.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_BASE = "http://localhost:8787";
 const ITEMS = ["ci", "phoneNo", "name", "gender", "agegroup", "birthday", "birthdate", "foreign", "telcoCd"];
-/** The signed event types a client can take (docs/events.md); the service checks the names. */
-const EVENT_TYPES = "plid-deleted";
+/** The signed event types a client can take (docs/events.md): the service's own list, which it checks names against. */
+const EVENT_TYPES = EVENT_TYPE_LIST.join(",");
 
 // ---------------------------------------------------------------- commands
 
@@ -79,7 +80,7 @@ const COMMANDS = {
       "events-uri": { value: true, help: "where signed events about the app's users go (https; docs/events.md)" },
       "event-types": {
         value: true,
-        help: `the event types it takes, comma-separated: ${EVENT_TYPES} (default plid-deleted)`,
+        help: `the event types it takes, comma-separated: ${EVENT_TYPES} (default ${DEFAULT_EVENT_TYPES.join(",")})`,
       },
       purpose: { value: true, help: "the consent page's purpose of use (default: identifying and logging in)" },
       retention: { value: true, help: "the consent page's retention period (default: until the login ends)" },

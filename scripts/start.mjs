@@ -17,7 +17,18 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const port = process.env.PORT || "8787";
 const persist = process.env.PERSIST_DIR || join(root, ".wrangler", "state");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
+// wrangler.toml declares each worker's required secrets in `secrets.required`: what types them
+// (worker-configuration.d.ts), what `wrangler dev` checks .dev.vars against ("Missing required
+// secrets") and what `wrangler deploy` refuses to publish without. wrangler calls the field
+// experimental in a five-line WARNING at every start, which reads as something broken: a start
+// leaves that one notice out (WRANGLER_DISABLE_EXPERIMENTAL_WARNING), and every other warning in.
+const env = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "true",
+  WRANGLER_DISABLE_EXPERIMENTAL_WARNING: "1",
+};
 
 if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
   console.error(`PORT must be a port number from 1 to 65535, not "${port}"`);

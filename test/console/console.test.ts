@@ -190,6 +190,57 @@ describe("roles in the console", () => {
     });
   }
 
+  it("a form with the right CSRF token from another origin or Origin null is refused on every console POST route, enumerated from its table; a missing Origin is not refused", async () => {
+    const { b, home } = await operator("admin");
+    const csrf = csrfOf(home);
+    // the pages send their Origin (same-origin referrer policy: under no-referrer Chromium posts `null`)
+    expect(home.res.headers.get("Referrer-Policy")).toBe("same-origin");
+    const posts = table.filter((r) => r.method === "POST" && r.role !== null);
+    expect(posts.length).toBeGreaterThan(15);
+    const fields = { csrf, lang: "ko" };
+    const refused = "요청을 확인할 수 없습니다";
+    for (const origin of ["https://evil.example", "null"]) {
+      for (const r of posts) {
+        const res = await b.fetch(concrete(r.path), {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: origin },
+          body: new URLSearchParams(fields).toString(),
+        });
+        expect(res.status, `${origin} ${r.path}`).toBe(403);
+        expect(await res.text(), `${origin} ${r.path}`).toContain(refused);
+      }
+      // nor does a sign-out from there end the session
+      const out = await b.fetch("/console/sign-out", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: origin },
+        body: new URLSearchParams(fields).toString(),
+      });
+      expect(out.status, origin).toBe(303);
+      expect((await b.fetch("/console/apps")).status, origin).toBe(200);
+      // nor the admin API called with the console's cookie and its CSRF header
+      const api = await b.fetch("/admin/clients", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, Origin: origin },
+        body: JSON.stringify({ name: "X", redirect_uris: ["https://x.example/cb"] }),
+      });
+      expect(api.status, origin).toBe(403);
+    }
+    // without an Origin (not a browser) and from this site, the token decides: nothing is refused for where it came from
+    for (const origin of [undefined, new URL((await b.fetch("/console/apps")).url).origin]) {
+      for (const r of posts) {
+        const res = await b.fetch(concrete(r.path), {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/x-www-form-urlencoded",
+            ...(origin === undefined ? {} : { Origin: origin }),
+          },
+          body: new URLSearchParams(fields).toString(),
+        });
+        expect(await res.text(), `${origin} ${r.path}`).not.toContain(refused);
+      }
+    }
+  });
+
   it("a form without the session's CSRF token is refused", async () => {
     const { b } = await operator("editor");
     const res = await post(b, "/console/apps", { name: "X", redirect_uris: "https://x.example/cb", lang: "ko" });
@@ -445,7 +496,7 @@ describe("what an operator does", () => {
     ]);
   });
 
-  it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear", async () => {
+  it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear and counts, not blocks", async () => {
     const { b, home } = await operator("editor");
     const csrf = csrfOf(home);
     const made = await b.page(
@@ -490,8 +541,14 @@ describe("what an operator does", () => {
     expect(/제한·중지로 보내지 않은 인증번호 \(30일\)<b>([^<]+)<\/b>/.exec(figures.html)?.[1]).toBe("5");
     const viewer = await operator("viewer");
     const seen = await viewer.b.page(await viewer.b.fetch(`/console/apps/${id}`));
-    expect(seen.html).toContain("block:198.51.100.0/24");
+    // a viewer counts the blocks and prefixes, an editor reads them (admin/guard.ts)
+    expect(seen.html).not.toContain("198.51.100");
+    expect(seen.html).toContain("block 범위 1개 (어느 범위인지는 편집자 이상에게 보입니다)");
     expect(seen.html).not.toContain("/guard/clear");
+    const seenSms = await viewer.b.page(await viewer.b.fetch("/console/sms?lang=en"));
+    expect(seenSms.html).not.toContain("198.51.100");
+    expect(seenSms.html).toContain(`href="/console/apps/${id}`);
+    expect(seenSms.html).toContain("1 block scope(s) (which ones is shown to editors and above)");
     const cleared = await b.page(
       await post(b, `/console/apps/${id}/guard/clear`, { csrf, lang: "ko", scope: "block:198.51.100.0/24" }),
     );

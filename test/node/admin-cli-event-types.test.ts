@@ -2,6 +2,7 @@
 // send the client's `event_types` as a list ("" for none), and clients get shows them. The requests
 // are captured in process; the service's side is test/admin/event-types.test.ts.
 import { describe, expect, it } from "vitest";
+import { EVENT_TYPES } from "../../workers/core/event-types.js";
 import { run } from "./admin-cli-stand-in";
 
 const CLIENT = { client_id: "c1", name: "Shop", event_types: ["plid-deleted"] };
@@ -45,5 +46,17 @@ describe("clients --event-types", () => {
     const r = await run(["clients", "get", "c1"], CLIENT);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^event_types\s+plid-deleted$/m);
+  });
+
+  it("the help of create and update lists exactly the types the service accepts, credential-change and test included", async () => {
+    // the list the service checks event_types against (workers/admin/validate.ts) is the CLI's too
+    expect([...EVENT_TYPES]).toEqual(["plid-deleted", "credential-change", "test"]);
+    for (const command of ["create", "update"]) {
+      const help = await run(["clients", command, "--help"], CLIENT);
+      expect(help.code, help.err).toBe(0);
+      const line = help.out.split("\n").find((l) => l.trimStart().startsWith("--event-types"));
+      const listed = /comma-separated(?: \("" for none\))?: ([a-z,-]+)/.exec(line ?? "")?.[1];
+      expect(listed?.split(","), `${command}: ${line}`).toEqual([...EVENT_TYPES]);
+    }
   });
 });

@@ -43,6 +43,19 @@ describe("npm start", () => {
     expect(new Set(warnings).size, warnings.join("\n")).toBe(warnings.length);
   });
 
+  it("warns nothing before Ready: no wrangler WARNING, not the experimental `secrets` field's", () => {
+    const out = stripVTControlCharacters(server.output());
+    const lines = out.split("\n");
+    const ready = lines.findIndex((l) => /Ready on http:\/\/localhost:\d+/.test(l));
+    expect(ready, out).toBeGreaterThan(0);
+    const before = lines.slice(0, ready).join("\n");
+    expect(before).not.toContain("WARNING");
+    expect(before).not.toContain("experimental");
+    // the secrets are still declared and checked: .dev.vars gives every one (no "Missing required secrets")
+    expect(before).not.toContain("Missing required secrets");
+    expect(before).toContain("env.RP_SEAL_KEY");
+  });
+
   it("migrations that fail are shown with their error, then npm start stops with code 1", async () => {
     const dir = mkdtempSync(join(tmpdir(), "phone-login-start-"));
     const notADirectory = join(dir, "state");

@@ -68,6 +68,18 @@ export const REAUTH_HEADER = "Console-Reauth";
 export const CSRF_HEADER = "X-CSRF-Token";
 
 /**
+ * Whether a change made with a console session's cookie (the operations console's, the developer
+ * console's; their forms and the admin API) came from this site: no Origin (not a browser), or this
+ * one. A foreign Origin, or `null` (a sandboxed frame, a redirect from elsewhere, a no-referrer
+ * page), is refused; both consoles' pages use the `same-origin` referrer policy so that their own
+ * forms send theirs.
+ */
+export function fromThisSite(req: Request): boolean {
+  const origin = req.headers.get("Origin");
+  return origin === null || origin === new URL(req.url).origin;
+}
+
+/**
  * The operator a console session's person is, or null (no role, or a role that ended because the
  * person left the directory: their number passed to another person). Records their last use.
  */
@@ -94,6 +106,7 @@ async function consoleActor(req: Request, env: AdminEnv, rc: RequestContext): Pr
   const h = await loadConsoleSession(req, env, storeConfig(env).oneTimeShards);
   if (!h) throw E.authFailed("admin: console session ended");
   if (h.touch) rc.waitUntil(h.touch);
+  if (!SAFE.has(req.method) && !fromThisSite(req)) throw E.crossOrigin("console: another origin");
   if (!(await consoleCsrfHolds(h, req.headers.get(CSRF_HEADER))))
     throw forbidden("The request must carry the console's CSRF token.", "console csrf");
   const actor = await operatorOfSession(env, rc, h);

@@ -1,12 +1,15 @@
 // The SMS-abuse guard's scopes of an app (docs/abuse.md, docs/operations.md "The guard"): those
 // suspect or slowed now, with their counts over the window, and an editor's clear, audited with who.
+// A prefix or a block names a few people's numbers or addresses: an editor and above see those
+// scopes; a viewer is told how many of each kind and state there are (`withheld`), not which.
 
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { getClient } from "../provider/store/clients";
-import { guardRules, guardIndex, guardStore, type ScopeStatus } from "../provider/store/guard/index";
-import { auditBy } from "./access";
+import { guardRules, guardIndex, guardStore, kindOf, type ScopeStatus } from "../provider/store/guard/index";
+import { roleCovers } from "../provider/store/operators";
+import { actorOf, auditBy } from "./access";
 import { adminConfig, type AdminEnv } from "./config";
 import { onlyFields, readJsonObject } from "./steps";
 
@@ -17,12 +20,43 @@ const SCOPE = /^(app|(prefix|block|asn|country):[0-9A-Za-z.:/-]{1,64})$/;
 function scopeView(s: ScopeStatus) {
   return {
     scope: s.scope,
-    kind: s.scope.split(":", 1)[0],
+    kind: kindOf(s.scope),
     state: s.state,
     since: new Date(s.since).toISOString(),
     until: new Date(s.until).toISOString(),
     strikes: s.strikes,
   };
+}
+
+/** The kinds of scope whose value is near personal data: a number's prefix, an address's block. */
+const PERSONAL_KINDS: ReadonlySet<string> = new Set(["prefix", "block"]);
+
+/** How many scopes of a kind and state the caller's role does not show. */
+export interface Withheld {
+  kind: string;
+  state: ScopeStatus["state"];
+  count: number;
+}
+
+/**
+ * `rows` as the caller may see them: all for an editor and above; for a viewer, those of a prefix
+ * or a block counted by `group` (kind and state, and the app across apps) instead of listed.
+ */
+function forRole<T extends { kind: string; state: ScopeStatus["state"] }, G extends object>(
+  rc: RequestContext,
+  rows: T[],
+  group: (r: T) => G,
+): { scopes: T[]; withheld: (G & Withheld)[] } {
+  if (roleCovers(actorOf(rc).role, "editor")) return { scopes: rows, withheld: [] };
+  const withheld = new Map<string, G & Withheld>();
+  for (const r of rows.filter((r) => PERSONAL_KINDS.has(r.kind))) {
+    const g = { ...group(r), kind: r.kind, state: r.state };
+    const key = JSON.stringify(g);
+    const seen = withheld.get(key);
+    if (seen) seen.count++;
+    else withheld.set(key, { ...g, count: 1 });
+  }
+  return { scopes: rows.filter((r) => !PERSONAL_KINDS.has(r.kind)), withheld: [...withheld.values()] };
 }
 
 async function appOf(env: AdminEnv, rc: RequestContext): Promise<string> {
@@ -38,7 +72,7 @@ export async function guardScopes(_req: Request, env: AdminEnv, rc: RequestConte
   // the states and their counts in one call to the app's object, however many scopes an attack made
   const states = await guardStore(env, clientId).statesWithTotals(Date.now(), guardRules(env));
   const scopes = states.map((s) => ({ ...scopeView(s), sent: s.sent, verified: s.verified }));
-  return json({ client_id: clientId, scopes });
+  return json({ client_id: clientId, ...forRole(rc, scopes, () => ({})) });
 }
 
 /** POST /admin/clients/:id/guard/clear {"scope"}: ends the scope's state now (an editor's decision). */
@@ -57,9 +91,8 @@ export async function clearGuardScope(req: Request, env: AdminEnv, rc: RequestCo
 }
 
 /** GET /admin/guard: every app's scopes the guard holds suspect or slowed now, the latest first (at most 200). */
-export async function guardAcrossApps(_req: Request, env: AdminEnv): Promise<Response> {
+export async function guardAcrossApps(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const scopes = await guardIndex(env).indexList(Date.now(), 200);
-  return json({
-    scopes: scopes.map((s) => ({ client_id: s.app, ...scopeView(s) })),
-  });
+  const rows = scopes.map((s) => ({ client_id: s.app, ...scopeView(s) }));
+  return json(forRole(rc, rows, (r) => ({ client_id: r.client_id })));
 }

@@ -9,7 +9,7 @@ import type { RequestContext } from "../core/router";
 import { create, disable, enable, list, read, remove, rotate, update } from "../admin/clients";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
 import { readMetrics } from "../admin/metrics";
-import { clearGuardScope, guardScopes } from "../admin/guard";
+import { clearGuardScope, guardScopes, type Withheld } from "../admin/guard";
 import { appSmsBudget, kstDayStart, SMS_BUDGET_MAX, SMS_BUDGET_MIN } from "../provider/store/config";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
@@ -253,7 +253,7 @@ async function guardSection(
   button: (path: string, label: string, cls?: string, extra?: SafeHtml | string) => SafeHtml,
 ): Promise<SafeHtml> {
   const L = v.lang;
-  const { scopes } = await callAdmin<{ scopes: GuardScopeView[] }>(
+  const { scopes, withheld } = await callAdmin<{ scopes: GuardScopeView[]; withheld: Withheld[] }>(
     "viewer",
     guardScopes,
     new Request(req.url),
@@ -273,10 +273,15 @@ async function guardSection(
           : ""
       }</td></tr>`,
   );
+  // a viewer's: the prefixes and blocks counted, not named (admin/guard.ts)
+  const counted = withheld.map(
+    (w) =>
+      html`<tr><td>${c(L, "guardWithheld", { kind: w.kind, n: String(w.count) })}</td><td>${c(L, w.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>—</td><td>—</td><td></td></tr>`,
+  );
   return html`<h2>${c(L, "guardTitle")}</h2><p class="hint">${c(L, "guardLead")}</p>
 ${
-  scopes.length
-    ? html`<table><caption>${c(L, "guardTitle")}</caption><thead><tr><th scope="col">${c(L, "guardScope")}</th><th scope="col">${c(L, "guardState")}</th><th scope="col">${c(L, "guardUntil")}</th><th scope="col">${c(L, "guardCounts")}</th><th scope="col"><span class="skip">${c(L, "guardClear")}</span></th></tr></thead><tbody>${rows}</tbody></table>`
+  scopes.length || withheld.length
+    ? html`<table><caption>${c(L, "guardTitle")}</caption><thead><tr><th scope="col">${c(L, "guardScope")}</th><th scope="col">${c(L, "guardState")}</th><th scope="col">${c(L, "guardUntil")}</th><th scope="col">${c(L, "guardCounts")}</th><th scope="col"><span class="skip">${c(L, "guardClear")}</span></th></tr></thead><tbody>${rows}${counted}</tbody></table>`
     : html`<p>${c(L, "guardNone")}</p>`
 }`;
 }

@@ -2,7 +2,7 @@
 // of the console is a route with its least role, as the admin API's routes are; `page` wraps its
 // handler: the console exists only where the admin API does (ADMIN_TOKEN set), a request without a
 // live session goes to the sign-in, a person without a role sees "no access", a role below the
-// route's sees 403, a form without the session's CSRF token is refused, and an admin action asks
+// route's sees 403, a form without the session's CSRF token or from another Origin is refused, and an admin action asks
 // for a sign-in from the last 10 minutes. The operator is then the caller of the admin handlers
 // the page calls in process, so their checks and audit events are the API's own.
 
@@ -10,7 +10,7 @@ import { ApiError, describe, E } from "../core/errors";
 import { html } from "../core/html";
 import { readParams, redirect, type Params } from "../core/http";
 import type { Handler, RequestContext, Route } from "../core/router";
-import { operatorOfSession, proofFresh, REAUTH_HEADER, setActor, type Actor } from "../admin/access";
+import { fromThisSite, operatorOfSession, proofFresh, REAUTH_HEADER, setActor, type Actor } from "../admin/access";
 import { adminConfig, type AdminEnv } from "../admin/config";
 import type { ProviderEnv } from "../provider/config";
 import { operatorName } from "../provider/signin/index";
@@ -86,7 +86,7 @@ export function page(
         },
       );
     }
-    if (post && !(await consoleCsrfHolds(h, params.get("csrf")))) {
+    if (post && (!fromThisSite(req) || !(await consoleCsrfHolds(h, params.get("csrf"))))) {
       rc.log.event = "console.csrf_refused";
       return consolePage(
         v,

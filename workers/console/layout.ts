@@ -127,6 +127,9 @@ function operationsFrame(v: Viewer): Frame {
       : [],
     signOut: "/console/sign-out",
     who: v.masked ? c(v.lang, "signedInAs", { masked: v.masked, role: v.role ? roleName(v.lang, v.role) : "—" }) : "",
+    // its forms' and the importer's Origin is checked (admin/access.ts fromThisSite): a no-referrer
+    // page makes Chromium post `Origin: null`
+    referrer: "same-origin",
   };
 }
 

@@ -5,6 +5,7 @@
 
 import { readParams, redirect } from "../core/http";
 import type { RequestContext } from "../core/router";
+import { fromThisSite } from "../admin/access";
 import { adminConfig } from "../admin/config";
 import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
@@ -55,7 +56,7 @@ async function signOut(req: Request, env: ConsoleEnv, rc: RequestContext): Promi
   const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards);
   // a sign-out needs the session's own form (a cross-site POST cannot end it: SameSite=Strict as well)
   if (h) {
-    if (!(await consoleCsrfHolds(h, params.get("csrf")))) return redirect(303, "/console");
+    if (!fromThisSite(req) || !(await consoleCsrfHolds(h, params.get("csrf")))) return redirect(303, "/console");
     const cookie = await endConsoleSession(h);
     rc.log.event = "console.sign_out";
     return signIn(req, env, rc, lang, c(lang, "signedOut"), [cookie]);

@@ -7,7 +7,7 @@
 import { html, type SafeHtml } from "../core/html";
 import type { RequestContext } from "../core/router";
 import { readMetrics } from "../admin/metrics";
-import { guardAcrossApps } from "../admin/guard";
+import { guardAcrossApps, type Withheld } from "../admin/guard";
 import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
@@ -75,21 +75,23 @@ interface AcrossView {
 /** The guard's suspect and slowed scopes across apps (docs/abuse.md), each linking to its app's page. */
 async function guardAcross(env: ConsoleEnv, rc: RequestContext, v: Viewer, req: Request): Promise<SafeHtml> {
   const L = v.lang;
-  const { scopes } = await callAdmin<{ scopes: AcrossView[] }>(
-    "viewer",
-    guardAcrossApps,
-    new Request(req.url),
-    env,
-    rc,
-  );
+  const { scopes, withheld } = await callAdmin<{
+    scopes: AcrossView[];
+    withheld: (Withheld & { client_id: string })[];
+  }>("viewer", guardAcrossApps, new Request(req.url), env, rc);
   const rows = scopes.map(
     (g) =>
       html`<tr><td><a href="${href(v, `/console/apps/${g.client_id}`)}"><code>${g.client_id}</code></a></td><td class="mono">${g.scope}</td><td>${c(L, g.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>${when(g.until, L)}</td></tr>`,
   );
+  // a viewer's: the prefixes and blocks counted by app, not named (admin/guard.ts)
+  const counted = withheld.map(
+    (w) =>
+      html`<tr><td><a href="${href(v, `/console/apps/${w.client_id}`)}"><code>${w.client_id}</code></a></td><td>${c(L, "guardWithheld", { kind: w.kind, n: String(w.count) })}</td><td>${c(L, w.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>—</td></tr>`,
+  );
   return html`<h2>${c(L, "guardTitle")}</h2><p class="hint">${c(L, "guardAcrossLead")}</p>
 ${
-  scopes.length
-    ? html`<table><caption>${c(L, "guardTitle")}</caption><thead><tr><th scope="col">${c(L, "clientId")}</th><th scope="col">${c(L, "guardScope")}</th><th scope="col">${c(L, "guardState")}</th><th scope="col">${c(L, "guardUntil")}</th></tr></thead><tbody>${rows}</tbody></table>`
+  scopes.length || withheld.length
+    ? html`<table><caption>${c(L, "guardTitle")}</caption><thead><tr><th scope="col">${c(L, "clientId")}</th><th scope="col">${c(L, "guardScope")}</th><th scope="col">${c(L, "guardState")}</th><th scope="col">${c(L, "guardUntil")}</th></tr></thead><tbody>${rows}${counted}</tbody></table>`
     : html`<p>${c(L, "guardNone")}</p>`
 }`;
 }

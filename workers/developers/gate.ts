@@ -9,7 +9,7 @@ import { ApiError, describe, E } from "../core/errors";
 import { html } from "../core/html";
 import { json, readParams, redirect, type Params } from "../core/http";
 import type { Handler, RequestContext } from "../core/router";
-import { CSRF_HEADER, REAUTH_HEADER } from "../admin/access";
+import { CSRF_HEADER, fromThisSite, REAUTH_HEADER } from "../admin/access";
 import { readJsonObject } from "../admin/steps";
 import { consolePage, errorBox, type Viewer } from "../console/layout";
 import type { ProviderEnv } from "../provider/config";
@@ -78,12 +78,6 @@ export function viewer(lang: Lang, masked: string, csrf: string, path: string, o
   };
 }
 
-/** Whether a changing request came from this site: no Origin (not a browser), or this one. */
-function sameOrigin(req: Request): boolean {
-  const origin = req.headers.get("Origin");
-  return origin === null || origin === new URL(req.url).origin;
-}
-
 /** The person behind a session, or null when they left the directory or hold a fixed-code number. */
 async function personOf(env: DevEnv, rc: RequestContext, h: ConsoleHandle): Promise<DeveloperPerson | null> {
   const id = h.session.subscriberId;
@@ -125,7 +119,7 @@ export function devPage(
     }
     if (h.touch) rc.waitUntil(h.touch);
     const v = viewer(lang, h.session.masked, h.csrf, rc.path, operator);
-    if (post && (!sameOrigin(req) || !(await consoleCsrfHolds(h, params.get("csrf"))))) {
+    if (post && (!fromThisSite(req) || !(await consoleCsrfHolds(h, params.get("csrf"))))) {
       rc.log.event = "developers.csrf_refused";
       const body = html`<h1>${d(lang, "csrfTitle")}</h1><p class="lead">${d(lang, "csrfText")}</p>`;
       return consolePage(v, d(lang, "csrfTitle"), body, { status: 403 });
@@ -164,7 +158,7 @@ export function devApi(handler: DevHandler): Handler<DevEnv> {
     if (!h) throw E.authFailed("developers: no session");
     if (h.touch) rc.waitUntil(h.touch);
     const changes = req.method !== "GET" && req.method !== "HEAD";
-    if (changes && !sameOrigin(req)) throw E.crossOrigin("developers: another origin");
+    if (changes && !fromThisSite(req)) throw E.crossOrigin("developers: another origin");
     if (changes && !(await consoleCsrfHolds(h, req.headers.get(CSRF_HEADER))))
       throw new ApiError("access_denied", "The request must carry the session's CSRF token (X-CSRF-Token).", {
         status: 403,

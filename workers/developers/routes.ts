@@ -6,6 +6,7 @@
 import { readParams, redirect } from "../core/http";
 import type { RequestContext, Route } from "../core/router";
 import { E } from "../core/errors";
+import { fromThisSite } from "../admin/access";
 import { providerConfig } from "../provider/config";
 import { consoleSignIn, continueSignIn } from "../provider/signin/index";
 import {
@@ -47,7 +48,7 @@ async function signOut(req: Request, env: DevEnv, rc: RequestContext): Promise<R
   const lang = langOf(params);
   const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards, DEVELOPER_SESSION);
   if (h) {
-    if (!(await consoleCsrfHolds(h, params.get("csrf")))) return redirect(303, "/developers");
+    if (!fromThisSite(req) || !(await consoleCsrfHolds(h, params.get("csrf")))) return redirect(303, "/developers");
     const cookie = await endConsoleSession(h);
     rc.log.event = "developers.sign_out";
     return signIn(req, env, rc, lang, d(lang, "signedOut"), [cookie]);

@@ -546,3 +546,79 @@ describe("the operator's view: suspect scopes listed, an editor clears one, all 
     ]).toEqual([1, 1, 1]);
   });
 });
+
+describe("a viewer counts the prefixes and blocks the guard suspects; an editor and above read them", () => {
+  it("GET /admin/guard and /admin/clients/:id/guard: values for editor and admin, counts by kind for viewer", async () => {
+    const { admin } = await import("../../support/admin");
+    const { guardIndex } = await import("../../../workers/provider/store/guard/reach");
+    const { guardRules } = await import("../../../workers/provider/store/guard/config");
+    const tokenOf = async (name: string, role: string) => {
+      const res = await admin("POST", "/admin/tokens", { json: { name, role } });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { token: string }).token;
+    };
+    const app = await newApp();
+    // codes from a prefix, a block and an ASN, none typed, settled: each suspect (a wide scope, the
+    // ASN, needs wideFactor times a narrow one's sends)
+    const scopes = ["prefix:010-5027", "block:198.51.100.0/24", "asn:64999"];
+    const rules = guardRules(env);
+    const sentAt = Date.now() - 120_000;
+    const events = scopes.flatMap((scope) =>
+      Array.from({ length: rules.minSends * rules.wideFactor }, () => ({
+        kind: "sent" as const,
+        scopes: [scope],
+        sentAt,
+        challenged: false,
+      })),
+    );
+    const now = Date.now();
+    const { transitions } = await guardStore(env, app).record("guard-roles", events, null, now, rules);
+    expect(transitions.map((t) => t.scope).sort()).toEqual([...scopes].sort());
+    await guardIndex(env).indexNote(app, transitions, now);
+
+    type Listed = { scopes: { scope: string; kind: string }[]; withheld: Record<string, unknown>[] };
+    const read = async (path: string, token?: string) => {
+      const res = await admin("GET", path, token === undefined ? {} : { token });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      return { text, body: JSON.parse(text) as Listed };
+    };
+    const mine = (b: Listed) => ({
+      ...b,
+      scopes: b.scopes.filter((s) => !("client_id" in s) || (s as { client_id: string }).client_id === app),
+      withheld: b.withheld.filter((w) => !("client_id" in w) || w.client_id === app),
+    });
+    const editor = await tokenOf("guard-editor", "editor");
+    for (const token of [editor, undefined]) {
+      for (const path of [`/admin/clients/${app}/guard`, "/admin/guard"]) {
+        const { body } = await read(path, token);
+        expect(
+          mine(body)
+            .scopes.map((s) => s.scope)
+            .sort(),
+          path,
+        ).toEqual([...scopes].sort());
+        expect(mine(body).withheld, path).toEqual([]);
+      }
+    }
+    const viewer = await tokenOf("guard-viewer", "viewer");
+    const one = await read(`/admin/clients/${app}/guard`, viewer);
+    expect(one.body.scopes.map((s) => s.scope)).toEqual(["asn:64999"]);
+    const byKind = (w: Record<string, unknown>[]) =>
+      [...w].sort((a, b) => String(a.kind).localeCompare(String(b.kind)));
+    expect(byKind(one.body.withheld)).toEqual([
+      { kind: "block", state: "suspect", count: 1 },
+      { kind: "prefix", state: "suspect", count: 1 },
+    ]);
+    const across = await read("/admin/guard", viewer);
+    expect(mine(across.body).scopes.map((s) => s.scope)).toEqual(["asn:64999"]);
+    expect(byKind(mine(across.body).withheld)).toEqual([
+      { client_id: app, kind: "block", state: "suspect", count: 1 },
+      { client_id: app, kind: "prefix", state: "suspect", count: 1 },
+    ]);
+    for (const { text } of [one, across]) {
+      expect(text).not.toContain("010-5027");
+      expect(text).not.toContain("198.51.100");
+    }
+  });
+});

@@ -15,6 +15,7 @@
 import { configOf, keyVar } from "../../core/config";
 import { importSealKey, seal, sha256, unseal, utf8 } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../../core/event-types.js";
 
 export interface Client {
   clientId: string;
@@ -44,11 +45,9 @@ export interface Client {
   updatedAt: number;
 }
 
-/** The types of signed event an app can take (docs/events.md), by their names in the admin API. */
-export const EVENT_TYPES = ["plid-deleted", "credential-change", "test"] as const;
+/** The types of signed event an app can take, and the default (event-types.js, also the admin CLI's). */
+export { DEFAULT_EVENT_TYPES, EVENT_TYPES };
 export type EventType = (typeof EVENT_TYPES)[number];
-/** What an app takes unless registered otherwise; every app registered before types existed took it (migration 0011). */
-export const DEFAULT_EVENT_TYPES: readonly EventType[] = ["plid-deleted"];
 export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);
 
 /** A client as registered: what the sign-in reads, and the event types it takes (event delivery, the admin API). */

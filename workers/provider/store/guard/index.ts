@@ -7,3 +7,4 @@ export { type GuardRuleVars, guardRules } from "./config";
 export { type GuardEvent, type GuardStore, type GuardView, type ScopeStatus, type Transition } from "./guard-store";
 export { type GuardEnv, SERVICE_SCOPE, guardIndex, guardStore } from "./reach";
 export type { GuardRules, ScopeKind } from "./rules";
+export { kindOf } from "./guard-store";
