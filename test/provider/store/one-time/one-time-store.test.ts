@@ -25,7 +25,7 @@ import {
 } from "../../../../workers/provider/store/one-time/tables/codes";
 import { revokePlids } from "../../../../workers/provider/store/flows/end-plids";
 import { newEvent } from "../../../../workers/provider/store/one-time/tables/ended-plids";
-import { HONG, intercept, mintFor, redeemArgs } from "../../../support/helpers";
+import { bodyText, HONG, intercept, mintFor, redeemArgs } from "../../../support/helpers";
 import { asClient, createClient } from "../../../support/admin";
 import { auditEvents } from "../../../support/audit";
 
@@ -529,7 +529,7 @@ describe("core/one-time-store redemption: one conditional statement, or the path
     const sent: string[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
       const req = new Request(input, init);
-      const payload = (await req.text()).split(".")[1] ?? "";
+      const payload = (await bodyText(req)).split(".")[1] ?? "";
       if (atob(payload.replace(/-/g, "+").replace(/_/g, "/")).includes(plid)) sent.push(req.url);
       return new Response(null, { status: 202 });
     });
