@@ -18,6 +18,8 @@ import { txKey } from "../../../workers/provider/signin/transaction";
 import { providerConfig } from "../../../workers/provider/config";
 import { admin } from "../../support/admin";
 import { configProblems, MAX_SHARDS } from "../../../workers/provider/store/config";
+import { dirAt } from "../../../workers/provider/store/directory/directory-shard";
+import { ciShard, dirShards, numberShard } from "../../../workers/provider/store/directory/keys";
 import { carrierDirectory } from "../../../workers/provider/signin/carrier";
 import { signinConfig } from "../../../workers/provider/signin/config";
 import { askCarrier } from "../../../workers/provider/signin/carrier-api";
@@ -557,6 +559,46 @@ describe('a carrier that cannot be trusted: "try again shortly", no failed attem
     expect(await subscriberByPhone(env, "01090008888")).toBeNull();
     expect((await auditEvents({ type: "carrier.unavailable", since })).map((e) => JSON.parse(e.detail!))).toEqual([
       { reason: "invalid_person" },
+    ]);
+  });
+});
+
+describe("the service's own directory busy, the carrier quick: audited directory_busy, never the carrier's timeout", () => {
+  const held: Promise<unknown>[] = [];
+  /** Holds a directory shard busy for `ms` (its input gate closed: every call to it waits), as an import's chunks do. */
+  const holdShard = async (shard: number, ms: number) => {
+    let started!: () => void;
+    const on = new Promise<void>((r) => (started = r));
+    held.push(
+      runInDurableObject(dirAt(env, shard), (_o, state) =>
+        state.blockConcurrencyWhile(async () => {
+          started();
+          await new Promise((r) => setTimeout(r, ms));
+        }),
+      ),
+    );
+    await on;
+  };
+  afterEach(async () => {
+    await Promise.all(held.splice(0));
+  });
+
+  it("held busy when the person the carrier confirmed in a few ms is written: directory_busy, not timeout", async () => {
+    const phone = "01090004442";
+    const n = dirShards(env);
+    // a ci whose shard is not the number's: the number is read at once, the carrier answers, the write waits
+    let k = 242;
+    while (ciShard(ciOf(k), n) === numberShard(phone, n)) k++;
+    const ci = ciOf(k);
+    await carrierHas({ [phone]: { ...SKY, name: "바쁜이", ci } });
+    await holdShard(ciShard(ci, n), 4000);
+    const since = Date.now();
+    const p = await identify(httpBrowser(), "K", "바쁜이", phone);
+    expect(p.status, alertText(p.html)).toBe(503);
+    // the carrier answered, and its answer was checked: the wait was the service's
+    expect((await carrierLog()).map((l) => l.verdict)).toEqual(["ok"]);
+    expect((await auditEvents({ type: "carrier.unavailable", since })).map((e) => JSON.parse(e.detail!))).toEqual([
+      { reason: "directory_busy" },
     ]);
   });
 });

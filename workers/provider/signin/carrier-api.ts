@@ -16,7 +16,11 @@ export const SIGNATURE_WINDOW_SECONDS = 300;
 /** The largest answer read: the match shape is about 250 bytes. */
 const MAX_ANSWER_BYTES = 8192;
 
-/** Why an answer was not one to trust (logged and audited; never shown, never personal data). */
+/**
+ * Why an answer was not one to trust (logged and audited; never shown, never personal data). Each
+ * says whose side it was: `directory_busy` is the service's own (its directory object did not
+ * answer in time), every other reason the carrier's.
+ */
 export type CarrierFaultReason =
   | "timeout"
   | "network"
@@ -83,6 +87,15 @@ export async function askCarrier(
   const requestId = crypto.randomUUID();
   const body = JSON.stringify({ telcoCd: q.telco, name: canonicalName(q.name), phoneNo: q.phone, requestId });
   const timestamp = String(Math.floor(Date.now() / 1000));
+  const signed = {
+    "Content-Type": "application/json",
+    Accept: "application/json",
+    "X-Signature-Timestamp": timestamp,
+    "X-Signature": await carrierSignature(opts.secret, timestamp, body),
+    ...(opts.nextSecret && { "X-Signature-Next": await carrierSignature(opts.nextSecret, timestamp, body) }),
+  };
+  // The carrier's budget starts as the request is sent: the service's own work before it (the
+  // directory's read, the signatures) is never counted against the carrier.
   const signal = AbortSignal.timeout(opts.timeoutMs);
   let status: number;
   let headers: Headers;
@@ -90,13 +103,7 @@ export async function askCarrier(
   try {
     const res = await doFetch(opts.url, {
       method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json",
-        "X-Signature-Timestamp": timestamp,
-        "X-Signature": await carrierSignature(opts.secret, timestamp, body),
-        ...(opts.nextSecret && { "X-Signature-Next": await carrierSignature(opts.nextSecret, timestamp, body) }),
-      },
+      headers: signed,
       body,
       redirect: "manual",
       signal,

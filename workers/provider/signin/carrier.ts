@@ -78,8 +78,30 @@ export function d1Directory(env: Parameters<typeof subscriberByPhone>[0]): Carri
   };
 }
 
-/** How long a sign-in waits for another writer deciding the same ci (an import's chunk, a twin sign-in). */
+/**
+ * How long a sign-in waits for the service's own directory: another writer deciding the same ci (an
+ * import's chunk, a twin sign-in), or the directory object itself busy (an import's chunks queued
+ * on it). Past it the sign-in ends with `directory_busy`, the service's side, never the carrier's.
+ */
 const CI_WAIT_MS = 2000;
+
+/**
+ * `work` (a call to the service's directory) if it settles within `ms`; else CarrierUnavailable
+ * `directory_busy`. A call given up on goes on by itself: a person it writes is the same person
+ * the next attempt confirms.
+ */
+async function directoryWithin<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer = 0;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CarrierUnavailable("directory_busy", `no answer in ${ms} ms`)), ms);
+  });
+  work.catch(() => {}); // a call given up on may still fail: nobody waits for it
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Whether two sets of stored signals are the same. */
 function sameSignals(a: SimColumns, b: SimColumns): boolean {
@@ -111,7 +133,7 @@ function holds(s: DirectoryEntry, row: SubscriberInput): boolean {
 export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI_WAIT_MS): CarrierDirectory {
   return {
     async confirm(telco, name, phone, clientId) {
-      const held = await subscriberByPhone(env, phone, clientId);
+      const held = await directoryWithin(ciWaitMs, subscriberByPhone(env, phone, clientId));
       if (held && held.testOtpHash !== null) return matchEntry(held, telco, name);
       const answer = await askCarrier(api, { telco, name, phone });
       if (!answer.match) return null;
@@ -128,7 +150,8 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI
       if (same) id = held.id;
       else
         try {
-          id = await writePerson(env, row, ciWaitMs);
+          // its own wait for the ci, and a second more for the directory objects to take the write
+          id = await directoryWithin(ciWaitMs + 1000, writePerson(env, row, ciWaitMs));
         } catch (err) {
           if (err instanceof DirectoryBusy) throw new CarrierUnavailable("directory_busy");
           throw err;
@@ -138,7 +161,7 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI
       const prior = held !== null && held.ci === row.ci ? held : null;
       let risk = prior ? prior.riskFrom : null;
       if (answer.sim && !(prior && sameSignals(prior.sim, applySignal(prior.sim, answer.sim)))) {
-        const noted = await noteSignals(env, [{ id, ci: row.ci, sim: answer.sim }]);
+        const noted = await directoryWithin(ciWaitMs, noteSignals(env, [{ id, ci: row.ci, sim: answer.sim }]));
         risk = noted.riskFrom.get(id) ?? null;
       }
       if (same)
