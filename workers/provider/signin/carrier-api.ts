@@ -18,8 +18,9 @@ const MAX_ANSWER_BYTES = 8192;
 
 /**
  * Why an answer was not one to trust (logged and audited; never shown, never personal data). Each
- * says whose side it was: `directory_busy` is the service's own (its directory object did not
- * answer in time), every other reason the carrier's.
+ * says whose side it was: `directory_busy` (its directory object did not answer in time) and
+ * `service_busy` (the worker itself was too busy to read the answer in time) are the service's
+ * own, every other reason the carrier's.
  */
 export type CarrierFaultReason =
   | "timeout"
@@ -31,7 +32,8 @@ export type CarrierFaultReason =
   | "malformed"
   | "request_id"
   | "invalid_person"
-  | "directory_busy";
+  | "directory_busy"
+  | "service_busy";
 
 /** The carrier gave no answer to trust: the person tries again shortly; nothing counts against them. */
 export class CarrierUnavailable extends Error {
@@ -63,6 +65,59 @@ export interface CarrierApiOptions {
   timeoutMs: number;
   /** Injected for tests; the platform's fetch otherwise. */
   fetcher?: typeof fetch;
+  /** Injected for tests; the platform's clock and timers otherwise. */
+  clock?: CarrierClock;
+}
+
+/** The clock and timer the carrier's budget is kept with. */
+export interface CarrierClock {
+  now(): number;
+  /** Calls `fn` after `ms`; the returned function cancels it. */
+  after(ms: number, fn: () => void): () => void;
+}
+
+const PLATFORM_CLOCK: CarrierClock = {
+  now: () => Date.now(),
+  after(ms, fn) {
+    const t = setTimeout(fn, ms);
+    return () => clearTimeout(t);
+  },
+};
+
+/**
+ * How late a timer may fire before the lateness is the worker's own: an isolate busy with other
+ * requests' work (an import in the same worker) runs a due timer only when it is free, and the
+ * carrier's answer may have been waiting there all along.
+ */
+export function lateLimitMs(timeoutMs: number): number {
+  return Math.max(100, Math.round(timeoutMs / 10));
+}
+
+/**
+ * The carrier's budget: aborts `ctrl` with the reason when it is spent. A timer that fires late by
+ * more than `lateLimitMs` means the worker, not the carrier, was slow: the answer gets one more
+ * short wait (the limit itself) to be read; if that wait fires late too the reason is
+ * `service_busy`, else `timeout`.
+ */
+export function carrierBudget(
+  clock: CarrierClock,
+  timeoutMs: number,
+  ctrl: AbortController,
+): { reason(): CarrierFaultReason | null; cancel(): void } {
+  const limit = lateLimitMs(timeoutMs);
+  let reason: CarrierFaultReason | null = null;
+  let cancel = () => {};
+  const arm = (ms: number, graced: boolean) => {
+    const due = clock.now() + ms;
+    cancel = clock.after(ms, () => {
+      const late = clock.now() - due > limit;
+      if (late && !graced) return arm(limit, true);
+      reason = late ? "service_busy" : "timeout";
+      ctrl.abort();
+    });
+  };
+  arm(timeoutMs, false);
+  return { reason: () => reason, cancel: () => cancel() };
 }
 
 /**
@@ -95,8 +150,11 @@ export async function askCarrier(
     ...(opts.nextSecret && { "X-Signature-Next": await carrierSignature(opts.nextSecret, timestamp, body) }),
   };
   // The carrier's budget starts as the request is sent: the service's own work before it (the
-  // directory's read, the signatures) is never counted against the carrier.
-  const signal = AbortSignal.timeout(opts.timeoutMs);
+  // directory's read, the signatures) is never counted against the carrier, nor a worker too busy
+  // to read the answer (carrierBudget).
+  const ctrl = new AbortController();
+  const signal = ctrl.signal;
+  const budget = carrierBudget(opts.clock ?? PLATFORM_CLOCK, opts.timeoutMs, ctrl);
   let status: number;
   let headers: Headers;
   let bytes: Uint8Array | null;
@@ -117,9 +175,12 @@ export async function askCarrier(
     bytes = await readCapped(res, MAX_ANSWER_BYTES);
   } catch (err) {
     if (err instanceof CarrierUnavailable) throw err;
-    // The timeout covers the whole exchange, the answer's body included.
-    if (signal.aborted) throw new CarrierUnavailable("timeout", `${opts.timeoutMs} ms`);
+    // The budget covers the whole exchange, the answer's body included.
+    const spent = budget.reason();
+    if (signal.aborted && spent) throw new CarrierUnavailable(spent, `${opts.timeoutMs} ms`);
     throw new CarrierUnavailable("network", err instanceof Error ? err.name : undefined);
+  } finally {
+    budget.cancel();
   }
   if (bytes === null) throw new CarrierUnavailable("too_large");
   return readAnswer(opts.nextSecret ? [opts.secret, opts.nextSecret] : [opts.secret], headers, bytes, requestId);
