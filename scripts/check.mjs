@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run check`: the checks that need no server, at once (docs/testing.md). Formatting,
-// the docs' size tables, the type checks of the workers and of the Node-side code, and wrangler's
+// the docs' size tables, the map (every folder, store module and env named in the docs), the type checks of the workers and of the Node-side code, and wrangler's
 // binding types. Each runs in its own process; their outputs are printed in this order once all
 // have ended, so a failure reads as if they had run one after another. Run one at a time they
 // took 57 s on the 2-core CI machine (prettier 17 s, the two tsc 14 s and 11 s); at once, the
@@ -16,6 +16,7 @@ const bin = (name) => join(root, "node_modules", ".bin", name);
 const CHECKS = [
   ["prettier --check .", bin("prettier"), ["--check", "."]],
   ["node scripts/check-sizes.mjs", process.execPath, [join(root, "scripts", "check-sizes.mjs")]],
+  ["node scripts/check-map.mjs", process.execPath, [join(root, "scripts", "check-map.mjs")]],
   ["tsc --noEmit -p tsconfig.json", bin("tsc"), ["--noEmit", "-p", "tsconfig.json"]],
   ["tsc --noEmit -p tsconfig.node.json", bin("tsc"), ["--noEmit", "-p", "tsconfig.node.json"]],
   ["wrangler types --check", bin("wrangler"), ["types", "--check"], { WRANGLER_LOG: "error" }],
