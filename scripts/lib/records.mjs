@@ -3,7 +3,7 @@
 // they are in the file and their byte offsets, so a chunk is sent as the file has it and an
 // interrupted import resumes at a record boundary.
 //
-// CSV records are split exactly as the server's parser splits them (workers/admin/directory-input.ts
+// CSV records are split exactly as the server's parser splits them (workers/admin/csv.ts
 // `parseCsv`): a field is quoted only when its first character is `"`; inside it `""` is a quote and
 // commas and line breaks are data, so one record may span lines; after the closing quote the rest of
 // the field is literal; a record ends at LF, CRLF or a lone CR; a blank record (nothing, or `""`) is

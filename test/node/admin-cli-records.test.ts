@@ -1,6 +1,6 @@
 // The import file splitters of the admin CLI (scripts/lib/records.mjs): records split as the bytes
 // stream in, however the stream cuts them, exactly where the server's CSV parser
-// (workers/admin/directory-input.ts `parseCsv`) splits them, with offsets an import resumes from.
+// (workers/admin/csv.ts `parseCsv`) splits them, with offsets an import resumes from.
 import fc from "fast-check";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { CsvSplitter, NdjsonSplitter, RecordError, type FileRecord } from "../..
 
 // The server's parser is the oracle. Imported by path at run time: the node project does not
 // type-check the workers' code (it needs the Workers types).
-const serverModule = join(import.meta.dirname, "..", "..", "workers", "admin", "directory-input.ts");
+const serverModule = join(import.meta.dirname, "..", "..", "workers", "admin", "csv.ts");
 const { parseCsv } = (await import(/* @vite-ignore */ serverModule)) as { parseCsv: (text: string) => string[][] };
 
 type Splitter = CsvSplitter | NdjsonSplitter;

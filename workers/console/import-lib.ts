@@ -2,7 +2,7 @@
 // lengths, the chunk bodies and the rejected rows' files, and the page's words. Plain ES2020 in
 // string constants, as IMPORT_JS ships them: no backtick, no `${`, nothing a <script> element would
 // end at. Exported so the tests run the very text the page ships (test/console/import-script.test.ts
-// checks the splitter against the API's parseCsv, workers/admin/directory-input.ts).
+// checks the splitter against the API's parseCsv, workers/admin/csv.ts).
 
 /** The script's pure functions: no DOM, no network. */
 export const IMPORT_LIB_JS = String.raw`
@@ -19,7 +19,7 @@ function fileProblem(key, vars) {
 /*
  * The records of an import file as the service splits them, as character offsets into the text:
  * start[i], end[i] (before its line ending) and next[i] (after it). A UTF-8 BOM at the start is
- * skipped. CSV, exactly as the API's parseCsv (workers/admin/directory-input.ts): a field is quoted
+ * skipped. CSV, exactly as the API's parseCsv (workers/admin/csv.ts): a field is quoted
  * only when its first character is a quote; inside it "" is a quote and commas and line breaks are
  * data; after the closing quote the rest of the field is kept; LF, CRLF or a lone CR end a record; a
  * record of one empty field (a blank line, or "") is skipped and not numbered; the first record is
