@@ -421,7 +421,8 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
       await page.evaluate(() => localStorage.removeItem("conditional"));
 
       // the carrier reports that this person changed their SIM an hour ago: a person with an active
-      // passkey must use it, and the page says why and what to do; the passkey still signs in
+      // passkey must use it; the code page is as for anyone, and the right code gets a page that
+      // says why and what to do; the passkey still signs in
       const risk = await fetch(`${server.base}/admin/directory/import`, {
         method: "POST",
         headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
@@ -447,6 +448,9 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
       await page.getByLabel("휴대폰번호").fill(PARK.phone);
       await page.getByLabel("전체 동의").check();
       await page.getByRole("button", { name: "인증번호 받기" }).click();
+      await heading(page, "인증번호 입력");
+      await page.getByLabel("인증번호", { exact: true }).fill(await codeFor(PARK.phone));
+      await page.getByRole("button", { name: "확인", exact: true }).click();
       await expect.poll(() => page.getByRole("alert").innerText()).toMatch(/등록된 패스키로 로그인해 주세요/);
       await axe(page, "risk-passkey-required-ko");
       await page.getByRole("button", { name: "패스키로 로그인" }).click();

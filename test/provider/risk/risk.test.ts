@@ -1,8 +1,9 @@
 // The risk window after a SIM change or a port (docs/security.md "SIM changes and ports"): the
 // carrier's signals from an import's optional columns and from the carrier API's match answer;
-// inside the window no automatic login (a grant made before stops, none is made, the code page
-// says why), no passkey enrolment and pending ones cancelled, SMS refused for a person with an
-// active passkey, /account's destructive actions waiting on an SMS proof; a CAEP credential-change
+// inside the window no automatic login (a grant made before stops, none is made, said once the
+// number is proven), no passkey enrolment and pending ones cancelled, a right code signing nothing
+// in for a person with an active passkey, and nothing of it shown before a proof to whoever typed
+// the number; /account's destructive actions waiting on an SMS proof; a CAEP credential-change
 // event sent once per change to each app that takes it and to no other; a carrier-kind change, a
 // change older than the window and test numbers leave everything as before.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -24,7 +25,7 @@ import { tellCredentialChange } from "../../../workers/provider/store/flows/end-
 const CAEP_CREDENTIAL_CHANGE = "https://schemas.openid.net/secevent/caep/event-type/credential-change";
 const HOUR = 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
-const RISK_TEXT = "자동 로그인을 쓸 수 없고";
+const RISK_TEXT = "자동 로그인을 쓸 수 없습니다";
 /** Sign-ins of one number in a row, each getting its code. */
 const AGAIN = { SIGNIN_RESEND_COOLDOWN_SECONDS: "0" };
 
@@ -97,10 +98,25 @@ async function claimsOf(token: string, secret: string): Promise<Record<string, u
   return v.claims;
 }
 
+/**
+ * A page as someone who has not proven the number can compare it: what differs by sign-in and by
+ * number anyway (the form's tokens, the nonce, the masked number's last digits and the particle
+ * after them, the clock times,
+ * the countdown's seconds) blanked.
+ */
+function asStrangerSees(p: Page): string {
+  return p.html
+    .replace(/value="[A-Za-z0-9_-]{16,}"/g, 'value="…"')
+    .replace(/nonce="[^"]*"/g, 'nonce="…"')
+    .replace(/010-\*+-\d{4}으?로/g, "010-****-…(으)로")
+    .replace(/\d{1,2}:\d{2}/g, "…:…")
+    .replace(/data-seconds="\d+"/g, 'data-seconds="…"');
+}
+
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
 describe("the risk window, from an import's columns", () => {
-  it("opens on a person-kind SIM change: automatic login stops and is not offered, the code page says why; the event goes once to each app that takes it", async () => {
+  it("opens on a person-kind SIM change: automatic login stops, and the box, shown as to anyone, makes none; the event goes once to each app that takes it", async () => {
     const who = newPerson();
     await importRows([who.row]);
     // an app that takes credential-change (demo-client, its receiver the dev worker's kit) and one that does not
@@ -136,10 +152,11 @@ describe("the risk window, from an import's columns", () => {
       const again = await b.authorize();
       expect(again.status).toBe(200);
       expect(again.form?.step).toBe("identify");
-      // an SMS sign-in goes on, without the box, saying why
+      // an SMS sign-in goes on; the code page, the box on it, is as for any number (it tells no
+      // stranger of the window), and the box ticked makes no grant
       const second = await smsSignIn(b, who, { autoLogin: "Y" });
-      expect(second.verify.form!.names.has("autoLogin")).toBe(false);
-      expect(second.verify.html).toContain(RISK_TEXT);
+      expect(second.verify.form!.names.has("autoLogin")).toBe(true);
+      expect(second.verify.html).not.toContain(RISK_TEXT);
       expect((await b.authorize()).status).toBe(200);
 
       // the same file again changes nothing and tells nobody again
@@ -150,8 +167,9 @@ describe("the risk window, from an import's columns", () => {
       expect(plain.signals_changed).toBe(0);
       await settle();
       expect(sent).toHaveLength(1);
-      const third = await smsSignIn(new Browser({ vars: AGAIN }), who);
-      expect(third.verify.html).toContain(RISK_TEXT);
+      const tb = new Browser({ vars: AGAIN });
+      await smsSignIn(tb, who, { autoLogin: "Y" });
+      expect((await tb.authorize()).status).toBe(200);
       // audited per app, without the number or the plid
       const opened = await auditEvents({ type: "risk.window_opened" });
       expect(opened.map((e) => [e.client_id, JSON.parse(e.detail!)]).sort()).toEqual(
@@ -186,7 +204,9 @@ describe("the risk window, from an import's columns", () => {
         }),
       );
       expect(stamps).toEqual([Math.floor(ported / 1000), Math.floor(changed / 1000)]);
-      expect((await smsSignIn(new Browser({ vars: AGAIN }), who)).verify.html).toContain(RISK_TEXT);
+      const nb = new Browser({ vars: AGAIN });
+      await smsSignIn(nb, who, { autoLogin: "Y" });
+      expect((await nb.authorize()).status).toBe(200);
     } finally {
       await setTypes(DEMO.clientId, ["plid-deleted"]);
     }
@@ -309,7 +329,7 @@ async function linkPlid(who: Who): Promise<string> {
 describe("the risk window and passkeys", () => {
   const NOW = { PASSKEY_ACTIVATION_SECONDS: "0", SIGNIN_RESEND_COOLDOWN_SECONDS: "0" };
 
-  it("a person with an active passkey must use it: SMS is refused with a page saying why and what to do; the passkey signs in, without automatic login; no new passkey", async () => {
+  it("a person with an active passkey must use it: a right code signs nothing in, with a page saying why and what to do; the passkey signs in, without automatic login; no new passkey", async () => {
     const who = newPerson();
     await importRows([who.row]);
     const b = new Browser({ vars: NOW });
@@ -319,7 +339,9 @@ describe("the risk window and passkeys", () => {
 
     const app = new Browser({ vars: NOW });
     const start = await app.authorize();
-    const refused = await identify(app, who, start);
+    const codePage = await identify(app, who, start);
+    expect(codePage.form?.step).toBe("verify");
+    const refused = await app.submit(codePage, { otp: await lastCode(who.phone) });
     expect(refused.status).toBe(403);
     expect(refused.form?.step).toBe("identify");
     expect(alertText(refused.html)).toContain("등록된 패스키로 로그인해 주세요");
@@ -341,6 +363,55 @@ describe("the risk window and passkeys", () => {
     expect(r.status, alertText(r.html)).toBe(303);
     const dash = await acct.page(await acct.fetch(r.res.headers.get("Location")!));
     expect(enrolFormOf(dash)).toBeUndefined();
+  });
+
+  it("as a stranger sees it: a number in the window with a passkey, one in the window without, and one not in it get the same code page, and the same answer to a wrong code; only the right code tells", async () => {
+    const withKey = newPerson();
+    const without = newPerson();
+    const outside = newPerson();
+    await importRows([withKey.row, without.row, outside.row]);
+    const auth = new SoftAuthenticator();
+    const owner = new Browser({ vars: NOW });
+    const { credential } = await makePasskey(owner, await smsOnAccount(owner, withKey), auth);
+    await importRows([
+      { ...withKey.row, simChangedAt: iso(Date.now() - HOUR), simChangeKind: "person" },
+      { ...without.row, simChangedAt: iso(Date.now() - HOUR), simChangeKind: "person" },
+    ]);
+
+    // a stranger: the name, carrier and number from a leaked list, a new browser each
+    const strangers = [withKey, without, outside].map((who) => ({ who, b: new Browser({ vars: NOW }) }));
+    const codePages = await Promise.all(strangers.map(({ who, b }) => identify(b, who)));
+    for (const p of codePages) {
+      expect(p.status, alertText(p.html)).toBe(200);
+      expect(p.form?.step).toBe("verify");
+      expect(p.form!.names.has("autoLogin")).toBe(true);
+      expect(p.html).not.toContain("유심");
+      expect(p.html).not.toContain(RISK_TEXT);
+    }
+    const [a, ...rest] = codePages.map(asStrangerSees);
+    for (const other of rest) expect(other).toBe(a);
+    // a wrong code: the same answer
+    const wrong = await Promise.all(strangers.map(({ b }, i) => b.submit(codePages[i]!, { otp: "000000" })));
+    expect(new Set(wrong.map((p) => p.status))).toEqual(new Set([200]));
+    const [w, ...wRest] = wrong.map(asStrangerSees);
+    for (const other of wRest) expect(other).toBe(w);
+
+    // the line's holder, with the right code: the passkey is asked for now, and why
+    const [holderWithKey, holderWithout] = strangers;
+    const refused = await holderWithKey!.b.submit(wrong[0]!, { otp: await lastCode(withKey.phone) });
+    expect(refused.status).toBe(403);
+    expect(refused.form?.step).toBe("identify");
+    expect(alertText(refused.html)).toContain("등록된 패스키로 로그인해 주세요");
+    expect(alertText(refused.html)).toContain("통신사에 문의하세요");
+    // the passkey signs in from that page
+    const signedIn = await passkeySignIn(holderWithKey!.b, refused, auth, credential);
+    expect(signedIn.form?.step, alertText(signedIn.html)).toBe("consent");
+    // without a passkey: the code signs in, the box ticked makes no grant, and the consent page says why
+    const goesOn = await holderWithout!.b.submit(wrong[1]!, { otp: await lastCode(without.phone), autoLogin: "Y" });
+    expect(goesOn.form?.step, alertText(goesOn.html)).toBe("consent");
+    expect(goesOn.html).toContain(RISK_TEXT);
+    expect((await holderWithout!.b.submit(goesOn, { agree: "Y" })).status).toBe(302);
+    expect((await holderWithout!.b.authorize()).status).toBe(200);
   });
 
   it("the window's start cancels passkeys not yet usable, and an enrolment ticket taken before it makes nothing", async () => {
@@ -410,9 +481,11 @@ describe("the risk window, from the carrier API's answer", () => {
       await carrierControl("/_carrier/people", {
         [who.phone]: { ...person, simChangedAt: iso(changedAt), simChangeKind: "person" },
       });
-      const second = await smsSignIn(new Browser({ vars: HTTP }), who);
-      expect(second.verify.form!.names.has("autoLogin")).toBe(false);
-      expect(second.verify.html).toContain(RISK_TEXT);
+      const sb = new Browser({ vars: HTTP });
+      const second = await smsSignIn(sb, who, { autoLogin: "Y" });
+      expect(second.verify.form!.names.has("autoLogin")).toBe(true);
+      expect(second.verify.html).not.toContain(RISK_TEXT);
+      expect((await sb.authorize()).status).toBe(200);
       await vi.waitFor(() => expect(sent).toHaveLength(1), { timeout: 5000, interval: 25 });
       const claims = await claimsOf(sent[0]!.token, DEMO.secret);
       expect((claims.events as Record<string, unknown>)[CAEP_CREDENTIAL_CHANGE]).toEqual({

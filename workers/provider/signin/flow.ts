@@ -9,6 +9,7 @@ import { formatKst, formatKstTime } from "../dates";
 import type { Client } from "../store/clients";
 import { audit } from "../store/one-time/index";
 import { signinConfig } from "./config";
+import { autoLoginEligible } from "./device";
 import { t, type Lang } from "./i18n";
 import type { IpHit, Refusal } from "./limits";
 import {
@@ -119,22 +120,30 @@ export function render(
           minutes: Math.max(1, Math.round(f.cfg.otpTtlMs / 60_000)),
           state: extra.locked ? "locked" : usable ? "enter" : "newCode",
           until: c ? formatKstTime(c.expiresAt, f.ctx.lang) : undefined,
-          autoLogin: tx.autoLoginEligible
-            ? {
-                days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000),
-                // The person's choice once the verify form was posted; before, unticked for everyone:
-                // whether the number has automatic login with this app is not shown to whoever typed it.
-                checked: f.params.get("autoLogin") === "Y",
-              }
-            : null,
+          // the box as the app offers it, in the number's risk window too (ignored there, said after a proof)
+          autoLogin:
+            tx.autoLoginEligible || tx.autoLoginShown
+              ? {
+                  days: Math.round(f.cfg.autoLoginTtlMs / 86_400_000),
+                  // The person's choice once the verify form was posted; before, unticked for everyone:
+                  // whether the number has automatic login with this app is not shown to whoever typed it.
+                  checked: f.params.get("autoLogin") === "Y",
+                }
+              : null,
           notice: extra.notice,
-          ...(tx.riskUntil !== undefined && { risk: formatKst(tx.riskUntil, f.ctx.lang) }),
         },
         alert,
         result,
       );
-    case "consent":
-      return consentPage(f.ctx, consentTerms(f.client), alert, result);
+    case "consent": {
+      // proven in the number's risk window where the app offers automatic login: now it can be said why it is off
+      const s = tx.subscriber;
+      const risk =
+        tx.riskUntil !== undefined && s && autoLoginEligible(f.client, s.telco, tx.prompt)
+          ? t(f.ctx.lang, "riskAutoLoginOff", { until: formatKst(tx.riskUntil, f.ctx.lang) })
+          : undefined;
+      return consentPage(f.ctx, consentTerms(f.client), alert, result, risk);
+    }
   }
 }
 

@@ -130,7 +130,7 @@ const ko = {
   errPhoneFormat: "휴대폰번호를 010-1234-5678 형식으로 입력하세요.",
   errUnconfirmed: "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
   riskAutoLoginOff: (v: Vars) =>
-    `최근 이 번호의 유심이 바뀌었거나 번호이동이 있었습니다. 안전을 위해 ${v.until}까지는 자동 로그인을 쓸 수 없고, 인증번호로 로그인합니다.`,
+    `최근 이 번호의 유심이 바뀌었거나 번호이동이 있었습니다. 안전을 위해 ${v.until}까지는 자동 로그인을 쓸 수 없습니다.`,
   errRiskPasskey:
     "최근 이 번호의 유심이 바뀌었거나 번호이동이 있어, 지금은 문자 인증번호로 로그인할 수 없습니다. 이 번호에 등록된 패스키로 로그인해 주세요. 유심을 바꾼 적이 없다면 바로 통신사에 문의하세요.",
   errCarrierUnavailable: "지금은 통신사에서 본인 확인을 할 수 없습니다. 잠시 뒤에 다시 시도하세요.",
@@ -276,7 +276,7 @@ const en: Record<MessageKey, Text> = {
   errPhoneFormat: "Enter your mobile number like 010-1234-5678.",
   errUnconfirmed: "The entered name and phone number cannot be confirmed with the three carriers.",
   riskAutoLoginOff: (v) =>
-    `This number's SIM changed or the number moved carrier recently. To keep you safe, automatic login is off until ${v.until}; you sign in with a code.`,
+    `This number's SIM changed or the number moved carrier recently. To keep you safe, automatic login is off until ${v.until}.`,
   errRiskPasskey:
     "This number's SIM changed or the number moved carrier recently, so a text code cannot sign you in for now. Sign in with the passkey you made for this number. If you did not change your SIM, call your carrier now.",
   errCarrierUnavailable: "Your carrier cannot confirm you right now. Try again shortly.",

@@ -54,15 +54,15 @@ function carrierAnswered(f: Flow, result: "ok" | "failed", asked: number): void 
 }
 
 /**
- * The number's risk window (store/directory/risk.ts): null when none is open; "passkey" when the
- * person has a passkey that signs in now (they must use it); else when the window ends. The
- * passkeys are read only when a window is open.
+ * The number's risk window (store/directory/risk.ts): null when none is open, else when it ends and
+ * whether the person has a passkey that signs in now (they must use it). The passkeys are read only
+ * when a window is open.
  */
-async function riskOf(f: Flow, c: ConfirmedSubscriber): Promise<number | null | "passkey"> {
+async function riskOf(f: Flow, c: ConfirmedSubscriber): Promise<{ until: number; passkey: boolean } | null> {
   const until = riskUntil(c.riskFrom, storeConfig(f.env).riskWindowMs);
   if (until === null) return null;
   const now = Date.now();
-  return (await passkeysOf(f.env, c.subscriber.id)).some((k) => k.usableAt <= now) ? "passkey" : until;
+  return { until, passkey: (await passkeysOf(f.env, c.subscriber.id)).some((k) => k.usableAt <= now) };
 }
 
 /**
@@ -132,19 +132,17 @@ export async function identify(f: Flow): Promise<Response> {
     failure(f, "test_number_refused");
     return identifyPage(f.ctx, values, { text: t(L, "errUnconfirmed") }, {});
   }
-  // A SIM change or a port within the risk window: a person with an active passkey must use it
-  // (no code is sent); anyone else signs in by SMS, without automatic login (docs/security.md).
+  // A SIM change or a port within the risk window (docs/security.md "SIM changes and ports"): no
+  // automatic login, and a person with an active passkey must use it, which a right code tells them
+  // (store/one-time/signin-store.ts). Until that proof the sign-in looks as any other: the code is
+  // sent and the code page is the same, box and all, so whoever typed the number learns nothing.
   const risk = await riskOf(f, confirmed);
-  if (risk === "passkey") {
-    failure(f, "risk_passkey_required");
-    f.rc.waitUntil(audit(f.env, "risk.refused", f.client.clientId || null, "refused", { reason: "passkey_required" }));
-    return identifyPage(f.ctx, values, { text: t(L, "errRiskPasskey") }, { status: 403 });
-  }
   const key = await phoneKey(phone);
   const nextId = await nextTxId(f.h.id, key, f.shards);
   const { code, digest } = await newCode(confirmed.testOtpHash);
   // A review test number gets no automatic login: its access ends with its expiry, not a grant's.
-  const eligible = !review && risk === null && autoLoginEligible(f.client, telco, f.h.tx.prompt);
+  const offered = !review && autoLoginEligible(f.client, telco, f.h.tx.prompt);
+  const eligible = offered && risk === null;
   const record: Transaction = {
     ...f.h.tx,
     v: 0,
@@ -166,8 +164,10 @@ export async function identify(f: Flow): Promise<Response> {
     },
     autoLoginEligible: eligible,
     autoLoginOptIn: false,
+    autoLoginShown: offered && !eligible ? true : undefined,
     consentDue: consentDue(f.client, confirmed.link),
-    ...(risk !== null && { riskUntil: risk }),
+    riskUntil: risk?.until,
+    passkeyRequired: risk?.passkey ? true : undefined,
     ...(guarded && code !== null ? { guard: guarded } : {}),
   };
   const next: TxHandle = { id: nextId, key: await txKey(nextId), stub: storeFor(f.env, nextId, f.shards), tx: record };

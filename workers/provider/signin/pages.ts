@@ -425,8 +425,6 @@ export interface VerifyInfo {
   /** The opt-in box, when eligible; `checked` keeps the person's choice across a re-render. */
   autoLogin: { days: number; checked: boolean } | null;
   notice?: string;
-  /** The number is in its risk window (a SIM change or a port) until this clock time: automatic login is off, and says why. */
-  risk?: string;
 }
 
 export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, result?: PageResult): Response {
@@ -438,14 +436,14 @@ export function verifyPage(ctx: PageContext, info: VerifyInfo, alert?: Alert, re
   // the number, the code's time and its validity are all in the lead: the rest is the page's state
   const a = info.autoLogin;
   const key =
-    alert || info.notice !== undefined || info.risk !== undefined
+    alert || info.notice !== undefined
       ? null
       : `verify|${info.state}|${info.test}|${a ? `${a.days}:${a.checked}` : "-"}`;
   // A code sent by SMS can be offered by the phone (WebOTP); a test number's fixed code is not. A
   // test number is never offered a passkey: no probe either. A code to type counts down.
   const enter = info.state === "enter";
   const webOtp = enter && !info.test;
-  const probe = probes(ctx) && !info.test && info.risk === undefined;
+  const probe = probes(ctx) && !info.test;
   const script =
     enter || probe
       ? raw(`${enter ? COUNTDOWN.value : ""}${webOtp ? WEB_OTP.value : ""}${probe ? PASSKEY_PROBE_SCRIPT.value : ""}`)
@@ -471,7 +469,7 @@ ${
   info.autoLogin &&
   html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${info.autoLogin.checked ? raw(" checked") : ""}>
 <label for="autoLogin">${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
-}${info.risk && html`<p class="hint" id="risk">${t(L, "riskAutoLoginOff", { until: info.risk })}</p>`}`
+}`
       : "";
   const actions =
     info.state === "enter"
@@ -524,15 +522,30 @@ export function termsVersion(appName: string, t: Omit<ConsentTerms, "version" | 
   return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36);
 }
 
-export function consentPage(ctx: PageContext, terms: ConsentTerms, alert?: Alert, result?: PageResult): Response {
-  const key = alert
-    ? null
-    : `consent|${JSON.stringify([terms.app, terms.version, terms.items, terms.purpose, terms.retention])}`;
+export function consentPage(
+  ctx: PageContext,
+  terms: ConsentTerms,
+  alert?: Alert,
+  result?: PageResult,
+  notice?: string,
+): Response {
+  const key =
+    alert || notice !== undefined
+      ? null
+      : `consent|${JSON.stringify([terms.app, terms.version, terms.items, terms.purpose, terms.retention])}`;
   const script = probes(ctx) ? PASSKEY_PROBE_SCRIPT : null;
-  return stepPage(ctx, key, t(ctx.lang, "consentTitle"), "", (c) => consentBody(c, terms, alert), result, script);
+  return stepPage(
+    ctx,
+    key,
+    t(ctx.lang, "consentTitle"),
+    "",
+    (c) => consentBody(c, terms, alert, notice),
+    result,
+    script,
+  );
 }
 
-function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undefined): SafeHtml {
+function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undefined, notice?: string): SafeHtml {
   const L = ctx.lang;
   const items = terms.items;
   const list =
@@ -544,6 +557,7 @@ function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undef
 <form class="step" method="post" action="${actionOf(ctx)}" data-step="consent">
 ${hidden(ctx)}${probes(ctx) && PK_FIELD}<input type="hidden" name="terms" value="${terms.version}"><input type="hidden" name="app" value="${terms.app}">
 ${alertBox(alert)}
+${notice && html`<p class="notice" role="status" id="risk">${notice}</p>`}
 <dl class="consent">
 <div><dt>${t(L, "consentRecipient")}</dt><dd>${ctx.appName}</dd></div>
 <div><dt>${t(L, "consentPurpose")}</dt><dd>${terms.purpose ?? t(L, "purposeDefault")}</dd></div>

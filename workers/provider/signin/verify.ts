@@ -3,6 +3,7 @@
 // browser, then the consent page or the purpose's end.
 
 import { tally } from "../store/metrics/index";
+import { audit } from "../store/one-time/index";
 import { sha256 } from "../../core/crypto";
 import { subscriberById, findLink } from "../store/directory/index";
 import type { VerifyResult } from "../store/one-time/index";
@@ -125,6 +126,14 @@ export function codeRefused(g: Flow, r: Exclude<VerifyResult, { result: "conflic
         });
       return render(g, { text: r.left > 0 ? t(L, "errOtpWrong", { left: r.left }) : t(L, "errOtpLast"), field: "otp" });
     }
+    case "passkey":
+      // the number proven in its risk window by a person who has a passkey: the SMS signs nothing in,
+      // and step 1 says why and offers the passkey (only the line's holder gets this far)
+      failure(g, "risk_passkey_required");
+      g.rc.waitUntil(
+        audit(g.env, "risk.refused", g.client.clientId || null, "refused", { reason: "passkey_required" }),
+      );
+      return render(g, { text: t(L, "errRiskPasskey") }, { status: 403 });
     case "ok": {
       // the code answers its send: credited to that send's scopes (docs/abuse.md)
       const mark = g.h.tx.guard;

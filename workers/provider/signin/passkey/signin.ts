@@ -148,7 +148,9 @@ async function proven(
     passkey: credentialId,
     provenAt: Date.now(),
     ...(synced && { passkeySynced: true as const }),
-    ...(risk !== null && { riskUntil: risk }),
+    riskUntil: risk ?? undefined,
+    autoLoginShown: undefined,
+    passkeyRequired: undefined,
   };
   if (f.purpose.consent && (!link || !covers(link, f.client))) {
     // the sign-in continues at the consent step, in the number's object as after a code

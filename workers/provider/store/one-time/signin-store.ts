@@ -82,6 +82,11 @@ export interface SigninRecord {
   autoLoginEligible?: boolean;
   autoLoginOptIn?: boolean;
   /**
+   * The code page shows the automatic-login box though the sign-in is not eligible: the number is
+   * in its risk window, which the page does not tell whoever typed the number (the box is ignored).
+   */
+  autoLoginShown?: true;
+  /**
    * Set by the identify step when the directory, reading the number, found the person without a
    * link to the client covering what it asks: the code step shows the consent page with no read of
    * the link. It only ever leads to the consent page (a link made meanwhile asks again).
@@ -105,9 +110,14 @@ export interface SigninRecord {
   passkeySynced?: true;
   /**
    * The number is in its risk window until then (epoch ms; a SIM change or a port,
-   * store/directory/risk.ts): no automatic login, no passkey offer, and the code page says why.
+   * store/directory/risk.ts): no automatic login, no passkey offer; said once the number is proven.
    */
   riskUntil?: number;
+  /**
+   * In the risk window, the person has a passkey that signs in: a right code proves the number but
+   * signs nothing in, and takes the sign-in back to step 1 to use the passkey (result "passkey").
+   */
+  passkeyRequired?: true;
 }
 
 /** The number's limits, as configured (docs/signin.md "Limits"). */
@@ -251,6 +261,8 @@ export type VerifyResult =
    * code reached the cap (exactly one entry does).
    */
   | { result: "suspended"; record: SigninRecord; crossed: boolean }
+  /** A right code for a sign-in that must use a passkey (`passkeyRequired`): the record back at step 1. */
+  | { result: "passkey"; record: SigninRecord }
   | { result: "conflict"; record: SigninRecord | null };
 
 export interface ResendRequest {
@@ -466,6 +478,11 @@ export class SigninMachine {
       return { result: "wrong", left: o.limits.otpMaxAttempts - c.attempts - 1, refusal, record: next };
     }
     if (failures) this.counters.clear(K.netFail(o.phoneKey, o.netKey), K.fail(o.phoneKey));
+    if (r.passkeyRequired) {
+      const back: SigninRecord = { ...r, v: r.v + 1, step: "identify", challenge: null, autoLoginOptIn: false };
+      this.save(o.key, back);
+      return { result: "passkey", record: back };
+    }
     if (o.next === "done") {
       this.end(o.key, r);
       return { result: "ok", record: { ...r, challenge: null, provenAt: now } };
