@@ -305,6 +305,42 @@ describe("sign-in in Chromium (390×844)", () => {
     }
   });
 
+  it("the code page's countdown: a timer, read out politely at the minute marks; at zero the code field and 확인 are disabled, 'get a new code' is the primary button, and the expiry note is the alert, in the words a late code gets", async () => {
+    const c = await open({ locale: "ko-KR" });
+    try {
+      const { page } = c;
+      await page.clock.install();
+      const s = SEED[0]!;
+      await page.goto(authorizeUrl("countdown", { prompt: "login" }));
+      await heading(page, "본인 확인");
+      await page.getByText(s.carrier, { exact: true }).click();
+      await page.getByLabel("이름").fill(s.name);
+      await page.getByLabel("휴대폰번호").fill(s.typed);
+      await page.getByLabel("전체 동의").check();
+      await page.getByRole("button", { name: "인증번호 받기" }).click();
+      await heading(page, "인증번호 입력");
+      const timer = page.getByRole("timer");
+      expect(await textOf(timer)).toMatch(/^남은 시간 [23]:\d\d$/);
+      const say = page.locator("#countdown-say");
+      expect(await say.getAttribute("aria-live")).toBe("polite");
+      expect(await say.textContent()).toBe("");
+      await page.clock.runFor(61_000);
+      expect(await say.textContent()).toBe("남은 시간 2분");
+      const otp = page.getByLabel("인증번호", { exact: true });
+      const confirm = page.getByRole("button", { name: "확인", exact: true });
+      expect(await otp.isDisabled()).toBe(false);
+      await page.clock.runFor(200_000);
+      expect(await textOf(page.getByRole("alert"))).toBe("인증번호 유효시간이 지났습니다. 인증번호를 다시 받으세요.");
+      expect(await timer.isHidden()).toBe(true);
+      expect(await otp.isDisabled()).toBe(true);
+      expect(await confirm.isDisabled()).toBe(true);
+      expect(await page.locator("button.primary").allInnerTexts()).toEqual(["인증번호 다시 받기"]);
+      expect(c.problems).toEqual([]);
+    } finally {
+      await c.context.close();
+    }
+  });
+
   it("a code sent by SMS (박서준): the code page's WebOTP script runs under the CSP nonce without an error, and a code typed by hand still signs in", async () => {
     const c = await open({ locale: "ko-KR" });
     try {

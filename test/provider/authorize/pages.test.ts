@@ -281,6 +281,29 @@ describe("the code step's states", () => {
     expect(fresh.form?.names.has("otp")).toBe(true);
   });
 
+  it("the countdown is a timer with a polite live region for the minute marks, and the note it shows at zero is the text a late code gets", async () => {
+    const b = new Browser();
+    const verify = await b.submit(await b.authorize({ prompt: "login" }), {
+      telcoCd: KIM.telco,
+      name: KIM.name,
+      phoneNo: KIM.phone,
+    });
+    expect(verify.html).toMatch(
+      /<p id="countdown" class="hint" role="timer" aria-live="off" [^>]*data-minutes="남은 시간 \{n\}분"/,
+    );
+    expect(verify.html).toContain('data-over="인증번호 유효시간이 지났습니다. 인증번호를 다시 받으세요."');
+    expect(verify.html).toContain('<p id="countdown-say" class="sr" aria-live="polite"></p>');
+  });
+
+  it("the identify page has one primary button, and no automatic-login box (the passkey form's button is secondary)", async () => {
+    for (const lang of ["ko", "en"]) {
+      const p = await new Browser({ lang }).authorize();
+      expect(p.html.match(/class="primary"/g)).toHaveLength(1);
+      expect(p.html).toMatch(/<button type="submit" class="secondary" id="passkey-button">/);
+      expect(p.html).not.toContain('name="autoLogin"');
+    }
+  });
+
   it("the first page puts the focus on the carrier choice", async () => {
     const p = await new Browser().authorize();
     expect(p.html).toMatch(/<input type="radio" id="telco-S" name="telcoCd" value="S" required autofocus>/);

@@ -232,6 +232,12 @@ describe("step 1, identify: the page and its form contract (docs/signin.md)", ()
     ],
     ["no name", { telcoCd: "S", phoneNo: HONG.phone }, "이름을 입력하세요.", "Enter your name."],
     ["a blank name", { telcoCd: "S", name: "   ", phoneNo: HONG.phone }, "이름을 입력하세요.", "Enter your name."],
+    [
+      "a 51-character name",
+      { telcoCd: "S", name: "가".repeat(51), phoneNo: HONG.phone },
+      "이름은 50자까지 입력할 수 있습니다.",
+      "Your name can be at most 50 characters.",
+    ],
     ["no number", { telcoCd: "S", name: HONG.name }, "휴대폰번호를 입력하세요.", "Enter your mobile number."],
     [
       "a malformed number",

@@ -200,6 +200,19 @@ describe("passkeys: signing in", () => {
     expect(new URL(done.res.headers.get("Location")!).searchParams.get("code")).toBeTruthy();
   });
 
+  it("the identify page's passkey form has no automatic-login box; after a passkey, the consent page offers it, and ticked it logs in at once next time", async () => {
+    const h = await withPasskey();
+    const b = new Browser();
+    const start = await b.authorize();
+    expect(passkeyFormOf(start).names.has("autoLogin")).toBe(false);
+    const r = await passkeySignIn(b, start, h.auth, h.credential);
+    expect(r.form?.step, alertText(r.html)).toBe("consent");
+    expect(r.form!.names.has("autoLogin")).toBe(true);
+    const done = await b.submit(r, { agree: "Y", autoLogin: "Y" });
+    expect(done.status).toBe(302);
+    expect((await b.authorize()).status).toBe(302);
+  });
+
   it("a replayed assertion is refused, and of concurrent submissions of one exactly one signs in", async () => {
     const h = await withPasskey();
     const b = new Browser();

@@ -142,7 +142,12 @@ export function render(
         tx.riskUntil !== undefined && s && autoLoginEligible(f.client, s.telco, tx.prompt)
           ? t(f.ctx.lang, "riskAutoLoginOff", { until: formatKst(tx.riskUntil, f.ctx.lang) })
           : undefined;
-      return consentPage(f.ctx, consentTerms(f.client), alert, result, risk);
+      // proven by a passkey (whose form has no box): the box here, where the sign-in may opt in
+      const days =
+        tx.passkey && tx.autoLoginEligible && !tx.autoLoginOptIn
+          ? Math.round(f.cfg.autoLoginTtlMs / 86_400_000)
+          : undefined;
+      return consentPage(f.ctx, consentTerms(f.client), alert, result, risk, days);
     }
   }
 }
@@ -217,8 +222,5 @@ export async function flowOf(
       t(tx.lang, "clientGoneText"),
     );
   const ctx = pageContext(env, tx, client.name, h.page ?? h.id, csrf);
-  // the passkey form's automatic-login box: an app that offers it, a request that allows it
-  if (purpose.consent && client.autoLogin && tx.prompt !== "N")
-    ctx.autoLoginDays = Math.round(s.cfg.autoLoginTtlMs / 86_400_000);
   return { ...s, purpose, client, h, ctx };
 }

@@ -94,7 +94,8 @@ export async function identify(f: Flow): Promise<Response> {
   if (!isTelco(telco) || (values.telcoCd!.length === 2 && !/^M[SKL]$/.test(values.telcoCd!)))
     return invalid("errTelco", "telcoCd");
   const name = values.name?.trim();
-  if (!name || name.length > 50) return invalid("errName", "name");
+  if (!name) return invalid("errName", "name");
+  if (name.length > 50) return invalid("errNameLong", "name");
   if (!values.phoneNo) return invalid("errPhone", "phoneNo");
   const phone = normalizePhone(values.phoneNo);
   if (!phone) return invalid("errPhoneFormat", "phoneNo");

@@ -23,15 +23,27 @@ if(form.requestSubmit)form.requestSubmit();else form.submit();
 
 /**
  * The code page's countdown (docs/signin.md "Pages"): from the seconds the code had left when the
- * page was sent (`data-seconds`, so the person's clock does not matter), "남은 시간 2:59" each second,
- * then that the code has expired. With scripts off the lead's clock time says the same.
+ * page was sent (`data-seconds`, so the person's clock does not matter), "남은 시간 2:59" each second
+ * in the timer (not read out), and "남은 시간 2분" in the polite live region as each minute mark
+ * passes. At zero the code field and 확인 are disabled, "get a new code" becomes the primary button,
+ * and the expiry note (the text a late code gets) is an alert. With scripts off the lead's clock
+ * time says the same.
  */
 export const COUNTDOWN = raw(`(function(){
 var el=document.getElementById("countdown");if(!el)return;
 var left=Number(el.getAttribute("data-seconds"));if(!(left>0))return;
-var end=Date.now()+left*1000;
+var say=document.getElementById("countdown-say"),end=Date.now()+left*1000,said=Math.ceil(left/60);
+function over(){el.hidden=true;
+var a=document.createElement("p");a.id="otp-expired";a.className="alert";a.setAttribute("role","alert");a.textContent=el.getAttribute("data-over");
+el.parentNode.insertBefore(a,el);
+var o=document.getElementById("otp");if(!o||!o.form)return;o.disabled=true;
+var c=o.form.querySelector("button.primary:not([name])"),r=o.form.querySelector("button[name=resend]");
+if(c){c.disabled=true;c.className="secondary"}if(r)r.className="primary";}
 function tick(){var s=Math.max(0,Math.ceil((end-Date.now())/1000));
-el.textContent=s>0?el.getAttribute("data-left")+" "+Math.floor(s/60)+":"+(s%60<10?"0":"")+(s%60):el.getAttribute("data-over");
-el.hidden=false;var r=(end-Date.now())%1000;if(s>0)setTimeout(tick,r>0?r:1000);}
+if(s<=0)return over();
+var m=Math.ceil(s/60);
+el.textContent=el.getAttribute("data-left")+" "+Math.floor(s/60)+":"+(s%60<10?"0":"")+(s%60);el.hidden=false;
+if(say&&m<said){said=m;say.textContent=el.getAttribute("data-minutes").replace("{n}",m)}
+var r=(end-Date.now())%1000;setTimeout(tick,r>0?r:1000);}
 tick();
 })();`);

@@ -29,6 +29,8 @@ input.otp{letter-spacing:.4em;font-size:22px;text-align:center;font-variant-nume
 .alert{margin:0;padding:12px 14px;border-radius:10px;background:#fff0f0;color:#c0262d;font-weight:600}
 .notice{margin:0;padding:12px 14px;border-radius:10px;background:#e8f3ff;color:#1b64da}
 .hint{margin:6px 0 0;font-size:13px;color:#5f6b7a}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+input:disabled,button:disabled{opacity:.5;cursor:not-allowed}
 .check{display:flex;gap:10px;align-items:flex-start;padding:12px 14px;border-radius:10px;background:#f9fafb}
 .check input{width:20px;height:20px;margin:2px 0 0;flex:none;accent-color:#1b64da}
 .check label{font-size:14px}

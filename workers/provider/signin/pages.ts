@@ -48,8 +48,6 @@ export interface PageContext {
   purpose?: FirstPartyMark;
   /** Who runs the pages, named with its links in every footer (configuration). */
   operator: Operator;
-  /** An app that offers automatic login (and a request that allows it): the passkey form's box, in days. */
-  autoLoginDays?: number;
   /** The code page's countdown: the seconds its code has left when the page is sent. */
   seconds?: string;
 }
@@ -371,7 +369,7 @@ export function identifyPage(
     v.name === undefined &&
     v.phoneNo === undefined &&
     v.carrierTerms === undefined;
-  const key = blank ? `identify|${ctx.autoLoginDays ?? ""}` : null;
+  const key = blank ? "identify" : null;
   return stepPage(ctx, key, title, "", (c) => identifyBody(c, v, alert), result, script);
 }
 
@@ -405,7 +403,13 @@ ${challenge && challengeBox(L, challenge)}
 <button type="submit" class="secondary" name="cancel" value="Y" formnovalidate>${t(L, "cancel")}</button>
 </div>
 </form>
-${passkeys(ctx) && passkeyForm(L, actionOf(ctx), hidden(ctx), ctx.appName, ctx.autoLoginDays)}`;
+${passkeys(ctx) && passkeyForm(L, actionOf(ctx), hidden(ctx))}`;
+}
+
+/** The automatic-login box (the code page's, and the consent page's after a passkey). */
+function autoLoginBox(L: Lang, days: number, app: string, checked: boolean): SafeHtml {
+  return html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${checked ? raw(" checked") : ""}>
+<label for="autoLogin">${t(L, "autoLogin", { days, app })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`;
 }
 
 /** Whether an app's code and consent pages carry the passkey probe (the end may offer one). */
@@ -461,15 +465,12 @@ function verifyBody(
   const L = ctx.lang;
   const entry =
     info.state === "enter"
-      ? html`<p id="countdown" class="hint" role="timer" data-seconds="${ctx.seconds ?? ""}" data-left="${t(L, "countdownLeft")}" data-over="${t(L, "countdownOver")}" hidden></p>
+      ? html`<p id="countdown" class="hint" role="timer" aria-live="off" data-seconds="${ctx.seconds ?? ""}" data-left="${t(L, "countdownLeft")}" data-minutes="${t(L, "countdownMinutes", { n: "{n}" })}" data-over="${t(L, "errOtpExpired")}" hidden></p>
+<p id="countdown-say" class="sr" aria-live="polite"></p>
 <div><label class="field" for="otp">${t(L, "otp")}</label>
 <input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${invalid(alert, "otp", true)}>
 ${info.test && html`<p class="hint">${t(L, "verifyTestNumber")}</p>`}</div>
-${
-  info.autoLogin &&
-  html`<div class="check"><input type="checkbox" id="autoLogin" name="autoLogin" value="Y" aria-describedby="autoLogin-hint"${info.autoLogin.checked ? raw(" checked") : ""}>
-<label for="autoLogin">${t(L, "autoLogin", { days: info.autoLogin.days, app: ctx.appName })}<span class="hint" id="autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
-}`
+${info.autoLogin && autoLoginBox(L, info.autoLogin.days, ctx.appName, info.autoLogin.checked)}`
       : "";
   const actions =
     info.state === "enter"
@@ -528,24 +529,31 @@ export function consentPage(
   alert?: Alert,
   result?: PageResult,
   notice?: string,
+  autoLoginDays?: number,
 ): Response {
   const key =
     alert || notice !== undefined
       ? null
-      : `consent|${JSON.stringify([terms.app, terms.version, terms.items, terms.purpose, terms.retention])}`;
+      : `consent|${JSON.stringify([terms.app, terms.version, terms.items, terms.purpose, terms.retention, autoLoginDays ?? 0])}`;
   const script = probes(ctx) ? PASSKEY_PROBE_SCRIPT : null;
   return stepPage(
     ctx,
     key,
     t(ctx.lang, "consentTitle"),
     "",
-    (c) => consentBody(c, terms, alert, notice),
+    (c) => consentBody(c, terms, alert, notice, autoLoginDays),
     result,
     script,
   );
 }
 
-function consentBody(ctx: PageContext, terms: ConsentTerms, alert: Alert | undefined, notice?: string): SafeHtml {
+function consentBody(
+  ctx: PageContext,
+  terms: ConsentTerms,
+  alert: Alert | undefined,
+  notice?: string,
+  autoLoginDays?: number,
+): SafeHtml {
   const L = ctx.lang;
   const items = terms.items;
   const list =
@@ -565,6 +573,7 @@ ${notice && html`<p class="notice" role="status" id="risk">${notice}</p>`}
 <div><dt>${t(L, "consentRetention")}</dt><dd>${terms.retention ?? t(L, "retentionDefault")}</dd></div>
 </dl>
 <p class="refuse">${t(L, "consentRefuse")}</p>
+${autoLoginDays !== undefined && autoLoginBox(L, autoLoginDays, ctx.appName, false)}
 <div class="actions">
 <button type="submit" class="primary" name="agree" value="Y"${alert ? raw(" autofocus") : ""}>${t(L, "agree")}</button>
 <button type="submit" class="secondary" name="agree" value="N">${t(L, "disagree")}</button>

@@ -51,8 +51,6 @@ export async function beginSignIn(
   ar: SigninRequest,
 ): Promise<Response> {
   const lang = pickLang(req.headers.get("Accept-Language"), ar.lang);
-  const autoLoginDays =
-    ar.client.autoLogin && ar.prompt !== "N" ? Math.round(cfg.autoLoginTtlMs / 86_400_000) : undefined;
   const browser = browserBinding(req);
   const { id, csrf } = await createTransaction(
     env,
@@ -75,7 +73,6 @@ export async function beginSignIn(
     nonce: cspNonce(),
     formAction: formActionOf(ar.redirectUri),
     cookies: browser.setCookie ? [browser.setCookie] : [],
-    autoLoginDays,
   };
   // a network or an app the SMS-abuse guard holds suspect: the challenge is on the first page already
   const first = (await challengeFirst(env, rc, req, ar.client.clientId)) ? challengeOf({ env }) : undefined;

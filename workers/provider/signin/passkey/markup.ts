@@ -5,7 +5,7 @@
 // (`isHybrid=Y`) is offered nothing at all.
 
 import { html, raw, type SafeHtml } from "../../../core/html";
-import { t, type Lang } from "../i18n";
+import type { Lang } from "../i18n";
 import { pt } from "./i18n";
 
 /**
@@ -45,25 +45,14 @@ if(!ok)return;var l=document.querySelectorAll("input[name=pk]");for(var i=0;i<l.
 export const PK_FIELD = raw(`<input type="hidden" name="pk" value="">`);
 
 /**
- * The identify page's passkey form: hidden until its script finds WebAuthn; `autoLoginDays` when
- * the app offers automatic login (the box, as on the code page, for SKT and KT subscribers).
+ * The identify page's passkey form: hidden until its script finds WebAuthn. Its button is a
+ * secondary one under the SMS form's (one primary action a page); automatic login, where the app
+ * offers it, is asked on the consent page that follows a passkey (pages.ts `consentPage`).
  */
-export function passkeyForm(
-  L: Lang,
-  action: string,
-  hidden: SafeHtml,
-  app: string,
-  autoLoginDays: number | undefined,
-): SafeHtml {
+export function passkeyForm(L: Lang, action: string, hidden: SafeHtml): SafeHtml {
   return html`<form id="passkey-form" class="passkey" method="post" action="${action}" hidden>
 ${hidden}<input type="hidden" name="passkey" value="">
 <p class="hint">${pt(L, "signInHint")}</p>
-${
-  autoLoginDays !== undefined
-    ? html`<div class="check"><input type="checkbox" id="pk-autoLogin" name="autoLogin" value="Y" aria-describedby="pk-autoLogin-hint">
-<label for="pk-autoLogin">${t(L, "autoLogin", { days: autoLoginDays, app })}<span class="hint" id="pk-autoLogin-hint"> ${t(L, "autoLoginHint")}</span></label></div>`
-    : ""
-}
-<div class="actions"><button type="submit" class="primary" id="passkey-button">${pt(L, "signIn")}</button></div>
+<div class="actions"><button type="submit" class="secondary" id="passkey-button">${pt(L, "signIn")}</button></div>
 </form>`;
 }
