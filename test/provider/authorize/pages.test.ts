@@ -289,7 +289,7 @@ describe("the code step's states", () => {
       phoneNo: KIM.phone,
     });
     expect(verify.html).toMatch(
-      /<p id="countdown" class="hint" role="timer" aria-live="off" [^>]*data-minutes="남은 시간 \{n\}분"/,
+      /<p id="countdown" class="hint" role="timer" [^>]*aria-live="off" [^>]*data-minutes="남은 시간 \{n\}분"/,
     );
     expect(verify.html).toContain('data-over="인증번호 유효시간이 지났습니다. 인증번호를 다시 받으세요."');
     expect(verify.html).toContain('<p id="countdown-say" class="sr" aria-live="polite"></p>');

@@ -465,7 +465,7 @@ function verifyBody(
   const L = ctx.lang;
   const entry =
     info.state === "enter"
-      ? html`<p id="countdown" class="hint" role="timer" aria-live="off" data-seconds="${ctx.seconds ?? ""}" data-left="${t(L, "countdownLeft")}" data-minutes="${t(L, "countdownMinutes", { n: "{n}" })}" data-over="${t(L, "errOtpExpired")}" hidden></p>
+      ? html`<p id="countdown" class="hint" role="timer" data-seconds="${ctx.seconds ?? ""}" aria-live="off" data-left="${t(L, "countdownLeft")}" data-minutes="${t(L, "countdownMinutes", { n: "{n}" })}" data-over="${t(L, "errOtpExpired")}" hidden></p>
 <p id="countdown-say" class="sr" aria-live="polite"></p>
 <div><label class="field" for="otp">${t(L, "otp")}</label>
 <input type="text" class="otp" id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${invalid(alert, "otp", true)}>
