@@ -17,7 +17,6 @@ import {
   formActionOf,
   identifyPage,
   stopPage,
-  termsVersion,
   verifyPage,
   type Alert,
   type ConsentTerms,
@@ -25,6 +24,7 @@ import {
   type PageResult,
 } from "./pages";
 import type { SigninPurpose, Submission } from "./purpose";
+import { termsVersion } from "./terms-version";
 import { handleOf, loadTransaction, type Transaction, type TxHandle } from "./transaction";
 
 /** One step submission: the transaction, its client and what rendering needs. */
