@@ -21,9 +21,9 @@ import {
   appOf,
   journaled,
   journalRows,
-  sweepUnfinished,
   UNFINISHED_AFTER_MS,
 } from "../../workers/provider/store/change-journal";
+import { sweepUnfinished } from "../../workers/provider/store/flows/journaled-change";
 import { audit } from "../../workers/provider/store/one-time/audit";
 import { E } from "../../workers/core/errors";
 

@@ -26,7 +26,8 @@ import { table } from "../../workers/console/routes";
 import { inviteKey } from "../../workers/provider/store/operators";
 import { getClient } from "../../workers/provider/store/clients";
 import { auditRefused } from "../support/faults";
-import { journalRows, sweepUnfinished, UNFINISHED_AFTER_MS } from "../../workers/provider/store/change-journal";
+import { journalRows, UNFINISHED_AFTER_MS } from "../../workers/provider/store/change-journal";
+import { sweepUnfinished } from "../../workers/provider/store/flows/journaled-change";
 
 afterEach(() => {
   vi.useRealTimers();

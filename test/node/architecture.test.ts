@@ -4,7 +4,7 @@
 // and no module but jose (JWS) and hono (its Hono adapter), so it installs with jose alone; the kit's route workers use the
 // package only; the provider never imports the kit, the admin API or the all-in-one worker; the
 // admin API may use the provider's store only.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -235,30 +235,97 @@ describe("the sign-in beside the protocol: no import circle, no source file abov
 });
 
 // The store (docs/architecture.md §1, §2; docs/storage.md): each Durable Object class has its folder,
-// a room (provider/store/one-time/, provider/store/directory/), and the D1 `clients` table, the
-// operator notices and the R2 audit trail are each one module (clients.ts, notices.ts,
-// audit-archive.ts). A room reaches nothing beyond itself; what spans rooms is in the flows
+// a room (provider/store/one-time/, directory/, guard/, metrics/), each group of D1 tables its one
+// module (clients.ts, notices.ts, operators.ts, …: D1_OWNERS below) and the R2 audit trail its
+// module (audit-archive.ts). A room reaches nothing beyond itself; what spans rooms is in the flows
 // (provider/store/flows/), and the module exporting the classes to the workers (objects.ts) wires
-// each object's alarm to them. A type-only import is an edge too.
+// each object's alarm to them. A type-only import is an edge too. A D1 table is read and written
+// only in its module: every table of migrations/ has one.
 describe("the store: each object its room, the flows above the rooms, no circle", () => {
   const store = join(workers, "provider", "store");
   const core = join(workers, "core");
   const inside = (dir: string, f: string) => f.startsWith(`${dir}/`);
   const name = (f: string) => relative(store, f);
-  /** A room: the folder of a Durable Object class, or the one module of a D1 table or of the R2 trail. */
-  const ROOMS = ["one-time/", "directory/", "guard/", "clients.ts", "notices.ts", "audit-archive.ts"];
+  const OBJECT_ROOMS = ["one-time/", "directory/", "guard/", "metrics/"];
+  /** The module of each D1 table (docs/storage.md "Where each table is"). */
+  const D1_OWNERS: Record<string, string> = {
+    clients: "clients.ts",
+    notices: "notices.ts",
+    operator_invites: "operators.ts",
+    operators: "operators.ts",
+    api_tokens: "operators.ts",
+    app_members: "developers.ts",
+    app_invites: "developers.ts",
+    app_test_numbers: "developers.ts",
+    developer_notices: "developers.ts",
+    app_reviews: "reviews.ts",
+    change_journal: "change-journal.ts",
+    signing_keys: "signing-keys.ts",
+    event_deliveries: "event-deliveries.ts",
+    import_progress: "import-runs.ts",
+    import_runs: "import-runs.ts",
+    sms_outbox: "sms-outbox.ts",
+    // the single-database layout's, read by the move to the shards only
+    subscribers: "single-database.ts",
+    links: "single-database.ts",
+    auto_login_grants: "single-database.ts",
+    audit_events: "single-database.ts",
+    subscriber_ids: "single-database.ts",
+    import_rows: "single-database.ts",
+  };
+  const D1_ROOMS = [...new Set(Object.values(D1_OWNERS))];
+  /** A room: the folder of a Durable Object class, or the one module of a group of D1 tables or of the R2 trail. */
+  const ROOMS = [...OBJECT_ROOMS, ...D1_ROOMS, "audit-archive.ts"];
   const roomOf = (f: string) => ROOMS.find((r) => name(f) === r || (r.endsWith("/") && name(f).startsWith(r)));
-  const OBJECT_ROOMS = ["one-time/", "directory/", "guard/"];
   /** The classes' RPC surfaces: the only files that extend the runtime's DurableObject. */
   const CLASSES = [
     join(store, "one-time", "one-time-store.ts"),
     join(store, "directory", "directory-shard.ts"),
     join(store, "guard", "guard-store.ts"),
+    join(store, "metrics", "metrics-store.ts"),
   ];
   /** Read by every room: the store's variables. */
   const CONFIG = join(store, "config.ts");
   const FLOWS = join(store, "flows");
   const EXPORTER = join(store, "objects.ts");
+  /** The store's files that are neither a room nor a flow, and why. */
+  const NOT_ROOMS: Record<string, string> = {
+    "config.ts": "the store's variables, read by every room",
+    "objects.ts": "hosts the Durable Object classes and wires their alarms to the flows",
+    "hosts.ts": "pure: which hosts an app's events_uri may name; holds nothing",
+    "console-session.ts":
+      "the consoles' sessions: entries of the one-time store, through its door; no table of its own",
+  };
+  /** D1's tables: every CREATE TABLE of migrations/ not dropped by a later one. */
+  const migrations = join(root, "migrations");
+  const d1Tables = (() => {
+    const sql = readdirSync(migrations)
+      .filter((f) => f.endsWith(".sql"))
+      .sort()
+      .map((f) => readFileSync(join(migrations, f), "utf8"))
+      .join("\n");
+    const made = [...sql.matchAll(/\bCREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)/gi)].map((m) => m[1]!);
+    const dropped = new Set([...sql.matchAll(/\bDROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\w+)/gi)].map((m) => m[1]!));
+    return [...new Set(made)].filter((t) => !dropped.has(t));
+  })();
+  /**
+   * The statements on a D1 table outside its module, as `file: table` (files named from workers/).
+   * A Durable Object's tables/ modules are left out: their SQL is the object's own tables (a
+   * directory shard has `links` too), and they run no D1 statement (checked below).
+   */
+  function d1Trespass(texts: { file: string; text: string }[], tables: string[]): string[] {
+    return texts
+      .filter(({ file }) => !/^provider\/store\/[^/]+\/tables\//.test(file))
+      .flatMap(({ file, text }) =>
+        tables
+          .filter(
+            (t) =>
+              file !== `provider/store/${D1_OWNERS[t]}` &&
+              new RegExp(`\\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\\s+${t}\\b`).test(text),
+          )
+          .map((t) => `${file}: ${t}`),
+      );
+  }
 
   const sources = files(store);
   const graph = graphOf(sources);
@@ -323,16 +390,89 @@ describe("the store: each object its room, the flows above the rooms, no circle"
     expect(bad).toEqual([]);
   });
 
-  it("the D1 and R2 modules (clients.ts, notices.ts, audit-archive.ts) and config.ts import only the core", () => {
+  it("the D1 and R2 modules (clients.ts, notices.ts, audit-archive.ts, …) import only the core and config.ts; config.ts only the core", () => {
     const leaves = sources.filter((f) => f === CONFIG || (roomOf(f) && !OBJECT_ROOMS.includes(roomOf(f)!)));
+    expect(leaves.length).toBe(D1_ROOMS.length + 2);
     expect(
       leaves.flatMap((f) =>
         graph
           .get(f)!
-          .filter((t) => !inside(core, t))
+          .filter((t) => !(inside(core, t) || (t === CONFIG && f !== CONFIG)))
           .map((t) => shown(f, t)),
       ),
     ).toEqual([]);
+  });
+
+  it("every file of the store is in a room or a flow, or is named here with its reason", () => {
+    const known = (f: string) => roomOf(f) || inside(FLOWS, f) || name(f) in NOT_ROOMS;
+    expect(sources.filter((f) => !known(f)).map(name)).toEqual([]);
+    for (const f of Object.keys(NOT_ROOMS)) expect(sources).toContain(join(store, f));
+  });
+
+  it("every D1 table of migrations/ has its module, and docs/storage.md names it", () => {
+    expect(d1Tables.length).toBeGreaterThan(20);
+    expect(d1Tables.filter((t) => !(t in D1_OWNERS))).toEqual([]);
+    expect(Object.keys(D1_OWNERS).filter((t) => !d1Tables.includes(t))).toEqual([]);
+    // the index's rows from "D1 (`DB`)" to the next store: `table`s and their `module`
+    let store = "";
+    const d1Rows = readFileSync(join(root, "docs", "storage.md"), "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("| "))
+      .map((l) => l.split("|").map((c) => c.trim()))
+      .filter(([, first]) => ((store = first || store), store.startsWith("D1")));
+    expect(
+      d1Tables.filter(
+        (t) => !d1Rows.some(([, , tables, module]) => tables!.includes(`\`${t}\``) && module === `\`${D1_OWNERS[t]}\``),
+      ),
+    ).toEqual([]);
+  });
+
+  it("a D1 table is read and written only in its module (every statement naming it: FROM, INTO, UPDATE, JOIN)", () => {
+    const texts = files(workers).map((f) => ({ file: relative(workers, f), text: readFileSync(f, "utf8") }));
+    expect(d1Trespass(texts, d1Tables)).toEqual([]);
+    // a Durable Object's tables/ modules, left out above, run no D1 statement
+    expect(
+      texts
+        .filter(({ file, text }) => /\/tables\//.test(file) && /\.prepare\(|D1Database|\bDB\b/.test(text))
+        .map(({ file }) => file),
+    ).toEqual([]);
+    // the rule reads the owners' statements (not vacuous)
+    for (const m of D1_ROOMS)
+      expect(
+        d1Trespass(
+          texts.filter(({ file }) => file === `provider/store/${m}`).map((t) => ({ ...t, file: "elsewhere.ts" })),
+          d1Tables,
+        ).length,
+        m,
+      ).toBeGreaterThan(0);
+  });
+
+  it("finds a planted statement on a D1 table outside its module", () => {
+    const probes = [
+      {
+        file: "provider/store/flows/alerts.ts",
+        text: 'env.DB.prepare("SELECT count(*) AS n FROM notices WHERE kind = ?")',
+      },
+      { file: "admin/import-progress.ts", text: "`INSERT INTO import_progress (run) VALUES (?)`" },
+      { file: "provider/signin/sms/outbox.ts", text: '"DELETE FROM sms_outbox WHERE at < ?"' },
+      { file: "developers/apps.ts", text: '"UPDATE app_members SET role = ? WHERE client_id = ?"' },
+      { file: "console/routes.ts", text: '"SELECT * FROM app_reviews r JOIN clients c ON c.client_id = r.client_id"' },
+    ];
+    const owned = [
+      { file: "provider/store/notices.ts", text: '"SELECT count(*) AS n FROM notices"' },
+      // a directory shard's own `links`, not D1's
+      { file: "provider/store/directory/tables/links.ts", text: '"SELECT plid FROM links WHERE subscriber_id = ?"' },
+      // prose is not a statement
+      { file: "provider/account/routes.ts", text: "// the person's links and grants, from clients they trust" },
+    ];
+    expect(d1Trespass([...probes, ...owned], d1Tables)).toEqual([
+      "provider/store/flows/alerts.ts: notices",
+      "admin/import-progress.ts: import_progress",
+      "provider/signin/sms/outbox.ts: sms_outbox",
+      "developers/apps.ts: app_members",
+      "console/routes.ts: clients",
+      "console/routes.ts: app_reviews",
+    ]);
   });
 
   it("only the flows and the module exporting the classes (objects.ts) import two rooms", () => {

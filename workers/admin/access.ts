@@ -20,7 +20,7 @@ import {
   type ConsoleHandle,
 } from "../provider/store/console-session";
 import { storeConfig } from "../provider/store/config";
-import { journaledChange } from "../provider/store/change-journal";
+import { journaledChange } from "../provider/store/flows/journaled-change";
 import { dirAt, homeOfId } from "../provider/store/directory/index";
 import { audit, type AuditType } from "../provider/store/one-time/index";
 import {

@@ -2,7 +2,7 @@
 // range as NDJSON, oldest first. Both read the R2 archive (docs/operations.md "Audit").
 
 import { MAX_SHARDS } from "../provider/store/config";
-import { sweepUnfinished } from "../provider/store/change-journal";
+import { sweepUnfinished } from "../provider/store/flows/journaled-change";
 import { storeAt } from "../provider/store/one-time/index";
 import { wireEvent } from "../provider/store/audit-archive";
 import { exportAudit, formatCursor, listAudit, parseCursor, type AuditCursor } from "./audit-store";

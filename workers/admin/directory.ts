@@ -3,8 +3,8 @@
 
 import { actorOf, auditBy } from "./access";
 import { adminConfig } from "./config";
-import { recordCommit } from "./import-runs";
-import { checkRunFile, chunkPlace, markCommitted, recordProgress } from "./import-progress";
+import { endProgress, recordCommit } from "../provider/store/import-runs";
+import { checkRunFile, chunkPlace, recordProgress } from "./import-progress";
 import { countSubscribers } from "../provider/store/directory/index";
 import {
   commitRun,
@@ -143,7 +143,7 @@ export async function commitImport(_req: Request, env: AdminEnv, rc: RequestCont
   // The run's totals over every commit of it: a commit sent again (its answer lost) reports the
   // removals the first one made too.
   const { removed, left } = await recordCommit(env, run, now.removed, now.left);
-  await markCommitted(env, run);
+  await endProgress(env, run);
   rc.log.event = "directory.import_committed";
   await auditBy(env, rc, "directory.import_committed", null, left ? "refused" : "ok", { removed: now.removed, left });
   return json({ run, removed, left });

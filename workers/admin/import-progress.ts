@@ -1,21 +1,18 @@
-// An import run's progress through its file (D1 `import_progress`; docs/operations.md "Importing a
-// large file", "From the browser"). The console's import sends each chunk with the file's SHA-256
-// and size and where the chunk sits in the file (`from_row`, `to_byte`); the server keeps the prefix
-// of the file applied, the run's counts and the first 1,000 rejected rows' numbers and reasons (never
-// their content), so a person who closed the tab chooses the same file again and resumes
-// (`GET /admin/directory/import/runs`). The import itself is workers/admin/directory.ts.
+// An import run's progress through its file (docs/operations.md "Importing a large file", "From the
+// browser"). The console's import sends each chunk with the file's SHA-256 and size and where the
+// chunk sits in the file (`from_row`, `to_byte`); the server keeps the prefix of the file applied,
+// the run's counts and the first 1,000 rejected rows' numbers and reasons (never their content), so
+// a person who closed the tab chooses the same file again and resumes
+// (`GET /admin/directory/import/runs`). This module checks what the caller sends; the rows are D1
+// `import_progress`, in workers/provider/store/import-runs.ts. The import itself is
+// workers/admin/directory.ts.
 
 import { ApiError, E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import type { AdminEnv } from "./config";
+import { advanceProgress, MAX_KEPT_REJECTIONS, newestOpenRun, runFile } from "../provider/store/import-runs";
 import type { Rejected } from "./directory-input";
-
-/** At most this many rejected rows are kept per run; `rejected_count` has the total. */
-export const MAX_KEPT_REJECTIONS = 1000;
-
-/** Rows not updated for this long are dropped (by the next commit). */
-const PROGRESS_RETAIN_MS = 30 * 86_400_000;
 
 /** Where a chunk sits in its file, as the caller sends it with the chunk. */
 export interface ChunkPlace {
@@ -37,24 +34,6 @@ export interface ProgressAnswer {
   updated: number;
   reassigned: number;
   rejected_count: number;
-}
-
-interface Row {
-  run: string;
-  file_hash: string;
-  file_size: number;
-  format: string;
-  rows_done: number;
-  bytes_done: number;
-  inserted: number;
-  updated: number;
-  reassigned: number;
-  rejected_count: number;
-  rejected: string;
-  started_by: string;
-  started_at: number;
-  updated_at: number;
-  committed_at: number | null;
 }
 
 const PLACE_PARAMS = ["file_hash", "file_size", "from_row", "to_byte"] as const;
@@ -107,9 +86,7 @@ function anotherFile(what: string): ApiError {
 
 /** Refuses (409) a chunk whose run was started with another file or format; before the chunk is applied. */
 export async function checkRunFile(env: AdminEnv, run: string, place: ChunkPlace, format: string): Promise<void> {
-  const row = await env.DB.prepare("SELECT file_hash, file_size, format FROM import_progress WHERE run = ?")
-    .bind(run)
-    .first<Pick<Row, "file_hash" | "file_size" | "format">>();
+  const row = await runFile(env, run);
   if (row === null) return;
   if (row.file_hash !== place.fileHash || row.file_size !== place.fileSize) throw anotherFile("file's");
   if (row.format !== format) throw anotherFile("format's");
@@ -139,53 +116,24 @@ export async function recordProgress(
 ): Promise<ProgressAnswer> {
   const now = Date.now();
   const rejected = chunk.rejected.slice(0, MAX_KEPT_REJECTIONS).map((r) => fileRejection(r, place.fromRow));
-  const [write, read] = await env.DB.batch<Row>([
-    env.DB.prepare(
-      `INSERT INTO import_progress (run, file_hash, file_size, format, rows_done, bytes_done, inserted, updated,
-         reassigned, rejected_count, rejected, started_by, started_at, updated_at)
-       SELECT ?1, ?2, ?3, ?4, ?5 + ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14
-       WHERE ?5 = 0 OR EXISTS (SELECT 1 FROM import_progress WHERE run = ?1)
-       ON CONFLICT (run) DO UPDATE SET
-         rows_done = excluded.rows_done,
-         bytes_done = excluded.bytes_done,
-         inserted = inserted + excluded.inserted,
-         updated = updated + excluded.updated,
-         reassigned = reassigned + excluded.reassigned,
-         rejected_count = rejected_count + excluded.rejected_count,
-         rejected = CASE
-           WHEN excluded.rejected = '[]' OR json_array_length(rejected) >= ${MAX_KEPT_REJECTIONS} THEN rejected
-           WHEN rejected = '[]' THEN excluded.rejected
-           ELSE (SELECT json_group_array(json(value))
-                 FROM json_each(substr(rejected, 1, length(rejected) - 1) || ',' || substr(excluded.rejected, 2))
-                 WHERE key < ${MAX_KEPT_REJECTIONS})
-         END,
-         updated_at = excluded.updated_at
-       WHERE import_progress.rows_done = ?5 AND import_progress.file_hash = excluded.file_hash
-         AND import_progress.file_size = excluded.file_size AND import_progress.format = excluded.format
-         AND import_progress.committed_at IS NULL`,
-    ).bind(
-      run,
-      place.fileHash,
-      place.fileSize,
-      format,
-      place.fromRow,
-      chunk.received,
-      place.toByte,
-      chunk.inserted,
-      chunk.updated,
-      chunk.reassigned,
-      chunk.rejected.length,
-      JSON.stringify(rejected),
-      actor,
-      now,
-    ),
-    env.DB.prepare(
-      `SELECT rows_done, bytes_done, inserted, updated, reassigned, rejected_count FROM import_progress WHERE run = ?`,
-    ).bind(run),
-  ]);
-  const r = read!.results[0];
+  const { recorded, counts: r } = await advanceProgress(
+    env,
+    run,
+    place,
+    format,
+    {
+      received: chunk.received,
+      inserted: chunk.inserted,
+      updated: chunk.updated,
+      reassigned: chunk.reassigned,
+      rejectedCount: chunk.rejected.length,
+      rejected,
+    },
+    actor,
+    now,
+  );
   return {
-    recorded: (write!.meta.changes ?? 0) > 0,
+    recorded,
     rows_done: r?.rows_done ?? 0,
     bytes_done: r?.bytes_done ?? 0,
     inserted: r?.inserted ?? 0,
@@ -193,15 +141,6 @@ export async function recordProgress(
     reassigned: r?.reassigned ?? 0,
     rejected_count: r?.rejected_count ?? 0,
   };
-}
-
-/** The run's commit: its progress is done (the run is no longer offered to resume); old rows go. */
-export async function markCommitted(env: AdminEnv, run: string): Promise<void> {
-  const now = Date.now();
-  await env.DB.batch([
-    env.DB.prepare("UPDATE import_progress SET committed_at = ? WHERE run = ? AND committed_at IS NULL").bind(now, run),
-    env.DB.prepare("DELETE FROM import_progress WHERE updated_at < ?").bind(now - PROGRESS_RETAIN_MS),
-  ]);
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -218,12 +157,7 @@ export async function findRun(_req: Request, env: AdminEnv, rc: RequestContext):
   if (size === null) throw E.missing("file_size");
   const fileHash = fileHashParam(hash);
   const fileSize = countParam("file_size", size, 1);
-  const r = await env.DB.prepare(
-    `SELECT * FROM import_progress WHERE file_hash = ? AND file_size = ? AND committed_at IS NULL
-     ORDER BY started_at DESC, updated_at DESC LIMIT 1`,
-  )
-    .bind(fileHash, fileSize)
-    .first<Row>();
+  const r = await newestOpenRun(env, fileHash, fileSize);
   if (r === null) throw E.noSuch("import run");
   return json({
     run: r.run,

@@ -13,7 +13,8 @@ import { onlyFields, readJsonObject } from "./steps";
 import { forgetClient, getClient, resumeClientEvents } from "../provider/store/clients";
 import { memberKey, noticeOwners, ownerCount, putTeamInvite } from "../provider/store/developers";
 import { isAppTestNumber } from "../provider/store/directory/index";
-import { decideReview, pendingReviews, reviewById, type Review } from "../provider/store/reviews";
+import { pendingReviews, reviewById, type Review } from "../provider/store/reviews";
+import { decideReview } from "../provider/store/flows/apps";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const REASON_MAX = 500;

@@ -22,7 +22,8 @@ import {
   when,
 } from "../console/layout";
 import { forgetClient, getClient, sealSecret, updateClient, type AdminClient } from "../provider/store/clients";
-import { createDeveloperApp, roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
+import { roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
+import { createDeveloperApp } from "../provider/store/flows/apps";
 import { APP_TEST_RANGE } from "../provider/store/directory/index";
 import { audit } from "../provider/store/one-time/index";
 import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";

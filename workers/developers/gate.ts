@@ -34,7 +34,7 @@ import {
 import { getClient, type AdminClient } from "../provider/store/clients";
 import { dirAt, homeOfId } from "../provider/store/directory/index";
 import { audit } from "../provider/store/one-time/index";
-import { journaledChange } from "../provider/store/change-journal";
+import { journaledChange } from "../provider/store/flows/journaled-change";
 import { d, type Lang } from "./i18n";
 
 export type DevEnv = ProviderEnv;

@@ -27,35 +27,11 @@ import {
   numberShard,
   plidHome,
 } from "../../provider/store/directory/index";
+import { legacyAuditEvents, legacyGrantCount, legacyLinksOf, legacyPeople } from "../../provider/store/single-database";
 import type { AdminEnv } from "../config";
 
 const DEFAULT_BATCH = 500;
 const MAX_BATCH = 2000;
-
-interface LegacySubscriber {
-  id: number;
-  telco: string;
-  phone: string;
-  name: string;
-  gender: string;
-  birth: string;
-  foreign_cd: string;
-  ci: string;
-  test_otp_hash: string | null;
-  test_clients: string | null;
-  test_expires_at: number | null;
-  created_at: number;
-}
-
-interface LegacyLink {
-  client_id: string;
-  subscriber_id: number;
-  plid: string;
-  items: string;
-  consented_at: number;
-  linked_at: number | null;
-  last_login_at: number | null;
-}
 
 function cursorOf(url: URL): { after: number; limit: number } {
   const after = url.searchParams.get("after") ?? "0";
@@ -73,11 +49,7 @@ function cursorOf(url: URL): { after: number; limit: number } {
 export async function migrateDirectory(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const { after, limit } = cursorOf(rc.url);
   const n = dirShards(env);
-  const rows = (
-    await env.DB.prepare("SELECT * FROM subscribers WHERE id > ? ORDER BY id LIMIT ?")
-      .bind(after, limit)
-      .all<LegacySubscriber>()
-  ).results;
+  const rows = await legacyPeople(env, after, limit);
   // the people, in their numbers' shards
   const adopted = (
     await Promise.all(
@@ -116,12 +88,11 @@ export async function migrateDirectory(_req: Request, env: AdminEnv, rc: Request
   // shard keeps the home
   const links = rows.length
     ? (
-        await env.DB.prepare(
-          "SELECT * FROM links WHERE subscriber_id IN (SELECT value FROM json_each(?)) ORDER BY subscriber_id",
+        await legacyLinksOf(
+          env,
+          rows.map((r) => r.id),
         )
-          .bind(JSON.stringify(rows.map((r) => r.id)))
-          .all<LegacyLink>()
-      ).results.filter((l) => idOf.has(l.subscriber_id))
+      ).filter((l) => idOf.has(l.subscriber_id))
     : [];
   const moved = links.map((l) => {
     const id = idOf.get(l.subscriber_id)!;
@@ -146,13 +117,10 @@ export async function migrateDirectory(_req: Request, env: AdminEnv, rc: Request
     [...groupBy(forwards, (f) => plidHome(f.plid, n))].map(([s, list]) => dirAt(env, s).adoptPlidHomes(list)),
   );
   const grants = rows.length
-    ? ((
-        await env.DB.prepare(
-          "SELECT count(*) AS n FROM auto_login_grants WHERE subscriber_id IN (SELECT value FROM json_each(?))",
-        )
-          .bind(JSON.stringify(rows.map((r) => r.id)))
-          .first<{ n: number }>()
-      )?.n ?? 0)
+    ? await legacyGrantCount(
+        env,
+        rows.map((r) => r.id),
+      )
     : 0;
   rc.log.event = "migrate.directory";
   await auditBy(env, rc, "migration.batch", null, "ok", { store: "directory", people: rows.length });
@@ -172,13 +140,7 @@ export async function migrateDirectory(_req: Request, env: AdminEnv, rc: Request
  */
 export async function migrateAudit(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const { after, limit } = cursorOf(rc.url);
-  const rows = (
-    await env.DB.prepare(
-      "SELECT id, at, type, client_id, outcome, detail FROM audit_events WHERE id > ? ORDER BY id LIMIT ?",
-    )
-      .bind(after, limit)
-      .all<{ id: number; at: number; type: string; client_id: string | null; outcome: string; detail: string | null }>()
-  ).results;
+  const rows = await legacyAuditEvents(env, after, limit);
   // one batch at a time, by D1 id: ids in the archive are `d1-<D1 id>` while D1's have no gaps
   for (const run of contiguous(rows)) await archive(env.AUDIT, "d1", run[0]!.id, run);
   rc.log.event = "migrate.audit";

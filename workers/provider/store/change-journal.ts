@@ -16,13 +16,15 @@
 // - a row becomes one event however many sweeps run at once or again after a kill (`auditOnce`
 //   under the row's id, in the object the id places it in), and leaves the journal only after it.
 // - no secret or personal data: the route is the template (`/admin/directory/:phone`), never the path.
+//
+// The rows' statements are here; the sweep, which writes the events to the one-time store, and the
+// request's change under a row with its sweep after it (`journaledChange`) are
+// flows/journaled-change.ts.
 
 import { randomToken } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
-import { auditOnce, type AuditRecord, onceKey, type OneTimeEnv } from "./one-time/index";
-import type { StoreVars } from "./config";
 
-type JournalEnv = OneTimeEnv & StoreVars & { DB: D1Database };
+type JournalEnv = { DB: D1Database };
 
 /** How long a change may run before its row counts as unfinished (a directory import's batch runs seconds). */
 export const UNFINISHED_AFTER_MS = 10 * 60_000;
@@ -39,7 +41,7 @@ export interface ChangeContext {
   clientId?: string | undefined;
 }
 
-interface JournalRow {
+export interface JournalRow {
   id: string;
   actor: string;
   worker: string;
@@ -94,28 +96,6 @@ export async function journaled<T>(
   return out;
 }
 
-/**
- * A request's change under the journal (`journaled`), then, after answering, a sweep of the rows
- * left behind: every change sweeps, so a left row waits at most until the next change past its grace.
- */
-export async function journaledChange<T>(
-  env: JournalEnv,
-  rc: {
-    worker: string;
-    route?: string | undefined;
-    params: Record<string, string>;
-    waitUntil(p: Promise<unknown>): void;
-  },
-  actor: string,
-  method: string,
-  run: () => Promise<T>,
-): Promise<T> {
-  const route = rc.route ?? "(unmatched)";
-  const out = await journaled(env, actor, { worker: rc.worker, method, route, clientId: appOf(route, rc.params) }, run);
-  rc.waitUntil(sweepUnfinished(env).catch(() => undefined));
-  return out;
-}
-
 /** A route's `:id` that names an app (`/admin/clients/:id`, `/console/apps/:id`, `/developers/api/apps/:id`, …). */
 const APP_ROUTE = /\/(?:clients|apps)\/:id(?:\/|$)/;
 const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
@@ -126,31 +106,14 @@ export function appOf(route: string, params: Record<string, string>): string | u
   return APP_ROUTE.test(route) && id !== undefined && CLIENT_ID.test(id) ? id : undefined;
 }
 
-/** The event a left row becomes (the app's, when the change named one). */
-function unfinishedEvent(r: JournalRow): AuditRecord {
-  const detail = { actor: r.actor, worker: r.worker, method: r.method, route: r.route };
-  return [r.started_at, "request.unfinished", r.client_id, "unknown", JSON.stringify(detail)];
-}
-
-/**
- * Turns the rows older than `graceMs` into `request.unfinished` events, then deletes them; how
- * many it turned. Safe to run at once from many requests and again after a kill.
- */
-export async function sweepUnfinished(
-  env: JournalEnv,
-  now = Date.now(),
-  graceMs = UNFINISHED_AFTER_MS,
-): Promise<number> {
+/** The rows started before `before`, oldest first, at most `limit`. */
+export async function unfinishedRows(env: JournalEnv, before: number, limit = SWEEP_BATCH): Promise<JournalRow[]> {
   const { results } = await env.DB.prepare(
     "SELECT id, actor, worker, method, route, client_id, started_at FROM change_journal WHERE started_at < ? ORDER BY started_at LIMIT ?",
   )
-    .bind(now - graceMs, SWEEP_BATCH)
+    .bind(before, limit)
     .all<JournalRow>();
-  for (const r of results) {
-    await auditOnce(env, r.id, [[await onceKey(`unfinished:${r.id}`), unfinishedEvent(r)]]);
-    await endChange(env, r.id);
-  }
-  return results.length;
+  return results;
 }
 
 /** The rows of changes in flight or left behind (operators' view, tests). */

@@ -7,12 +7,12 @@
 //
 // Invariants:
 // - an app a developer made has exactly one owner at its creation, and a developer owns at most
-//   DEVELOPER_MAX_APPS apps: the app and its owner are written in one transaction that counts them;
+//   DEVELOPER_MAX_APPS apps: the app and its owner are written in one transaction that counts them
+//   (`ownedAppsBelow`, `ownerStatement`; the transaction is flows/apps.ts's);
 // - an app with an owner always keeps one: the last owner cannot leave or be demoted;
 // - an invitation is taken once, by the person who proves its number, while it is live.
 
 import { derivedToken } from "../../core/crypto";
-import { getClient, insertClientStatement, type NewClient } from "./clients";
 
 type DbEnv = { DB: D1Database };
 
@@ -101,38 +101,33 @@ export interface DeveloperPerson {
 }
 
 /**
- * Registers a developer's app in the testing stage with its owner, in one transaction that counts
- * the apps they own: "created", "cap" (they own `maxApps` already) or "taken" (the client id was
- * drawn before: the caller draws another).
+ * The condition of an app's creation: its owner owns fewer than `maxApps` apps (`sql` is an SQL
+ * expression, `bind` its values).
  */
-export async function createDeveloperApp(
-  env: DbEnv,
-  c: NewClient,
-  owner: DeveloperPerson,
-  maxApps: number,
-): Promise<"created" | "cap" | "taken"> {
-  const now = Date.now();
-  const [app, member] = await env.DB.batch([
-    insertClientStatement(env, { ...c, stage: "testing" }, now, {
-      sql: "(SELECT COUNT(*) FROM app_members WHERE subscriber_id = ? AND role = 'owner') < ?",
-      bind: [owner.subscriberId, maxApps],
-    }),
-    // the owner only with the row the statement before wrote (changes(): the same transaction's last write)
-    env.DB.prepare(
-      `INSERT INTO app_members (client_id, subscriber_id, role, phone_key, masked, developer, added_by, added_at)
-       SELECT ?, ?, 'owner', ?, ?, ?, ?, ? WHERE changes() = 1`,
-    ).bind(
-      c.clientId,
-      owner.subscriberId,
-      owner.phoneKey,
-      owner.masked,
-      owner.developer,
-      `developer:${owner.developer}`,
-      now,
-    ),
-  ]);
-  if (app!.meta.changes === 1 && member!.meta.changes === 1) return "created";
-  return (await getClient(env, c.clientId)) ? "taken" : "cap";
+export function ownedAppsBelow(subscriberId: number, maxApps: number): { sql: string; bind: unknown[] } {
+  return {
+    sql: "(SELECT COUNT(*) FROM app_members WHERE subscriber_id = ? AND role = 'owner') < ?",
+    bind: [subscriberId, maxApps],
+  };
+}
+
+/**
+ * The owner of a new app, written only with the row the statement before it in the same batch
+ * wrote (changes(): the same transaction's last write).
+ */
+export function ownerStatement(env: DbEnv, clientId: string, owner: DeveloperPerson, now: number): D1PreparedStatement {
+  return env.DB.prepare(
+    `INSERT INTO app_members (client_id, subscriber_id, role, phone_key, masked, developer, added_by, added_at)
+     SELECT ?, ?, 'owner', ?, ?, ?, ?, ? WHERE changes() = 1`,
+  ).bind(
+    clientId,
+    owner.subscriberId,
+    owner.phoneKey,
+    owner.masked,
+    owner.developer,
+    `developer:${owner.developer}`,
+    now,
+  );
 }
 
 /** The apps a person is on the team of, with their role, oldest first. */

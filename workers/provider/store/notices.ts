@@ -36,6 +36,12 @@ export async function openNotices(env: DbEnv, limit: number): Promise<Notice[]> 
   return results.map((r) => ({ kind: r.kind, subject: r.subject, text: r.text, createdAt: r.created_at }));
 }
 
+/** How many notices of a kind are open. */
+export async function countNotices(env: DbEnv, kind: NoticeKind): Promise<number> {
+  const r = await env.DB.prepare("SELECT count(*) AS n FROM notices WHERE kind = ?").bind(kind).first<{ n: number }>();
+  return r?.n ?? 0;
+}
+
 /** The text of a test number's suspension (masked number: `010-****-0001`). */
 export function suspendedText(masked: string, failures: number): string {
   return `test number ${masked} is suspended after ${failures} wrong codes: register it again with a new code (test-numbers add)`;

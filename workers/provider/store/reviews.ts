@@ -5,12 +5,12 @@
 // Invariants:
 // - an app has at most one pending review (a unique partial index: a second submission finds it);
 // - a review is decided once: the decision is conditional on `pending`, and the approval writes what
-//   was proposed (and the live stage) to the app in the same transaction, so a change made to the
-//   app after approval is never overwritten by it, and two editors deciding at once cannot both win.
+//   was proposed (and the live stage) to the app in the same transaction (flows/apps.ts), so a
+//   change made to the app after approval is never overwritten by it, and two editors deciding at
+//   once cannot both win.
 
 import { randomToken } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
-import { approvedClientStatement } from "./clients";
 
 type DbEnv = { DB: D1Database };
 
@@ -36,7 +36,7 @@ export interface Review {
   reason: string | null;
 }
 
-type ReviewRow = {
+export type ReviewRow = {
   id: string;
   client_id: string;
   state: ReviewState;
@@ -48,7 +48,7 @@ type ReviewRow = {
   reason: string | null;
 };
 
-function toReview(r: ReviewRow): Review {
+export function toReview(r: ReviewRow): Review {
   const p = JSON.parse(r.proposed) as Proposed;
   return {
     id: r.id,
@@ -110,35 +110,21 @@ export async function reviewById(env: DbEnv, id: string): Promise<Review | null>
 }
 
 /**
- * Decides a pending review, once: approved, what it proposed becomes the app's and the app is live,
- * in the same transaction. The review as decided, or null when it was not pending (decided before,
- * withdrawn, unknown).
+ * The decision of a review, only while it is pending; it returns the review as decided (`toReview`
+ * of its row), or no row when it was not pending (decided before, withdrawn, unknown).
  */
-export async function decideReview(
+export function decisionStatement(
   env: DbEnv,
   id: string,
   decision: "approved" | "rejected",
   by: string,
   reason: string | null,
-): Promise<Review | null> {
-  const now = Date.now();
-  const decide = env.DB.prepare(
+  now: number,
+): D1PreparedStatement {
+  return env.DB.prepare(
     `UPDATE app_reviews SET state = ?, decided_by = ?, decided_at = ?, reason = ?
      WHERE id = ? AND state = 'pending' RETURNING *`,
   ).bind(decision, by, now, reason, id);
-  if (decision === "rejected") {
-    const r = await decide.first<ReviewRow>();
-    return r && toReview(r);
-  }
-  const pending = await reviewById(env, id);
-  if (!pending || pending.state !== "pending") return null;
-  const [decided] = await env.DB.batch<ReviewRow>([
-    decide,
-    // only when the statement before decided it (changes(): the same transaction's last write)
-    approvedClientStatement(env, pending.clientId, pending.proposed, now),
-  ]);
-  const row = decided!.results[0];
-  return row ? toReview(row) : null;
 }
 
 /** The owner withdraws the app's pending review; whether there was one. */

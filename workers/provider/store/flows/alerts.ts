@@ -21,6 +21,7 @@ import {
   type SmsBudgetVars,
 } from "../config";
 import { eventsUriProblem } from "../hosts";
+import { countNotices } from "../notices";
 import {
   type MetricsRoom,
   provenByCode,
@@ -191,10 +192,7 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
   });
   // a review test number suspended by its cap of wrong codes (D1's open notices)
   if (env.DB) {
-    const r = await env.DB.prepare("SELECT count(*) AS n FROM notices WHERE kind = 'test_number.suspended'").first<{
-      n: number;
-    }>();
-    const n = r?.n ?? 0;
+    const n = await countNotices({ DB: env.DB }, "test_number.suspended");
     out.push({
       rule: "test_number.suspended",
       active: n > 0,
