@@ -10,6 +10,7 @@ import { createWorker, type Route } from "../core/router";
 import { ensureDevSeed } from "./seed";
 import { routes as authorize } from "../provider/authorize/routes";
 import { routes as account } from "../provider/account/routes";
+import { routes as inbound } from "../provider/inbound/routes";
 import { devRoutes as smsOutbox } from "./outbox";
 import { routes as token } from "../provider/token/routes";
 import { routes as userMe } from "../provider/user-me/routes";
@@ -49,6 +50,7 @@ const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...health,
   ...authorize,
   ...account,
+  ...inbound,
   ...smsOutbox,
   ...disconnect,
   ...admin,

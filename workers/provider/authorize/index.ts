@@ -1,6 +1,7 @@
 import { createWorker } from "../../core/router";
 import { routes } from "./routes";
 import { routes as account } from "../account/routes";
+import { routes as inbound } from "../inbound/routes";
 
 // The authorize worker hosts the one-time store; the other provider workers bind to it by script_name.
 // It also serves the person's /account page, which runs the same sign-in steps (docs/account.md).
@@ -11,4 +12,4 @@ import { usableNotice } from "../signin/index";
 
 // the directory shards' alarms send a passkey's "now usable" SMS with this worker's gateways
 passkeyNotices.send = usableNotice;
-export default createWorker("authorize", [...routes, ...account]);
+export default createWorker("authorize", [...routes, ...account, ...inbound]);

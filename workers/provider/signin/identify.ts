@@ -16,9 +16,10 @@ import { identifyPage, type IdentifyValues } from "./pages";
 import { budgetOf, guardGate } from "./guard-gate";
 import { guardCount } from "./guard";
 import { suspended } from "./review";
-import { storeConfig } from "../store/config";
-import { riskUntil, passkeysOf } from "../store/directory/index";
 import { testingGate } from "./testing";
+import { offerText } from "./text";
+import { riskOf } from "./risk";
+import { textConfig, textOffered } from "./text-config";
 import { challengeHash, handleOf, maskMove, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
 
 /** Seconds a person is asked to wait when the carrier could not be asked. */
@@ -51,18 +52,6 @@ function outcome(f: Flow, what: "matched" | "unconfirmed" | "invalid" | "refused
 function carrierAnswered(f: Flow, result: "ok" | "failed", asked: number): void {
   tally(f.env, f.rc, `carrier.${result}`, null);
   timing(f.env, f.rc, "carrier", Date.now() - asked);
-}
-
-/**
- * The number's risk window (store/directory/risk.ts): null when none is open, else when it ends and
- * whether the person has a passkey that signs in now (they must use it). The passkeys are read only
- * when a window is open.
- */
-async function riskOf(f: Flow, c: ConfirmedSubscriber): Promise<{ until: number; passkey: boolean } | null> {
-  const until = riskUntil(c.riskFrom, storeConfig(f.env).riskWindowMs);
-  if (until === null) return null;
-  const now = Date.now();
-  return { until, passkey: (await passkeysOf(f.env, c.subscriber.id)).some((k) => k.usableAt <= now) };
 }
 
 /**
@@ -104,9 +93,12 @@ export async function identify(f: Flow): Promise<Response> {
   // A testing app admits its team's and its test numbers only, decided before anyone is looked up.
   const testing = await testingGate(f, phone);
   if (testing) return testing;
-  // The guard decides from the request alone, before anyone is looked up (docs/abuse.md).
+  // A text from the person for every sign-in, or where the guard decides so from the request alone,
+  // before anyone is looked up (docs/abuse.md).
+  if (textOffered(f.env) && textConfig(f.env).mode === "all") return offerText(f, values, telco, name, phone);
   const guarded = await guardGate(f, values, phone);
   if (guarded instanceof Response) return guarded;
+  if (guarded === "text") return offerText(f, values, telco, name, phone);
 
   let confirmed: ConfirmedSubscriber | null;
   const asked = Date.now();

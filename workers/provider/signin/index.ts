@@ -20,4 +20,6 @@ export { type SigninEnd, type SigninPurpose, proofDetail } from "./purpose";
 export { readOutbox } from "./sms/outbox";
 export { beginSignIn, continueSignIn } from "./steps";
 export { mayTest, testingStop } from "./testing";
+export { type Arrival, textArrived } from "./text";
+export { DEV_TEXT, textConfig } from "./text-config";
 export type { Transaction } from "./transaction";

@@ -58,7 +58,7 @@ function passkeys(ctx: PageContext): boolean {
 }
 
 /** Where a page's forms post: the first-party page it proves the number for, else the authorization endpoint. */
-function actionOf(ctx: PageContext): string {
+export function actionOf(ctx: PageContext): string {
   return ctx.purpose === undefined ? "/oauth2/authorize" : `/${ctx.purpose}`;
 }
 

@@ -38,6 +38,8 @@ import {
 } from "./transaction";
 import { verify } from "./verify";
 import { passkeySignIn } from "./passkey/signin";
+import { textStep } from "./text";
+import { textOffered } from "./text-config";
 
 /**
  * The first page of an app's sign-in (docs/signin.md "The first page"): its `tx` is the request
@@ -75,7 +77,9 @@ export async function beginSignIn(
     cookies: browser.setCookie ? [browser.setCookie] : [],
   };
   // a network or an app the SMS-abuse guard holds suspect: the challenge is on the first page already
-  const first = (await challengeFirst(env, rc, req, ar.client.clientId)) ? challengeOf({ env }) : undefined;
+  // (not where a text would be asked for instead: the challenge would lead to no code)
+  const first =
+    !textOffered(env) && (await challengeFirst(env, rc, req, ar.client.clientId)) ? challengeOf({ env }) : undefined;
   return identifyPage(ctx, {}, undefined, undefined, first);
 }
 
@@ -185,17 +189,26 @@ export async function continueSignIn(
   if (params.get("cancel") === "Y" && tx.step !== "consent") return cancel(f);
   // The identify form posted again (back button, a corrected number): step 1 starts over. The
   // identify page's passkey form proves the number with a passkey instead (passkey/signin.ts).
-  const step = params.has("passkey") ? "passkey" : params.has("phoneNo") || tx.step === "moved" ? "identify" : tx.step;
+  // The text page posts its ticket (`text`): the number is proven by a text the person sent (text.ts).
+  const step = params.has("passkey")
+    ? "passkey"
+    : params.has("text")
+      ? "text"
+      : params.has("phoneNo") || tx.step === "moved"
+        ? "identify"
+        : tx.step;
   const res =
     step === "passkey"
       ? await passkeySignIn(f)
-      : step === "identify"
-        ? await identify(f)
-        : step === "verify"
-          ? await verify(f)
-          : params.get("cancel") === "Y"
-            ? await cancel(f)
-            : await consent(f);
+      : step === "text"
+        ? await textStep(f)
+        : step === "identify"
+          ? await identify(f)
+          : step === "verify"
+            ? await verify(f)
+            : params.get("cancel") === "Y"
+              ? await cancel(f)
+              : await consent(f);
   // the step's time in the service (its store calls, the carrier, the SMS gateway), not the person's
   timing(env, rc, `step.${step}`, Date.now() - started);
   return res;

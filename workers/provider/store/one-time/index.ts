@@ -18,6 +18,7 @@ export {
   plidShardsAnyCount,
   shardOf,
   testFailuresKey,
+  textKey,
   transactionKey,
 } from "./keys";
 export { type OneTimeEnv, type OneTimeRoom, storeAt, storeFor } from "./one-time-store";
