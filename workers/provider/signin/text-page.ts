@@ -17,6 +17,7 @@ const ko = {
   to: "받는 번호",
   phrase: "보낼 문구",
   open: "문자 앱에서 보내기",
+  devPhone: "개발용 휴대폰에서 보내기",
   sent: "문자를 보냈어요",
   cancel: "취소",
   hint: (v: Vars) => `문구를 그대로 ${v.until}까지 보내 주세요. 문자 요금은 이용 중인 요금제에 따릅니다.`,
@@ -33,6 +34,7 @@ const en: Record<keyof typeof ko, Entry> = {
   to: "To",
   phrase: "Message",
   open: "Send from your messages app",
+  devPhone: "Send from the dev phone",
   sent: "I sent the text",
   cancel: "Cancel",
   hint: (v) => `Send the phrase unchanged by ${v.until}. Your plan's rate for a text applies.`,
@@ -73,6 +75,8 @@ export interface TextOffer {
   /** When the phrase stops working. */
   until: number;
   notice?: string;
+  /** DEV_MODE: the dev phone (/dev/outbox) with the phrase filled in, where a newcomer sends the text. */
+  devPhone?: boolean;
 }
 
 /**
@@ -103,6 +107,7 @@ ${o.notice && html`<p class="notice" role="status">${o.notice}</p>`}
 <dt>${tt(L, "phrase")}</dt><dd><b id="text-phrase" lang="ko">${o.phrase}</b></dd>
 </dl>
 <p><a class="button" id="text-open" href="${sms}">${tt(L, "open")}</a></p>
+${o.devPhone && html`<p><a id="text-dev-phone" href="/dev/outbox?body=${encodeURIComponent(o.phrase)}#phone" target="_blank">${tt(L, "devPhone")}</a></p>`}
 <p class="hint">${tt(L, "hint", { until: formatKstTime(o.until, L) })}</p>
 <p class="hint">${tt(L, "relay", { app: ctx.appName || t(L, "serviceName") })}</p>
 <form id="text-form" class="step" method="post" action="${actionOf(ctx)}" data-step="text" data-until="${String(o.until)}">

@@ -17,6 +17,7 @@
 // - nobody is looked up before the text arrived; a text from another number, an unknown, used or
 //   expired phrase, or one sent from abroad marks nothing.
 
+import { commonConfig } from "../../core/config";
 import { randomDigits } from "../../core/crypto";
 import { normalizePhone, type Telco } from "../../core/spec";
 import { audit, shardOf, storeAt, textKey, type OneTimeEnv } from "../store/one-time/index";
@@ -81,6 +82,7 @@ export async function offerText(
     number: cfg.number!,
     ticket: await signJson(f.env, TICKET_PREFIX, TICKET_PURPOSE, ticket),
     until,
+    devPhone: commonConfig(f.env).devMode,
   });
 }
 
@@ -94,6 +96,7 @@ async function again(f: Flow, k: Ticket, ticket: string, notice?: string, unavai
       ticket,
       until: k.until,
       notice,
+      devPhone: commonConfig(f.env).devMode,
     },
     unavailable ? { text: t(f.ctx.lang, "errCarrierUnavailable") } : undefined,
     unavailable ? { status: 503, retryAfterSeconds: 5 } : {},
