@@ -18,6 +18,7 @@ import { guardCount } from "./guard";
 import { suspended } from "./review";
 import { testingGate } from "./testing";
 import { offerText } from "./text";
+import { provedFor, stillHolds } from "./proved-browser";
 import { riskOf } from "./risk";
 import { textConfig, textOffered } from "./text-config";
 import { challengeHash, handleOf, maskMove, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
@@ -95,8 +96,12 @@ export async function identify(f: Flow): Promise<Response> {
   if (testing) return testing;
   // A text from the person for every sign-in, or where the guard decides so from the request alone,
   // before anyone is looked up (docs/abuse.md).
-  if (textOffered(f.env) && textConfig(f.env).mode === "all") return offerText(f, values, telco, name, phone);
-  const guarded = await guardGate(f, values, phone);
+  // A browser that proved this number before gets its code by SMS whatever the guard says.
+  const key = await phoneKey(phone);
+  const proved = await provedFor(f.req, f.env, key);
+  if (!proved && textOffered(f.env) && textConfig(f.env).mode === "all")
+    return offerText(f, values, telco, name, phone);
+  let guarded = await guardGate(f, values, phone, proved !== null);
   if (guarded instanceof Response) return guarded;
   if (guarded === "text") return offerText(f, values, telco, name, phone);
 
@@ -129,8 +134,14 @@ export async function identify(f: Flow): Promise<Response> {
   // automatic login, and a person with an active passkey must use it, which a right code tells them
   // (store/one-time/signin-store.ts). Until that proof the sign-in looks as any other: the code is
   // sent and the code page is the same, box and all, so whoever typed the number learns nothing.
+  // The proof of this browser names the person the number had then: passed to another person
+  // since, it no longer holds, and the guard decides as for any browser.
+  if (proved && !(await stillHolds(f.env, proved, key, confirmed.subscriber.id))) {
+    guarded = await guardGate(f, values, phone);
+    if (guarded instanceof Response) return guarded;
+    if (guarded === "text") return offerText(f, values, telco, name, phone);
+  }
   const risk = await riskOf(f, confirmed);
-  const key = await phoneKey(phone);
   const nextId = await nextTxId(f.h.id, key, f.shards);
   const { code, digest } = await newCode(confirmed.testOtpHash);
   // A review test number gets no automatic login: its access ends with its expiry, not a grant's.

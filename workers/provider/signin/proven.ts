@@ -11,6 +11,7 @@ import { consentDue, covers, sharedBy } from "./consent";
 import { autoLoginEligible, endOtherSubscribersOnDevice } from "./device";
 import { at, goneMeanwhile, render, type Flow } from "./flow";
 import { phoneKey } from "./limits";
+import { withProof } from "./proved-browser";
 import { handleOf, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
 
 /** Who was proven, and how: what the record keeps of it beside the person. */
@@ -58,7 +59,7 @@ export async function numberProven(f: Flow, p: Proof): Promise<Response> {
     const next: TxHandle = { id, key: await txKey(id), stub: storeFor(f.env, id, f.shards), tx: record };
     await next.stub.signinCreate(next.key, record);
     if (!f.h.page) await f.h.stub.signinFinish(f.h.key, ["identify"]);
-    return render(at(f, handleOf(next, record)));
+    return withProof(render(at(f, handleOf(next, record))), f.req, f.env, key, p.person.id);
   }
   if (!f.h.page) await f.h.stub.signinFinish(f.h.key, ["identify"]);
   const done = await f.purpose.end(f, {
@@ -68,5 +69,5 @@ export async function numberProven(f: Flow, p: Proof): Promise<Response> {
     optIn: record.autoLoginOptIn === true,
     shared: p.link ? sharedBy(p.link, f.client) : undefined,
   });
-  return done ?? goneMeanwhile(f);
+  return done ? withProof(done, f.req, f.env, key, p.person.id) : goneMeanwhile(f);
 }

@@ -54,8 +54,9 @@ export interface SigninEnd {
  * for a code), and `fixedCode` when that code was a fixed one (a review test number's, a test
  * entry's) and no SMS was sent. The metrics count these apart (store/metrics/series.ts).
  */
-export function proofDetail(tx: Transaction): { method: "passkey" | "sms"; fixedCode?: true } {
+export function proofDetail(tx: Transaction): { method: "passkey" | "text" | "sms"; fixedCode?: true } {
   if (tx.passkey) return { method: "passkey" };
+  if (tx.texted) return { method: "text" };
   return tx.subscriber?.testOtpHash ? { method: "sms", fixedCode: true } : { method: "sms" };
 }
 

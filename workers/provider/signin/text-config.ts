@@ -3,7 +3,7 @@
 // secrets the operator's SMS gateway signs its inbound webhook with.
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
-import { sharedSecretVar } from "../store/config";
+import { checkConfig, sharedSecretVar } from "../store/config";
 
 export interface TextVars extends CommonVars {
   SIGNIN_MO?: string;
@@ -57,3 +57,5 @@ export function textOffered(env: TextVars): boolean {
   const c = textConfig(env);
   return c.mode !== "off" && c.number !== null;
 }
+
+checkConfig(textConfig);

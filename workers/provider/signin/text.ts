@@ -169,7 +169,7 @@ export async function textStep(f: Flow): Promise<Response> {
     link: confirmed.link ?? null,
     risk: risk?.until ?? null,
     by: "text",
-    record: {},
+    record: { texted: true },
   });
 }
 

@@ -41,10 +41,12 @@ function detailOf(row: OutboxRow): Record<string, unknown> {
 
 /**
  * A proven sign-in that no SMS preceded (`proofDetail` of provider/signin/purpose.ts): by a passkey
- * (`<type>.passkey`), or by a fixed code (`<type>.fixed_code`).
+ * (`<type>.passkey`), by a text the person sent (`<type>.text`), or by a fixed code
+ * (`<type>.fixed_code`).
  */
 function withoutSms(type: string, d: Record<string, unknown>): [string, number][] {
   if (d.method === "passkey") return [[`${type}.passkey`, 1]];
+  if (d.method === "text") return [[`${type}.text`, 1]];
   return d.fixedCode === true ? [[`${type}.fixed_code`, 1]] : [];
 }
 

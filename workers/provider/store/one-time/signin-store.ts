@@ -108,6 +108,8 @@ export interface SigninRecord {
   provenAt?: number;
   /** The passkey that proved it is synced (backed up): the id_token's `amr` says `swk`, else `hwk`. */
   passkeySynced?: true;
+  /** Proven by a text the person sent from the number (docs/signin.md "A text the person sends"). */
+  texted?: true;
   /**
    * The number is in its risk window until then (epoch ms; a SIM change or a port,
    * store/directory/risk.ts): no automatic login, no passkey offer; said once the number is proven.
