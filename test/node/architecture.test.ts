@@ -101,35 +101,32 @@ describe("the layout's import rules", () => {
     expect(bad).toEqual([]);
   });
 
-  it("the console uses core/, the admin API, the provider's store and the sign-in only; only the all-in-one worker imports it", () => {
+  it("the console uses core/, the admin API, the provider's store, the sign-in and the consoles' frame only; only the consoles' worker and the all-in-one worker import it", () => {
     const bad = all.filter(
       (i) =>
         top(i.file) === "console" &&
-        !["console", "core", "admin"].includes(top(i.target)) &&
+        !["console", "core", "admin", "frame"].includes(top(i.target)) &&
         !i.target.startsWith("bare:") &&
         !i.target.startsWith("provider/store/") &&
         !i.target.startsWith("provider/signin/") &&
-        i.target !== "provider/config" &&
-        // the consoles' worker serves the developer console's routes too
-        !(i.file === "console/index.ts" && i.target === "developers/routes"),
+        i.target !== "provider/config",
     );
     expect(bad).toEqual([]);
     expect(
-      all.filter((i) => top(i.target) === "console" && !["console", "all-in-one", "developers"].includes(top(i.file))),
+      all.filter((i) => top(i.target) === "console" && !["console", "consoles", "all-in-one"].includes(top(i.file))),
     ).toEqual([]);
     // the rule reads the console's imports (not vacuous)
     expect(all.some((i) => top(i.file) === "console" && i.target.startsWith("admin/"))).toBe(true);
   });
 
-  it("the developer console uses core/, the admin API's checks, the console's frame, the provider's store and the sign-in only; only the consoles' worker and the all-in-one worker import it", () => {
+  it("the developer console uses core/, the admin API's checks, the consoles' frame, the provider's store and the sign-in only; only the consoles' worker and the all-in-one worker import it", () => {
     const bad = all.filter(
       (i) =>
         top(i.file) === "developers" &&
-        !["developers", "core", "admin"].includes(top(i.target)) &&
+        !["developers", "core", "admin", "frame"].includes(top(i.target)) &&
         !i.target.startsWith("bare:") &&
         !i.target.startsWith("provider/store/") &&
         !i.target.startsWith("provider/signin/") &&
-        i.target !== "console/layout" &&
         i.target !== "provider/config",
     );
     expect(bad).toEqual([]);
@@ -138,10 +135,10 @@ describe("the layout's import rules", () => {
         (i) =>
           top(i.target) === "developers" &&
           top(i.file) !== "developers" &&
-          !["console/index.ts", "all-in-one/index.ts"].includes(i.file),
+          !["consoles/index.ts", "all-in-one/index.ts"].includes(i.file),
       ),
     ).toEqual([]);
-    expect(all.some((i) => top(i.file) === "developers" && i.target === "console/layout")).toBe(true);
+    expect(all.some((i) => top(i.file) === "developers" && i.target === "frame/layout")).toBe(true);
   });
 
   it("core/ (the package's, and the service's re-exports of it) is at most 1,400 lines", () => {
