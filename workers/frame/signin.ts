@@ -44,28 +44,28 @@ export type SignIn = (
 ) => Promise<Response>;
 
 /** What a console gives its door. */
-export interface Door<E extends ProviderEnv> {
+export interface Door<Env extends ProviderEnv> {
   /** The console's page as its sign-in names it. */
   page: ConsolePage;
   /** The console's session kind (`loadConsoleSession`); the operations console's when absent. */
   session?: SessionKind;
   /** Whether the console exists in this deployment; 404 for every door route when not. */
-  open?: (env: E) => boolean;
+  open?: (env: Env) => boolean;
   /** Largest sign-out form. */
-  signOutBytes: (env: E) => number;
+  signOutBytes: (env: Env) => number;
   /** The console's first page for a live session. */
-  first: Handler<E>;
+  first: Handler<Env>;
   /** "You signed out." in the console's words. */
   signedOut: (lang: Lang) => string;
 }
 
 /** A console's door: its sign-in, its identify page, root, sign-out and the way back from an action's address. */
-export function door<E extends ProviderEnv>(d: Door<E>) {
+export function door<Env extends ProviderEnv>(d: Door<Env>) {
   const { mark, next: pages } = d.page;
   const home = `/${mark}`;
   /** The console's sign-in: the service's first-party sign-in of the console's page. */
   const signin: FirstParty = firstParty({ ...d.page, url: (tx) => consoleUrl(d.page, tx) });
-  const shut = (env: E) => {
+  const shut = (env: Env) => {
     if (d.open && !d.open(env)) throw E.notFound();
   };
 
@@ -79,7 +79,7 @@ export function door<E extends ProviderEnv>(d: Door<E>) {
    * GET|POST /<console>: a step of the console's sign-in (a POST with `tx`), the sign-in itself (no
    * session, or `reauth=1`: a fresh proof), else the console's first page.
    */
-  async function root(req: Request, env: E, rc: RequestContext): Promise<Response | void> {
+  async function root(req: Request, env: Env, rc: RequestContext): Promise<Response | void> {
     shut(env);
     const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
     if (req.method === "POST" && params.has("tx")) return signin.step(req, env, rc, params);
@@ -92,7 +92,7 @@ export function door<E extends ProviderEnv>(d: Door<E>) {
   }
 
   /** POST /<console>/sign-out: the session ends, and the sign-in shows again. */
-  async function signOut(req: Request, env: E, rc: RequestContext): Promise<Response> {
+  async function signOut(req: Request, env: Env, rc: RequestContext): Promise<Response> {
     shut(env);
     const params = await readParams(req, rc.search, d.signOutBytes(env));
     const lang = langOf(params);
@@ -109,7 +109,7 @@ export function door<E extends ProviderEnv>(d: Door<E>) {
 
   /** A 303 to the page an action belongs to, in the asked language (nothing is read or changed). */
   function back(to: (rc: RequestContext) => string) {
-    return (_req: Request, _env: E, rc: RequestContext): Response => {
+    return (_req: Request, _env: Env, rc: RequestContext): Response => {
       const path = to(rc);
       if (!pages.test(path)) throw E.notFound();
       return redirect(303, new URLSearchParams(rc.search).get("lang") === "en" ? `${path}?lang=en` : path);
