@@ -8,7 +8,7 @@ import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import toml from "../../wrangler.toml?raw";
 import adminWorker from "../../workers/admin/index";
-import consoleWorker from "../../workers/console/index";
+import consoleWorker from "../../workers/consoles/index";
 import authorizeWorker from "../../workers/provider/authorize/index";
 import disconnectWorker from "../../workers/provider/disconnect/index";
 import rpCallbackWorker from "../../workers/kit/callback/index";

@@ -11,22 +11,13 @@ import type { RequestContext } from "../core/router";
 import { clientView } from "../admin/clients";
 import { onlyFields } from "../admin/steps";
 import { clientPatch, newClientFields } from "../admin/validate";
-import {
-  checkedEventTypes,
-  checkedItems,
-  consolePage,
-  eventTypeBoxes,
-  hidden,
-  href,
-  itemBoxes,
-  when,
-} from "../console/layout";
+import { checkedEventTypes, checkedItems, eventTypeBoxes, hidden, href, itemBoxes, when } from "../frame/layout";
 import { forgetClient, getClient, sealSecret, updateClient, type AdminClient } from "../provider/store/clients";
 import { roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
 import { createDeveloperApp } from "../provider/store/flows/apps";
 import { APP_TEST_RANGE } from "../provider/store/directory/index";
 import { audit } from "../provider/store/one-time/index";
-import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
+import { actorOf, teamApp, type DevEnv, type DevSigned, consolePage } from "./gate";
 import { issuer } from "../provider/store/flows/events";
 import { d, type Lang } from "./i18n";
 import { invitesSection, myInvites, teamSection, teamView } from "./team";
