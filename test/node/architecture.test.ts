@@ -259,6 +259,8 @@ describe("the store: each object its room, the flows above the rooms, no circle"
     change_journal: "change-journal.ts",
     signing_keys: "signing-keys.ts",
     event_deliveries: "event-deliveries.ts",
+    ssf_streams: "ssf-streams.ts",
+    ssf_poll: "ssf-streams.ts",
     import_progress: "import-runs.ts",
     import_runs: "import-runs.ts",
     sms_outbox: "sms-outbox.ts",
