@@ -106,6 +106,11 @@ export class People {
     return rowsIn<PersonRow>(this.sql, "SELECT * FROM people WHERE id", ids);
   }
 
+  /** The ci of each of these people at home here. */
+  cisOf(ids: readonly number[]): { id: number; ci: string }[] {
+    return rowsIn<{ id: number; ci: string }>(this.sql, "SELECT id, ci FROM people WHERE id", ids);
+  }
+
   /**
    * The import's first pass over the rows whose numbers this shard answers for: a number held by
    * the same directory person (same ci) at home here is updated now (id, plids and consent kept);
