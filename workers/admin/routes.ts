@@ -137,10 +137,12 @@ export const table: AdminRoute[] = [
     id: rc.params.id ?? "",
     reason: (await body(["reason"])(req, env)).reason,
   })),
-  serve("/admin/clients/:id/owner", inviteOwner, async (req, env, rc) => ({
-    clientId: rc.params.id!,
-    phone: (await body(["phone"])(req, env)).phone,
-  })),
+  serve(
+    "/admin/clients/:id/owner",
+    inviteOwner,
+    async (req, env, rc) => ({ clientId: rc.params.id!, phone: (await body(["phone"])(req, env)).phone }),
+    created,
+  ),
   serve("/admin/clients/:id/events/resume", resumeEvents, app),
   serve("/admin/operators", listAllOperators, none),
   serve("/admin/operators", grantOperator, body(["phone", "role"]), created),
