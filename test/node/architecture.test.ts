@@ -119,6 +119,84 @@ describe("the layout's import rules", () => {
     expect(all.some((i) => top(i.file) === "console" && i.target.startsWith("admin/"))).toBe(true);
   });
 
+  // The console runs the admin API's services (admin/access.ts `perform`, the one gate of roles and
+  // the journal), never its HTTP side: no Request built, no route handler, `allow` or route table imported.
+  /** An admin route handler by its definition: a function of (Request, env…), or one answering a Handler. */
+  const handlerShape = (name: string) =>
+    new RegExp(
+      [
+        `export\\s+(?:async\\s+)?function\\s+${name}\\s*\\(\\s*\\w+\\s*:\\s*Request\\s*,`,
+        `export\\s+function\\s+${name}\\s*\\([^)]*\\)\\s*:\\s*Handler<`,
+        `export\\s+const\\s+${name}\\s*(?::[^=]*)?=\\s*(?:async\\s*)?\\(\\s*\\w+\\s*:\\s*Request\\s*,`,
+      ].join("|"),
+    );
+  /** Where console files reach the admin API over HTTP in process: a Request built, a handler or the routes imported. */
+  function adminRequests(texts: { file: string; text: string }[], adminSource: (target: string) => string): string[] {
+    const out: string[] = [];
+    for (const { file, text } of texts.filter((t) => top(t.file) === "console")) {
+      if (/\bnew\s+Request\s*\(/.test(text)) out.push(`${file}: new Request`);
+      for (const m of text.matchAll(/import\s+(type\s+)?(\{[^}]*\}|\*\s+as\s+\w+)\s+from\s+"([^"]+)"/g)) {
+        const target = named(resolve(join(workers, dirname(file)), m[3]!));
+        if (top(target) !== "admin" || m[1]) continue;
+        if (target === "admin/routes" || target === "admin/index") {
+          out.push(`${file}: ${target}`);
+          continue;
+        }
+        const source = adminSource(target);
+        const names = m[2]!.startsWith("*")
+          ? [...source.matchAll(/export\s+(?:async\s+)?(?:function|const)\s+(\w+)/g)].map((x) => x[1]!)
+          : m[2]!
+              .slice(1, -1)
+              .split(",")
+              .map((n) => n.trim())
+              .filter((n) => n !== "" && !n.startsWith("type "))
+              .map((n) => n.split(/\s+as\s+/)[0]!);
+        for (const n of names) if (handlerShape(n).test(source)) out.push(`${file}: ${target} ${n}`);
+      }
+    }
+    return out;
+  }
+  const consoleTexts = files(join(workers, "console")).map((f) => ({
+    file: relative(workers, f),
+    text: readFileSync(f, "utf8"),
+  }));
+  const adminSource = (target: string) => readFileSync(join(workers, `${target}.ts`), "utf8");
+
+  it("the console runs the admin API's services: no console file builds a Request or imports an admin route handler, `allow` or the route table", () => {
+    expect(adminRequests(consoleTexts, adminSource)).toEqual([]);
+    // the rule reads the console's imports of the services (not vacuous)
+    expect(
+      consoleTexts.some(({ text }) => /import \{[^}]*\bperform\b[^}]*\} from "\.\.\/admin\/access"/.test(text)),
+    ).toBe(true);
+  });
+
+  it("finds a planted Request to the admin API in the console: a Request built, a handler, `allow` and the route table imported", () => {
+    const probes = [
+      { file: "console/apps.ts", text: "const res = await allow(role, handler)(new Request(req.url, init), env, rc);" },
+      { file: "console/sms.ts", text: 'import { metrics, readMetrics } from "../admin/metrics";' },
+      { file: "console/pages.ts", text: 'import { allow, perform } from "../admin/access";' },
+      { file: "console/overview.ts", text: 'import { table } from "../admin/routes";' },
+      { file: "console/reviews.ts", text: 'import * as keys from "../admin/keys";' },
+    ];
+    const fine = [
+      {
+        file: "console/apps.ts",
+        text: 'import * as clients from "../admin/clients";\nawait perform(clients.read, env, by, { clientId });',
+      },
+      { file: "console/gate.ts", text: 'import { fromThisSite, type Actor } from "../admin/access";' },
+      // the admin API's own files are not the console's
+      { file: "admin/routes.ts", text: "new Request(url)" },
+    ];
+    expect(adminRequests([...probes, ...fine], adminSource)).toEqual([
+      "console/apps.ts: new Request",
+      "console/sms.ts: admin/metrics metrics",
+      "console/pages.ts: admin/access allow",
+      "console/overview.ts: admin/routes",
+      "console/reviews.ts: admin/keys listKeys",
+      "console/reviews.ts: admin/keys rotateKeys",
+    ]);
+  });
+
   it("the developer console uses core/, the admin API's checks, the consoles' frame, the provider's store and the sign-in only; only the consoles' worker and the all-in-one worker import it", () => {
     const bad = all.filter(
       (i) =>

@@ -15,6 +15,7 @@ import {
 import { c, type ConsoleKey, type Lang } from "./i18n";
 
 export {
+  appFormFields,
   checkedEventTypes,
   checkedItems,
   errorBox,

@@ -133,6 +133,37 @@ export const checkedItems = (p: Params): IdentityItem[] => IDENTITY_ITEMS.filter
 /** The event types an app form's boxes checked. */
 export const checkedEventTypes = (p: Params): EventType[] => EVENT_TYPES.filter((t) => p.get(`event_${t}`) === "on");
 
+const lines = (text: string | undefined) =>
+  (text ?? "")
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+
+/**
+ * An app form's fields (both consoles') as the client fields the admin API's reader checks
+ * (admin/validate.ts), so a form is refused with the API's own messages: empty optional texts are
+ * null (the default); the operator's form adds the daily SMS budget, empty for the default, digits
+ * as a number, anything else as typed (refused naming the field).
+ */
+export function appFormFields(p: Params, withBudget: boolean): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    name: p.get("name") ?? "",
+    redirect_uris: lines(p.get("redirect_uris")),
+    items: checkedItems(p),
+    auto_login: p.get("auto_login") === "on",
+    oidc: p.get("oidc") === "on",
+    events_uri: p.get("events_uri") ?? null,
+    event_types: checkedEventTypes(p),
+    purpose: p.get("purpose") ?? null,
+    retention: p.get("retention") ?? null,
+  };
+  if (withBudget) {
+    const t = (p.get("sms_daily_budget") ?? "").trim();
+    fields.sms_daily_budget = t === "" ? null : /^\d{1,9}$/.test(t) ? Number(t) : t;
+  }
+  return fields;
+}
+
 /** The hidden fields every console form carries: its CSRF token and the language. */
 export function hidden(v: Viewer): SafeHtml {
   return html`<input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="lang" value="${v.lang}">`;
