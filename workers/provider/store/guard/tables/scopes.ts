@@ -268,17 +268,7 @@ export class GuardTables {
       if (weighted < 1 || typed >= weighted * rules.minConversion) continue;
       const settled = this.sums(scope, now, rules, cur ? cur.until : 0);
       const next = judgeOutstanding(kind, settled, list, cur, now, rules, this.curve);
-      if (!next) continue;
-      this.sql.exec(
-        "INSERT OR REPLACE INTO states (scope, state, since, until, strikes) VALUES (?, ?, ?, ?, ?)",
-        scope,
-        next.state,
-        next.since,
-        next.until,
-        next.strikes,
-      );
-      this.stateRows.set(scope, { scope, ...next });
-      out.push({ kind, state: next.state, strikes: next.strikes, scope, since: next.since, until: next.until });
+      if (next) this.enter(scope, kind, next, out);
     }
     for (const [scope, buckets] of this.outstanding) if (buckets.size === 0) this.outstanding.delete(scope);
   }
@@ -429,7 +419,11 @@ export class GuardTables {
     const after = cur && cur.until <= now ? cur.until : cur ? cur.since : 0;
     const kind = kindOf(scope);
     const next = judge(kind, given ?? this.sums(scope, now, rules, after), cur, now, rules);
-    if (!next) return;
+    if (next) this.enter(scope, kind, next, out);
+  }
+
+  /** A scope enters its next state: stored, kept in memory, and reported as a transition. */
+  private enter(scope: Scope, kind: ScopeKind, next: StateRow, out: Transition[]): void {
     this.sql.exec(
       "INSERT OR REPLACE INTO states (scope, state, since, until, strikes) VALUES (?, ?, ?, ?, ?)",
       scope,
