@@ -149,6 +149,7 @@ export default defineConfig(async () => {
             include: ["test/node/**/*.test.ts"],
             environment: "node",
             setupFiles: ["./test/node/setup.ts"],
+            globalSetup: ["./test/node/global-setup.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
           },

@@ -17,7 +17,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IMPORT_JS } from "../../workers/console/import-script";
 import { launchChromium } from "./chromium";
-import { devAdminToken, startServer, type Server } from "./server";
+import { devAdminToken, sharedServer, type Server } from "./server";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const CSRF = "csrf-token-of-the-test-page";
@@ -60,7 +60,7 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 }
 
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
   const token = devAdminToken();
   proxy = createServer(async (req, res) => {
     const url = new URL(req.url!, "http://x");

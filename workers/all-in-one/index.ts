@@ -13,6 +13,7 @@ import { routes as account } from "../provider/account/routes";
 import { routes as inbound } from "../provider/inbound/routes";
 import { devRoutes as smsOutbox } from "./outbox";
 import { routes as token } from "../provider/token/routes";
+import { routes as ssf } from "../provider/ssf/routes";
 import { routes as userMe } from "../provider/user-me/routes";
 import { routes as disconnect } from "../provider/disconnect/routes";
 import { routes as admin } from "../admin/routes";
@@ -55,6 +56,7 @@ const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...inbound,
   ...smsOutbox,
   ...disconnect,
+  ...ssf,
   ...admin,
   ...operationsConsole,
   ...developerConsole,

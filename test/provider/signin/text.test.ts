@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "../../support/env";
 import { insertPerson } from "../../support/shards";
 import { alertText, Browser, type Page } from "../../support/signin";
+import { hmacSha256Hex } from "../../../workers/core/crypto";
 
 const SECRET = "inbound-test-secret-0123456789abcdef";
 const NEXT = "inbound-next-secret-0123456789abcdef";
@@ -23,18 +24,6 @@ async function person(): Promise<{ telco: string; name: string; phone: string }>
   const name = `문자${i}`;
   await insertPerson({ telco: "K", phone, name, ci: `CI-text-${phone}` });
   return { telco: "K", name, phone };
-}
-
-async function hmacHex(key: string, msg: string): Promise<string> {
-  const k = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(key),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const sig = new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(msg)));
-  return [...sig].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 interface Text {
@@ -59,7 +48,7 @@ async function deliver(b: Browser, t: Text, secret = SECRET, ts = Math.floor(Dat
     headers: {
       "Content-Type": "application/json",
       "X-Signature-Timestamp": String(ts),
-      "X-Signature": `sha256=${await hmacHex(secret, `${ts}.${body}`)}`,
+      "X-Signature": `sha256=${await hmacSha256Hex(secret, `${ts}.${body}`)}`,
     },
     body,
   });
@@ -249,7 +238,7 @@ describe("texts that mark nothing", () => {
         headers: {
           "Content-Type": "application/json",
           "X-Signature-Timestamp": String(ts),
-          "X-Signature": `sha256=${await hmacHex(SECRET, `${ts}.${body}`)}`,
+          "X-Signature": `sha256=${await hmacSha256Hex(SECRET, `${ts}.${body}`)}`,
         },
         body,
       });

@@ -7,7 +7,7 @@
 export { maskPhone } from "./carrier";
 export { GATEWAYS, type Operator, type SigninConfig, type SigninVars, operatorName, signinConfig } from "./config";
 export { AUTO_COOKIE, autoLoginEligible, deviceIdOf } from "./device";
-export { consoleSignIn, standInClient, startFirstParty } from "./first-party";
+export { type FirstParty, type FirstPartyPage, firstParty } from "./first-party";
 export { pageContext } from "./flow";
 export { type Lang, itemName, t } from "./i18n";
 export { type PageContext, bareContext, page, stopPage } from "./pages";

@@ -155,7 +155,8 @@ export async function continueSignIn(
     // needed: from anywhere else it would end someone's sign-in and hand out their app's state.
     if (!(await sameBrowser(req, tx))) {
       rc.log.event = "signin.restart_refused";
-      return stopPage(pageContext(env, tx, ""), t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
+      const ctx = pageContext(env, tx, "", undefined, undefined, purpose.words);
+      return stopPage(ctx, t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
     }
     // Back only while the sign-in could still end there (an app active, with the redirect URI):
     // else the page a cancel gets in the same case (nothing goes to that address).
@@ -164,7 +165,7 @@ export async function continueSignIn(
     return restarted(h, rc, purpose);
   }
   const client = await purpose.client(env, tx);
-  const stopCtx = pageContext(env, tx, client?.name ?? "");
+  const stopCtx = pageContext(env, tx, client?.name ?? "", undefined, undefined, purpose.words);
   if (Date.now() >= tx.expiresAt) {
     rc.log.event = "signin.expired";
     return stopPage(

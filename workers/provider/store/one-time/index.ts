@@ -25,7 +25,6 @@ export { type OneTimeEnv, type OneTimeRoom, storeAt, storeFor } from "./one-time
 export type { OneTimeStore } from "./one-time-store";
 export { SWEEP_MS } from "./schedule";
 export {
-  type FirstPartyMark,
   type Lang,
   type NumberLimits,
   type Prompt,

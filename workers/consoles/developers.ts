@@ -2,6 +2,6 @@
 // Developers sign in with the service's sign-in steps, so it has the authorize worker's bindings
 // (the store, the directory, the SMS gateways, the WebAuthn verifier); it holds no ADMIN_TOKEN.
 import { createWorker } from "../core/router";
-import { routes } from "./routes";
+import { routes } from "../developers/routes";
 
 export default createWorker("developers", routes);
