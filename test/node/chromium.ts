@@ -3,7 +3,7 @@
 // launches it); each file connects to it, and each test opens contexts of its own, which share
 // nothing (cookies, storage, routes) with another's. A file that needs other flags (a host-resolver
 // rule) launches a Chromium of its own.
-import { chromium, type Browser, type BrowserServer, type Locator, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserServer, type Download, type Locator, type Page } from "playwright-core";
 import { expect, inject } from "vitest";
 
 declare module "vitest" {
@@ -39,6 +39,17 @@ export function chromiumServer(): Promise<BrowserServer> {
 export function launchChromium(args: string[] = []): Promise<Browser> {
   if (args.length === 0) return chromium.connect(inject("chromiumEndpoint"));
   return chromium.launch(options(args));
+}
+
+/**
+ * A download's bytes as text. The run's Chromium is connected to, not launched, and playwright
+ * then keeps the file on the browser's side: `download.path()` throws ("Path is not available when
+ * connecting remotely"), its stream does not.
+ */
+export async function downloadedText(download: Download): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** Waits for the page's h1 named `name`. */
