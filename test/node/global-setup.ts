@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { Miniflare } from "miniflare";
+import { kCurrentWorker, Miniflare } from "miniflare";
 import type { TestProject } from "vitest/node";
 import { applyMigrationFiles } from "../../scripts/lib/migrate-local.mjs";
 import { chromiumServer } from "./chromium";
@@ -63,7 +63,16 @@ async function serverKit(dir: string): Promise<ServerKit> {
   } finally {
     await mf.dispose();
   }
-  return { bundle, options, d1 };
+  // The worker's binding to its own entrypoint (WEBAUTHN, the WebAuthn verifier) names it by a
+  // symbol, which `provide` cannot pass to the test files: it names the worker, as wrangler.toml does.
+  const name = "phone-login";
+  const serviceBindings = { ...options.serviceBindings };
+  for (const [binding, target] of Object.entries(serviceBindings)) {
+    if (typeof target === "object" && "name" in target && target.name === kCurrentWorker) {
+      serviceBindings[binding] = { ...target, name };
+    }
+  }
+  return { bundle, options: { ...options, name, serviceBindings }, d1 };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

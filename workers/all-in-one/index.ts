@@ -29,6 +29,8 @@ import { usableNotice } from "../provider/signin/index";
 // the directory shards' alarms send a passkey's "now usable" SMS with this worker's gateways
 passkeyNotices.send = usableNotice;
 export { PhoneLoginStore } from "../../packages/kit/src/login-store";
+// the passkey library's checks, reached by this worker's own WEBAUTHN binding
+export { WebAuthnVerifier } from "../provider/webauthn/index";
 
 /**
  * GET /healthz: liveness, answered without reading anything. `?deep=1`: the configuration checked

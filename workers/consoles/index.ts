@@ -1,9 +1,8 @@
-// The consoles' route worker (docs/console.md, docs/developers.md): /console and /developers with
-// their pages. It signs people in with the service's sign-in steps, so it has the authorize worker's
-// bindings, and calls the admin API's handlers in process, so it needs ADMIN_TOKEN as the admin
-// worker does.
+// The operations console's route worker (docs/console.md): /console and its pages. It signs
+// operators in with the service's sign-in steps, so it has the authorize worker's bindings, and runs
+// the admin API's services in process, so it needs ADMIN_TOKEN as the admin worker does. The
+// developer console is a worker of its own (./developers.ts).
 import { createWorker } from "../core/router";
-import { routes as operations } from "../console/routes";
-import { routes as developers } from "../developers/routes";
+import { routes } from "../console/routes";
 
-export default createWorker("console", [...operations, ...developers]);
+export default createWorker("console", routes);

@@ -1,7 +1,7 @@
 // /developers: the developer console (docs/developers.md). GET /developers without a session is its
 // sign-in (the service's own identify and code steps, purpose ./purpose.ts); with one, the
 // developer's apps. Every other page, form and API call goes through ./gate.ts. Served by the
-// consoles' route worker (workers/consoles/index.ts) and the all-in-one worker.
+// developers' route worker (workers/consoles/developers.ts) and the all-in-one worker.
 
 import type { Handler, Route } from "../core/router";
 import { door } from "../frame/signin";

@@ -83,7 +83,7 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
   const found = await findPasskey(f.env, a.id, handle);
   if (!found) return refused(f, "unknown", { text: pt(L, "errUnknown") });
   const challenge = await signinChallenge(f.params.get("tx")!);
-  const counter = await verifiedAssertion(f.req, a, challenge, found.passkey);
+  const counter = await verifiedAssertion(f.env, f.req, a, challenge, found.passkey);
   if (counter === null) return refused(f, "invalid", { text: pt(L, "errRefused") });
   const sub = found.passkey.subscriberId;
   // the person and their link to the app come with the step that takes the challenge (one call)
