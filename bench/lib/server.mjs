@@ -54,10 +54,19 @@ function readVars(path) {
 function appOptions(root, scriptPath, name, vars) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"));
   const example = readVars(join(root, ".dev.vars.example")); // clean checkout: no .dev.vars yet
+  const contents = readFileSync(scriptPath, "utf8");
+  // a binding to an entrypoint of the worker's own (WEBAUTHN, the WebAuthn verifier) only where the
+  // bundle exports it: an older checkout's bundle (--base) may not
+  const serviceBindings = Object.fromEntries(
+    Object.entries(workerOptions.serviceBindings ?? {}).filter(
+      ([, t]) => typeof t !== "object" || !("entrypoint" in t) || new RegExp(`\\b${t.entrypoint}\\b`).test(contents),
+    ),
+  );
   return {
     ...workerOptions,
     name,
-    modules: [{ type: "ESModule", path: scriptPath, contents: readFileSync(scriptPath, "utf8") }],
+    serviceBindings,
+    modules: [{ type: "ESModule", path: scriptPath, contents }],
     bindings: { ...example, ...workerOptions.bindings, ...vars },
     // the floors' own store (bench/workers/floor.ts), beside the project's
     durableObjects: { ...workerOptions.durableObjects, FLOOR: { className: "FloorStore", useSQLite: true } },

@@ -43,13 +43,15 @@ import { FLOOR_MINT_KINDS, type FloorStore, floorMe, floorMint, floorToken, floo
 import { floorCallback, floorCallbacks, floorPeople, floorSignin } from "./floor-signin";
 import { inTurns } from "./in-turns";
 
-// The product's Durable Object classes as the all-in-one worker exports them, and the floors' store.
+// The product's Durable Object classes and the WebAuthn verifier (the WEBAUTHN binding's entrypoint)
+// as the all-in-one worker exports them, and the floors' store.
 export {
   DirectoryShard,
   GuardStore,
   MetricsStore,
   OneTimeStore,
   PhoneLoginStore,
+  WebAuthnVerifier,
 } from "../../workers/all-in-one/index";
 export { FloorStore } from "./floor";
 

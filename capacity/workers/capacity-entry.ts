@@ -7,7 +7,14 @@ import bench, { type BenchEnv } from "../../bench/workers/bench-entry";
 import { scaleWork } from "./scale";
 
 export { ScaleDirectoryShard as DirectoryShard } from "./scale-shard";
-export { FloorStore, GuardStore, MetricsStore, OneTimeStore, PhoneLoginStore } from "../../bench/workers/bench-entry";
+export {
+  FloorStore,
+  GuardStore,
+  MetricsStore,
+  OneTimeStore,
+  PhoneLoginStore,
+  WebAuthnVerifier,
+} from "../../bench/workers/bench-entry";
 
 export default {
   async fetch(req, env, ctx) {

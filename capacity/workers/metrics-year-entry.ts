@@ -8,7 +8,14 @@ import bench, { type BenchEnv } from "../../bench/workers/bench-entry";
 import type { MetricsYear } from "./metrics-year-store";
 
 export { MetricsYear as MetricsStore } from "./metrics-year-store";
-export { DirectoryShard, FloorStore, GuardStore, OneTimeStore, PhoneLoginStore } from "../../bench/workers/bench-entry";
+export {
+  DirectoryShard,
+  FloorStore,
+  GuardStore,
+  OneTimeStore,
+  PhoneLoginStore,
+  WebAuthnVerifier,
+} from "../../bench/workers/bench-entry";
 
 const PREFIX = "/__bench/metrics-year/";
 const METHODS = [

@@ -14,7 +14,13 @@ import bench, { type BenchEnv } from "../../bench/workers/bench-entry";
 import { partsWork } from "./parts";
 
 export { PartsFloorStore as FloorStore, PartsOneTimeStore as OneTimeStore } from "./parts-store";
-export { DirectoryShard, GuardStore, MetricsStore, PhoneLoginStore } from "../../bench/workers/bench-entry";
+export {
+  DirectoryShard,
+  GuardStore,
+  MetricsStore,
+  PhoneLoginStore,
+  WebAuthnVerifier,
+} from "../../bench/workers/bench-entry";
 
 /** Platform calls by kind since the last read (variant `count`, investigations/calls.mjs). */
 let counts: Record<string, number> = {};
