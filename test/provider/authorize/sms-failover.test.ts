@@ -9,8 +9,8 @@ import { insertPerson } from "../../support/shards";
 import { alertText, Browser, type Page } from "../../support/signin";
 import { auditEvents } from "../../support/audit";
 import { SmsFakes, type FakeMode, type FakeRequest, type Provider } from "../../support/sms-fakes";
-import { smsCircuits } from "../../../workers/provider/signin/sms/failover";
-import { smsSender } from "../../../workers/provider/signin/sms/configured";
+import { smsCircuits } from "../../../workers/provider/store/sms/failover";
+import { smsSender } from "../../../workers/provider/store/sms/configured";
 import { env } from "../../support/env";
 
 beforeEach(() => smsCircuits.reset());

@@ -2,8 +2,9 @@
 import { describe, expect, it, vi } from "vitest";
 import { insertPerson } from "../../support/shards";
 import { hmacSha256Hex } from "../../../workers/core/crypto";
-import { outboxSender, readOutbox } from "../../../workers/provider/signin/sms/outbox";
-import { signWebhook, webhookSender } from "../../../workers/provider/signin/sms/gateways";
+import { outboxSender } from "../../../workers/provider/store/sms/outbox";
+import { readOutbox } from "../../../workers/provider/store/sms-outbox";
+import { signWebhook, webhookSender } from "../../../workers/provider/store/sms/gateways";
 import { env } from "../../support/env";
 import { bodyText, call } from "../../support/helpers";
 import { alertText, Browser } from "../../support/signin";

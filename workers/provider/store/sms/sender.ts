@@ -3,7 +3,7 @@
 // gateways.ts), the failover across gateways (failover.ts) and the configured choice
 // (configured.ts) stand on this file; it imports nothing of theirs.
 
-import type { Lang } from "../i18n";
+import type { Lang } from "../one-time/index";
 
 export interface SmsMessage {
   /** Digits only, `01012345678`. */

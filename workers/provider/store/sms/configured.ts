@@ -1,9 +1,10 @@
-// The configured SMS sender (`SMS_SENDER`, docs/signin.md "SMS interface"): the dev outbox alone,
+// The configured SMS sender (`SMS_SENDER`, docs/signin.md "SMS interface"), as the sign-in and
+// the store's flows (the passkey notices) send: the dev outbox alone,
 // or the gateways in the order listed, behind the failover (failover.ts).
 
 import { ConfigError } from "../../../core/config";
-import { checkConfig } from "../../store/config";
-import { signinConfig, type SigninConfig, type SigninVars } from "../config";
+import { checkConfig } from "../config";
+import { smsConfig, type SmsConfig, type SmsVars } from "./config";
 import { failoverSender, type Gateway, type SmsAttempt } from "./failover";
 import { nhnSender, sensSender, webhookSender } from "./gateways";
 import { outboxSender } from "./outbox";
@@ -15,7 +16,7 @@ function needed<T>(value: T | undefined, variable: string, gateway: SmsGatewayNa
   return value;
 }
 
-function gateway(name: SmsGatewayName, cfg: SigninConfig): Gateway {
+function gateway(name: SmsGatewayName, cfg: SmsConfig): Gateway {
   const { sms } = cfg;
   switch (name) {
     case "webhook": {
@@ -52,8 +53,8 @@ function gateway(name: SmsGatewayName, cfg: SigninConfig): Gateway {
  * The configured sender (`SMS_SENDER`): the outbox, or the gateways in order behind the failover,
  * each attempt reported to `onAttempt`. Throws ConfigError naming a missing variable.
  */
-export function smsSender(env: { DB: D1Database } & SigninVars, onAttempt?: (a: SmsAttempt) => void): SmsSender {
-  const cfg = signinConfig(env);
+export function smsSender(env: { DB: D1Database } & SmsVars, onAttempt?: (a: SmsAttempt) => void): SmsSender {
+  const cfg = smsConfig(env);
   if (cfg.smsSenders[0] === "outbox") {
     // the dev outbox's sends are attempts too, so codes sent are counted the same in dev and tests
     const outbox = outboxSender(env);
@@ -70,8 +71,8 @@ export function smsSender(env: { DB: D1Database } & SigninVars, onAttempt?: (a: 
 }
 
 // each gateway SMS_SENDER names has what it needs (the dev outbox needs nothing)
-checkConfig((env: SigninVars) => {
-  const cfg = signinConfig(env);
+checkConfig((env: SmsVars) => {
+  const cfg = smsConfig(env);
   if (cfg.smsSenders[0] !== "outbox")
     for (const name of cfg.smsSenders as readonly SmsGatewayName[]) gateway(name, cfg);
 });
