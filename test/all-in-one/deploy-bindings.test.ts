@@ -18,7 +18,7 @@ import tokenWorker from "../../workers/provider/token/index";
 import userMeWorker from "../../workers/provider/user-me/index";
 import { createPkce } from "../../packages/kit/src/client";
 import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
-import { recordConsent } from "../../workers/provider/store/directory/links";
+import { recordConsent } from "../support/store";
 import { admin, ADMIN_TOKEN } from "../support/admin";
 import { ciOf, importRows, lastCode } from "../support/directory";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";

@@ -21,7 +21,7 @@ import { loadTransaction } from "../../../workers/provider/signin/transaction";
 import { afterRead, DEMO, intercept } from "../../support/helpers";
 import { lastCode } from "../../support/directory";
 import { alertText, Browser, type Page, type Who } from "../../support/signin";
-import { recordConsent } from "../../../workers/provider/store/directory/links";
+import { recordConsent } from "../../support/store";
 import { providerConfig } from "../../../workers/provider/config";
 
 /** Trials per race property: 1,000 by default (RACE_TRIALS overrides, e.g. for a quick run). */
