@@ -73,6 +73,8 @@ export default defineConfig(async () => {
                   // the SMS-abuse guard: off for the suite, on in its own tests (test/provider/authorize/guard.test.ts),
                   // whose challenge is the Turnstile fake's
                   SMS_GUARD: "off",
+                  // the text a person sends (SIGNIN_MO) replaces the guard's challenge: off but in its own tests
+                  SIGNIN_MO: "off",
                   TURNSTILE_SITE_KEY: "1x0000000000000000FAKE",
                   TURNSTILE_SECRET_KEY: "fake-turnstile-secret-0123456789abcdef",
                   TURNSTILE_SCRIPT_URL: "http://127.0.0.1:9810/turnstile/v0/api.js",
@@ -147,6 +149,7 @@ export default defineConfig(async () => {
             include: ["test/node/**/*.test.ts"],
             environment: "node",
             setupFiles: ["./test/node/setup.ts"],
+            globalSetup: ["./test/node/global-setup.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
           },

@@ -6,6 +6,7 @@
 // A build of every worker records the sizes (scripts/lib/size-table.mjs): it writes docs/sizes.json
 // and the size tables of README.md and docs/operations.md; in CI (CI set) it writes nothing and
 // fails when any figure is more than 5% from docs/sizes.json, or a worker was added or removed.
+// Any build fails when a worker is over its gzip budget (BUDGETS: authorize, console, developers).
 //   node scripts/build.mjs [env ...]   build only these (use "all-in-one" for the top level); records nothing
 //   BUILD_JOBS=n                       builds run n at a time (default 2)
 import { spawn } from "node:child_process";
@@ -13,7 +14,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { SIZE_DOCS, SIZES_JSON, TOLERANCE, sizeDrift, withSizeTable } from "./lib/size-table.mjs";
+import { SIZE_DOCS, SIZES_JSON, TOLERANCE, overBudget, sizeDrift, withSizeTable } from "./lib/size-table.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -106,6 +107,11 @@ async function main() {
   const failed = results.filter((r) => !r.ok);
   for (const f of failed) console.error(`\n---- ${f.target} failed ----\n${f.output.trim()}`);
   if (failed.length) process.exit(1);
+  const over = overBudget(measured);
+  if (over.length) {
+    console.error(`\nover budget:\n  ${over.join("\n  ")}`);
+    process.exit(1);
+  }
   if (targets.length === all.length && !record(measured)) process.exit(1);
 }
 

@@ -39,7 +39,7 @@ export async function localD1Databases(configPath) {
  * @returns {Promise<string[]>}
  */
 export async function applyLocalMigrations({ configPath, persist }) {
-  const { getPlatformProxy, unstable_splitSqlQuery } = await import("wrangler");
+  const { getPlatformProxy } = await import("wrangler");
   const databases = await localD1Databases(configPath);
   if (!databases.length) return [];
   // Only the databases: the full configuration would start its Durable Objects without their code
@@ -61,32 +61,12 @@ export async function applyLocalMigrations({ configPath, persist }) {
     try {
       for (const d of databases) {
         const db = /** @type {LocalD1} */ (proxy.env[d.binding]);
-        const table = d.migrations_table ?? "d1_migrations";
         const folder = resolve(configPath, "..", d.migrations_dir ?? "migrations");
-        await db
-          .prepare(
-            `CREATE TABLE IF NOT EXISTS ${table}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
-          )
-          .run();
-        const done = new Set((await db.prepare(`SELECT name FROM ${table}`).all()).results.map((r) => r.name));
-        const pending = readdirSync(folder)
-          .filter((f) => f.endsWith(".sql") && !done.has(f))
-          .sort();
-        for (const file of pending) {
-          const statements = unstable_splitSqlQuery(readFileSync(join(folder, file), "utf8"));
-          try {
-            await db.batch([
-              ...statements.map((s) => db.prepare(s)),
-              db.prepare(`INSERT INTO ${table} (name) VALUES (?)`).bind(file),
-            ]);
-          } catch (e) {
-            throw new Error(
-              `D1 ${d.binding}: migration ${file} failed: ${e instanceof Error ? e.message : String(e)}`,
-              {
-                cause: e,
-              },
-            );
-          }
+        let pending;
+        try {
+          pending = await applyMigrationFiles(db, folder, d.migrations_table);
+        } catch (e) {
+          throw new Error(`D1 ${d.binding}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
         }
         lines.push(appliedLine(d.binding, pending));
       }
@@ -97,4 +77,38 @@ export async function applyLocalMigrations({ configPath, persist }) {
     rmSync(dir, { recursive: true, force: true });
   }
   return lines;
+}
+
+/**
+ * Applies the migrations of `folder` that `db`'s table `table` does not list, each file in one batch
+ * with the row that records it, as wrangler does; the files applied, in order. Also what the node
+ * tests' servers run on their in-memory D1 (test/node/worker.ts).
+ * @param {LocalD1} db
+ * @param {string} folder
+ * @param {string} [table]
+ * @returns {Promise<string[]>}
+ */
+export async function applyMigrationFiles(db, folder, table = "d1_migrations") {
+  const { unstable_splitSqlQuery } = await import("wrangler");
+  await db
+    .prepare(
+      `CREATE TABLE IF NOT EXISTS ${table}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
+    )
+    .run();
+  const done = new Set((await db.prepare(`SELECT name FROM ${table}`).all()).results.map((r) => r.name));
+  const pending = readdirSync(folder)
+    .filter((f) => f.endsWith(".sql") && !done.has(f))
+    .sort();
+  for (const file of pending) {
+    const statements = unstable_splitSqlQuery(readFileSync(join(folder, file), "utf8"));
+    try {
+      await db.batch([
+        ...statements.map((s) => db.prepare(s)),
+        db.prepare(`INSERT INTO ${table} (name) VALUES (?)`).bind(file),
+      ]);
+    } catch (e) {
+      throw new Error(`migration ${file} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+  }
+  return pending;
 }

@@ -3,7 +3,8 @@
 // between two marker comments. scripts/build.mjs writes all three after a full build;
 // scripts/check-sizes.mjs (`npm run check`) fails when a table differs from the JSON or the JSON
 // misses a worker of wrangler.toml; in CI, scripts/build.mjs fails when a fresh build moved any
-// figure by more than TOLERANCE from the JSON.
+// figure by more than TOLERANCE from the JSON. The sign-in pages' workers have a hard budget besides
+// (BUDGETS): any build of one, and the JSON itself (`npm run check`), fail above it.
 
 /** Files, from the repository root. */
 export const SIZES_JSON = "docs/sizes.json";
@@ -11,6 +12,13 @@ export const SIZE_DOCS = ["README.md", "docs/operations.md"];
 
 /** How far (relative) a fresh build may be from docs/sizes.json before CI fails. */
 export const TOLERANCE = 0.05;
+
+/**
+ * The most gzip bytes a worker may upload, for the workers a person waits on at sign-in: the first
+ * page and the code steps (`authorize`) and the consoles' sign-in and pages (`console`,
+ * `developers`). A passkey's library is the WebAuthn verifier's (`webauthn`), reached by a binding.
+ */
+export const BUDGETS = { authorize: 120 * 1024, console: 120 * 1024, developers: 120 * 1024 };
 
 export const BEGIN =
   "<!-- sizes: written by `npm run build` (scripts/build.mjs) from docs/sizes.json; `npm run check` compares -->";
@@ -79,6 +87,20 @@ export function sizeDrift(fresh, recorded, tolerance = TOLERANCE) {
       if (Math.abs(now[k] - was[k]) > tolerance * was[k])
         out.push(`${name}: ${k} ${kib(now[k])} KiB, recorded ${kib(was[k])} KiB (more than ${tolerance * 100}% apart)`);
     }
+  }
+  return out;
+}
+
+/**
+ * The workers of `sizes` above their budget (BUDGETS), one line each. Empty when none.
+ * @param {Partial<Sizes>} sizes
+ * @param {Record<string, number>} [budgets]
+ */
+export function overBudget(sizes, budgets = BUDGETS) {
+  const out = [];
+  for (const [name, max] of Object.entries(budgets)) {
+    const s = sizes[name];
+    if (s && s.gzip > max) out.push(`${name}: gzip ${kib(s.gzip)} KiB, over its budget of ${kib(max)} KiB`);
   }
   return out;
 }

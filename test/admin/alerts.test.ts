@@ -132,6 +132,28 @@ describe("alerts", () => {
     expect(r.bad).toEqual([]);
   });
 
+  it("an app's codes delivered and never typed fire code.untyped.<app> for that app alone; texts the person sent are no codes typed", async () => {
+    const m = store();
+    const at = minute(Date.now());
+    await m.apply(`b-${randomToken(6)}`, [
+      // the attacked app: 300 codes delivered, 20 typed, and 100 sign-ins by a text the person sent
+      [at, "sms.outbox.delivered", "attacked-app", 300],
+      [at, "signin.success.interactive", "attacked-app", 120],
+      [at, "signin.success.text", "attacked-app", 100],
+      // a healthy app: 300 delivered, 280 typed
+      [at, "sms.outbox.delivered", "healthy-app", 300],
+      [at, "signin.success.interactive", "healthy-app", 280],
+    ]);
+    const rules = await runInDurableObject(m, async (o: MetricsStore) => {
+      const room = (o as unknown as { room: MetricsRoom }).room;
+      return (await judge(room, {}, Date.now())).filter((j) => j.rule.startsWith("code.untyped."));
+    });
+    const attacked = rules.find((j) => j.rule === "code.untyped.attacked-app")!;
+    expect(attacked.active, JSON.stringify(attacked)).toBe(true);
+    expect(attacked.text).toContain("280 of 300 codes sent this and the last hour were never typed");
+    expect(rules.find((j) => j.rule === "code.untyped.healthy-app")?.active ?? false).toBe(false);
+  });
+
   it("confirmed numbers that stop finishing fire the completion rule against the same hour's 7-day median", async () => {
     const r = receiver();
     const m = store();

@@ -158,6 +158,13 @@ const ROWS: Row[] = [
   bad("TURNSTILE_SCRIPT_URL", "ftp://turnstile.example/api.js"),
   bad("TURNSTILE_SITEVERIFY_URL", "ftp://turnstile.example/siteverify"),
   int("TURNSTILE_TIMEOUT_MS"),
+  // a text the person sends, and a browser's proof (docs/signin.md, docs/abuse.md)
+  bad("SIGNIN_MO", "sometimes"),
+  int("SIGNIN_MO_TTL_SECONDS"),
+  bad("SMS_INBOUND_NUMBER", "call-me-maybe"),
+  bad("SMS_INBOUND_SECRET", "short inbound"),
+  bad("SMS_INBOUND_SECRET_NEXT", "short next"),
+  int("SIGNIN_PROVED_BROWSER_SECONDS"),
   // the admin API, the consoles and the alerts (docs/operations.md "Configuration")
   bad("ADMIN_TOKEN", "short-admin-token"),
   int("SECRET_ROTATION_GRACE_SECONDS"),

@@ -8,7 +8,8 @@ import { env } from "../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import toml from "../../wrangler.toml?raw";
 import adminWorker from "../../workers/admin/index";
-import consoleWorker from "../../workers/console/index";
+import consoleWorker from "../../workers/consoles/index";
+import developersWorker from "../../workers/consoles/developers";
 import authorizeWorker from "../../workers/provider/authorize/index";
 import disconnectWorker from "../../workers/provider/disconnect/index";
 import rpCallbackWorker from "../../workers/kit/callback/index";
@@ -53,6 +54,12 @@ function declaredBindings(name: string): string[] {
  * audit trail to R2): that worker declares them though its own routes never touch them.
  */
 const STORE_OBJECT_BINDINGS = ["AUDIT", "METRICS"];
+
+/**
+ * The WebAuthn verifier's binding: only a passkey ceremony reaches it (test/provider/passkeys/ runs
+ * them through it), not a success path here; every worker that runs the sign-in steps declares it.
+ */
+const PASSKEY_BINDINGS = ["WEBAUTHN"];
 
 /** Whether the env hosts the one-time store (its ONE_TIME binding names no other worker's script). */
 function hostsStore(name: string): boolean {
@@ -187,6 +194,61 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
       (await overview.text()).includes('id="metrics-charts"')
     );
   },
+  developers: async (b) => {
+    // a developer (a new person each run) signs in with the service's steps and reads their apps
+    const phone = `0107${String(++consoleRuns).padStart(7, "0")}`;
+    await importRows([
+      {
+        telcoCd: "K",
+        phoneNo: phone,
+        name: "개발",
+        gender: "F",
+        birth: "1990-01-01",
+        foreign: "L",
+        ci: ciOf(1000 + consoleRuns),
+      },
+    ]);
+    const first = await run(developersWorker, b, "/developers");
+    if (first.status !== 200) return false;
+    let html = await first.text();
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? "";
+    const browser = (first.headers.get("Set-Cookie") ?? "").split(";")[0]!;
+    const step = await run(developersWorker, b, "/developers", {
+      method: "POST",
+      headers: { ...FORM, Cookie: browser },
+      body: form({
+        tx: hidden("tx"),
+        csrf: hidden("csrf"),
+        telcoCd: "K",
+        name: "개발",
+        phoneNo: phone,
+        carrierTerms: "Y",
+      }),
+    });
+    html = await step.text();
+    const code = await run(developersWorker, b, "/developers", {
+      method: "POST",
+      headers: { ...FORM, Cookie: browser },
+      body: form({ tx: hidden("tx"), csrf: hidden("csrf"), otp: await lastCode(phone) }),
+    });
+    const session = setCookies(code).find((c) => c.name === "__Host-pl_developer");
+    if (code.status !== 303 || !session) return false;
+    const cookie = `__Host-pl_developer=${session.value}`;
+    const home = await run(developersWorker, b, "/developers", { headers: { Cookie: cookie } });
+    const csrf = /<meta name="csrf" content="([^"]+)">/.exec(await home.text())?.[1] ?? "";
+    // an app registered (D1), and its figures read (the metrics)
+    const made = await run(developersWorker, b, "/developers/api/apps", {
+      method: "POST",
+      headers: { Cookie: cookie, "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify({ name: "Shop", redirect_uris: ["https://shop.example/callback"], items: ["name"] }),
+    });
+    if (made.status !== 201) return false;
+    const { client_id } = (await made.json()) as { client_id: string };
+    const stats = await run(developersWorker, b, `/developers/apps/${client_id}/stats`, {
+      headers: { Cookie: cookie },
+    });
+    return home.status === 200 && stats.status === 200;
+  },
   token: async (b) => {
     forgetClient(DEMO.clientId);
     const { code } = await mintFor(HONG.phone);
@@ -282,8 +344,17 @@ const ROUTES: Record<string, (bindings: Bindings) => Promise<boolean>> = {
 
 describe("each route worker's bindings in wrangler.toml (least privilege)", () => {
   it("every [env.<route>] of wrangler.toml is covered here", () => {
-    const envs = [...toml.matchAll(/^\[env\.([A-Za-z0-9_-]+)\]/gm)].map((m) => m[1]!).filter((n) => n !== "single");
+    const envs = [...toml.matchAll(/^\[env\.([A-Za-z0-9_-]+)\]/gm)]
+      .map((m) => m[1]!)
+      .filter((n) => n !== "single" && n !== "webauthn");
     expect(envs.sort()).toEqual(Object.keys(ROUTES).sort());
+  });
+
+  it("the WebAuthn verifier declares no binding; every worker that runs the sign-in steps binds to it", () => {
+    expect(declaredBindings("webauthn")).toEqual([]);
+    const envs = [...toml.matchAll(/^\[env\.([A-Za-z0-9_-]+)\]/gm)].map((m) => m[1]!);
+    const binding = envs.filter((n) => declaredBindings(n).includes("WEBAUTHN"));
+    expect(binding.sort()).toEqual(["authorize", "console", "developers", "single"]);
   });
 
   it.each(Object.keys(ROUTES))("%s works with exactly its declared bindings, and needs each of them", async (name) => {
@@ -292,7 +363,9 @@ describe("each route worker's bindings in wrangler.toml (least privilege)", () =
     for (const b of declared) expect(ALL_BINDINGS, `${name} declares ${b}`).toContain(b);
     expect(await ROUTES[name]!(envWith(declared)), `${name} with ${declared.join(", ")}`).toBe(true);
     const quiet = vi.spyOn(console, "log").mockImplementation(() => {});
-    const usedByRoutes = hostsStore(name) ? declared.filter((b) => !STORE_OBJECT_BINDINGS.includes(b)) : declared;
+    const usedByRoutes = (
+      hostsStore(name) ? declared.filter((b) => !STORE_OBJECT_BINDINGS.includes(b)) : declared
+    ).filter((b) => !PASSKEY_BINDINGS.includes(b));
     for (const b of usedByRoutes) {
       const without = declared.filter((x) => x !== b);
       expect(await ROUTES[name]!(envWith(without)).catch(() => false), `${name} without ${b}`).toBe(false);

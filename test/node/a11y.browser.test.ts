@@ -35,6 +35,9 @@ beforeAll(async () => {
       "GUARD_SETTLE_SECONDS:0",
       "--var",
       "GUARD_FLUSH_MS:0",
+      // the challenge page is checked here: with SIGNIN_MO=guard a text from the person replaces it
+      "--var",
+      "SIGNIN_MO:off",
     ],
   });
   browser = await launchChromium();

@@ -101,35 +101,110 @@ describe("the layout's import rules", () => {
     expect(bad).toEqual([]);
   });
 
-  it("the console uses core/, the admin API, the provider's store and the sign-in only; only the all-in-one worker imports it", () => {
+  it("the console uses core/, the admin API, the provider's store, the sign-in and the consoles' frame only; only the consoles' worker and the all-in-one worker import it", () => {
     const bad = all.filter(
       (i) =>
         top(i.file) === "console" &&
-        !["console", "core", "admin"].includes(top(i.target)) &&
+        !["console", "core", "admin", "frame"].includes(top(i.target)) &&
         !i.target.startsWith("bare:") &&
         !i.target.startsWith("provider/store/") &&
         !i.target.startsWith("provider/signin/") &&
-        i.target !== "provider/config" &&
-        // the consoles' worker serves the developer console's routes too
-        !(i.file === "console/index.ts" && i.target === "developers/routes"),
+        i.target !== "provider/config",
     );
     expect(bad).toEqual([]);
     expect(
-      all.filter((i) => top(i.target) === "console" && !["console", "all-in-one", "developers"].includes(top(i.file))),
+      all.filter((i) => top(i.target) === "console" && !["console", "consoles", "all-in-one"].includes(top(i.file))),
     ).toEqual([]);
     // the rule reads the console's imports (not vacuous)
     expect(all.some((i) => top(i.file) === "console" && i.target.startsWith("admin/"))).toBe(true);
   });
 
-  it("the developer console uses core/, the admin API's checks, the console's frame, the provider's store and the sign-in only; only the consoles' worker and the all-in-one worker import it", () => {
+  // The console runs the admin API's services (admin/access.ts `perform`, the one gate of roles and
+  // the journal), never its HTTP side: no Request built, no route handler, `allow` or route table imported.
+  /** An admin route handler by its definition: a function of (Request, env…), or one answering a Handler. */
+  const handlerShape = (name: string) =>
+    new RegExp(
+      [
+        `export\\s+(?:async\\s+)?function\\s+${name}\\s*\\(\\s*\\w+\\s*:\\s*Request\\s*,`,
+        `export\\s+function\\s+${name}\\s*\\([^)]*\\)\\s*:\\s*Handler<`,
+        `export\\s+const\\s+${name}\\s*(?::[^=]*)?=\\s*(?:async\\s*)?\\(\\s*\\w+\\s*:\\s*Request\\s*,`,
+      ].join("|"),
+    );
+  /** Where console files reach the admin API over HTTP in process: a Request built, a handler or the routes imported. */
+  function adminRequests(texts: { file: string; text: string }[], adminSource: (target: string) => string): string[] {
+    const out: string[] = [];
+    for (const { file, text } of texts.filter((t) => top(t.file) === "console")) {
+      if (/\bnew\s+Request\s*\(/.test(text)) out.push(`${file}: new Request`);
+      for (const m of text.matchAll(/import\s+(type\s+)?(\{[^}]*\}|\*\s+as\s+\w+)\s+from\s+"([^"]+)"/g)) {
+        const target = named(resolve(join(workers, dirname(file)), m[3]!));
+        if (top(target) !== "admin" || m[1]) continue;
+        if (target === "admin/routes" || target === "admin/index") {
+          out.push(`${file}: ${target}`);
+          continue;
+        }
+        const source = adminSource(target);
+        const names = m[2]!.startsWith("*")
+          ? [...source.matchAll(/export\s+(?:async\s+)?(?:function|const)\s+(\w+)/g)].map((x) => x[1]!)
+          : m[2]!
+              .slice(1, -1)
+              .split(",")
+              .map((n) => n.trim())
+              .filter((n) => n !== "" && !n.startsWith("type "))
+              .map((n) => n.split(/\s+as\s+/)[0]!);
+        for (const n of names) if (handlerShape(n).test(source)) out.push(`${file}: ${target} ${n}`);
+      }
+    }
+    return out;
+  }
+  const consoleTexts = files(join(workers, "console")).map((f) => ({
+    file: relative(workers, f),
+    text: readFileSync(f, "utf8"),
+  }));
+  const adminSource = (target: string) => readFileSync(join(workers, `${target}.ts`), "utf8");
+
+  it("the console runs the admin API's services: no console file builds a Request or imports an admin route handler, `allow` or the route table", () => {
+    expect(adminRequests(consoleTexts, adminSource)).toEqual([]);
+    // the rule reads the console's imports of the services (not vacuous)
+    expect(
+      consoleTexts.some(({ text }) => /import \{[^}]*\bperform\b[^}]*\} from "\.\.\/admin\/access"/.test(text)),
+    ).toBe(true);
+  });
+
+  it("finds a planted Request to the admin API in the console: a Request built, a handler, `allow` and the route table imported", () => {
+    const probes = [
+      { file: "console/apps.ts", text: "const res = await allow(role, handler)(new Request(req.url, init), env, rc);" },
+      { file: "console/sms.ts", text: 'import { metrics, readMetrics } from "../admin/metrics";' },
+      { file: "console/pages.ts", text: 'import { allow, perform } from "../admin/access";' },
+      { file: "console/overview.ts", text: 'import { table } from "../admin/routes";' },
+      { file: "console/reviews.ts", text: 'import * as keys from "../admin/keys";' },
+    ];
+    const fine = [
+      {
+        file: "console/apps.ts",
+        text: 'import * as clients from "../admin/clients";\nawait perform(clients.read, env, by, { clientId });',
+      },
+      { file: "console/gate.ts", text: 'import { fromThisSite, type Actor } from "../admin/access";' },
+      // the admin API's own files are not the console's
+      { file: "admin/routes.ts", text: "new Request(url)" },
+    ];
+    expect(adminRequests([...probes, ...fine], adminSource)).toEqual([
+      "console/apps.ts: new Request",
+      "console/sms.ts: admin/metrics metrics",
+      "console/pages.ts: admin/access allow",
+      "console/overview.ts: admin/routes",
+      "console/reviews.ts: admin/keys listKeys",
+      "console/reviews.ts: admin/keys rotateKeys",
+    ]);
+  });
+
+  it("the developer console uses core/, the admin API's checks, the consoles' frame, the provider's store and the sign-in only; only the consoles' worker and the all-in-one worker import it", () => {
     const bad = all.filter(
       (i) =>
         top(i.file) === "developers" &&
-        !["developers", "core", "admin"].includes(top(i.target)) &&
+        !["developers", "core", "admin", "frame"].includes(top(i.target)) &&
         !i.target.startsWith("bare:") &&
         !i.target.startsWith("provider/store/") &&
         !i.target.startsWith("provider/signin/") &&
-        i.target !== "console/layout" &&
         i.target !== "provider/config",
     );
     expect(bad).toEqual([]);
@@ -138,10 +213,10 @@ describe("the layout's import rules", () => {
         (i) =>
           top(i.target) === "developers" &&
           top(i.file) !== "developers" &&
-          !["console/index.ts", "all-in-one/index.ts"].includes(i.file),
+          !["consoles/developers.ts", "all-in-one/index.ts"].includes(i.file),
       ),
     ).toEqual([]);
-    expect(all.some((i) => top(i.file) === "developers" && i.target === "console/layout")).toBe(true);
+    expect(all.some((i) => top(i.file) === "developers" && i.target === "frame/layout")).toBe(true);
   });
 
   it("core/ (the package's, and the service's re-exports of it) is at most 1,400 lines", () => {
@@ -262,6 +337,8 @@ describe("the store: each object its room, the flows above the rooms, no circle"
     change_journal: "change-journal.ts",
     signing_keys: "signing-keys.ts",
     event_deliveries: "event-deliveries.ts",
+    ssf_streams: "ssf-streams.ts",
+    ssf_poll: "ssf-streams.ts",
     import_progress: "import-runs.ts",
     import_runs: "import-runs.ts",
     sms_outbox: "sms-outbox.ts",
@@ -668,5 +745,82 @@ describe("one door per room: outside a room only its index.ts is imported", () =
       { file: "developers/gate.ts", target: "provider/store/directory/directory-shard" },
     ];
     expect(throughWalls([...all, ...probes])).toEqual(probes.map((p) => `${p.file} -> ${p.target}`));
+  });
+});
+
+// The sign-in names no caller (docs/architecture.md §2): a first-party page (/account, a console)
+// names itself, its mark, its words and its end, and hands that to the sign-in, so nothing under
+// workers/provider names a console, as a string or by the name its pages show. The two consoles
+// share what both draw and their door in the consoles' frame (workers/frame/), which stands below
+// both: neither console imports the other; the consoles' worker (workers/consoles/) and the
+// all-in-one worker mount both.
+describe("the sign-in names no caller, and the consoles import not each other", () => {
+  /** A console's mark as a string literal (any quotes), or a console's name as its pages show it. */
+  const CALLER = /(["'`])(?:console|developers)\1|운영 콘솔|개발자 콘솔|Operations console|Developer console/;
+  /** The files whose text names a console. */
+  function callersNamed(texts: { file: string; text: string }[]): string[] {
+    return texts.filter(({ text }) => CALLER.test(text)).map(({ file }) => file);
+  }
+  const provider = files(join(workers, "provider")).map((f) => ({ file: named(f), text: readFileSync(f, "utf8") }));
+  const all = imports();
+  /** The imports from one console to the other, either way. */
+  function crossed(list: { file: string; target: string }[]): string[] {
+    const consoles = ["console", "developers"];
+    return list
+      .filter(
+        (i) => consoles.includes(top(i.file)) && consoles.includes(top(i.target)) && top(i.file) !== top(i.target),
+      )
+      .map(({ file, target }) => `${file} -> ${target}`);
+  }
+
+  it("reads every file of the provider, and both consoles use the frame (the rules are not vacuous)", () => {
+    expect(provider.length).toBeGreaterThan(100);
+    expect(provider.map((p) => p.file)).toContain("provider/signin/first-party.ts");
+    expect(all.some((i) => top(i.file) === "console" && top(i.target) === "frame")).toBe(true);
+    expect(all.some((i) => top(i.file) === "developers" && top(i.target) === "frame")).toBe(true);
+  });
+
+  it('no file under workers/provider names a console: neither "console" nor "developers" as a string, nor a console\'s name', () => {
+    expect(callersNamed(provider)).toEqual([]);
+  });
+
+  it("finds a caller's name planted in the sign-in and its store", () => {
+    const probes = [
+      { file: "provider/signin/pages.ts", text: 'if (ctx.purpose === "console") return [title, lead];' },
+      { file: "provider/signin/first-party.ts", text: "export function consoleSignIn(mark: 'developers') {}" },
+      { file: "provider/store/one-time/signin-store.ts", text: "export type FirstPartyMark = `console`;" },
+      { file: "provider/signin/i18n.ts", text: '  developersTitle: "개발자 콘솔",' },
+      { file: "provider/signin/i18n.ts", text: '  consoleTitle: "Operations console",' },
+    ];
+    expect(callersNamed([...provider, ...probes])).toEqual(probes.map((p) => p.file));
+  });
+
+  it("console/ and developers/ import not each other", () => {
+    expect(crossed(all)).toEqual([]);
+  });
+
+  it("finds a planted import between the consoles, either way", () => {
+    const probes = [
+      { file: "console/routes.ts", target: "developers/routes" },
+      { file: "developers/gate.ts", target: "console/layout" },
+    ];
+    expect(crossed([...all, ...probes])).toEqual(probes.map((p) => `${p.file} -> ${p.target}`));
+  });
+
+  it("the frame stands below both consoles: it uses core/, the admin API's checks, the provider's store and the sign-in only; only the consoles import it", () => {
+    expect(
+      all.filter(
+        (i) =>
+          top(i.file) === "frame" &&
+          !["frame", "core", "admin"].includes(top(i.target)) &&
+          !i.target.startsWith("bare:") &&
+          !i.target.startsWith("provider/store/") &&
+          !i.target.startsWith("provider/signin/") &&
+          i.target !== "provider/config",
+      ),
+    ).toEqual([]);
+    expect(
+      all.filter((i) => top(i.target) === "frame" && !["frame", "console", "developers"].includes(top(i.file))),
+    ).toEqual([]);
   });
 });

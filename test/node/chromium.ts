@@ -1,22 +1,55 @@
-// Debian's Chromium through playwright-core, as every browser test launches it: headless, no
-// sandbox (CI runs as root), no background traffic. `args` adds flags (a host-resolver rule).
-import { chromium, type Browser, type Locator, type Page } from "playwright-core";
-import { expect } from "vitest";
+// Debian's Chromium through playwright-core, as every browser test gets it: headless, no sandbox
+// (CI runs as root), no background traffic. One Chromium serves the whole run (./global-setup.ts
+// launches it); each file connects to it, and each test opens contexts of its own, which share
+// nothing (cookies, storage, routes) with another's. A file that needs other flags (a host-resolver
+// rule) launches a Chromium of its own.
+import { chromium, type Browser, type BrowserServer, type Download, type Locator, type Page } from "playwright-core";
+import { expect, inject } from "vitest";
 
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The run's Chromium (./global-setup.ts): its playwright WebSocket endpoint. */
+    chromiumEndpoint: string;
+  }
+}
+
+const options = (args: string[]) => ({
+  executablePath: "/usr/bin/chromium",
+  headless: true,
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    ...args,
+  ],
+});
+
+/** The run's Chromium, launched once by ./global-setup.ts. */
+export function chromiumServer(): Promise<BrowserServer> {
+  return chromium.launchServer(options([]));
+}
+
+/**
+ * The run's Chromium (its `close()` ends this file's connection and closes the contexts the file
+ * opened), or with `args` a Chromium of the file's own.
+ */
 export function launchChromium(args: string[] = []): Promise<Browser> {
-  return chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      ...args,
-    ],
-  });
+  if (args.length === 0) return chromium.connect(inject("chromiumEndpoint"));
+  return chromium.launch(options(args));
+}
+
+/**
+ * A download's bytes as text. The run's Chromium is connected to, not launched, and playwright
+ * then keeps the file on the browser's side: `download.path()` throws ("Path is not available when
+ * connecting remotely"), its stream does not.
+ */
+export async function downloadedText(download: Download): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** Waits for the page's h1 named `name`. */

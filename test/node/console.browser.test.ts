@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agreeIfAsked, launchChromium } from "./chromium";
+import { agreeIfAsked, downloadedText, launchChromium } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -345,9 +345,7 @@ describe("the console in Chromium", () => {
       const rows = await again.locator("#import-rejected table tbody tr").allInnerTexts();
       expect(rows.map((r) => Number(r.split(/\s/)[0]!.replace(/,/g, "")))).toEqual(BAD_ROWS);
       await again.locator("#import-rejected").getByRole("button").click();
-      const saved = readFileSync(await (await download).path(), "utf8")
-        .trim()
-        .split(/\r?\n/);
+      const saved = (await downloadedText(await download)).trim().split(/\r?\n/);
       expect(saved[0]).toBe("file_row,reason,telcoCd,phoneNo,name,gender,birth,foreign,ci");
       expect(saved.slice(1).map((l) => Number(l.split(",")[0]))).toEqual(BAD_ROWS);
       await again.screenshot({ path: join(OUT, "console-directory-import-ko.png"), fullPage: true });

@@ -16,8 +16,8 @@ import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IMPORT_JS } from "../../workers/console/import-script";
-import { launchChromium } from "./chromium";
-import { devAdminToken, startServer, type Server } from "./server";
+import { downloadedText, launchChromium } from "./chromium";
+import { devAdminToken, sharedServer, type Server } from "./server";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const CSRF = "csrf-token-of-the-test-page";
@@ -60,7 +60,7 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 }
 
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
   const token = devAdminToken();
   proxy = createServer(async (req, res) => {
     const url = new URL(req.url!, "http://x");
@@ -203,7 +203,7 @@ describe("the browser import", () => {
     ]);
     expect(download.suggestedFilename()).toBe("rejected-rows.csv");
     const reasons = await table.locator("tbody td").allTextContents();
-    expect(readFileSync((await download.path())!, "utf8")).toBe(
+    expect(await downloadedText(download)).toBe(
       [
         `\ufefffile_row,reason,${HEADER}`,
         `1500,"${reasons[0]}",${rows[1499]}`,
@@ -283,7 +283,7 @@ describe("the browser import", () => {
       p.waitForEvent("download"),
       p.getByRole("button", { name: "Download the rejected rows (rejected-rows.ndjson)" }).click(),
     ]);
-    expect(JSON.parse(readFileSync((await download.path())!, "utf8").trim())).toEqual({
+    expect(JSON.parse((await downloadedText(download)).trim())).toEqual({
       file_row: 3,
       reason: "row is not JSON",
       row: null,

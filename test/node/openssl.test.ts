@@ -3,7 +3,7 @@
 // real `npm start` server and a sign-in driven through the pages' form contract.
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type Server } from "./server";
+import { sharedServer, type Server } from "./server";
 import { signIn } from "./signin-driver";
 
 const SECRET = "demoSecret0123456789abcdefABCDEF";
@@ -56,7 +56,7 @@ function opensslDecrypt(b64: string): string {
 
 let server: Server;
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
 });
 afterAll(async () => {
   await server?.stop();

@@ -9,7 +9,17 @@ const root = join(import.meta.dirname, "..", "..");
 const configPath = join(root, "wrangler.toml");
 const toml = readFileSync(configPath, "utf8");
 const ENVS = [...new Set([...toml.matchAll(/^\[env\.([A-Za-z0-9_-]+)\]/gm)].map((m) => m[1]!))];
-const PROVIDER_ENVS = ["authorize", "token", "user-me", "disconnect", "admin", "console", "single"];
+const PROVIDER_ENVS = [
+  "authorize",
+  "webauthn",
+  "token",
+  "user-me",
+  "disconnect",
+  "admin",
+  "console",
+  "developers",
+  "single",
+];
 const KIT_ENVS = ["rp-login", "rp-callback", "rp-session"];
 
 function read(env?: string) {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { portInUse } from "../../scripts/lib/port.mjs";
-import { startServer } from "./server";
+import { startNpmStart, startServer } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -90,7 +90,7 @@ describe("other early ends", () => {
   it("a server that exits before /healthz answers is reported at once with its stderr, not after the healthz timeout", async () => {
     const t0 = Date.now();
     // wrangler dev refuses an unknown option, after the migrations
-    const err = await startServer({ args: ["--frobnicate"] }).then(
+    const err = await startNpmStart({ args: ["--frobnicate"] }).then(
       async (s) => void (await s.stop()),
       (e: unknown) => e as Error,
     );

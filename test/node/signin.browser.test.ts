@@ -118,7 +118,9 @@ beforeAll(async () => {
   );
   await new Promise<void>((r) => callbackServer.listen(0, "127.0.0.1", r));
   const port = (callbackServer.address() as AddressInfo).port;
-  server = await startServer();
+  // the guard's challenge is tested here: with SIGNIN_MO=guard a text from the person replaces it
+  // (test/node/text.browser.test.ts)
+  server = await startServer({ args: ["--var", "SIGNIN_MO:off"] });
   browser = await launchChromium([`--host-resolver-rules=MAP demo.example 127.0.0.1:${port}`]);
 });
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startServer, type Server } from "./server";
+import { freePort, startNpmStart, type Server } from "./server";
 import { runCommand } from "./run";
 import { CookieJar, signIn } from "./signin-driver";
 
@@ -18,7 +18,7 @@ let port: string;
 beforeAll(async () => {
   // wrangler's own default level ("log"), what a person sees; ./server.ts's "info" leaves out the
   // banner, the migration tables and the bindings that the line count is about
-  server = await startServer({ env: { WRANGLER_LOG: "log" } });
+  server = await startNpmStart({ env: { WRANGLER_LOG: "log" } });
   port = new URL(server.base).port;
 });
 afterAll(async () => {

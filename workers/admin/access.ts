@@ -144,39 +144,82 @@ export function proofFresh(actor: Actor): boolean {
   return actor.provenAt === undefined || Date.now() - actor.provenAt <= CONSOLE_FRESH_MS;
 }
 
-/** Names the caller of a request the console answers in process (its own gate found them). */
+/** Who calls an admin service: the actor, and their request's context (its log, its work after the answer). */
+export interface Caller {
+  actor: Actor;
+  rc: RequestContext;
+}
+
+/** The caller the gate found for this request, as a service takes them. */
+export const callerOf = (rc: RequestContext): Caller => ({ actor: actorOf(rc), rc });
+
+/** Names the caller of a request the console answers (its own gate found them). */
 export function setActor(rc: RequestContext, actor: Actor): void {
   actors.set(rc, actor);
 }
 
-/** A route's handler, run only for a caller whose role covers `role`. */
+/**
+ * The one gate of an admin action, the API's routes' and the console's: the caller's role covers
+ * `role`, an admin change has a proof from the last 10 minutes, and a change (any method but GET and
+ * HEAD) runs under a journal row naming the caller (store/change-journal.ts).
+ */
+export async function gated<T>(
+  env: AdminEnv,
+  { actor, rc }: Caller,
+  role: Role,
+  method: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  if (!roleCovers(actor.role, role))
+    throw forbidden(`This needs the ${role} role; yours is ${actor.role}.`, `role ${actor.role} < ${role}`);
+  if (role === "admin" && !SAFE.has(method) && !proofFresh(actor))
+    throw forbidden("Sign in again to confirm: admin actions need a sign-in from the last 10 minutes.", "stale proof", {
+      [REAUTH_HEADER]: "1",
+    });
+  if (SAFE.has(method)) return run();
+  return journaledChange(env, rc, actor.id, method, run);
+}
+
+/** A route's handler, run only for a caller whose role covers `role` (through `gated`). */
 export function allow(role: Role, h: Handler<AdminEnv>): Handler<AdminEnv> {
-  return (req, env, rc) => {
-    const actor = actorOf(rc);
-    if (!roleCovers(actor.role, role))
-      throw forbidden(`This needs the ${role} role; yours is ${actor.role}.`, `role ${actor.role} < ${role}`);
-    if (role === "admin" && !SAFE.has(req.method) && !proofFresh(actor))
-      throw forbidden(
-        "Sign in again to confirm: admin actions need a sign-in from the last 10 minutes.",
-        "stale proof",
-        {
-          [REAUTH_HEADER]: "1",
-        },
-      );
-    if (SAFE.has(req.method)) return h(req, env, rc);
-    // a change, from the API or a console page: under a journal row naming the caller (store/change-journal.ts)
-    return journaledChange(env, rc, actor.id, req.method, async () => h(req, env, rc));
-  };
+  return (req, env, rc) => gated(env, callerOf(rc), role, req.method, async () => h(req, env, rc));
+}
+
+/**
+ * An admin service: what a route of the API does, typed (its input, its view), for a caller of at
+ * least `role`. Its route reads the request into the input and writes the view as JSON
+ * (./routes.ts); the console runs it with `perform`. Both pass the same gate.
+ */
+export interface Service<I, V> {
+  role: Role;
+  /** The method of its route: anything but GET is a change. */
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  run(env: AdminEnv, caller: Caller, input: I): Promise<V>;
+}
+
+export const service = <I, V>(
+  role: Role,
+  method: Service<I, V>["method"],
+  run: Service<I, V>["run"],
+): Service<I, V> => ({
+  role,
+  method,
+  run,
+});
+
+/** Runs a service for a caller through the gate: the console's way to the admin API. */
+export function perform<I, V>(s: Service<I, V>, env: AdminEnv, caller: Caller, input: I): Promise<V> {
+  return gated(env, caller, s.role, s.method, () => s.run(env, caller, input));
 }
 
 /** An audit event of an admin call, naming its caller (`actor`). */
 export function auditBy(
   env: AdminEnv,
-  rc: RequestContext,
+  caller: Caller,
   type: AuditType,
   clientId: string | null,
   outcome: "ok" | "refused" = "ok",
   detail: Record<string, string | number | boolean> = {},
 ): Promise<void> {
-  return audit(env, type, clientId, outcome, { actor: actorOf(rc).id, ...detail });
+  return audit(env, type, clientId, outcome, { actor: caller.actor.id, ...detail });
 }

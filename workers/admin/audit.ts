@@ -10,29 +10,30 @@ import { adminConfig, type AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
+import { service } from "./access";
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 500;
 /** The longest range one export request streams; the CLI asks for a longer one a day at a time. */
 export const MAX_EXPORT_MS = 86_400_000;
 
-function intParam(url: URL, name: string, min: number, max: number): number | undefined {
-  const v = url.searchParams.get(name);
+function intParam(q: URLSearchParams, name: string, min: number, max: number): number | undefined {
+  const v = q.get(name);
   if (v === null || v === "") return undefined;
   if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
     throw E.invalidBecause(name, `must be a whole number from ${min} to ${max}`);
   return Number(v);
 }
 
-function textParam(url: URL, name: string, shape: RegExp): string | undefined {
-  const v = url.searchParams.get(name);
+function textParam(q: URLSearchParams, name: string, shape: RegExp): string | undefined {
+  const v = q.get(name);
   if (v === null || v === "") return undefined;
   if (!shape.test(v)) throw E.invalidBecause(name, "has characters an id never has");
   return v;
 }
 
-function cursorParam(url: URL, name: string): AuditCursor | undefined {
-  const v = url.searchParams.get(name);
+function cursorParam(q: URLSearchParams, name: string): AuditCursor | undefined {
+  const v = q.get(name);
   if (v === null || v === "") return undefined;
   const c = parseCursor(v);
   if (!c) throw E.invalidBecause(name, "must be the next_before of a previous page");
@@ -43,8 +44,8 @@ function cursorParam(url: URL, name: string): AuditCursor | undefined {
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
 /** An ISO 8601 time query parameter (as the audit and metrics APIs take it), or undefined. */
-export function timeParam(url: URL, name: string): number | undefined {
-  const v = url.searchParams.get(name);
+export function timeParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
   if (v === null || v === "") return undefined;
   const ms = ISO_TIME.test(v) ? Date.parse(v) : NaN;
   if (Number.isNaN(ms))
@@ -60,45 +61,54 @@ export function timeParam(url: URL, name: string): number | undefined {
  * prefix ending in "." such as `client.`), `client_id`, `actor` (`operator:<id>`, `token:<name>`, `developer:<id>`),
  * `since` and `until` (ISO 8601 times: events in [since, until); `before` wins over `until`).
  */
-export async function listEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+export const listEvents = service<
+  URLSearchParams,
+  { events: ReturnType<typeof wireEvent>[]; next_before: string | null }
+>("viewer", "GET", async (env, { rc }, query) => {
   // a read of the trail (the API's, the console's page) also sweeps the changes left unfinished
   rc.waitUntil(sweepUnfinished(env).catch(() => undefined));
-  const url = rc.url;
   const now = Date.now();
-  const since = timeParam(url, "since");
-  const until = timeParam(url, "until");
+  const since = timeParam(query, "since");
+  const until = timeParam(query, "until");
   if (since !== undefined && until !== undefined && until <= since)
     throw E.invalidBecause("until", "must be later than since");
   const q = {
-    limit: intParam(url, "limit", 1, MAX_LIMIT) ?? DEFAULT_LIMIT,
-    before: cursorParam(url, "before") ?? (until === undefined ? undefined : { at: until, id: null }),
-    type: textParam(url, "type", /^[a-z][a-z._]{0,63}$/),
-    clientId: textParam(url, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
-    actor: textParam(url, "actor", /^(?:operator|token|developer):[A-Za-z0-9_-]{1,40}$/),
+    limit: intParam(query, "limit", 1, MAX_LIMIT) ?? DEFAULT_LIMIT,
+    before: cursorParam(query, "before") ?? (until === undefined ? undefined : { at: until, id: null }),
+    type: textParam(query, "type", /^[a-z][a-z._]{0,63}$/),
+    clientId: textParam(query, "client_id", /^[A-Za-z0-9._~-]{1,128}$/),
+    actor: textParam(query, "actor", /^(?:operator|token|developer):[A-Za-z0-9_-]{1,40}$/),
   };
   // nothing older than `since` is read: the scan stops there as it stops at the retention
   const retention = adminConfig(env).auditRetentionMs;
   const page = await listAudit(env.AUDIT, q, now, since === undefined ? retention : Math.min(retention, now - since));
-  return json({
+  return {
     events: page.events.map(wireEvent),
     next_before: page.next === null ? null : formatCursor(page.next),
-  });
-}
+  };
+});
 
 /**
  * `from` (required) and `to` (default now): ISO 8601 times, at most a day apart. The events within
  * [from, to) and the retention window, oldest first, one JSON object a line, streamed.
  */
-export async function exportEvents(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const url = rc.url;
-  const now = Date.now();
-  const from = timeParam(url, "from");
-  if (from === undefined) throw E.missing("from");
-  const to = timeParam(url, "to") ?? now;
-  if (to <= from) throw E.invalidBecause("to", "must be later than from");
-  if (to - from > MAX_EXPORT_MS) throw E.invalidBecause("to", "must be at most 24 hours after from");
-  const start = Math.max(from, now - adminConfig(env).auditRetentionMs);
-  const body = start < to ? exportAudit(env.AUDIT, start, to) : "";
+export const exportEvents = service<URLSearchParams, { ndjson: ReadableStream | string }>(
+  "viewer",
+  "GET",
+  async (env, _caller, query) => {
+    const now = Date.now();
+    const from = timeParam(query, "from");
+    if (from === undefined) throw E.missing("from");
+    const to = timeParam(query, "to") ?? now;
+    if (to <= from) throw E.invalidBecause("to", "must be later than from");
+    if (to - from > MAX_EXPORT_MS) throw E.invalidBecause("to", "must be at most 24 hours after from");
+    const start = Math.max(from, now - adminConfig(env).auditRetentionMs);
+    return { ndjson: start < to ? exportAudit(env.AUDIT, start, to) : "" };
+  },
+);
+
+/** The NDJSON of an export as its answer (the API's; the console's adds a download's name). */
+export function ndjsonResponse(body: ReadableStream | string): Response {
   return new Response(body, {
     headers: {
       "Content-Type": "application/x-ndjson; charset=utf-8",

@@ -1,7 +1,7 @@
 // /admin/directory: the embedded carrier directory (docs/operations.md "Import formats").
 // Import validates every row and reports rejected ones by row number and reason only.
 
-import { actorOf, auditBy } from "./access";
+import { actorOf, auditBy, callerOf, service } from "./access";
 import { adminConfig } from "./config";
 import { endProgress, recordCommit } from "../provider/store/import-runs";
 import { checkRunFile, chunkPlace, recordProgress } from "./import-progress";
@@ -66,10 +66,19 @@ function dryRunParam(url: URL): boolean {
   throw E.invalidBecause("dry_run", "must be true or false");
 }
 
+/** The directory's counts, as `GET /admin/directory` answers them. */
+export interface DirectoryCounts {
+  subscribers: number;
+  test_numbers: number;
+  fixed_code_numbers: number;
+  shards: number;
+  pending_changes: number;
+}
+
 /** Counts only: the directory's content is personal data and is not listed. */
-export async function summary(_req: Request, env: AdminEnv): Promise<Response> {
+export const summary = service<void, DirectoryCounts>("viewer", "GET", async (env) => {
   const c = await countSubscribers(env);
-  return json({
+  return {
     subscribers: c.total,
     // as `test-numbers list` counts them: registered for app review
     test_numbers: c.reviewNumbers,
@@ -77,8 +86,8 @@ export async function summary(_req: Request, env: AdminEnv): Promise<Response> {
     fixed_code_numbers: c.testNumbers,
     shards: c.shards,
     pending_changes: c.pendingChanges,
-  });
-}
+  };
+});
 
 export async function importSubscribers(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const cfg = adminConfig(env);
@@ -109,7 +118,7 @@ export async function importSubscribers(req: Request, env: AdminEnv, rc: Request
     ignored_columns: parsed.ignoredColumns,
   };
   if (!dryRun) {
-    await auditBy(env, rc, "directory.imported", null, parsed.rejected.length ? "refused" : "ok", {
+    await auditBy(env, callerOf(rc), "directory.imported", null, parsed.rejected.length ? "refused" : "ok", {
       format,
       received: parsed.received,
       inserted,
@@ -145,7 +154,10 @@ export async function commitImport(_req: Request, env: AdminEnv, rc: RequestCont
   const { removed, left } = await recordCommit(env, run, now.removed, now.left);
   await endProgress(env, run);
   rc.log.event = "directory.import_committed";
-  await auditBy(env, rc, "directory.import_committed", null, left ? "refused" : "ok", { removed: now.removed, left });
+  await auditBy(env, callerOf(rc), "directory.import_committed", null, left ? "refused" : "ok", {
+    removed: now.removed,
+    left,
+  });
   return json({ run, removed, left });
 }
 
@@ -155,6 +167,6 @@ export async function removeSubscriber(_req: Request, env: AdminEnv, rc: Request
   if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
   const id = await deleteSubscriber(env, phone);
   if (id === null) throw E.noSuch("subscriber");
-  await auditBy(env, rc, "directory.deleted", null, "ok", { subscriber_id: id });
+  await auditBy(env, callerOf(rc), "directory.deleted", null, "ok", { subscriber_id: id });
   return json({ deleted: true });
 }

@@ -4,20 +4,26 @@
 // scopes; a viewer is told how many of each kind and state there are (`withheld`), not which.
 
 import { E } from "../core/errors";
-import { json } from "../core/http";
-import type { RequestContext } from "../core/router";
 import { getClient } from "../provider/store/clients";
 import { guardRules, guardIndex, guardStore, kindOf, type ScopeStatus } from "../provider/store/guard/index";
 import { roleCovers } from "../provider/store/operators";
-import { actorOf, auditBy } from "./access";
-import { adminConfig, type AdminEnv } from "./config";
-import { onlyFields, readJsonObject } from "./steps";
+import { auditBy, service, type Caller } from "./access";
+import type { AdminEnv } from "./config";
 
 /** A scope as the store names it: `app`, or a kind and its value (at most 64 characters). */
 const SCOPE = /^(app|(prefix|block|asn|country):[0-9A-Za-z.:/-]{1,64})$/;
 
 /** A scope's state as the API shows it. */
-function scopeView(s: ScopeStatus) {
+export interface ScopeView {
+  scope: string;
+  kind: string;
+  state: ScopeStatus["state"];
+  since: string;
+  until: string;
+  strikes: number;
+}
+
+function scopeView(s: ScopeStatus): ScopeView {
   return {
     scope: s.scope,
     kind: kindOf(s.scope),
@@ -43,11 +49,11 @@ export interface Withheld {
  * or a block counted by `group` (kind and state, and the app across apps) instead of listed.
  */
 function forRole<T extends { kind: string; state: ScopeStatus["state"] }, G extends object>(
-  rc: RequestContext,
+  { actor }: Caller,
   rows: T[],
   group: (r: T) => G,
 ): { scopes: T[]; withheld: (G & Withheld)[] } {
-  if (roleCovers(actorOf(rc).role, "editor")) return { scopes: rows, withheld: [] };
+  if (roleCovers(actor.role, "editor")) return { scopes: rows, withheld: [] };
   const withheld = new Map<string, G & Withheld>();
   for (const r of rows.filter((r) => PERSONAL_KINDS.has(r.kind))) {
     const g = { ...group(r), kind: r.kind, state: r.state };
@@ -59,40 +65,50 @@ function forRole<T extends { kind: string; state: ScopeStatus["state"] }, G exte
   return { scopes: rows.filter((r) => !PERSONAL_KINDS.has(r.kind)), withheld: [...withheld.values()] };
 }
 
-async function appOf(env: AdminEnv, rc: RequestContext): Promise<string> {
-  const c = await getClient(env, rc.params.id!);
+async function appOf(env: AdminEnv, { rc }: Caller, id: string): Promise<string> {
+  const c = await getClient(env, id);
   if (!c) throw E.noSuch("client");
   rc.log.clientId = c.clientId;
   return c.clientId;
 }
 
+/** An app's scope with its counts over the window. */
+export type AppScopeView = ScopeView & { sent: number; verified: number };
+
 /** GET /admin/clients/:id/guard: the app's scopes beyond normal now, with their counts over the window. */
-export async function guardScopes(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const clientId = await appOf(env, rc);
+export const guardScopes = service<
+  { clientId: string },
+  { client_id: string; scopes: AppScopeView[]; withheld: Withheld[] }
+>("viewer", "GET", async (env, caller, input) => {
+  const clientId = await appOf(env, caller, input.clientId);
   // the states and their counts in one call to the app's object, however many scopes an attack made
   const states = await guardStore(env, clientId).statesWithTotals(Date.now(), guardRules(env));
   const scopes = states.map((s) => ({ ...scopeView(s), sent: s.sent, verified: s.verified }));
-  return json({ client_id: clientId, ...forRole(rc, scopes, () => ({})) });
-}
+  return { client_id: clientId, ...forRole(caller, scopes, () => ({})) };
+});
 
 /** POST /admin/clients/:id/guard/clear {"scope"}: ends the scope's state now (an editor's decision). */
-export async function clearGuardScope(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const clientId = await appOf(env, rc);
-  const body = await readJsonObject(req, adminConfig(env).maxBodyBytes);
-  onlyFields(body, ["scope"]);
-  const scope = body.scope;
+export const clearGuardScope = service<
+  { clientId: string; scope: unknown },
+  { client_id: string; scope: string; cleared: true }
+>("editor", "POST", async (env, caller, input) => {
+  const clientId = await appOf(env, caller, input.clientId);
+  const scope = input.scope;
   if (typeof scope !== "string" || !SCOPE.test(scope))
     throw E.invalidBecause("scope", "must be a scope the guard names, such as block:203.0.113.0/24 or app");
   const t = await guardStore(env, clientId).clear(scope, Date.now());
   if (!t) throw E.noSuch("suspect scope");
-  await auditBy(env, rc, "guard.state", clientId, "ok", { kind: t.kind, state: t.state, strikes: t.strikes });
+  await auditBy(env, caller, "guard.state", clientId, "ok", { kind: t.kind, state: t.state, strikes: t.strikes });
   await guardIndex(env).indexNote(clientId, [t], Date.now());
-  return json({ client_id: clientId, scope, cleared: true });
-}
+  return { client_id: clientId, scope, cleared: true };
+});
 
 /** GET /admin/guard: every app's scopes the guard holds suspect or slowed now, the latest first (at most 200). */
-export async function guardAcrossApps(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
+export const guardAcrossApps = service<
+  void,
+  { scopes: (ScopeView & { client_id: string })[]; withheld: (Withheld & { client_id: string })[] }
+>("viewer", "GET", async (env, caller) => {
   const scopes = await guardIndex(env).indexList(Date.now(), 200);
   const rows = scopes.map((s) => ({ client_id: s.app, ...scopeView(s) }));
-  return json(forRole(rc, rows, (r) => ({ client_id: r.client_id })));
-}
+  return forRole(caller, rows, (r) => ({ client_id: r.client_id }));
+});

@@ -5,7 +5,7 @@
 import { ApiError } from "../core/errors";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
-import { actorOf, auditBy } from "./access";
+import { actorOf, auditBy, callerOf } from "./access";
 import type { AdminEnv } from "./config";
 import { listSigningKeys, rotateSigningKey } from "../provider/store/signing-keys";
 
@@ -32,13 +32,13 @@ export async function listKeys(_req: Request, env: AdminEnv): Promise<Response> 
 export async function rotateKeys(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
   const r = await rotateSigningKey(env, actorOf(rc).id);
   if (!r.ok) {
-    await auditBy(env, rc, "signing_key.rotated", null, "refused", { reason: "pending" });
+    await auditBy(env, callerOf(rc), "signing_key.rotated", null, "refused", { reason: "pending" });
     throw new ApiError(
       "invalid_request",
       `A rotation is in progress: its key signs from ${iso(r.pendingFrom)}; rotate again after that.`,
       { status: 409, cause: "signing key rotation pending" },
     );
   }
-  await auditBy(env, rc, "signing_key.rotated", null, "ok", { kid: r.key.kid, signs_from: r.key.signs_from });
+  await auditBy(env, callerOf(rc), "signing_key.rotated", null, "ok", { kid: r.key.kid, signs_from: r.key.signs_from });
   return json(view(r.key), 201);
 }

@@ -50,8 +50,8 @@ export async function metrics(_req: Request, env: AdminEnv, rc: RequestContext):
   const step = stepText as Step;
   const size = STEPS[step];
   const now = Date.now();
-  const to = timeParam(url, "to") ?? now;
-  const from = timeParam(url, "from") ?? to - 24 * HOUR_MS;
+  const to = timeParam(url.searchParams, "to") ?? now;
+  const from = timeParam(url.searchParams, "from") ?? to - 24 * HOUR_MS;
   if (to <= from) throw E.invalidBecause("to", "must be later than from");
   if ((to - from) / size > MAX_POINTS)
     throw E.invalidBecause("from", `gives more than ${MAX_POINTS} steps: choose a larger step or a shorter range`);

@@ -4,9 +4,7 @@
 // shown once and stored as its hash. Every change is audited with who made it.
 
 import { ApiError, E } from "../core/errors";
-import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
-import type { RequestContext } from "../core/router";
 import { personAtNumber } from "../provider/store/directory/index";
 import {
   createToken,
@@ -22,16 +20,15 @@ import {
   TOKEN_NAME,
   type Role,
 } from "../provider/store/operators";
-import { actorOf, auditBy } from "./access";
-import { adminConfig, type AdminEnv } from "./config";
-import { onlyFields, readJsonObject } from "./steps";
+import { auditBy, service } from "./access";
+import { adminConfig } from "./config";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function roleOf(body: Record<string, unknown>): Role {
-  if (body.role === undefined) throw E.missing("role");
-  if (!isRole(body.role)) throw E.invalidBecause("role", `must be one of ${ROLES.join(", ")}`);
-  return body.role;
+function roleOf(role: unknown): Role {
+  if (role === undefined) throw E.missing("role");
+  if (!isRole(role)) throw E.invalidBecause("role", `must be one of ${ROLES.join(", ")}`);
+  return role;
 }
 
 function phoneOf(v: unknown): string {
@@ -41,35 +38,55 @@ function phoneOf(v: unknown): string {
   return v;
 }
 
-/** `POST /admin/operators` `{phone, role}`: invites the number's holder to take `role`. */
-export async function grantOperator(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const cfg = adminConfig(env);
-  const body = await readJsonObject(req, cfg.maxBodyBytes);
-  onlyFields(body, ["phone", "role"]);
-  const phone = phoneOf(body.phone);
-  const role = roleOf(body);
-  const holder = await personAtNumber(env, phone);
-  if (holder && holder.test_otp_hash !== null)
-    throw E.invalidBecause("phone", "a fixed-code test number can never hold a role");
-  const actor = actorOf(rc).id;
-  const invite = await putInvite(env, {
-    phoneKey: await inviteKey(cfg.sealKey, phone),
-    role,
-    masked: `${phone.slice(0, 3)}-${"*".repeat(phone.length - 7)}-${phone.slice(-4)}`,
-    grantedBy: actor,
-  });
-  rc.log.event = "operator.granted";
-  await auditBy(env, rc, "operator.granted", null, "ok", { role });
-  return json(
-    { masked: invite.masked, role, granted_by: actor, expires_at: iso(invite.expiresAt), status: "invited" },
-    201,
-  );
+/** An invitation to a role, as the API answers it. */
+export interface InviteView {
+  masked: string;
+  role: Role;
+  granted_by: string;
+  expires_at: string | null;
 }
 
+/** `POST /admin/operators` `{phone, role}`: invites the number's holder to take `role`. */
+export const grantOperator = service<{ phone: unknown; role: unknown }, InviteView & { status: "invited" }>(
+  "admin",
+  "POST",
+  async (env, caller, input) => {
+    const cfg = adminConfig(env);
+    const phone = phoneOf(input.phone);
+    const role = roleOf(input.role);
+    const holder = await personAtNumber(env, phone);
+    if (holder && holder.test_otp_hash !== null)
+      throw E.invalidBecause("phone", "a fixed-code test number can never hold a role");
+    const actor = caller.actor.id;
+    const invite = await putInvite(env, {
+      phoneKey: await inviteKey(cfg.sealKey, phone),
+      role,
+      masked: `${phone.slice(0, 3)}-${"*".repeat(phone.length - 7)}-${phone.slice(-4)}`,
+      grantedBy: actor,
+    });
+    caller.rc.log.event = "operator.granted";
+    await auditBy(env, caller, "operator.granted", null, "ok", { role });
+    return { masked: invite.masked, role, granted_by: actor, expires_at: iso(invite.expiresAt), status: "invited" };
+  },
+);
+
 /** `GET /admin/operators`: operators (by opaque id, masked number) and open invitations. */
-export async function listAllOperators(_req: Request, env: AdminEnv): Promise<Response> {
+export const listAllOperators = service<
+  void,
+  {
+    operators: {
+      id: string;
+      role: Role;
+      masked: string;
+      granted_by: string;
+      taken_at: string | null;
+      last_seen_at: string | null;
+    }[];
+    invites: (InviteView & { created_at: string | null })[];
+  }
+>("admin", "GET", async (env) => {
   const { operators, invites } = await listOperators(env);
-  return json({
+  return {
     operators: operators.map((o) => ({
       id: o.id,
       role: o.role,
@@ -85,61 +102,70 @@ export async function listAllOperators(_req: Request, env: AdminEnv): Promise<Re
       created_at: iso(i.createdAt),
       expires_at: iso(i.expiresAt),
     })),
-  });
-}
+  };
+});
 
 /** `DELETE /admin/operators/:id`: ends an operator's role. */
-export async function revokeOperator(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const id = rc.params.id!;
-  if (!/^op_[A-Za-z0-9_-]{16}$/.test(id)) throw E.noSuch("operator");
-  const ended = await revokeOperatorRole(env, id);
-  if (!ended) throw E.noSuch("operator");
-  if (ended === "last_admin")
-    throw E.invalidBecause("operator", "the last admin: grant another admin first, so the console keeps one");
-  const actor = actorOf(rc).id;
-  await auditBy(env, rc, "operator.revoked", null, "ok", { operator: id, role: ended.role });
-  return json({ id, revoked: true });
-}
+export const revokeOperator = service<{ id: string }, { id: string; revoked: true }>(
+  "admin",
+  "DELETE",
+  async (env, caller, { id }) => {
+    if (!/^op_[A-Za-z0-9_-]{16}$/.test(id)) throw E.noSuch("operator");
+    const ended = await revokeOperatorRole(env, id);
+    if (!ended) throw E.noSuch("operator");
+    if (ended === "last_admin")
+      throw E.invalidBecause("operator", "the last admin: grant another admin first, so the console keeps one");
+    await auditBy(env, caller, "operator.revoked", null, "ok", { operator: id, role: ended.role });
+    return { id, revoked: true };
+  },
+);
 
 /** `DELETE /admin/operators/invites/:phone`: withdraws a number's open invitation. */
-export async function withdrawInvite(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const phone = phoneOf(rc.params.phone);
-  if (!(await dropInvite(env, await inviteKey(adminConfig(env).sealKey, phone)))) throw E.noSuch("invitation");
-  await auditBy(env, rc, "operator.invite_withdrawn", null, "ok");
-  return json({ withdrawn: true });
-}
+export const withdrawInvite = service<{ phone: unknown }, { withdrawn: true }>(
+  "admin",
+  "DELETE",
+  async (env, caller, input) => {
+    const phone = phoneOf(input.phone);
+    if (!(await dropInvite(env, await inviteKey(adminConfig(env).sealKey, phone)))) throw E.noSuch("invitation");
+    await auditBy(env, caller, "operator.invite_withdrawn", null, "ok");
+    return { withdrawn: true };
+  },
+);
 
 /** `POST /admin/tokens` `{name, role}`: a named API token, its secret shown once. */
-export async function createApiToken(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const body = await readJsonObject(req, adminConfig(env).maxBodyBytes);
-  onlyFields(body, ["name", "role"]);
-  if (body.name === undefined) throw E.missing("name");
-  if (typeof body.name !== "string" || !TOKEN_NAME.test(body.name))
+export const createApiToken = service<
+  { name: unknown; role: unknown },
+  { name: string; role: Role; token: string; created_by: string; created_at: string | null }
+>("admin", "POST", async (env, caller, input) => {
+  if (input.name === undefined) throw E.missing("name");
+  if (typeof input.name !== "string" || !TOKEN_NAME.test(input.name))
     throw E.invalidBecause("name", "must be 1-32 lowercase letters, digits or -, starting with a letter or digit");
-  const role = roleOf(body);
-  const actor = actorOf(rc).id;
-  const made = await createToken(env, body.name, role, actor);
+  const role = roleOf(input.role);
+  const actor = caller.actor.id;
+  const made = await createToken(env, input.name, role, actor);
   if (!made)
     throw new ApiError("invalid_request", "A token of that name exists: revoke it first, or choose another name.", {
       status: 409,
     });
-  await auditBy(env, rc, "token.created", null, "ok", { token: made.token.name, role });
-  return json(
-    {
-      name: made.token.name,
-      role,
-      token: made.secret,
-      created_by: actor,
-      created_at: iso(made.token.createdAt),
-    },
-    201,
-  );
-}
+  await auditBy(env, caller, "token.created", null, "ok", { token: made.token.name, role });
+  return {
+    name: made.token.name,
+    role,
+    token: made.secret,
+    created_by: actor,
+    created_at: iso(made.token.createdAt),
+  };
+});
 
 /** `GET /admin/tokens`: every token without its secret, with its last use. */
-export async function listApiTokens(_req: Request, env: AdminEnv): Promise<Response> {
+export const listApiTokens = service<
+  void,
+  {
+    tokens: { name: string; role: Role; created_by: string; created_at: string | null; last_used_at: string | null }[];
+  }
+>("admin", "GET", async (env) => {
   const tokens = await listTokens(env);
-  return json({
+  return {
     tokens: tokens.map((t) => ({
       name: t.name,
       role: t.role,
@@ -147,13 +173,16 @@ export async function listApiTokens(_req: Request, env: AdminEnv): Promise<Respo
       created_at: iso(t.createdAt),
       last_used_at: iso(t.lastUsedAt),
     })),
-  });
-}
+  };
+});
 
 /** `DELETE /admin/tokens/:name`: revokes a token (every isolate within CLIENT_CACHE_SECONDS). */
-export async function revokeApiToken(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const name = rc.params.name!;
-  if (!TOKEN_NAME.test(name) || !(await revokeToken(env, name))) throw E.noSuch("token");
-  await auditBy(env, rc, "token.revoked", null, "ok", { token: name });
-  return json({ name, revoked: true });
-}
+export const revokeApiToken = service<{ name: string }, { name: string; revoked: true }>(
+  "admin",
+  "DELETE",
+  async (env, caller, { name }) => {
+    if (!TOKEN_NAME.test(name) || !(await revokeToken(env, name))) throw E.noSuch("token");
+    await auditBy(env, caller, "token.revoked", null, "ok", { token: name });
+    return { name, revoked: true };
+  },
+);

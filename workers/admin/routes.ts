@@ -1,22 +1,27 @@
 // /admin/* (docs/operations.md "Admin API"): the operators' API. The gate (./access.ts) runs first
 // for every method and path under /admin/: without the ADMIN_TOKEN secret the API does not exist
 // (404); with it, a bearer token (ADMIN_TOKEN or a named one) or the console's session, or 401,
-// before any 404 or 405 can answer. Each route then needs its least role, or 403.
+// before any 404 or 405 can answer. Each route then needs its least role, or 403. A service's route
+// (`serve`) is its HTTP form: the request read into the service's input, its view written as JSON;
+// the console runs the same services (`perform`).
 
 import { clearGuardScope, guardAcrossApps, guardScopes } from "./guard";
 import { json } from "../core/http";
 import type { Handler, RequestContext, Route } from "../core/router";
 import { openNotices } from "../provider/store/notices";
 import { asciiJson } from "../provider/store/one-time/index";
-import { exportEvents, listEvents, pendingEvents } from "./audit";
-import { create, disable, enable, list, read, remove, rotate, update } from "./clients";
-import type { AdminEnv } from "./config";
+import { exportEvents, listEvents, ndjsonResponse, pendingEvents } from "./audit";
+import * as clients from "./clients";
+import { adminConfig, type AdminEnv } from "./config";
+import { E } from "../core/errors";
+import { CLIENT_FIELDS } from "./validate";
+import { onlyFields, readJsonObject } from "./steps";
 import { commitImport, importSubscribers, removeSubscriber, summary } from "./directory";
 import { findRun } from "./import-progress";
 import { listKeys, rotateKeys } from "./keys";
 import { alerts, metrics } from "./metrics";
 import { migrateAudit, migrateDirectory } from "./migrate/migrate";
-import { actorOf, allow, requireAdmin, type Role } from "./access";
+import { actorOf, allow, callerOf, requireAdmin, type Role, type Service } from "./access";
 import {
   createApiToken,
   grantOperator,
@@ -26,7 +31,7 @@ import {
   revokeOperator,
   withdrawInvite,
 } from "./operators";
-import { addTestNumber, listTestNumbers, removeTestNumber } from "./test-numbers";
+import { addTestNumber, listTestNumbers, removeTestNumber, TEST_NUMBER_FIELDS } from "./test-numbers";
 import { approveReview, inviteOwner, listReviews, rejectReview, resumeEvents } from "./reviews";
 
 /** The most notices an answer carries. */
@@ -53,43 +58,99 @@ export interface AdminRoute extends Route<AdminEnv> {
   role: Role;
 }
 
+type Read<I> = (req: Request, env: AdminEnv, rc: RequestContext) => I | Promise<I>;
+
+/**
+ * The route of a service at `path` (its method and least role are the service's): the request read
+ * into its input, the service run for the gate's caller, its view as JSON (or as `write` says).
+ */
+function serve<I, V>(
+  path: string,
+  s: Service<I, V>,
+  read: Read<I>,
+  write: (view: V) => Response = (view) => json(view),
+): AdminRoute {
+  return {
+    method: s.method,
+    path,
+    role: s.role,
+    handler: async (req, env, rc) => write(await s.run(env, callerOf(rc), await read(req, env, rc))),
+  };
+}
+
+/** The JSON body, with only `fields` (an empty body is `{}`). */
+const body =
+  <F extends string>(fields: readonly F[]) =>
+  async (req: Request, env: AdminEnv): Promise<Partial<Record<F, unknown>>> => {
+    const b = await readJsonObject(req, adminConfig(env).maxBodyBytes);
+    onlyFields(b, fields);
+    return b as Partial<Record<F, unknown>>;
+  };
+const none: Read<void> = () => undefined;
+const app: Read<{ clientId: string }> = (_req, _env, rc) => ({ clientId: rc.params.id! });
+const query: Read<URLSearchParams> = (_req, _env, rc) => rc.url.searchParams;
+const created = (view: unknown) => json(view, 201);
+
 export const table: AdminRoute[] = [
-  { method: "GET", path: "/admin/clients", role: "viewer", handler: list },
-  { method: "POST", path: "/admin/clients", role: "editor", handler: create },
-  { method: "GET", path: "/admin/clients/:id", role: "viewer", handler: read },
-  { method: "PATCH", path: "/admin/clients/:id", role: "editor", handler: update },
-  { method: "DELETE", path: "/admin/clients/:id", role: "admin", handler: remove },
-  { method: "POST", path: "/admin/clients/:id/rotate-secret", role: "admin", handler: rotate },
-  { method: "POST", path: "/admin/clients/:id/disable", role: "editor", handler: disable },
-  { method: "POST", path: "/admin/clients/:id/enable", role: "editor", handler: enable },
-  { method: "GET", path: "/admin/guard", role: "viewer", handler: guardAcrossApps },
-  { method: "GET", path: "/admin/clients/:id/guard", role: "viewer", handler: guardScopes },
-  { method: "POST", path: "/admin/clients/:id/guard/clear", role: "editor", handler: clearGuardScope },
-  { method: "GET", path: "/admin/directory", role: "viewer", handler: summary },
+  serve("/admin/clients", clients.list, none),
+  serve("/admin/clients", clients.create, body(CLIENT_FIELDS), created),
+  serve("/admin/clients/:id", clients.read, app),
+  serve("/admin/clients/:id", clients.update, async (req, env, rc) => ({
+    clientId: rc.params.id!,
+    fields: await body(CLIENT_FIELDS)(req, env),
+  })),
+  serve("/admin/clients/:id", clients.remove, app),
+  serve("/admin/clients/:id/rotate-secret", clients.rotate, async (req, env, rc) => ({
+    clientId: rc.params.id!,
+    ...(await body(["grace_seconds"])(req, env)),
+  })),
+  serve("/admin/clients/:id/disable", clients.disable, app),
+  serve("/admin/clients/:id/enable", clients.enable, app),
+  serve("/admin/guard", guardAcrossApps, none),
+  serve("/admin/clients/:id/guard", guardScopes, app),
+  serve("/admin/clients/:id/guard/clear", clearGuardScope, async (req, env, rc) => ({
+    clientId: rc.params.id!,
+    scope: (await body(["scope"])(req, env)).scope,
+  })),
+  serve("/admin/directory", summary, none),
   { method: "POST", path: "/admin/directory/import", role: "editor", handler: importSubscribers },
   { method: "POST", path: "/admin/directory/import/commit", role: "editor", handler: commitImport },
   { method: "GET", path: "/admin/directory/import/runs", role: "editor", handler: findRun },
   { method: "POST", path: "/admin/migrate/directory", role: "admin", handler: migrateDirectory },
   { method: "POST", path: "/admin/migrate/audit", role: "admin", handler: migrateAudit },
   { method: "DELETE", path: "/admin/directory/:phone", role: "admin", handler: removeSubscriber },
-  { method: "GET", path: "/admin/test-numbers", role: "viewer", handler: listTestNumbers },
-  { method: "POST", path: "/admin/test-numbers", role: "editor", handler: addTestNumber },
-  { method: "DELETE", path: "/admin/test-numbers/:phone", role: "editor", handler: removeTestNumber },
-  { method: "GET", path: "/admin/audit", role: "viewer", handler: listEvents },
-  { method: "GET", path: "/admin/audit/export", role: "viewer", handler: exportEvents },
+  serve("/admin/test-numbers", listTestNumbers, (_req, _env, rc) => ({
+    after: rc.url.searchParams.get("after") ?? "",
+  })),
+  serve("/admin/test-numbers", addTestNumber, body(TEST_NUMBER_FIELDS), (v) => json(v.number, v.replaced ? 200 : 201)),
+  serve("/admin/test-numbers/:phone", removeTestNumber, (_req, _env, rc) => ({ phone: rc.params.phone! })),
+  serve("/admin/audit", listEvents, query),
+  serve("/admin/audit/export", exportEvents, query, (v) => ndjsonResponse(v.ndjson)),
   { method: "GET", path: "/admin/events", role: "viewer", handler: pendingEvents },
-  { method: "GET", path: "/admin/reviews", role: "viewer", handler: listReviews },
-  { method: "POST", path: "/admin/reviews/:id/approve", role: "editor", handler: approveReview },
-  { method: "POST", path: "/admin/reviews/:id/reject", role: "editor", handler: rejectReview },
-  { method: "POST", path: "/admin/clients/:id/owner", role: "editor", handler: inviteOwner },
-  { method: "POST", path: "/admin/clients/:id/events/resume", role: "editor", handler: resumeEvents },
-  { method: "GET", path: "/admin/operators", role: "admin", handler: listAllOperators },
-  { method: "POST", path: "/admin/operators", role: "admin", handler: grantOperator },
-  { method: "DELETE", path: "/admin/operators/invites/:phone", role: "admin", handler: withdrawInvite },
-  { method: "DELETE", path: "/admin/operators/:id", role: "admin", handler: revokeOperator },
-  { method: "GET", path: "/admin/tokens", role: "admin", handler: listApiTokens },
-  { method: "POST", path: "/admin/tokens", role: "admin", handler: createApiToken },
-  { method: "DELETE", path: "/admin/tokens/:name", role: "admin", handler: revokeApiToken },
+  serve("/admin/reviews", listReviews, none),
+  serve("/admin/reviews/:id/approve", approveReview, async (req, env, rc) => {
+    if ((await body(["reason"])(req, env)).reason !== undefined)
+      throw E.invalidBecause("reason", "only a rejection takes one");
+    return { id: rc.params.id ?? "" };
+  }),
+  serve("/admin/reviews/:id/reject", rejectReview, async (req, env, rc) => ({
+    id: rc.params.id ?? "",
+    reason: (await body(["reason"])(req, env)).reason,
+  })),
+  serve(
+    "/admin/clients/:id/owner",
+    inviteOwner,
+    async (req, env, rc) => ({ clientId: rc.params.id!, phone: (await body(["phone"])(req, env)).phone }),
+    created,
+  ),
+  serve("/admin/clients/:id/events/resume", resumeEvents, app),
+  serve("/admin/operators", listAllOperators, none),
+  serve("/admin/operators", grantOperator, body(["phone", "role"]), created),
+  serve("/admin/operators/invites/:phone", withdrawInvite, (_req, _env, rc) => ({ phone: rc.params.phone })),
+  serve("/admin/operators/:id", revokeOperator, (_req, _env, rc) => ({ id: rc.params.id! })),
+  serve("/admin/tokens", listApiTokens, none),
+  serve("/admin/tokens", createApiToken, body(["name", "role"]), created),
+  serve("/admin/tokens/:name", revokeApiToken, (_req, _env, rc) => ({ name: rc.params.name! })),
   { method: "GET", path: "/admin/keys", role: "viewer", handler: listKeys },
   { method: "POST", path: "/admin/keys/rotate", role: "admin", handler: rotateKeys },
   { method: "GET", path: "/admin/whoami", role: "viewer", handler: whoami },

@@ -5,14 +5,11 @@
 // TEST_NUMBER_MAX_FAILURES of them over its registration it is suspended until registered again
 // with a new code. Off unless registered.
 
-import { auditBy } from "./access";
-import { adminConfig, type AdminEnv } from "./config";
+import { auditBy, service } from "./access";
+import type { AdminEnv } from "./config";
 import { E } from "../core/errors";
 import { sha256 } from "../core/crypto";
-import { json } from "../core/http";
 import { MOBILE_NUMBER } from "../core/spec";
-import type { RequestContext } from "../core/router";
-import { onlyFields, readJsonObject } from "./steps";
 import { countClients } from "../provider/store/clients";
 import { storeConfig } from "../provider/store/config";
 import {
@@ -28,7 +25,8 @@ import { putTestNumber } from "../provider/store/flows/test-numbers";
 import { resolveNotice } from "../provider/store/notices";
 import { phoneKey, testFailuresKey, storeFor } from "../provider/store/one-time/index";
 
-const FIELDS = [...COLUMNS, "code", "clients", "expiresAt"] as const;
+/** The fields of a registration: a directory row's, its code, its clients and its expiry. */
+export const TEST_NUMBER_FIELDS = [...COLUMNS, "code", "clients", "expiresAt"] as const;
 const MAX_CLIENTS = 50;
 /** A registration lasts at most a year: review accounts are temporary by design. */
 const MAX_LIFETIME_MS = 366 * 86_400_000;
@@ -42,7 +40,19 @@ async function wrongCodes(env: AdminEnv, r: PersonRow): Promise<number> {
   return (await store.peek(testFailuresKey(key, r.test_otp_hash))).count;
 }
 
-async function view(env: AdminEnv, r: PersonRow) {
+/** A test number as the API answers it (never its code). */
+export interface TestNumberView {
+  telcoCd: string;
+  phoneNo: string;
+  name: string;
+  clients: string[];
+  expires_at: string;
+  created_at: string;
+  wrong_codes: number;
+  suspended: boolean;
+}
+
+async function view(env: AdminEnv, r: PersonRow): Promise<TestNumberView> {
   const wrong = await wrongCodes(env, r);
   return {
     telcoCd: r.telco,
@@ -56,10 +66,11 @@ async function view(env: AdminEnv, r: PersonRow) {
   };
 }
 
-/** `POST /admin/test-numbers`: registers (or replaces) one test number. */
-export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const body = await readJsonObject(req, adminConfig(env).maxBodyBytes);
-  onlyFields(body, FIELDS);
+/** `POST /admin/test-numbers`: registers (or replaces) one test number; `replaced` says which. */
+export const addTestNumber = service<
+  Partial<Record<(typeof TEST_NUMBER_FIELDS)[number], unknown>>,
+  { number: TestNumberView; replaced: boolean }
+>("editor", "POST", async (env, caller, body) => {
   const now = Date.now();
   const row = validateRow(body, new Date(now + KST_OFFSET_MS).toISOString().slice(0, 10));
   if (typeof row === "string") {
@@ -93,11 +104,11 @@ export async function addTestNumber(req: Request, env: AdminEnv, rc: RequestCont
     if (holder.test_otp_hash === test.otpHash && (await view(env, holder)).suspended)
       throw E.invalidBecause("code", "this test number is suspended after too many wrong codes: give it a new code");
   });
-  rc.log.event = "test_number.added";
-  await auditBy(env, rc, "test_number.added", null, "ok", { clients: ids.length, replaced });
+  caller.rc.log.event = "test_number.added";
+  await auditBy(env, caller, "test_number.added", null, "ok", { clients: ids.length, replaced });
   await resolveNotice(env, "test_number.suspended", await phoneKey(row.phone));
-  return json(await view(env, saved), replaced ? 200 : 201);
-}
+  return { number: await view(env, saved), replaced };
+});
 
 /** Test numbers per page of `GET /admin/test-numbers`. */
 const PAGE = 100;
@@ -106,8 +117,10 @@ const PAGE = 100;
  * `GET /admin/test-numbers[?after=<phone>]`: registered test numbers by number (never their codes),
  * a page at a time: each shard gives its next ones after the cursor and the smallest win.
  */
-export async function listTestNumbers(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const after = rc.url.searchParams.get("after") ?? "";
+export const listTestNumbers = service<
+  { after: string },
+  { test_numbers: TestNumberView[]; next_after: string | null }
+>("viewer", "GET", async (env, _caller, { after }) => {
   if (after !== "" && !/^\d{10,11}$/.test(after)) throw E.invalidBecause("after", "must be a phone number");
   const all = await Promise.all(
     Array.from({ length: dirShards(env) }, (_, s) => dirAt(env, s).testNumbers(after, PAGE + 1)),
@@ -117,21 +130,25 @@ export async function listTestNumbers(_req: Request, env: AdminEnv, rc: RequestC
     .sort((a, b) => (a.phone < b.phone ? -1 : 1))
     .slice(0, PAGE + 1);
   const page = rows.slice(0, PAGE);
-  return json({
+  return {
     test_numbers: await Promise.all(page.map((r) => view(env, r))),
     next_after: rows.length > PAGE ? page[page.length - 1]!.phone : null,
-  });
-}
+  };
+});
 
 /** `DELETE /admin/test-numbers/:phone`: ends its logins (as a subscriber's removal) and removes it. */
-export async function removeTestNumber(_req: Request, env: AdminEnv, rc: RequestContext): Promise<Response> {
-  const phone = rc.params.phone!.replace(/[-\s]/g, "");
-  if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
-  const row = await personAtNumber(env, phone);
-  // By the id read: an import giving the number to a real person since this read replaced the
-  // test number's holder, and that person is not removed (nothing is: 404).
-  if (!row || row.test_clients === null || !(await removeHolder(env, phone, row.id))) throw E.noSuch("test number");
-  await auditBy(env, rc, "test_number.removed", null, "ok");
-  await resolveNotice(env, "test_number.suspended", await phoneKey(phone));
-  return json({ deleted: true });
-}
+export const removeTestNumber = service<{ phone: string }, { deleted: true }>(
+  "editor",
+  "DELETE",
+  async (env, caller, input) => {
+    const phone = input.phone.replace(/[-\s]/g, "");
+    if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
+    const row = await personAtNumber(env, phone);
+    // By the id read: an import giving the number to a real person since this read replaced the
+    // test number's holder, and that person is not removed (nothing is: 404).
+    if (!row || row.test_clients === null || !(await removeHolder(env, phone, row.id))) throw E.noSuch("test number");
+    await auditBy(env, caller, "test_number.removed", null, "ok");
+    await resolveNotice(env, "test_number.suspended", await phoneKey(phone));
+    return { deleted: true };
+  },
+);

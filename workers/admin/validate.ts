@@ -162,6 +162,9 @@ export const CLIENT_FIELDS = [
   "sms_daily_budget",
 ] as const;
 
+/** A client's fields as a caller gives them (a JSON body, an app form), unchecked: the readers below check them. */
+export type ClientFields = Partial<Record<(typeof CLIENT_FIELDS)[number], unknown>>;
+
 /**
  * The fields of a create request: name and redirect_uris required; items default to none, event
  * types to plid-deleted, the SMS budget to SMS_APP_DAILY_BUDGET's (null).

@@ -10,8 +10,10 @@ import { createWorker, type Route } from "../core/router";
 import { ensureDevSeed } from "./seed";
 import { routes as authorize } from "../provider/authorize/routes";
 import { routes as account } from "../provider/account/routes";
+import { routes as inbound } from "../provider/inbound/routes";
 import { devRoutes as smsOutbox } from "./outbox";
 import { routes as token } from "../provider/token/routes";
+import { routes as ssf } from "../provider/ssf/routes";
 import { routes as userMe } from "../provider/user-me/routes";
 import { routes as disconnect } from "../provider/disconnect/routes";
 import { routes as admin } from "../admin/routes";
@@ -22,6 +24,8 @@ import turnstileFake from "./turnstile-fake.js";
 
 export { DirectoryShard, GuardStore, MetricsStore, OneTimeStore } from "../provider/store/objects";
 export { PhoneLoginStore } from "../../packages/kit/src/login-store";
+// the passkey library's checks, reached by this worker's own WEBAUTHN binding
+export { WebAuthnVerifier } from "../provider/webauthn/index";
 
 /**
  * GET /healthz: liveness, answered without reading anything. `?deep=1`: the configuration checked
@@ -44,8 +48,10 @@ const worker: ExportedHandler<AllInOneEnv> = createWorker<AllInOneEnv>("dev", [
   ...health,
   ...authorize,
   ...account,
+  ...inbound,
   ...smsOutbox,
   ...disconnect,
+  ...ssf,
   ...admin,
   ...operationsConsole,
   ...developerConsole,

@@ -1,23 +1,23 @@
 // The console's Apps (docs/console.md "Apps"): the list, registering an app, and an app's page with
 // everything the CLI does for a client: redirect URIs, items with purpose and retention, automatic
 // login, events URI, daily SMS budget (with the SMS of the day against it), secret rotation (the new
-// secret shown once), disable and enable, deletion, and its review test numbers. Each action calls
-// the admin API's handler in process.
+// secret shown once), disable and enable, deletion, and its review test numbers. Each action runs
+// the admin API's service (admin/access.ts `perform`): its checks, role and audit.
 
 import { html, raw, type SafeHtml } from "../core/html";
 import type { RequestContext } from "../core/router";
-import { create, disable, enable, list, read, remove, rotate, update } from "../admin/clients";
+import { perform, type Caller } from "../admin/access";
+import * as clients from "../admin/clients";
+import type { ClientView } from "../admin/clients";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
 import { readMetrics } from "../admin/metrics";
-import { clearGuardScope, guardScopes, type Withheld } from "../admin/guard";
+import { clearGuardScope, guardScopes } from "../admin/guard";
 import { appSmsBudget, kstDayStart, SMS_BUDGET_MAX, SMS_BUDGET_MIN } from "../provider/store/config";
-import { callAdmin } from "./call";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import {
-  checkedEventTypes,
-  checkedItems,
+  appFormFields,
   consolePage,
   covers,
   eventTypeBoxes,
@@ -32,67 +32,10 @@ import {
 import { inviteOwner, resumeEvents } from "../admin/reviews";
 import { ownerCount } from "../provider/store/developers";
 
-interface ClientView {
-  client_id: string;
-  name: string;
-  redirect_uris: string[];
-  items: string[];
-  auto_login: boolean;
-  oidc: boolean;
-  events_uri: string | null;
-  event_types: string[];
-  purpose: string | null;
-  retention: string | null;
-  sms_daily_budget: number | null;
-  status: "active" | "disabled";
-  created_at: string;
-  previous_secret_valid_until: string | null;
-  events_paused_since: string | null;
-  client_secret?: string;
-}
-
-interface TestNumberView {
-  telcoCd: string;
-  phoneNo: string;
-  name: string;
-  clients: string[];
-  expires_at: string;
-  wrong_codes: number;
-  suspended: boolean;
-}
-
 export type { Outcome } from "./layout";
 
-const lines = (text: string | undefined) =>
-  (text ?? "")
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== "");
-
-/** The admin API's client fields from an app form (items as one checkbox each: a form name is never sent twice). */
-function clientFields(s: Signed): Record<string, unknown> {
-  const p = s.params;
-  const opt = (name: string) => p.get(name) ?? null;
-  return {
-    name: p.get("name") ?? "",
-    redirect_uris: lines(p.get("redirect_uris")),
-    items: checkedItems(p),
-    auto_login: p.get("auto_login") === "on",
-    oidc: p.get("oidc") === "on",
-    events_uri: opt("events_uri"),
-    event_types: checkedEventTypes(p),
-    purpose: opt("purpose"),
-    retention: opt("retention"),
-    sms_daily_budget: budgetField(p.get("sms_daily_budget")),
-  };
-}
-
-/** The budget field: empty for the default (null), digits as a number; anything else as typed, which the API refuses naming the field. */
-function budgetField(v: string | undefined): unknown {
-  const t = (v ?? "").trim();
-  if (t === "") return null;
-  return /^\d{1,9}$/.test(t) ? Number(t) : t;
-}
+/** The operator of a page, as the admin services take their caller. */
+export const callerOf = (rc: RequestContext, s: Signed): Caller => ({ actor: s.actor, rc });
 
 function appForm(
   v: Viewer,
@@ -132,14 +75,14 @@ export async function appsPage(
 ): Promise<Response> {
   const { v } = s;
   const L = v.lang;
-  const { clients } = await callAdmin<{ clients: ClientView[] }>("viewer", list, req, env, rc);
-  const rows = clients.map(
+  const { clients: apps } = await perform(clients.list, env, callerOf(rc, s), undefined);
+  const rows = apps.map(
     (a) =>
       html`<tr><td><a href="${href(v, `/console/apps/${a.client_id}`)}">${a.name}</a></td><td><code>${a.client_id}</code></td><td>${statusText(v, a.status)}</td><td>${a.items.join(", ")}</td></tr>`,
   );
   const body = html`<h1>${c(L, "apps")}</h1><p class="lead">${c(L, "appsLead")}</p>${outcomeBox(v, rc.requestId, o, "secretOnce")}
 ${
-  clients.length
+  apps.length
     ? html`<table><caption>${c(L, "apps")}</caption><thead><tr><th scope="col">${c(L, "name")}</th><th scope="col">${c(L, "clientId")}</th><th scope="col">${c(L, "status")}</th><th scope="col">${c(L, "items")}</th></tr></thead><tbody>${rows}</tbody></table>`
     : html`<p>${c(L, "noApps")}</p>`
 }
@@ -154,7 +97,7 @@ ${
 /** POST /console/apps: registers an app; its page shows the secret once. */
 export async function createApp(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
   try {
-    const made = await callAdmin<ClientView>("editor", create, req, env, rc, "POST", clientFields(s));
+    const made = await perform(clients.create, env, callerOf(rc, s), appFormFields(s.params, true));
     rc.params.id = made.client_id;
     return appPage(req, env, rc, s, { secret: made.client_secret, notice: c(s.v.lang, "saved") });
   } catch (err) {
@@ -179,13 +122,13 @@ export async function appPage(
 ): Promise<Response> {
   const { v } = s;
   const L = v.lang;
-  const a = await callAdmin<ClientView>("viewer", read, new Request(req.url), env, rc);
+  const a = await perform(clients.read, env, callerOf(rc, s), { clientId: rc.params.id! });
   const base = `/console/apps/${a.client_id}`;
   const editor = covers(v.role, "editor");
   const admin = covers(v.role, "admin");
-  const numbers = (
-    await callAdmin<{ test_numbers: TestNumberView[] }>("viewer", listTestNumbers, req, env, rc)
-  ).test_numbers.filter((t) => t.clients.includes(a.client_id));
+  const numbers = (await perform(listTestNumbers, env, callerOf(rc, s), { after: "" })).test_numbers.filter((t) =>
+    t.clients.includes(a.client_id),
+  );
   const button = (path: string, label: string, cls = "secondary", extra: SafeHtml | string = "") =>
     html`<form class="inline" method="post" action="${base}${path}">${hidden(v)}${extra}<button type="submit" class="${cls}">${label}</button></form>`;
   const numberRows = numbers.map(
@@ -212,7 +155,7 @@ ${
 ${button("/delete", c(L, "deleteApp"), "danger", html`<label>${c(L, "confirmDelete")}<input type="text" name="confirm" required autocomplete="off"></label>`)}`
     : ""
 }
-${await guardSection(req, env, rc, v, editor, button)}
+${await guardSection(env, callerOf(rc, s), v, a.client_id, editor, button)}
 <h2>${c(L, "testNumbers")}</h2><p class="hint">${c(L, "testNumbersLead")}</p>
 ${
   numbers.length
@@ -235,31 +178,17 @@ ${
   return consolePage(v, a.name, body, { status: o.status });
 }
 
-interface GuardScopeView {
-  scope: string;
-  state: "suspect" | "slowed";
-  until: string;
-  sent: number;
-  verified: number;
-}
-
 /** The app's suspect and slowed scopes (docs/abuse.md), each with a clear button for an editor. */
 async function guardSection(
-  req: Request,
   env: ConsoleEnv,
-  rc: RequestContext,
+  caller: Caller,
   v: Viewer,
+  clientId: string,
   editor: boolean,
   button: (path: string, label: string, cls?: string, extra?: SafeHtml | string) => SafeHtml,
 ): Promise<SafeHtml> {
   const L = v.lang;
-  const { scopes, withheld } = await callAdmin<{ scopes: GuardScopeView[]; withheld: Withheld[] }>(
-    "viewer",
-    guardScopes,
-    new Request(req.url),
-    env,
-    rc,
-  );
+  const { scopes, withheld } = await perform(guardScopes, env, caller, { clientId });
   const rows = scopes.map(
     (g) =>
       html`<tr><td class="mono">${g.scope}</td><td>${c(L, g.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>${when(g.until, L)}</td><td>${g.sent} / ${g.verified}</td><td>${
@@ -376,30 +305,31 @@ type Action =
 export function appAction(action: Action) {
   return async (req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> => {
     const L = s.v.lang;
-    const id = rc.params.id!;
+    const clientId = rc.params.id!;
+    const by = callerOf(rc, s);
     try {
       switch (action) {
         case "update":
-          await callAdmin("editor", update, req, env, rc, "PATCH", clientFields(s));
+          await perform(clients.update, env, by, { clientId, fields: appFormFields(s.params, true) });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
         case "rotate": {
-          const r = await callAdmin<ClientView>("admin", rotate, req, env, rc, "POST");
+          const r = await perform(clients.rotate, env, by, { clientId });
           return appPage(req, env, rc, s, { secret: r.client_secret });
         }
         case "disable":
         case "enable":
-          await callAdmin("editor", action === "disable" ? disable : enable, req, env, rc, "POST");
+          await perform(action === "disable" ? clients.disable : clients.enable, env, by, { clientId });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
         case "delete":
-          if (s.params.get("confirm") !== id)
+          if (s.params.get("confirm") !== clientId)
             return appPage(req, env, rc, s, { error: c(L, "confirmDelete"), status: 400 });
-          await callAdmin("admin", remove, req, env, rc, "DELETE");
+          await perform(clients.remove, env, by, { clientId });
           return appsPage(req, env, rc, s, { notice: c(L, "saved") });
         case "add_test": {
           const p = s.params;
           const ci = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(64))));
           const expires = p.get("expires");
-          await callAdmin("editor", addTestNumber, req, env, rc, "POST", {
+          await perform(addTestNumber, env, by, {
             telcoCd: p.get("telcoCd") ?? "",
             phoneNo: p.get("phoneNo") ?? "",
             name: p.get("name") ?? "",
@@ -408,26 +338,24 @@ export function appAction(action: Action) {
             foreign: "L",
             ci,
             code: p.get("code") ?? "",
-            clients: [id],
+            clients: [clientId],
             // the end of the chosen day in Korea
             expiresAt: expires && /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T23:59:59+09:00` : "",
           });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
         }
         case "resume_events":
-          await callAdmin("editor", resumeEvents, req, env, rc, "POST", {});
+          await perform(resumeEvents, env, by, { clientId });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
         case "invite_owner": {
-          const r = await callAdmin<{ masked: string }>("editor", inviteOwner, req, env, rc, "POST", {
-            phone: s.params.get("phone") ?? "",
-          });
+          const r = await perform(inviteOwner, env, by, { clientId, phone: s.params.get("phone") ?? "" });
           return appPage(req, env, rc, s, { notice: c(L, "ownerInvited", { masked: r.masked }) });
         }
         case "clear_scope":
-          await callAdmin("editor", clearGuardScope, req, env, rc, "POST", { scope: s.params.get("scope") ?? "" });
+          await perform(clearGuardScope, env, by, { clientId, scope: s.params.get("scope") ?? "" });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
         case "remove_test":
-          await callAdmin("editor", removeTestNumber, req, env, rc, "DELETE");
+          await perform(removeTestNumber, env, by, { phone: rc.params.phone! });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
       }
     } catch (err) {

@@ -6,6 +6,7 @@ export type { Lang } from "../provider/signin/index";
 
 const ko = {
   console: "운영 콘솔",
+  identifyLead: "운영 콘솔에 들어가려면 본인 확인을 해 주세요. 권한을 받은 휴대폰번호로만 들어갈 수 있습니다.",
   skip: "본문으로 건너뛰기",
   mainNav: "콘솔 메뉴",
   overview: "개요",
@@ -237,6 +238,7 @@ export type ConsoleKey = keyof typeof ko;
 
 const en: Record<ConsoleKey, string> = {
   console: "Operations console",
+  identifyLead: "Prove your number to enter the operations console. Only numbers granted a role can enter.",
   skip: "Skip to content",
   mainNav: "Console menu",
   overview: "Overview",

@@ -9,6 +9,7 @@
 import { ConfigError, intVar } from "../core/config";
 import { cspNonce, html, htmlResponse } from "../core/html";
 import type { RequestContext } from "../core/router";
+import { perform } from "../admin/access";
 import { list } from "../admin/clients";
 import { summary } from "../admin/directory";
 import { readMetrics, type MetricsAnswer } from "../admin/metrics";
@@ -23,7 +24,7 @@ import {
   provenBySmsCode,
 } from "../provider/store/metrics/index";
 import { GATEWAYS } from "../provider/signin/index";
-import { callAdmin } from "./call";
+import { callerOf } from "./apps";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
@@ -125,8 +126,8 @@ export async function overviewPage(req: Request, env: ConsoleEnv, rc: RequestCon
   // the variables this worker finds malformed or missing (by name only): first on the page
   const problems = configProblems(env);
   const [{ clients }, counts, notices, inRange, month] = await Promise.all([
-    callAdmin<{ clients: unknown[] }>("viewer", list, req, env, rc),
-    callAdmin<{ subscribers: number; test_numbers: number }>("viewer", summary, req, env, rc),
+    perform(list, env, callerOf(rc, s), undefined),
+    perform(summary, env, callerOf(rc, s), undefined),
     openNotices(env, 10),
     readMetrics(env, { step: range.step, from: from - (from % range.stepMs), to: now, clientId: null, series: null }),
     // the month only for SMS delivered per gateway (today's and this month's spend): not every series

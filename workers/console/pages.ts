@@ -5,7 +5,7 @@
 import { html } from "../core/html";
 import { redirect } from "../core/http";
 import type { RequestContext } from "../core/router";
-import { exportEvents, listEvents } from "../admin/audit";
+import { exportEvents, listEvents, ndjsonResponse } from "../admin/audit";
 import { summary } from "../admin/directory";
 import {
   createApiToken,
@@ -16,10 +16,9 @@ import {
   revokeOperator,
   withdrawInvite,
 } from "../admin/operators";
-import { allow } from "../admin/access";
+import { perform } from "../admin/access";
 import { ROLES } from "../provider/store/operators";
-import { failed } from "./apps";
-import { callAdmin } from "./call";
+import { callerOf, failed } from "./apps";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { IMPORT_JS } from "./import-script";
@@ -36,18 +35,11 @@ import {
   type Viewer,
 } from "./layout";
 
-interface Counts {
-  subscribers: number;
-  test_numbers: number;
-  shards: number;
-  pending_changes: number;
-}
-
 /** GET /console/directory: counts and, for an editor, the browser's import. */
 export async function directoryPage(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
   const { v } = s;
   const L = v.lang;
-  const counts = await callAdmin<Counts>("viewer", summary, req, env, rc);
+  const counts = await perform(summary, env, callerOf(rc, s), undefined);
   const editor = covers(v.role, "editor");
   const body = html`<h1>${c(L, "directory")}</h1><p class="lead">${c(L, "directoryLead")}</p>
 <ul class="grid">
@@ -74,26 +66,14 @@ ${
   return consolePage(v, c(L, "directory"), body, editor ? { script: IMPORT_JS } : {});
 }
 
-interface AuditPage {
-  events: {
-    id: string;
-    at: string;
-    type: string;
-    client_id: string | null;
-    outcome: string;
-    detail: Record<string, unknown> | null;
-  }[];
-  next_before: string | null;
-}
-
 /** GET /console/audit: a search form and a page of events (the API's own query names). */
 export async function auditPage(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
   const { v, params } = s;
   const L = v.lang;
-  let page: AuditPage = { events: [], next_before: null };
+  let page: Awaited<ReturnType<typeof listEvents.run>> = { events: [], next_before: null };
   let error: string | undefined;
   try {
-    page = await callAdmin<AuditPage>("viewer", listEvents, req, env, rc);
+    page = await perform(listEvents, env, callerOf(rc, s), rc.url.searchParams);
   } catch (err) {
     error = failed(err).error;
   }
@@ -132,23 +112,10 @@ ${page.next_before ? html`<p><a href="${href(v, "/console/audit", { ...nextQuery
 }
 
 /** GET /console/audit/export: the API's NDJSON, as a download. */
-export async function auditExport(req: Request, env: ConsoleEnv, rc: RequestContext): Promise<Response> {
-  const res = (await allow("viewer", exportEvents)(req, env, rc))!;
-  const out = new Response(res.body, res);
+export async function auditExport(_req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> {
+  const out = ndjsonResponse((await perform(exportEvents, env, callerOf(rc, s), rc.url.searchParams)).ndjson);
   out.headers.set("Content-Disposition", 'attachment; filename="audit.ndjson"');
   return out;
-}
-
-interface OperatorsList {
-  operators: {
-    id: string;
-    role: "viewer" | "editor" | "admin";
-    masked: string;
-    granted_by: string;
-    taken_at: string;
-    last_seen_at: string | null;
-  }[];
-  invites: { masked: string; role: "viewer" | "editor" | "admin"; granted_by: string; expires_at: string }[];
 }
 
 const roleSelect = (v: Viewer) =>
@@ -164,7 +131,7 @@ export async function operatorsPage(
 ): Promise<Response> {
   const { v } = s;
   const L = v.lang;
-  const r = await callAdmin<OperatorsList>("admin", listAllOperators, new Request(req.url), env, rc);
+  const r = await perform(listAllOperators, env, callerOf(rc, s), undefined);
   const admins = r.operators.filter((op) => op.role === "admin").length;
   const me = s.actor.id.slice("operator:".length);
   const post = (action: string, label: string, extra = html``) =>
@@ -201,24 +168,17 @@ export function operatorAction(action: "grant" | "revoke" | "withdraw") {
     const L = s.v.lang;
     try {
       if (action === "grant") {
-        const r = await callAdmin<{ masked: string; role: "viewer" | "editor" | "admin" }>(
-          "admin",
-          grantOperator,
-          req,
-          env,
-          rc,
-          "POST",
-          {
-            phone: s.params.get("phone") ?? "",
-            role: s.params.get("role") ?? "",
-          },
-        );
+        const r = await perform(grantOperator, env, callerOf(rc, s), {
+          phone: s.params.get("phone") ?? "",
+          role: s.params.get("role") ?? "",
+        });
         return operatorsPage(req, env, rc, s, {
           notice: c(L, "invited", { masked: r.masked, role: roleName(L, r.role) }),
         });
       }
-      if (action === "withdraw") rc.params.phone = s.params.get("phone") ?? "";
-      await callAdmin("admin", action === "revoke" ? revokeOperator : withdrawInvite, req, env, rc, "DELETE");
+      if (action === "withdraw")
+        await perform(withdrawInvite, env, callerOf(rc, s), { phone: s.params.get("phone") ?? "" });
+      else await perform(revokeOperator, env, callerOf(rc, s), { id: rc.params.id! });
       // one who ended their own role has no operators page: the console says what they have now
       if (action === "revoke" && s.actor.id === `operator:${rc.params.id}`) return redirect(303, href(s.v, "/console"));
       return operatorsPage(req, env, rc, s, { notice: c(L, "saved") });
@@ -226,16 +186,6 @@ export function operatorAction(action: "grant" | "revoke" | "withdraw") {
       return operatorsPage(req, env, rc, s, failed(err));
     }
   };
-}
-
-interface TokensList {
-  tokens: {
-    name: string;
-    role: "viewer" | "editor" | "admin";
-    created_by: string;
-    created_at: string;
-    last_used_at: string | null;
-  }[];
 }
 
 /** GET /console/tokens (admin). */
@@ -248,7 +198,7 @@ export async function tokensPage(
 ): Promise<Response> {
   const { v } = s;
   const L = v.lang;
-  const r = await callAdmin<TokensList>("admin", listApiTokens, new Request(req.url), env, rc);
+  const r = await perform(listApiTokens, env, callerOf(rc, s), undefined);
   const body = html`<h1>${c(L, "tokens")}</h1><p class="lead">${c(L, "tokensLead")}</p>${outcomeBox(v, rc.requestId, o, "tokenOnce")}
 ${
   r.tokens.length
@@ -272,13 +222,13 @@ export function tokenAction(action: "create" | "revoke") {
   return async (req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> => {
     try {
       if (action === "create") {
-        const r = await callAdmin<{ token: string }>("admin", createApiToken, req, env, rc, "POST", {
+        const r = await perform(createApiToken, env, callerOf(rc, s), {
           name: s.params.get("name") ?? "",
           role: s.params.get("role") ?? "",
         });
         return tokensPage(req, env, rc, s, { secret: r.token });
       }
-      await callAdmin("admin", revokeApiToken, req, env, rc, "DELETE");
+      await perform(revokeApiToken, env, callerOf(rc, s), { name: rc.params.name! });
       return tokensPage(req, env, rc, s, { notice: c(s.v.lang, "saved") });
     } catch (err) {
       return tokensPage(req, env, rc, s, failed(err));

@@ -1,37 +1,27 @@
-// The operations console's sign-in as a purpose of the sign-in (docs/console.md "Signing in"): the
-// same identify and code steps, limits and counters as an app's sign-in and /account's, with no
-// app behind it: no consent, no plid, nothing listed on /account, never automatic login. The end
+// The operations console's sign-in as a first-party page of the sign-in (docs/console.md "Signing
+// in"): the same identify and code steps, limits and counters as an app's sign-in and /account's,
+// with no app behind it: no consent, no plid, nothing listed on /account, never automatic login. The end
 // takes an open invitation of the number (the person who proves it takes the role, a fixed-code
 // test number never does) and opens the console's own session.
 
 import { redirect } from "../core/http";
 import { providerConfig, type ProviderEnv } from "../provider/config";
-import { standInClient, t, proofDetail, type SigninPurpose, type Transaction } from "../provider/signin/index";
+import { proofDetail } from "../provider/signin/index";
 import { sealKeyVar } from "../provider/store/clients";
 import { openConsoleSession } from "../provider/store/console-session";
 import { dirAt, homeOfId } from "../provider/store/directory/index";
 import { audit } from "../provider/store/one-time/index";
 import { inviteKey, takeInvite } from "../provider/store/operators";
+import { consoleUrl, type ConsolePage } from "../frame/signin";
+import { c } from "./i18n";
 
-/** A console path a sign-in may go on to: /console or a page under it, nothing else. */
-export const NEXT_PATH = /^\/console(?:\/[A-Za-z0-9_-]+)*$/;
-
-/** Where a console sign-in goes on to: the page it was asked for, in its language. */
-function consoleUrl(tx: Transaction): string {
-  const path = NEXT_PATH.test(tx.redirectUri) ? tx.redirectUri : "/console";
-  return tx.lang === "en" ? `${path}?lang=en` : path;
-}
-
-export const consoleSignin: SigninPurpose = {
+/** The operations console as its sign-in names it: /console, going on to a page under it. */
+export const consoleSigninPage: ConsolePage = {
   mark: "console",
-  audit: { purpose: "console" },
-  consent: false,
-  gated: false,
-  client: (_env, tx) => standInClient(t(tx.lang, "consoleTitle")),
-  reaches: () => true,
-  restart: (h) => ({ href: consoleUrl(h.tx) }),
-  restarted: (tx) => redirect(303, consoleUrl(tx)),
-  cancelled: () => redirect(303, "/console"),
+  title: (lang) => c(lang, "console"),
+  lead: (lang) => c(lang, "identifyLead"),
+  /** A console path a sign-in may go on to: /console or a page under it, nothing else. */
+  next: /^\/console(?:\/[A-Za-z0-9_-]+)*$/,
   async end(s, e) {
     const { env, rc } = s;
     const masked = e.tx.subscriber!.masked;
@@ -55,6 +45,6 @@ export const consoleSignin: SigninPurpose = {
     );
     rc.log.event = "console.signin";
     rc.waitUntil(audit(env, "console.signin", null, "ok", proofDetail(e.tx)));
-    return redirect(303, consoleUrl(e.tx), { cookies: [cookie], referrer: "same-origin" });
+    return redirect(303, consoleUrl(consoleSigninPage, e.tx), { cookies: [cookie], referrer: "same-origin" });
   },
 };

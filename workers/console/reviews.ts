@@ -2,39 +2,22 @@
 // apps waiting for review, each with what it would show people (its name, the items it asks for,
 // the purposes and retention of the consent page) beside what it has now, and its redirect URIs;
 // an editor approves it (it goes live with what was reviewed) or rejects it with a reason the
-// developer reads. The pages call the admin API's handlers in process.
+// developer reads. The pages run the admin API's services (admin/access.ts `perform`).
 
 import { html } from "../core/html";
 import type { RequestContext } from "../core/router";
-import { approveReview, listReviews, rejectReview } from "../admin/reviews";
-import { failed } from "./apps";
-import { callAdmin } from "./call";
+import { perform } from "../admin/access";
+import { approveReview, listReviews, rejectReview, type ReviewView, type Terms } from "../admin/reviews";
+import { callerOf, failed } from "./apps";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
 import { consolePage, covers, hidden, outcomeBox, when, type Outcome } from "./layout";
-
-interface Terms {
-  name: string;
-  items: string[];
-  purpose: string | null;
-  retention: string | null;
-}
-interface ReviewView {
-  id: string;
-  client_id: string;
-  proposed: Terms;
-  current: Terms | null;
-  stage: "testing" | "live" | null;
-  redirect_uris: string[];
-  submitted_by: string;
-  submitted_at: string;
-}
 
 /** GET /console/reviews (and the answer of a decision). */
 export async function reviewsPage(req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed, o: Outcome = {}) {
   const { v } = s;
   const L = v.lang;
-  const { reviews } = await callAdmin<{ reviews: ReviewView[] }>("viewer", listReviews, new Request(req.url), env, rc);
+  const { reviews } = await perform(listReviews, env, callerOf(rc, s), undefined);
   const editor = covers(v.role, "editor");
   const terms = (t: Terms | null) =>
     t
@@ -63,8 +46,9 @@ export function reviewAction(decision: "approve" | "reject") {
   return async (req: Request, env: ConsoleEnv, rc: RequestContext, s: Signed): Promise<Response> => {
     const L = s.v.lang;
     try {
-      if (decision === "approve") await callAdmin("editor", approveReview, req, env, rc, "POST", {});
-      else await callAdmin("editor", rejectReview, req, env, rc, "POST", { reason: s.params.get("reason") ?? "" });
+      const id = rc.params.id ?? "";
+      if (decision === "approve") await perform(approveReview, env, callerOf(rc, s), { id });
+      else await perform(rejectReview, env, callerOf(rc, s), { id, reason: s.params.get("reason") ?? "" });
       return reviewsPage(req, env, rc, s, { notice: c(L, decision === "approve" ? "approved" : "rejected") });
     } catch (err) {
       return reviewsPage(req, env, rc, s, failed(err));

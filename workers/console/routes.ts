@@ -3,75 +3,36 @@
 // the overview. Every other page and action is a route with its least role, checked by ./gate.ts
 // before the admin handler it calls checks it again.
 
-import { readParams, redirect } from "../core/http";
-import type { RequestContext } from "../core/router";
-import { fromThisSite } from "../admin/access";
+import type { Handler } from "../core/router";
 import { adminConfig } from "../admin/config";
-import { E } from "../core/errors";
 import { providerConfig } from "../provider/config";
-import { consoleSignIn, continueSignIn } from "../provider/signin/index";
-import {
-  clearConsoleCookie,
-  consoleCsrfHolds,
-  endConsoleSession,
-  loadConsoleSession,
-} from "../provider/store/console-session";
+import { door } from "../frame/signin";
 import { appAction, appPage, appsPage, createApp } from "./apps";
-import { langOf, page, type ConsoleEnv, type ConsoleRoute, type PageHandler } from "./gate";
-import { c, type Lang } from "./i18n";
+import { page, type ConsoleEnv, type ConsoleRoute, type PageHandler } from "./gate";
+import { c } from "./i18n";
 import { auditExport, auditPage, directoryPage, operatorAction, operatorsPage, tokenAction, tokensPage } from "./pages";
 import { overviewPage } from "./overview";
 import { smsPage } from "./sms";
 import { reviewAction, reviewsPage } from "./reviews";
-import { NEXT_PATH, consoleSignin } from "./purpose";
+import { consoleSigninPage } from "./purpose";
 
-/** The console's identify page: a new sign-in of purpose "console", going on to `next` once proven. */
-const signIn = consoleSignIn("console", NEXT_PATH);
+/**
+ * The console's door (workers/frame/signin.ts): GET|POST /console, a step of its sign-in, the
+ * sign-in itself (no session, or `reauth=1`: a fresh proof for admin actions), else the overview;
+ * POST /console/sign-out; the way back from an action's address. The console exists only where the
+ * admin API does.
+ */
+const { signIn, root, signOut, back } = door<ConsoleEnv>({
+  page: consoleSigninPage,
+  open: (env) => adminConfig(env).token !== null,
+  signOutBytes: (env) => providerConfig(env).maxBodyBytes,
+  first: (req, env, rc) => overview(req, env, rc),
+  signedOut: (lang) => c(lang, "signedOut"),
+});
 
 const at = (role: ConsoleRoute["role"] & string, h: PageHandler) => page(role, h, signIn);
 
-/**
- * GET|POST /console: a step of the console's sign-in (a POST with `tx`), the sign-in itself (no
- * session, or `reauth=1`: a fresh proof for admin actions), else the overview.
- */
-async function root(req: Request, env: ConsoleEnv, rc: RequestContext): Promise<Response | void> {
-  if (adminConfig(env).token === null) throw E.notFound();
-  const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
-  if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, consoleSignin);
-  const lang = langOf(params);
-  if (req.method === "POST") throw E.missing("tx");
-  if (params.get("reauth") === "1") return signIn(req, env, rc, lang);
-  const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards);
-  if (!h) return signIn(req, env, rc, lang);
-  return overview(req, env, rc);
-}
-
-const overview = at("viewer", overviewPage);
-
-/** POST /console/sign-out: the session ends, and the sign-in shows again. */
-async function signOut(req: Request, env: ConsoleEnv, rc: RequestContext): Promise<Response> {
-  if (adminConfig(env).token === null) throw E.notFound();
-  const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
-  const lang = langOf(params);
-  const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards);
-  // a sign-out needs the session's own form (a cross-site POST cannot end it: SameSite=Strict as well)
-  if (h) {
-    if (!fromThisSite(req) || !(await consoleCsrfHolds(h, params.get("csrf")))) return redirect(303, "/console");
-    const cookie = await endConsoleSession(h);
-    rc.log.event = "console.sign_out";
-    return signIn(req, env, rc, lang, c(lang, "signedOut"), [cookie]);
-  }
-  return signIn(req, env, rc, lang, undefined, [clearConsoleCookie()]);
-}
-
-/** A 303 to the page an action belongs to, in the asked language (nothing is read or changed). */
-function back(to: (rc: RequestContext) => string) {
-  return (_req: Request, _env: ConsoleEnv, rc: RequestContext): Response => {
-    const path = to(rc);
-    if (!NEXT_PATH.test(path)) throw E.notFound();
-    return redirect(303, new URLSearchParams(rc.search).get("lang") === "en" ? `${path}?lang=en` : path);
-  };
-}
+const overview: Handler<ConsoleEnv> = at("viewer", overviewPage);
 
 /** The console's route table: every page and action with its least role (docs/console.md "Roles"). */
 export const table: ConsoleRoute[] = [

@@ -7,8 +7,9 @@
 import { html, type SafeHtml } from "../core/html";
 import type { RequestContext } from "../core/router";
 import { readMetrics } from "../admin/metrics";
-import { guardAcrossApps, type Withheld } from "../admin/guard";
-import { callAdmin } from "./call";
+import { perform, type Caller } from "../admin/access";
+import { guardAcrossApps } from "../admin/guard";
+import { callerOf } from "./apps";
 import { chart, fill } from "./charts";
 import type { ConsoleEnv, Signed } from "./gate";
 import { c } from "./i18n";
@@ -61,24 +62,14 @@ ${chart({ id: "c-sms-24h", title: c(L, "chartSms"), lang: L, stepMs: HOUR }, fil
 <li>${c(L, "carrierLatency")}<b>${carrierQ ? `${msText(carrierQ.p50)} · ${msText(carrierQ.p95)}` : "—"}</b></li>
 </ul>
 <p>${c(L, "carrierUnavailable", { n: total("carrier.unavailable").toLocaleString("en-US") })}</p>
-${await guardAcross(env, rc, v, _req)}`;
+${await guardAcross(env, callerOf(rc, s), v)}`;
   return consolePage(v, c(L, "smsTitle"), body);
 }
 
-interface AcrossView {
-  client_id: string;
-  scope: string;
-  state: "suspect" | "slowed";
-  until: string;
-}
-
 /** The guard's suspect and slowed scopes across apps (docs/abuse.md), each linking to its app's page. */
-async function guardAcross(env: ConsoleEnv, rc: RequestContext, v: Viewer, req: Request): Promise<SafeHtml> {
+async function guardAcross(env: ConsoleEnv, caller: Caller, v: Viewer): Promise<SafeHtml> {
   const L = v.lang;
-  const { scopes, withheld } = await callAdmin<{
-    scopes: AcrossView[];
-    withheld: (Withheld & { client_id: string })[];
-  }>("viewer", guardAcrossApps, new Request(req.url), env, rc);
+  const { scopes, withheld } = await perform(guardAcrossApps, env, caller, undefined);
   const rows = scopes.map(
     (g) =>
       html`<tr><td><a href="${href(v, `/console/apps/${g.client_id}`)}"><code>${g.client_id}</code></a></td><td class="mono">${g.scope}</td><td>${c(L, g.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>${when(g.until, L)}</td></tr>`,

@@ -3,7 +3,6 @@
 // ways: as a page (the forms) and as JSON (the API under the same session), so both check the same.
 
 import { configOf, commonConfig, intVar } from "../core/config";
-import { randomAlphanumeric } from "../core/crypto";
 import { ApiError, E } from "../core/errors";
 import { html, raw, type SafeHtml } from "../core/html";
 import { json } from "../core/http";
@@ -11,22 +10,13 @@ import type { RequestContext } from "../core/router";
 import { clientView } from "../admin/clients";
 import { onlyFields } from "../admin/steps";
 import { clientPatch, newClientFields } from "../admin/validate";
-import {
-  checkedEventTypes,
-  checkedItems,
-  consolePage,
-  eventTypeBoxes,
-  hidden,
-  href,
-  itemBoxes,
-  when,
-} from "../console/layout";
-import { forgetClient, getClient, sealSecret, updateClient, type AdminClient } from "../provider/store/clients";
+import { appFormFields, eventTypeBoxes, hidden, href, itemBoxes, when } from "../frame/layout";
+import { forgetClient, getClient, updateClient, type AdminClient } from "../provider/store/clients";
 import { roleOn, teamsOf, testNumbersOf, type TeamRole } from "../provider/store/developers";
-import { createDeveloperApp } from "../provider/store/flows/apps";
+import { registerClient } from "../provider/store/flows/apps";
 import { APP_TEST_RANGE } from "../provider/store/directory/index";
 import { audit } from "../provider/store/one-time/index";
-import { actorOf, teamApp, type DevEnv, type DevSigned } from "./gate";
+import { actorOf, teamApp, type DevEnv, type DevSigned, consolePage } from "./gate";
 import { issuer } from "../provider/store/flows/events";
 import { d, type Lang } from "./i18n";
 import { invitesSection, myInvites, teamSection, teamView } from "./team";
@@ -53,9 +43,6 @@ import {
   viewOf,
   type TestNumberView,
 } from "./test-numbers";
-
-const CLIENT_ID_LENGTH = 20;
-const CLIENT_SECRET_LENGTH = 64;
 
 /** What a developer sets on their app (the operator keeps the SMS budget and the rest). */
 export const DEVELOPER_FIELDS = [
@@ -103,25 +90,19 @@ async function myApps(env: DevEnv, s: DevSigned) {
 async function create(env: DevEnv, rc: RequestContext, s: DevSigned, body: Record<string, unknown>) {
   onlyFields(body, DEVELOPER_FIELDS);
   const fields = newClientFields(body, commonConfig(env).devMode);
-  const secret = randomAlphanumeric(CLIENT_SECRET_LENGTH);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const clientId = randomAlphanumeric(CLIENT_ID_LENGTH);
-    const secretSealed = await sealSecret(env, clientId, secret);
-    const made = await createDeveloperApp(env, { clientId, secretSealed, ...fields }, s.dev, maxApps(env));
-    if (made === "cap") throw E.invalidBecause("apps", `one person can own at most ${maxApps(env)} apps`);
-    if (made === "taken") continue;
-    rc.log.clientId = clientId;
-    await audit(env, "client.created", clientId, "ok", {
-      actor: actorOf(s.dev),
-      items: fields.items.join(","),
-      auto_login: fields.autoLogin,
-      oidc: fields.oidc,
-      stage: "testing",
-    });
-    const c = (await getClient(env, clientId))!;
-    return { ...appView(env, c, "owner"), client_id: clientId, client_secret: secret };
-  }
-  throw E.server("three client id collisions in a row");
+  const made = await registerClient(env, fields, { person: s.dev, maxApps: maxApps(env) });
+  if (made === "cap") throw E.invalidBecause("apps", `one person can own at most ${maxApps(env)} apps`);
+  const { clientId } = made;
+  rc.log.clientId = clientId;
+  await audit(env, "client.created", clientId, "ok", {
+    actor: actorOf(s.dev),
+    items: fields.items.join(","),
+    auto_login: fields.autoLogin,
+    oidc: fields.oidc,
+    stage: "testing",
+  });
+  const c = (await getClient(env, clientId))!;
+  return { ...appView(env, c, "owner"), client_id: clientId, client_secret: made.secret };
 }
 
 /** Changes an app's settings (owners). A live app's name, items, purpose or retention go through review. */
@@ -228,26 +209,8 @@ export const api = {
 
 // ---------------------------------------------------------------- the pages
 
-const lines = (v: string | undefined) =>
-  (v ?? "")
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== "");
-
-/** A form's fields as the API's JSON body (empty optional texts: not given). */
-function formBody(s: DevSigned): Record<string, unknown> {
-  const p = s.params;
-  const body: Record<string, unknown> = {
-    name: p.get("name") ?? "",
-    redirect_uris: lines(p.get("redirect_uris")),
-    items: checkedItems(p),
-    auto_login: p.get("auto_login") === "on",
-    oidc: p.get("oidc") === "on",
-    event_types: checkedEventTypes(p),
-  };
-  for (const f of ["purpose", "retention", "events_uri"]) body[f] = p.get(f) ?? null;
-  return body;
-}
+/** A form's fields as the API's JSON body (the consoles' one reader: console/layout.ts). */
+const formBody = (s: DevSigned): Record<string, unknown> => appFormFields(s.params, false);
 
 function appForm(
   L: Lang,

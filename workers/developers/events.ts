@@ -10,7 +10,7 @@ import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { commonConfig } from "../core/config";
 import { eventsUriProblem } from "../provider/store/hosts";
-import { hidden, when, type Viewer } from "../console/layout";
+import { hidden, when, type Viewer } from "../frame/layout";
 import { clientSecrets, type AdminClient } from "../provider/store/clients";
 import {
   deliveriesOf,

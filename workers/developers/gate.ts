@@ -6,12 +6,12 @@
 // or a fixed-code test number is signed out, and their memberships end.
 
 import { ApiError, describe, E } from "../core/errors";
-import { html } from "../core/html";
+import { html, type SafeHtml } from "../core/html";
 import { json, readParams, redirect, type Params } from "../core/http";
 import type { Handler, RequestContext } from "../core/router";
 import { CSRF_HEADER, fromThisSite, REAUTH_HEADER } from "../admin/access";
 import { readJsonObject } from "../admin/steps";
-import { consolePage, errorBox, type Viewer } from "../console/layout";
+import { errorBox, framePage, type Frame, type PageOut, type Viewer } from "../frame/layout";
 import type { ProviderEnv } from "../provider/config";
 import { signinConfig } from "../provider/signin/index";
 import { sealKeyVar } from "../provider/store/clients";
@@ -58,24 +58,26 @@ export const langOf = (params: Params): Lang => (params.get("lang") === "en" ? "
 /** Largest form or JSON body a developer request takes. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** The developer console's frame around a page. */
+/** Who looks at a developer console page. */
 export function viewer(lang: Lang, masked: string, csrf: string, path: string, operator: string): Viewer {
+  return { lang, masked, csrf, path, operator };
+}
+
+/** The developer console's frame: its name, its one menu entry, its sign-out. */
+function frameOf(v: Viewer): Frame {
   return {
-    lang,
-    role: null,
-    masked,
-    csrf,
-    path,
-    operator,
-    frame: {
-      name: d(lang, "console"),
-      menu: csrf ? [{ path: "/developers", label: d(lang, "myApps") }] : [],
-      signOut: "/developers/sign-out",
-      who: masked ? d(lang, "signedInAs", { masked }) : "",
-      // its forms' Origin is checked: a no-referrer page makes Chromium post `Origin: null`
-      referrer: "same-origin",
-    },
+    name: d(v.lang, "console"),
+    menu: v.csrf ? [{ path: "/developers", label: d(v.lang, "myApps") }] : [],
+    signOut: "/developers/sign-out",
+    who: v.masked ? d(v.lang, "signedInAs", { masked: v.masked }) : "",
+    // its forms' Origin is checked: a no-referrer page makes Chromium post `Origin: null`
+    referrer: "same-origin",
   };
+}
+
+/** A developer console page: its frame around `body`. */
+export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageOut = {}): Response {
+  return framePage(v, frameOf(v), title, body, out);
 }
 
 /** The person behind a session, or null when they left the directory or hold a fixed-code number. */

@@ -6,6 +6,7 @@ export type { Lang };
 
 const ko = {
   console: "개발자 콘솔",
+  identifyLead: "앱을 등록하고 관리하려면 본인 확인을 해 주세요.",
   myApps: "내 앱",
   signedInAs: "로그인한 번호: {masked}",
   appsTitle: "내 앱",
@@ -161,6 +162,7 @@ type Key = keyof typeof ko;
 
 const en: Record<Key, string> = {
   console: "Developer console",
+  identifyLead: "Prove your number to register and manage your apps.",
   myApps: "My apps",
   signedInAs: "Signed in as {masked}",
   appsTitle: "My apps",

@@ -10,7 +10,7 @@ import { html, type SafeHtml } from "../core/html";
 import type { RequestContext } from "../core/router";
 import { REAUTH_HEADER } from "../admin/access";
 import { adminConfig, MAX_ROTATION_GRACE_SECONDS } from "../admin/config";
-import { hidden, when, type Viewer } from "../console/layout";
+import { hidden, when, type Viewer } from "../frame/layout";
 import {
   forgetClient,
   rotateClientSecret,

@@ -1,69 +1,34 @@
 // /developers: the developer console (docs/developers.md). GET /developers without a session is its
 // sign-in (the service's own identify and code steps, purpose ./purpose.ts); with one, the
 // developer's apps. Every other page, form and API call goes through ./gate.ts. Served by the
-// console's route worker (workers/console/index.ts) and the all-in-one worker.
+// developers' route worker (workers/consoles/developers.ts) and the all-in-one worker.
 
-import { readParams, redirect } from "../core/http";
-import type { RequestContext, Route } from "../core/router";
-import { E } from "../core/errors";
-import { fromThisSite } from "../admin/access";
-import { providerConfig } from "../provider/config";
-import { consoleSignIn, continueSignIn } from "../provider/signin/index";
-import {
-  clearConsoleCookie,
-  consoleCsrfHolds,
-  DEVELOPER_SESSION,
-  endConsoleSession,
-  loadConsoleSession,
-} from "../provider/store/console-session";
+import type { Handler, Route } from "../core/router";
+import { door } from "../frame/signin";
+import { DEVELOPER_SESSION } from "../provider/store/console-session";
 import { api, appPage, appsPage, createPage, pages } from "./apps";
 import { statsApi, statsCsvFile, statsPage } from "./stats";
 import { inviteForms, teamApi, teamForms } from "./team";
-import { devApi, devPage, langOf, MAX_BODY_BYTES, type DevEnv, type DevHandler } from "./gate";
-import { d, type Lang } from "./i18n";
-import { developerSignin, NEXT_PATH } from "./purpose";
+import { devApi, devPage, MAX_BODY_BYTES, type DevEnv, type DevHandler } from "./gate";
+import { d } from "./i18n";
+import { developerSigninPage } from "./purpose";
 
-/** The developer console's identify page: a new sign-in of purpose "developers", going on to `next` once proven. */
-const signIn = consoleSignIn("developers", NEXT_PATH);
+/**
+ * The developer console's door (workers/frame/signin.ts): GET|POST /developers, a step of its
+ * sign-in, the sign-in itself, else the apps; POST /developers/sign-out; the way back from an
+ * action's address.
+ */
+const { signIn, root, signOut, back } = door<DevEnv>({
+  page: developerSigninPage,
+  session: DEVELOPER_SESSION,
+  signOutBytes: () => MAX_BODY_BYTES,
+  first: (req, env, rc) => apps(req, env, rc),
+  signedOut: (lang) => d(lang, "signedOut"),
+});
 
 const page = (h: DevHandler) => devPage(h, signIn);
 
-/** GET|POST /developers: a step of the sign-in (a POST with `tx`), the sign-in itself, else the apps. */
-async function root(req: Request, env: DevEnv, rc: RequestContext): Promise<Response | void> {
-  const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
-  if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, developerSignin);
-  const lang = langOf(params);
-  if (req.method === "POST") throw E.missing("tx");
-  if (params.get("reauth") === "1") return signIn(req, env, rc, lang);
-  const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards, DEVELOPER_SESSION);
-  if (!h) return signIn(req, env, rc, lang);
-  return apps(req, env, rc);
-}
-
-const apps = page(appsPage);
-
-/** POST /developers/sign-out: the session ends, and the sign-in shows again. */
-async function signOut(req: Request, env: DevEnv, rc: RequestContext): Promise<Response> {
-  const params = await readParams(req, rc.search, MAX_BODY_BYTES);
-  const lang = langOf(params);
-  const h = await loadConsoleSession(req, env, providerConfig(env).oneTimeShards, DEVELOPER_SESSION);
-  if (h) {
-    if (!fromThisSite(req) || !(await consoleCsrfHolds(h, params.get("csrf")))) return redirect(303, "/developers");
-    const cookie = await endConsoleSession(h);
-    rc.log.event = "developers.sign_out";
-    return signIn(req, env, rc, lang, d(lang, "signedOut"), [cookie]);
-  }
-  return signIn(req, env, rc, lang, undefined, [clearConsoleCookie(DEVELOPER_SESSION)]);
-}
-
-/** A 303 to the page an action belongs to (an action's address opened as a page). */
-function back(to: (rc: RequestContext) => string) {
-  return (_req: Request, _env: DevEnv, rc: RequestContext): Response => {
-    const path = to(rc);
-    if (!NEXT_PATH.test(path)) throw E.notFound();
-    return redirect(303, new URLSearchParams(rc.search).get("lang") === "en" ? `${path}?lang=en` : path);
-  };
-}
+const apps: Handler<DevEnv> = page(appsPage);
 
 const APP = "/developers/apps/:id";
 const team = teamForms(

@@ -9,9 +9,9 @@ import { html } from "../core/html";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { readMetrics } from "../admin/metrics";
-import { consolePage, href } from "../console/layout";
+import { href } from "../frame/layout";
 import { kstDayStart } from "../provider/store/config";
-import { teamApp, type DevEnv, type DevSigned } from "./gate";
+import { teamApp, type DevEnv, type DevSigned, consolePage } from "./gate";
 import { d } from "./i18n";
 
 const HOUR = 3_600_000;

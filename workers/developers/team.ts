@@ -9,7 +9,7 @@ import { html, type SafeHtml } from "../core/html";
 import { json } from "../core/http";
 import type { RequestContext } from "../core/router";
 import { normalizePhone } from "../core/spec";
-import { hidden, when, type Viewer } from "../console/layout";
+import { hidden, when, type Viewer } from "../frame/layout";
 import { maskPhone } from "../provider/signin/index";
 import { getClient, sealKeyVar } from "../provider/store/clients";
 import {

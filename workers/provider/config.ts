@@ -8,6 +8,7 @@ import { sealKeyVar } from "./store/clients";
 import type { SmsVars } from "./store/sms/index";
 import type { OneTimeStore } from "./store/one-time/index";
 import type { DirectoryShard } from "./store/directory/index";
+import type { WebAuthnVerifier } from "./webauthn/index";
 
 /** The provider's optional variables (defaults in README "Configuration"). */
 export interface ProviderVars extends CommonVars, StoreVars, AuditVars {
@@ -49,12 +50,14 @@ export interface SigninVars extends CommonVars, StoreVars, SmsVars {
 }
 
 /** Every binding and variable of the login service's workers. */
-export type ProviderEnv = Omit<Cloudflare.AuthorizeEnv, "ONE_TIME" | "DIRECTORY"> &
+export type ProviderEnv = Omit<Cloudflare.AuthorizeEnv, "ONE_TIME" | "DIRECTORY" | "WEBAUTHN"> &
   ProviderVars &
   SigninVars & {
     // Typed here: `wrangler types` cannot type a namespace bound to another worker's class.
     ONE_TIME: DurableObjectNamespace<OneTimeStore>;
     DIRECTORY: DurableObjectNamespace<DirectoryShard>;
+    /** The WebAuthn verifier worker (workers/provider/webauthn/): a passkey's credential checked. */
+    WEBAUTHN: Service<WebAuthnVerifier>;
   };
 
 export interface ProviderConfig {

@@ -197,6 +197,58 @@ describe("paused bursts", () => {
   });
 });
 
+describe("codes outstanding", () => {
+  // With codes settling 30 s after their send, a burst used to be judged only once its first
+  // 10 s bucket had settled: 40 s in, 80 codes at 2 a second. Its codes outstanding are judged
+  // as they go: each weighted by the share of people who would have typed it by its age.
+  const vars = { GUARD_SETTLE_SECONDS: "30", GUARD_WINDOW_SECONDS: "3600" };
+
+  it("a burst of untyped codes from one block, 2 a second, is judged before its 50th code", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    const net = freshNet();
+    const block = net.ip.replace(/\.\d+$/, "");
+    let codes = 0;
+    for (let i = 0; i < 120; i++) {
+      clock.now += 500;
+      const page = await identify(
+        browser({ ...net, ip: `${block}.${10 + (i % 200)}` }, clock, vars),
+        await person(freshPrefix()),
+        {},
+        app,
+      );
+      if (challenged(page)) break;
+      expect(page.form?.step).toBe("verify");
+      codes++;
+    }
+    expect(codes).toBeGreaterThan(0);
+    expect(codes).toBeLessThan(50);
+  });
+
+  it("people who type their codes 15 s after they come, 2 sign-ins a second from one block, are never challenged", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    const net = freshNet();
+    const block = net.ip.replace(/\.\d+$/, "");
+    const waiting: { b: ReturnType<typeof browser>; page: Page; who: Who; at: number }[] = [];
+    for (let i = 0; i < 80; i++) {
+      clock.now += 500;
+      const who = await person(freshPrefix());
+      const b = browser({ ...net, ip: `${block}.${10 + (i % 200)}` }, clock, vars);
+      const page = await identify(b, who, {}, app);
+      expect(challenged(page), `sign-in ${i}`).toBe(false);
+      expect(page.form?.step).toBe("verify");
+      waiting.push({ b, page, who, at: clock.now });
+      // each person types their code 15 s after it was sent
+      while (waiting.length > 0 && clock.now - waiting[0]!.at >= 15_000) {
+        const w = waiting.shift()!;
+        const done = await w.b.submit(w.page, { otp: await lastCode(w.who.phone) });
+        expect(done.form?.step === "verify", `code of sign-in typed at ${clock.now}`).toBe(false);
+      }
+    }
+  });
+});
+
 async function newApp(): Promise<string> {
   const { admin } = await import("../../support/admin");
   const res = await admin("POST", "/admin/clients", {

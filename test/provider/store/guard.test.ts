@@ -8,8 +8,12 @@ import { env } from "../../support/env";
 import {
   canSlow,
   judge,
+  judgeOutstanding,
   minSendsOf,
   SCOPE_KINDS,
+  typedShare,
+  typingCurve,
+  TYPING_MIN_SAMPLES,
   type GuardRules,
   type StateRow,
 } from "../../../workers/provider/store/guard/rules";
@@ -210,5 +214,60 @@ describe("a slowed scope's allowance", () => {
 describe("the defaults", () => {
   it("a suspect scope's first cool-down is 12 hours (the issue's default)", () => {
     expect(guardRules({}).cooldownMs).toBe(12 * 60 * 60 * 1000);
+  });
+});
+
+describe("codes outstanding (judgeOutstanding, the typing curve)", () => {
+  const outstanding = fc.array(
+    fc
+      .record({ ageMs: fc.integer({ min: 0, max: RULES.settleMs - 1 }), sent: fc.nat(200) })
+      .chain((o) => fc.record({ ageMs: fc.constant(o.ageMs), sent: fc.constant(o.sent), verified: fc.nat(o.sent) })),
+    { maxLength: 5 },
+  );
+  const curve = fc.option(
+    fc.array(fc.nat(100), { minLength: 16, maxLength: 16 }).map((counts) => typingCurve(counts)),
+    { nil: null },
+  );
+
+  it("people who typed what the curve says they would have by now are never judged", () => {
+    fc.assert(
+      fc.property(kind, sums, outstanding, curve, (k, settled, out, c) => {
+        // the settled sends typed at the threshold, each outstanding bucket typed as the curve says
+        const s = { ...settled, verified: Math.max(settled.verified, Math.ceil(settled.sent * RULES.minConversion)) };
+        const typed = out.map((o) => ({ ...o, verified: Math.ceil(o.sent * typedShare(o.ageMs, RULES, c)) }));
+        expect(judgeOutstanding(k, s, typed, null, NOW, RULES, c)).toBeNull();
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("outstanding sends old enough to have settled count whole: the same judgement as the settled one", () => {
+    fc.assert(
+      fc.property(kind, sums, fc.nat(300), fc.nat(300), (k, settled, sent, v) => {
+        const verified = Math.min(v, sent);
+        const merged = { ...settled, sent: settled.sent + sent, verified: settled.verified + verified };
+        const one = [{ ageMs: RULES.settleMs, sent, verified }];
+        expect(judgeOutstanding(k, settled, one, null, NOW, RULES)).toEqual(judge(k, merged, null, NOW, RULES));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("the default curve: nobody types in the first half of the settle time; an app's own curve once it has enough codes typed", () => {
+    expect(typedShare(0, RULES)).toBe(0);
+    expect(typedShare(RULES.settleMs / 2, RULES)).toBe(0);
+    expect(typedShare((RULES.settleMs * 3) / 4, RULES)).toBeCloseTo(0.5);
+    expect(typedShare(RULES.settleMs, RULES)).toBe(1);
+    expect(
+      typingCurve(
+        Array(16)
+          .fill(0)
+          .map((_, i) => (i === 0 ? TYPING_MIN_SAMPLES - 1 : 0)),
+      ),
+    ).toBeNull();
+    // an app whose people type within 5 s: by 5 s all of them
+    const fast = typingCurve([0, TYPING_MIN_SAMPLES, ...Array(14).fill(0)])!;
+    expect(typedShare(2_000, RULES, fast)).toBe(0);
+    expect(typedShare(5_000, RULES, fast)).toBe(1);
   });
 });

@@ -12,7 +12,7 @@
 // (transient) and the id high-water mark (ids in the shards are new).
 
 import { E } from "../../core/errors";
-import { auditBy } from "../access";
+import { auditBy, callerOf } from "../access";
 import { json } from "../../core/http";
 import type { RequestContext } from "../../core/router";
 import { isIdentityItem } from "../../core/spec";
@@ -123,7 +123,7 @@ export async function migrateDirectory(_req: Request, env: AdminEnv, rc: Request
       )
     : 0;
   rc.log.event = "migrate.directory";
-  await auditBy(env, rc, "migration.batch", null, "ok", { store: "directory", people: rows.length });
+  await auditBy(env, callerOf(rc), "migration.batch", null, "ok", { store: "directory", people: rows.length });
   return json({
     people: rows.length,
     // a number already held in its shard by someone else (imported since) keeps them
@@ -144,7 +144,7 @@ export async function migrateAudit(_req: Request, env: AdminEnv, rc: RequestCont
   // one batch at a time, by D1 id: ids in the archive are `d1-<D1 id>` while D1's have no gaps
   for (const run of contiguous(rows)) await archive(env.AUDIT, "d1", run[0]!.id, run);
   rc.log.event = "migrate.audit";
-  await auditBy(env, rc, "migration.batch", null, "ok", { store: "audit", events: rows.length });
+  await auditBy(env, callerOf(rc), "migration.batch", null, "ok", { store: "audit", events: rows.length });
   return json({ events: rows.length, next_after: rows.length === limit ? rows[rows.length - 1]!.id : null });
 }
 

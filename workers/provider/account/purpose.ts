@@ -1,11 +1,10 @@
-// The person's own /account page as a purpose of the sign-in (docs/account.md): the same identify
-// and code steps, limits and counters as an app's sign-in, with no app behind it: nothing to
-// consent to, no gated calls (the store settles those for apps' sign-ins only), a cancel or a
-// "start again" back to /account, and the end a 10-minute session.
+// The person's own /account page as a first-party page of the sign-in (docs/account.md): the same
+// identify and code steps, limits and counters as an app's sign-in, with no app behind it: nothing
+// to consent to, a cancel or a "start again" back to /account, and the end a 10-minute session.
 
 import { redirect } from "../../core/http";
 import { providerConfig } from "../config";
-import { t, proofDetail, type SigninPurpose, type Transaction, standInClient } from "../signin/index";
+import { firstParty, proofDetail, t, type Transaction } from "../signin/index";
 import { audit } from "../store/one-time/index";
 import { openSession } from "./session";
 
@@ -14,16 +13,11 @@ function accountUrl(tx: Transaction): string {
   return tx.langGiven ? `/account?lang=${tx.lang}` : "/account";
 }
 
-export const accountSignin: SigninPurpose = {
+export const accountSignin = firstParty({
   mark: "account",
-  audit: { purpose: "account" },
-  consent: false,
-  gated: false,
-  client: (_env, tx) => standInClient(t(tx.lang, "accountTitle")),
-  reaches: () => true,
-  restart: (h) => ({ href: accountUrl(h.tx) }),
-  restarted: (tx) => redirect(303, accountUrl(tx)),
-  cancelled: () => redirect(303, "/account"),
+  title: (lang) => t(lang, "accountTitle"),
+  lead: (lang) => t(lang, "accountIdentifyLead"),
+  url: accountUrl,
   // A proven number opens the session; the browser then GETs the dashboard (a reload posts nothing).
   async end(s, e) {
     const { env, rc } = s;
@@ -33,4 +27,4 @@ export const accountSignin: SigninPurpose = {
     rc.waitUntil(audit(env, "account.signin", null, "ok", proofDetail(e.tx)));
     return redirect(303, `/account?lang=${e.tx.lang}`, { cookies: [cookie], referrer: "same-origin" });
   },
-};
+});

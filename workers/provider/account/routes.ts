@@ -7,7 +7,7 @@
 import { readParams, type Params } from "../../core/http";
 import type { RequestContext, Route } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
-import { signinConfig, t, type Lang, bareContext, stopPage, startFirstParty, continueSignIn } from "../signin/index";
+import { signinConfig, t, type Lang, bareContext, stopPage } from "../signin/index";
 import { audit } from "../store/one-time/index";
 import { endAutoLogin, personById, riskUntil } from "../store/directory/index";
 import { connectionsOf } from "../store/flows/connections";
@@ -33,7 +33,7 @@ function startAccount(
   alert?: string,
   cookies: string[] = [],
 ): Promise<Response> {
-  return startFirstParty(req, env, { mark: "account", lang, langGiven, alert, cookies });
+  return accountSignin.start(req, env, { lang, langGiven, alert, cookies });
 }
 
 async function dashboard(
@@ -146,7 +146,7 @@ async function smsHeldUntil(env: ProviderEnv, session: AccountSession): Promise<
 
 async function account(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const params = await readParams(req, rc.search, providerConfig(env).maxBodyBytes);
-  if (req.method === "POST" && params.has("tx")) return continueSignIn(req, env, rc, params, accountSignin);
+  if (req.method === "POST" && params.has("tx")) return accountSignin.step(req, env, rc, params);
   const { lang, given } = langOf(params);
   const h = await loadSession(req, env, providerConfig(env).oneTimeShards);
   if (req.method === "POST" && (params.has("action") || params.has("enrol"))) {

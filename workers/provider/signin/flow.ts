@@ -20,6 +20,7 @@ import {
   verifyPage,
   type Alert,
   type ConsentTerms,
+  type FirstPartyWords,
   type PageContext,
   type PageResult,
 } from "./pages";
@@ -37,13 +38,17 @@ export interface Flow extends Submission {
   ipHit?: IpHit;
 }
 
-/** The pages' context of a sign-in: language, look and purpose mark from its record, the app's name. */
+/**
+ * The pages' context of a sign-in: language, look and purpose mark from its record, the app's
+ * name, and a first-party purpose's words (`SigninPurpose.words`).
+ */
 export function pageContext(
   env: ProviderEnv,
   tx: Transaction,
   appName: string,
   txId?: string,
   csrf?: string,
+  words?: FirstPartyWords,
 ): PageContext {
   return {
     operator: signinConfig(env).operator,
@@ -55,6 +60,7 @@ export function pageContext(
     nonce: cspNonce(),
     formAction: formActionOf(tx.redirectUri),
     purpose: tx.purpose,
+    words,
   };
 }
 
@@ -184,7 +190,7 @@ export function goneMeanwhile(f: Flow): Response {
   failure(f, "gone_meanwhile");
   f.rc.log.event = "signin.gone_meanwhile";
   return stopPage(
-    pageContext(f.env, f.h.tx, f.client.name),
+    pageContext(f.env, f.h.tx, f.client.name, undefined, undefined, f.purpose.words),
     t(f.ctx.lang, "unknownTitle"),
     t(f.ctx.lang, "unknownText"),
   );
@@ -217,10 +223,10 @@ export async function flowOf(
   const client = given !== undefined ? given : await purpose.client(env, tx);
   if (!client || !purpose.reaches(env, client, tx))
     return stopPage(
-      pageContext(env, tx, client?.name ?? ""),
+      pageContext(env, tx, client?.name ?? "", undefined, undefined, purpose.words),
       t(tx.lang, "clientGoneTitle"),
       t(tx.lang, "clientGoneText"),
     );
-  const ctx = pageContext(env, tx, client.name, h.page ?? h.id, csrf);
+  const ctx = pageContext(env, tx, client.name, h.page ?? h.id, csrf, purpose.words);
   return { ...s, purpose, client, h, ctx };
 }

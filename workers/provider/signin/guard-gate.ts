@@ -13,6 +13,7 @@ import { guardConfig } from "./guard-config";
 import { t } from "./i18n";
 import { identifyPage, stopPage, type Challenge, type IdentifyValues } from "./pages";
 import { siteverify, TOKEN_FIELD } from "./turnstile";
+import { textOffered } from "./text-config";
 
 /** The action the identify page's challenge is solved for (siteverify checks it). */
 export const IDENTIFY_ACTION = "identify";
@@ -45,12 +46,31 @@ function siteverifyUrl(f: Flow, url: string): string {
 
 /**
  * The guard at the identify step: a page that stops the submission here (a challenge to solve, a
- * wait, the app's SMS paused), else the mark its code will carry (null when the guard is off).
+ * wait, the app's SMS paused), "text" where a text from the person replaces all three, else the
+ * mark its code will carry (null when the guard is off). `proved`: the browser proved the typed
+ * number before: never stopped.
  */
-export async function guardGate(f: Flow, values: IdentifyValues, phone: string): Promise<Response | GuardMark | null> {
+export async function guardGate(
+  f: Flow,
+  values: IdentifyValues,
+  phone: string,
+  proved = false,
+): Promise<Response | GuardMark | "text" | null> {
   const d = await guardDecision(f.env, f.rc, f.req, f.client.clientId, phone);
   if (!d) return null;
   const L = f.ctx.lang;
+  // A browser that proved this number before (proved-browser.ts) is never challenged, slowed or
+  // told to wait: its code is sent, and counted in its scopes as any.
+  if (proved) {
+    if (d.challenge.length > 0 || d.pausedUntil !== null) decided(f, d, "proved_browser", "ok");
+    return { scopes: d.scopes, challenged: false, sentAt: d.now };
+  }
+  // Where a challenge, a wait or a paused app would answer, the person texts us instead
+  // (SIGNIN_MO, docs/abuse.md "A text the person sends"): no code is sent, so no one waits.
+  if ((d.pausedUntil !== null || d.challenge.length > 0) && textOffered(f.env)) {
+    decided(f, d, "text", "ok");
+    return "text";
+  }
   if (d.pausedUntil !== null) {
     decided(f, d, "paused", "refused");
     failure(f, "sms_paused");

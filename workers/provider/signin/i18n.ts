@@ -35,10 +35,6 @@ type Text = string | ((v: Vars) => string);
 
 const ko = {
   accountTitle: "내 휴대폰번호 로그인",
-  consoleTitle: "운영 콘솔",
-  consoleIdentifyLead: "운영 콘솔에 들어가려면 본인 확인을 해 주세요. 권한을 받은 휴대폰번호로만 들어갈 수 있습니다.",
-  developersTitle: "개발자 콘솔",
-  developersIdentifyLead: "앱을 등록하고 관리하려면 본인 확인을 해 주세요.",
   testingTitle: "아직 테스트 중인 앱입니다",
   testingText: (v: Vars) =>
     `이 앱(${v.app})은 아직 테스트 단계라서 개발 팀과 테스트 번호만 로그인할 수 있습니다. 공개된 뒤에 다시 시도해 주세요. 인증번호는 보내지 않았습니다.`,
@@ -182,10 +178,6 @@ export type MessageKey = keyof typeof ko;
 
 const en: Record<MessageKey, Text> = {
   accountTitle: "My phone number login",
-  consoleTitle: "Operations console",
-  consoleIdentifyLead: "Prove your number to enter the operations console. Only numbers granted a role can enter.",
-  developersTitle: "Developer console",
-  developersIdentifyLead: "Prove your number to register and manage your apps.",
   testingTitle: "This app is still being tested",
   testingText: (v) =>
     `${v.app} is still in its testing stage: only its team and its test numbers can sign in. Try again once it is live. No code was sent.`,

@@ -16,9 +16,11 @@ import { identifyPage, type IdentifyValues } from "./pages";
 import { budgetOf, guardGate } from "./guard-gate";
 import { guardCount } from "./guard";
 import { suspended } from "./review";
-import { storeConfig } from "../store/config";
-import { riskUntil, passkeysOf } from "../store/directory/index";
 import { testingGate } from "./testing";
+import { offerText } from "./text";
+import { provedFor, stillHolds } from "./proved-browser";
+import { riskOf } from "./risk";
+import { textConfig, textOffered } from "./text-config";
 import { challengeHash, handleOf, maskMove, nextTxId, txKey, type Transaction, type TxHandle } from "./transaction";
 
 /** Seconds a person is asked to wait when the carrier could not be asked. */
@@ -51,18 +53,6 @@ function outcome(f: Flow, what: "matched" | "unconfirmed" | "invalid" | "refused
 function carrierAnswered(f: Flow, result: "ok" | "failed", asked: number): void {
   tally(f.env, f.rc, `carrier.${result}`, null);
   timing(f.env, f.rc, "carrier", Date.now() - asked);
-}
-
-/**
- * The number's risk window (store/directory/risk.ts): null when none is open, else when it ends and
- * whether the person has a passkey that signs in now (they must use it). The passkeys are read only
- * when a window is open.
- */
-async function riskOf(f: Flow, c: ConfirmedSubscriber): Promise<{ until: number; passkey: boolean } | null> {
-  const until = riskUntil(c.riskFrom, storeConfig(f.env).riskWindowMs);
-  if (until === null) return null;
-  const now = Date.now();
-  return { until, passkey: (await passkeysOf(f.env, c.subscriber.id)).some((k) => k.usableAt <= now) };
 }
 
 /**
@@ -104,9 +94,16 @@ export async function identify(f: Flow): Promise<Response> {
   // A testing app admits its team's and its test numbers only, decided before anyone is looked up.
   const testing = await testingGate(f, phone);
   if (testing) return testing;
-  // The guard decides from the request alone, before anyone is looked up (docs/abuse.md).
-  const guarded = await guardGate(f, values, phone);
+  // A text from the person for every sign-in, or where the guard decides so from the request alone,
+  // before anyone is looked up (docs/abuse.md).
+  // A browser that proved this number before gets its code by SMS whatever the guard says.
+  const key = await phoneKey(phone);
+  const proved = await provedFor(f.req, f.env, key);
+  if (!proved && textOffered(f.env) && textConfig(f.env).mode === "all")
+    return offerText(f, values, telco, name, phone);
+  let guarded = await guardGate(f, values, phone, proved !== null);
   if (guarded instanceof Response) return guarded;
+  if (guarded === "text") return offerText(f, values, telco, name, phone);
 
   let confirmed: ConfirmedSubscriber | null;
   const asked = Date.now();
@@ -137,8 +134,14 @@ export async function identify(f: Flow): Promise<Response> {
   // automatic login, and a person with an active passkey must use it, which a right code tells them
   // (store/one-time/signin-store.ts). Until that proof the sign-in looks as any other: the code is
   // sent and the code page is the same, box and all, so whoever typed the number learns nothing.
+  // The proof of this browser names the person the number had then: passed to another person
+  // since, it no longer holds, and the guard decides as for any browser.
+  if (proved && !(await stillHolds(f.env, proved, key, confirmed.subscriber.id))) {
+    guarded = await guardGate(f, values, phone);
+    if (guarded instanceof Response) return guarded;
+    if (guarded === "text") return offerText(f, values, telco, name, phone);
+  }
   const risk = await riskOf(f, confirmed);
-  const key = await phoneKey(phone);
   const nextId = await nextTxId(f.h.id, key, f.shards);
   const { code, digest } = await newCode(confirmed.testOtpHash);
   // A review test number gets no automatic login: its access ends with its expiry, not a grant's.

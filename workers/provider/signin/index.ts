@@ -7,7 +7,7 @@
 export { maskPhone } from "./carrier";
 export { type Operator, type SigninConfig, type SigninVars, operatorName, signinConfig } from "./config";
 export { AUTO_COOKIE, autoLoginEligible, deviceIdOf } from "./device";
-export { consoleSignIn, standInClient, startFirstParty } from "./first-party";
+export { type FirstParty, type FirstPartyPage, firstParty } from "./first-party";
 export { pageContext } from "./flow";
 export { type Lang, itemName, t } from "./i18n";
 export { type PageContext, bareContext, page, stopPage } from "./pages";
@@ -20,4 +20,6 @@ export { readOutbox } from "../store/sms-outbox";
 export { GATEWAYS } from "../store/sms/index";
 export { beginSignIn, continueSignIn } from "./steps";
 export { mayTest, testingStop } from "./testing";
+export { type Arrival, textArrived } from "./text";
+export { DEV_TEXT, textConfig } from "./text-config";
 export type { Transaction } from "./transaction";

@@ -19,7 +19,6 @@ import { itemName, t, type Lang, type MessageKey } from "./i18n";
 import { PAGE_CSS } from "./page-style";
 import type { Operator } from "./config";
 import { type IdentityItem } from "../../core/spec";
-import type { FirstPartyMark } from "../store/one-time/index";
 import { COUNTDOWN, WEB_OTP } from "./page-scripts";
 import { termsBox } from "./terms";
 import { challengeBox, widgetSource, type Challenge } from "./challenge-markup";
@@ -40,16 +39,29 @@ export interface PageContext {
   formAction: readonly string[];
   cookies?: readonly string[];
   /**
-   * The sign-in's purpose mark (`SigninRecord.purpose`): "account" or "console", the pages prove the
-   * number for the person's own /account page (docs/account.md) or the operations console
-   * (docs/console.md) and their forms post there; else an app's sign-in, posting to the
+   * A first-party sign-in's purpose mark (`SigninRecord.purpose`), its page's path without the
+   * slash: the pages prove the number for that page (the person's own /account, docs/account.md,
+   * or a console) and their forms post there. Absent: an app's sign-in, posting to the
    * authorization endpoint.
    */
-  purpose?: FirstPartyMark;
+  purpose?: string;
+  /** A first-party sign-in's words (its purpose's `words`), shown where an app's sign-in names the app. */
+  words?: FirstPartyWords;
   /** Who runs the pages, named with its links in every footer (configuration). */
   operator: Operator;
   /** The code page's countdown: the seconds its code has left when the page is sent. */
   seconds?: string;
+}
+
+/**
+ * What a first-party page says of itself on its sign-in's pages, in the page's language: given by
+ * the page (its purpose), so the sign-in names no page but its own.
+ */
+export interface FirstPartyWords {
+  /** The page's name: the identify page's title, and the stand-in client's name. */
+  title(lang: Lang): string;
+  /** The identify page's lead. */
+  lead(lang: Lang): string;
 }
 
 /** Whether the pages offer passkeys: everywhere but a WebView that said it is one (`isHybrid=Y`). */
@@ -58,16 +70,14 @@ function passkeys(ctx: PageContext): boolean {
 }
 
 /** Where a page's forms post: the first-party page it proves the number for, else the authorization endpoint. */
-function actionOf(ctx: PageContext): string {
+export function actionOf(ctx: PageContext): string {
   return ctx.purpose === undefined ? "/oauth2/authorize" : `/${ctx.purpose}`;
 }
 
 /** The identify page's title and lead: a first-party page's own, else the app's sign-in. */
 function identifyWords(ctx: PageContext): [title: string, lead: string] {
   const L = ctx.lang;
-  if (ctx.purpose === "account") return [t(L, "accountTitle"), t(L, "accountIdentifyLead")];
-  if (ctx.purpose === "console") return [t(L, "consoleTitle"), t(L, "consoleIdentifyLead")];
-  if (ctx.purpose === "developers") return [t(L, "developersTitle"), t(L, "developersIdentifyLead")];
+  if (ctx.purpose !== undefined && ctx.words) return [ctx.words.title(L), ctx.words.lead(L)];
   return [t(L, "identifyTitle"), t(L, "identifyLead", { app: ctx.appName })];
 }
 

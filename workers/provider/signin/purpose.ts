@@ -1,8 +1,9 @@
 // What a sign-in is for. The steps, pages, limits and store calls are the same whatever the
 // purpose; this object holds everything in which purposes differ, so the steps never ask which
-// one they serve. Two purposes: an app's sign-in (workers/provider/authorize/purpose.ts: consent,
-// then a code for the app) and the person's own page (workers/provider/account/purpose.ts: a
-// session, docs/account.md).
+// one they serve. An app's sign-in (workers/provider/authorize/purpose.ts: consent, then a code for
+// the app), and the first-party pages' (./first-party.ts: the person's own page,
+// workers/provider/account/purpose.ts, a session, docs/account.md; and any other page of the
+// service's that proves a number, each naming itself: its mark, its words, its end).
 
 import type { Params } from "../../core/http";
 import type { RequestContext } from "../../core/router";
@@ -12,7 +13,7 @@ import type { AuditRecord } from "../store/one-time/index";
 import type { Client } from "../store/clients";
 import type { Subscriber } from "../store/directory/index";
 import type { SigninConfig } from "./config";
-import type { Restart } from "./pages";
+import type { FirstPartyWords, Restart } from "./pages";
 import type { Transaction, TxHandle } from "./transaction";
 
 /** A step submission as it arrived, with the configuration it is answered by. */
@@ -54,8 +55,9 @@ export interface SigninEnd {
  * for a code), and `fixedCode` when that code was a fixed one (a review test number's, a test
  * entry's) and no SMS was sent. The metrics count these apart (store/metrics/series.ts).
  */
-export function proofDetail(tx: Transaction): { method: "passkey" | "sms"; fixedCode?: true } {
+export function proofDetail(tx: Transaction): { method: "passkey" | "text" | "sms"; fixedCode?: true } {
   if (tx.passkey) return { method: "passkey" };
+  if (tx.texted) return { method: "text" };
   return tx.subscriber?.testOtpHash ? { method: "sms", fixedCode: true } : { method: "sms" };
 }
 
@@ -65,6 +67,11 @@ export interface SigninPurpose {
    * continued only by its own purpose (an app's step posted to /account is refused, and the reverse).
    */
   readonly mark: Transaction["purpose"];
+  /**
+   * A first-party page's words (its name, its identify page's lead): what the pages show of the
+   * purpose. None for an app's sign-in, whose pages name the app.
+   */
+  readonly words?: FirstPartyWords;
   /** What its audit events add to their detail. */
   readonly audit: Readonly<Record<string, string>>;
   /**

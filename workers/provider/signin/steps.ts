@@ -38,6 +38,8 @@ import {
 } from "./transaction";
 import { verify } from "./verify";
 import { passkeySignIn } from "./passkey/signin";
+import { textStep } from "./text";
+import { textOffered } from "./text-config";
 
 /**
  * The first page of an app's sign-in (docs/signin.md "The first page"): its `tx` is the request
@@ -75,7 +77,9 @@ export async function beginSignIn(
     cookies: browser.setCookie ? [browser.setCookie] : [],
   };
   // a network or an app the SMS-abuse guard holds suspect: the challenge is on the first page already
-  const first = (await challengeFirst(env, rc, req, ar.client.clientId)) ? challengeOf({ env }) : undefined;
+  // (not where a text would be asked for instead: the challenge would lead to no code)
+  const first =
+    !textOffered(env) && (await challengeFirst(env, rc, req, ar.client.clientId)) ? challengeOf({ env }) : undefined;
   return identifyPage(ctx, {}, undefined, undefined, first);
 }
 
@@ -151,7 +155,8 @@ export async function continueSignIn(
     // needed: from anywhere else it would end someone's sign-in and hand out their app's state.
     if (!(await sameBrowser(req, tx))) {
       rc.log.event = "signin.restart_refused";
-      return stopPage(pageContext(env, tx, ""), t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
+      const ctx = pageContext(env, tx, "", undefined, undefined, purpose.words);
+      return stopPage(ctx, t(tx.lang, "unknownTitle"), t(tx.lang, "unknownText"));
     }
     // Back only while the sign-in could still end there (an app active, with the redirect URI):
     // else the page a cancel gets in the same case (nothing goes to that address).
@@ -160,7 +165,7 @@ export async function continueSignIn(
     return restarted(h, rc, purpose);
   }
   const client = await purpose.client(env, tx);
-  const stopCtx = pageContext(env, tx, client?.name ?? "");
+  const stopCtx = pageContext(env, tx, client?.name ?? "", undefined, undefined, purpose.words);
   if (Date.now() >= tx.expiresAt) {
     rc.log.event = "signin.expired";
     return stopPage(
@@ -185,17 +190,26 @@ export async function continueSignIn(
   if (params.get("cancel") === "Y" && tx.step !== "consent") return cancel(f);
   // The identify form posted again (back button, a corrected number): step 1 starts over. The
   // identify page's passkey form proves the number with a passkey instead (passkey/signin.ts).
-  const step = params.has("passkey") ? "passkey" : params.has("phoneNo") || tx.step === "moved" ? "identify" : tx.step;
+  // The text page posts its ticket (`text`): the number is proven by a text the person sent (text.ts).
+  const step = params.has("passkey")
+    ? "passkey"
+    : params.has("text")
+      ? "text"
+      : params.has("phoneNo") || tx.step === "moved"
+        ? "identify"
+        : tx.step;
   const res =
     step === "passkey"
       ? await passkeySignIn(f)
-      : step === "identify"
-        ? await identify(f)
-        : step === "verify"
-          ? await verify(f)
-          : params.get("cancel") === "Y"
-            ? await cancel(f)
-            : await consent(f);
+      : step === "text"
+        ? await textStep(f)
+        : step === "identify"
+          ? await identify(f)
+          : step === "verify"
+            ? await verify(f)
+            : params.get("cancel") === "Y"
+              ? await cancel(f)
+              : await consent(f);
   // the step's time in the service (its store calls, the carrier, the SMS gateway), not the person's
   timing(env, rc, `step.${step}`, Date.now() - started);
   return res;

@@ -17,7 +17,6 @@ import {
   storeFor,
   type OneTimeStore,
   sameHash,
-  type FirstPartyMark,
   type Prompt,
   type SigninRecord,
   type StepGate,
@@ -154,10 +153,11 @@ export async function createTransaction(
 }
 
 /**
- * Creates the transaction of a person proving their number for their own /account page
- * (docs/account.md): the same record and steps as an app's sign-in, with no app behind it.
+ * Creates the transaction of a person proving their number for one of the service's own pages
+ * (/account, docs/account.md, or a console): the same record and steps as an app's sign-in, with
+ * no app behind it, marked with the page's `mark` (`SigninRecord.purpose`).
  */
-export async function createAccountTransaction(
+export async function createFirstPartyTransaction(
   env: TxEnv,
   shards: number,
   lang: Lang,
@@ -165,7 +165,7 @@ export async function createAccountTransaction(
   browser: string,
   ttlMs: number,
   near: string,
-  mark: FirstPartyMark = "account",
+  mark: string,
   /** Where a first-party page goes once the number is proven (a path of its own, checked by its caller). */
   next = "",
 ): Promise<{ id: string; csrf: string }> {

@@ -18,6 +18,7 @@ import { reviewAllows, suspended, unconfirmed } from "./review";
 import { challengeHash, handleOf } from "./transaction";
 import { guardCount } from "./guard";
 import { budgetOf } from "./guard-gate";
+import { withProof } from "./proved-browser";
 
 /** `resend=Y`: a new code for the number, under the per-network limit and the number's send limits. */
 export async function resend(f: Flow): Promise<Response> {
@@ -88,7 +89,7 @@ export async function verify(f: Flow): Promise<Response> {
   await endOtherSubscribersOnDevice(f.req, f.env, sub.id);
   if (needsConsent) {
     f.rc.log.event = "signin.consent";
-    return render(g);
+    return withProof(render(g), f.req, f.env, sub.phoneKey, sub.id);
   }
   const done = await f.purpose.end(f, {
     tx: r.record,
@@ -97,7 +98,7 @@ export async function verify(f: Flow): Promise<Response> {
     optIn,
     shared: link ? sharedBy(link, f.client) : undefined,
   });
-  return done ?? goneMeanwhile(f);
+  return done ? withProof(done, f.req, f.env, sub.phoneKey, sub.id) : goneMeanwhile(f);
 }
 
 /** The page of a code entry that did not prove the number (`g` at the record it left); null for a right code. */
@@ -153,7 +154,7 @@ export async function codeProven(f: Flow): Promise<Response> {
   const link = f.h.tx.consentDue ? null : await findLink(f.env, f.client.clientId, sub.id);
   if (!link || !covers(link, f.client)) {
     f.rc.log.event = "signin.consent";
-    return render(f);
+    return withProof(render(f), f.req, f.env, sub.phoneKey, sub.id);
   }
   const ended = await f.h.stub.signinFinish(f.h.key, ["consent"]);
   if (!ended.ended) return conflict(f, ended.record);
@@ -164,5 +165,5 @@ export async function codeProven(f: Flow): Promise<Response> {
     optIn: ended.record!.autoLoginOptIn === true,
     shared: sharedBy(link, f.client),
   });
-  return done ?? goneMeanwhile(f);
+  return done ? withProof(done, f.req, f.env, sub.phoneKey, sub.id) : goneMeanwhile(f);
 }

@@ -1,15 +1,15 @@
-// Compact JWS with HS256 (RFC 7515, RFC 7518 §3.2): what signed security event tokens travel as
-// (RFC 8417, docs/events.md). Signing and verification are `jose`'s; this module only fixes the
-// algorithm (a token naming another `alg` is refused, never verified another way) and names why a
-// token is refused.
+// Compact JWS (RFC 7515): security event tokens (RFC 8417, docs/events.md), HS256 or ES256, signed and verified by
+// `jose`; verification fixes the algorithm (another `alg` is refused, never verified another way) and says why.
 
-import { SignJWT, errors, jwtVerify } from "jose";
+import { SignJWT, errors, jwtVerify, type JWTHeaderParameters } from "jose";
 import { utf8 } from "./crypto.js";
 
 /** Signs `claims` as a compact JWS, HS256 under the UTF-8 bytes of `key`, with the header's `typ`. */
-export function signHs256(claims: Record<string, unknown>, key: string, typ: string): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ }).sign(utf8(key));
-}
+export const signHs256 = (claims: Record<string, unknown>, key: string, typ: string): Promise<string> =>
+  signJws(claims, utf8(key), { alg: "HS256", typ });
+/** Signs `claims` as a compact JWS under `key` with the header given (a stream's ES256 SETs: docs/events.md). */
+export const signJws = (claims: Record<string, unknown>, key: CryptoKey | Uint8Array, header: JWTHeaderParameters) =>
+  new SignJWT(claims).setProtectedHeader(header).sign(key);
 
 export type JwsRefusal = "malformed" | "alg" | "signature";
 

@@ -4,7 +4,7 @@
 import { env } from "../../../support/env";
 import { afterEach, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import {
   ciShard,
   deviceHome,
@@ -403,6 +403,28 @@ describe("an import's new people are indexed by ci in batches", () => {
     expect(made.length).toBe(300);
     expect(new Set(made.map((p) => p.id)).size).toBe(300);
     for (const p of made) expect(homeOfId(p.id)).toBe(numberShard(p.phone, dirShards(env)));
+    await invariants();
+  });
+
+  it("an import's new people cost the shards statements a batch, not a row", async () => {
+    // every statement any shard runs while the import is written (the shards share this isolate)
+    const proto = await runInDurableObject(dirAt(env, 0), (_o, state: DurableObjectState) =>
+      Object.getPrototypeOf(state.storage.sql),
+    );
+    const exec = proto.exec;
+    let statements = 0;
+    proto.exec = function (this: SqlStorage, ...args: unknown[]) {
+      statements++;
+      return exec.apply(this, args);
+    };
+    try {
+      expect(await importRows(file("0107676", 400, 4000))).toMatchObject({ inserted: 400 });
+    } finally {
+      proto.exec = exec;
+    }
+    // a statement a row was 400 at least; the batches' statements do not grow with the rows
+    expect(statements).toBeGreaterThan(0);
+    expect(statements).toBeLessThan(400);
     await invariants();
   });
 

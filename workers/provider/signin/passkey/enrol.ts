@@ -159,7 +159,7 @@ export async function enrol(
   };
   if (!sameHash(await browserHashOf(req), ticket.b)) return refuse("invalid");
   const json = credentialJson<RegistrationResponseJSON>(credential);
-  const verified = json && (await verifiedRegistration(req, json, ticket.c));
+  const verified = json && (await verifiedRegistration(env, req, json, ticket.c));
   if (!verified) {
     if (!(await takeTicket(env, ticket))) return refuse("replayed");
     return refuse("invalid");

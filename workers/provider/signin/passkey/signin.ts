@@ -19,17 +19,15 @@ import {
   riskFrom,
   riskUntil,
 } from "../../store/directory/index";
-import { storeFor, audit } from "../../store/one-time/index";
+import { audit } from "../../store/one-time/index";
 import { tally } from "../../store/metrics/index";
-import { carrierDirectory, CarrierUnavailable, maskPhone } from "../carrier";
-import { consentDue, covers, sharedBy } from "../consent";
-import { autoLoginEligible, endOtherSubscribersOnDevice } from "../device";
+import { carrierDirectory, CarrierUnavailable } from "../carrier";
 import { storeConfig } from "../../store/config";
-import { at, failure, goneMeanwhile, limited, refusalAlert, render, type Flow } from "../flow";
+import { failure, limited, refusalAlert, render, type Flow } from "../flow";
 import { t } from "../i18n";
-import { hitIp, ipRefusal, phoneKey } from "../limits";
+import { hitIp, ipRefusal } from "../limits";
 import { identifyPage, type Alert, type PageResult } from "../pages";
-import { handleOf, nextTxId, txKey, type Transaction, type TxHandle } from "../transaction";
+import { numberProven } from "../proven";
 import { pt } from "./i18n";
 import { challengeKey, credentialJson, signinChallenge, userHandleOf, verifiedAssertion } from "./webauthn";
 
@@ -85,7 +83,7 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
   const found = await findPasskey(f.env, a.id, handle);
   if (!found) return refused(f, "unknown", { text: pt(L, "errUnknown") });
   const challenge = await signinChallenge(f.params.get("tx")!);
-  const counter = await verifiedAssertion(f.req, a, challenge, found.passkey);
+  const counter = await verifiedAssertion(f.env, f.req, a, challenge, found.passkey);
   if (counter === null) return refused(f, "invalid", { text: pt(L, "errRefused") });
   const sub = found.passkey.subscriberId;
   // the person and their link to the app come with the step that takes the challenge (one call)
@@ -117,7 +115,7 @@ export async function passkeySignIn(f: Flow): Promise<Response> {
 }
 
 /** The person proven by passkey `credentialId` (`link`: theirs to the app): consent when due, else the purpose's end. */
-async function proven(
+function proven(
   f: Flow,
   person: Subscriber,
   credentialId: string,
@@ -125,48 +123,11 @@ async function proven(
   risk: number | null,
   synced: boolean,
 ): Promise<Response> {
-  f.rc.log.event = "signin.passkey";
-  await endOtherSubscribersOnDevice(f.req, f.env, person.id);
-  const eligible = f.purpose.consent && risk === null && autoLoginEligible(f.client, person.telco, f.h.tx.prompt);
-  const key = await phoneKey(person.phone);
-  const record: Transaction = {
-    ...f.h.tx,
-    v: 0,
-    step: "consent",
-    movedTo: undefined,
-    subscriber: {
-      id: person.id,
-      telco: person.telco,
-      phoneKey: key,
-      masked: maskPhone(person.phone),
-      testOtpHash: null,
-    },
-    challenge: null,
-    autoLoginEligible: eligible,
-    autoLoginOptIn: eligible && f.params.get("autoLogin") === "Y",
-    consentDue: f.purpose.consent ? consentDue(f.client, link) : undefined,
-    passkey: credentialId,
-    provenAt: Date.now(),
-    ...(synced && { passkeySynced: true as const }),
-    riskUntil: risk ?? undefined,
-    autoLoginShown: undefined,
-    passkeyRequired: undefined,
-  };
-  if (f.purpose.consent && (!link || !covers(link, f.client))) {
-    // the sign-in continues at the consent step, in the number's object as after a code
-    const id = await nextTxId(`${f.h.id}:passkey`, key, f.shards);
-    const next: TxHandle = { id, key: await txKey(id), stub: storeFor(f.env, id, f.shards), tx: record };
-    await next.stub.signinCreate(next.key, record);
-    if (!f.h.page) await f.h.stub.signinFinish(f.h.key, ["identify"]);
-    return render(at(f, handleOf(next, record)));
-  }
-  if (!f.h.page) await f.h.stub.signinFinish(f.h.key, ["identify"]);
-  const done = await f.purpose.end(f, {
-    tx: record,
-    client: f.client,
-    subscriberId: person.id,
-    optIn: record.autoLoginOptIn === true,
-    shared: link ? sharedBy(link, f.client) : undefined,
+  return numberProven(f, {
+    person,
+    link,
+    risk,
+    by: "passkey",
+    record: { passkey: credentialId, ...(synced && { passkeySynced: true as const }) },
   });
-  return done ?? goneMeanwhile(f);
 }

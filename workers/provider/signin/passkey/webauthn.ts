@@ -1,6 +1,9 @@
-// WebAuthn for the service's passkeys (docs/passkeys.md), verified by @simplewebauthn/server: no
-// CBOR, COSE or signature is read here. The relying party is the service's own host (the request's),
-// its origin the request's; user verification is required for every ceremony.
+// WebAuthn for the service's passkeys (docs/passkeys.md): the posted credential's shape, the
+// challenges and the enrolment tickets. The credential itself is verified by @simplewebauthn/server
+// in the WebAuthn verifier worker (workers/provider/webauthn/), reached by the `WEBAUTHN` service
+// binding: no CBOR, COSE or signature is read here, and the library is not in this worker's code.
+// The relying party is the service's own host (the request's), its origin the request's; user
+// verification is required for every ceremony.
 //
 // Challenges:
 // - a sign-in's is derived from the `tx` its identify page posts (a signed first page, or a stored
@@ -13,14 +16,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simp
 import { bytesToBase64url, randomToken, sha256, utf8 } from "../../../core/crypto";
 import type { PasskeyRow } from "../../store/directory/index";
 import { openJson, signJson } from "../signed-json";
-
-/**
- * The library, loaded at the first ceremony an isolate verifies: its attestation formats and
- * certificate parsing are most of the worker's code, and no other page needs them evaluated.
- */
-function library(): Promise<typeof import("@simplewebauthn/server")> {
-  return import("@simplewebauthn/server");
-}
+import type { VerifiedCredential, WebAuthnVerifier } from "../../webauthn/index";
 
 /** The longest credential JSON taken (an assertion is under 2 KB; an attestation "none" under 1 KB). */
 export const MAX_CREDENTIAL_CHARS = 8192;
@@ -68,83 +64,37 @@ export function userHandleOf(a: AuthenticationResponseJSON): string | undefined 
   return typeof h === "string" ? h : undefined;
 }
 
+/** What verifies credentials: the WebAuthn verifier worker, by its service binding. */
+type VerifierEnv = { WEBAUTHN: Service<WebAuthnVerifier> };
+
 /**
  * An assertion checked against the stored passkey: the new counter when it is valid for this RP,
  * origin and challenge with the user verified, else null (malformed input included).
  */
 export async function verifiedAssertion(
+  env: VerifierEnv,
   req: Request,
   a: AuthenticationResponseJSON,
   challenge: string,
   passkey: PasskeyRow,
 ): Promise<number | null> {
-  const rp = relyingParty(req);
-  try {
-    const { verifyAuthenticationResponse } = await library();
-    const r = await verifyAuthenticationResponse({
-      response: a,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.id,
-      requireUserVerification: true,
-      credential: {
-        id: passkey.credentialId,
-        publicKey: passkey.publicKey as Uint8Array<ArrayBuffer>,
-        // the counter is checked where it is advanced, in the shard's one step (tables/passkeys.ts)
-        counter: 0,
-        transports: passkey.transports as never,
-      },
-    });
-    return r.verified ? r.authenticationInfo.newCounter : null;
-  } catch {
-    return null;
-  }
-}
-
-/** A registration the library verified: what is stored of it. */
-export interface VerifiedCredential {
-  id: string;
-  publicKey: Uint8Array;
-  counter: number;
-  transports: string[];
-  /** "synced" (a passkey provider keeps it on the person's devices), "device" (this one), "key" (a security key or phone). */
-  device: "synced" | "device" | "key";
+  const { credentialId, publicKey, transports } = passkey;
+  return env.WEBAUTHN.assertion({
+    response: a,
+    challenge,
+    rp: relyingParty(req),
+    passkey: { credentialId, publicKey, transports },
+  });
 }
 
 /** A registration checked for this RP, origin and challenge with the user verified, or null. */
 export async function verifiedRegistration(
+  env: VerifierEnv,
   req: Request,
   r: RegistrationResponseJSON,
   challenge: string,
 ): Promise<VerifiedCredential | null> {
-  const rp = relyingParty(req);
-  try {
-    const { verifyRegistrationResponse } = await library();
-    const v = await verifyRegistrationResponse({
-      response: r,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.id,
-      requireUserVerification: true,
-    });
-    if (!v.verified) return null;
-    const info = v.registrationInfo;
-    const device =
-      info.credentialDeviceType === "multiDevice"
-        ? "synced"
-        : r.authenticatorAttachment === "cross-platform"
-          ? "key"
-          : "device";
-    return {
-      id: info.credential.id,
-      publicKey: info.credential.publicKey,
-      counter: info.credential.counter,
-      transports: (info.credential.transports ?? []).filter((t) => typeof t === "string").slice(0, 8),
-      device,
-    };
-  } catch {
-    return null;
-  }
+  return env.WEBAUTHN.registration({ response: r, challenge, rp: relyingParty(req) });
 }
 
 /**

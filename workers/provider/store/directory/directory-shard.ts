@@ -84,6 +84,11 @@ export class DirectoryShard extends DurableObject {
     return this.peopleAndNumbers.people(ids);
   }
 
+  /** The ci of each of these people at home here (the ci index jobs' check: no other column crosses). */
+  cisOf(ids: readonly number[]): { id: number; ci: string }[] {
+    return this.peopleAndNumbers.cisOf(ids);
+  }
+
   /** The import's first pass over the rows whose numbers this shard answers for. */
   importAtNumbers(shard: number, rows: readonly (PersonFields & { seq: number })[], dryRun: boolean): NumberImport[] {
     return this.peopleAndNumbers.importAtNumbers(shard, rows, dryRun);

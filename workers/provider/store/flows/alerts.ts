@@ -26,6 +26,7 @@ import {
   type MetricsRoom,
   provenByCode,
   provenBySmsCode,
+  PROVEN_SERIES,
   ALL_APPS,
   DAY_MS,
   HOUR_MS,
@@ -76,6 +77,8 @@ export const THRESHOLDS = {
   failoverShare: 10,
   codeConversion: 50,
   codeConversionMinSent: 100,
+  /** An app's codes delivered and never typed in this and the last hour (below the conversion threshold too). */
+  appUntypedCodes: 200,
   carrierFailureShare: 1,
   /** Completed sign-ins per identify match, as a share of the same hour's 7-day median. */
   completionOfMedian: 70,
@@ -153,6 +156,14 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
     value: conversion,
     text: `Code conversion: ${conversion.toFixed(1)}% of ${sent} codes sent were typed over 15 minutes (threshold ${THRESHOLDS.codeConversion}%): codes sent and never typed`,
   });
+  // each app's codes delivered and never typed, this and the last hour: the SMS-abuse guard's evidence
+  out.push(
+    ...untypedByApp(
+      room,
+      now,
+      [...fifteen.keys()].filter((k) => DELIVERED.test(k)),
+    ),
+  );
   // the carrier check: no answer to trust, per check, over 5 minutes
   const failed = get(five, "carrier.failed");
   const checks = failed + get(five, "carrier.ok");
@@ -202,6 +213,40 @@ export async function judge(room: MetricsRoom, env: AlertEnv, now: number): Prom
   }
   out.push(...(await smsBudgets(room, env, now)));
   out.push(...configRules(room, env));
+  return out;
+}
+
+/**
+ * `code.untyped.<app>`: an app's codes delivered in this and the last hour (an app's counts are
+ * rolled up by the hour) and never typed (delivered less the sign-ins proven by an SMS code) reach
+ * `appUntypedCodes`, its conversion below the threshold: a bot texting strangers through that
+ * app's page, or its people not getting their codes. Resolved an hour after it stops.
+ */
+function untypedByApp(room: MetricsRoom, now: number, delivered: readonly string[]): Judgement[] {
+  const from = now - HOUR_MS - (now % HOUR_MS);
+  const sentBy = room.rollups.totalsSince((series) => delivered.includes(series), from);
+  const clients = [...sentBy.keys()].filter(
+    (c) => c !== ALL_APPS && (sentBy.get(c) ?? 0) >= THRESHOLDS.appUntypedCodes,
+  );
+  const wanted = [...delivered, ...PROVEN_SERIES];
+  const out: Judgement[] = [];
+  for (const client of clients) {
+    const c: Counts = new Map();
+    for (const [, series, n] of room.rollups.read("1h", from, now, client, wanted))
+      c.set(series, (c.get(series) ?? 0) + n);
+    const sent = delivered.reduce((a, d) => a + get(c, d), 0);
+    const typed = Math.min(
+      sent,
+      provenBySmsCode((k) => get(c, k)),
+    );
+    const untyped = sent - typed;
+    out.push({
+      rule: `code.untyped.${client}`,
+      active: untyped >= THRESHOLDS.appUntypedCodes && share(typed, sent) < THRESHOLDS.codeConversion,
+      value: untyped,
+      text: `App ${client}: ${untyped} of ${sent} codes sent this and the last hour were never typed (threshold ${THRESHOLDS.appUntypedCodes}): codes texted to people who did not ask, or not reaching them`,
+    });
+  }
   return out;
 }
 

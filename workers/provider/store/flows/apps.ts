@@ -1,12 +1,51 @@
-// What spans a developer's app's D1 tables: the app (`clients`, clients.ts) with its owner
-// (`app_members`, developers.ts) or its review (`app_reviews`, reviews.ts), written in one D1
-// transaction (a batch), each statement its table's module's.
+// What spans an app's D1 tables: its registration (`clients`, clients.ts), with its owner for a
+// developer's (`app_members`, developers.ts), or its review (`app_reviews`, reviews.ts), written in
+// one D1 transaction (a batch), each statement its table's module's.
 
-import { approvedClientStatement, getClient, insertClientStatement, type NewClient } from "../clients";
+import { randomAlphanumeric } from "../../../core/crypto";
+import { E } from "../../../core/errors";
+import {
+  approvedClientStatement,
+  getClient,
+  insertClient,
+  insertClientStatement,
+  sealSecret,
+  type NewClient,
+} from "../clients";
 import { ownedAppsBelow, ownerStatement, type DeveloperPerson } from "../developers";
 import { decisionStatement, reviewById, toReview, type Review, type ReviewRow } from "../reviews";
 
 type DbEnv = { DB: D1Database };
+
+/** reference behaviour: client ids are 20 mixed-case alphanumerics, secrets 64 characters. */
+const CLIENT_ID_LENGTH = 20;
+const CLIENT_SECRET_LENGTH = 64;
+
+/**
+ * Registers an app, the one way every door does (the admin API, the operations console, the
+ * developer console): a drawn client id and secret, the secret stored only sealed and answered
+ * here once. A developer's app starts testing with them as its owner, unless they own `maxApps`
+ * already ("cap"). An id drawn before is drawn again, at most three times.
+ */
+export async function registerClient(
+  env: DbEnv & { SEAL_KEY: string },
+  fields: Omit<NewClient, "clientId" | "secretSealed" | "stage">,
+  owner?: { person: DeveloperPerson; maxApps: number },
+): Promise<{ clientId: string; secret: string } | "cap"> {
+  const secret = randomAlphanumeric(CLIENT_SECRET_LENGTH);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const clientId = randomAlphanumeric(CLIENT_ID_LENGTH);
+    const c = { clientId, secretSealed: await sealSecret(env, clientId, secret), ...fields };
+    if (!owner) {
+      if (await insertClient(env, c)) return { clientId, secret };
+      continue;
+    }
+    const made = await createDeveloperApp(env, c, owner.person, owner.maxApps);
+    if (made === "cap") return "cap";
+    if (made === "created") return { clientId, secret };
+  }
+  throw E.server("three client id collisions in a row");
+}
 
 /**
  * Registers a developer's app in the testing stage with its owner, in one transaction that counts

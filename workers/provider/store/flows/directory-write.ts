@@ -70,6 +70,8 @@ export class DirectoryBusy extends Error {}
 
 /** How long an import holds the import lease: far longer than one request of ADMIN_MAX_IMPORT_ROWS takes. */
 const LEASE_MS = 120_000;
+/** The longest pause between two tries of a waiting import for the lease (one call to shard 0 each). */
+const LEASE_POLL_MS = 40;
 /** How long an import waits for another to finish before it is refused (the caller retries). */
 const LEASE_WAIT_MS = 60_000;
 
@@ -90,7 +92,12 @@ export async function underLease<T>(env: JobEnv, work: () => Promise<T>, waitMs 
   const lease = crypto.randomUUID();
   const lock = dirAt(env, 0);
   const waitUntil = Date.now() + waitMs;
-  for (let wait = 20; !(await lock.takeImportLease(lease, Date.now() + LEASE_MS)); wait = Math.min(wait * 2, 500)) {
+  // polled often: the next chunk of a file, sent while this one is written, starts soon after it
+  for (
+    let wait = 10;
+    !(await lock.takeImportLease(lease, Date.now() + LEASE_MS));
+    wait = Math.min(wait * 2, LEASE_POLL_MS)
+  ) {
     if (Date.now() > waitUntil) throw new ImportBusy((await lock.importLeaseUntil()) ?? Date.now());
     await new Promise((r) => setTimeout(r, wait));
   }

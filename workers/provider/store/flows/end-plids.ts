@@ -23,6 +23,7 @@ import {
 import { type DirectoryEnv, dirAt, homeOfId, linkByPlid, type EndableLink } from "../directory/index";
 import { clientsTold } from "../clients";
 import { storeConfig, type StoreVars } from "../config";
+import { appsTold } from "./ssf-events";
 
 /** What a flow over the stores binds: D1 (`clients`), the one-time store, the directory, and their variables. */
 export type StoresEnv = { DB: D1Database } & OneTimeEnv & DirectoryEnv & StoreVars;
@@ -77,7 +78,8 @@ const REVOKE_CHUNK = 200;
 export async function tellCredentialChange(env: StoresEnv, subscriberId: number, at: number): Promise<number> {
   const rows = await dirAt(env, homeOfId(subscriberId)).linksOf(subscriberId, null);
   if (rows.length === 0) return 0;
-  const told = await clientsTold(env, [...new Set(rows.map((r) => r.client_id))], "credential-change");
+  const ids = [...new Set(rows.map((r) => r.client_id))];
+  const told = await appsTold(env, ids, "credential_change", await clientsTold(env, ids, "credential-change"));
   const events = await Promise.all(
     rows.filter((r) => told.has(r.client_id)).map((r) => changeEvent(r.client_id, r.plid, at)),
   );
@@ -130,7 +132,9 @@ export async function endRows(env: StoresEnv, rows: readonly EndableLink[], reas
   if (rows.length === 0) return [];
   const cfg = storeConfig(env);
   // the clients to tell: those with an events_uri that take plid-deleted events
-  const told = await clientsTold(env, [...new Set(rows.map((r) => r.client_id))], "plid-deleted");
+  const ids = [...new Set(rows.map((r) => r.client_id))];
+  // and those whose Shared Signals stream takes what this end maps to (ssf-events.ts)
+  const told = await appsTold(env, ids, reason, await clientsTold(env, ids, "plid-deleted"));
   const events = rows.filter((r) => told.has(r.client_id)).map((r) => newEvent(r.client_id, r.plid, reason));
   await revokePlids(
     env,

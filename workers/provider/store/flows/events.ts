@@ -13,6 +13,9 @@ import { noticeOwners } from "../developers";
 import { recordDelivery, type DeliveryClass } from "../event-deliveries";
 import { randomToken } from "../../../core/crypto";
 import { type OneTimeRoom, nextAttemptAt, type PendingEvent } from "../one-time/index";
+import { streamOf } from "../ssf-streams";
+import type { StoreVars } from "../config";
+import { sendOnStream, setsFor } from "./ssf-events";
 
 /** An event type's URI in the token's `events` claim. */
 const eventTypeUri = (t: EventType) => `urn:phone-login:event:${t}`;
@@ -93,9 +96,11 @@ export type DeliveryOutcome =
   | "no_receiver"
   | "client_gone"
   /** The app no longer takes this type (its `event_types` changed while the event waited): dropped. */
-  | "not_subscribed";
+  | "not_subscribed"
+  /** The app's Shared Signals stream is disabled (SSF 1.0 §8.1.2): its events are dropped. */
+  | "stream_disabled";
 
-type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars;
+type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars & StoreVars;
 
 /**
  * One attempt (RFC 8935 §2): POST the token; a 2xx (202) acknowledges. A disabled client is sent
@@ -106,6 +111,15 @@ type DeliveryEnv = { DB: D1Database; SEAL_KEY: string } & EventVars;
 export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): Promise<DeliveryOutcome> {
   const client = await clientOfAnyStatus(env, e.clientId, 0);
   if (!client) return "client_gone";
+  // an app with a Shared Signals stream is sent the standard SETs instead (ssf-events.ts)
+  const stream = await streamOf(env, e.clientId);
+  if (stream) {
+    if (stream.status === "disabled") return "stream_disabled";
+    const sets = await setsFor(e, stream, issuer(env), client.oidc);
+    if (sets.length === 0) return "not_subscribed";
+    if (client.eventsPausedAt !== null || stream.status === "paused") return "paused";
+    return sendOnStream(env, stream, sets, post, now);
+  }
   if (!client.eventTypes.includes(typeOfEvent(e))) return "not_subscribed";
   if (client.eventsPausedAt !== null) return "paused";
   if (!client.eventsUri) return "no_receiver";
@@ -115,12 +129,16 @@ export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): P
   return post(client.eventsUri, await eventToken(e, issuer(env), secret, now));
 }
 
-/** One POST of a token to a receiver (RFC 8935 §2): a 2xx acknowledges. */
-async function post(uri: string, body: string): Promise<"delivered" | "refused" | "unreachable" | "timed_out"> {
+/** One POST of a token to a receiver (RFC 8935 §2), with a stream's Authorization header: a 2xx acknowledges. */
+export async function post(
+  uri: string,
+  body: string,
+  extra: Record<string, string> = {},
+): Promise<"delivered" | "refused" | "unreachable" | "timed_out"> {
   try {
     const res = await fetch(uri, {
       method: "POST",
-      headers: { "Content-Type": "application/secevent+jwt", Accept: "application/json" },
+      headers: { "Content-Type": "application/secevent+jwt", Accept: "application/json", ...extra },
       body,
       signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
       redirect: "manual",
@@ -189,7 +207,7 @@ export async function deliverDue(env: Partial<DeliveryEnv>, room: OneTimeRoom): 
       continue;
     }
     const attempts = e.attempts + 1;
-    const dropped = outcome === "client_gone" || outcome === "not_subscribed";
+    const dropped = outcome === "client_gone" || outcome === "not_subscribed" || outcome === "stream_disabled";
     const done = outcome === "delivered" || dropped;
     // a delivery failing for 24 hours pauses the app's events: this one and the others wait
     const pause = !done && now - e.createdAt >= PAUSE_AFTER_MS;

@@ -82,3 +82,59 @@ export function judge(kind: ScopeKind, s: Sums, cur: StateRow | null, now: numbe
   const cooldown = Math.min(rules.cooldownMs * 2 ** (strikes - 1), rules.maxCooldownMs);
   return { state: strikes > 1 && canSlow(kind) ? "slowed" : "suspect", since: now, until: now + cooldown, strikes };
 }
+
+/** The typing curve's resolution: latencies are counted in slots of this many milliseconds. */
+export const TYPING_SLOT_MS = 2_500;
+/** Below this many codes typed, an app's own curve is not trusted: the default is used. */
+export const TYPING_MIN_SAMPLES = 50;
+
+/**
+ * The typing curve: of the codes people type within the settle time, the share typed by `ageMs`
+ * after the send. `curve`, when the app has history: the cumulative share at the end of each
+ * `TYPING_SLOT_MS` slot, learned from its own codes (`GuardTables`). Else the default: nobody
+ * within the first half of the settle time (the message must arrive, be read and typed), then
+ * evenly until the settle time.
+ */
+export function typedShare(ageMs: number, rules: GuardRules, curve: readonly number[] | null = null): number {
+  if (ageMs >= rules.settleMs) return 1;
+  if (curve && curve.length > 0) {
+    const slot = Math.floor(ageMs / TYPING_SLOT_MS);
+    return slot <= 0 ? 0 : (curve[Math.min(slot, curve.length) - 1] ?? 1);
+  }
+  const start = rules.settleMs / 2;
+  return ageMs <= start ? 0 : (ageMs - start) / (rules.settleMs - start);
+}
+
+/** The cumulative curve of slot counts (`counts[i]`: codes typed in slot i), or null with too few. */
+export function typingCurve(counts: readonly number[]): number[] | null {
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total < TYPING_MIN_SAMPLES) return null;
+  let run = 0;
+  return counts.map((n) => (run += n) / total);
+}
+
+/**
+ * A scope's judgement before its sends settle (docs/abuse.md "Codes outstanding"): its unsettled
+ * sends, each weighted by the share of people who would have typed it by its age, join the settled
+ * sums; a scope whose weighted sends already reach its volume with too few typed turns suspect now.
+ * Only a scope in no state is judged so (a state's changes wait for settled evidence), and only
+ * when sends take at least a bucket to settle (else nothing is outstanding for long).
+ */
+export function judgeOutstanding(
+  kind: ScopeKind,
+  settled: Sums,
+  outstanding: readonly { ageMs: number; sent: number; verified: number }[],
+  cur: StateRow | null,
+  now: number,
+  rules: GuardRules,
+  curve: readonly number[] | null = null,
+): StateRow | null {
+  if (cur && cur.until > now) return null;
+  let sent = settled.sent;
+  let verified = settled.verified;
+  for (const o of outstanding) {
+    sent += o.sent * typedShare(o.ageMs, rules, curve);
+    verified += o.verified;
+  }
+  return judge(kind, { ...settled, sent, verified }, cur, now, rules);
+}

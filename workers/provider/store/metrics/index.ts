@@ -5,6 +5,6 @@
 
 export { type AlertState, type MetricsRoom, type MetricsStore, type Step } from "./metrics-store";
 export { metricsStore } from "./reach";
-export { pointsOf, provenByCode, provenByPasskey, provenBySmsCode } from "./series";
+export { pointsOf, PROVEN_SERIES, provenByCode, provenByPasskey, provenBySmsCode } from "./series";
 export { ALL_APPS, DAY_MS, HOUR_MS, KEEP, MINUTE_MS } from "./tables/rollups";
 export { tally, timing } from "./tally";

@@ -41,10 +41,12 @@ function detailOf(row: OutboxRow): Record<string, unknown> {
 
 /**
  * A proven sign-in that no SMS preceded (`proofDetail` of provider/signin/purpose.ts): by a passkey
- * (`<type>.passkey`), or by a fixed code (`<type>.fixed_code`).
+ * (`<type>.passkey`), by a text the person sent (`<type>.text`), or by a fixed code
+ * (`<type>.fixed_code`).
  */
 function withoutSms(type: string, d: Record<string, unknown>): [string, number][] {
   if (d.method === "passkey") return [[`${type}.passkey`, 1]];
+  if (d.method === "text") return [[`${type}.text`, 1]];
   return d.fixedCode === true ? [[`${type}.fixed_code`, 1]] : [];
 }
 
@@ -101,13 +103,14 @@ export function seriesOf(row: OutboxRow): [series: string, n: number][] {
 }
 
 /**
- * Apps' interactive sign-ins whose number was proven by a code, not a passkey: those that passed an
+ * Apps' interactive sign-ins whose number was proven by a code, not a passkey or a text the person
+ * sent (neither passes an identify match first): those that passed an
  * identify match and a typed code (the funnel's last step, the completion alert's numerator).
  * `count` gives a series' sum over the range. Hours rolled up before the passkey series existed
  * count every interactive sign-in, as these figures did then.
  */
 export const provenByCode = (count: (series: string) => number): number =>
-  count("signin.success.interactive") - count("signin.success.passkey");
+  count("signin.success.interactive") - count("signin.success.passkey") - count("signin.success.text");
 
 /**
  * Every kind of proven sign-in: the series that counts it, and the type its `.passkey` and
@@ -120,16 +123,27 @@ const PROVEN = [
   ["console.signin", "console.signin"],
   ["developer.signin", "developer.signin"],
 ] as const;
+/** Every series the proven counts read (a per-app read names them). */
+export const PROVEN_SERIES: readonly string[] = PROVEN.flatMap(([all, type]) => [
+  all,
+  `${type}.passkey`,
+  `${type}.fixed_code`,
+  `${type}.text`,
+]);
 
 /**
  * The sign-ins, apps' and the service's own pages', whose code the service sent by SMS (not a
- * passkey, not a fixed code): what the code conversion counts per SMS delivered, so that neither
+ * passkey, not a text the person sent, not a fixed code): what the code conversion counts per SMS delivered, so that neither
  * lifts it (above 100%, or over codes sent and never typed) and no code sent for /account,
  * /console or /developers lowers it. Hours rolled up before the passkey and fixed-code series
  * existed count every such sign-in.
  */
 export const provenBySmsCode = (count: (series: string) => number): number =>
-  PROVEN.reduce((sum, [all, type]) => sum + count(all) - count(`${type}.passkey`) - count(`${type}.fixed_code`), 0);
+  PROVEN.reduce(
+    (sum, [all, type]) =>
+      sum + count(all) - count(`${type}.passkey`) - count(`${type}.fixed_code`) - count(`${type}.text`),
+    0,
+  );
 
 /** The sign-ins proven by a passkey, apps' and /account's: each an SMS not sent (the console's "SMS saved"). */
 export const provenByPasskey = (count: (series: string) => number): number =>

@@ -16,6 +16,7 @@ export type AuditType =
   | "signin.success"
   | "signin.failure"
   | "sms.attempt"
+  | "sms.inbound"
   | "carrier.unavailable"
   | "consent"
   | "code.redeemed"

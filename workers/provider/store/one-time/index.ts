@@ -18,13 +18,13 @@ export {
   plidShardsAnyCount,
   shardOf,
   testFailuresKey,
+  textKey,
   transactionKey,
 } from "./keys";
 export { type OneTimeEnv, type OneTimeRoom, storeAt, storeFor } from "./one-time-store";
 export type { OneTimeStore } from "./one-time-store";
 export { SWEEP_MS } from "./schedule";
 export {
-  type FirstPartyMark,
   type Lang,
   type NumberLimits,
   type Prompt,

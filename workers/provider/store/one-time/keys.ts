@@ -95,6 +95,15 @@ export function phoneKey(phone: string): Promise<string> {
   return sha256(`phone:${phone}`);
 }
 
+/**
+ * The entry of a text a person is asked to send (docs/signin.md "A text the person sends"): the
+ * SHA-256 of the number's key and the phrase's digits, in the number's object, so the text's sender
+ * and digits alone find it.
+ */
+export async function textKey(phoneKey: string, digits: string): Promise<string> {
+  return `text:${await sha256(`text:${phoneKey}:${digits}`)}`;
+}
+
 /** A number's counters (by its `phoneKey`), and those of one network (`net`) at that number. */
 export const SIGNIN_COUNTERS = {
   lock: (phone: string) => `lock:${phone}`,

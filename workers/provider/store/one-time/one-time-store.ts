@@ -218,6 +218,11 @@ export class OneTimeStore extends DurableObject {
     return this.entries.take(key);
   }
 
+  /** Replaces the live value under `key` only while it is `expected` (exactly one of concurrent swappers wins). */
+  swapEntry(key: string, expected: string, value: string): boolean {
+    return this.entries.swap(key, expected, value);
+  }
+
   /** Fixed-window counter: adds `by` to `key`; the new count and when the window ends. */
   hit(key: string, windowMs: number, by = 1): Count {
     return this.entries.hit(key, windowMs, by);

@@ -28,9 +28,6 @@ export type Step = "identify" | "verify" | "consent" | "moved";
 export type Lang = "ko" | "en";
 export type Prompt = "login" | "select_account" | "none" | "N" | undefined;
 
-/** The purpose marks of the service's own pages that prove a number (/account, /console, /developers). */
-export type FirstPartyMark = "account" | "console" | "developers";
-
 /** A sign-in transaction as stored (hashes only: no code, number or id in clear). */
 export interface SigninRecord {
   /** Bumped by every change: the compare-and-set version of `supersede`. */
@@ -50,10 +47,11 @@ export interface SigninRecord {
   expiresAt: number;
   step: Step;
   /**
-   * A first-party sign-in: "account", the person proves the number for their own /account page
-   * (docs/account.md); "console", for the operations console (docs/console.md). None: an app's.
+   * A first-party sign-in: the mark its page chose, the page's path without its slash (the person
+   * proves the number for their own /account page, docs/account.md, or for a console, which names
+   * itself). None: an app's.
    */
-  purpose?: FirstPartyMark;
+  purpose?: string;
   /** step "moved": the id of the record that continues this sign-in, masked with this one's id. */
   movedTo?: string;
   /** Set by the identify step; never changes afterwards. */
@@ -108,6 +106,8 @@ export interface SigninRecord {
   provenAt?: number;
   /** The passkey that proved it is synced (backed up): the id_token's `amr` says `swk`, else `hwk`. */
   passkeySynced?: true;
+  /** Proven by a text the person sent from the number (docs/signin.md "A text the person sends"). */
+  texted?: true;
   /**
    * The number is in its risk window until then (epoch ms; a SIM change or a port,
    * store/directory/risk.ts): no automatic login, no passkey offer; said once the number is proven.

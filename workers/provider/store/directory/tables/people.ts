@@ -106,6 +106,11 @@ export class People {
     return rowsIn<PersonRow>(this.sql, "SELECT * FROM people WHERE id", ids);
   }
 
+  /** The ci of each of these people at home here. */
+  cisOf(ids: readonly number[]): { id: number; ci: string }[] {
+    return rowsIn<{ id: number; ci: string }>(this.sql, "SELECT id, ci FROM people WHERE id", ids);
+  }
+
   /**
    * The import's first pass over the rows whose numbers this shard answers for: a number held by
    * the same directory person (same ci) at home here is updated now (id, plids and consent kept);
@@ -114,18 +119,7 @@ export class People {
   importAtNumbers(shard: number, rows: readonly (PersonFields & { seq: number })[], dryRun: boolean): NumberImport[] {
     const out: NumberImport[] = [];
     // the rows' entries in one statement (an import's numbers are mostly new: nothing to read after)
-    const entries = new Map(
-      this.sql
-        .exec<{
-          phone: string;
-          id: number;
-        }>(
-          "SELECT phone, id FROM numbers WHERE phone IN (SELECT value FROM json_each(?))",
-          JSON.stringify(rows.map((r) => r.phone)),
-        )
-        .toArray()
-        .map((e) => [e.phone, e.id]),
-    );
+    const entries = this.numberEntries(rows.map((r) => r.phone));
     for (const r of rows) {
       const h = this.holderOf(shard, r.phone, entries.get(r.phone) ?? null);
       if (h.at === "here" && h.person.ci === r.ci && h.person.test_clients === null) {
@@ -165,20 +159,41 @@ export class People {
       const fresh = claims.filter((c) => c.person === null).length;
       let seq = fresh > 0 ? this.takeSequence(fresh) : 0;
       const indexJobs: DirectoryJob[] = [];
+      // The claims' number entries, read in one statement and kept as this step writes them; a
+      // number this step frees is read again. New people (an import's common case) are written
+      // together: their rows, their numbers and the ci entries indexed here, a statement each, before
+      // any other write of this step and at its end.
+      const entries = this.numberEntries(claims.map((c) => c.phone));
+      const freed = new Set<string>();
+      const holderNow = (phone: string): number | null =>
+        freed.has(phone)
+          ? (this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0]?.id ?? null)
+          : (entries.get(phone) ?? null);
+      const born: (PersonFields & { id: number })[] = [];
+      const indexedHere: { ci: string; id: number }[] = [];
+      const writeBorn = () => {
+        if (born.length) this.insertPeople(born, now);
+        if (indexedHere.length) this.ciIndex.indexMany(indexedHere);
+        born.length = 0;
+        indexedHere.length = 0;
+      };
       for (const c of claims) {
-        const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", c.phone).toArray()[0];
-        if ((cur?.id ?? null) !== c.expect) {
+        if (holderNow(c.phone) !== c.expect) {
           results.push({ seq: c.seq, ok: false });
           continue;
         }
         let id: number;
         if (c.person === null) {
-          id = this.insertPerson(shard, c.fields, null, now, seq++);
+          id = seq++ * SHARD_SLOTS + shard;
+          born.push({ ...c.fields, id });
+          entries.set(c.phone, id);
+          freed.delete(c.phone);
           // indexed here now, or by a job that carries the writer's lease: should the job fail, the
           // lease holds the ci until the job, run later, indexes it (the writer ends the others)
-          if (c.ciShard === shard) this.ciIndex.indexMany([{ ci: c.fields.ci, id }]);
+          if (c.ciShard === shard) indexedHere.push({ ci: c.fields.ci, id });
           else indexJobs.push({ kind: "index_ci", ci: c.fields.ci, id, ...(lease ? { lease } : {}) });
         } else {
+          writeBorn();
           id = c.person;
           // A person whose removal from this number is queued here (displaced by an earlier write,
           // its removal running or held for an import run) does not take it back: the removal would
@@ -198,12 +213,16 @@ export class People {
             const prev = moved.previousPhone!;
             if (prev === c.phone) {
               // already there
-            } else if (numberShard(prev, shards) === shard) this.release(prev, id);
-            else jobs.push(this.jobs.queue({ kind: "release", phone: prev, id }, now));
+            } else if (numberShard(prev, shards) === shard) {
+              this.release(prev, id);
+              freed.add(prev);
+            } else jobs.push(this.jobs.queue({ kind: "release", phone: prev, id }, now));
           } else if (c.leaves !== null && c.leaves !== c.phone)
             jobs.push(this.jobs.queue({ kind: "release", phone: c.leaves, id }, now));
+          this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", c.phone, id);
+          entries.set(c.phone, id);
+          freed.delete(c.phone);
         }
-        this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", c.phone, id);
         // Within an import run the displaced holder's removal waits for the run's commit: a later
         // chunk of the same file may name them at another number (they moved), and then they stay.
         if (c.expect !== null && c.displace) {
@@ -213,6 +232,7 @@ export class People {
         }
         results.push({ seq: c.seq, ok: true, id });
       }
+      writeBorn();
       jobs.push(...this.jobs.queueMany(indexJobs, now));
     });
     if (jobs.length || run !== null) this.jobs.wake(now + JOB_GRACE_MS);
@@ -436,6 +456,36 @@ export class People {
     if (homeOfId(id) !== shard) return { at: "away", id };
     const p = known === undefined ? this.person(id) : known;
     return p && p.phone === phone ? { at: "here", person: p } : { at: "stale", id };
+  }
+
+  /** The entries of these numbers held here: the holder's id by number. */
+  private numberEntries(phones: readonly string[]): Map<string, number> {
+    return new Map(
+      this.sql
+        .exec<{
+          phone: string;
+          id: number;
+        }>("SELECT phone, id FROM numbers WHERE phone IN (SELECT value FROM json_each(?))", JSON.stringify(phones))
+        .toArray()
+        .map((e) => [e.phone, e.id]),
+    );
+  }
+
+  /** Writes new directory people (no test number) here with their numbers, in one statement each. */
+  private insertPeople(people: readonly (PersonFields & { id: number })[], now: number): void {
+    const rows = JSON.stringify(people);
+    this.sql.exec(
+      `INSERT INTO people (id, ci, telco, phone, name, gender, birth, foreign_cd, test_otp_hash, test_clients, test_expires_at, created_at)
+       SELECT value ->> '$.id', value ->> '$.ci', value ->> '$.telco', value ->> '$.phone', value ->> '$.name',
+         value ->> '$.gender', value ->> '$.birth', value ->> '$.foreign', NULL, NULL, NULL, ?
+       FROM json_each(?)`,
+      now,
+      rows,
+    );
+    this.sql.exec(
+      "INSERT OR REPLACE INTO numbers (phone, id) SELECT value ->> '$.phone', value ->> '$.id' FROM json_each(?)",
+      rows,
+    );
   }
 
   /** Writes a new person here: their id, from the sequence (`seq`, or the next value). */

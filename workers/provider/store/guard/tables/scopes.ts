@@ -9,7 +9,11 @@
 import { kstDayStart } from "../../config";
 import {
   judge,
+  judgeOutstanding,
   SCOPE_KINDS,
+  typedShare,
+  typingCurve,
+  TYPING_SLOT_MS,
   type GuardRules,
   type GuardState,
   type ScopeKind,
@@ -104,6 +108,16 @@ export class GuardTables {
   private prunedAt = 0;
   /** Whether the queues hold every send not yet judged (rebuilt from the counts after a restart). */
   private restored = false;
+  /**
+   * Each scope's sends and verifications in buckets not yet settled, as this object recorded them
+   * (memory: after a restart the settled judgement still comes): the codes outstanding.
+   */
+  private readonly outstanding = new Map<Scope, Map<number, { sent: number; verified: number }>>();
+  /** The app's codes typed within the settle time, by how long after the send (`TYPING_SLOT_MS` slots). */
+  private typing: number[] = [];
+  private curve: number[] | null = null;
+  /** Whether `curve` must be made again from `typing` (at the start, and after codes were typed). */
+  private curveStale = true;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -122,6 +136,8 @@ export class GuardTables {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS days (day INTEGER PRIMARY KEY, sent INTEGER NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS typing (slot INTEGER PRIMARY KEY, n INTEGER NOT NULL)`);
+    for (const r of this.sql.exec<{ slot: number; n: number }>("SELECT slot, n FROM typing")) this.typing[r.slot] = r.n;
     for (const r of this.sql.exec<{ scope: string; state: GuardState; since: number; until: number; strikes: number }>(
       "SELECT scope, state, since, until, strikes FROM states",
     ))
@@ -210,6 +226,53 @@ export class GuardTables {
     if (due.length > 0) this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('judged_at', ?)", now);
   }
 
+  /**
+   * Judges by their codes outstanding the scopes a batch sent codes in (`judgeOutstanding`): a
+   * burst of untyped codes is judged within seconds, not once its first bucket settles. Memory
+   * only, and a store read only for a scope whose weighted outstanding sends reach its volume.
+   */
+  private judgeBursts(
+    rows: readonly [Scope, number, number, number, number, number][],
+    now: number,
+    rules: GuardRules,
+    out: Transition[],
+  ): void {
+    if (rules.settleMs < BUCKET_MS) return;
+    if (this.curveStale) {
+      const slots = Math.ceil(rules.settleMs / TYPING_SLOT_MS);
+      this.curve = typingCurve(Array.from({ length: slots }, (_, i) => this.typing[i] ?? 0));
+      this.curveStale = false;
+    }
+    const settledBelow = Math.floor((now - rules.settleMs) / BUCKET_MS);
+    const touched = new Set<Scope>();
+    for (const [scope, bucket, sent, verified] of rows) {
+      if (bucket < settledBelow) continue;
+      let buckets = this.outstanding.get(scope);
+      if (!buckets) this.outstanding.set(scope, (buckets = new Map()));
+      const b = buckets.get(bucket) ?? { sent: 0, verified: 0 };
+      b.sent += sent;
+      b.verified += verified;
+      buckets.set(bucket, b);
+      if (sent > 0) touched.add(scope);
+    }
+    for (const scope of touched) {
+      const buckets = this.outstanding.get(scope)!;
+      for (const bucket of buckets.keys()) if (bucket < settledBelow) buckets.delete(bucket);
+      const cur = this.stateRows.get(scope) ?? null;
+      if (cur && cur.until > now) continue;
+      const kind = kindOf(scope);
+      const list = [...buckets].map(([bucket, c]) => ({ ageMs: now - (bucket + 0.5) * BUCKET_MS, ...c }));
+      // nothing to read unless the outstanding sends alone could reach the volume
+      const weighted = list.reduce((n, o) => n + o.sent * typedShare(o.ageMs, rules, this.curve), 0);
+      const typed = list.reduce((n, o) => n + o.verified, 0);
+      if (weighted < 1 || typed >= weighted * rules.minConversion) continue;
+      const settled = this.sums(scope, now, rules, cur ? cur.until : 0);
+      const next = judgeOutstanding(kind, settled, list, cur, now, rules, this.curve);
+      if (next) this.enter(scope, kind, next, out);
+    }
+    for (const [scope, buckets] of this.outstanding) if (buckets.size === 0) this.outstanding.delete(scope);
+  }
+
   /** Every scope's state that has not ended, for the console. */
   states(now: number): ScopeStatus[] {
     return this.viewAt(now).states;
@@ -255,6 +318,7 @@ export class GuardTables {
       // the batch's counts summed per scope and bucket, then written a few rows a statement
       const rows = new Map<string, [Scope, number, number, number, number, number]>();
       const days = new Map<number, number>();
+      const typed = new Map<number, number>();
       for (const e of events) {
         const bucket = Math.floor(e.sentAt / BUCKET_MS);
         const sent = e.kind === "sent" ? 1 : 0;
@@ -279,6 +343,10 @@ export class GuardTables {
         if (sent) {
           const { day } = kstDay(e.sentAt);
           days.set(day, (days.get(day) ?? 0) + 1);
+        } else if (now - e.sentAt < rules.settleMs && now >= e.sentAt) {
+          // how long after its send a code was typed: the app's typing curve
+          const slot = Math.floor((now - e.sentAt) / TYPING_SLOT_MS);
+          typed.set(slot, (typed.get(slot) ?? 0) + 1);
         }
       }
       const all = [...rows.values()];
@@ -299,7 +367,17 @@ export class GuardTables {
         );
         if (this.today.day === day) this.today.sent += n;
       }
+      for (const [slot, n] of typed) {
+        this.sql.exec(
+          "INSERT INTO typing (slot, n) VALUES (?, ?) ON CONFLICT (slot) DO UPDATE SET n = n + excluded.n",
+          slot,
+          n,
+        );
+        this.typing[slot] = (this.typing[slot] ?? 0) + n;
+      }
+      if (typed.size > 0) this.curveStale = true;
       this.judgeSettled(now, rules, transitions);
+      this.judgeBursts(all, now, rules, transitions);
       return true;
     });
     if (applied) this.prune(now, rules);
@@ -341,7 +419,11 @@ export class GuardTables {
     const after = cur && cur.until <= now ? cur.until : cur ? cur.since : 0;
     const kind = kindOf(scope);
     const next = judge(kind, given ?? this.sums(scope, now, rules, after), cur, now, rules);
-    if (!next) return;
+    if (next) this.enter(scope, kind, next, out);
+  }
+
+  /** A scope enters its next state: stored, kept in memory, and reported as a transition. */
+  private enter(scope: Scope, kind: ScopeKind, next: StateRow, out: Transition[]): void {
     this.sql.exec(
       "INSERT OR REPLACE INTO states (scope, state, since, until, strikes) VALUES (?, ?, ?, ?, ?)",
       scope,
@@ -418,5 +500,10 @@ export class GuardTables {
     this.sql.exec("DELETE FROM slow WHERE window_start < ?", now - rules.slowWindowMs);
     this.sql.exec("DELETE FROM days WHERE day < ?", kstDay(now).day - 7);
     this.sql.exec("DELETE FROM batches WHERE at < ?", now - BATCH_MEMORY_MS);
+    const settledBelow = Math.floor((now - rules.settleMs) / BUCKET_MS);
+    for (const [scope, buckets] of this.outstanding) {
+      for (const bucket of buckets.keys()) if (bucket < settledBelow) buckets.delete(bucket);
+      if (buckets.size === 0) this.outstanding.delete(scope);
+    }
   }
 }

@@ -7,7 +7,7 @@
 // - a value lives until `expires_at` and a count until `window_end`: every read checks the time
 //   itself, so a row the sweep has not reached yet is never taken;
 // - taking a value deletes it only while it lives, and says whether it did: of concurrent takers
-//   exactly one wins;
+//   exactly one wins; a swap from one value to another is the same for concurrent swappers;
 // - a counter's window starts at its first hit and lasts `windowMs`; a hit after it starts again;
 // - values and counts are rewritten with new lives, so write order says nothing of their expiry:
 //   the sweep follows the expiry indexes (`entries_expiry`, `counters_expiry`) to the rows that
@@ -45,6 +45,22 @@ export class Entries {
   /** Removes the value under `key`; true when there was a live one (exactly one caller wins). */
   take(key: string): boolean {
     return this.sql.exec("DELETE FROM entries WHERE key = ? AND expires_at > ?", key, Date.now()).rowsWritten > 0;
+  }
+
+  /**
+   * Replaces the live value under `key` with `value` only while it is `expected`, keeping its life;
+   * true when it did: of concurrent swaps from one value exactly one wins.
+   */
+  swap(key: string, expected: string, value: string): boolean {
+    return (
+      this.sql.exec(
+        "UPDATE entries SET value = ? WHERE key = ? AND value = ? AND expires_at > ?",
+        value,
+        key,
+        expected,
+        Date.now(),
+      ).rowsWritten > 0
+    );
   }
 
   /** `take` as a token read does it, in the read's own call: whether a live value was there at `now`. */
