@@ -1,4 +1,4 @@
-// Directory rows as a carrier's file has them, for the scale bench (capacity/scale.mjs): numbers in
+// Directory rows as a carrier's file has them, for the scale and abuse runs (capacity/) and the import investigation (investigations/import-rate.mjs): numbers in
 // long runs of consecutive numbers (blocks of 1,000 to 10,000, as carriers hand out number ranges)
 // under a few crowded prefixes (010 above all, a little of the old 011/016/017/019), never a
 // uniform draw; Korean names, birth dates, carriers and canonical 88-character cis. Deterministic:
