@@ -56,7 +56,7 @@ function declaredBindings(name: string): string[] {
 const STORE_OBJECT_BINDINGS = ["AUDIT", "METRICS"];
 
 /**
- * The WebAuthn verifier's binding: only a passkey ceremony reaches it (test/provider/passkeys/ runs
+ * The WebAuthn verifier's binding: only a passkey ceremony reaches it (test/provider/signin/passkeys/ runs
  * them through it), not a success path here; every worker that runs the sign-in steps declares it.
  */
 const PASSKEY_BINDINGS = ["WEBAUTHN"];

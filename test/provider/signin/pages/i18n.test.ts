@@ -1,6 +1,6 @@
 // The sign-in pages' languages (docs/signin.md "Languages").
 import { describe, expect, it } from "vitest";
-import { pickLang, t } from "../../../workers/provider/signin/i18n";
+import { pickLang, t } from "../../../../workers/provider/signin/i18n";
 
 describe("sign-in languages", () => {
   it.each([

@@ -3,28 +3,28 @@
 // checks our signatures and signs its answers (test/support/fixtures/fake-carrier.js), driven
 // through the HTTP interface as a browser and an app do.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { bodyText, DEMO, exchange, HONG, userMe } from "../../support/helpers";
-import { alertText, Browser, signInAll, type Page } from "../../support/signin";
-import { ciOf, lastCode } from "../../support/directory";
-import { auditEvents } from "../../support/audit";
-import { beforeShardCall, shardRows } from "../../support/shards";
-import { decryptField } from "../../../workers/core/crypto";
-import { ConfigError } from "../../../workers/core/config";
-import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
-import { storeAt, storeFor } from "../../../workers/provider/store/one-time/one-time-store";
-import { txKey } from "../../../workers/provider/signin/transaction";
-import { providerConfig } from "../../../workers/provider/config";
-import { admin } from "../../support/admin";
-import { configProblems, MAX_SHARDS } from "../../../workers/provider/store/config";
-import { dirAt } from "../../../workers/provider/store/directory/directory-shard";
-import { ciShard, dirShards, numberShard } from "../../../workers/provider/store/directory/keys";
-import { carrierDirectory } from "../../../workers/provider/signin/carrier";
-import { signinConfig } from "../../../workers/provider/signin/config";
-import { askCarrier } from "../../../workers/provider/signin/carrier-api";
-import { phoneKey } from "../../../workers/provider/signin/limits";
-import { CARRIER, CARRIER_SECRET, CARRIER_VARS, carrierControl } from "../../support/fake-carrier";
+import { bodyText, DEMO, exchange, HONG, userMe } from "../../../support/helpers";
+import { alertText, Browser, signInAll, type Page } from "../../../support/signin";
+import { ciOf, lastCode } from "../../../support/directory";
+import { auditEvents } from "../../../support/audit";
+import { beforeShardCall, shardRows } from "../../../support/shards";
+import { decryptField } from "../../../../workers/core/crypto";
+import { ConfigError } from "../../../../workers/core/config";
+import { subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
+import { storeAt, storeFor } from "../../../../workers/provider/store/one-time/one-time-store";
+import { txKey } from "../../../../workers/provider/signin/transaction";
+import { providerConfig } from "../../../../workers/provider/config";
+import { admin } from "../../../support/admin";
+import { configProblems, MAX_SHARDS } from "../../../../workers/provider/store/config";
+import { dirAt } from "../../../../workers/provider/store/directory/directory-shard";
+import { ciShard, dirShards, numberShard } from "../../../../workers/provider/store/directory/keys";
+import { carrierDirectory } from "../../../../workers/provider/signin/carrier";
+import { signinConfig } from "../../../../workers/provider/signin/config";
+import { askCarrier } from "../../../../workers/provider/signin/carrier-api";
+import { phoneKey } from "../../../../workers/provider/signin/limits";
+import { CARRIER, CARRIER_SECRET, CARRIER_VARS, carrierControl } from "../../../support/fake-carrier";
 
 const SECRET = CARRIER_SECRET;
 const HTTP = {

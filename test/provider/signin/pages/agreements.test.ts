@@ -3,11 +3,11 @@
 // with the alert, the entries kept, nobody looked up and nothing sent; the texts are the operator's
 // (SIGNIN_TERMS), the samples when unset.
 import { describe, expect, it } from "vitest";
-import { env } from "../../support/env";
-import { alertText, Browser } from "../../support/signin";
-import { HONG } from "../../support/helpers";
-import { ConfigError } from "../../../workers/core/config";
-import { signinConfig } from "../../../workers/provider/signin/config";
+import { env } from "../../../support/env";
+import { alertText, Browser } from "../../../support/signin";
+import { HONG } from "../../../support/helpers";
+import { ConfigError } from "../../../../workers/core/config";
+import { signinConfig } from "../../../../workers/provider/signin/config";
 
 async function outboxCount(): Promise<number> {
   return (await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox").first<{ n: number }>())!.n;

@@ -7,19 +7,19 @@
 // event sent once per change to each app that takes it and to no other; a carrier-kind change, a
 // change older than the window and test numbers leave everything as before.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { env } from "../../support/env";
-import { admin, asClient, createClient } from "../../support/admin";
-import { DEMO, HONG, mintFor } from "../../support/helpers";
-import { ciOf, importRows, lastCode } from "../../support/directory";
-import { alertText, Browser, parseForms, type Page } from "../../support/signin";
-import { SoftAuthenticator } from "../../support/authenticator";
-import { enrolFormOf, makePasskey, passkeySignIn, postForm, smsOnAccount } from "../../support/passkeys";
-import { CARRIER_VARS, carrierControl } from "../../support/fake-carrier";
-import { verifyHs256 } from "../../../workers/core/jws";
-import { passkeysOf } from "../../../workers/provider/store/directory/passkeys";
-import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
-import { auditEvents } from "../../support/audit";
-import { tellCredentialChange } from "../../../workers/provider/store/flows/end-plids";
+import { env } from "../../../support/env";
+import { admin, asClient, createClient } from "../../../support/admin";
+import { DEMO, HONG, mintFor } from "../../../support/helpers";
+import { ciOf, importRows, lastCode } from "../../../support/directory";
+import { alertText, Browser, parseForms, type Page } from "../../../support/signin";
+import { SoftAuthenticator } from "../../../support/authenticator";
+import { enrolFormOf, makePasskey, passkeySignIn, postForm, smsOnAccount } from "../../../support/passkeys";
+import { CARRIER_VARS, carrierControl } from "../../../support/fake-carrier";
+import { verifyHs256 } from "../../../../workers/core/jws";
+import { passkeysOf } from "../../../../workers/provider/store/directory/passkeys";
+import { subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
+import { auditEvents } from "../../../support/audit";
+import { tellCredentialChange } from "../../../../workers/provider/store/flows/end-plids";
 
 /** The event type URI and fields the issue names (copied from it, not from the code). */
 const CAEP_CREDENTIAL_CHANGE = "https://schemas.openid.net/secevent/caep/event-type/credential-change";

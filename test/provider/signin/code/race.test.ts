@@ -11,18 +11,18 @@
 // A first page stores nothing (docs/signin.md "The first page"): each number posted from it opens
 // its own sign-in, so the one-winner races of identify start from a code page.
 import { runInDurableObject } from "cloudflare:test";
-import { afterShardCall, insertPerson } from "../../support/shards";
-import { env } from "../../support/env";
+import { afterShardCall, insertPerson } from "../../../support/shards";
+import { env } from "../../../support/env";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { sha256 } from "../../../workers/core/crypto";
-import { storeFor } from "../../../workers/provider/store/one-time/one-time-store";
-import { loadTransaction } from "../../../workers/provider/signin/transaction";
-import { afterRead, DEMO, intercept } from "../../support/helpers";
-import { lastCode } from "../../support/directory";
-import { alertText, Browser, type Page, type Who } from "../../support/signin";
-import { recordConsent } from "../../support/store";
-import { providerConfig } from "../../../workers/provider/config";
+import { sha256 } from "../../../../workers/core/crypto";
+import { storeFor } from "../../../../workers/provider/store/one-time/one-time-store";
+import { loadTransaction } from "../../../../workers/provider/signin/transaction";
+import { afterRead, DEMO, intercept } from "../../../support/helpers";
+import { lastCode } from "../../../support/directory";
+import { alertText, Browser, type Page, type Who } from "../../../support/signin";
+import { recordConsent } from "../../../support/store";
+import { providerConfig } from "../../../../workers/provider/config";
 
 /** Trials per race property: 1,000 by default (RACE_TRIALS overrides, e.g. for a quick run). */
 const TRIALS = Number((env as unknown as Record<string, string>).RACE_TRIALS ?? "1000");

@@ -3,10 +3,10 @@
 // `@<host> #<code>` whenever it fits; the code page calls navigator.credentials.get({ otp }) where
 // the browser has it and works unchanged without it.
 import { describe, expect, it } from "vitest";
-import { eucKrBytes, smsText } from "../../../workers/provider/signin/sms/text";
-import { insertPerson } from "../../support/shards";
-import { alertText, Browser, withoutOwnScripts } from "../../support/signin";
-import { SMITH } from "../../support/helpers";
+import { eucKrBytes, smsText } from "../../../../workers/provider/signin/sms/text";
+import { insertPerson } from "../../../support/shards";
+import { alertText, Browser, withoutOwnScripts } from "../../../support/signin";
+import { SMITH } from "../../../support/helpers";
 
 const host = (n: number) => ("h".repeat(n - 4) + ".com").slice(-n);
 

@@ -4,10 +4,10 @@
 // from a suspect network; another number, another browser, a forged or expired proof, and a number
 // passed to another person since get the text, as any browser does. The check reads no directory.
 import { describe, expect, it } from "vitest";
-import { env } from "../../support/env";
-import { ciOf, importRows, lastCode } from "../../support/directory";
-import { aroundCalls } from "../../support/shards";
-import { alertText, Browser, type Page } from "../../support/signin";
+import { env } from "../../../support/env";
+import { ciOf, importRows, lastCode } from "../../../support/directory";
+import { aroundCalls } from "../../../support/shards";
+import { alertText, Browser, type Page } from "../../../support/signin";
 
 let T = Date.UTC(2027, 1, 3, 3, 0, 0);
 const VARS = {

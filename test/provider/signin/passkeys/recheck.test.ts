@@ -3,11 +3,11 @@
 // confirmation is older than PASSKEY_RECHECK_SECONDS, and a number the carrier no longer confirms for
 // that person ends their passkeys. Against the fake carrier (test/support/fixtures/fake-carrier.js).
 import { beforeEach, describe, expect, it } from "vitest";
-import { alertText, Browser } from "../../support/signin";
-import { ciOf, lastCode } from "../../support/directory";
-import { SoftAuthenticator } from "../../support/authenticator";
-import { makePasskey, passkeySignIn } from "../../support/passkeys";
-import { CARRIER_VARS, carrierControl } from "../../support/fake-carrier";
+import { alertText, Browser } from "../../../support/signin";
+import { ciOf, lastCode } from "../../../support/directory";
+import { SoftAuthenticator } from "../../../support/authenticator";
+import { makePasskey, passkeySignIn } from "../../../support/passkeys";
+import { CARRIER_VARS, carrierControl } from "../../../support/fake-carrier";
 
 const HTTP = {
   ...CARRIER_VARS,

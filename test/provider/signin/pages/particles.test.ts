@@ -2,7 +2,7 @@
 // final consonant of how the word is read, as a person writes them; a name with no Korean reading
 // gets the neutral "… 앱" construction. The expected forms are written out here, not computed.
 import { describe, expect, it } from "vitest";
-import { appWithParticle, withParticle } from "../../../workers/provider/signin/particles";
+import { appWithParticle, withParticle } from "../../../../workers/provider/signin/particles";
 
 describe("Korean particles", () => {
   it("after Hangul: 받침 or none, and 으로/로 with the ㄹ exception", () => {

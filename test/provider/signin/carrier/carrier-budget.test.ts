@@ -10,7 +10,7 @@ import {
   CarrierUnavailable,
   lateLimitMs,
   type CarrierClock,
-} from "../../../workers/provider/signin/carrier-api";
+} from "../../../../workers/provider/signin/carrier-api";
 
 /** A clock the test moves: timers fire when `fire` is called, at the time the test sets. */
 function manualClock() {

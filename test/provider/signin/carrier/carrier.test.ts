@@ -1,8 +1,8 @@
 // The carrier directory behind step 1 (docs/signin.md "Carrier directory interface").
 import { describe, expect, it } from "vitest";
-import { d1Directory, maskPhone, normalizeName } from "../../../workers/provider/signin/carrier";
-import { env } from "../../support/env";
-import { SMITH } from "../../support/helpers";
+import { d1Directory, maskPhone, normalizeName } from "../../../../workers/provider/signin/carrier";
+import { env } from "../../../support/env";
+import { SMITH } from "../../../support/helpers";
 
 describe("carrier directory", () => {
   it("names: NFC, trimmed, spaces collapsed, case ignored; numbers masked for display", () => {

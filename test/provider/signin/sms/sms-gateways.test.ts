@@ -2,12 +2,12 @@
 // provider's reference gives it, checked by a fake that verifies it the way the provider does
 // (test/support/fixtures/sens-fake.js, nhn-fake.js), and every answer read as the failover needs it.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { nhnSender, sensSender } from "../../../workers/provider/store/sms/gateways";
-import { SmsFailure } from "../../../workers/provider/store/sms/sender";
-import { signinConfig } from "../../../workers/provider/signin/config";
-import { smsSender } from "../../../workers/provider/store/sms/configured";
-import { env } from "../../support/env";
-import { NHN_ORIGIN, SENS_ORIGIN, SmsFakes, type FakeMode } from "../../support/sms-fakes";
+import { nhnSender, sensSender } from "../../../../workers/provider/store/sms/gateways";
+import { SmsFailure } from "../../../../workers/provider/store/sms/sender";
+import { signinConfig } from "../../../../workers/provider/signin/config";
+import { smsSender } from "../../../../workers/provider/store/sms/configured";
+import { env } from "../../../support/env";
+import { NHN_ORIGIN, SENS_ORIGIN, SmsFakes, type FakeMode } from "../../../support/sms-fakes";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -6,10 +6,10 @@
 // two texts or two submissions at once: one wins. The page is the same for a name and number that
 // match and ones that do not.
 import { describe, expect, it } from "vitest";
-import { env } from "../../support/env";
-import { insertPerson } from "../../support/shards";
-import { alertText, Browser, type Page } from "../../support/signin";
-import { hmacSha256Hex } from "../../../workers/core/crypto";
+import { env } from "../../../support/env";
+import { insertPerson } from "../../../support/shards";
+import { alertText, Browser, type Page } from "../../../support/signin";
+import { hmacSha256Hex } from "../../../../workers/core/crypto";
 
 const SECRET = "inbound-test-secret-0123456789abcdef";
 const NEXT = "inbound-next-secret-0123456789abcdef";

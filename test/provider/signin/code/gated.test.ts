@@ -2,21 +2,21 @@
 // code entry and an agreement each take one call on the sign-in's store, with no read before; what
 // a gated call cannot settle goes the full way with the same answers as before (another browser,
 // a code made before `txBound`), and counts nothing it would not have counted.
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { describe, expect, it, vi } from "vitest";
-import { admin } from "../../support/admin";
-import { basic, call, DEMO, form, FORM, HONG, KIM, mintFor } from "../../support/helpers";
-import { aroundCalls, shardRows } from "../../support/shards";
-import { Browser, type Page } from "../../support/signin";
-import { storeFor } from "../../../workers/provider/store/one-time/one-time-store";
-import { providerConfig } from "../../../workers/provider/config";
-import { challengeHash, txKey } from "../../../workers/provider/signin/transaction";
-import { phoneKey } from "../../../workers/provider/signin/limits";
-import { sha256 } from "../../../workers/core/crypto";
-import { ciOf, importRows, lastCode } from "../../support/directory";
-import { auditEvents } from "../../support/audit";
-import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
-import { homeOfId, numberShard } from "../../../workers/provider/store/directory/keys";
+import { admin } from "../../../support/admin";
+import { basic, call, DEMO, form, FORM, HONG, KIM, mintFor } from "../../../support/helpers";
+import { aroundCalls, shardRows } from "../../../support/shards";
+import { Browser, type Page } from "../../../support/signin";
+import { storeFor } from "../../../../workers/provider/store/one-time/one-time-store";
+import { providerConfig } from "../../../../workers/provider/config";
+import { challengeHash, txKey } from "../../../../workers/provider/signin/transaction";
+import { phoneKey } from "../../../../workers/provider/signin/limits";
+import { sha256 } from "../../../../workers/core/crypto";
+import { ciOf, importRows, lastCode } from "../../../support/directory";
+import { auditEvents } from "../../../support/audit";
+import { subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
+import { homeOfId, numberShard } from "../../../../workers/provider/store/directory/keys";
 
 const CB = "https://gated.example/cb";
 

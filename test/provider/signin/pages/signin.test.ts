@@ -1,8 +1,8 @@
 // The sign-in pages at /oauth2/authorize (spec §4.1; docs/architecture.md §4.4, §4.7;
 // docs/signin.md): every step, every message, headers, CSRF, languages, WebView, state round trip.
-import { env } from "../../support/env";
+import { env } from "../../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
+import { DEMO, exchange, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../../support/helpers";
 import {
   alertText,
   Browser,
@@ -12,12 +12,12 @@ import {
   throughCode,
   withoutOwnScripts,
   type Page,
-} from "../../support/signin";
-import { forgetClient } from "../../../workers/provider/store/clients";
-import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
-import { connectionsOf } from "../../../workers/provider/store/flows/connections";
-import { findLink } from "../../../workers/provider/store/directory/links";
-import { auditEvents } from "../../support/audit";
+} from "../../../support/signin";
+import { forgetClient } from "../../../../workers/provider/store/clients";
+import { subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
+import { connectionsOf } from "../../../../workers/provider/store/flows/connections";
+import { findLink } from "../../../../workers/provider/store/directory/links";
+import { auditEvents } from "../../../support/audit";
 
 const UNCONFIRMED_KO = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";
 const UNCONFIRMED_EN = "The entered name and phone number cannot be confirmed with the three carriers.";

@@ -2,9 +2,9 @@
 // what Naver Cloud SENS and NHN Cloud take as an SMS), names the time in Korea Standard Time, and
 // carries no code.
 import { describe, expect, it } from "vitest";
-import { noticeText } from "../../../workers/provider/store/flows/passkey-notices";
-import { eucKrBytes, SMS_MAX_BYTES } from "../../../workers/provider/signin/sms/text";
-import { signinConfig } from "../../../workers/provider/signin/config";
+import { noticeText } from "../../../../workers/provider/store/flows/passkey-notices";
+import { eucKrBytes, SMS_MAX_BYTES } from "../../../../workers/provider/signin/sms/text";
+import { signinConfig } from "../../../../workers/provider/signin/config";
 
 describe("passkey notices", () => {
   it("fit one SMS in both languages, with the usable time in KST and no code", () => {

@@ -4,13 +4,13 @@
 // "try again", never a pass), the safe list, a slowed network's allowance, exact counts under 50
 // concurrent sends, and the decision taken before anyone is looked up.
 import { describe, expect, it } from "vitest";
-import { env } from "../../support/env";
-import { insertPerson, aroundCalls } from "../../support/shards";
-import { alertText, Browser, type Page, type Who } from "../../support/signin";
-import { age, siteverifyMode, solve } from "../../support/turnstile";
-import { guardStore } from "../../../workers/provider/store/guard/reach";
-import { guardConfig } from "../../../workers/provider/signin/guard-config";
-import { lastCode } from "../../support/directory";
+import { env } from "../../../support/env";
+import { insertPerson, aroundCalls } from "../../../support/shards";
+import { alertText, Browser, type Page, type Who } from "../../../support/signin";
+import { age, siteverifyMode, solve } from "../../../support/turnstile";
+import { guardStore } from "../../../../workers/provider/store/guard/reach";
+import { guardConfig } from "../../../../workers/provider/signin/guard-config";
+import { lastCode } from "../../../support/directory";
 import { abortAllDurableObjects } from "cloudflare:test";
 
 /** The guard's simulated clock only moves forward: each test starts two days after the last one's start. */
@@ -250,7 +250,7 @@ describe("codes outstanding", () => {
 });
 
 async function newApp(): Promise<string> {
-  const { admin } = await import("../../support/admin");
+  const { admin } = await import("../../../support/admin");
   const res = await admin("POST", "/admin/clients", {
     json: { name: "보호 앱", redirect_uris: ["https://demo.example/callback"], items: ["ci", "name"] },
   });
@@ -492,7 +492,7 @@ describe("decided before anyone is looked up", () => {
 
 describe("an app's daily SMS budget", () => {
   it("reached: that app's sends stop with the paused page (decided before any lookup), other apps go on; the next Korean day they start again", async () => {
-    const { admin } = await import("../../support/admin");
+    const { admin } = await import("../../../support/admin");
     const app = await newApp();
     const set = await admin("PATCH", `/admin/clients/${app}`, { json: { sms_daily_budget: 2 } });
     expect(set.status).toBe(200);
@@ -542,8 +542,8 @@ describe("an app's daily SMS budget", () => {
 
 describe("the operator's view: suspect scopes listed, an editor clears one, all audited without a number, prefix or block", () => {
   it("lists, clears (audited with who), and the cleared block gets its code without a challenge", async () => {
-    const { admin } = await import("../../support/admin");
-    const { auditEvents } = await import("../../support/audit");
+    const { admin } = await import("../../../support/admin");
+    const { auditEvents } = await import("../../../support/audit");
     const app = await newApp();
     const since = Date.now();
     const clock = newClock();
@@ -584,7 +584,7 @@ describe("the operator's view: suspect scopes listed, an editor clears one, all 
     // never a prefix, block, address or number in the trail
     for (const e of events) expect(e.detail ?? "").not.toMatch(/010-|\d+\.\d+\.\d+|\/24/);
     // and each decision and change of state counted in the app's metrics, by its kind
-    const { metricsStore } = await import("../../../workers/provider/store/metrics/reach");
+    const { metricsStore } = await import("../../../../workers/provider/store/metrics/reach");
     const rows = await metricsStore(env).read("1h", since - 3_600_000, Date.now() + 3_600_000, app, [
       "guard.decision.challenge_asked",
       "guard.state.block.suspect",
@@ -601,9 +601,9 @@ describe("the operator's view: suspect scopes listed, an editor clears one, all 
 
 describe("a viewer counts the prefixes and blocks the guard suspects; an editor and above read them", () => {
   it("GET /admin/guard and /admin/clients/:id/guard: values for editor and admin, counts by kind for viewer", async () => {
-    const { admin } = await import("../../support/admin");
-    const { guardIndex } = await import("../../../workers/provider/store/guard/reach");
-    const { guardRules } = await import("../../../workers/provider/store/guard/config");
+    const { admin } = await import("../../../support/admin");
+    const { guardIndex } = await import("../../../../workers/provider/store/guard/reach");
+    const { guardRules } = await import("../../../../workers/provider/store/guard/config");
     const tokenOf = async (name: string, role: string) => {
       const res = await admin("POST", "/admin/tokens", { json: { name, role } });
       expect(res.status).toBe(201);

@@ -2,15 +2,15 @@
 // resends, the resend cooldown, sends per number per hour, the per-IP limit on step 1, code and
 // transaction expiry, and single use of a code under concurrent submissions.
 import { runInDurableObject } from "cloudflare:test";
-import { insertPerson } from "../../support/shards";
-import { env } from "../../support/env";
+import { insertPerson } from "../../../support/shards";
+import { env } from "../../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { sha256 } from "../../../workers/core/crypto";
-import { storeFor } from "../../../workers/provider/store/one-time/one-time-store";
-import { signinConfig } from "../../../workers/provider/signin/config";
-import { exchange, HONG } from "../../support/helpers";
-import { alertText, Browser, signInAll, type Page, type Who } from "../../support/signin";
-import { providerConfig } from "../../../workers/provider/config";
+import { sha256 } from "../../../../workers/core/crypto";
+import { storeFor } from "../../../../workers/provider/store/one-time/one-time-store";
+import { signinConfig } from "../../../../workers/provider/signin/config";
+import { exchange, HONG } from "../../../support/helpers";
+import { alertText, Browser, signInAll, type Page, type Who } from "../../../support/signin";
+import { providerConfig } from "../../../../workers/provider/config";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -2,8 +2,8 @@
 // and clock from what Cloudflare's edge reports, DEV_MODE's X-Dev-* stand-ins honoured only there,
 // the safe list, and the number's prefix.
 import { describe, expect, it } from "vitest";
-import { guardNow, prefixOf, requestNetwork } from "../../../workers/provider/signin/guard";
-import { parseCidr, type GuardConfig } from "../../../workers/provider/signin/guard-config";
+import { guardNow, prefixOf, requestNetwork } from "../../../../workers/provider/signin/guard";
+import { parseCidr, type GuardConfig } from "../../../../workers/provider/signin/guard-config";
 
 const cfg = (devMode: boolean, safe: string[] = []): GuardConfig =>
   ({ devMode, safeBlocks: safe.map((s) => parseCidr(s)!) }) as unknown as GuardConfig;

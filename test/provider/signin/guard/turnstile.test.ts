@@ -3,8 +3,8 @@
 // solved for this action on this host passes, once; a forged, replayed, expired or foreign token
 // is refused; siteverify failing or not answering in time is "unavailable", never a pass.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { siteverify } from "../../../workers/provider/signin/turnstile";
-import { age, CONFIG, siteverifyMode, solve } from "../../support/turnstile";
+import { siteverify } from "../../../../workers/provider/signin/turnstile";
+import { age, CONFIG, siteverifyMode, solve } from "../../../support/turnstile";
 
 const HOST = "login.example.com";
 const want = { action: "identify", hostname: HOST, remoteIp: "198.51.100.7" };

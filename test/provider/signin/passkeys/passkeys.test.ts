@@ -4,13 +4,13 @@
 // assertions refused, a reassigned number's passkey signing nobody in, and the rules of /account.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { dirAt } from "../../../workers/provider/store/directory/directory-shard";
-import { homeOfId } from "../../../workers/provider/store/directory/keys";
-import { env } from "../../support/env";
-import { alertText, Browser, type Page } from "../../support/signin";
-import { SoftAuthenticator, type SoftCredential } from "../../support/authenticator";
-import { ciOf, importRows, lastCode } from "../../support/directory";
-import { HONG } from "../../support/helpers";
+import { dirAt } from "../../../../workers/provider/store/directory/directory-shard";
+import { homeOfId } from "../../../../workers/provider/store/directory/keys";
+import { env } from "../../../support/env";
+import { alertText, Browser, type Page } from "../../../support/signin";
+import { SoftAuthenticator, type SoftCredential } from "../../../support/authenticator";
+import { ciOf, importRows, lastCode } from "../../../support/directory";
+import { HONG } from "../../../support/helpers";
 import {
   assertionFor,
   enrolFormOf,
@@ -21,12 +21,12 @@ import {
   postForm,
   smsOnAccount,
   type Person,
-} from "../../support/passkeys";
-import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
-import { findLink } from "../../../workers/provider/store/directory/links";
-import { lastAuditEvent } from "../../support/audit";
-import { admin } from "../../support/admin";
-import { passkeysOf } from "../../../workers/provider/store/directory/passkeys";
+} from "../../../support/passkeys";
+import { subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
+import { findLink } from "../../../../workers/provider/store/directory/links";
+import { lastAuditEvent } from "../../../support/audit";
+import { admin } from "../../../support/admin";
+import { passkeysOf } from "../../../../workers/provider/store/directory/passkeys";
 
 const NOW = { PASSKEY_ACTIVATION_SECONDS: "0" };
 

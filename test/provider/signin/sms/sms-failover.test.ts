@@ -5,13 +5,13 @@
 // limits and the code's validity count one send however many attempts; every attempt is audited
 // without the number, text or code.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { insertPerson } from "../../support/shards";
-import { alertText, Browser, type Page } from "../../support/signin";
-import { auditEvents } from "../../support/audit";
-import { SmsFakes, type FakeMode, type FakeRequest, type Provider } from "../../support/sms-fakes";
-import { smsCircuits } from "../../../workers/provider/store/sms/failover";
-import { smsSender } from "../../../workers/provider/store/sms/configured";
-import { env } from "../../support/env";
+import { insertPerson } from "../../../support/shards";
+import { alertText, Browser, type Page } from "../../../support/signin";
+import { auditEvents } from "../../../support/audit";
+import { SmsFakes, type FakeMode, type FakeRequest, type Provider } from "../../../support/sms-fakes";
+import { smsCircuits } from "../../../../workers/provider/store/sms/failover";
+import { smsSender } from "../../../../workers/provider/store/sms/configured";
+import { env } from "../../../support/env";
 
 beforeEach(() => smsCircuits.reset());
 afterEach(() => {

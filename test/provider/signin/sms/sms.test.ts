@@ -1,13 +1,13 @@
 // The SMS senders (docs/signin.md "SMS interface"): the signed webhook, the dev outbox and its page.
 import { describe, expect, it, vi } from "vitest";
-import { insertPerson } from "../../support/shards";
-import { hmacSha256Hex } from "../../../workers/core/crypto";
-import { outboxSender } from "../../../workers/provider/store/sms/outbox";
-import { readOutbox } from "../../../workers/provider/store/sms-outbox";
-import { signWebhook, webhookSender } from "../../../workers/provider/store/sms/gateways";
-import { env } from "../../support/env";
-import { bodyText, call } from "../../support/helpers";
-import { alertText, Browser } from "../../support/signin";
+import { insertPerson } from "../../../support/shards";
+import { hmacSha256Hex } from "../../../../workers/core/crypto";
+import { outboxSender } from "../../../../workers/provider/store/sms/outbox";
+import { readOutbox } from "../../../../workers/provider/store/sms-outbox";
+import { signWebhook, webhookSender } from "../../../../workers/provider/store/sms/gateways";
+import { env } from "../../../support/env";
+import { bodyText, call } from "../../../support/helpers";
+import { alertText, Browser } from "../../../support/signin";
 
 describe("SMS senders", () => {
   it("the webhook sender POSTs JSON signed with HMAC-SHA256 over timestamp.body", async () => {

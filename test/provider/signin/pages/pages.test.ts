@@ -1,13 +1,13 @@
 // What a person in Korea sees and the law asks of the sign-in pages (docs/signin.md "Pages"):
 // the consent page's statutory items, who runs the pages, budget-carrier (알뜰폰) lines, and the
 // code step's states (the code's clock time, used-up attempts).
-import { SAMPLE_TERMS } from "../../../workers/provider/signin/terms";
+import { SAMPLE_TERMS } from "../../../../workers/provider/signin/terms";
 import { describe, expect, it } from "vitest";
-import { admin } from "../../support/admin";
-import { exchange, KIM, LIMITED, userMe } from "../../support/helpers";
-import { alertText, Browser, throughCode } from "../../support/signin";
-import { decryptField } from "../../../workers/core/crypto";
-import { forgetClient } from "../../../workers/provider/store/clients";
+import { admin } from "../../../support/admin";
+import { exchange, KIM, LIMITED, userMe } from "../../../support/helpers";
+import { alertText, Browser, throughCode } from "../../../support/signin";
+import { decryptField } from "../../../../workers/core/crypto";
+import { forgetClient } from "../../../../workers/provider/store/clients";
 import fc from "fast-check";
 import {
   consentPage,
@@ -16,8 +16,8 @@ import {
   verifyPage,
   withoutShells,
   type PageContext,
-} from "../../../workers/provider/signin/pages";
-import { IDENTITY_ITEMS } from "../../../workers/core/spec";
+} from "../../../../workers/provider/signin/pages";
+import { IDENTITY_ITEMS } from "../../../../workers/core/spec";
 
 describe("consent (개인정보 보호법 §17 ②)", () => {
   it("states recipient, purpose, items, retention and the right to refuse with its consequence, in Korean and English", async () => {

@@ -2,19 +2,32 @@
 // opt-in on the code step, the __Host- cookie, the code at once on a later authorize, the
 // /v1/user/me modes, prompt semantics, and the ends of a grant (disconnect, expiry, another user,
 // another person proving their number on a shared browser).
-import { env } from "../../support/env";
-import { insertPerson, shardExec, shardRows } from "../../support/shards";
-import { itemsMask } from "../../../workers/provider/store/directory/keys";
+import { env } from "../../../support/env";
+import { insertPerson, shardExec, shardRows } from "../../../support/shards";
+import { itemsMask } from "../../../../workers/provider/store/directory/keys";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { decryptField, sha256 } from "../../../workers/core/crypto";
-import { createClient } from "../../support/admin";
-import { basic, call, DEMO, exchange, FORM, form, HONG, KIM, LEE, LIMITED, SMITH, userMe } from "../../support/helpers";
-import { Browser, DEMO_CB, signInAll, throughCode, type Who } from "../../support/signin";
-import { IDENTITY_ITEMS } from "../../../workers/core/spec";
-import { forgetClient } from "../../../workers/provider/store/clients";
-import { deviceOf, findAutoLoginGrant, type Device } from "../../../workers/provider/store/directory/grants";
-import { auditEvents } from "../../support/audit";
+import { decryptField, sha256 } from "../../../../workers/core/crypto";
+import { createClient } from "../../../support/admin";
+import {
+  basic,
+  call,
+  DEMO,
+  exchange,
+  FORM,
+  form,
+  HONG,
+  KIM,
+  LEE,
+  LIMITED,
+  SMITH,
+  userMe,
+} from "../../../support/helpers";
+import { Browser, DEMO_CB, signInAll, throughCode, type Who } from "../../../support/signin";
+import { IDENTITY_ITEMS } from "../../../../workers/core/spec";
+import { forgetClient } from "../../../../workers/provider/store/clients";
+import { deviceOf, findAutoLoginGrant, type Device } from "../../../../workers/provider/store/directory/grants";
+import { auditEvents } from "../../../support/audit";
 
 afterEach(() => {
   vi.useRealTimers();
