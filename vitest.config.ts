@@ -63,14 +63,14 @@ export default defineConfig(async () => {
                   // relying-party kit (docs/rp-kit.md): the dev worker's kit is the seed's demo-client
                   RP_CLIENT_SECRET: "demoSecret0123456789abcdefABCDEF",
                   RP_SEAL_KEY: "dGVzdC1vbmx5LXJwLXNlYWwta2V5LTMyLWJ5dGVzISE=",
-                  // randomized race trials per property (test/provider/authorize/race.test.ts); more or fewer from the shell
+                  // randomized race trials per property (test/provider/signin/code/race.test.ts); more or fewer from the shell
                   RACE_TRIALS: process.env.RACE_TRIALS ?? "1000",
                   // fuzz cases per endpoint (test/all-in-one/fuzz.test.ts)
                   FUZZ_RUNS: process.env.FUZZ_RUNS ?? "2000",
                   // the alerts' webhook (test/admin/alerts.test.ts stands in for the receiver; elsewhere refused)
                   ALERT_WEBHOOK_URL: "http://127.0.0.1:9899/alerts",
                   ALERT_WEBHOOK_SECRET: "test-only-alert-webhook-secret",
-                  // the SMS-abuse guard: off for the suite, on in its own tests (test/provider/authorize/guard.test.ts),
+                  // the SMS-abuse guard: off for the suite, on in its own tests (test/provider/signin/guard/guard.test.ts),
                   // whose challenge is the Turnstile fake's
                   SMS_GUARD: "off",
                   // the text a person sends (SIGNIN_MO) replaces the guard's challenge: off but in its own tests

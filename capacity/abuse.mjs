@@ -45,7 +45,7 @@ import {
   rngFor,
   shuffle,
 } from "./lib/abuse-model.mjs";
-import { directoryRows } from "./lib/directory-data.mjs";
+import { directoryRows } from "../bench/lib/directory-data.mjs";
 import { startSmsReceiver } from "./lib/sms-receiver.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The admin CLI's directory import as an operator runs it (docs/capacity.md "The import"): a file of
-// `--rows` generated subscribers (capacity/lib/directory-data.mjs, NDJSON) imported by
+// `--rows` generated subscribers (bench/lib/directory-data.mjs, NDJSON) imported by
 // scripts/admin.mjs with its defaults into a fresh plain workerd of the bench's harness
 // (bench/lib/server.mjs, in memory), once per checkout and round, the checkouts alternating so
 // each pair meets the same load. Prints, per run, the wall time and rows a second, and the CPU a
@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { directoryRows } from "../capacity/lib/directory-data.mjs";
+import { directoryRows } from "../bench/lib/directory-data.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");

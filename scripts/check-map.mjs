@@ -49,8 +49,8 @@ export function mapGaps(m) {
   }
   for (const e of envs(m.toml))
     if (!table.includes(`| \`${e}\` |`)) gaps.push(`README.md worker table (Deployment): [env.${e}]`);
-  // what holds no data (the store's variables, host rules, the classes' export, the flows) is not storage.md's
-  const notData = ["config.ts", "hosts.ts", "objects.ts", "flows/"];
+  // what holds no data (the store's variables, host rules, the classes' export, the flows, the SMS senders) is not storage.md's
+  const notData = ["config.ts", "hosts.ts", "objects.ts", "flows/", "sms/"];
   for (const s of m.storeModules) {
     if (!notData.includes(s) && !m.storage.includes(s)) gaps.push(`docs/storage.md: store/${s}`);
     if (!layout.includes(s)) gaps.push(`docs/architecture.md §1: store/${s}`);

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // `npm run check`: the checks that need no server, at once (docs/testing.md). Formatting,
 // the docs' size tables, the map (every folder, store module and env named in the docs), the type checks of the workers and of the Node-side code, and wrangler's
-// binding types. Each runs in its own process; their outputs are printed in this order once all
+// binding types. The bench package (bench/, outside the root's install) is installed first when it
+// is not, for the type checks of bench/, capacity/ and investigations/, which use its harness. Each runs in its own process; their outputs are printed in this order once all
 // have ended, so a failure reads as if they had run one after another. Run one at a time they
 // took 57 s on the 2-core CI machine (prettier 17 s, the two tsc 14 s and 11 s); at once, the
 // machine's cores share them.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureInstalled } from "./lib/packages.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
@@ -42,6 +44,8 @@ function run([, command, args, env]) {
   });
 }
 
+// the bench's types (autocannon, the peers) are its own package's: installed first when they are not
+ensureInstalled("bench");
 const results = await Promise.all(CHECKS.map(run));
 let failed = 0;
 for (const [i, { out, code }] of results.entries()) {

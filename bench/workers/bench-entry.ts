@@ -26,14 +26,14 @@ import { dirAt } from "../../workers/provider/store/directory/directory-shard";
 import { dirShards } from "../../workers/provider/store/directory/keys";
 import { subscriberByPhone, type Subscriber } from "../../workers/provider/store/directory/directory";
 import { ciShard, numberShard } from "../../workers/provider/store/directory/keys";
-import { recordConsent } from "../../workers/provider/store/directory/links";
+import { consentForLogin } from "../../workers/provider/store/directory/links";
 import { plidShard } from "../../workers/provider/store/one-time/keys";
 import { storeAt, storeFor, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
 import {
   redeemText,
-  tokenGrant,
   type CodeGrant,
   type RedeemArgs,
+  type TokenGrant,
   type TokenRead,
 } from "../../workers/provider/store/one-time/tables/codes";
 import { createPkce } from "../../packages/kit/src/client";
@@ -60,7 +60,6 @@ export type BenchEnv = AllInOneEnv & { BENCH_VARIANT?: string; FLOOR: DurableObj
 type Env = BenchEnv;
 /** The store's answers, as its public class and functions give them. */
 type RedeemResult = ReturnType<OneTimeStore["redeemCode"]>;
-type TokenGrant = ReturnType<typeof tokenGrant>;
 
 type Part = "no-d1" | "no-do";
 
@@ -81,7 +80,7 @@ async function subjectFor(env: Env, clientId: string, phone: string): Promise<Su
   const sub = await subscriberByPhone(env, phone);
   if (!sub) throw new Error(`no bench subscriber ${phone}`);
   const items = client.items.length ? client.items : IDENTITY_ITEMS;
-  const plid = await recordConsent(env, clientId, sub.id, items);
+  const plid = (await consentForLogin(env, clientId, sub.id, items))?.plid ?? null;
   if (plid === null) throw new Error(`bench subscriber ${phone} gone`);
   const { testOtpHash: _, ...subscriber } = sub;
   return { clientId, subscriber, plid, items, redirectUri: client.redirectUris[0]! };

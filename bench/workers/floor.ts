@@ -33,8 +33,8 @@ import { shardOf } from "../../workers/provider/store/one-time/keys";
 import { storeFor, type OneTimeStore } from "../../workers/provider/store/one-time/one-time-store";
 import {
   redeemText,
-  tokenGrant,
   type RedeemArgs,
+  type TokenGrant,
   type TokenRead,
 } from "../../workers/provider/store/one-time/tables/codes";
 import { clientSecrets } from "../../workers/provider/store/clients";
@@ -45,7 +45,6 @@ const SHARDS = 16;
 
 /** The project's store answers, as its public class and functions give them. */
 type RedeemResult = ReturnType<OneTimeStore["redeemCode"]>;
-type TokenGrant = ReturnType<typeof tokenGrant>;
 
 export const CLIENT = "demo-client";
 export const SECRET = "demoSecret0123456789abcdefABCDEF";
@@ -408,7 +407,9 @@ export function flatRecord(grant: TokenGrant): Record<string, string> {
 /** The project's one-time store read (revocation, expiry, read count), its grant laid flat. */
 const projectRead: Read = async (env, token, tokenHash) => {
   const read = await storeFor(env, token, SHARDS).readToken(tokenHash, 1);
-  return read ? flatRecord(tokenGrant(read as TokenRead)) : null;
+  if (!read) return null;
+  const [grantJson, secretId] = read as TokenRead;
+  return flatRecord({ ...(JSON.parse(grantJson) as TokenGrant), secretId });
 };
 
 /** floor-me with the project's store in place of the floor's: the store's share of the gap. */

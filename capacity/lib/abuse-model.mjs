@@ -5,7 +5,7 @@
 // service (capacity/lib/abuse-drive.mjs does).
 
 import { createHash } from "node:crypto";
-import { rng } from "./directory-data.mjs";
+import { rng } from "../../bench/lib/directory-data.mjs";
 
 /** KT, SK Broadband, LG U+: the bot's networks, and every real person's. */
 export const ASNS = [4766, 9318, 3786];

@@ -13,7 +13,7 @@ import { combineSlices, drive, loop, Pool, quiet } from "../../bench/lib/load.mj
 import { machine, stats } from "../../bench/lib/report.mjs";
 import { SCENARIOS, checkOnce, control, firstForm, urlFor } from "../../bench/lib/scenarios.mjs";
 import { cpuMicros, startServers, writeJson } from "../../bench/lib/server.mjs";
-import { directoryRows } from "./directory-data.mjs";
+import { directoryRows } from "../../bench/lib/directory-data.mjs";
 
 /** The capacity run's app worker: the bench entry with the scale routes and the counting directory shard. */
 export const ENTRY = "capacity/workers/capacity-entry.ts";

@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 const MAX_SKEW_SECONDS = 300;
 const MAX_BODY = 16 * 1024;
 
-/** The service's signature of a webhook body (workers/provider/signin/sms/gateways.ts `signWebhook`). */
+/** The service's signature of a webhook body (workers/provider/store/sms/gateways.ts `signWebhook`). */
 export function webhookSignature(secret, timestamp, body) {
   return "sha256=" + createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
 }

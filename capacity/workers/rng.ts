@@ -1,5 +1,5 @@
 // The capacity runs' deterministic generator (mulberry32): the same seed draws the same numbers, so
-// two runs load the same rows. capacity/lib/directory-data.mjs keeps its Node copy for the files
+// two runs load the same rows. bench/lib/directory-data.mjs keeps its Node copy for the files
 // it writes before any worker runs.
 
 export type Rand = () => number;

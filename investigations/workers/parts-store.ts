@@ -9,9 +9,7 @@
 
 import { FloorStore, CLIENT } from "../../bench/workers/floor";
 import { OneTimeStore } from "../../workers/all-in-one/index";
-import type { tokenGrant } from "../../workers/provider/store/one-time/tables/codes";
-
-type TokenGrant = ReturnType<typeof tokenGrant>;
+import type { TokenGrant } from "../../workers/provider/store/one-time/tables/codes";
 
 /** Distinct random-looking 43-character values, as the SHA-256 digests the stores key by. */
 const hashes = (n: number) =>

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { dirAt } from "../../workers/provider/store/directory/directory-shard";
 import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
 import { homeOfId } from "../../workers/provider/store/directory/keys";
-import { recordConsent } from "../../workers/provider/store/directory/links";
+import { recordConsent } from "../support/store";
 import { SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import adminWorker from "../../workers/admin/index";

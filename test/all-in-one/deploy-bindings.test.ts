@@ -19,7 +19,7 @@ import tokenWorker from "../../workers/provider/token/index";
 import userMeWorker from "../../workers/provider/user-me/index";
 import { createPkce } from "../../packages/kit/src/client";
 import { subscriberByPhone } from "../../workers/provider/store/directory/directory";
-import { recordConsent } from "../../workers/provider/store/directory/links";
+import { recordConsent } from "../support/store";
 import { admin, ADMIN_TOKEN } from "../support/admin";
 import { ciOf, importRows, lastCode } from "../support/directory";
 import { basic, BASE, DEMO, FORM, form, HONG, KIM, LEE, mintFor, tokenFor } from "../support/helpers";
@@ -56,7 +56,7 @@ function declaredBindings(name: string): string[] {
 const STORE_OBJECT_BINDINGS = ["AUDIT", "METRICS"];
 
 /**
- * The WebAuthn verifier's binding: only a passkey ceremony reaches it (test/provider/passkeys/ runs
+ * The WebAuthn verifier's binding: only a passkey ceremony reaches it (test/provider/signin/passkeys/ runs
  * them through it), not a success path here; every worker that runs the sign-in steps declares it.
  */
 const PASSKEY_BINDINGS = ["WEBAUTHN"];

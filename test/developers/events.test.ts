@@ -15,7 +15,7 @@ import { auditEvents } from "../support/audit";
 import { bodyText, hs256Valid } from "../support/helpers";
 import { api, createApp, developer, SHOP } from "../support/developers";
 import { providerConfig } from "../../workers/provider/config";
-import { storeForPlid } from "../../workers/provider/store/one-time/one-time-store";
+import { storeForPlid } from "../support/store";
 import { newEvent } from "../../workers/provider/store/one-time/tables/ended-plids";
 import { revokePlids } from "../../workers/provider/store/flows/end-plids";
 import { PLID_DELETED, TEST_EVENT } from "../../workers/provider/store/flows/events";

@@ -9,7 +9,7 @@ import type { CodeGrant, RedeemArgs, RedeemRequest } from "../../workers/provide
 import { SEED_CLIENTS, SEED_SUBSCRIBERS } from "../../workers/all-in-one/seed";
 import { IDENTITY_ITEMS, type IdentityItem } from "../../workers/core/spec";
 import { subscriberByPhone, type DirectoryEntry } from "../../workers/provider/store/directory/directory";
-import { recordConsent } from "../../workers/provider/store/directory/links";
+import { recordConsent } from "./store";
 import { providerConfig } from "../../workers/provider/config";
 
 export const BASE = "http://localhost:8787";

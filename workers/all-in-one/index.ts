@@ -23,11 +23,6 @@ import { kitRoutes } from "./kit";
 import turnstileFake from "./turnstile-fake.js";
 
 export { DirectoryShard, GuardStore, MetricsStore, OneTimeStore } from "../provider/store/objects";
-import { passkeyNotices } from "../provider/store/objects";
-import { usableNotice } from "../provider/signin/index";
-
-// the directory shards' alarms send a passkey's "now usable" SMS with this worker's gateways
-passkeyNotices.send = usableNotice;
 export { PhoneLoginStore } from "../../packages/kit/src/login-store";
 // the passkey library's checks, reached by this worker's own WEBAUTHN binding
 export { WebAuthnVerifier } from "../provider/webauthn/index";

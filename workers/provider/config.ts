@@ -5,6 +5,7 @@
 import { commonConfig, configOf, enumVar, intVar, type CommonVars } from "../core/config";
 import { checkConfig, storeConfig, type AuditVars, type StoreVars } from "./store/config";
 import { sealKeyVar } from "./store/clients";
+import type { SmsVars } from "./store/sms/index";
 import type { OneTimeStore } from "./store/one-time/index";
 import type { DirectoryShard } from "./store/directory/index";
 import type { WebAuthnVerifier } from "./webauthn/index";
@@ -16,8 +17,11 @@ export interface ProviderVars extends CommonVars, StoreVars, AuditVars {
   CLIENT_CACHE_SECONDS?: string;
 }
 
-/** The sign-in pages' optional variables (docs/signin.md "Configuration"), parsed by `signin/config.ts`. */
-export interface SigninVars extends CommonVars, StoreVars {
+/**
+ * The sign-in pages' optional variables (docs/signin.md "Configuration"), parsed by `signin/config.ts`;
+ * the SMS senders' (SmsVars) by `store/sms/config.ts`.
+ */
+export interface SigninVars extends CommonVars, StoreVars, SmsVars {
   SIGNIN_TX_TTL_SECONDS?: string;
   SIGNIN_OTP_TTL_SECONDS?: string;
   SIGNIN_OTP_MAX_ATTEMPTS?: string;
@@ -38,20 +42,6 @@ export interface SigninVars extends CommonVars, StoreVars {
   CARRIER_API_SECRET?: string;
   CARRIER_API_SECRET_NEXT?: string;
   CARRIER_API_TIMEOUT_MS?: string;
-  SMS_SENDER?: string;
-  SMS_WEBHOOK_URL?: string;
-  SMS_WEBHOOK_SECRET?: string;
-  SMS_WEBHOOK_TIMEOUT_MS?: string;
-  // The built-in SMS gateways (docs/signin.md "SMS gateways").
-  SMS_TIMEOUT_MS?: string;
-  SMS_FROM?: string;
-  SENS_SERVICE_ID?: string;
-  SENS_ACCESS_KEY?: string;
-  SENS_SECRET_KEY?: string;
-  SENS_BASE_URL?: string;
-  NHN_SMS_APP_KEY?: string;
-  NHN_SMS_SECRET_KEY?: string;
-  NHN_SMS_BASE_URL?: string;
   OPERATOR_NAME?: string;
   SIGNIN_TERMS?: string;
   TERMS_URL?: string;

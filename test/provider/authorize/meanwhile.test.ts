@@ -13,7 +13,8 @@ import { storeConfig } from "../../../workers/provider/store/config";
 import { providerConfig } from "../../../workers/provider/config";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { endLink } from "../../../workers/provider/store/flows/end-plids";
-import { findLink, recordConsent } from "../../../workers/provider/store/directory/links";
+import { findLink } from "../../../workers/provider/store/directory/links";
+import { recordConsent } from "../../support/store";
 import { auditEvents } from "../../support/audit";
 import { deleteClient } from "../../../workers/provider/store/flows/delete-client";
 

@@ -10,7 +10,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from "jo
 import { admin } from "../../support/admin";
 import { basic, bodyText, call, DEMO, HONG, KIM, LEE, LIMITED, mintFor, SMITH } from "../../support/helpers";
 import { providerConfig } from "../../../workers/provider/config";
-import { storeForPlid } from "../../../workers/provider/store/one-time/one-time-store";
+import { storeForPlid } from "../../support/store";
 import { tellCredentialChange } from "../../../workers/provider/store/flows/end-plids";
 
 const ISS = "http://localhost:8787";

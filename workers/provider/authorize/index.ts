@@ -7,9 +7,4 @@ import { routes as inbound } from "../inbound/routes";
 // It also serves the person's /account page, which runs the same sign-in steps (docs/account.md).
 export { OneTimeStore } from "../store/objects";
 export { DirectoryShard, GuardStore, MetricsStore } from "../store/objects";
-import { passkeyNotices } from "../store/objects";
-import { usableNotice } from "../signin/index";
-
-// the directory shards' alarms send a passkey's "now usable" SMS with this worker's gateways
-passkeyNotices.send = usableNotice;
 export default createWorker("authorize", [...routes, ...account, ...inbound]);

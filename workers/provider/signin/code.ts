@@ -7,8 +7,7 @@ import { auditAll, auditRecord, type AuditRecord } from "../store/one-time/index
 import { at, conflict, render, type Flow } from "./flow";
 import { t } from "./i18n";
 import { numberLimits } from "./limits";
-import { smsSender } from "./sms/configured";
-import type { SmsAttempt } from "./sms/failover";
+import { smsSender, type SmsAttempt } from "../store/sms/index";
 import { smsText } from "./sms/text";
 import { handleOf } from "./transaction";
 

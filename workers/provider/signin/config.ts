@@ -3,8 +3,8 @@
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
 import { LOOPBACK_HOSTS } from "../../core/spec";
-import type { SmsGatewayName } from "./sms/sender";
-import { checkConfig, sharedSecretVar, storeConfig, tolerated, type StoreVars } from "../store/config";
+import { smsConfig, type SmsConfig } from "../store/sms/index";
+import { checkConfig, storeConfig, tolerated, type StoreVars } from "../store/config";
 import { termsVar, type CarrierTerm } from "./terms";
 import type { SigninVars } from "../config";
 
@@ -19,7 +19,8 @@ export interface Operator {
   agreements: readonly CarrierTerm[];
 }
 
-export interface SigninConfig {
+/** The sign-in's variables, and the SMS senders' (store/sms/config.ts) it sends its codes with. */
+export interface SigninConfig extends SmsConfig {
   operator: Operator;
   txTtlMs: number;
   otpTtlMs: number;
@@ -41,22 +42,6 @@ export interface SigninConfig {
   passkeyRecheckMs: number;
   carrierDirectory: "d1" | "http";
   carrierApi: CarrierApiConfig;
-  /** `outbox` alone, or the gateways to try in order. */
-  smsSenders: readonly ["outbox"] | readonly SmsGatewayName[];
-  smsWebhookUrl: string | undefined;
-  smsWebhookSecret: string | undefined;
-  smsWebhookTimeoutMs: number;
-  sms: SmsGatewayConfig;
-}
-
-/** The built-in gateways' settings (docs/signin.md "SMS gateways"); presence is checked at use. */
-export interface SmsGatewayConfig {
-  /** One attempt's timeout at a built-in gateway (SMS_TIMEOUT_MS). */
-  timeoutMs: number;
-  /** The sender number registered with the providers (SMS_FROM), digits only. */
-  from: string | undefined;
-  sens: { baseUrl: string; serviceId?: string; accessKey?: string; secretKey?: string };
-  nhn: { baseUrl: string; appKey?: string; secretKey?: string };
 }
 
 /** A footer link: an https URL (http too in DEV_MODE) or a path on this host. */
@@ -70,66 +55,6 @@ function linkVar(
   if (!(/^https:\/\/[^\s"<>]+$/.test(v) || (devMode && /^http:\/\/[^\s"<>]+$/.test(v)) || /^\/[^\s"<>]*$/.test(v)))
     throw new ConfigError(name, "must be an https URL or a path starting with /");
   return v;
-}
-
-/** Every gateway `SMS_SENDER` may name. */
-export const GATEWAYS: readonly SmsGatewayName[] = ["naver-sens", "nhn-cloud", "webhook"];
-
-/** `SMS_SENDER`: `outbox` (DEV_MODE only) alone, or gateways in the order they are tried, each once. */
-function smsSenders(env: SigninVars, devMode: boolean): SigninConfig["smsSenders"] {
-  const v = optionalVar(env, "SMS_SENDER") ?? (devMode ? "outbox" : "webhook");
-  if (v === "outbox") {
-    if (!devMode) throw new ConfigError("SMS_SENDER", "outbox is for DEV_MODE only");
-    return ["outbox"];
-  }
-  const names = v.split(",").map((n) => n.trim());
-  if (!names.every((n): n is SmsGatewayName => (GATEWAYS as readonly string[]).includes(n)))
-    throw new ConfigError("SMS_SENDER", `must be outbox, or a list of ${GATEWAYS.join(", ")}`);
-  if (new Set(names).size !== names.length) throw new ConfigError("SMS_SENDER", "lists a gateway twice");
-  return names;
-}
-
-/**
- * A gateway's base URL: https, or http on a loopback host with DEV_MODE (tests, local fakes); an
- * origin with an optional path, no trailing slash.
- */
-function baseUrlVar(env: SigninVars, name: "SENS_BASE_URL" | "NHN_SMS_BASE_URL", dflt: string, devMode: boolean) {
-  const v = optionalVar(env, name) ?? dflt;
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new ConfigError(name, "must be an https URL");
-  }
-  const loopback = u.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname) && devMode;
-  if (!(u.protocol === "https:" || loopback) || u.username || u.password || u.search || u.hash)
-    throw new ConfigError(name, "must be an https URL (http only on a loopback host with DEV_MODE=true)");
-  return v.replace(/\/+$/, "");
-}
-
-function smsGatewayConfig(env: SigninVars, devMode: boolean): SmsGatewayConfig {
-  const from = optionalVar(env, "SMS_FROM")?.replace(/-/g, "");
-  // NHN Cloud's sendNo is at most 13 characters; Korean sender numbers are 8 (1588-xxxx) to 12 digits.
-  if (from !== undefined && !/^\d{8,13}$/.test(from)) throw new ConfigError("SMS_FROM", "must be 8 to 13 digits");
-  const serviceId = optionalVar(env, "SENS_SERVICE_ID");
-  // The service id goes into the request path and its signature as it is.
-  if (serviceId !== undefined && !/^[A-Za-z0-9:_.-]{1,100}$/.test(serviceId))
-    throw new ConfigError("SENS_SERVICE_ID", "must be a SENS service id (ncp:sms:kr:...)");
-  return {
-    timeoutMs: intVar(env, "SMS_TIMEOUT_MS", 3000, 100, 30_000),
-    from,
-    sens: {
-      baseUrl: baseUrlVar(env, "SENS_BASE_URL", "https://sens.apigw.ntruss.com", devMode),
-      serviceId,
-      accessKey: optionalVar(env, "SENS_ACCESS_KEY"),
-      secretKey: optionalVar(env, "SENS_SECRET_KEY"),
-    },
-    nhn: {
-      baseUrl: baseUrlVar(env, "NHN_SMS_BASE_URL", "https://api-sms.cloud.toast.com", devMode),
-      appKey: optionalVar(env, "NHN_SMS_APP_KEY"),
-      secretKey: optionalVar(env, "NHN_SMS_SECRET_KEY"),
-    },
-  };
 }
 
 // ---- the carrier verification API (CARRIER_DIRECTORY=http, docs/carrier-api.md)
@@ -186,10 +111,6 @@ export function operatorName(env: SigninVars): string | undefined {
 
 function parse(env: SigninVars): SigninConfig {
   const devMode = commonConfig(env).devMode;
-  const smsWebhookUrl = optionalVar(env, "SMS_WEBHOOK_URL");
-  if (smsWebhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsWebhookUrl)) {
-    throw new ConfigError("SMS_WEBHOOK_URL", "must be an http(s) URL");
-  }
   const name = optionalVar(env, "OPERATOR_NAME");
   if (name !== undefined && name.length > OPERATOR_NAME_MAX)
     throw new ConfigError("OPERATOR_NAME", "at most 100 characters");
@@ -219,11 +140,7 @@ function parse(env: SigninVars): SigninConfig {
     passkeyRecheckMs: intVar(env, "PASSKEY_RECHECK_SECONDS", 7 * 86400, 0, 365 * 86400) * 1000,
     carrierDirectory: enumVar(env, "CARRIER_DIRECTORY", ["d1", "http"] as const, "d1"),
     carrierApi: carrierApiConfig(env, devMode),
-    smsSenders: smsSenders(env, devMode),
-    smsWebhookUrl,
-    smsWebhookSecret: sharedSecretVar(env, "SMS_WEBHOOK_SECRET", "signin"),
-    smsWebhookTimeoutMs: intVar(env, "SMS_WEBHOOK_TIMEOUT_MS", 5000, 100, 60_000),
-    sms: smsGatewayConfig(env, devMode),
+    ...smsConfig(env),
   };
 }
 

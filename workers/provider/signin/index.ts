@@ -5,7 +5,7 @@
 // (test/node/architecture.test.ts).
 
 export { maskPhone } from "./carrier";
-export { GATEWAYS, type Operator, type SigninConfig, type SigninVars, operatorName, signinConfig } from "./config";
+export { type Operator, type SigninConfig, type SigninVars, operatorName, signinConfig } from "./config";
 export { AUTO_COOKIE, autoLoginEligible, deviceIdOf } from "./device";
 export { type FirstParty, type FirstPartyPage, firstParty } from "./first-party";
 export { pageContext } from "./flow";
@@ -13,11 +13,11 @@ export { type Lang, itemName, t } from "./i18n";
 export { type PageContext, bareContext, page, stopPage } from "./pages";
 export { browserHashOf, enrol, enrolPage, enrolmentOf, isActive, refusalText, takeTicket } from "./passkey/enrol";
 export { pt, waitText } from "./passkey/i18n";
-export { usableNotice } from "./passkey/notices";
 export { CREATE_SCRIPT, enrolForm, offerFailed, passkeyOffer } from "./passkey/offer";
 export { openTicket } from "./passkey/webauthn";
 export { type SigninEnd, type SigninPurpose, proofDetail } from "./purpose";
-export { readOutbox } from "./sms/outbox";
+export { readOutbox } from "../store/sms-outbox";
+export { GATEWAYS } from "../store/sms/index";
 export { beginSignIn, continueSignIn } from "./steps";
 export { mayTest, testingStop } from "./testing";
 export { type Arrival, textArrived } from "./text";

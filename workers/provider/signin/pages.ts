@@ -183,7 +183,7 @@ type Holes = Record<HoleName, string>;
  * transaction id and CSRF token, the code page's lead sentence) and the stylesheet. A step page's
  * markup depends on little else (language, app, operator, the page's state), and encoding a page with
  * Korean text to UTF-8 was the largest part of sending it: a cached page encodes only those values,
- * and its bytes are the page's rendered afresh (test/provider/authorize/pages.test.ts).
+ * and its bytes are the page's rendered afresh (test/provider/signin/pages/pages.test.ts).
  */
 interface Shell {
   segments: Uint8Array[];

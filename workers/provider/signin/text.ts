@@ -7,7 +7,7 @@
 // name and number match. Everything before the text arrives is decided from the request alone, so
 // the page is the same for a name and number that match and ones that do not, and no SMS is sent.
 //
-// Invariants (test/provider/signin/text.test.ts):
+// Invariants (test/provider/signin/text/text.test.ts):
 // - a phrase is the typed number's and this sign-in's: its entry is keyed by the number's key and
 //   its digits, in the number's object, and the ticket that names them is signed and bound to the
 //   sign-in's id;

@@ -2,8 +2,9 @@
 // class with what it does beyond its own tables wired to the flows. The one-time store's alarm sends
 // events, writes the audit outbox to R2 and checks the directory before it forgets an end
 // (flows/one-time-alarm.ts); a directory shard's alarm runs the jobs its changes left
-// (flows/directory-jobs.ts); the metrics store's alarm judges the alerts (flows/alerts.ts). The workers that host the objects (authorize, and the all-in-one)
-// export these.
+// (flows/directory-jobs.ts), a passkey's "now usable" SMS among them (flows/passkey-notices.ts, through
+// the store's SMS senders, store/sms/); the metrics store's alarm judges the alerts (flows/alerts.ts).
+// The workers that host the objects (authorize, and the all-in-one) export these and set nothing.
 
 import { OneTimeStore as OneTimeRoom } from "./one-time/one-time-store";
 import { DirectoryShard as DirectoryRoom } from "./directory/directory-shard";
@@ -12,10 +13,9 @@ import { runQueuedJobs, type JobEnv } from "./flows/directory-jobs";
 import { alertsAlarm, type AlertEnv } from "./flows/alerts";
 import { MetricsStore as MetricsRoom } from "./metrics/metrics-store";
 
-import { passkeyNotices } from "./flows/directory-jobs";
+import { usableNotice } from "./flows/passkey-notices";
 
 export { GuardStore } from "./guard/guard-store";
-export { passkeyNotices };
 
 export class OneTimeStore extends OneTimeRoom {
   constructor(ctx: DurableObjectState, env: unknown) {
@@ -34,6 +34,6 @@ export class MetricsStore extends MetricsRoom {
 
 export class DirectoryShard extends DirectoryRoom {
   constructor(ctx: DurableObjectState, env: unknown) {
-    super(ctx, env, { alarm: (jobs) => runQueuedJobs(env as JobEnv, jobs, passkeyNotices.send) });
+    super(ctx, env, { alarm: (jobs) => runQueuedJobs(env as JobEnv, jobs, usableNotice) });
   }
 }

@@ -1,5 +1,5 @@
 // The dev SMS outbox (D1 `sms_outbox`; `SMS_SENDER=outbox`, DEV_MODE only): the messages the
-// sign-in's outbox sender (workers/provider/signin/sms/outbox.ts) keeps for the all-in-one worker's
+// outbox sender (workers/provider/store/sms/outbox.ts) keeps for the all-in-one worker's
 // page `/dev/outbox`, the last 200 of the last hour.
 
 type DbEnv = { DB: D1Database };

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin } from "../../../support/admin";
 import { DEMO, mintFor } from "../../../support/helpers";
 import { providerConfig } from "../../../../workers/provider/config";
-import { storeForPlid } from "../../../../workers/provider/store/one-time/one-time-store";
+import { storeForPlid } from "../../../support/store";
 import { ciOf, importRows } from "../../../support/directory";
 import { auditEvents } from "../../../support/audit";
 

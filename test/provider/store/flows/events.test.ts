@@ -21,7 +21,8 @@ import {
   userMe,
 } from "../../../support/helpers";
 import { providerConfig } from "../../../../workers/provider/config";
-import { storeAt, storeForPlid } from "../../../../workers/provider/store/one-time/one-time-store";
+import { storeAt } from "../../../../workers/provider/store/one-time/one-time-store";
+import { storeForPlid } from "../../../support/store";
 import { newEvent, nextAttemptAt, RETRY_FOR_MS } from "../../../../workers/provider/store/one-time/tables/ended-plids";
 import { PLID_DELETED } from "../../../../workers/provider/store/flows/events";
 import { revokePlids } from "../../../../workers/provider/store/flows/end-plids";

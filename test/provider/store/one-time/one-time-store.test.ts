@@ -5,18 +5,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { randomToken, sha256 } from "../../../../workers/core/crypto";
 import { inShard, plidShard, plidShardsAnyCount, shardOf } from "../../../../workers/provider/store/one-time/keys";
-import {
-  storeAt,
-  storeFor,
-  storeForPlid,
-  type OneTimeStore,
-} from "../../../../workers/provider/store/one-time/one-time-store";
+import { storeAt, storeFor, type OneTimeStore } from "../../../../workers/provider/store/one-time/one-time-store";
 import { sweepByExpiry } from "../../../../workers/provider/store/one-time/tables/entries";
 import {
   redeemResultOf,
   redeemText,
   sweepInOrder,
-  tokenGrant,
   type CodeGrant,
   type RedeemFailure,
   type RedeemRequest,
@@ -28,6 +22,7 @@ import { newEvent } from "../../../../workers/provider/store/one-time/tables/end
 import { bodyText, HONG, intercept, mintFor, redeemArgs } from "../../../support/helpers";
 import { asClient, createClient } from "../../../support/admin";
 import { auditEvents } from "../../../support/audit";
+import { storeForPlid, tokenGrant } from "../../../support/store";
 
 const GRANT: CodeGrant = {
   clientId: "c",

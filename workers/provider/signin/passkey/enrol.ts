@@ -27,7 +27,7 @@ import { audit, sameHash } from "../../store/one-time/index";
 import { signinConfig } from "../config";
 import { storeConfig } from "../../store/config";
 import { TX_COOKIE } from "../transaction";
-import { sendPasskeyNotice } from "./notices";
+import { sendPasskeyNotice } from "../../store/flows/passkey-notices";
 import { pt } from "./i18n";
 import type { Lang } from "../i18n";
 import {

@@ -20,25 +20,13 @@ export async function findLink(env: DirectoryEnv, clientId: string, subscriberId
 }
 
 /**
- * Records consent to `items`: keeps the existing plid, or makes a new UUID v4 plid naming the
- * person's home for a first login or after a disconnect. Null when the subscriber (removed, or the
- * number reassigned) or the client (deleted) went away during the sign-in: both are known to the
- * person's home shard, which refuses the link in the same step (a deletion records the client's
- * end in each shard as it takes the links there), so no read of the client follows.
- */
-export async function recordConsent(
-  env: DirectoryEnv,
-  clientId: string,
-  subscriberId: number,
-  items: readonly IdentityItem[],
-): Promise<string | null> {
-  const home = homeOfId(subscriberId);
-  return dirAt(env, home).recordConsent(subscriberId, clientId, itemsMask(items), newPlid(home, dirShards(env)));
-}
-
-/**
- * `recordConsent` for a sign-in about to mint its code, in one call to the person's home: the link
- * written with its login recorded, and the person as it stands now (what the code carries).
+ * A sign-in's consent to `items`, about to mint its code, in one call to the person's home: the
+ * link written with its login recorded (the existing plid kept, or a new UUID v4 plid naming the
+ * person's home for a first login or after a disconnect), and the person as it stands now (what
+ * the code carries). Null when the person (removed, or the number reassigned) or the client
+ * (deleted) went away during the sign-in: both are known to the person's home shard, which refuses
+ * the link in the same step (a deletion records the client's end in each shard as it takes the
+ * links there), so no read of the client follows.
  */
 export async function consentForLogin(
   env: DirectoryEnv,

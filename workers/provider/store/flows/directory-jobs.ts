@@ -23,16 +23,10 @@ import { endRows, tellCredentialChange, type StoresEnv } from "./end-plids";
 export type JobEnv = StoresEnv;
 
 /**
- * Sends a passkey's "now usable" SMS to `phone` (given by the module exporting the shard class,
- * store/objects.ts, which has the SMS gateways): false when no gateway took it.
+ * Sends a passkey's "now usable" SMS to `phone` (passkey-notices.ts; store/objects.ts hands it to
+ * the shards' alarms): false when no sender took it.
  */
 export type PasskeyNotify = (env: JobEnv, phone: string, lang: "ko" | "en") => Promise<boolean>;
-
-/**
- * How the shards' alarms send it: set by the worker that hosts the shards (its entry module, which
- * reaches the sign-in's gateways; the store imports no route folder). Unset, a notice waits.
- */
-export const passkeyNotices: { send?: PasskeyNotify } = {};
 
 /** Test hook: runs before each step of a job (a fault injected there leaves the job to its retry). */
 export const jobHooks: { beforeStep?: (job: DirectoryJob, step: string) => Promise<void> } = {};

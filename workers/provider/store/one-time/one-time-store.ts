@@ -12,7 +12,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { auditConfig, type AuditVars } from "../config";
-import { objectName, plidShard, shardOf } from "./keys";
+import { objectName, shardOf } from "./keys";
 import { Schedule } from "./schedule";
 import { createTables, holdsAnything } from "./tables/schema";
 import { Entries, type Count } from "./tables/entries";
@@ -311,11 +311,6 @@ function stubAt(env: OneTimeEnv, shard: number): DurableObjectStub<OneTimeStore>
 /** The object of one shard (the admin API lists every object's undelivered events). */
 export function storeAt(env: OneTimeEnv, shard: number): DurableObjectStub<OneTimeStore> {
   return stubAt(env, shard);
-}
-
-/** The object holding a plid's codes, tokens and revocation (keys.ts `plidShard`). */
-export function storeForPlid(env: OneTimeEnv, plid: string, shards: number): DurableObjectStub<OneTimeStore> {
-  return stubAt(env, plidShard(plid, shards));
 }
 
 /** The object holding a random base64url value: a code, a token, a transaction id (keys.ts `shardOf`). */

@@ -4,7 +4,7 @@
 // number it is for, the code's hash and attempts, and the number's counters change together or
 // not at all, and a request that loses a race changes nothing and learns the state that won.
 //
-// Invariants (tested in test/provider/authorize/race.test.ts and test/provider/store/one-time/signin-store.test.ts):
+// Invariants (tested in test/provider/signin/code/race.test.ts and test/provider/store/one-time/signin-store.test.ts):
 // - a record at "verify" or "consent" names one number forever; its code's hash binds the
 //   transaction id and that number, so a code proves only the number it was sent to;
 // - each transition checks the step it starts from; two submissions of one step: one winner;

@@ -34,16 +34,11 @@ export interface TokenGrant extends CodeGrant {
 /**
  * One read of an access token, as positional values (the RPC carries them for less than an
  * object's keys): its grant as stored (JSON of a `CodeGrant`: a string crosses the RPC for a
- * fraction of what the object's structured clone costs; `tokenGrant` parses it), the fingerprint
+ * fraction of what the object's structured clone costs; user-me parses it), the fingerprint
  * of the secret that authenticated the exchange, and whether it takes its automatic-login first
  * report.
  */
 export type TokenRead = [grantJson: string, secretId: string, firstReport: boolean];
-
-/** The grant of a token read. */
-export function tokenGrant([grantJson, secretId]: TokenRead): TokenGrant {
-  return { ...(JSON.parse(grantJson) as CodeGrant), secretId };
-}
 
 export type RedeemFailure =
   | "unknown"
