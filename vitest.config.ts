@@ -30,11 +30,12 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
     test: {
-      // More files at once than vitest's default (cores - 1): a file spends much of its time waiting
-      // (on workerd's round trips with this process, on wrangler dev or Chromium starting), which
-      // another file overlaps. On the 2-core CI machine a file per core took the workers project
-      // from 833 s to 567 s and the node project from 529 s to 354 s (docs/testing.md).
-      maxWorkers: "100%",
+      // `npm test` runs both projects in one vitest run, and vitest runs them at once only when they
+      // have the same maxWorkers: a file spends much of its time waiting (on workerd's round trips
+      // with this process, on Chromium), which another file overlaps. Two files a core: on this
+      // 2-core machine both projects took 869 s at once against 499 s + 528 s one after the other
+      // (docs/testing.md "Files at once").
+      maxWorkers: Math.max(2, availableParallelism() * 2),
       projects: [
         {
           plugins: [
@@ -127,15 +128,12 @@ export default defineConfig(async () => {
           ],
           test: {
             name: "workers",
+            // The libraries the worker imports, bundled once for the run (a file then loads three
+            // modules where it loaded the hundreds of @simplewebauthn/server's dependencies).
+            deps: { optimizer: { ssr: { enabled: true, include: ["@simplewebauthn/server", "jose", "itty-router"] } } },
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**"],
             setupFiles: ["./test/support/setup.ts"],
-            // One and a half files a core (three on the 2-core CI machine: 296 s -> 227 s there). vitest
-            // caps a percentage at 100%, hence the number. The node project stays at a file a core:
-            // three of its files at once were faster too (269 s -> 230 s), but then wrangler dev's
-            // proxy now and then loses a POST's answer (503 "Your worker restarted mid-request"
-            // with no restart: an open wrangler bug).
-            maxWorkers: Math.max(2, Math.round(availableParallelism() * 1.5)),
             // generous for a loaded 2-core CI machine; the tests' own clocks are faked where time matters.
             // Hooks get as long as tests (vitest's default is 10 s): a setup that makes many people
             // through the store's objects outgrew it once under load (race.test.ts sets its own).
