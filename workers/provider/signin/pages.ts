@@ -51,6 +51,11 @@ export interface PageContext {
   operator: Operator;
   /** The code page's countdown: the seconds its code has left when the page is sent. */
   seconds?: string;
+  /**
+   * A page's own state its language switch posts back with the transaction, so the switch shows
+   * the same page in the other language (the text page's ticket, `text`).
+   */
+  langCarry?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -149,7 +154,9 @@ ${body}
 ${
   footer && ctx.txId && ctx.csrf
     ? html`<form method="post" action="${actionOf(ctx)}" class="lang">
-<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">${Object.entries(
+        ctx.langCarry ?? {},
+      ).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
 <button type="submit" name="lang" value="${other}" lang="${other}" aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}">${t(ctx.lang, "switchTo")}</button>
 </form>`
     : ""

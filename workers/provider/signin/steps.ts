@@ -38,7 +38,7 @@ import {
 } from "./transaction";
 import { verify } from "./verify";
 import { passkeySignIn } from "./passkey/signin";
-import { textStep } from "./text";
+import { textInLanguage, textStep } from "./text";
 import { textOffered } from "./text-config";
 
 /**
@@ -91,14 +91,18 @@ async function restarted(h: TxHandle, rc: RequestContext, purpose: SigninPurpose
 }
 
 async function switchLanguage(f: Flow, lang: Lang): Promise<Response> {
+  let g: Flow;
   if (f.h.page) {
     // A first page is signed again in the other language (the record it carries, `lang` changed).
     const tx = { ...f.h.tx, lang };
-    return render(at(f, { ...f.h, tx, page: await pageToken(f.env, f.h.id, tx) }));
+    g = at(f, { ...f.h, tx, page: await pageToken(f.env, f.h.id, tx) });
+  } else {
+    const tx = await f.h.stub.signinSetLang(f.h.key, lang);
+    if (tx === null || tx.step === "moved") return conflict(f, tx);
+    g = at(f, handleOf(f.h, tx));
   }
-  const tx = await f.h.stub.signinSetLang(f.h.key, lang);
-  if (tx === null || tx.step === "moved") return conflict(f, tx);
-  return render(at(f, handleOf(f.h, tx)));
+  // the text page's switch carries its ticket: the same page in the other language
+  return f.params.has("text") ? textInLanguage(g) : render(g);
 }
 
 /**

@@ -118,7 +118,8 @@ ${o.devPhone && html`<p><a id="text-dev-phone" href="/dev/outbox?body=${encodeUR
 <button type="submit" class="link" name="cancel" value="Y" formnovalidate>${tt(L, "cancel")}</button>
 </div>
 </form>`;
-  const res = page(ctx, tt(L, "title"), body, result, POLL);
+  // the language switch shows this page again, with its ticket (text.ts `textInLanguage`)
+  const res = page({ ...ctx, langCarry: { text: o.ticket } }, tt(L, "title"), body, result, POLL);
   // the poll is a request to this page's own origin
   const csp = res.headers.get("Content-Security-Policy");
   if (csp) res.headers.set("Content-Security-Policy", `${csp}; connect-src 'self'`);

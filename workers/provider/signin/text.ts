@@ -173,6 +173,18 @@ export async function textStep(f: Flow): Promise<Response> {
   });
 }
 
+/**
+ * The language switch of the text page (its form carries the ticket): the same phrase's page in
+ * the sign-in's new language, as long as the ticket is this sign-in's and still waiting on the
+ * identify step; else the sign-in's own page.
+ */
+export async function textInLanguage(f: Flow): Promise<Response> {
+  const posted = f.params.get("text");
+  const k = await openJson<Ticket>(f.env, TICKET_PREFIX, TICKET_PURPOSE, posted, MAX_TICKET_CHARS);
+  if (!k || k.id !== f.h.id || f.h.tx.step !== "identify" || Date.now() >= k.until) return render(f);
+  return again(f, k, posted!);
+}
+
 /** What an inbound text did: marked its phrase arrived, or why it marked nothing. */
 export type Arrival = "accepted" | "unknown" | "used" | "no_phrase" | "not_a_number";
 

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { env } from "../../../support/env";
 import { insertPerson } from "../../../support/shards";
-import { alertText, Browser, type Page } from "../../../support/signin";
+import { alertText, Browser, parseForms, type Page } from "../../../support/signin";
 import { hmacSha256Hex } from "../../../../workers/core/crypto";
 
 const SECRET = "inbound-test-secret-0123456789abcdef";
@@ -110,6 +110,27 @@ describe("the text page", () => {
     // without JavaScript: "I sent it" posts the form; with it, the page polls its own origin
     expect(p.form!.names.has("sent")).toBe(true);
     expect(p.res.headers.get("Content-Security-Policy")).toContain("connect-src 'self'");
+    expect(await sends(who.phone)).toBe(0);
+  });
+
+  it("switches language in place: the same phrase's page in English, and the text still signs in", async () => {
+    const b = new Browser({ vars: VARS });
+    const who = await person();
+    const p = await textPage(b, who);
+    const phrase = phraseOf(p);
+    const lang = parseForms(p.html).find((f) => f.names.has("lang"))!;
+    const en = await b.submit({ ...p, form: lang }, { lang: "en" });
+    expect(en.status).toBe(200);
+    expect(en.html).toContain('<html lang="en"');
+    expect(en.form?.step).toBe("text");
+    expect(phraseOf(en)).toBe(phrase);
+    // and back: the page's own switch carries the ticket again
+    const ko = await b.submit({ ...en, form: parseForms(en.html).find((f) => f.names.has("lang"))! }, { lang: "ko" });
+    expect(ko.html).toContain('<html lang="ko"');
+    expect(phraseOf(ko)).toBe(phrase);
+    expect(await result(await deliver(b, { from: who.phone, body: phrase }))).toBe("accepted");
+    const done = await sent(b, ko);
+    expect(done.status).toBe(302);
     expect(await sends(who.phone)).toBe(0);
   });
 
