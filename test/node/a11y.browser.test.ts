@@ -150,7 +150,9 @@ const PEOPLE = {
 describe.each(["ko", "en"] as const)("axe-core on every page state (%s, 390×844)", (lang) => {
   it(
     "sign-in, consent, stop pages, /account, the kit's pages, the demo and the outbox: no violation",
-    { timeout: 120_000 },
+    // some forty pages, each checked by axe-core: 33 s alone, up to 4 times that while the run's
+    // other files share the machine's two cores
+    { timeout: 240_000 },
     async () => {
       const context = await browser.newContext({
         viewport: { width: 390, height: 844 },
