@@ -87,7 +87,9 @@ describe("npm start", () => {
       const run = await runCommand(process.execPath, ["scripts/start.mjs", "--frobnicate"], {
         cwd: join(import.meta.dirname, "..", ".."),
         env: { ...process.env, WRANGLER_LOG: "log", PORT: String(await freePort()), PERSIST_DIR: persist },
-        timeout: 90_000,
+        // wrangler's command applies every migration in a workerd of its own: 30-45 s alone, over
+        // 90 s while the run's other files share the machine's two cores
+        timeout: 170_000,
       });
       const out = stripVTControlCharacters(run.stdout + run.stderr);
       expect(out).toContain(
@@ -103,7 +105,7 @@ describe("npm start", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 180_000);
 
   it("PORT (not 8787) serves there: /healthz 200, the seed's client is known, unknown paths are 404 not_found", async () => {
     expect(port).not.toBe("8787");
