@@ -128,9 +128,6 @@ export default defineConfig(async () => {
           ],
           test: {
             name: "workers",
-            // The libraries the worker imports, bundled once for the run (a file then loads three
-            // modules where it loaded the hundreds of @simplewebauthn/server's dependencies).
-            deps: { optimizer: { ssr: { enabled: true, include: ["@simplewebauthn/server", "jose", "itty-router"] } } },
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**"],
             setupFiles: ["./test/support/setup.ts"],
