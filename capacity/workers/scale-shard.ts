@@ -54,9 +54,9 @@ export class ScaleDirectoryShard extends DirectoryShard {
     this.count("holder");
     return super.holder(...a);
   }
-  override person(...a: Parameters<DirectoryShard["person"]>) {
-    this.count("person");
-    return super.person(...a);
+  override subscriber(...a: Parameters<DirectoryShard["subscriber"]>) {
+    this.count("subscriber");
+    return super.subscriber(...a);
   }
   override findLink(...a: Parameters<DirectoryShard["findLink"]>) {
     this.count("findLink");

@@ -31,7 +31,7 @@ export function deviceOfSubscriber(subscriberId: number, hash: string): Device {
 }
 
 /** A directory person written straight into their number's shard (ci indexed), as the seed does; their id. */
-export async function insertPerson(p: {
+export async function insertSubscriber(p: {
   telco: string;
   phone: string;
   name: string;
@@ -55,7 +55,7 @@ export async function insertPerson(p: {
     ciShard: ciShard(p.ci, n),
   };
   const [made] = await dirAt(env, s).seed(s, [row]);
-  if (!made) throw new Error(`insertPerson: ${p.phone} is taken`);
+  if (!made) throw new Error(`insertSubscriber: ${p.phone} is taken`);
   await dirAt(env, made.ciShard).indexCi(made.ci, made.id);
   return made.id;
 }

@@ -91,7 +91,7 @@ export async function operatorOfSession(
   const op = await operatorOf(env, h.session.subscriberId);
   if (!op) return null;
   // the role is the person's: a person who left the directory has none, nor a fixed-code test number
-  const person = await dirAt(env, homeOfId(op.subscriberId)).person(op.subscriberId);
+  const person = await dirAt(env, homeOfId(op.subscriberId)).subscriber(op.subscriberId);
   if (!person || person.test_otp_hash !== null) {
     if (await endOperator(env, op.id))
       rc.waitUntil(audit(env, "operator.ended", null, "ok", { operator: op.id, reason: "person_left" }));

@@ -5,7 +5,7 @@
 
 import { ApiError, E } from "../core/errors";
 import { MOBILE_NUMBER } from "../core/spec";
-import { personAtNumber } from "../provider/store/directory/index";
+import { subscriberRowAtNumber } from "../provider/store/directory/index";
 import {
   createToken,
   dropInvite,
@@ -54,7 +54,7 @@ export const grantOperator = service<{ phone: unknown; role: unknown }, InviteVi
     const cfg = adminConfig(env);
     const phone = phoneOf(input.phone);
     const role = roleOf(input.role);
-    const holder = await personAtNumber(env, phone);
+    const holder = await subscriberRowAtNumber(env, phone);
     if (holder && holder.test_otp_hash !== null)
       throw E.invalidBecause("phone", "a fixed-code test number can never hold a role");
     const actor = caller.actor.id;

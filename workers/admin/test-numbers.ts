@@ -13,12 +13,12 @@ import { MOBILE_NUMBER } from "../core/spec";
 import { countClients } from "../provider/store/clients";
 import { storeConfig } from "../provider/store/config";
 import {
-  personAtNumber,
+  subscriberRowAtNumber,
   dirAt,
   dirShards,
   COLUMNS,
   validateRow,
-  type PersonRow,
+  type SubscriberRow,
 } from "../provider/store/directory/index";
 import { removeHolder } from "../provider/store/flows/directory-write";
 import { putTestNumber } from "../provider/store/flows/test-numbers";
@@ -33,7 +33,7 @@ const MAX_LIFETIME_MS = 366 * 86_400_000;
 const KST_OFFSET_MS = 9 * 3600_000;
 
 /** Wrong codes entered for the registration `r` (its number and code) from all networks. */
-async function wrongCodes(env: AdminEnv, r: PersonRow): Promise<number> {
+async function wrongCodes(env: AdminEnv, r: SubscriberRow): Promise<number> {
   if (r.test_otp_hash === null) return 0;
   const key = await phoneKey(r.phone);
   const store = storeFor(env, key, storeConfig(env).oneTimeShards);
@@ -52,7 +52,7 @@ export interface TestNumberView {
   suspended: boolean;
 }
 
-async function view(env: AdminEnv, r: PersonRow): Promise<TestNumberView> {
+async function view(env: AdminEnv, r: SubscriberRow): Promise<TestNumberView> {
   const wrong = await wrongCodes(env, r);
   return {
     telcoCd: r.telco,
@@ -143,7 +143,7 @@ export const removeTestNumber = service<{ phone: string }, { deleted: true }>(
   async (env, caller, input) => {
     const phone = input.phone.replace(/[-\s]/g, "");
     if (!MOBILE_NUMBER.test(phone)) throw E.invalidBecause("phone", "must be a mobile number: 01X then 7 or 8 digits");
-    const row = await personAtNumber(env, phone);
+    const row = await subscriberRowAtNumber(env, phone);
     // By the id read: an import giving the number to a real person since this read replaced the
     // test number's holder, and that person is not removed (nothing is: 404).
     if (!row || row.test_clients === null || !(await removeHolder(env, phone, row.id))) throw E.noSuch("test number");

@@ -6,7 +6,7 @@ import { IDENTITY_ITEMS, type IdentityItem } from "../core/spec";
 import { insertSeedClient, sealSecret } from "../provider/store/clients";
 import {
   dirAt,
-  personAtNumber,
+  subscriberRowAtNumber,
   type DirectoryEnv,
   ciShard,
   dirShards,
@@ -172,7 +172,7 @@ export async function applyDevSeed(env: SeedEnv): Promise<void> {
   for (const p of people) byShard.set(numberShard(p.phone, n), [...(byShard.get(numberShard(p.phone, n)) ?? []), p]);
   await Promise.all([...byShard].map(([s, rows]) => dirAt(env, s).seed(s, rows)));
   for (const p of people) {
-    const at = await personAtNumber(env, p.phone);
+    const at = await subscriberRowAtNumber(env, p.phone);
     if (at && at.ci === p.ci && at.test_clients === null) await dirAt(env, p.ciShard).indexCi(p.ci, at.id);
   }
 }

@@ -27,7 +27,7 @@ export const consoleSigninPage: ConsolePage = {
     const masked = e.tx.subscriber!.masked;
     // a fixed-code test number never takes a role: anyone who knows its code could sign in with it
     if (e.tx.subscriber!.testOtpHash === null) {
-      const person = await dirAt(env, homeOfId(e.subscriberId)).person(e.subscriberId);
+      const person = await dirAt(env, homeOfId(e.subscriberId)).subscriber(e.subscriberId);
       if (person) {
         const key = await inviteKey(sealKeyVar(env), person.phone);
         const taken = await takeInvite(env, key, e.subscriberId, masked);

@@ -83,7 +83,7 @@ export function consolePage(v: Viewer, title: string, body: SafeHtml, out: PageO
 /** The person behind a session, or null when they left the directory or hold a fixed-code number. */
 async function personOf(env: DevEnv, rc: RequestContext, h: ConsoleHandle): Promise<DeveloperPerson | null> {
   const id = h.session.subscriberId;
-  const person = await dirAt(env, homeOfId(id)).person(id);
+  const person = await dirAt(env, homeOfId(id)).subscriber(id);
   if (!person || person.test_otp_hash !== null) {
     const ended = await endMembershipsOf(env, id);
     for (const clientId of ended) rc.waitUntil(audit(env, "team.removed", clientId, "ok", { reason: "person_left" }));

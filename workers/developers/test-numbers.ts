@@ -18,7 +18,7 @@ import {
   type AppTestNumber,
 } from "../provider/store/developers";
 import {
-  personAtNumber,
+  subscriberRowAtNumber,
   APP_TEST_RANGE,
   isAppTestNumber,
   type SubscriberInput,
@@ -147,7 +147,7 @@ export async function renewTestNumber(env: ProviderEnv, clientId: string, phone:
 /** Removes a test number: its sign-ins end as a removed subscriber's do, and the number is free again. */
 export async function removeAppTestNumber(env: ProviderEnv, clientId: string, phone: string): Promise<void> {
   await held(env, clientId, phone);
-  const row = await personAtNumber(env, phone);
+  const row = await subscriberRowAtNumber(env, phone);
   if (row && row.test_clients !== null) await removeHolder(env, phone, row.id);
   await releaseTestNumber(env, clientId, phone);
 }

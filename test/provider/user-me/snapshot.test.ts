@@ -4,7 +4,7 @@
 // Invariants: a token (or code) issued before its plid ended reads (redeems) nothing after; the
 // record from a snapshot equals the record built from the directory for the same subscriber.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { insertPerson, shardExec } from "../../support/shards";
+import { insertSubscriber, shardExec } from "../../support/shards";
 import { describe, expect, it } from "vitest";
 import { decryptField } from "../../../workers/core/crypto";
 import { ENCRYPTED_ITEMS, IDENTITY_ITEMS } from "../../../workers/core/spec";
@@ -136,7 +136,7 @@ describe("an ended plid ends its codes and tokens at once", () => {
   });
 
   it("an operator removing a subscriber ends their tokens with every app", async () => {
-    await insertPerson({ telco: "S", phone: "01099990011", name: "삭제될", ci: "CI-remove" });
+    await insertSubscriber({ telco: "S", phone: "01099990011", name: "삭제될", ci: "CI-remove" });
     const a = await tokenFor("01099990011");
     const b = await tokenFor("01099990011", { client: LIMITED, secret: LIMITED.secret });
     expect((await admin("DELETE", "/admin/directory/01099990011")).status).toBe(200);

@@ -9,7 +9,7 @@ import type { RequestContext, Route } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
 import { signinConfig, t, type Lang, bareContext, stopPage } from "../signin/index";
 import { audit } from "../store/one-time/index";
-import { endAutoLogin, personById, riskUntil } from "../store/directory/index";
+import { endAutoLogin, subscriberWithRisk, riskUntil } from "../store/directory/index";
 import { connectionsOf } from "../store/flows/connections";
 import { endLinksOf } from "../store/flows/end-plids";
 import { confirmTerminatePage, dashboardPage } from "./pages";
@@ -140,7 +140,7 @@ async function act(
 /** When the risk window ends for a session proven by SMS alone (null: no window, or a passkey proved it). */
 async function smsHeldUntil(env: ProviderEnv, session: AccountSession): Promise<number | null> {
   if (session.passkey !== undefined) return null;
-  const person = await personById(env, session.subscriberId);
+  const person = await subscriberWithRisk(env, session.subscriberId);
   return person && riskUntil(person.riskFrom, storeConfig(env).riskWindowMs);
 }
 

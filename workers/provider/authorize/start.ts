@@ -10,7 +10,14 @@ import { signinConfig, autoLoginEligible, deviceIdOf, beginSignIn, mayTest } fro
 import { errorRedirect, LOGIN_REQUIRED_MESSAGE, redirectLocation } from "./redirects";
 import { redirect } from "../../core/http";
 import type { AuthorizeRequest } from "./validate";
-import { personById, riskUntil, findLink, touchLink, deviceOf, findAutoLoginGrant } from "../store/directory/index";
+import {
+  subscriberWithRisk,
+  riskUntil,
+  findLink,
+  touchLink,
+  deviceOf,
+  findAutoLoginGrant,
+} from "../store/directory/index";
 import { storeConfig } from "../store/config";
 import { audit } from "../store/one-time/index";
 
@@ -29,7 +36,7 @@ async function automaticLogin(
   if (!grant) return null;
   const [link, person] = await Promise.all([
     findLink(env, ar.client.clientId, grant.subscriberId),
-    personById(env, grant.subscriberId),
+    subscriberWithRisk(env, grant.subscriberId),
   ]);
   // Gone after a disconnect; consent needed again when the agreed items grew; SKT/KT only.
   if (!link || !person || ar.client.items.some((i) => !link.items.includes(i))) return null;

@@ -47,7 +47,7 @@ export class CarrierUnavailable extends Error {
 }
 
 /** What a matching answer says of the person, as sent (the directory's row rules check it next). */
-export interface CarrierPerson {
+export interface CarrierSubscriber {
   ci: string;
   gender: string;
   birth: string;
@@ -55,7 +55,7 @@ export interface CarrierPerson {
 }
 
 /** A matching answer; `sim`, the risk signals it carried (absent when it carried none). */
-export type CarrierAnswer = { match: false } | { match: true; person: CarrierPerson; sim?: SimSignal };
+export type CarrierAnswer = { match: false } | { match: true; person: CarrierSubscriber; sim?: SimSignal };
 
 export interface CarrierApiOptions {
   url: string;

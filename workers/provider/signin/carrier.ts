@@ -20,7 +20,7 @@ import {
   type SimColumns,
 } from "../store/directory/index";
 import type { JobEnv } from "../store/flows/directory-jobs";
-import { DirectoryBusy, writePerson } from "../store/flows/directory-write";
+import { DirectoryBusy, writeSubscriber } from "../store/flows/directory-write";
 import { noteSignals } from "../store/flows/sim-signals";
 import { askCarrier, canonicalName, CarrierUnavailable, type CarrierApiOptions } from "./carrier-api";
 
@@ -151,7 +151,7 @@ export function httpDirectory(env: JobEnv, api: CarrierApiOptions, ciWaitMs = CI
       else
         try {
           // its own wait for the ci, and a second more for the directory objects to take the write
-          id = await directoryWithin(ciWaitMs + 1000, writePerson(env, row, ciWaitMs));
+          id = await directoryWithin(ciWaitMs + 1000, writeSubscriber(env, row, ciWaitMs));
         } catch (err) {
           if (err instanceof DirectoryBusy) throw new CarrierUnavailable("directory_busy");
           throw err;

@@ -1,19 +1,10 @@
 // The sign-in pages (form contract in docs/signin.md). Plain HTML forms that work with
 // JavaScript off, mobile-first (readable at 320 px), labelled, errors announced with role=alert.
-// The scripts are enhancements the pages do not depend on: the code page's WebOTP call, and the
-// passkey parts (passkey/markup.ts): the identify page's passkey form, the code and consent pages' probe.
-// The step form is always the first <form> of a page; the language switch follows in the footer.
+// The scripts are enhancements the pages do not depend on: the code page's WebOTP call, the passkey
+// parts (passkey/markup.ts). The step form is always a page's first <form>; the language switch's is in the footer.
 
-import {
-  cspNonce,
-  cspSourceFor,
-  escapeHtml,
-  html,
-  htmlResponse,
-  raw,
-  type PageOptions,
-  type SafeHtml,
-} from "../../core/html";
+import { cspNonce, cspSourceFor, escapeHtml, html, htmlResponse, raw } from "../../core/html";
+import type { PageOptions, SafeHtml } from "../../core/html";
 import { randomToken, utf8 } from "../../core/crypto";
 import { itemName, t, type Lang, type MessageKey } from "./i18n";
 import { PAGE_CSS } from "./page-style";
@@ -51,10 +42,7 @@ export interface PageContext {
   operator: Operator;
   /** The code page's countdown: the seconds its code has left when the page is sent. */
   seconds?: string;
-  /**
-   * A page's own state its language switch posts back with the transaction, so the switch shows
-   * the same page in the other language (the text page's ticket, `text`).
-   */
+  /** What the language switch posts back besides tx and csrf: the text page's ticket. */
   langCarry?: Readonly<Record<string, string>>;
 }
 
@@ -134,6 +122,9 @@ function layout(
   script: SafeHtml | null = null,
 ): Layout {
   const other: Lang = ctx.lang === "ko" ? "en" : "ko";
+  const carry = Object.entries(ctx.langCarry ?? {}).map(
+    ([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`,
+  );
   const before = html`<!doctype html>
 <html lang="${ctx.lang}">
 <head>
@@ -154,9 +145,7 @@ ${body}
 ${
   footer && ctx.txId && ctx.csrf
     ? html`<form method="post" action="${actionOf(ctx)}" class="lang">
-<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">${Object.entries(
-        ctx.langCarry ?? {},
-      ).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+<input type="hidden" name="tx" value="${ctx.txId}"><input type="hidden" name="csrf" value="${ctx.csrf}">${carry}
 <button type="submit" name="lang" value="${other}" lang="${other}" aria-label="${t(ctx.lang, "language")}: ${t(ctx.lang, "switchTo")}">${t(ctx.lang, "switchTo")}</button>
 </form>`
     : ""

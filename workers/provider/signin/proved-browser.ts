@@ -61,8 +61,8 @@ const mac = async (env: Env, input: string) =>
   (await derivedToken(sealKeyVar(env), PURPOSE, input)).slice(0, MAC_CHARS);
 const numberMac = (env: Env, browser: string, phoneKey: string, exp: number) =>
   mac(env, `number:${browser}:${phoneKey}:${exp}`);
-const personMac = (env: Env, browser: string, phoneKey: string, personId: number, exp: number) =>
-  mac(env, `person:${browser}:${phoneKey}:${personId}:${exp}`);
+const subscriberMac = (env: Env, browser: string, phoneKey: string, subscriberId: number, exp: number) =>
+  mac(env, `person:${browser}:${phoneKey}:${subscriberId}:${exp}`);
 
 /** What a request holds for the typed number: its live entry, checked without a directory read. */
 export interface Proved {
@@ -86,15 +86,20 @@ export async function provedFor(req: Request, env: Env, phoneKey: string): Promi
 }
 
 /** Whether the proof still names the person the directory now gives for the number. */
-export async function stillHolds(env: Env, p: Proved, phoneKey: string, personId: number): Promise<boolean> {
-  return sameHash(await personMac(env, p.browser, phoneKey, personId, p.entry.exp), p.entry.person);
+export async function stillHolds(env: Env, p: Proved, phoneKey: string, subscriberId: number): Promise<boolean> {
+  return sameHash(await subscriberMac(env, p.browser, phoneKey, subscriberId, p.entry.exp), p.entry.person);
 }
 
 /**
  * The cookie that records a proof of the number (its key) by the person on this browser, newest
  * first, replacing an older proof of the same number; null when proofs are not kept.
  */
-export async function provedCookie(req: Request, env: Env, phoneKey: string, personId: number): Promise<string | null> {
+export async function provedCookie(
+  req: Request,
+  env: Env,
+  phoneKey: string,
+  subscriberId: number,
+): Promise<string | null> {
   const seconds = provedSeconds(env);
   if (seconds === 0) return null;
   const held = parse(readHostCookie(req, PROVED_COOKIE));
@@ -110,7 +115,7 @@ export async function provedCookie(req: Request, env: Env, phoneKey: string, per
   const fresh: Entry = {
     exp,
     number: await numberMac(env, browser, phoneKey, exp),
-    person: await personMac(env, browser, phoneKey, personId, exp),
+    person: await subscriberMac(env, browser, phoneKey, subscriberId, exp),
   };
   const value = [
     browser,
@@ -125,9 +130,9 @@ export async function withProof(
   req: Request,
   env: Env,
   phoneKey: string,
-  personId: number,
+  subscriberId: number,
 ): Promise<Response> {
-  const cookie = await provedCookie(req, env, phoneKey, personId);
+  const cookie = await provedCookie(req, env, phoneKey, subscriberId);
   if (cookie === null) return res;
   try {
     res.headers.append("Set-Cookie", cookie);

@@ -3,7 +3,7 @@
 // /v1/user/me modes, prompt semantics, and the ends of a grant (disconnect, expiry, another user,
 // another person proving their number on a shared browser).
 import { env } from "../../../support/env";
-import { insertPerson, shardExec, shardRows } from "../../../support/shards";
+import { insertSubscriber, shardExec, shardRows } from "../../../support/shards";
 import { itemsMask } from "../../../../workers/provider/store/directory/keys";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -382,7 +382,7 @@ describe("a shared browser: once a person proves their number on it, no automati
     const k = nextPerson++;
     const phone = `0107${String(k).padStart(7, "0")}`;
     const code = String(100000 + ((k * 7919) % 900000));
-    await insertPerson({ telco, phone, name: `공용${k}`, birth: "1994-04-04", ci: `CI-shared-${k}`, code });
+    await insertSubscriber({ telco, phone, name: `공용${k}`, birth: "1994-04-04", ci: `CI-shared-${k}`, code });
     return { telco, name: `공용${k}`, phone, code };
   }
 

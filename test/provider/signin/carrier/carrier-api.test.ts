@@ -34,7 +34,7 @@ const HTTP = {
 };
 const UNCONFIRMED_KO = "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.";
 
-interface CarrierPerson {
+interface CarrierSubscriber {
   telcoCd: string;
   name: string;
   ci: string;
@@ -45,7 +45,7 @@ interface CarrierPerson {
 
 const control = carrierControl;
 
-const carrierHas = (people: Record<string, CarrierPerson | null>) => control("/_carrier/people", people);
+const carrierHas = (people: Record<string, CarrierSubscriber | null>) => control("/_carrier/people", people);
 const carrierMode = (mode: string, extra: Record<string, unknown> = {}) =>
   control("/_carrier/mode", { mode, ...extra });
 /** The secret the fake checks requests with, and the one it signs answers with (default: the same). */
@@ -119,7 +119,7 @@ async function finish(b: Browser, p: Page): Promise<{ location: URL; consented: 
   return { location: new URL(p.res.headers.get("Location")!), consented };
 }
 
-const SKY: CarrierPerson = {
+const SKY: CarrierSubscriber = {
   telcoCd: "K",
   name: "최하늘",
   ci: ciOf(201),
@@ -171,14 +171,14 @@ describe("CARRIER_DIRECTORY=http: a person unknown to the D1 directory", () => {
     expect(second.consented).toBe(false);
     expect((await appReads(second.location)).plid).toBe(user.plid);
     expect(await carrierLog()).toHaveLength(2);
-    const writes = ["importAtNumbers", "claim", "updatePerson", "leaseCis", "indexCi", "indexCis", "startRemoval"];
+    const writes = ["importAtNumbers", "claim", "updateSubscriber", "leaseCis", "indexCi", "indexCis", "startRemoval"];
     expect(watched.calls.filter((c) => writes.includes(c))).toEqual([]);
     expect((await subscriberByPhone(env, SKY_PHONE))!.id).toBe(row.id);
   });
 
   it("a number now answering with another ci has passed to another person: the previous person's tokens stop, number_reassigned is sent, and the new person gets a new plid", async () => {
     const phone = "01090002222";
-    const before: CarrierPerson = { ...SKY, name: "한가람", ci: ciOf(211) };
+    const before: CarrierSubscriber = { ...SKY, name: "한가람", ci: ciOf(211) };
     await carrierHas({ [phone]: before });
     const b = httpBrowser();
     const first = await finish(b, await throughSms(b, "K", "한가람", phone));
@@ -191,7 +191,7 @@ describe("CARRIER_DIRECTORY=http: a person unknown to the D1 directory", () => {
     const events = eventsToApps();
 
     // the carrier now says the number is someone else's
-    const after: CarrierPerson = {
+    const after: CarrierSubscriber = {
       telcoCd: "S",
       name: "정바다",
       ci: ciOf(212),
@@ -226,7 +226,7 @@ describe("CARRIER_DIRECTORY=http: a person unknown to the D1 directory", () => {
 
   it("the same ci at a new number is the person who moved: their plid is kept and the old number is freed", async () => {
     const [oldPhone, newPhone] = ["01090003331", "01090003332"];
-    const mover: CarrierPerson = { ...SKY, name: "김우주", ci: ciOf(221) };
+    const mover: CarrierSubscriber = { ...SKY, name: "김우주", ci: ciOf(221) };
     await carrierHas({ [oldPhone]: mover });
     const b = httpBrowser();
     const first = await finish(b, await throughSms(b, "K", "김우주", oldPhone));
@@ -286,7 +286,7 @@ describe("the name as docs/carrier-api.md promises it, to a carrier that compare
 describe('rotating the shared secret (CARRIER_API_SECRET_NEXT, docs/carrier-api.md "Rotating the secret")', () => {
   const NEXT = "carrier-next-secret-0123456789abcdefGHIJKL";
   const NEITHER = "carrier-third-secret-0123456789abcdefMNOPQR";
-  const person: CarrierPerson = { ...SKY, name: "이새봄", ci: ciOf(251) };
+  const person: CarrierSubscriber = { ...SKY, name: "이새봄", ci: ciOf(251) };
   const during = { CARRIER_API_SECRET_NEXT: NEXT };
 
   /** Step 1 at `phone` from a fresh browser with `vars`: the page's step (verify when confirmed) or its status. */
@@ -454,7 +454,7 @@ async function failureCounters(phone: string): Promise<unknown[]> {
 
 describe('a carrier that cannot be trusted: "try again shortly", no failed attempt counted, nothing written', () => {
   const phone = "01090005555";
-  const person: CarrierPerson = { ...SKY, name: "오구름", ci: ciOf(231) };
+  const person: CarrierSubscriber = { ...SKY, name: "오구름", ci: ciOf(231) };
 
   it("a timeout ends within CARRIER_API_TIMEOUT_MS: 503 with Retry-After, the entries kept; the number is not locked even at a lock threshold of 1", async () => {
     await carrierHas({ [phone]: person });

@@ -2,7 +2,7 @@
 // resends, the resend cooldown, sends per number per hour, the per-IP limit on step 1, code and
 // transaction expiry, and single use of a code under concurrent submissions.
 import { runInDurableObject } from "cloudflare:test";
-import { insertPerson } from "../../../support/shards";
+import { insertSubscriber } from "../../../support/shards";
 import { env } from "../../../support/env";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sha256 } from "../../../../workers/core/crypto";
@@ -22,7 +22,7 @@ let nextPhone = 5000;
 async function subscriber(telco: "S" | "K" | "L", code?: string): Promise<Who> {
   const phone = `0109${String(nextPhone++).padStart(7, "0")}`;
   const name = `가입자${nextPhone}`;
-  await insertPerson({ telco, phone, name, birth: "1995-01-02", ci: `CI-${phone}`, ...(code ? { code } : {}) });
+  await insertSubscriber({ telco, phone, name, birth: "1995-01-02", ci: `CI-${phone}`, ...(code ? { code } : {}) });
   return { telco, name, phone, code: code ?? "" };
 }
 

@@ -11,7 +11,7 @@
 // A first page stores nothing (docs/signin.md "The first page"): each number posted from it opens
 // its own sign-in, so the one-winner races of identify start from a code page.
 import { runInDurableObject } from "cloudflare:test";
-import { afterShardCall, insertPerson } from "../../../support/shards";
+import { afterShardCall, insertSubscriber } from "../../../support/shards";
 import { env } from "../../../support/env";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -42,7 +42,7 @@ async function subscribers(n: number, consented: boolean, sms = false): Promise<
     const k = next++;
     const phone = `0108${String(k).padStart(7, "0")}`;
     const code = String(100000 + ((k * 7919) % 900000));
-    const id = await insertPerson({
+    const id = await insertSubscriber({
       telco: "S",
       phone,
       name: `경합${k}`,
@@ -191,7 +191,7 @@ describe("identify racing identify in one sign-in (the victim's number and the a
 
   it("a double-clicked identify sends one code and both answers show the same code page", async () => {
     const who = { telco: "K", name: "더블", phone: "01076543210", code: "" };
-    await insertPerson({ telco: "K", phone: who.phone, name: who.name, birth: "1993-03-03", ci: "CI-double" });
+    await insertSubscriber({ telco: "K", phone: who.phone, name: who.name, birth: "1993-03-03", ci: "CI-double" });
     for (let i = 0; i < 20; i++) {
       const b = new Browser({ vars: VARS, ip: `203.0.113.${i}` });
       const p1 = await b.authorize();

@@ -5,7 +5,7 @@
 // concurrent sends, and the decision taken before anyone is looked up.
 import { describe, expect, it } from "vitest";
 import { env } from "../../../support/env";
-import { insertPerson, aroundCalls } from "../../../support/shards";
+import { insertSubscriber, aroundCalls } from "../../../support/shards";
 import { alertText, Browser, type Page, type Who } from "../../../support/signin";
 import { age, siteverifyMode, solve } from "../../../support/turnstile";
 import { guardStore } from "../../../../workers/provider/store/guard/reach";
@@ -34,7 +34,7 @@ async function person(prefix: string): Promise<Who> {
   const n = nextPhone++;
   const phone = `010${prefix}${String(n % 10_000).padStart(4, "0")}`;
   const name = `보호${n}`;
-  await insertPerson({ telco: "S", phone, name, birth: "1990-01-02", ci: `CI-guard-${phone}` });
+  await insertSubscriber({ telco: "S", phone, name, birth: "1990-01-02", ci: `CI-guard-${phone}` });
   return { telco: "S", name, phone, code: "" };
 }
 

@@ -5,7 +5,7 @@
 // limits and the code's validity count one send however many attempts; every attempt is audited
 // without the number, text or code.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { insertPerson } from "../../../support/shards";
+import { insertSubscriber } from "../../../support/shards";
 import { alertText, Browser, type Page } from "../../../support/signin";
 import { auditEvents } from "../../../support/audit";
 import { SmsFakes, type FakeMode, type FakeRequest, type Provider } from "../../../support/sms-fakes";
@@ -23,7 +23,7 @@ let nextPhone = 0;
 async function person(): Promise<{ phone: string; name: string }> {
   const phone = `0107${String(nextPhone++).padStart(7, "0")}`;
   const name = `문자${nextPhone}`;
-  await insertPerson({ telco: "S", phone, name, gender: "F", ci: `CI-sms-${phone}` });
+  await insertSubscriber({ telco: "S", phone, name, gender: "F", ci: `CI-sms-${phone}` });
   return { phone, name };
 }
 

@@ -4,7 +4,7 @@
 // the browser has it and works unchanged without it.
 import { describe, expect, it } from "vitest";
 import { eucKrBytes, smsText } from "../../../../workers/provider/signin/sms/text";
-import { insertPerson } from "../../../support/shards";
+import { insertSubscriber } from "../../../support/shards";
 import { alertText, Browser, withoutOwnScripts } from "../../../support/signin";
 import { SMITH } from "../../../support/helpers";
 
@@ -88,7 +88,7 @@ describe("the SMS text", () => {
 
 describe("the code page's WebOTP call", () => {
   it("a code sent by SMS: a nonce'd inline script calls navigator.credentials.get({ otp }) where OTPCredential exists; CSP allows only that script; the field keeps autocomplete=one-time-code", async () => {
-    await insertPerson({ telco: "K", phone: "01066660001", name: "웹오티피", gender: "F", ci: "CI-webotp-1" });
+    await insertSubscriber({ telco: "K", phone: "01066660001", name: "웹오티피", gender: "F", ci: "CI-webotp-1" });
     const b = new Browser();
     const p = await b.submit(await b.authorize(), { telcoCd: "K", name: "웹오티피", phoneNo: "01066660001" });
     expect(p.form?.step, alertText(p.html)).toBe("verify");

@@ -1,6 +1,6 @@
 // The SMS senders (docs/signin.md "SMS interface"): the signed webhook, the dev outbox and its page.
 import { describe, expect, it, vi } from "vitest";
-import { insertPerson } from "../../../support/shards";
+import { insertSubscriber } from "../../../support/shards";
 import { hmacSha256Hex } from "../../../../workers/core/crypto";
 import { outboxSender } from "../../../../workers/provider/store/sms/outbox";
 import { readOutbox } from "../../../../workers/provider/store/sms-outbox";
@@ -49,7 +49,7 @@ describe("SMS senders", () => {
   });
 
   it("a failing gateway answers 503 with the could-not-send message; the code is withdrawn and a resend is not held back by the cooldown", async () => {
-    await insertPerson({ telco: "S", phone: "01077770001", name: "실패", gender: "M", ci: "CI-fail" });
+    await insertSubscriber({ telco: "S", phone: "01077770001", name: "실패", gender: "M", ci: "CI-fail" });
     // The SMS gateway (not the platform) is stood in for: it answers 502 to the signed POST.
     const urls: string[] = [];
     const gateway = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
@@ -84,7 +84,7 @@ describe("SMS senders", () => {
   });
 
   it("webhook without its URL is a configuration error: 500 server_error with the fixed message", async () => {
-    await insertPerson({ telco: "S", phone: "01077770002", name: "설정", gender: "M", ci: "CI-conf" });
+    await insertSubscriber({ telco: "S", phone: "01077770002", name: "설정", gender: "M", ci: "CI-conf" });
     const b = new Browser({ vars: { SMS_SENDER: "webhook" } });
     const res = await b.fetch("/oauth2/authorize", {
       method: "POST",

@@ -7,7 +7,7 @@
 // match and ones that do not.
 import { describe, expect, it } from "vitest";
 import { env } from "../../../support/env";
-import { insertPerson } from "../../../support/shards";
+import { insertSubscriber } from "../../../support/shards";
 import { alertText, Browser, parseForms, type Page } from "../../../support/signin";
 import { hmacSha256Hex } from "../../../../workers/core/crypto";
 
@@ -22,7 +22,7 @@ async function person(): Promise<{ telco: string; name: string; phone: string }>
   const i = n++;
   const phone = `0107717${String(i).padStart(4, "0")}`;
   const name = `문자${i}`;
-  await insertPerson({ telco: "K", phone, name, ci: `CI-text-${phone}` });
+  await insertSubscriber({ telco: "K", phone, name, ci: `CI-text-${phone}` });
   return { telco: "K", name, phone };
 }
 

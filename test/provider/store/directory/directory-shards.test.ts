@@ -18,7 +18,7 @@ import {
 import { countSubscribers, subscriberByPhone } from "../../../../workers/provider/store/directory/directory";
 import { dirAt, type DirectoryShard } from "../../../../workers/provider/store/directory/directory-shard";
 import { jobHooks } from "../../../../workers/provider/store/flows/directory-jobs";
-import { DirectoryBusy, writePerson } from "../../../../workers/provider/store/flows/directory-write";
+import { DirectoryBusy, writeSubscriber } from "../../../../workers/provider/store/flows/directory-write";
 import type { DirectoryJob } from "../../../../workers/provider/store/directory/tables/jobs";
 import { ADMIN_TOKEN, admin } from "../../../support/admin";
 import { ciOf, importRows } from "../../../support/directory";
@@ -228,13 +228,13 @@ describe("an import whose cross-shard steps die half way", () => {
       foreign: "L" as const,
       ci: ciOf(ci),
     };
-    await expect(writePerson(env, moved, 100)).rejects.toBeInstanceOf(DirectoryBusy);
+    await expect(writeSubscriber(env, moved, 100)).rejects.toBeInstanceOf(DirectoryBusy);
     expect(await subscriberByPhone(env, moved.phone)).toBeNull();
     await drainJobs();
     await invariants();
     // once indexed, the same write is the person moving (one row, the same id)
     const id = (await subscriberByPhone(env, phone))!.id;
-    expect(await writePerson(env, moved, 100)).toBe(id);
+    expect(await writeSubscriber(env, moved, 100)).toBe(id);
     await invariants();
   });
 

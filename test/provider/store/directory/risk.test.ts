@@ -87,7 +87,7 @@ describe("risk signals in the shard (model-checked)", () => {
           for (const j of jobs) expect(j.job).toEqual({ kind: "credential_change", id, at: after });
         }
         expect(queued).toBe(events);
-        const row = (await shard.person(id))!;
+        const row = (await shard.subscriber(id))!;
         expect({ sim: row.sim_changed_at, kind: row.sim_change_kind, port: row.ported_at }).toEqual(m);
         // another person's ci at this id (the number passed on meanwhile) writes nothing
         const other = await shard.noteSims([{ id, ci: ciOf(5), sim: { portedAt: base } }], WINDOW_MS);

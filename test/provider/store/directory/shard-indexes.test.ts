@@ -26,8 +26,11 @@ const KEYED: Record<string, [string, ...unknown[]]> = {
   "holder: the number's entry": ["SELECT id FROM numbers WHERE phone = ?", "01012345678"],
   "person: by id": ["SELECT * FROM people WHERE id = ?", 1],
   "import: the ci's person": ["SELECT ci, id FROM by_ci WHERE ci IN (SELECT value FROM json_each(?))", "[]"],
-  "removePerson: the links": ["DELETE FROM links WHERE subscriber_id = ? RETURNING client_id, plid, subscriber_id", 1],
-  "removePerson: the grants": ["DELETE FROM grants WHERE subscriber_id = ?", 1],
+  "removeSubscriberRow: the links": [
+    "DELETE FROM links WHERE subscriber_id = ? RETURNING client_id, plid, subscriber_id",
+    1,
+  ],
+  "removeSubscriberRow: the grants": ["DELETE FROM grants WHERE subscriber_id = ?", 1],
   "deleteClient: its links": [
     "DELETE FROM links WHERE (subscriber_id, client_id) IN (SELECT subscriber_id, client_id FROM links WHERE client_id = ?1 LIMIT ?2) RETURNING plid",
     "demo-client",

@@ -12,13 +12,13 @@ import { DurableObject } from "cloudflare:workers";
 import { shardName } from "./keys";
 import type { SimSignal } from "./risk";
 import { createTables } from "./tables/schema";
-import type { EndableLink, LinkRow, PersonFields, PersonRow } from "./tables/common";
+import type { EndableLink, LinkRow, SubscriberFields, SubscriberRow } from "./tables/common";
 import { CiIndex } from "./tables/ci-index";
 import { Grants } from "./tables/grants";
 import { Jobs, type QueuedJob } from "./tables/jobs";
 import { Links, type ConnectionRow } from "./tables/links";
 import { People, type Claim, type ClaimResult, type NumberHolder, type NumberImport } from "./tables/people";
-import { Adoption, type LegacyLink, type LegacyPerson } from "./tables/adoption";
+import { Adoption, type LegacyLink, type AdoptedSubscriber } from "./tables/adoption";
 import { Passkeys, type AddResult, type NewPasskey, type PasskeyRow, type UseResult } from "./tables/passkeys";
 
 /** What the shard's alarm does beyond its tables, given by the module that exports it (store/objects.ts). */
@@ -75,12 +75,12 @@ export class DirectoryShard extends DurableObject {
   }
 
   /** A person at home here, or null. */
-  person(id: number): PersonRow | null {
-    return this.peopleAndNumbers.person(id);
+  subscriber(id: number): SubscriberRow | null {
+    return this.peopleAndNumbers.subscriber(id);
   }
 
   /** People at home here, by id (the import's and the remover's batched reads). */
-  people(ids: readonly number[]): PersonRow[] {
+  people(ids: readonly number[]): SubscriberRow[] {
     return this.peopleAndNumbers.people(ids);
   }
 
@@ -90,13 +90,17 @@ export class DirectoryShard extends DurableObject {
   }
 
   /** The import's first pass over the rows whose numbers this shard answers for. */
-  importAtNumbers(shard: number, rows: readonly (PersonFields & { seq: number })[], dryRun: boolean): NumberImport[] {
+  importAtNumbers(
+    shard: number,
+    rows: readonly (SubscriberFields & { seq: number })[],
+    dryRun: boolean,
+  ): NumberImport[] {
     return this.peopleAndNumbers.importAtNumbers(shard, rows, dryRun);
   }
 
   /** Updates a person's directory fields and number, only while their ci is `ci`; false when not. */
-  updatePerson(id: number, fields: PersonFields): { done: boolean; previousPhone: string | null } {
-    return this.peopleAndNumbers.updatePerson(id, fields);
+  updateSubscriber(id: number, fields: SubscriberFields): { done: boolean; previousPhone: string | null } {
+    return this.peopleAndNumbers.updateSubscriber(id, fields);
   }
 
   /** Applies decided claims, each only while its number's holder is still the one it was decided against. */
@@ -121,8 +125,8 @@ export class DirectoryShard extends DurableObject {
   }
 
   /** Deletes a person at home here with their grants, only while their row names `phone` and no link is left. */
-  removePerson(id: number, phone: string): { removed: boolean; links: EndableLink[] } {
-    return this.peopleAndNumbers.removePerson(id, phone);
+  removeSubscriberRow(id: number, phone: string): { removed: boolean; links: EndableLink[] } {
+    return this.peopleAndNumbers.removeSubscriberRow(id, phone);
   }
 
   /** Records the carrier's risk signals of people at home here (people.ts `noteSims`); the events' jobs. */
@@ -136,7 +140,7 @@ export class DirectoryShard extends DurableObject {
   /** Inserts people of the dev seed whose numbers are free (operator changes to seed rows are kept). */
   seed(
     shard: number,
-    rows: readonly (PersonFields & { testOtpHash: string | null; ciShard: number })[],
+    rows: readonly (SubscriberFields & { testOtpHash: string | null; ciShard: number })[],
   ): { ci: string; id: number; ciShard: number }[] {
     return this.peopleAndNumbers.seed(shard, rows);
   }
@@ -167,14 +171,14 @@ export class DirectoryShard extends DurableObject {
     shard: number,
     expect: number | null,
     update: boolean,
-    fields: PersonFields,
+    fields: SubscriberFields,
     test: { otpHash: string; clients: string; expiresAt: number },
   ): { id: number; jobs: QueuedJob[] } | null {
     return this.peopleAndNumbers.putTestNumber(shard, expect, update, fields, test);
   }
 
   /** Registered test numbers here with a number after `after`, by number, at most `limit`. */
-  testNumbers(after: string, limit: number): PersonRow[] {
+  testNumbers(after: string, limit: number): SubscriberRow[] {
     return this.peopleAndNumbers.testNumbers(after, limit);
   }
 
@@ -224,7 +228,13 @@ export class DirectoryShard extends DurableObject {
    * gone (removed, or their number reassigned) or the client deleted since the sign-in began.
    */
   recordConsent(subscriberId: number, clientId: string, items: number, newPlid: string): string | null {
-    return this.links.recordConsent(this.peopleAndNumbers.person(subscriberId), subscriberId, clientId, items, newPlid);
+    return this.links.recordConsent(
+      this.peopleAndNumbers.subscriber(subscriberId),
+      subscriberId,
+      clientId,
+      items,
+      newPlid,
+    );
   }
 
   /**
@@ -237,8 +247,14 @@ export class DirectoryShard extends DurableObject {
     clientId: string,
     items: number,
     newPlid: string,
-  ): { plid: string; person: PersonRow } | null {
-    return this.links.consentLogin(this.peopleAndNumbers.person(subscriberId), subscriberId, clientId, items, newPlid);
+  ): { plid: string; person: SubscriberRow } | null {
+    return this.links.consentLogin(
+      this.peopleAndNumbers.subscriber(subscriberId),
+      subscriberId,
+      clientId,
+      items,
+      newPlid,
+    );
   }
 
   linkExists(clientId: string, plid: string): boolean {
@@ -334,8 +350,8 @@ export class DirectoryShard extends DurableObject {
   passkeyEnrolment(
     subscriberId: number,
     fresh: string,
-  ): { person: PersonRow | null; handle: string | null; passkeys: PasskeyRow[] } {
-    const person = this.peopleAndNumbers.person(subscriberId);
+  ): { person: SubscriberRow | null; handle: string | null; passkeys: PasskeyRow[] } {
+    const person = this.peopleAndNumbers.subscriber(subscriberId);
     if (!person || person.test_otp_hash !== null || person.test_clients !== null)
       return { person, handle: null, passkeys: [] };
     return { person, handle: this.passkeys.handle(subscriberId, fresh), passkeys: this.passkeys.of(subscriberId) };
@@ -377,10 +393,10 @@ export class DirectoryShard extends DurableObject {
     challengeUntil: number,
     counter: number,
     clientId?: string,
-  ): UseResult & { person?: PersonRow | null; link?: LinkRow | null } {
+  ): UseResult & { person?: SubscriberRow | null; link?: LinkRow | null } {
     const used = this.passkeys.use(credentialId, challenge, challengeUntil, counter);
     if (!used.ok) return used;
-    const person = this.peopleAndNumbers.person(used.subscriberId);
+    const person = this.peopleAndNumbers.subscriber(used.subscriberId);
     return { ...used, person, link: clientId ? this.links.find(used.subscriberId, clientId) : null };
   }
 
@@ -405,10 +421,10 @@ export class DirectoryShard extends DurableObject {
   }
 
   /** A passkey made with an SMS proof at its usable time: its person to tell (with their number), or why not. */
-  passkeyNotice(credentialId: string): { state: "tell"; person: PersonRow } | { state: "early" | "gone" } {
+  passkeyNotice(credentialId: string): { state: "tell"; person: SubscriberRow } | { state: "early" | "gone" } {
     const n = this.passkeys.usableNotice(credentialId);
     if (n.state !== "tell") return n;
-    const person = this.peopleAndNumbers.person(n.subscriberId);
+    const person = this.peopleAndNumbers.subscriber(n.subscriberId);
     return person ? { state: "tell", person } : { state: "gone" };
   }
 
@@ -448,7 +464,7 @@ export class DirectoryShard extends DurableObject {
   /** People of the single database whose numbers this shard answers for; their ids here, by their old id. */
   adoptPeople(
     shard: number,
-    rows: readonly LegacyPerson[],
+    rows: readonly AdoptedSubscriber[],
   ): { legacyId: number; id: number; ci: string; indexed: boolean }[] {
     return this.adoption.adoptPeople(shard, rows);
   }

@@ -6,7 +6,7 @@ import type { Telco } from "../../../core/spec";
 import type { StoreVars } from "../config";
 import { dirAt, type DirectoryShard } from "./directory-shard";
 import { dirShards, homeOfId, numberShard } from "./keys";
-import type { LinkRow, PersonRow } from "./tables/common";
+import type { LinkRow, SubscriberRow } from "./tables/common";
 import { riskFrom, type SimColumns } from "./risk";
 
 export interface Subscriber {
@@ -22,7 +22,7 @@ export interface Subscriber {
 
 export type DirectoryEnv = { DIRECTORY: DurableObjectNamespace<DirectoryShard> } & StoreVars;
 
-export function toSubscriber(r: PersonRow): Subscriber {
+export function toSubscriber(r: SubscriberRow): Subscriber {
   return {
     id: r.id,
     telco: r.telco,
@@ -36,7 +36,7 @@ export function toSubscriber(r: PersonRow): Subscriber {
 }
 
 export async function subscriberById(env: DirectoryEnv, id: number): Promise<Subscriber | null> {
-  const r = await dirAt(env, homeOfId(id)).person(id);
+  const r = await dirAt(env, homeOfId(id)).subscriber(id);
   return r ? toSubscriber(r) : null;
 }
 
@@ -67,21 +67,21 @@ export type DirectoryEntry = Subscriber & {
  * another. A number answers only while its entry and its person's row agree on it (an entry an
  * unfinished move left behind answers nothing).
  */
-export async function personAtNumber(env: DirectoryEnv, phone: string): Promise<PersonRow | null> {
+export async function subscriberRowAtNumber(env: DirectoryEnv, phone: string): Promise<SubscriberRow | null> {
   return (await atNumber(env, phone))?.person ?? null;
 }
 
-/** `personAtNumber`, with the link to `clientId` when the number's shard is the person's home. */
+/** `subscriberRowAtNumber`, with the link to `clientId` when the number's shard is the person's home. */
 async function atNumber(
   env: DirectoryEnv,
   phone: string,
   clientId?: string,
-): Promise<{ person: PersonRow; link?: LinkRow | null } | null> {
+): Promise<{ person: SubscriberRow; link?: LinkRow | null } | null> {
   const shard = numberShard(phone, dirShards(env));
   const h = await dirAt(env, shard).holder(shard, phone, clientId);
   if (h.at === "none" || h.at === "stale") return null;
   if (h.at === "here") return h;
-  const p = await dirAt(env, homeOfId(h.id)).person(h.id);
+  const p = await dirAt(env, homeOfId(h.id)).subscriber(h.id);
   return p && p.phone === phone ? { person: p } : null;
 }
 
@@ -96,7 +96,7 @@ export async function subscriberByPhone(
 }
 
 /** A person's row as the directory's answer: the subscriber, a test number's code and review restriction. */
-function entryOf(r: PersonRow): DirectoryEntry {
+function entryOf(r: SubscriberRow): DirectoryEntry {
   const review =
     r.test_clients !== null
       ? { clients: JSON.parse(r.test_clients) as string[], expiresAt: r.test_expires_at ?? 0 }
@@ -111,17 +111,17 @@ function entryOf(r: PersonRow): DirectoryEntry {
 }
 
 /** The person `id` with when their number's latest risky change was (risk.ts), from their home shard; null when gone. */
-export async function personById(
+export async function subscriberWithRisk(
   env: DirectoryEnv,
   id: number,
 ): Promise<{ subscriber: Subscriber; riskFrom: number | null } | null> {
-  const r = await dirAt(env, homeOfId(id)).person(id);
+  const r = await dirAt(env, homeOfId(id)).subscriber(id);
   return r && { subscriber: toSubscriber(r), riskFrom: riskFrom(r) };
 }
 
 /** The person `id` with a test number's code and review restriction, read from their home shard; null when gone. */
 export async function reviewEntryById(env: DirectoryEnv, id: number): Promise<DirectoryEntry | null> {
-  const r = await dirAt(env, homeOfId(id)).person(id);
+  const r = await dirAt(env, homeOfId(id)).subscriber(id);
   return r && entryOf(r);
 }
 

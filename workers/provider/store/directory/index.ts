@@ -9,8 +9,8 @@ export {
   type ReviewRestriction,
   type Subscriber,
   countSubscribers,
-  personAtNumber,
-  personById,
+  subscriberRowAtNumber,
+  subscriberWithRisk,
   reviewEntryById,
   subscriberById,
   subscriberByPhone,
@@ -64,6 +64,6 @@ export {
   kstToday,
   validateRow,
 } from "./rows";
-export type { EndableLink, LinkRow, PersonFields, PersonRow } from "./tables/common";
+export type { EndableLink, LinkRow, SubscriberFields, SubscriberRow } from "./tables/common";
 export type { DirectoryJob, Jobs, QueuedJob } from "./tables/jobs";
 export type { Claim, NumberHolder } from "./tables/people";

@@ -6,7 +6,7 @@ import { dirAt } from "./directory-shard";
 import type { DirectoryEnv } from "./directory";
 import { dirShards, handleHome, homeOfId, newPasskeyHandle } from "./keys";
 import type { AddResult, NewPasskey, PasskeyRow, UseResult } from "./tables/passkeys";
-import type { LinkRow, PersonRow } from "./tables/common";
+import type { LinkRow, SubscriberRow } from "./tables/common";
 
 export type { AddResult, NewPasskey, PasskeyRow, UseResult } from "./tables/passkeys";
 export { PASSKEY_MAX } from "./tables/passkeys";
@@ -21,7 +21,7 @@ export function passkeyHandleFor(env: DirectoryEnv, subscriberId: number): Promi
 export function passkeyEnrolment(
   env: DirectoryEnv,
   subscriberId: number,
-): Promise<{ person: PersonRow | null; handle: string | null; passkeys: PasskeyRow[] }> {
+): Promise<{ person: SubscriberRow | null; handle: string | null; passkeys: PasskeyRow[] }> {
   const home = homeOfId(subscriberId);
   return dirAt(env, home).passkeyEnrolment(subscriberId, newPasskeyHandle(home, dirShards(env)));
 }
@@ -58,7 +58,7 @@ export async function usePasskey(
   challengeUntil: number,
   counter: number,
   clientId?: string,
-): Promise<UseResult & { person?: PersonRow | null; link?: LinkRow | null }> {
+): Promise<UseResult & { person?: SubscriberRow | null; link?: LinkRow | null }> {
   return dirAt(env, homeOfId(subscriberId)).usePasskey(credentialId, challenge, challengeUntil, counter, clientId);
 }
 

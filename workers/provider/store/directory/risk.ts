@@ -5,7 +5,7 @@
 // passkey the person already has, and subscribed apps are told once (a CAEP credential-change).
 // Test numbers have no signals: they are exempt.
 
-import type { PersonRow } from "./tables/common";
+import type { SubscriberRow } from "./tables/common";
 
 /** What a carrier's answer or an import row says of a number's SIM (epoch ms); an absent field leaves the stored one. */
 export interface SimSignal {
@@ -17,13 +17,13 @@ export interface SimSignal {
 export type SimChangeKind = "person" | "carrier";
 
 /** A person's stored signals, as their row holds them. */
-export type SimColumns = Pick<PersonRow, "sim_changed_at" | "sim_change_kind" | "ported_at">;
+export type SimColumns = Pick<SubscriberRow, "sim_changed_at" | "sim_change_kind" | "ported_at">;
 
 /**
  * When the latest risky change was (epoch ms): a SIM change not made by the carrier (a change
  * without a kind counts as the person's) or a port; null when none, and for test numbers.
  */
-export function riskFrom(p: SimColumns & Pick<PersonRow, "test_otp_hash" | "test_clients">): number | null {
+export function riskFrom(p: SimColumns & Pick<SubscriberRow, "test_otp_hash" | "test_clients">): number | null {
   if (p.test_otp_hash !== null || p.test_clients !== null) return null;
   const sim = p.sim_changed_at !== null && p.sim_change_kind !== "carrier" ? p.sim_changed_at : null;
   const port = p.ported_at;

@@ -10,7 +10,7 @@
 
 import { deleteClientRow, getClient } from "../clients";
 import { storeConfig } from "../config";
-import { dirAt, dirShards, personAtNumber } from "../directory/index";
+import { dirAt, dirShards, subscriberRowAtNumber } from "../directory/index";
 import { revokePlids, type StoresEnv } from "./end-plids";
 import { testNumbersOf } from "../developers";
 import { removeHolder } from "./directory-write";
@@ -43,7 +43,7 @@ async function endClientLinks(env: StoresEnv, clientId: string): Promise<void> {
 /** The app's own test numbers leave the directory (their D1 rows go with the client's). */
 async function removeTestNumbers(env: StoresEnv, clientId: string): Promise<void> {
   for (const n of await testNumbersOf(env, clientId)) {
-    const row = await personAtNumber(env, n.phone);
+    const row = await subscriberRowAtNumber(env, n.phone);
     if (row && row.test_clients !== null) await removeHolder(env, n.phone, row.id);
   }
 }

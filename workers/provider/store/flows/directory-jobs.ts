@@ -49,7 +49,7 @@ export async function runJob(
       // nothing); an entry that outlives its person anyway is never followed: the import reads
       // each entry's person and checks the ci
       await step(job, "index");
-      const p = await dirAt(env, homeOfId(job.id)).person(job.id);
+      const p = await dirAt(env, homeOfId(job.id)).subscriber(job.id);
       await dirAt(env, ciShard(job.ci, n)).indexCis(
         p?.ci === job.ci ? [{ ci: job.ci, id: job.id }] : [],
         job.lease && !keepLeases ? [{ ci: job.ci, holder: job.lease }] : [],
@@ -66,14 +66,14 @@ export async function runJob(
       // made meanwhile is ended on the next pass). A retry starts again from the top.
       const home = dirAt(env, homeOfId(job.id));
       for (let pass = 0; pass < 5; pass++) {
-        const person = await home.person(job.id);
+        const person = await home.subscriber(job.id);
         if (!person || person.phone !== job.phone) return undefined;
         await step(job, "end_links");
         await endRows(env, await home.linksOf(job.id, null), job.reason);
         await step(job, "unindex");
         await dirAt(env, ciShard(person.ci, n)).unindexCi(person.ci, job.id);
         await step(job, "delete");
-        if ((await home.removePerson(job.id, job.phone)).removed) return "removed";
+        if ((await home.removeSubscriberRow(job.id, job.phone)).removed) return "removed";
       }
       throw new Error("remove: links kept being made");
     }

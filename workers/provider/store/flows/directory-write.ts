@@ -19,7 +19,7 @@
 // one ci decide it one after the other, so neither makes a second person of it.
 
 import {
-  personAtNumber,
+  subscriberRowAtNumber,
   type DirectoryEnv,
   dirAt,
   ciShard,
@@ -28,8 +28,8 @@ import {
   homeOfId,
   numberShard,
   type SubscriberInput,
-  type PersonFields,
-  type PersonRow,
+  type SubscriberFields,
+  type SubscriberRow,
   type Claim,
   type NumberHolder,
 } from "../directory/index";
@@ -49,11 +49,11 @@ export interface ImportCounts {
 /** Rounds of deciding again the rows whose number changed hands between the decision and the write. */
 const MAX_ROUNDS = 5;
 
-type Row = PersonFields & { seq: number };
+type Row = SubscriberFields & { seq: number };
 
 /** People by id, read at their homes (one call per home). */
-async function peopleById(env: DirectoryEnv, ids: readonly number[]): Promise<Map<number, PersonRow>> {
-  const out = new Map<number, PersonRow>();
+async function peopleById(env: DirectoryEnv, ids: readonly number[]): Promise<Map<number, SubscriberRow>> {
+  const out = new Map<number, SubscriberRow>();
   await Promise.all(
     [...groupBy([...new Set(ids)], homeOfId)].map(async ([home, list]) => {
       for (const p of await dirAt(env, home).people(list)) out.set(p.id, p);
@@ -188,7 +188,7 @@ const IMPORT_CI_WAIT_MS = 30_000;
  * it touches one number (and the number a moving person leaves), each only while it is still as
  * decided, and its ci under a ci lease. Their id. Throws DirectoryBusy when the ci stays leased.
  */
-export async function writePerson(env: JobEnv, row: SubscriberInput, ciWaitMs: number): Promise<number> {
+export async function writeSubscriber(env: JobEnv, row: SubscriberInput, ciWaitMs: number): Promise<number> {
   let applied: Applied;
   try {
     applied = await applyRows(env, [row], { ciWaitMs, displaces: false });
@@ -206,7 +206,7 @@ export async function writePerson(env: JobEnv, row: SubscriberInput, ciWaitMs: n
   }
   const { ids } = applied;
   const id = ids.get(0);
-  if (id === undefined) throw new Error("writePerson: the row was not written");
+  if (id === undefined) throw new Error("writeSubscriber: the row was not written");
   return id;
 }
 
@@ -286,7 +286,7 @@ async function decideAndWrite(
       const expect = h.at === "none" ? null : h.at === "here" ? h.person.id : h.id;
       const held = h.at === "here" ? h.person : h.at === "away" ? people.get(h.id) : undefined;
       const holder = held && held.phone === r.phone ? held : null;
-      const fields: PersonFields = {
+      const fields: SubscriberFields = {
         telco: r.telco,
         phone: r.phone,
         name: r.name,
@@ -325,7 +325,7 @@ async function decideAndWrite(
     await Promise.all(
       decided.map(async (d) => {
         if (d.person === null || homeOfId(d.person) === numberShard(d.phone, n)) return;
-        const moved = await dirAt(env, homeOfId(d.person)).updatePerson(d.person, d.fields);
+        const moved = await dirAt(env, homeOfId(d.person)).updateSubscriber(d.person, d.fields);
         if (!moved.done) retry.add(d.seq);
         else d.leaves = moved.previousPhone;
       }),
@@ -429,7 +429,7 @@ export async function removeHolder(env: JobEnv, phone: string, id: number): Prom
 
 /** Removes the subscriber at `phone`; the removed id, or null. */
 export async function deleteSubscriber(env: JobEnv, phone: string): Promise<number | null> {
-  const p = await personAtNumber(env, phone);
+  const p = await subscriberRowAtNumber(env, phone);
   if (!p) return null;
   return (await removeHolder(env, phone, p.id)) ? p.id : null;
 }

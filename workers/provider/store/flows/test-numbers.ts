@@ -7,12 +7,12 @@
 // in the same step that gives the new one the number.
 
 import {
-  personAtNumber,
+  subscriberRowAtNumber,
   dirAt,
   dirShards,
   numberShard,
   type SubscriberInput,
-  type PersonRow,
+  type SubscriberRow,
 } from "../directory/index";
 import { runJobs, type JobEnv } from "./directory-jobs";
 
@@ -27,13 +27,13 @@ export async function putTestNumber(
   env: JobEnv,
   row: SubscriberInput,
   test: { otpHash: string; clients: string; expiresAt: number },
-  check: (holder: PersonRow) => Promise<void>,
-): Promise<{ saved: PersonRow; replaced: boolean }> {
+  check: (holder: SubscriberRow) => Promise<void>,
+): Promise<{ saved: SubscriberRow; replaced: boolean }> {
   const shard = numberShard(row.phone, dirShards(env));
   let replaced = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const h = await dirAt(env, shard).holder(shard, row.phone);
-    const holder = h.at === "here" ? h.person : h.at === "away" ? await personAtNumber(env, row.phone) : null;
+    const holder = h.at === "here" ? h.person : h.at === "away" ? await subscriberRowAtNumber(env, row.phone) : null;
     if (holder) await check(holder);
     const expect = h.at === "none" ? null : h.at === "here" ? h.person.id : h.id;
     const update = holder !== null && holder.ci === row.ci;
@@ -41,7 +41,7 @@ export async function putTestNumber(
     const put = await dirAt(env, shard).putTestNumber(shard, expect, update, { ...row }, test);
     if (put === null) continue;
     await runJobs(env, [{ shard, jobs: put.jobs }]);
-    const saved = await dirAt(env, shard).person(put.id);
+    const saved = await dirAt(env, shard).subscriber(put.id);
     if (saved) return { saved, replaced };
   }
   throw new Error("test number: the number kept changing hands");

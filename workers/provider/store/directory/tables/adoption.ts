@@ -11,12 +11,12 @@
 //   a link moves with its plid, and is refused for a deleted client, as a consent is.
 
 import { homeOfId } from "../keys";
-import type { PersonFields } from "./common";
+import type { SubscriberFields } from "./common";
 import type { Links } from "./links";
 import type { People } from "./people";
 
 /** A person of the single database, as the move hands them to their number's shard. */
-export type LegacyPerson = PersonFields & {
+export type AdoptedSubscriber = SubscriberFields & {
   legacyId: number;
   testOtpHash: string | null;
   testClients: string | null;
@@ -49,19 +49,19 @@ export class Adoption {
    */
   adoptPeople(
     shard: number,
-    rows: readonly LegacyPerson[],
+    rows: readonly AdoptedSubscriber[],
   ): { legacyId: number; id: number; ci: string; indexed: boolean }[] {
     const out: { legacyId: number; id: number; ci: string; indexed: boolean }[] = [];
     this.storage.transactionSync(() => {
       for (const r of rows) {
         const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", r.phone).toArray()[0];
         if (cur) {
-          const p = homeOfId(cur.id) === shard ? this.people.person(cur.id) : null;
+          const p = homeOfId(cur.id) === shard ? this.people.subscriber(cur.id) : null;
           if (p && p.ci === r.ci)
             out.push({ legacyId: r.legacyId, id: cur.id, ci: r.ci, indexed: p.test_clients === null });
           continue;
         }
-        const id = this.people.insertPerson(
+        const id = this.people.insertSubscriber(
           shard,
           r,
           { otpHash: r.testOtpHash, clients: r.testClients, expiresAt: r.testExpiresAt },

@@ -5,7 +5,7 @@ import type { IdentityItem } from "../../../../core/spec";
 import { maskItems } from "../keys";
 
 /** A person's row as the shard returns it. */
-export type PersonRow = {
+export type SubscriberRow = {
   id: number;
   ci: string;
   telco: "S" | "K" | "L";
@@ -25,7 +25,7 @@ export type PersonRow = {
 };
 
 /** The directory fields an import or a registration writes. */
-export interface PersonFields {
+export interface SubscriberFields {
   telco: string;
   phone: string;
   name: string;

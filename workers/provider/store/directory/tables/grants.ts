@@ -111,7 +111,7 @@ export class Grants {
   }
 
   /** A removed person's grants. */
-  endOfPerson(subscriberId: number): void {
+  endOfSubscriber(subscriberId: number): void {
     this.sql.exec("DELETE FROM grants WHERE subscriber_id = ?", subscriberId);
   }
 }

@@ -13,7 +13,7 @@
 // - a plid names its person's home (keys.ts `plidHome`), but for a plid moved from the single
 //   database, whose named shard keeps its home in `plid_homes`.
 
-import { linkRow, rowsIn, type EndableLink, type LinkRow, type PersonRow } from "./common";
+import { linkRow, rowsIn, type EndableLink, type LinkRow, type SubscriberRow } from "./common";
 import type { Grants } from "./grants";
 
 /** One of a person's links with the latest live grant of it (their /account page). */
@@ -48,7 +48,7 @@ export class Links {
    * (`person`, read in the same call) is gone or the client deleted.
    */
   recordConsent(
-    person: PersonRow | null,
+    person: SubscriberRow | null,
     subscriberId: number,
     clientId: string,
     items: number,
@@ -59,12 +59,12 @@ export class Links {
 
   /** A sign-in's consent: `recordConsent` with the link's login recorded, and the person the code will carry. */
   consentLogin(
-    person: PersonRow | null,
+    person: SubscriberRow | null,
     subscriberId: number,
     clientId: string,
     items: number,
     newPlid: string,
-  ): { plid: string; person: PersonRow } | null {
+  ): { plid: string; person: SubscriberRow } | null {
     const plid = person ? this.link(subscriberId, clientId, items, newPlid, true) : null;
     return plid === null ? null : { plid, person: person! };
   }

@@ -4,7 +4,7 @@
 // this shard (keys.ts `newPasskeyHandle`), so an assertion's user handle reaches this object alone.
 //
 // Invariants:
-// - a passkey belongs to a person at home here and ends with them (people.ts `removePerson`: a
+// - a passkey belongs to a person at home here and ends with them (people.ts `removeSubscriberRow`: a
 //   removal, or the number passing to another person by ci);
 // - a person holds at most PASSKEY_MAX passkeys; an insert checks the count in its own step;
 // - a passkey signs in only from its `usable_at` on (a passkey made with an SMS proof alone waits
@@ -246,7 +246,7 @@ export class Passkeys {
   }
 
   /** The person is removed (people.ts): their passkeys and handle go in the same step. */
-  endOfPerson(subscriberId: number): void {
+  endOfSubscriber(subscriberId: number): void {
     this.sql.exec("DELETE FROM passkeys WHERE subscriber_id = ?", subscriberId);
     this.sql.exec("DELETE FROM passkey_people WHERE subscriber_id = ?", subscriberId);
   }

@@ -20,7 +20,7 @@
 
 import { SHARD_SLOTS } from "../../config";
 import { homeOfId, numberShard } from "../keys";
-import { linkRow, rowsIn, type EndableLink, type LinkRow, type PersonFields, type PersonRow } from "./common";
+import { linkRow, rowsIn, type EndableLink, type LinkRow, type SubscriberFields, type SubscriberRow } from "./common";
 import type { CiIndex } from "./ci-index";
 import type { Grants } from "./grants";
 import { JOB_GRACE_MS, type DirectoryJob, type Jobs, type QueuedJob } from "./jobs";
@@ -32,7 +32,7 @@ import { applySignal, riskFrom, riskUntil, type SimSignal } from "../risk";
 export type NumberHolder =
   | { at: "none" }
   /** `link`: the person's link to the client asked about, read in the same call (absent: not asked). */
-  | { at: "here"; person: PersonRow; link?: LinkRow | null }
+  | { at: "here"; person: SubscriberRow; link?: LinkRow | null }
   | { at: "away"; id: number }
   /** An entry of a person at home here whose row no longer names the number (a move not yet finished, or done). */
   | { at: "stale"; id: number };
@@ -48,7 +48,7 @@ export interface Claim {
   expect: number | null;
   /** The person who takes the number; null: a new person with `fields`. */
   person: number | null;
-  fields: PersonFields;
+  fields: SubscriberFields;
   /** The holder is displaced (removed, their logins ended); false when they are moving elsewhere in the same import. */
   displace: boolean;
   /** Where the new person's ci is indexed (this shard: written now; else a job). */
@@ -90,20 +90,20 @@ export class People {
       .toArray()[0];
     if (!r) return { at: "none" };
     const { holder_id: id, link_plid: plid, link_items: items, link_at: consentedAt, ...row } = r;
-    const person = row as unknown as PersonRow;
+    const person = row as unknown as SubscriberRow;
     const h = this.holderOf(shard, phone, id, person.id === id ? person : null);
     if (h.at !== "here" || clientId === undefined) return h;
     return { ...h, link: plid === null ? null : linkRow({ plid, items: items!, consented_at: consentedAt! }) };
   }
 
   /** A person at home here, or null. */
-  person(id: number): PersonRow | null {
-    return this.sql.exec<PersonRow>("SELECT * FROM people WHERE id = ?", id).toArray()[0] ?? null;
+  subscriber(id: number): SubscriberRow | null {
+    return this.sql.exec<SubscriberRow>("SELECT * FROM people WHERE id = ?", id).toArray()[0] ?? null;
   }
 
   /** People at home here, by id. */
-  people(ids: readonly number[]): PersonRow[] {
-    return rowsIn<PersonRow>(this.sql, "SELECT * FROM people WHERE id", ids);
+  people(ids: readonly number[]): SubscriberRow[] {
+    return rowsIn<SubscriberRow>(this.sql, "SELECT * FROM people WHERE id", ids);
   }
 
   /** The ci of each of these people at home here. */
@@ -116,7 +116,11 @@ export class People {
    * the same directory person (same ci) at home here is updated now (id, plids and consent kept);
    * for every other row the holder is returned, for the caller to decide with what other shards hold.
    */
-  importAtNumbers(shard: number, rows: readonly (PersonFields & { seq: number })[], dryRun: boolean): NumberImport[] {
+  importAtNumbers(
+    shard: number,
+    rows: readonly (SubscriberFields & { seq: number })[],
+    dryRun: boolean,
+  ): NumberImport[] {
     const out: NumberImport[] = [];
     // the rows' entries in one statement (an import's numbers are mostly new: nothing to read after)
     const entries = this.numberEntries(rows.map((r) => r.phone));
@@ -131,8 +135,8 @@ export class People {
   }
 
   /** Updates a person's directory fields and number, only while their ci is `ci`; false when not. */
-  updatePerson(id: number, fields: PersonFields): { done: boolean; previousPhone: string | null } {
-    const p = this.person(id);
+  updateSubscriber(id: number, fields: SubscriberFields): { done: boolean; previousPhone: string | null } {
+    const p = this.subscriber(id);
     if (!p || p.ci !== fields.ci) return { done: false, previousPhone: null };
     this.writeFields(id, fields);
     return { done: true, previousPhone: p.phone };
@@ -169,7 +173,7 @@ export class People {
         freed.has(phone)
           ? (this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", phone).toArray()[0]?.id ?? null)
           : (entries.get(phone) ?? null);
-      const born: (PersonFields & { id: number })[] = [];
+      const born: (SubscriberFields & { id: number })[] = [];
       const indexedHere: { ci: string; id: number }[] = [];
       const writeBorn = () => {
         if (born.length) this.insertPeople(born, now);
@@ -204,7 +208,7 @@ export class People {
             continue;
           }
           if (homeOfId(id) === shard) {
-            const moved = this.updatePerson(id, c.fields);
+            const moved = this.updateSubscriber(id, c.fields);
             if (!moved.done) {
               // gone since the decision (removed meanwhile): decided again by the caller
               results.push({ seq: c.seq, ok: false });
@@ -265,18 +269,18 @@ export class People {
    * person who moved to another number meanwhile stays) and once no link is left: links made since
    * the caller ended them (a consent landing meanwhile) come back to be ended first.
    */
-  removePerson(id: number, phone: string): { removed: boolean; links: EndableLink[] } {
+  removeSubscriberRow(id: number, phone: string): { removed: boolean; links: EndableLink[] } {
     let out: { removed: boolean; links: EndableLink[] } = { removed: false, links: [] };
     this.storage.transactionSync(() => {
-      const p = this.person(id);
+      const p = this.subscriber(id);
       if (!p || p.phone !== phone) return;
       const links = this.links.of(id, null);
       if (links.length) {
         out = { removed: false, links };
         return;
       }
-      this.grants.endOfPerson(id);
-      this.passkeys.endOfPerson(id);
+      this.grants.endOfSubscriber(id);
+      this.passkeys.endOfSubscriber(id);
       this.sql.exec("DELETE FROM people WHERE id = ?", id);
       out = { removed: true, links: [] };
     });
@@ -286,14 +290,14 @@ export class People {
   /** Inserts people of the dev seed whose numbers are free (operator changes to seed rows are kept). */
   seed(
     shard: number,
-    rows: readonly (PersonFields & { testOtpHash: string | null; ciShard: number })[],
+    rows: readonly (SubscriberFields & { testOtpHash: string | null; ciShard: number })[],
   ): { ci: string; id: number; ciShard: number }[] {
     const out: { ci: string; id: number; ciShard: number }[] = [];
     const now = Date.now();
     this.storage.transactionSync(() => {
       for (const r of rows) {
         if (this.sql.exec("SELECT 1 FROM numbers WHERE phone = ?", r.phone).toArray().length) continue;
-        const id = this.insertPerson(shard, r, { otpHash: r.testOtpHash, clients: null, expiresAt: null }, now);
+        const id = this.insertSubscriber(shard, r, { otpHash: r.testOtpHash, clients: null, expiresAt: null }, now);
         this.sql.exec("INSERT INTO numbers (phone, id) VALUES (?, ?)", r.phone, id);
         out.push({ ci: r.ci, id, ciShard: r.ciShard });
       }
@@ -312,7 +316,7 @@ export class People {
     shard: number,
     expect: number | null,
     update: boolean,
-    fields: PersonFields,
+    fields: SubscriberFields,
     test: { otpHash: string; clients: string; expiresAt: number },
   ): { id: number; jobs: QueuedJob[] } | null {
     let out: { id: number; jobs: QueuedJob[] } | null = null;
@@ -321,7 +325,7 @@ export class People {
       const cur = this.sql.exec<{ id: number }>("SELECT id FROM numbers WHERE phone = ?", fields.phone).toArray()[0];
       if ((cur?.id ?? null) !== expect) return;
       if (update && expect !== null) {
-        const p = this.person(expect);
+        const p = this.subscriber(expect);
         if (!p || p.test_clients === null || p.ci !== fields.ci || p.phone !== fields.phone) return;
         this.writeFields(expect, fields);
         this.sql.exec(
@@ -334,7 +338,7 @@ export class People {
         out = { id: expect, jobs: [] };
         return;
       }
-      const id = this.insertPerson(shard, fields, test, now);
+      const id = this.insertSubscriber(shard, fields, test, now);
       this.sql.exec("INSERT OR REPLACE INTO numbers (phone, id) VALUES (?, ?)", fields.phone, id);
       const jobs =
         expect === null
@@ -362,7 +366,7 @@ export class People {
     const now = Date.now();
     this.storage.transactionSync(() => {
       for (const { id, ci, sim } of items) {
-        const p = this.person(id);
+        const p = this.subscriber(id);
         if (!p || p.ci !== ci || p.test_otp_hash !== null || p.test_clients !== null) continue;
         const next = applySignal(p, sim);
         const before = riskFrom(p);
@@ -394,9 +398,9 @@ export class People {
   }
 
   /** Registered test numbers here with a number after `after`, by number, at most `limit`. */
-  testNumbers(after: string, limit: number): PersonRow[] {
+  testNumbers(after: string, limit: number): SubscriberRow[] {
     return this.sql
-      .exec<PersonRow>(
+      .exec<SubscriberRow>(
         "SELECT * FROM people WHERE test_clients IS NOT NULL AND phone > ? ORDER BY phone LIMIT ?",
         after,
         limit,
@@ -451,10 +455,10 @@ export class People {
   }
 
   /** The holder of `phone` from its entry's `id` (null: none); `known`, the person's row when already read. */
-  private holderOf(shard: number, phone: string, id: number | null, known?: PersonRow | null): NumberHolder {
+  private holderOf(shard: number, phone: string, id: number | null, known?: SubscriberRow | null): NumberHolder {
     if (id === null) return { at: "none" };
     if (homeOfId(id) !== shard) return { at: "away", id };
-    const p = known === undefined ? this.person(id) : known;
+    const p = known === undefined ? this.subscriber(id) : known;
     return p && p.phone === phone ? { at: "here", person: p } : { at: "stale", id };
   }
 
@@ -472,7 +476,7 @@ export class People {
   }
 
   /** Writes new directory people (no test number) here with their numbers, in one statement each. */
-  private insertPeople(people: readonly (PersonFields & { id: number })[], now: number): void {
+  private insertPeople(people: readonly (SubscriberFields & { id: number })[], now: number): void {
     const rows = JSON.stringify(people);
     this.sql.exec(
       `INSERT INTO people (id, ci, telco, phone, name, gender, birth, foreign_cd, test_otp_hash, test_clients, test_expires_at, created_at)
@@ -489,9 +493,9 @@ export class People {
   }
 
   /** Writes a new person here: their id, from the sequence (`seq`, or the next value). */
-  insertPerson(
+  insertSubscriber(
     shard: number,
-    f: PersonFields,
+    f: SubscriberFields,
     test: TestFields | null,
     now: number,
     seq: number = this.takeSequence(1),
@@ -516,7 +520,7 @@ export class People {
     return id;
   }
 
-  private writeFields(id: number, f: PersonFields): void {
+  private writeFields(id: number, f: SubscriberFields): void {
     this.sql.exec(
       "UPDATE people SET telco = ?, phone = ?, name = ?, gender = ?, birth = ?, foreign_cd = ? WHERE id = ?",
       f.telco,
