@@ -349,7 +349,7 @@ describe("the link read with the number: a first login's code step reads no link
     w.clear();
     const done = await w.b.submit(code, { otp: HONG.code });
     expect(done.status).toBe(302);
-    expect(w.directory).toEqual(["findLink", "person", "touchLink"]);
+    expect(w.directory).toEqual(["findLink", "subscriber", "touchLink"]);
   });
 
   it("a link made by another sign-in after the number's read: the consent page is shown again, and agreeing keeps that link's plid", async () => {
@@ -407,7 +407,7 @@ describe("the link read with the number: a first login's code step reads no link
     w.clear();
     const code = await w.b.submit(p1, { telcoCd: "S", name: person.name, phoneNo: after });
     expect(code.form?.step).toBe("verify");
-    expect(w.directory).toEqual(["holder", "person"]);
+    expect(w.directory).toEqual(["holder", "subscriber"]);
     expect((await recordOf(code)).tx.consentDue).toBeUndefined();
     w.clear();
     const done = await w.b.submit(code, { otp: await lastCode(after) });
