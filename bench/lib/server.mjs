@@ -13,9 +13,12 @@ import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wran
 
 export const HOST = "127.0.0.1";
 
+/** Each bundle's exported names, from esbuild's metafile (what a service binding's entrypoint may name). */
+const exportsOf = new Map();
+
 /** Bundles a worker entry to one ES module (as wrangler would), returning its path. */
 export async function bundle(root, entry, outfile, { minify = false } = {}) {
-  await build({
+  const { metafile } = await build({
     entryPoints: [join(root, entry)],
     outfile,
     bundle: true,
@@ -26,8 +29,11 @@ export async function bundle(root, entry, outfile, { minify = false } = {}) {
     mainFields: ["module", "main"],
     external: ["cloudflare:*", "node:*"],
     minify,
+    metafile: true,
     logLevel: "error",
   });
+  const [output] = Object.values(metafile.outputs).filter((o) => o.entryPoint);
+  exportsOf.set(outfile, new Set(output?.exports ?? []));
   return outfile;
 }
 
@@ -59,7 +65,7 @@ function appOptions(root, scriptPath, name, vars) {
   // bundle exports it: an older checkout's bundle (--base) may not
   const serviceBindings = Object.fromEntries(
     Object.entries(workerOptions.serviceBindings ?? {}).filter(
-      ([, t]) => typeof t !== "object" || !("entrypoint" in t) || new RegExp(`\\b${t.entrypoint}\\b`).test(contents),
+      ([, t]) => typeof t !== "object" || !("entrypoint" in t) || exportsOf.get(scriptPath)?.has(t.entrypoint),
     ),
   );
   return {

@@ -41,7 +41,13 @@ const MAX_TICKET_CHARS = 2048;
 /** A phrase's states, the value of its entry. */
 const WAITING = "waiting";
 const ARRIVED = "arrived";
-const TAKEN = "taken";
+/**
+ * Taken by a request asking the carrier directory, until `taken:<ms>`: a request killed meanwhile
+ * (an evicted isolate, a lost connection) leaves it so, and "I sent it" takes it again once that
+ * time is past. Longer than the carrier call's longest timeout (30 s) and the directory's answer.
+ */
+const TAKEN = "taken:";
+const TAKEN_HOLD_MS = 60_000;
 
 /** What the text page carries back: whose number, which phrase, for which sign-in, until when. */
 interface Ticket {
@@ -110,6 +116,12 @@ function json(value: unknown, status = 200): Response {
   });
 }
 
+/** The posted ticket, opened, when it is this sign-in's; else null. */
+async function ticketOf(f: Flow, posted: string | undefined): Promise<Ticket | null> {
+  const k = await openJson<Ticket>(f.env, TICKET_PREFIX, TICKET_PURPOSE, posted, MAX_TICKET_CHARS);
+  return k && k.id === f.h.id ? k : null;
+}
+
 /**
  * The text page answered: `poll=Y` asks whether the text arrived (JSON); else "I sent it" takes the
  * arrived phrase once, asks the carrier directory, and proves the number, or says why not.
@@ -117,9 +129,9 @@ function json(value: unknown, status = 200): Response {
 export async function textStep(f: Flow): Promise<Response> {
   const L = f.ctx.lang;
   const posted = f.params.get("text");
-  const k = await openJson<Ticket>(f.env, TICKET_PREFIX, TICKET_PURPOSE, posted, MAX_TICKET_CHARS);
+  const k = await ticketOf(f, posted);
   const poll = f.params.get("poll") === "Y";
-  if (!k || k.id !== f.h.id) {
+  if (!k) {
     if (poll) return json({ error: "unknown_text" }, 400);
     return render(f, { text: tt(L, "gone") }, { status: 400 });
   }
@@ -131,11 +143,13 @@ export async function textStep(f: Flow): Promise<Response> {
   const stub = objectOf(f.env, pk, f.shards);
   if (poll) return json({ arrived: Date.now() < k.until && (await stub.getEntry(key)) === ARRIVED });
   if (Date.now() >= k.until) return identifyPage(f.ctx, values, { text: tt(L, "gone") });
-  if (!(await stub.swapEntry(key, ARRIVED, TAKEN))) {
+  const taken = `${TAKEN}${Date.now() + TAKEN_HOLD_MS}`;
+  if (!(await stub.swapEntry(key, ARRIVED, taken))) {
     const now = await stub.getEntry(key);
     if (now === WAITING) return again(f, k, posted!, tt(L, "notYet"));
-    if (now === TAKEN) return render(f);
-    return identifyPage(f.ctx, values, { text: tt(L, "gone") });
+    const abandoned = now?.startsWith(TAKEN) && Number(now.slice(TAKEN.length)) <= Date.now();
+    if (now?.startsWith(TAKEN) && !(abandoned && (await stub.swapEntry(key, now, taken)))) return render(f);
+    if (!now?.startsWith(TAKEN)) return identifyPage(f.ctx, values, { text: tt(L, "gone") });
   }
   let confirmed;
   try {
@@ -146,7 +160,7 @@ export async function textStep(f: Flow): Promise<Response> {
     if (!(err instanceof CarrierUnavailable)) throw err;
     tally(f.env, f.rc, "carrier.failed", null);
     // nothing was learned: the text stays arrived, and "I sent it" can be tried again
-    await stub.swapEntry(key, TAKEN, ARRIVED);
+    await stub.swapEntry(key, taken, ARRIVED);
     f.rc.waitUntil(audit(f.env, "carrier.unavailable", f.client.clientId || null, "refused", { reason: err.reason }));
     return again(f, k, posted!, undefined, true);
   }
@@ -180,8 +194,8 @@ export async function textStep(f: Flow): Promise<Response> {
  */
 export async function textInLanguage(f: Flow): Promise<Response> {
   const posted = f.params.get("text");
-  const k = await openJson<Ticket>(f.env, TICKET_PREFIX, TICKET_PURPOSE, posted, MAX_TICKET_CHARS);
-  if (!k || k.id !== f.h.id || f.h.tx.step !== "identify" || Date.now() >= k.until) return render(f);
+  const k = await ticketOf(f, posted);
+  if (!k || f.h.tx.step !== "identify" || Date.now() >= k.until) return render(f);
   return again(f, k, posted!);
 }
 

@@ -10,6 +10,8 @@ import { env } from "../../../support/env";
 import { insertSubscriber } from "../../../support/shards";
 import { alertText, Browser, parseForms, type Page } from "../../../support/signin";
 import { hmacSha256Hex } from "../../../../workers/core/crypto";
+import { phoneKey, shardOf, storeAt, textKey } from "../../../../workers/provider/store/one-time/index";
+import { storeConfig } from "../../../../workers/provider/store/config";
 
 const SECRET = "inbound-test-secret-0123456789abcdef";
 const NEXT = "inbound-next-secret-0123456789abcdef";
@@ -284,6 +286,37 @@ describe("at once", () => {
     expect((await Promise.all(results.map(result))).sort()).toEqual(["accepted", "used"]);
     const pages = await Promise.all([b.submit(p, { sent: "Y" }), b.submit(p, { sent: "Y" })]);
     expect(pages.filter((q) => q.form?.step === "consent")).toHaveLength(1);
+  });
+});
+
+describe("a request killed after it took the phrase", () => {
+  // What such a request leaves in the number's object (an isolate evicted or a connection lost
+  // while the carrier directory answers): the phrase taken, with the time its hold ends.
+  async function phraseEntry(who: { phone: string }, phrase: string) {
+    const pk = await phoneKey(who.phone);
+    const key = await textKey(pk, phrase.replace(/\D/g, "").slice(-8));
+    return { stub: storeAt(env, shardOf(pk, storeConfig(env).oneTimeShards)), key };
+  }
+
+  it("holds the phrase while the hold runs, then 'I sent it' takes it again and signs the person in, once", async () => {
+    const b = new Browser({ vars: VARS });
+    const who = await person();
+    const p = await textPage(b, who);
+    expect(await result(await deliver(b, { from: who.phone, body: phraseOf(p) }))).toBe("accepted");
+    const { stub, key } = await phraseEntry(who, phraseOf(p));
+    const held = `taken:${Date.now() + 60_000}`;
+    expect(await stub.swapEntry(key, "arrived", held)).toBe(true);
+
+    // the killed request may still be answering: nobody else takes the phrase meanwhile
+    const meanwhile = await b.submit(p, { sent: "Y" });
+    expect(meanwhile.form?.step).not.toBe("consent");
+    expect(await stub.getEntry(key)).toBe(held);
+
+    // its hold has passed: the request is gone, and the person's "I sent it" goes on
+    expect(await stub.swapEntry(key, held, `taken:${Date.now() - 1}`)).toBe(true);
+    const pages = await Promise.all([b.submit(p, { sent: "Y" }), b.submit(p, { sent: "Y" })]);
+    expect(pages.filter((q) => q.form?.step === "consent")).toHaveLength(1);
+    expect(await sends(who.phone)).toBe(0);
   });
 });
 
