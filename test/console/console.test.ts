@@ -497,6 +497,44 @@ describe("what an operator does", () => {
     ]);
   });
 
+  it("an app's page shows its sign-ins by route and its codes sent and never typed (30 days)", async () => {
+    const { b, home } = await operator("editor");
+    const made = await b.page(
+      await post(b, "/console/apps", {
+        csrf: csrfOf(home),
+        lang: "ko",
+        name: "경로 상점",
+        redirect_uris: "https://route.example/cb",
+      }),
+    );
+    const id = /<code>([A-Za-z0-9]{20})<\/code>/.exec(made.html)![1]!;
+    const t = Date.now() - (Date.now() % 60_000);
+    // what the roll-ups hold after: 10 interactive sign-ins (2 by passkey, 3 by a text the person
+    // sent, 1 by a review test number's fixed code, so 4 by a code sent by SMS) and 4 automatic;
+    // 9 SMS delivered, 5 right code entries (1 of them the fixed code): 5 codes never typed
+    await metricsStore(env).apply(`console-routes-${id}`, [
+      [t, "signin.success", id, 14],
+      [t, "signin.success.interactive", id, 10],
+      [t, "signin.success.passkey", id, 2],
+      [t, "signin.success.text", id, 3],
+      [t, "signin.success.fixed_code", id, 1],
+      [t, "signin.success.automatic", id, 4],
+      [t, "sms.sens.delivered", id, 6],
+      [t, "sms.nhn.delivered", id, 3],
+      [t, "verify.ok", id, 5],
+    ]);
+    const page = await b.page(await b.fetch(`/console/apps/${id}?lang=en`));
+    expect(page.status, alertText(page.html)).toBe(200);
+    const cell = (label: string) => new RegExp(`<td>${label}</td><td>([^<]+)</td>`).exec(page.html)?.[1];
+    expect(page.html).toContain("Sign-ins by route (30 days)");
+    expect(cell("Code sent by SMS")).toBe("4");
+    expect(cell("Text sent by the person")).toBe("3");
+    expect(cell("Passkey")).toBe("2");
+    expect(cell("Automatic login")).toBe("4");
+    expect(cell("Review test number")).toBe("1");
+    expect(/Codes sent and never typed \/ SMS sent \(30 days\)<b>([^<]+)<\/b>/.exec(page.html)?.[1]).toBe("5 / 9");
+  });
+
   it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear and counts, not blocks", async () => {
     const { b, home } = await operator("editor");
     const csrf = csrfOf(home);

@@ -243,6 +243,7 @@ async function appStats(env: ConsoleEnv, v: Viewer, a: ClientView): Promise<Safe
   for (const [k, points] of Object.entries(m.series))
     if (DELIVERED.test(k)) for (const [t, n] of points) perDay.set(t, (perDay.get(t) ?? 0) + n);
   const busiest = Math.max(0, ...perDay.values());
+  const delivered = [...perDay.values()].reduce((a, n) => a + n, 0);
   const budget = appSmsBudget({ smsDailyBudget: a.sms_daily_budget }, env);
   const reasons = Object.keys(m.series)
     .filter((k) => k.startsWith("signin.failure."))
@@ -257,7 +258,9 @@ async function appStats(env: ConsoleEnv, v: Viewer, a: ClientView): Promise<Safe
 <li>${c(L, "kpiSmsBusiestDay")}<b>${busiest.toLocaleString("en-US")}</b></li>
 <li>${c(L, "kpiGuardAsked")}<b>${total("guard.decision.challenge_asked").toLocaleString("en-US")} / ${total("guard.decision.challenge_passed").toLocaleString("en-US")}</b></li>
 <li>${c(L, "kpiGuardHeld")}<b>${(total("guard.decision.slowed") + total("guard.decision.paused")).toLocaleString("en-US")}</b></li>
+<li>${c(L, "kpiUntypedCodes")}<b>${untypedCodes(total, delivered).toLocaleString("en-US")} / ${delivered.toLocaleString("en-US")}</b></li>
 </ul>
+${byRoute(L, total)}
 ${chart({ id: "c-app-signins", title: c(L, "chartAppSignins"), lang: L, stepMs: DAY }, fill(m.series["signin.success"] ?? [], from, now, DAY))}
 ${
   reasons.length
@@ -269,6 +272,41 @@ ${
 }
 
 const DAY = 86_400_000;
+
+/**
+ * An app's sign-ins by how the number was proven (docs/console.md "Apps"): a code sent by SMS, a
+ * text the person sent, a passkey, automatic login, a review test number's fixed code.
+ */
+function byRoute(L: Viewer["lang"], total: (series: string) => number): SafeHtml {
+  const rows: [string, number][] = [
+    ["routeSmsCode", provenBySmsCodeOfApp(total)],
+    ["routeText", total("signin.success.text")],
+    ["routePasskey", total("signin.success.passkey")],
+    ["routeAutomatic", total("signin.success.automatic")],
+    ["routeFixedCode", total("signin.success.fixed_code")],
+  ];
+  return html`<table><caption>${c(L, "routeTitle")}</caption><thead><tr><th scope="col">${c(L, "routeColumn")}</th><th scope="col">${c(L, "count")}</th></tr></thead><tbody>${rows.map(
+    ([k, n]) => html`<tr><td>${c(L, k as "routeText")}</td><td>${n.toLocaleString("en-US")}</td></tr>`,
+  )}</tbody></table>`;
+}
+
+/** An app's interactive sign-ins proven by a code sent by SMS: neither a passkey, a text nor a fixed code. */
+const provenBySmsCodeOfApp = (total: (series: string) => number): number =>
+  Math.max(
+    0,
+    total("signin.success.interactive") -
+      total("signin.success.passkey") -
+      total("signin.success.text") -
+      total("signin.success.fixed_code"),
+  );
+
+/**
+ * Codes the app's sign-ins were sent by SMS and never typed: SMS delivered less the right entries
+ * of a sent code (`verify.ok` less the review test numbers' fixed codes, which no SMS carried). A
+ * code sent again counts as two sends, one typed.
+ */
+const untypedCodes = (total: (series: string) => number, delivered: number): number =>
+  Math.max(0, delivered - Math.max(0, total("verify.ok") - total("signin.success.fixed_code")));
 
 /** Who manages the app in the developer console; for an app with no owner, an editor invites one. */
 async function ownerSection(env: ConsoleEnv, v: Viewer, a: ClientView, editor: boolean, base: string) {
