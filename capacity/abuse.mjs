@@ -36,14 +36,22 @@ import {
   DOCS_END,
   GOALS,
   PACE,
+  PEOPLE,
+  PROFILES,
+  PROFILE_GOALS,
+  WON_PER_INBOUND,
+  WON_PER_SMS,
+  WON_PER_SOLVE,
   abuseMarkdown,
   harnessProblems,
   judge,
   parseAbuseArgs,
   phaseFigures,
   plan,
+  profileRow,
   rngFor,
   shuffle,
+  withProfile,
 } from "./lib/abuse-model.mjs";
 import { directoryRows } from "../bench/lib/directory-data.mjs";
 import { startSmsReceiver } from "./lib/sms-receiver.mjs";
@@ -55,20 +63,111 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 let t0 = Date.now();
 const log = (...a) => console.error(`[${String(Math.round((Date.now() - t0) / 1000)).padStart(4)} s]`, ...a);
 
+/** The attacked app's share of all sign-ins, swept on the baseline bot (`sweeps`). */
+const SWEEP_SHARES = [0.15, 0.3];
+
 async function main() {
-  const o = parseAbuseArgs(process.argv.slice(2));
+  const base = parseAbuseArgs(process.argv.slice(2));
   const started = Date.now();
   t0 = started;
   const m = machine(root, ["workers", "packages", "bench", "capacity", "migrations", "wrangler.toml"]);
-  // the directory: the bot's leaked pairs and the real people, drawn from one carrier-like file
-  const rows = shuffle([...directoryRows(o.pairs + o.people, o.seed)], rngFor(o.seed, "directory"));
+  const devHeaders = honoursDevHeaders();
+  if (!devHeaders)
+    log(
+      "this service does not honour X-Dev-Address (no file under workers/ names it): every session comes from 127.0.0.1, with SIGNIN_IP_LIMIT raised; the goals are not judged",
+    );
+  const names = base.profile === "all" ? Object.keys(PROFILES) : [base.profile];
+  const runs = names.map((name) => ({ name, o: base.profile === "all" ? withProfile(base, name) : base }));
+  if (base.profile === "all" && base.mode === "full")
+    for (const share of SWEEP_SHARES)
+      runs.push({ name: `baseline@${share}`, o: { ...withProfile(base, "baseline"), targetedShare: share } });
+  const problems = [];
+  const results = [];
+  for (const { name, o } of runs) {
+    log(`profile ${name}`);
+    const r = await runProfile(o, devHeaders);
+    for (const p of r.problems) problems.push(`${name}: ${p}`);
+    results.push({ name, ...r });
+  }
+  const first = results[0];
+  const unjudged =
+    base.mode === "short"
+      ? "the short run checks the harness; the goals need the full volume"
+      : base.guard !== "both"
+        ? `one phase (--guard ${base.guard}); the goals compare both`
+        : !devHeaders
+          ? "this service does not honour X-Dev-Address (no guard yet)"
+          : null;
+  const verdict = judge({
+    off: first.ran.off,
+    on: first.ran.on,
+    appBudget: first.appBudget,
+    signinCpuExtra: base.signinCpuExtra,
+    unjudged,
+  });
+  const rows = results
+    .filter((r) => r.row !== null)
+    .map((r) => ({ .../** @type {ReturnType<typeof profileRow>} */ (r.row), name: r.name, settings: r.settings }));
+  m.loadEnd = loadavg()[0].toFixed(2);
+  const result = {
+    version: 2,
+    date: new Date(started).toISOString(),
+    mode: base.mode,
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine: m,
+    settings: first.settings,
+    people: PEOPLE,
+    costs: { wonPerSms: WON_PER_SMS, wonPerInbound: WON_PER_INBOUND, wonPerSolve: WON_PER_SOLVE },
+    goalsSet: GOALS,
+    figures: verdict.figures,
+    goals: verdict.goals,
+    allGoalsMet: verdict.allMet,
+    profileGoals: PROFILE_GOALS,
+    profiles: rows.filter((r) => !r.name.includes("@")),
+    sweeps: rows.filter((r) => r.name.includes("@")),
+    problems,
+    phases: first.ran,
+  };
+  console.log("\n" + abuseMarkdown(result));
+  for (const r of result.profiles)
+    console.log(
+      `${r.name}: ${r.goals.map((g) => `${g.name} ${g.value === null ? "-" : Number(g.value.toFixed(4))}${g.met === false ? " NOT MET" : ""}`).join(", ")}`,
+    );
+  for (const p of problems) log(`FAILED: ${p}`);
+  const resultsDir = join(root, "bench", "results");
+  mkdirSync(resultsDir, { recursive: true });
+  const name = base.mode === "short" ? "short" : result.date.replace(/[:.]/g, "-");
+  writeJson(join(resultsDir, `abuse-${name}.json`), result);
+  log(`wrote bench/results/abuse-${name}.json in ${result.durationSeconds} s`);
+  if (base.docs && !unjudged) {
+    writeDocs(result);
+    log("wrote docs/bench/abuse.json and the abuse section of docs/benchmarks.md");
+  }
+  // a full run judges the goals; the profiles' are reported (docs/abuse.md says which are met)
+  const missed = !unjudged && base.profile !== "all" && verdict.goals.some((g) => g.met === false);
+  return problems.length || missed ? 1 : 0;
+}
+
+/**
+ * One profile's run: its traffic (the bot's leaked pairs, its SIMs, the real people, drawn from
+ * one carrier-like file), then each phase on a fresh service.
+ * @param {ReturnType<typeof parseAbuseArgs>} o
+ * @param {boolean} devHeaders
+ */
+async function runProfile(o, devHeaders) {
+  const rows = shuffle([...directoryRows(o.pairs + o.people + o.sims, o.seed)], rngFor(o.seed, "directory"));
   const person = (r) => ({ telcoCd: r.telcoCd, phoneNo: r.phoneNo, name: r.name });
-  const { sessions, botBlocks } = plan(o, rows.slice(0, o.pairs).map(person), rows.slice(o.pairs).map(person));
+  const { sessions, botBlocks } = plan(
+    o,
+    rows.slice(0, o.pairs).map(person),
+    rows.slice(o.pairs, o.pairs + o.people).map(person),
+    rows.slice(o.pairs + o.people).map(person),
+  );
   const secret = randomBytes(32).toString("hex");
   const receiver = await startSmsReceiver(secret);
-  const devHeaders = honoursDevHeaders();
   /**
-   * The service's variables: the `webhook` gateway to the receiver, every limit at its default.
+   * The service's variables: the `webhook` gateway to the receiver, the text the person sends on
+   * where the guard would challenge, slow or pause (SIGNIN_MO=guard), every limit at its default.
    * @type {Record<string, string>}
    */
   const vars = {
@@ -82,18 +181,15 @@ async function main() {
     // counts (GUARD_FLUSH_MS) would be 8 simulated seconds here, against 0.1 in service. Sent at once,
     // the counts arrive as soon, relative to the guard's clock, as they do at the real pace.
     GUARD_FLUSH_MS: "0",
-    // The simulated people and bot answer the challenge, not the text the person sends
-    // (SIGNIN_MO, docs/signin.md "A text the person sends"): the text is not simulated yet, so the
-    // run measures the guard as it answers without it. `--vars SIGNIN_MO=guard` turns it on.
-    SIGNIN_MO: "off",
+    // the text the person sends (docs/signin.md "A text the person sends"), through the run's
+    // inbound gateway (capacity/lib/sms-receiver.mjs `inboundGateway`)
+    SIGNIN_MO: "guard",
+    SMS_INBOUND_NUMBER: "1544-1234",
+    SMS_INBOUND_SECRET: randomBytes(24).toString("hex"),
     ...o.vars,
   };
-  if (!devHeaders)
-    log(
-      "this service does not honour X-Dev-Address (no file under workers/ names it): every session comes from 127.0.0.1, with SIGNIN_IP_LIMIT raised; the goals are not judged",
-    );
   log(
-    `abuse run (${o.mode}): ${o.pairs.toLocaleString("en-US")} leaked pairs from ${o.botBlocks} blocks, ${o.people.toLocaleString("en-US")} real people, ${o.apps} apps, ${o.minutes} simulated minutes, ${o.concurrency} sessions at a time; guard ${o.guard}`,
+    `  ${o.pairs.toLocaleString("en-US")} leaked pairs from ${o.botBlocks} blocks on ${o.botApps === "all" ? "every app" : "one app"}${o.sims ? `, ${o.sims} SIMs padding ${Math.round(o.paddingShare * 100)}%` : ""}, ${o.people.toLocaleString("en-US")} real people, ${o.apps} apps, ${o.minutes} simulated minutes; guard ${o.guard}`,
   );
   const phases = /** @type {("off" | "on")[]} */ (o.guard === "both" ? ["off", "on"] : [o.guard]);
   /** @type {Record<string, any>} */
@@ -114,83 +210,66 @@ async function main() {
         tokenRequests: r.tokenRequests,
         simulatedMinutes: Number(r.simulatedMinutes.toFixed(2)),
         receiver: r.receiver,
+        inbound: r.inbound,
       };
       const found = harnessProblems(guard, f, r.receiver);
       for (const p of found) problems.push(`guard ${guard}: ${p}`);
       if (found.length && r.workerdOutput) log(`workerd output (last lines):\n${r.workerdOutput}`);
       log(
-        `  guard ${guard}: ${f.attackSms} codes to the attack, ${f.realSms} to real people; real people signed in ${f.real.completed}/${f.real.people}, challenged ${f.real.challenged}; ${r.requests} requests in ${r.wallSeconds.toFixed(0)} s`,
+        `  guard ${guard}: ${f.attackSms} codes to strangers, ${f.simSms} to the bot's SIMs, ${f.realSms} to real people; real people signed in ${f.real.completed}/${f.real.people}, asked more ${f.real.askedMore}, texted ${f.real.texted}, told to wait ${f.real.waited}; ${r.requests} requests in ${r.wallSeconds.toFixed(0)} s`,
       );
     }
   } finally {
     await receiver.close();
   }
-  const unjudged =
-    o.mode === "short"
-      ? "the short run checks the harness; the goals need the full volume"
-      : o.guard !== "both"
-        ? `one phase (--guard ${o.guard}); the goals compare both`
-        : !devHeaders
-          ? "this service does not honour X-Dev-Address (no guard yet)"
-          : null;
   // the targeted app's budget as the guard applies it: its own, else SMS_APP_DAILY_BUDGET's
   const appBudget =
     budgets.find((b) => b !== null) ??
     (vars.SMS_APP_DAILY_BUDGET ? Number(vars.SMS_APP_DAILY_BUDGET) : defaultAppBudget());
-  const verdict = judge({ off: ran.off, on: ran.on, appBudget, signinCpuExtra: o.signinCpuExtra, unjudged });
-  m.loadEnd = loadavg()[0].toFixed(2);
-  const result = {
-    version: 1,
-    date: new Date(started).toISOString(),
-    mode: o.mode,
-    durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine: m,
-    settings: {
-      pairs: o.pairs,
-      people: o.people,
-      minutes: o.minutes,
-      botBlocks: o.botBlocks,
-      botBlocksSample: botBlocks.slice(0, 5),
-      asns: ASNS,
-      apps: o.apps,
-      targetedShare: o.targetedShare ?? 1 / o.apps,
-      realInBotBlocks: o.realInBotBlocks,
-      solverShare: o.solverShare,
-      rightCodeShare: o.rightCodeShare,
-      retries: o.retries,
-      maxWaitSeconds: o.maxWait,
-      concurrency: o.concurrency,
-      seed: o.seed,
-      clockStart: new Date(o.clockStart).toISOString(),
-      guard: o.guard,
-      devHeaders,
-      pace: PACE,
-      vars: { ...vars, SMS_WEBHOOK_URL: "(the run's receiver)", SMS_WEBHOOK_SECRET: "(random)" },
+  const row =
+    ran.off && ran.on
+      ? profileRow(o.profile, ran.off, ran.on, {
+          appBudget,
+          apps: o.apps,
+          botApps: o.botApps,
+          botBlocks: o.botBlocks,
+          sims: o.sims,
+        })
+      : null;
+  const settings = {
+    profile: o.profile,
+    pairs: o.pairs,
+    people: o.people,
+    minutes: o.minutes,
+    botBlocks: o.botBlocks,
+    botBlocksSample: botBlocks.slice(0, 5),
+    botApps: o.botApps,
+    sims: o.sims,
+    paddingShare: o.paddingShare,
+    boundaries: o.boundaries,
+    humanPaced: o.humanPaced,
+    asns: ASNS,
+    apps: o.apps,
+    targetedShare: o.targetedShare ?? 1 / o.apps,
+    realInBotBlocks: o.realInBotBlocks,
+    solverShare: o.solverShare,
+    rightCodeShare: o.rightCodeShare,
+    retries: o.retries,
+    maxWaitSeconds: o.maxWait,
+    concurrency: o.concurrency,
+    seed: o.seed,
+    clockStart: new Date(o.clockStart).toISOString(),
+    guard: o.guard,
+    devHeaders,
+    pace: PACE,
+    vars: {
+      ...vars,
+      SMS_WEBHOOK_URL: "(the run's receiver)",
+      SMS_WEBHOOK_SECRET: "(random)",
+      SMS_INBOUND_SECRET: "(random)",
     },
-    goalsSet: GOALS,
-    figures: verdict.figures,
-    goals: verdict.goals,
-    allGoalsMet: verdict.allMet,
-    problems,
-    phases: ran,
   };
-  console.log("\n" + abuseMarkdown(result));
-  for (const g of result.goals)
-    console.log(
-      `${g.name}: ${g.value === null ? "-" : Number(g.value.toFixed(4))} (${g.rule} ${g.limit}): ${g.met === null ? (g.note ?? "not judged") : g.met ? "met" : "NOT MET"}`,
-    );
-  for (const p of problems) log(`FAILED: ${p}`);
-  const resultsDir = join(root, "bench", "results");
-  mkdirSync(resultsDir, { recursive: true });
-  const name = o.mode === "short" ? "short" : result.date.replace(/[:.]/g, "-");
-  writeJson(join(resultsDir, `abuse-${name}.json`), result);
-  log(`wrote bench/results/abuse-${name}.json in ${result.durationSeconds} s`);
-  if (o.docs && !unjudged) {
-    writeDocs(result);
-    log("wrote docs/bench/abuse.json and the abuse section of docs/benchmarks.md");
-  }
-  const missed = verdict.goals.some((g) => g.met === false);
-  return problems.length || missed ? 1 : 0;
+  return { ran, problems, appBudget, row, settings };
 }
 
 /**

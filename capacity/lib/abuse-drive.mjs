@@ -12,6 +12,7 @@ import { firstForm } from "../../bench/lib/scenarios.mjs";
 import { control } from "../../bench/lib/scenarios.mjs";
 import { cpuMicros, startServers } from "../../bench/lib/server.mjs";
 import { ACTION, COUNTRY } from "./abuse-model.mjs";
+import { inboundGateway } from "./sms-receiver.mjs";
 
 const FORM = "application/x-www-form-urlencoded";
 /** The admin token of the test vars (.dev.vars.example): the run's workerd is local only. */
@@ -167,6 +168,17 @@ export function widgetOf(html) {
   return { sitekey: attr("data-sitekey"), action: attr("data-action") || ACTION };
 }
 
+/** The phrase the text page asks for (entities decoded), or null on another page. */
+export function phraseOf(html) {
+  const m = /id="text-phrase"[^>]*>([^<]*)</.exec(html);
+  return m
+    ? m[1]
+        .replace(/&amp;/g, "&")
+        .replace(/&#39;/g, "'")
+        .replace(/&quot;/g, '"')
+    : null;
+}
+
 /** The page's alert, for a failure's reason. */
 const alertOf = (html) =>
   (/role="alert"[^>]*>([\s\S]*?)<\/(?:p|div)>/.exec(html)?.[1] ?? "")
@@ -199,6 +211,7 @@ class Jar {
  *   url: string; host: string; clients: Client[]; clock: SimClock; clockStart: number;
  *   receiver: Awaited<ReturnType<typeof import("./sms-receiver.mjs").startSmsReceiver>>;
  *   maxWaitMs: number; requests: number; tokenRequests: number;
+ *   inbound: ReturnType<typeof import("./sms-receiver.mjs").inboundGateway>;
  * }} Ctx
  */
 
@@ -219,9 +232,14 @@ export async function runSession(ctx, s, tl) {
     app: s.app,
     inBotBlock: s.inBotBlock,
     solves: s.solves,
+    holdsNumber: s.holdsNumber,
+    typesCode: s.typesCode,
+    device: s.device,
     result: "failed",
     challenged: 0,
     tokens: 0,
+    textsAsked: 0,
+    texted: 0,
     sends: 0,
     sentAt: [],
     refusals: [],
@@ -236,8 +254,10 @@ export async function runSession(ctx, s, tl) {
       if (a.result !== "refused") return { ...out, result: a.result, reason: a.reason ?? null };
       out.refusals.push(a.status ?? 0);
       out.result = "refused";
-      // waits as told, then starts again from the app's first page
-      const wait = (a.retryAfter ?? 0) * 1000;
+      // a person told to come back later mostly gives up; the rest come back after a while of
+      // their own; the bot waits as told, then starts again from the app's first page
+      if (!s.returns) break;
+      const wait = s.kind === "real" ? s.returnDelay : (a.retryAfter ?? 0) * 1000;
       if (wait > ctx.maxWaitMs) break;
       if (i + 1 < s.addresses.length) t = await tl.until(a.t + wait);
     }
@@ -307,6 +327,19 @@ async function attempt(ctx, tl, s, address, t, jar, out, n) {
     // a token refused (forged, replayed, expired) is a 403 with the widget again
     if (res.status !== 200 && !(res.status === 403 && widgetOf(html)))
       return { result: "failed", reason: `${res.status}: ${alertOf(html) || html.slice(0, 120)}`, t };
+    const phrase = phraseOf(html);
+    if (phrase !== null) {
+      // the text page: the person texts the phrase from their phone (the bot only from a SIM it holds)
+      out.textsAsked++;
+      if (!s.texts) return { result: "abandoned", t };
+      t = await tl.until(t + s.textDelay);
+      await ctx.inbound.text(phone, phrase);
+      out.texted++;
+      const form = firstForm(html.slice(html.indexOf('<form id="text-form"')));
+      form.fields.set("sent", "Y");
+      res = await send(form.action, form.fields);
+      continue;
+    }
     const form = firstForm(html);
     const body = form.fields;
     if (form.names.has("phoneNo")) {
@@ -315,6 +348,8 @@ async function attempt(ctx, tl, s, address, t, jar, out, n) {
       if (!posted) t = await tl.until(t + s.pace.fill);
       if (widget) {
         out.challenged++;
+        // a person who cannot pass it (JavaScript off, or fails) gives up
+        if (s.kind === "real" && !s.solves) return { result: "abandoned", t };
         // a bot that cannot solve posts once as if there were none; asked again, it gives up
         if (!s.solves && posted) return { result: "abandoned", t };
         if (s.solves) {
@@ -455,6 +490,7 @@ export async function runPhase(root, o, p, guard, receiver, log) {
       maxWaitMs: o.maxWait * 1000,
       requests: 0,
       tokenRequests: 0,
+      inbound: inboundGateway(url, p.vars.SMS_INBOUND_NUMBER ?? "", p.vars.SMS_INBOUND_SECRET ?? ""),
     };
     /** @type {Outcome[]} */
     const outcomes = new Array(p.sessions.length);
@@ -494,16 +530,22 @@ export async function runPhase(root, o, p, guard, receiver, log) {
     if (clock.error) throw clock.error;
     const wallSeconds = (performance.now() - t0) / 1000;
     const cpu1 = cpuMicros(srv.pid);
-    const botPhones = new Set(p.sessions.filter((s) => s.kind === "bot").map((s) => s.person.phoneNo));
+    const botPhones = new Set(
+      p.sessions.filter((s) => s.kind === "bot" && !s.holdsNumber).map((s) => s.person.phoneNo),
+    );
+    const simPhones = new Set(p.sessions.filter((s) => s.kind === "bot" && s.holdsNumber).map((s) => s.person.phoneNo));
     let attackSms = 0;
+    let simSms = 0;
     let realSms = 0;
     for (const [phone, m] of receiver.codes) {
       if (botPhones.has(phone)) attackSms += m.count;
+      else if (simPhones.has(phone)) simSms += m.count;
       else realSms += m.count;
     }
     return {
       outcomes,
-      sms: { attackSms, realSms },
+      sms: { attackSms, simSms, realSms },
+      inbound: { ...ctx.inbound.tally },
       receiver: { ...receiver.tally },
       wallSeconds,
       cpuSeconds: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1e6,

@@ -40,6 +40,54 @@ export const PACE = {
   bot: { fill: [0.2, 1], solve: [5, 20], type: [10, 40], consent: [0.5, 2] },
 };
 
+/**
+ * How real people behave, as they are (the issue's figures): not everyone types the code that
+ * came, not everyone passes a challenge (and some have JavaScript off, so cannot), most give up
+ * when told to come back later, phones and desktops text at different rates.
+ */
+export const PEOPLE = {
+  /** share who type the code they were sent (both phases) */
+  typeCode: 0.9,
+  /** share who pass a challenge they are asked for (the rest give up) */
+  passChallenge: 0.97,
+  /** share with JavaScript off: a challenge cannot be answered */
+  jsOff: 0.02,
+  /** share on phones (the rest on desktops) */
+  phone: 0.6,
+  /** share who send the text they are asked for, by device */
+  text: { phone: 0.9, desktop: 0.75 },
+  /** seconds from the text page to the text arriving, [min, max) */
+  textSeconds: /** @type {[number, number]} */ ([5, 30]),
+  /** share who come back after a refusal (429 or Retry-After), and after how many minutes */
+  returnAfterRefusal: 0.3,
+  returnMinutes: /** @type {[number, number]} */ ([1, 30]),
+};
+
+/** What an inbound text costs the operator, in 원 (a representative number's MO fee; assumed). */
+export const WON_PER_INBOUND = 10;
+/** A solved challenge at $0.40 per 1,000 from a solving service, at 1,380 원 to the dollar. */
+export const WON_PER_SOLVE = 0.552;
+
+/**
+ * The bot profiles (docs/bench/abuse.json `profiles`), each the options it changes. `baseline` is
+ * the bot the guard was first tuned on; each other profile is one cheap change an attacker makes.
+ */
+export const PROFILES = {
+  baseline: {},
+  "solver-farm": { solverShare: 1 },
+  // solves everything, and never comes from the same /24 twice (on the one app)
+  "fresh-blocks": { solverShare: 1, botBlocks: "pairs" },
+  // blocks reused as in the baseline, the sessions spread over every app
+  "every-app": { botApps: "all" },
+  // interleaves sign-ins of numbers it holds (its SIMs), typing their codes, within
+  // SIGNIN_SENDS_PER_WINDOW per number, to lift its blocks' conversion
+  padding: { paddingShare: 0.35, sims: 200 },
+  // fires its sessions in the first seconds after each 10-minute clock boundary
+  boundaries: { boundaries: true },
+  // paced as a person: fills, solves and answers as slowly
+  "human-paced": { humanPaced: true },
+};
+
 /** First octets of blocks held by Korean networks (KRNIC): the addresses look like the country's. */
 const KR_FIRST_OCTETS = [1, 14, 27, 39, 42, 49, 58, 59, 61, 106, 110, 112, 114, 115, 116, 118, 119, 121, 175, 211];
 
@@ -78,6 +126,17 @@ export function parseAbuseArgs(argv) {
     guard: /** @type {"both" | "off" | "on"} */ ("both"),
     /** the targeted app's own daily SMS budget (sms_daily_budget; null: SMS_APP_DAILY_BUDGET's) */
     appBudget: /** @type {number | null} */ (null),
+    /** the bot profile (PROFILES), or "all": each in turn, with the sweeps */
+    profile: "baseline",
+    /** "all": the bot's sessions spread over every app; else the targeted one */
+    botApps: /** @type {"one" | "all"} */ ("one"),
+    /** extra bot sessions, a share of `pairs`, for numbers it holds (padding), and how many SIMs */
+    paddingShare: 0,
+    sims: 0,
+    /** the bot's sessions start in the first seconds after each 10-minute boundary */
+    boundaries: false,
+    /** the bot is paced as a person */
+    humanPaced: false,
     /** the extra CPU of a normal sign-in with the guard on (0.03: 3%), measured apart and recorded here */
     signinCpuExtra: /** @type {number | null} */ (null),
     /** other values of the service's variables (a what-if run) */
@@ -110,7 +169,11 @@ export function parseAbuseArgs(argv) {
     else if (a === "--app-budget") o.appBudget = num();
     else if (a === "--signin-cpu-extra") o.signinCpuExtra = num();
     else if (a === "--max-minutes") o.maxMinutes = num();
-    else if (a === "--guard") {
+    else if (a === "--profile") {
+      o.profile = argv[++i];
+      if (o.profile !== "all" && !(o.profile in PROFILES))
+        throw new Error(`--profile takes all or one of ${Object.keys(PROFILES).join(", ")}`);
+    } else if (a === "--guard") {
       const g = argv[++i];
       if (g !== "both" && g !== "on" && g !== "off") throw new Error("--guard takes both, on or off");
       o.guard = g;
@@ -118,9 +181,23 @@ export function parseAbuseArgs(argv) {
     else if (a === "--no-docs") o.docs = false;
     else if (a !== "--short" && a !== "--abuse") throw new Error(`unknown option ${a}`);
   }
+  if (o.profile !== "all") Object.assign(o, withProfile(o, o.profile));
   if (!Number.isFinite(o.clockStart)) throw new Error("--clock-start takes an ISO date");
   if (o.apps < 1 || o.botBlocks < 1 || o.pairs < 0 || o.people < 0) throw new Error("apps and blocks: at least 1");
   return o;
+}
+
+/** The options of a run of `profile`: the run's, with what the profile changes. */
+export function withProfile(o, profile) {
+  const p = PROFILES[profile];
+  return {
+    ...o,
+    profile,
+    ...p,
+    botBlocks: p.botBlocks === "pairs" ? o.pairs : (p.botBlocks ?? o.botBlocks),
+    // the short run keeps a tenth of the SIMs as of the rest
+    sims: p.sims ? (o.mode === "short" ? Math.ceil(p.sims / 10) : p.sims) : 0,
+  };
 }
 
 /** A generator of its own for each thing drawn, from the run's seed and the thing's name. */
@@ -144,7 +221,8 @@ const hostIn = (r, block) => `${block}.${1 + Math.floor(r() * 254)}`;
  * @typedef {{
  *   kind: "bot" | "real"; index: number; person: Person; app: number; start: number;
  *   block: string; inBotBlock: boolean; asn: number; addresses: string[];
- *   solves: boolean; typesCode: boolean;
+ *   solves: boolean; typesCode: boolean; holdsNumber: boolean; device: "phone" | "desktop"; jsOff: boolean;
+ *   texts: boolean; textDelay: number; returns: boolean; returnDelay: number;
  *   pace: { fill: number; solve: number; type: number; consent: number };
  * }} Session
  */
@@ -163,7 +241,7 @@ const hostIn = (r, block) => `${block}.${1 + Math.floor(r() * 254)}`;
  * @param {Person[]} realPeople
  * @returns {{ sessions: Session[]; botBlocks: { block: string; asn: number }[] }}
  */
-export function plan(o, botList, realPeople) {
+export function plan(o, botList, realPeople, sims = []) {
   const span = o.minutes * 60_000;
   const rb = rngFor(o.seed, "blocks");
   const taken = new Set();
@@ -177,22 +255,42 @@ export function plan(o, botList, realPeople) {
   const attempts = 1 + o.retries;
   /** @type {Session[]} */
   const sessions = [];
-  botList.forEach((person, index) => {
+  const padding = sims.length ? Math.round(botList.length * o.paddingShare) : 0;
+  const botSessions = [
+    ...botList.map((person) => ({ person, holds: false })),
+    ...Array.from({ length: padding }, (_, i) => ({ person: sims[i % sims.length], holds: true })),
+  ];
+  // fresh blocks: each session its own, in turn (none reused while there are blocks)
+  const fresh = o.botBlocks >= botSessions.length;
+  const boundaryMs = 600_000;
+  botSessions.forEach(({ person, holds }, index) => {
     const r = rngFor(o.seed, `bot:${index}`);
-    const home = pick(r, botBlocks);
+    const home = fresh ? botBlocks[index % botBlocks.length] : pick(r, botBlocks);
+    const start = o.boundaries
+      ? Math.min(span - 1, Math.floor(r() * (span / boundaryMs)) * boundaryMs + Math.floor(r() * 5_000))
+      : Math.floor(r() * span);
     sessions.push({
       kind: "bot",
       index,
       person,
-      app: 0,
-      start: Math.floor(r() * span),
+      app: o.botApps === "all" ? Math.floor(r() * o.apps) : 0,
+      start,
       block: home.block,
       inBotBlock: true,
       asn: home.asn,
       addresses: Array.from({ length: attempts }, () => hostIn(r, home.block)),
       solves: r() < o.solverShare,
-      typesCode: r() < o.rightCodeShare,
-      pace: paceOf(r, PACE.bot),
+      typesCode: holds || r() < o.rightCodeShare,
+      holdsNumber: holds,
+      device: "desktop",
+      jsOff: false,
+      // it can send a text only from a SIM it holds
+      texts: holds,
+      textDelay: Math.round(between(r, PEOPLE.textSeconds) * 1000),
+      // a bot told to wait comes back, as often as its retries allow
+      returns: true,
+      returnDelay: 0,
+      pace: paceOf(r, o.humanPaced ? PACE.real : PACE.bot),
     });
   });
   const targeted = o.targetedShare ?? 1 / o.apps;
@@ -212,6 +310,8 @@ export function plan(o, botList, realPeople) {
       asn = pick(r, ASNS);
     }
     const address = hostIn(r, block);
+    const device = r() < PEOPLE.phone ? "phone" : "desktop";
+    const jsOff = r() < PEOPLE.jsOff;
     sessions.push({
       kind: "real",
       index,
@@ -222,8 +322,15 @@ export function plan(o, botList, realPeople) {
       inBotBlock,
       asn,
       addresses: Array.from({ length: attempts }, () => address),
-      solves: true,
-      typesCode: true,
+      solves: !jsOff && r() < PEOPLE.passChallenge,
+      typesCode: r() < PEOPLE.typeCode,
+      holdsNumber: true,
+      device,
+      jsOff,
+      texts: r() < PEOPLE.text[device],
+      textDelay: Math.round(between(r, PEOPLE.textSeconds) * 1000),
+      returns: r() < PEOPLE.returnAfterRefusal,
+      returnDelay: Math.round(between(r, PEOPLE.returnMinutes) * 60_000),
       pace: paceOf(r, PACE.real),
     });
   });
@@ -250,10 +357,11 @@ export function shuffle(xs, r) {
 
 /**
  * @typedef {{
- *   kind: "bot" | "real"; app: number; inBotBlock: boolean; solves: boolean;
+ *   kind: "bot" | "real"; app: number; inBotBlock: boolean; solves: boolean; holdsNumber: boolean;
+ *   typesCode: boolean; device: "phone" | "desktop";
  *   result: "completed" | "sent" | "abandoned" | "refused" | "failed";
- *   challenged: number; tokens: number; sends: number; sentAt: number[]; refusals: number[]; retried: boolean;
- *   reason: string | null;
+ *   challenged: number; tokens: number; textsAsked: number; texted: number; sends: number; sentAt: number[];
+ *   refusals: number[]; retried: boolean; reason: string | null;
  * }} Outcome
  */
 
@@ -265,15 +373,20 @@ const share = (n, d) => (d > 0 ? n / d : null);
  * authorization code, on the first attempt or on the one after waiting a Retry-After of at most
  * `maxWait` (10 minutes).
  * @param {Outcome[]} outcomes
- * @param {{ attackSms: number; realSms: number }} sms
+ * @param {{ attackSms: number; simSms?: number; realSms: number }} sms
  */
 export function phaseFigures(outcomes, sms) {
   const bot = outcomes.filter((x) => x.kind === "bot");
   const real = outcomes.filter((x) => x.kind === "real");
   const targeted = real.filter((x) => x.app === 0);
   const count = (xs, f) => xs.filter(f).length;
+  const asked = (x) => x.challenged > 0 || x.textsAsked > 0;
   const group = (xs) => ({
     people: xs.length,
+    askedMore: count(xs, asked),
+    askedMoreShare: share(count(xs, asked), xs.length),
+    texted: count(xs, (x) => x.texted > 0),
+    waited: count(xs, (x) => x.refusals.length > 0),
     completed: count(xs, (x) => x.result === "completed"),
     success: share(
       count(xs, (x) => x.result === "completed"),
@@ -304,18 +417,34 @@ export function phaseFigures(outcomes, sms) {
     for (const x of xs) for (const t of x.sentAt) out[Math.floor(t / 60_000)] = (out[Math.floor(t / 60_000)] ?? 0) + 1;
     return Array.from(out, (n) => n ?? 0);
   };
+  /** codes sent per app (each session's own count): what each app's budget paid */
+  const sendsByApp = {};
+  for (const x of outcomes) sendsByApp[x.app] = (sendsByApp[x.app] ?? 0) + x.sends;
+  const attackByApp = {};
+  for (const x of bot) attackByApp[x.app] = (attackByApp[x.app] ?? 0) + x.sends;
+  const held = bot.filter((x) => x.holdsNumber);
   return {
     attackSms: sms.attackSms,
+    simSms: sms.simSms ?? 0,
     realSms: sms.realSms,
+    sendsByApp,
+    attackByApp,
     bot: {
       sessions: bot.length,
+      sims: {
+        sessions: held.length,
+        completed: count(held, (x) => x.result === "completed"),
+        texted: count(held, (x) => x.texted > 0),
+      },
+      texted: bot.reduce((a, x) => a + x.texted, 0),
       results: results(bot),
       challenged: count(bot, (x) => x.challenged > 0),
       solverSessions: count(bot, (x) => x.solves),
       tokensSolved: bot.reduce((a, x) => a + x.tokens, 0),
       refusals: statuses(bot),
       completed: count(bot, (x) => x.result === "completed"),
-      sendsByMinute: byMinute(bot),
+      // codes to numbers the bot does not hold (a SIM's own codes are its padding, not strangers')
+      sendsByMinute: byMinute(bot.filter((x) => !x.holdsNumber)),
     },
     real: {
       ...group(real),
@@ -323,6 +452,12 @@ export function phaseFigures(outcomes, sms) {
       refusals: statuses(real),
       inBotBlocks: group(real.filter((x) => x.inBotBlock)),
       targetedApp: group(targeted),
+      atRisk: group(targeted.filter((x) => x.inBotBlock)),
+      otherApps: group(real.filter((x) => x.app !== 0)),
+      byDevice: {
+        phone: group(real.filter((x) => x.device === "phone")),
+        desktop: group(real.filter((x) => x.device === "desktop")),
+      },
       sendsByMinute: byMinute(real),
     },
     /** the first reasons of sessions that failed other than by the guard's answers (the harness's) */
@@ -389,6 +524,67 @@ export function judge({ off, on, appBudget, signinCpuExtra = null, unjudged }) {
   return { figures, goals, allMet: !unjudged && goals.every((g) => g.met !== false) };
 }
 
+/** The goals of every bot profile (docs/bench/abuse.json `profiles`), in the issue's order. */
+export const PROFILE_GOALS = [
+  ["attackSmsShare", "at most", 0.05],
+  ["attackFirstMinute", "at most", 50],
+  ["peopleWaited", "at most", 0],
+  ["successRatio", "at least", 0.99],
+  ["attackedAppSuccessRatio", "at least", 0.9],
+  ["atRiskSuccessRatio", "at least", 0.9],
+  ["unattackedChallengedShare", "at most", 0.01],
+  ["attackBudgetShare", "at most", 0.1],
+  ["appsPaused", "at most", 0],
+  ["attackWonShare", "at most", 0.05],
+];
+
+/**
+ * One bot profile's row from its two phases: the figures by the issue's names, what the attack
+ * cost each side, and which goals are met.
+ * @param {string} name
+ * @param {ReturnType<typeof phaseFigures>} off
+ * @param {ReturnType<typeof phaseFigures>} on
+ * @param {{ appBudget: number; apps: number; botApps: "one" | "all"; botBlocks: number; sims: number }} o
+ */
+export function profileRow(name, off, on, o) {
+  const ratio = (a, b) => (b ? a / b : null);
+  const won = (f) => (f.attackSms + f.simSms) * WON_PER_SMS + f.bot.texted * WON_PER_INBOUND;
+  const maxAttack = Math.max(0, ...Object.values(on.attackByApp));
+  const row = {
+    name,
+    attackSmsShare: ratio(on.attackSms, off.attackSms),
+    attackFirstMinute: on.bot.sendsByMinute[0] ?? 0,
+    peopleWaited: on.real.waited,
+    successRatio: ratio(on.real.completed, off.real.completed),
+    attackedAppSuccessRatio: ratio(on.real.targetedApp.completed, off.real.targetedApp.completed),
+    atRiskSuccessRatio: ratio(on.real.atRisk.completed, off.real.atRisk.completed),
+    unattackedChallengedShare: o.botApps === "all" ? null : on.real.otherApps.askedMoreShare,
+    attackBudgetShare: ratio(maxAttack, o.appBudget),
+    appsPaused: Object.values(on.sendsByApp).filter((n) => n >= o.appBudget).length,
+    attackWon: won(on),
+    attackWonOff: won(off),
+    attackWonShare: ratio(won(on), won(off)),
+    askedMore: {
+      attackedApp: on.real.targetedApp.askedMoreShare,
+      atRisk: on.real.atRisk.askedMoreShare,
+      serviceWide: on.real.askedMoreShare,
+      texted: on.real.texted,
+    },
+    attackCost: {
+      solves: on.bot.tokensSolved,
+      blocks: o.botBlocks,
+      sims: o.sims,
+      codesToStrangers: on.attackSms,
+      wonPerCode: on.attackSms ? (on.bot.tokensSolved * WON_PER_SOLVE) / on.attackSms : null,
+    },
+  };
+  const goals = PROFILE_GOALS.map(([k, rule, limit]) => {
+    const v = row[k];
+    return { name: k, value: v, rule, limit, met: v === null ? null : rule === "at most" ? v <= limit : v >= limit };
+  });
+  return { ...row, goals, allMet: goals.every((g) => g.met !== false) };
+}
+
 /**
  * What a phase must show whatever the guard does, else the harness (or the service) is broken:
  * no session failed for a reason other than the guard's answers, every code sent reached the
@@ -403,9 +599,13 @@ export function harnessProblems(guard, f, receiver) {
   if (f.errors.length) out.push(`${f.errors.length}+ sessions failed: ${f.errors[0]}`);
   if (receiver.refused) out.push(`the SMS receiver refused ${receiver.refused} messages (${receiver.firstRefusal})`);
   if (guard === "off") {
-    if (f.attackSms < f.bot.sessions) out.push(`guard off: ${f.attackSms} codes for ${f.bot.sessions} bot sessions`);
-    if (f.real.completed < f.real.people)
-      out.push(`guard off: ${f.real.people - f.real.completed} of ${f.real.people} real people did not get in`);
+    const strangers = f.bot.sessions - f.bot.sims.sessions;
+    if (f.attackSms < strangers) out.push(`guard off: ${f.attackSms} codes for ${strangers} bot sessions`);
+    // people who type their code all get in with the guard off; the others (PEOPLE.typeCode) do not
+    if (f.real.results.completed + f.real.results.sent < f.real.people)
+      out.push(
+        `guard off: ${f.real.people - f.real.results.completed - f.real.results.sent} of ${f.real.people} real people neither got in nor a code`,
+      );
   }
   return out;
 }
@@ -459,5 +659,28 @@ export function abuseMarkdown(r) {
           `Codes to the attack by simulated minute, guard ${k}: ${r.phases[k].bot.sendsByMinute.map(int).join(", ")}.`,
       ),
   ];
+  if (r.profiles?.length) lines.push("", ...profilesMarkdown(r));
   return lines.join("\n");
+}
+
+/** The bot profiles' table (`profiles`, then `sweeps`): each goal's figure, in bold where it is missed. */
+function profilesMarkdown(r) {
+  const fmt = (k, v) =>
+    v === null || v === undefined
+      ? "n/a"
+      : ["attackFirstMinute", "peopleWaited", "appsPaused"].includes(k)
+        ? int(v)
+        : pct(v);
+  const head = PROFILE_GOALS.map(([k, rule, limit]) => `\`${k}\` (${rule === "at most" ? "≤" : "≥"} ${fmt(k, limit)})`);
+  const rows = [...r.profiles, ...(r.sweeps ?? [])].map((p) => {
+    const cells = p.goals.map((g) => (g.met === false ? `**${fmt(g.name, g.value)}**` : fmt(g.name, g.value)));
+    return `| ${p.name} | ${cells.join(" | ")} | ${pct(p.askedMore.attackedApp)}, ${pct(p.askedMore.serviceWide)} | ${int(p.attackWon)} / ${int(p.attackWonOff)} 원 | ${p.attackCost.wonPerCode === null ? "n/a" : p.attackCost.wonPerCode.toFixed(1)} 원 |`;
+  });
+  return [
+    "Bot profiles (guard on against guard off, same traffic; a missed goal in bold):",
+    "",
+    `| profile | ${head.join(" | ")} | asked more: attacked app, service-wide | attack's SMS and texts, on / off | the bot's solves per code |`,
+    `|---|${head.map(() => "---:").join("|")}|---:|---:|---:|`,
+    ...rows,
+  ];
 }

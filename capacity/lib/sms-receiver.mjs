@@ -84,3 +84,46 @@ export async function startSmsReceiver(secret) {
       }),
   };
 }
+
+/**
+ * The operator's inbound SMS gateway as the simulated people reach it: a text from `from` to the
+ * service's receiving number, delivered to `POST /sms/inbound` signed as a gateway does
+ * (docs/signin.md "A text the person sends": HMAC-SHA256 of `timestamp + "." + body` under
+ * SMS_INBOUND_SECRET), sent on a domestic network, received now.
+ * @param {string} url the service
+ * @param {string} number SMS_INBOUND_NUMBER
+ * @param {string} secret SMS_INBOUND_SECRET
+ */
+export function inboundGateway(url, number, secret) {
+  const tally = { sent: 0, accepted: 0, other: /** @type {Record<string, number>} */ ({}) };
+  return {
+    tally,
+    /** Delivers one text; throws when the service does not answer 200. */
+    async text(from, body) {
+      const ts = String(Math.floor(Date.now() / 1000));
+      const json = JSON.stringify({
+        from,
+        to: number.replace(/\D/g, ""),
+        body,
+        receivedAt: new Date().toISOString(),
+        domestic: true,
+      });
+      tally.sent++;
+      const res = await fetch(new URL("/sms/inbound", url), {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "X-Signature-Timestamp": ts,
+          "X-Signature": webhookSignature(secret, ts, json),
+        },
+        body: json,
+        signal: AbortSignal.timeout(60_000),
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`inbound text: ${res.status} ${text.slice(0, 200)}`);
+      const result = JSON.parse(text).result;
+      if (result === "accepted") tally.accepted++;
+      else tally.other[result] = (tally.other[result] ?? 0) + 1;
+    },
+  };
+}
