@@ -186,3 +186,59 @@ describe("service-wide block and ASN history", () => {
     expect(awaited()).toEqual([]);
   });
 });
+
+/** An ASN made slowed on `app`: six untyped codes from six blocks, then two more after passed challenges. */
+async function slowedAsn(clock: { now: number }, app: string, vars: Record<string, string>): Promise<string> {
+  const asn = freshNet().asn;
+  for (let i = 0; i < 6; i++) await untyped(freshNet(asn), clock, app, 1, {}, vars);
+  clock.now += 20_000; // settled: the ASN suspect
+  for (let i = 0; i < 2; i++)
+    await untyped(freshNet(asn), clock, app, 1, { "cf-turnstile-response": await token() }, vars);
+  clock.now += 20_000; // its challenged codes untyped too: slowed
+  return asn;
+}
+
+describe("a block never seen inside a slowed ASN", () => {
+  it("takes from the ASN's allowance (a bot's fresh blocks share its few codes), while a block whose codes are typed is challenged only", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    const vars = { GUARD_SLOW_CODES: "1" };
+    const asn = freshNet().asn;
+    // a block of the ASN where people type their codes, before the attack
+    const good = freshNet(asn);
+    await typed(good, clock, app, 1);
+    for (let i = 0; i < 6; i++) await untyped(freshNet(asn), clock, app, 1, {}, vars);
+    clock.now += 20_000;
+    for (let i = 0; i < 2; i++)
+      await untyped(freshNet(asn), clock, app, 1, { "cf-turnstile-response": await token() }, vars);
+    clock.now += 20_000;
+    // fresh blocks of the ASN, each with a solved challenge: the ASN's one code, then none
+    const first = await identify(browser(freshNet(asn), clock, vars), await person(), app, {
+      "cf-turnstile-response": await token(),
+    });
+    expect(first.form?.step).toBe("verify");
+    const who = await person();
+    const second = await identify(browser(freshNet(asn), clock, vars), who, app, {
+      "cf-turnstile-response": await token(),
+    });
+    expect(second.status).toBe(429);
+    expect(await sends(who.phone)).toBe(0);
+    // the block whose people type their codes: the challenge, and its code
+    const person2 = await person();
+    const served = await identify(browser(good, clock, vars), person2, app, { "cf-turnstile-response": await token() });
+    expect(served.form?.step).toBe("verify");
+    expect(await sends(person2.phone)).toBe(1);
+  });
+
+  it("with the text on, gets the text and no SMS", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    const asn = await slowedAsn(clock, app, { GUARD_SLOW_CODES: "1" });
+    for (let i = 0; i < 3; i++) {
+      const who = await person();
+      const p = await identify(browser(freshNet(asn), clock, { GUARD_SLOW_CODES: "1", ...TEXT }), who, app);
+      expect(p.form?.step).toBe("text");
+      expect(await sends(who.phone)).toBe(0);
+    }
+  });
+});

@@ -447,11 +447,13 @@ export class GuardTables {
     rules: GuardRules,
   ): { ok: true } | { ok: false; until: number } {
     return this.storage.transactionSync(() => {
-      // A slowed ASN slows the blocks in it whose own settled codes go untyped: a block with none
-      // yet, or whose codes are typed, is asked for the challenge only (carrier NAT: the people
-      // behind other blocks of the ASN are not the attack's).
+      // A slowed ASN slows the blocks in it that have not shown people typing their codes: a
+      // block whose settled codes are typed (at the threshold) is asked for the challenge only
+      // (carrier NAT: the people behind the ASN's established blocks are not the attack's); a
+      // block never seen here takes from the ASN's allowance, as one whose codes go untyped, so
+      // a bot's fresh blocks share the ASN's few codes (the text, where offered, comes first).
       const s = block !== null && !scopes.includes(block) ? this.sums(block, now, rules) : null;
-      const clean = s !== null && s.verified >= s.sent * rules.minConversion;
+      const clean = s !== null && s.sent > 0 && s.verified >= s.sent * rules.minConversion;
       const rows = scopes
         .filter((scope) => !(clean && kindOf(scope) === "asn"))
         .map((scope) => {
