@@ -242,3 +242,38 @@ describe("a block never seen inside a slowed ASN", () => {
     }
   });
 });
+
+describe("the slowed allowance slides", () => {
+  it("2×GUARD_SLOW_CODES sends straddling a clock boundary get only GUARD_SLOW_CODES; the wait says the sliding time, and with the text on the text is offered instead", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    const vars = { GUARD_SLOW_CODES: "2", GUARD_SLOW_WINDOW_SECONDS: "600" };
+    const w = freshNet();
+    // the block suspect (3 untyped codes), then slowed (2 untyped after passed challenges)
+    await untyped(w, clock, app, 3, {}, vars);
+    clock.now += 20_000;
+    for (let i = 0; i < 2; i++) await untyped(w, clock, app, 1, { "cf-turnstile-response": await token() }, vars);
+    clock.now += 20_000;
+    // a second before a 10-minute boundary of the clock, then a second after it
+    const boundary = clock.now - (clock.now % 600_000) + 600_000;
+    const pages: Page[] = [];
+    const people: Who[] = [];
+    for (const at of [boundary - 1_000, boundary - 1_000, boundary + 1_000, boundary + 1_000]) {
+      clock.now = at;
+      const who = await person();
+      people.push(who);
+      pages.push(await identify(browser(w, clock, vars), who, app, { "cf-turnstile-response": await token() }));
+    }
+    expect(pages.map((p) => (p.status === 429 ? 429 : p.form?.step))).toEqual(["verify", "verify", 429, 429]);
+    expect(await Promise.all(people.map((who) => sends(who.phone)))).toEqual([1, 1, 0, 0]);
+    // the allowance has a code again when the first code of the window is 600 s old: 598 s after the boundary's second
+    expect(pages[2]!.res.headers.get("Retry-After")).toBe("598");
+    expect(alertText(pages[2]!.html)).toMatch(/10분/);
+    // with the text on, the spent allowance is the text page, never a wait
+    const texter = await person();
+    const text = await identify(browser(w, clock, { ...vars, ...TEXT }), texter, app);
+    expect(text.status).toBe(200);
+    expect(text.form?.step).toBe("text");
+    expect(await sends(texter.phone)).toBe(0);
+  });
+});
