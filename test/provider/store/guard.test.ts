@@ -63,7 +63,7 @@ describe("judge", () => {
     );
   });
 
-  it("never ends or lightens an active state; only a block or an ASN is ever slowed; a repeat doubles the cool-down up to its cap", () => {
+  it("never ends or lightens an active state; only a block, an ASN or the app is ever slowed; a repeat doubles the cool-down up to its cap", () => {
     fc.assert(
       fc.property(kind, sums, state, (k, s, cur) => {
         const next = judge(k, s, cur as StateRow | null, NOW, RULES);
@@ -71,6 +71,7 @@ describe("judge", () => {
           if (next) expect(next).toEqual({ ...cur, state: "slowed" });
         }
         if (next?.state === "slowed") expect(canSlow(k)).toBe(true);
+        if (next?.state === "slowed") expect(["block", "asn", "app"]).toContain(k);
         if (next && !(cur && cur.until > NOW)) {
           const strikes = cur && NOW - cur.since < RULES.strikeMemoryMs ? cur.strikes + 1 : 1;
           expect(next.strikes).toBe(strikes);

@@ -277,3 +277,44 @@ describe("the slowed allowance slides", () => {
     expect(await sends(texter.phone)).toBe(0);
   });
 });
+
+describe("the app slowed", () => {
+  it("an app whose challenged codes go untyped is slowed: its fresh blocks share GUARD_SLOW_CODES, a block whose codes are typed is challenged only, and with the text on the text is offered", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    const vars = { GUARD_SLOW_CODES: "1" };
+    // a block where people type their codes, before the attack
+    const good = freshNet();
+    await typed(good, clock, app, 1);
+    // six untyped codes from six networks (the app needs GUARD_MIN_SENDS × GUARD_WIDE_FACTOR): suspect
+    for (let i = 0; i < 6; i++) await untyped(freshNet(), clock, app, 1, {}, vars);
+    clock.now += 20_000;
+    // two more after passed challenges, untyped (half GUARD_MIN_SENDS): slowed
+    for (let i = 0; i < 2; i++)
+      await untyped(freshNet(), clock, app, 1, { "cf-turnstile-response": await token() }, vars);
+    clock.now += 20_000;
+    const first = await identify(browser(freshNet(), clock, vars), await person(), app, {
+      "cf-turnstile-response": await token(),
+    });
+    expect(first.form?.step).toBe("verify"); // the app's one code of the window
+    const who = await person();
+    const second = await identify(browser(freshNet(), clock, vars), who, app, {
+      "cf-turnstile-response": await token(),
+    });
+    expect(second.status).toBe(429);
+    expect(Number(second.res.headers.get("Retry-After"))).toBe(600);
+    expect(await sends(who.phone)).toBe(0);
+    // the block whose people type their codes: the challenge, and its code
+    const regular = await person();
+    const served = await identify(browser(good, clock, vars), regular, app, { "cf-turnstile-response": await token() });
+    expect(served.form?.step).toBe("verify");
+    // with the text on: the text, no SMS, no wait
+    const texter = await person();
+    const text = await identify(browser(freshNet(), clock, { ...vars, ...TEXT }), texter, app);
+    expect(text.form?.step).toBe("text");
+    expect(await sends(texter.phone)).toBe(0);
+    // another app is not slowed
+    const other = await person();
+    expect((await identify(browser(freshNet(), clock, vars), other, await newApp())).form?.step).toBe("verify");
+  });
+});

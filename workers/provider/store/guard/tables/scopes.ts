@@ -451,18 +451,18 @@ export class GuardTables {
     rules: GuardRules,
   ): { ok: true } | { ok: false; until: number } {
     return this.storage.transactionSync(() => {
-      // A slowed ASN slows the blocks in it that have not shown people typing their codes: a
+      // A slowed ASN or app slows the blocks that have not shown people typing their codes: a
       // block whose settled codes are typed (at the threshold) is asked for the challenge only
-      // (carrier NAT: the people behind the ASN's established blocks are not the attack's); a
-      // block never seen here takes from the ASN's allowance, as one whose codes go untyped, so
-      // a bot's fresh blocks share the ASN's few codes (the text, where offered, comes first).
+      // (carrier NAT: the people behind the established blocks are not the attack's); a block
+      // never seen here takes from the wide scope's allowance, as one whose codes go untyped, so
+      // a bot's fresh blocks share its few codes (the text, where offered, comes first).
       const s = block !== null && !scopes.includes(block) ? this.sums(block, now, rules) : null;
       const clean = s !== null && s.sent > 0 && s.verified >= s.sent * rules.minConversion;
       // a sliding window: a scope has a code again once the oldest of its last `slowCodes` codes is
       // a window old, so no moment (a clock boundary) gives a burst twice the allowance
       const since = now - rules.slowWindowMs;
       const rows = scopes
-        .filter((scope) => !(clean && kindOf(scope) === "asn"))
+        .filter((scope) => !(clean && (kindOf(scope) === "asn" || kindOf(scope) === "app")))
         .map((scope) => {
           const ats = this.sql
             .exec<{ at: number }>(
