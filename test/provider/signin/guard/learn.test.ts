@@ -127,6 +127,25 @@ describe("service-wide block and ASN history", () => {
     expect(await sends(texter.phone)).toBe(0);
   });
 
+  it("an editor's clear of the block on app B's page clears its service-wide state: app B's next sign-in from it gets its code", async () => {
+    const { admin } = await import("../../../support/admin");
+    const clock = newClock();
+    const [a, b] = [await newApp(), await newApp()];
+    const bad = freshNet();
+    await typed(freshNet(), clock, a, 3);
+    await untyped(bad, clock, a, 3);
+    clock.now += 20_000;
+    expect(challenged(await identify(browser(bad, clock), await person(), b))).toBe(true);
+    const block = `block:${bad.ip.replace(/\.\d+$/, ".0")}/24`;
+    const cleared = await admin("POST", `/admin/clients/${b}/guard/clear`, { json: { scope: block } });
+    expect(cleared.status).toBe(200);
+    const who = await person();
+    const p = await identify(browser(bad, clock), who, b);
+    expect(challenged(p)).toBe(false);
+    expect(p.form?.step).toBe("verify");
+    expect(await sends(who.phone)).toBe(1);
+  });
+
   it("a block with good history on app A is not challenged on app B", async () => {
     const clock = newClock();
     const [a, b] = [await newApp(), await newApp()];
