@@ -5,7 +5,15 @@
 
 import { E } from "../core/errors";
 import { getClient } from "../provider/store/clients";
-import { guardRules, guardIndex, guardStore, kindOf, type ScopeStatus } from "../provider/store/guard/index";
+import {
+  guardRules,
+  guardIndex,
+  guardNet,
+  guardStore,
+  kindOf,
+  NET_SCOPE,
+  type ScopeStatus,
+} from "../provider/store/guard/index";
 import { roleCovers } from "../provider/store/operators";
 import { auditBy, service, type Caller } from "./access";
 import type { AdminEnv } from "./config";
@@ -96,10 +104,18 @@ export const clearGuardScope = service<
   const scope = input.scope;
   if (typeof scope !== "string" || !SCOPE.test(scope))
     throw E.invalidBecause("scope", "must be a scope the guard names, such as block:203.0.113.0/24 or app");
-  const t = await guardStore(env, clientId).clear(scope, Date.now());
+  // a block or an ASN judged wrong is cleared in the service-wide history too (`~net`), which the
+  // app's sign-ins also read: else the app's people would still be held by it
+  const net = kindOf(scope) === "block" || kindOf(scope) === "asn";
+  const [mine, wide] = await Promise.all([
+    guardStore(env, clientId).clear(scope, Date.now()),
+    net ? guardNet(env).clear(scope, Date.now()) : null,
+  ]);
+  const t = mine ?? wide;
   if (!t) throw E.noSuch("suspect scope");
   await auditBy(env, caller, "guard.state", clientId, "ok", { kind: t.kind, state: t.state, strikes: t.strikes });
-  await guardIndex(env).indexNote(clientId, [t], Date.now());
+  if (mine) await guardIndex(env).indexNote(clientId, [mine], Date.now());
+  if (wide) await guardIndex(env).indexNote(NET_SCOPE, [wide], Date.now());
   return { client_id: clientId, scope, cleared: true };
 });
 

@@ -63,7 +63,7 @@ describe("judge", () => {
     );
   });
 
-  it("never ends or lightens an active state; only a block or an ASN is ever slowed; a repeat doubles the cool-down up to its cap", () => {
+  it("never ends or lightens an active state; only a block, an ASN or the app is ever slowed; a repeat doubles the cool-down up to its cap", () => {
     fc.assert(
       fc.property(kind, sums, state, (k, s, cur) => {
         const next = judge(k, s, cur as StateRow | null, NOW, RULES);
@@ -71,6 +71,7 @@ describe("judge", () => {
           if (next) expect(next).toEqual({ ...cur, state: "slowed" });
         }
         if (next?.state === "slowed") expect(canSlow(k)).toBe(true);
+        if (next?.state === "slowed") expect(["block", "asn", "app"]).toContain(k);
         if (next && !(cur && cur.until > NOW)) {
           const strikes = cur && NOW - cur.since < RULES.strikeMemoryMs ? cur.strikes + 1 : 1;
           expect(next.strikes).toBe(strikes);
@@ -200,14 +201,15 @@ describe("every send is judged, however the traffic is paced", () => {
 });
 
 describe("a slowed scope's allowance", () => {
-  it("gives exactly GUARD_SLOW_CODES codes a window to 20 concurrent asks, and renews on the window's boundary", async () => {
+  it("gives exactly GUARD_SLOW_CODES codes a window to 20 concurrent asks, and renews a window after them", async () => {
     const stub = guardStore(env as never, "allowance-race");
     const rules = { ...RULES, slowCodes: 3, slowWindowMs: 600_000 };
     const at = NOW - (NOW % 600_000) + 1_000;
     const asks = await Promise.all(Array.from({ length: 20 }, () => stub.take(["asn:64500"], null, at, rules)));
     expect(asks.filter((r) => r.ok)).toHaveLength(3);
-    for (const r of asks) if (!r.ok) expect(r.until).toBe(at - 1_000 + 600_000);
-    expect((await stub.take(["asn:64500"], null, at + 599_000, rules)).ok).toBe(true);
+    for (const r of asks) if (!r.ok) expect(r.until).toBe(at + 600_000);
+    expect((await stub.take(["asn:64500"], null, at + 599_000, rules)).ok).toBe(false);
+    expect((await stub.take(["asn:64500"], null, at + 600_000, rules)).ok).toBe(true);
   });
 });
 

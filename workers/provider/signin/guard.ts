@@ -1,18 +1,23 @@
 // The SMS-abuse guard at the sign-in (docs/abuse.md): the request's scopes (the number's prefix, the
 // network block, its ASN and country, the app), decided from an isolate's copy of the app's states
-// before the carrier or the directory is asked, and the codes sent and verified written to the
-// app's guard object after the answer. A normal sign-in waits for at most one store call of the
-// guard: the read of the app's states when this isolate's copy is older than GUARD_CACHE_SECONDS.
+// and of the service-wide states of blocks and ASNs (`~net`) before the carrier or the directory is
+// asked, and the codes sent and verified written after the answer to the app's guard object, and
+// by block and ASN to `~net`. A normal sign-in waits for at most one round of store calls of the
+// guard: the reads of the two copies, together, when this isolate's are older than
+// GUARD_CACHE_SECONDS; none when they are fresh.
 
 import { configOf } from "../../core/config";
 import { randomToken } from "../../core/crypto";
 import type { RequestContext } from "../../core/router";
 import {
   guardIndex,
+  guardNet,
   guardStore,
+  NET_SCOPE,
   SERVICE_SCOPE,
   type GuardEnv,
   type GuardEvent,
+  type GuardStore,
   type GuardView,
   type ScopeStatus,
   type Transition,
@@ -41,6 +46,8 @@ export interface Decision {
   challenge: ScopeKind[];
   /** Its slowed scopes: a code only within their allowance. */
   slowed: string[];
+  /** Those of `slowed` slowed service-wide and not in the app: their allowance is `~net`'s. */
+  netSlowed: string[];
   /** The app's daily SMS budget is reached: no code until then. */
   pausedUntil: number | null;
 }
@@ -98,25 +105,75 @@ const newViewCache = () => new Map<string, { view: GuardView; at: number }>();
  * Reports changes of state: to the audit trail by kind and state, never the scope's value (a
  * prefix or a block), and to the list across apps the console shows (`~index`).
  */
-function reportTransitions(env: Env, clientId: string, ts: Transition[], now: number): Promise<unknown> {
+function reportTransitions(env: Env, owner: Owner, ts: Transition[], now: number): Promise<unknown> {
   if (ts.length === 0) return Promise.resolve();
   return Promise.all([
     ...ts.map((t) =>
-      audit(env, "guard.state", clientId || null, "ok", { kind: t.kind, state: t.state, strikes: t.strikes }),
+      audit(env, "guard.state", owner.clientId || null, "ok", { kind: t.kind, state: t.state, strikes: t.strikes }),
     ),
-    guardIndex(env).indexNote(clientId || SERVICE_SCOPE, ts, now),
+    guardIndex(env).indexNote(owner.name, ts, now),
   ]);
 }
 
-async function viewOf(env: Env, rc: RequestContext, clientId: string, now: number, cfg: GuardConfig) {
+/**
+ * A guard object the sign-ins read and count in: an app's (`clientId`; "" the service's own pages),
+ * or the service-wide history of blocks and ASNs (`~net`, no app). `name`: its key in the isolate's
+ * copies and batches, and in the list across apps.
+ */
+interface Owner {
+  name: string;
+  clientId: string;
+  stub: (env: Env) => DurableObjectStub<GuardStore>;
+}
+const appOwner = (clientId: string): Owner => ({
+  name: clientId || SERVICE_SCOPE,
+  clientId,
+  stub: (env) => guardStore(env, clientId),
+});
+const NET: Owner = { name: NET_SCOPE, clientId: "", stub: guardNet };
+
+/** The kinds of scope whose history is service-wide (`~net`). */
+const NET_KINDS: readonly ScopeKind[] = ["block", "asn"];
+const netScope = (scope: string) => NET_KINDS.some((k) => scope.startsWith(`${k}:`));
+
+async function viewOf(env: Env, rc: RequestContext, owner: Owner, now: number, cfg: GuardConfig) {
   const cache = cacheOf(env);
-  const c = cache.get(clientId);
+  const c = cache.get(owner.name);
   if (c && now >= c.at && now - c.at < cfg.cacheMs) return c.view;
-  const { view, transitions } = await guardStore(env, clientId).view(now, cfg.rules);
-  rc.waitUntil(reportTransitions(env, clientId, transitions, now));
+  const { view, transitions } = await owner.stub(env).view(now, cfg.rules);
+  rc.waitUntil(reportTransitions(env, owner, transitions, now));
   if (cache.size >= 1024) cache.clear();
-  cache.set(clientId, { view, at: now });
+  cache.set(owner.name, { view, at: now });
   return view;
+}
+
+/**
+ * The states that hold at `now` for a sign-in to `clientId`: the app's own, and the service-wide
+ * states of blocks and ASNs (the stronger where both have one). The two copies are read together,
+ * each only when this isolate's is stale. `net`: the scopes whose state is `~net`'s alone.
+ */
+async function statesOf(
+  env: Env,
+  rc: RequestContext,
+  clientId: string,
+  now: number,
+  cfg: GuardConfig,
+): Promise<{ active: Map<string, ScopeStatus>; net: Set<string>; view: GuardView }> {
+  const [view, netView] = await Promise.all([
+    viewOf(env, rc, appOwner(clientId), now, cfg),
+    viewOf(env, rc, NET, now, cfg),
+  ]);
+  const active = new Map<string, ScopeStatus>();
+  for (const s of view.states) if (s.until > now) active.set(s.scope, s);
+  const net = new Set<string>();
+  for (const s of netView.states) {
+    if (s.until <= now || !netScope(s.scope)) continue;
+    const mine = active.get(s.scope);
+    if (mine && (mine.state === "slowed" || s.state === "suspect")) continue;
+    active.set(s.scope, s);
+    net.add(s.scope);
+  }
+  return { active, net, view };
 }
 
 /**
@@ -141,15 +198,15 @@ export async function guardDecision(
     if (net.asn) scopes.push(`asn:${net.asn}`);
     if (net.country) scopes.push(`country:${net.country}`);
   }
-  const view = await viewOf(env, rc, clientId, now, cfg);
-  const active = new Map<string, ScopeStatus>();
-  for (const s of view.states) if (s.until > now) active.set(s.scope, s);
+  const { active, net: netOwned, view } = await statesOf(env, rc, clientId, now, cfg);
   const hits = net.safe ? [] : scopes.filter((s) => active.has(s));
+  const slowed = hits.filter((s) => active.get(s)!.state === "slowed");
   return {
     scopes,
     now,
     challenge: [...new Set(hits.map((s) => s.split(":", 1)[0] as ScopeKind))],
-    slowed: hits.filter((s) => active.get(s)!.state === "slowed"),
+    slowed,
+    netSlowed: slowed.filter((s) => netOwned.has(s)),
     pausedUntil: clientId && view.paused && now < view.dayEnds ? view.dayEnds : null,
   };
 }
@@ -169,15 +226,25 @@ export async function challengeFirst(env: Env, rc: RequestContext, req: Request,
   if (net.block) scopes.push(`block:${net.block}`);
   if (net.asn) scopes.push(`asn:${net.asn}`);
   if (net.country) scopes.push(`country:${net.country}`);
-  const view = await viewOf(env, rc, clientId, now, cfg);
-  return view.states.some((s) => s.until > now && scopes.includes(s.scope));
+  const { active } = await statesOf(env, rc, clientId, now, cfg);
+  return scopes.some((s) => active.has(s));
 }
 
-/** One code for a sign-in in slowed scopes, from their allowance (a store call it waits for). */
+/**
+ * One code for a sign-in in slowed scopes, from their allowance: of the app's object for the
+ * scopes slowed in the app, of `~net` for those slowed service-wide only (store calls it waits for,
+ * together). Null when taken, else when every full allowance has a code again.
+ */
 export async function takeSlowed(env: Env, clientId: string, d: Decision): Promise<number | null> {
   const block = d.scopes.find((s) => s.startsWith("block:")) ?? null;
-  const r = await guardStore(env, clientId).take(d.slowed, block, d.now, guardConfig(env).rules);
-  return r.ok ? null : r.until;
+  const rules = guardConfig(env).rules;
+  const mine = d.slowed.filter((s) => !d.netSlowed.includes(s));
+  const rs = await Promise.all([
+    mine.length > 0 ? guardStore(env, clientId).take(mine, block, d.now, rules) : null,
+    d.netSlowed.length > 0 ? guardNet(env).take(d.netSlowed, block, d.now, rules) : null,
+  ]);
+  const refused = rs.flatMap((r) => (r && !r.ok ? [r.until] : []));
+  return refused.length > 0 ? Math.max(...refused) : null;
 }
 
 /** Each isolate's counts not yet sent, per env and app: sent together (one call) by the first one's flush. */
@@ -191,9 +258,10 @@ const newPendings = () => new Map<string, Pending>();
 
 /**
  * Counts a code sent or verified in its sign-in's scopes, after the answer; the app's daily budget
- * goes with it (null: none). The counts of an isolate's sign-ins within GUARD_FLUSH_MS of each other
- * go to the app's object in one call (each request waits for that call after its answer, as for its
- * own); the isolate's copy of the app's view is replaced by the call's answer.
+ * goes with it (null: none). Its block and ASN are counted again in `~net`, the service-wide history.
+ * The counts of an isolate's sign-ins within GUARD_FLUSH_MS of each other go to each object in one
+ * call (each request waits for those calls after its answer, as for its own); the isolate's copy of
+ * each object's view is replaced by the call's answer.
  */
 export function guardCount(
   env: Env,
@@ -213,30 +281,38 @@ export function guardCount(
     sentAt: kind === "sent" ? now : mark.sentAt,
     challenged: mark.challenged,
   };
-  const byApp = configOf(env, newPendings);
-  let p = byApp.get(clientId);
+  enqueue(env, rc, cfg, appOwner(clientId), event, budget, now);
+  const net = mark.scopes.filter(netScope);
+  if (net.length > 0) enqueue(env, rc, cfg, NET, { ...event, scopes: net }, null, now);
+}
+
+/** Adds an event to the isolate's batch for `owner`, starting the batch (and its flush) if none is open. */
+function enqueue(
+  env: Env,
+  rc: RequestContext,
+  cfg: GuardConfig,
+  owner: Owner,
+  event: GuardEvent,
+  budget: number | null,
+  now: number,
+): void {
+  const byOwner = configOf(env, newPendings);
+  let p = byOwner.get(owner.name);
   if (!p) {
     const batch: Pending = { events: [], budget, now, flush: Promise.resolve() };
-    const apps = byApp;
     batch.flush = (async () => {
       await new Promise((r) => setTimeout(r, cfg.flushMs));
-      apps.delete(clientId);
+      byOwner.delete(owner.name);
       try {
-        const r = await guardStore(env, clientId).record(
-          randomToken(12),
-          batch.events,
-          batch.budget,
-          batch.now,
-          cfg.rules,
-        );
-        await reportTransitions(env, clientId, r.transitions, batch.now);
-        cacheOf(env).set(clientId, { view: r.view, at: batch.now });
+        const r = await owner.stub(env).record(randomToken(12), batch.events, batch.budget, batch.now, cfg.rules);
+        await reportTransitions(env, owner, r.transitions, batch.now);
+        cacheOf(env).set(owner.name, { view: r.view, at: batch.now });
       } catch (err) {
         // counts lost are counts lost: the sign-ins they followed are done
         console.log(JSON.stringify({ worker: "guard", cause: err instanceof Error ? err.message : String(err) }));
       }
     })();
-    byApp.set(clientId, (p = batch));
+    byOwner.set(owner.name, (p = batch));
   }
   p.events.push(event);
   p.budget = budget;

@@ -5,6 +5,6 @@
 
 export { type GuardRuleVars, guardRules } from "./config";
 export { type GuardEvent, type GuardStore, type GuardView, type ScopeStatus, type Transition } from "./guard-store";
-export { type GuardEnv, SERVICE_SCOPE, guardIndex, guardStore } from "./reach";
+export { type GuardEnv, NET_SCOPE, SERVICE_SCOPE, guardIndex, guardNet, guardStore } from "./reach";
 export type { GuardRules, ScopeKind } from "./rules";
 export { kindOf } from "./guard-store";

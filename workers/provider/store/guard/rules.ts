@@ -47,9 +47,13 @@ export interface StateRow {
   strikes: number;
 }
 
-/** Only network blocks and ASNs are ever slowed: the strongest state, never closed. */
+/**
+ * Network blocks, ASNs and the app itself can be slowed: the strongest state, never closed (a
+ * prefix or a country is asked for the challenge only). A slowed ASN or app limits only the
+ * blocks that have not shown people typing their codes (`GuardTables.take`).
+ */
 export function canSlow(kind: ScopeKind): boolean {
-  return kind === "block" || kind === "asn";
+  return kind === "block" || kind === "asn" || kind === "app";
 }
 
 export function minSendsOf(rules: GuardRules, kind: ScopeKind): number {

@@ -131,8 +131,11 @@ export class GuardTables {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS states (
       scope TEXT PRIMARY KEY, state TEXT NOT NULL, since INTEGER NOT NULL, until INTEGER NOT NULL,
       strikes INTEGER NOT NULL) WITHOUT ROWID`);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS slow (
-      scope TEXT PRIMARY KEY, window_start INTEGER NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID`);
+    // the codes a slowed scope was given, when: its sliding window's allowance (`slow`, counts per
+    // fixed window, is not used: dropped where an object has it)
+    this.sql.exec("DROP TABLE IF EXISTS slow");
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS slow_log (scope TEXT NOT NULL, at INTEGER NOT NULL)`);
+    this.sql.exec("CREATE INDEX IF NOT EXISTS slow_log_scope ON slow_log (scope, at)");
     this.sql.exec(`CREATE TABLE IF NOT EXISTS days (day INTEGER PRIMARY KEY, sent INTEGER NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`);
@@ -437,8 +440,9 @@ export class GuardTables {
   }
 
   /**
-   * One code for a sign-in in slowed scopes: taken from each scope's allowance of the window, or
-   * refused with when every full one has renewed. All or nothing, in one step.
+   * One code for a sign-in in slowed scopes: taken from each scope's allowance over the sliding
+   * window (at most `slowCodes` in any `slowWindowMs`), or refused with when every full one has a
+   * code again. All or nothing, in one step.
    */
   take(
     scopes: Scope[],
@@ -447,32 +451,33 @@ export class GuardTables {
     rules: GuardRules,
   ): { ok: true } | { ok: false; until: number } {
     return this.storage.transactionSync(() => {
-      // A slowed ASN slows the blocks in it whose own settled codes go untyped: a block with none
-      // yet, or whose codes are typed, is asked for the challenge only (carrier NAT: the people
-      // behind other blocks of the ASN are not the attack's).
+      // A slowed ASN or app slows the blocks that have not shown people typing their codes: a
+      // block whose settled codes are typed (at the threshold) is asked for the challenge only
+      // (carrier NAT: the people behind the established blocks are not the attack's); a block
+      // never seen here takes from the wide scope's allowance, as one whose codes go untyped, so
+      // a bot's fresh blocks share its few codes (the text, where offered, comes first).
       const s = block !== null && !scopes.includes(block) ? this.sums(block, now, rules) : null;
-      const clean = s !== null && s.verified >= s.sent * rules.minConversion;
+      const clean = s !== null && s.sent > 0 && s.verified >= s.sent * rules.minConversion;
+      // a sliding window: a scope has a code again once the oldest of its last `slowCodes` codes is
+      // a window old, so no moment (a clock boundary) gives a burst twice the allowance
+      const since = now - rules.slowWindowMs;
       const rows = scopes
-        .filter((scope) => !(clean && kindOf(scope) === "asn"))
+        .filter((scope) => !(clean && (kindOf(scope) === "asn" || kindOf(scope) === "app")))
         .map((scope) => {
-          const r = this.sql
-            .exec<{ window_start: number; n: number }>("SELECT window_start, n FROM slow WHERE scope = ?", scope)
-            .toArray()[0];
-          // windows on the clock's boundaries: every slowed scope's allowance renews at once, so the
-          // time a refused person is told to come back is when all of theirs have renewed
-          const start = now - (now % rules.slowWindowMs);
-          return { scope, start, n: r && r.window_start === start ? r.n : 0 };
+          const ats = this.sql
+            .exec<{ at: number }>(
+              "SELECT at FROM slow_log WHERE scope = ? AND at > ? ORDER BY at DESC LIMIT ?",
+              scope,
+              since,
+              rules.slowCodes,
+            )
+            .toArray();
+          // full: its allowance renews when the oldest of those leaves the window
+          return { scope, renews: ats.length >= rules.slowCodes ? ats[ats.length - 1]!.at + rules.slowWindowMs : null };
         });
-      const full = rows.filter((r) => r.n >= rules.slowCodes);
-      if (full.length > 0)
-        return { ok: false as const, until: Math.max(...full.map((r) => r.start + rules.slowWindowMs)) };
-      for (const r of rows)
-        this.sql.exec(
-          "INSERT OR REPLACE INTO slow (scope, window_start, n) VALUES (?, ?, ?)",
-          r.scope,
-          r.start,
-          r.n + 1,
-        );
+      const full = rows.flatMap((r) => (r.renews === null ? [] : [r.renews]));
+      if (full.length > 0) return { ok: false as const, until: Math.max(...full) };
+      for (const r of rows) this.sql.exec("INSERT INTO slow_log (scope, at) VALUES (?, ?)", r.scope, now);
       return { ok: true as const };
     });
   }
@@ -483,7 +488,7 @@ export class GuardTables {
     if (!cur || cur.until <= now) return null;
     // an editor's clear is a judgement that the state was wrong: its strikes are forgotten too
     this.sql.exec("UPDATE states SET until = ?, strikes = 0 WHERE scope = ?", now, scope);
-    this.sql.exec("DELETE FROM slow WHERE scope = ?", scope);
+    this.sql.exec("DELETE FROM slow_log WHERE scope = ?", scope);
     this.stateRows.set(scope, { ...cur, until: now, strikes: 0 });
     this.judged.delete(scope);
     return { kind: kindOf(scope), state: "cleared", strikes: cur.strikes, scope, since: cur.since, until: now };
@@ -497,7 +502,7 @@ export class GuardTables {
     this.sql.exec("DELETE FROM counts WHERE bucket < ?", Math.floor((now - rules.windowMs) / BUCKET_MS));
     this.sql.exec("DELETE FROM states WHERE until < ?", now - rules.strikeMemoryMs);
     for (const [scope, r] of this.stateRows) if (r.until < now - rules.strikeMemoryMs) this.stateRows.delete(scope);
-    this.sql.exec("DELETE FROM slow WHERE window_start < ?", now - rules.slowWindowMs);
+    this.sql.exec("DELETE FROM slow_log WHERE at <= ?", now - rules.slowWindowMs);
     this.sql.exec("DELETE FROM days WHERE day < ?", kstDay(now).day - 7);
     this.sql.exec("DELETE FROM batches WHERE at < ?", now - BATCH_MEMORY_MS);
     const settledBelow = Math.floor((now - rules.settleMs) / BUCKET_MS);
