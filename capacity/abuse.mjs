@@ -12,7 +12,9 @@
 //                                      docs/benchmarks.md and bench/results/abuse-<date>.json
 //   node capacity/abuse.mjs --short    a tenth of the volume (CI, via npm run bench -- --short): checks
 //                                      the harness, not the goals; bench/results/abuse-short.json
-//   options: --pairs N --people N --minutes M --bot-blocks N --apps N --targeted-share X
+//   node capacity/abuse.mjs --profile all   every bot profile in turn (PROFILES in the model), and
+//                                      the attacked app's share swept; docs/bench/abuse.json `profiles`, `sweeps`
+//   options: --profile NAME --pairs N --people N --minutes M --bot-blocks N --apps N --targeted-share X
 //            --real-in-bot-blocks X --solver-share X --right-code-share X --retries N --max-wait S
 //            --concurrency C --seed N --clock-start ISO --guard both|off|on --app-budget N
 //            --signin-cpu-extra X   the extra CPU of a normal sign-in with the guard on, measured apart (0.03)
