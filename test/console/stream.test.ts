@@ -5,6 +5,7 @@
 // function of the app's own `POST /ssf/status`, audited with `operator:<id>`; a viewer gets no
 // button and is refused (403), and nothing changes.
 import { describe, expect, it } from "vitest";
+import { createLocalJWKSet, jwtVerify } from "jose";
 import { admin } from "../support/admin";
 import { auditEvents } from "../support/audit";
 import { ciOf, importRows, lastCode } from "../support/directory";
@@ -74,6 +75,31 @@ async function appWith(delivery: Record<string, unknown>) {
   return { id: made.client_id, auth, streamId: ((await s.json()) as { stream_id: string }).stream_id };
 }
 
+/** What waits on the app's poll stream (RFC 8936), each SET verified with the published JWKS. */
+async function polled(app: { id: string; auth: string; streamId: string }) {
+  const keys = createLocalJWKSet((await (await call("/oauth2/jwks")).json()) as { keys: [] });
+  const r = await call(`/ssf/poll/${app.streamId}`, {
+    method: "POST",
+    headers: { Authorization: app.auth, "Content-Type": "application/json" },
+    body: JSON.stringify({ returnImmediately: true }),
+  });
+  expect(r.status).toBe(200);
+  const sets = ((await r.json()) as { sets: Record<string, string> }).sets;
+  const out = [];
+  for (const t of Object.values(sets)) {
+    const { payload } = await jwtVerify(t, keys, {
+      algorithms: ["ES256"],
+      issuer: "http://localhost:8787",
+      audience: app.id,
+      typ: "secevent+jwt",
+    });
+    out.push(payload);
+  }
+  return out;
+}
+
+const STREAM_UPDATED = "https://schemas.openid.net/secevent/ssf/event-type/stream-updated";
+
 async function ssfStatus(auth: string, streamId: string) {
   const r = await call(`/ssf/status?stream_id=${streamId}`, { headers: { Authorization: auth } });
   return (await r.json()) as { status: string; reason?: string };
@@ -115,7 +141,7 @@ describe("the operations console: an app's stream", () => {
     expect(JSON.stringify(j)).not.toContain("ops-receiver-secret");
   });
 
-  it("an editor pauses and resumes a poll stream as POST /ssf/status does, audited with operator:<id>", async () => {
+  it("an editor pauses and resumes a poll stream as POST /ssf/status does, the app polls stream-updated each time, audited with operator:<id>", async () => {
     const app = await appWith({ method: "urn:ietf:rfc:8936" });
     const { b, home } = await operator("editor");
     const page = await b.page(await b.fetch(`/console/apps/${app.id}?lang=en`));
@@ -136,6 +162,17 @@ describe("the operations console: an app's stream", () => {
     );
     expect(resumed.html).toContain("스트림을 다시 시작했습니다.");
     expect((await ssfStatus(app.auth, app.streamId)).status).toBe("enabled");
+    // SSF 1.0 §8.1.5: the app is told of each change the transmitter made, on the stream itself
+    const updates = await polled(app);
+    expect(updates).toHaveLength(2);
+    const byStatus = Object.fromEntries(
+      updates.map((u) => [(u.events as Record<string, { status: string }>)[STREAM_UPDATED]!.status, u]),
+    );
+    expect(byStatus.paused!.events).toEqual({
+      [STREAM_UPDATED]: { status: "paused", reason: "Paused by the service's operator" },
+    });
+    expect(byStatus.enabled!.events).toEqual({ [STREAM_UPDATED]: { status: "enabled" } });
+    for (const u of updates) expect(u.sub_id).toEqual({ format: "opaque", id: app.streamId });
     // resuming an enabled stream: a clear refusal on the page, nothing changed
     const twice = await b.page(
       await post(b, `/console/apps/${app.id}/stream/resume`, { csrf: csrfOf(resumed), lang: "en" }),

@@ -5,6 +5,7 @@
 // store function of the app's own `POST /ssf/status` (the app reads the change there), audited with
 // who; another team's developer neither sees nor pauses it.
 import { runDurableObjectAlarm } from "cloudflare:test";
+import { createLocalJWKSet, jwtVerify } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "../support/env";
 import { auditEvents } from "../support/audit";
@@ -54,6 +55,20 @@ async function appWithStream() {
   const stream = (await res.json()) as { stream_id: string };
   return { ...dev, made, auth, streamId: stream.stream_id };
 }
+
+/** A SET verified as a receiver would: the published JWKS, ES256, typ, iss, aud. */
+async function verified(token: string, aud: string) {
+  const keys = createLocalJWKSet((await (await call("/oauth2/jwks")).json()) as { keys: [] });
+  const { payload } = await jwtVerify(token, keys, {
+    algorithms: ["ES256"],
+    issuer: "http://localhost:8787",
+    audience: aud,
+    typ: "secevent+jwt",
+  });
+  return payload;
+}
+
+const STREAM_UPDATED = "https://schemas.openid.net/secevent/ssf/event-type/stream-updated";
 
 async function ssfStatus(auth: string, streamId: string) {
   const r = await call(`/ssf/status?stream_id=${streamId}`, { headers: { Authorization: auth } });
@@ -117,8 +132,8 @@ describe("the developer console: an app's stream", () => {
     expect(JSON.stringify(j)).not.toContain("receiver-secret");
   });
 
-  it("an owner pauses and resumes it as POST /ssf/status does, each audited with who", async () => {
-    receiver(() => 202);
+  it("an owner pauses and resumes it as POST /ssf/status does, the app sent stream-updated each time, each audited with who", async () => {
+    const sent = receiver(() => 202);
     const d = await appWithStream();
     const page = await d.b.page(await d.b.fetch(`/developers/apps/${d.made.client_id}?lang=en`));
     const paused = await d.b.page(
@@ -135,12 +150,21 @@ describe("the developer console: an app's stream", () => {
     // pausing a paused stream is refused, nothing changed
     const again = await api(d.b, d.csrf, "POST", `/developers/api/apps/${d.made.client_id}/stream/pause`);
     expect(again.status).toBe(400);
+    expect(sent).toHaveLength(1);
     const resumed = await d.b.page(
       await post(d.b, `/developers/apps/${d.made.client_id}/stream/resume`, { csrf: csrfOf(paused), lang: "ko" }),
     );
     expect(resumed.html).toContain("스트림을 다시 시작했습니다.");
     expect(resumed.html).toContain('<dd id="stream-status">사용 중</dd>');
     expect((await ssfStatus(d.auth, d.streamId)).status).toBe("enabled");
+    // SSF 1.0 §8.1.5: the transmitter changed the status, so the receiver heard of it each time
+    expect(sent).toHaveLength(2);
+    const [u1, u2] = [await verified(sent[0]!, d.made.client_id), await verified(sent[1]!, d.made.client_id)];
+    expect(u1.sub_id).toEqual({ format: "opaque", id: d.streamId });
+    expect(u1.events).toEqual({ [STREAM_UPDATED]: { status: "paused", reason: "Paused in the developer console" } });
+    expect(u2.sub_id).toEqual({ format: "opaque", id: d.streamId });
+    expect(u2.events).toEqual({ [STREAM_UPDATED]: { status: "enabled" } });
+    expect(resumed.html).toContain("<code>stream-updated</code>");
     const team = (await (await api(d.b, d.csrf, "GET", `/developers/api/apps/${d.made.client_id}/team`)).json()) as {
       members: { member: string; role: string }[];
     };

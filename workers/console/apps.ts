@@ -30,7 +30,8 @@ import {
   type Viewer,
 } from "./layout";
 import { inviteOwner, resumeEvents } from "../admin/reviews";
-import { pauseStream, readStream, resumeStream } from "../admin/streams";
+import { readStream } from "../admin/streams";
+import { pauseStream, resumeStream } from "./streams";
 import { streamSection } from "../frame/stream";
 import { ownerCount } from "../provider/store/developers";
 

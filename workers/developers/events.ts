@@ -19,7 +19,7 @@ import {
   TEST_EVENTS_PER_MINUTE,
 } from "../provider/store/event-deliveries";
 import { resumeAppEvents, sendTestEvent } from "../provider/store/flows/events";
-import { setStreamFromConsole } from "../provider/store/flows/stream-view";
+import { setStreamFromConsole } from "../provider/store/flows/stream-pause";
 import { audit } from "../provider/store/one-time/index";
 import { actorOf, type DevEnv, type DevSigned } from "./gate";
 import { d } from "./i18n";

@@ -29,6 +29,8 @@ export const ACCOUNT_PURGED = `${RISC}account-purged`;
 export const IDENTIFIER_RECYCLED = `${RISC}identifier-recycled`;
 /** SSF 1.0 §8.1.4.1: the verification event. */
 export const VERIFICATION = `${SSF}verification`;
+/** SSF 1.0 §8.1.5: the transmitter changed the stream's status. */
+export const STREAM_UPDATED = `${SSF}stream-updated`;
 
 /** The types a stream may ask for (`events_supported`). The verification event is always sent. */
 export const SSF_EVENTS_SUPPORTED = [SESSION_REVOKED, CREDENTIAL_CHANGE, ACCOUNT_PURGED, IDENTIFIER_RECYCLED];
@@ -171,6 +173,26 @@ export function verificationSet(stream: Stream, iss: string, jti: string, state:
       jti,
       sub_id: { format: "opaque", id: stream.streamId },
       events: { [VERIFICATION]: state === undefined ? {} : { state } },
+    },
+  };
+}
+
+/** The stream-updated event of a stream (SSF 1.0 §8.1.5): its new status and why; its subject the stream. */
+export function streamUpdatedSet(
+  stream: Stream,
+  iss: string,
+  jti: string,
+  status: Stream["status"],
+  reason: string | null,
+): SetClaims {
+  return {
+    jti,
+    claims: {
+      iss,
+      aud: stream.clientId,
+      jti,
+      sub_id: { format: "opaque", id: stream.streamId },
+      events: { [STREAM_UPDATED]: reason === null ? { status } : { status, reason } },
     },
   };
 }

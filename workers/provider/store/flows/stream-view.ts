@@ -2,12 +2,10 @@
 // status, its delivery (the method and, for push, the receiver's host alone: never the path, the
 // query or the Authorization header), the types delivered, what waits to be polled, and its last
 // delivery attempts from the app's list (`event_deliveries`, store/event-deliveries.ts). Pausing
-// and resuming it goes through `setStreamStatus`, the store function of the app's own
-// `POST /ssf/status` (SSF 1.0 §8.1.2.2), so a paused stream holds its events in the outbox as that
-// one does; the console's caller audits the change with who made it.
+// and resuming it: ./stream-pause.ts.
 
 import { deliveriesOf, type Delivery } from "../event-deliveries";
-import { setStreamStatus, streamOf, waitingCount, type StreamStatus } from "../ssf-streams";
+import { streamOf, waitingCount, type StreamStatus } from "../ssf-streams";
 import { SSF_EVENTS_SUPPORTED } from "./ssf-events";
 
 /** Attempts listed with the stream: the app's last ones since the stream was made. */
@@ -63,24 +61,4 @@ export async function streamView(env: { DB: D1Database }, clientId: string): Pro
     deliveries: recent.map((d) => ({ ...d, at: new Date(d.at).toISOString() })),
     failures: recent.filter((d) => d.class !== "delivered").length,
   };
-}
-
-/**
- * Pauses (`paused`) or resumes (`enabled`) the app's stream from a console, with `reason` for the
- * app to read in `GET /ssf/status`: the status it had, or null when the app has no stream. A
- * disabled stream is the app's own choice and stays so (`"disabled"` answered, nothing changed);
- * pausing a paused stream or resuming an enabled one changes nothing either.
- */
-export async function setStreamFromConsole(
-  env: { DB: D1Database },
-  clientId: string,
-  to: "paused" | "enabled",
-  reason: string | null,
-  now = Date.now(),
-): Promise<StreamStatus | null> {
-  const s = await streamOf(env, clientId);
-  if (!s) return null;
-  if (s.status === "disabled" || s.status === to) return s.status;
-  if (!(await setStreamStatus(env, clientId, s.streamId, to, to === "paused" ? reason : null, now))) return null;
-  return s.status;
 }
