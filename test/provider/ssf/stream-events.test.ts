@@ -13,6 +13,7 @@ import { enrolFormOf, newPerson, ORIGIN, postForm, RP_ID, smsOnAccount } from ".
 import { SoftAuthenticator } from "../../support/authenticator";
 import { storeForPlid } from "../../support/store";
 import { admin } from "../../support/admin";
+import { ciOf, importRows } from "../../support/directory";
 import { providerConfig } from "../../../workers/provider/config";
 import { subscriberByPhone } from "../../../workers/provider/store/directory/directory";
 import { findLink } from "../../../workers/provider/store/directory/links";
@@ -221,6 +222,39 @@ describe("the app's own disconnect", () => {
     // a second call finds no link: nothing more
     expect((await disconnect(creds.demo, plid)).status).toBe(400);
     expect(await outboxOf(plid, "demo-client")).toEqual([]);
+  });
+});
+
+describe("a number passed to another person", () => {
+  it("RISC identifier-recycled with session-revoked and account-purged (initiating_entity system), one txn, the old person's plid", async () => {
+    const demo = await pollStream(creds.demo, [SESSION_REVOKED, ACCOUNT_PURGED, IDENTIFIER_RECYCLED]);
+    const who = await newPerson();
+    const { plid } = await mintFor(who.phone);
+    // the number's row now carries another person's ci: the old person's links end
+    await importRows([
+      {
+        telcoCd: "K",
+        phoneNo: who.phone,
+        name: "새주인",
+        gender: "M",
+        birth: "1991-02-02",
+        foreign: "L",
+        ci: ciOf(251),
+      },
+    ]);
+    const got = await Promise.all((await received(demo, 3)).map((t) => verified(t, "demo-client")));
+    const byType = Object.fromEntries(got.map((x) => [Object.keys(x.events)[0], x]));
+    expect(Object.keys(byType).sort()).toEqual([ACCOUNT_PURGED, IDENTIFIER_RECYCLED, SESSION_REVOKED].sort());
+    for (const x of got) {
+      expect(x.sub_id).toEqual({ format: "opaque", id: plid });
+      expect(x.txn).toBe(got[0]!.txn);
+      for (const pii of [who.name, who.phone, who.ci, "새주인"]) expect(JSON.stringify(x)).not.toContain(pii);
+    }
+    expect(byType[IDENTIFIER_RECYCLED]!.events).toEqual({ [IDENTIFIER_RECYCLED]: {} });
+    expect(byType[SESSION_REVOKED]!.events[SESSION_REVOKED]).toMatchObject({
+      initiating_entity: "system",
+      reason_admin: { en: "The phone number now belongs to another person" },
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 // Shared Signals events (docs/events.md "Shared Signals"; OpenID SSF 1.0, CAEP 1.0, RISC 1.0): what
 // an app with a stream (store/ssf-streams.ts) is sent instead of the service's own events. Each
 // outbox event (one-time/tables/ended-plids.ts) becomes one SET per standard event type it maps to,
-// each SET one event (SSF 1.0 §4.1.1), signed ES256 with the service's published key (the OIDC
+// each SET one event (SSF 1.0 §4.2.1), signed ES256 with the service's published key (the OIDC
 // JWKS, store/signing-keys.ts) when it is sent or polled, so a key rotation never strands a
 // waiting SET. The subject is top-level `sub_id` (RFC 9493): the app's plid, `opaque`, or for an
 // OpenID Connect app `iss_sub` with the `sub` its id_tokens carry (the same plid). Never a number,
@@ -23,7 +23,7 @@ const SSF = "https://schemas.openid.net/secevent/ssf/event-type/";
 export const SESSION_REVOKED = `${CAEP}session-revoked`;
 /** CAEP 1.0 §3.3: a credential of the subject changed. */
 export const CREDENTIAL_CHANGE = `${CAEP}credential-change`;
-/** RISC 1.0 §2.1: the subject's account is gone. */
+/** RISC 1.0 §2.2: the subject's account is gone. */
 export const ACCOUNT_PURGED = `${RISC}account-purged`;
 /** RISC 1.0 §2.6: the subject's identifier now belongs to someone else. */
 export const IDENTIFIER_RECYCLED = `${RISC}identifier-recycled`;
