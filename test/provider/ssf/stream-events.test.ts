@@ -4,7 +4,7 @@
 // from the specs would (the published JWKS, `jose`); a stream that did not request the type gets
 // nothing, and an app without a stream gets no event of these (today's behaviour).
 import { env } from "../../support/env";
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { basic, bodyText, call, DEMO, HONG, LIMITED, mintFor } from "../../support/helpers";
@@ -375,6 +375,32 @@ describe("only what the stream requested", () => {
 async function streamId(auth: string): Promise<string> {
   return ((await (await api("GET", "/ssf/stream", auth)).json()) as { stream_id: string }[])[0]!.stream_id;
 }
+
+describe("a stream deleted while its event waits", () => {
+  it("drops what only streams are told of: nothing goes to the app's events_uri", async () => {
+    const sent = captureFetch();
+    const res = await api("POST", "/ssf/stream", creds.demo, {
+      delivery: { method: POLL },
+      events_requested: [SESSION_REVOKED, ACCOUNT_PURGED],
+    });
+    const { stream_id } = (await res.json()) as { stream_id: string };
+    // paused: the disconnect's event waits in the outbox
+    await api("POST", "/ssf/status", creds.demo, { stream_id, status: "paused" });
+    const who = await newPerson();
+    const { plid } = await mintFor(who.phone);
+    expect((await disconnect(creds.demo, plid)).status).toBe(200);
+    expect(await outboxOf(plid, "demo-client")).toEqual(["client_disconnected"]);
+    expect((await api("DELETE", `/ssf/stream?stream_id=${stream_id}`, creds.demo)).status).toBe(204);
+    // demo-client has an events_uri taking plid-deleted (the seed): the waiting event is tried now
+    const stub = storeForPlid(env, plid, providerConfig(env).oneTimeShards);
+    await runInDurableObject(stub, (_o, st) => {
+      st.storage.sql.exec("UPDATE event_outbox SET next_at = ? WHERE plid = ?", Date.now() - 1, plid);
+    });
+    await runDurableObjectAlarm(stub);
+    expect(await outboxOf(plid, "demo-client")).toEqual([]);
+    expect(sent).toEqual([]);
+  });
+});
 
 describe("opt-in: an app without a stream", () => {
   it("is sent no event of its own disconnect, of automatic login ended or of a passkey, as today", async () => {
