@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "../support/env";
 import { auditEvents } from "../support/audit";
 import { basic, bodyText, call } from "../support/helpers";
-import { api, createApp, csrfOf, developer, post, SHOP } from "../support/developers";
+import { api, createApp, csrfOf, developer, person, post, SHOP, signIn } from "../support/developers";
+import { Browser } from "../support/signin";
 import { providerConfig } from "../../workers/provider/config";
 import { storeForPlid } from "../support/store";
 import { newEvent } from "../../workers/provider/store/one-time/tables/ended-plids";
@@ -175,6 +176,24 @@ describe("the developer console: an app's stream", () => {
     expect(JSON.parse(p!.detail!)).toEqual({ actor: me });
     expect(JSON.parse(r!.detail!)).toEqual({ actor: me });
     expect(me).toMatch(/^developer:dv_/);
+  });
+
+  it("a member of the team sees it and cannot pause it (403): owners change it", async () => {
+    const d = await appWithStream();
+    const mate = await person("0106");
+    const inv = await api(d.b, d.csrf, "POST", `/developers/api/apps/${d.made.client_id}/team`, {
+      phone: mate.phone,
+      role: "member",
+    });
+    expect(inv.status).toBe(201);
+    const b = new Browser();
+    const csrf = csrfOf(await signIn(b, mate));
+    expect((await api(b, csrf, "POST", `/developers/api/invites/${d.made.client_id}/accept`)).status).toBe(200);
+    const page = await b.page(await b.fetch(`/developers/apps/${d.made.client_id}?lang=en`));
+    expect(page.html).toContain('<dd id="stream-status">Enabled</dd>');
+    expect(page.html).not.toContain("Pause the stream");
+    expect((await api(b, csrf, "POST", `/developers/api/apps/${d.made.client_id}/stream/pause`)).status).toBe(403);
+    expect((await ssfStatus(d.auth, d.streamId)).status).toBe("enabled");
   });
 
   it("another team's developer neither sees nor pauses it (404), and nothing changes", async () => {
