@@ -33,6 +33,7 @@ import {
 } from "./operators";
 import { addTestNumber, listTestNumbers, removeTestNumber, TEST_NUMBER_FIELDS } from "./test-numbers";
 import { approveReview, inviteOwner, listReviews, rejectReview, resumeEvents } from "./reviews";
+import { readStream } from "./streams";
 
 /** The most notices an answer carries. */
 const NOTICES = 10;
@@ -144,6 +145,7 @@ export const table: AdminRoute[] = [
     created,
   ),
   serve("/admin/clients/:id/events/resume", resumeEvents, app),
+  serve("/admin/clients/:id/stream", readStream, app),
   serve("/admin/operators", listAllOperators, none),
   serve("/admin/operators", grantOperator, body(["phone", "role"]), created),
   serve("/admin/operators/invites/:phone", withdrawInvite, (_req, _env, rc) => ({ phone: rc.params.phone })),

@@ -30,6 +30,9 @@ import {
   type Viewer,
 } from "./layout";
 import { inviteOwner, resumeEvents } from "../admin/reviews";
+import { readStream } from "../admin/streams";
+import { pauseStream, resumeStream } from "./streams";
+import { streamSection } from "../frame/stream";
 import { ownerCount } from "../provider/store/developers";
 
 export type { Outcome } from "./layout";
@@ -155,6 +158,7 @@ ${
 ${button("/delete", c(L, "deleteApp"), "danger", html`<label>${c(L, "confirmDelete")}<input type="text" name="confirm" required autocomplete="off"></label>`)}`
     : ""
 }
+${streamSection(v, base, (await perform(readStream, env, callerOf(rc, s), { clientId: a.client_id })).stream, editor, (k, vars) => c(L, k, vars))}
 ${await guardSection(env, callerOf(rc, s), v, a.client_id, editor, button)}
 <h2>${c(L, "testNumbers")}</h2><p class="hint">${c(L, "testNumbersLead")}</p>
 ${
@@ -329,6 +333,8 @@ async function ownerSection(env: ConsoleEnv, v: Viewer, a: ClientView, editor: b
 
 type Action =
   | "resume_events"
+  | "pause_stream"
+  | "resume_stream"
   | "invite_owner"
   | "update"
   | "rotate"
@@ -385,6 +391,12 @@ export function appAction(action: Action) {
         case "resume_events":
           await perform(resumeEvents, env, by, { clientId });
           return appPage(req, env, rc, s, { notice: c(L, "saved") });
+        case "pause_stream":
+        case "resume_stream":
+          await perform(action === "pause_stream" ? pauseStream : resumeStream, env, by, { clientId });
+          return appPage(req, env, rc, s, {
+            notice: c(L, action === "pause_stream" ? "streamPausedDone" : "streamResumedDone"),
+          });
         case "invite_owner": {
           const r = await perform(inviteOwner, env, by, { clientId, phone: s.params.get("phone") ?? "" });
           return appPage(req, env, rc, s, { notice: c(L, "ownerInvited", { masked: r.masked }) });

@@ -116,6 +116,20 @@ export const table: ConsoleRoute[] = [
   },
   {
     method: "POST",
+    path: "/console/apps/:id/stream/pause",
+    role: "editor",
+    handler: at("editor", appAction("pause_stream")),
+    page: true,
+  },
+  {
+    method: "POST",
+    path: "/console/apps/:id/stream/resume",
+    role: "editor",
+    handler: at("editor", appAction("resume_stream")),
+    page: true,
+  },
+  {
+    method: "POST",
     path: "/console/apps/:id/owner",
     role: "editor",
     handler: at("editor", appAction("invite_owner")),

@@ -34,7 +34,9 @@ import {
 } from "./review";
 import { reviewsOf } from "../provider/store/reviews";
 import { checkConfig } from "../provider/store/config";
-import { eventsSection, eventsView, resume, testEvent } from "./events";
+import { eventsSection, eventsView, resume, setStream, testEvent } from "./events";
+import { streamView } from "../provider/store/flows/stream-view";
+import { streamSection } from "../frame/stream";
 import {
   allocateTestNumber,
   APP_TEST_NUMBER_MS,
@@ -162,6 +164,8 @@ const submitOwned = owned(submit);
 const withdrawOwned = owned(withdraw);
 const rotateOwned = owned((env, _rc, s, app) => rotate(env, s, app, s.body));
 const resumeOwned = owned((env, _rc, s, app) => resume(env, s, app));
+const pauseStreamOwned = owned((env, _rc, s, app) => setStream(env, s, app, "paused"));
+const resumeStreamOwned = owned((env, _rc, s, app) => setStream(env, s, app, "enabled"));
 /** A test event: any member of the team. */
 const testOnTeam = async (env: DevEnv, rc: RequestContext, s: DevSigned) =>
   testEvent(env, s, (await teamApp(env, rc, s)).app);
@@ -183,6 +187,12 @@ export const api = {
   testEvent: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => json(await testOnTeam(env, rc, s)),
   resumeEvents: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
     json(await resumeOwned(env, rc, s)),
+  stream: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json({ stream: await streamView(env, (await teamApp(env, rc, s)).app.clientId) }),
+  pauseStream: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await pauseStreamOwned(env, rc, s)),
+  resumeStream: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
+    json(await resumeStreamOwned(env, rc, s)),
   list: async (_req: Request, env: DevEnv, _rc: RequestContext, s: DevSigned) =>
     json({ apps: await myApps(env, s), max_apps: maxApps(env) }),
   create: async (_req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) =>
@@ -342,6 +352,7 @@ ${
 }
 ${button("/test-numbers", d(L, "addTestNumber"), "")}
 ${eventsSection(v, base, await eventsView(env, app), owner, true)}
+${streamSection(v, base, await streamView(env, app.clientId), owner, (k, vars) => d(L, k, vars))}
 ${teamSection(v, base, await teamView(env, app.clientId), owner, s.dev.developer)}
 ${reviewSection(v, base, app, (await reviewsOf(env, app.clientId, 1))[0] ?? null, owner)}
 ${owner ? html`<h2>${d(L, "rotate")}</h2>${button("/rotate-secret", d(L, "rotate"), "secondary")}` : ""}`;
@@ -351,7 +362,16 @@ ${owner ? html`<h2>${d(L, "rotate")}</h2>${button("/rotate-secret", d(L, "rotate
 /** A page action on an app: the app's page with its notice, or with the refusal. */
 function pageAction(
   run: (env: DevEnv, rc: RequestContext, s: DevSigned) => Promise<unknown>,
-  notice: "saved" | "testNumberAdded" | "renewed" | "removed" | "reviewSubmitted" | "reviewWithdrawn" | "eventsResumed",
+  notice:
+    | "saved"
+    | "testNumberAdded"
+    | "renewed"
+    | "removed"
+    | "reviewSubmitted"
+    | "reviewWithdrawn"
+    | "eventsResumed"
+    | "streamPausedDone"
+    | "streamResumedDone",
 ) {
   return async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
     try {
@@ -368,6 +388,8 @@ export const pages = {
   submitReview: pageAction(submitOwned, "reviewSubmitted"),
   withdrawReview: pageAction(withdrawOwned, "reviewWithdrawn"),
   resumeEvents: pageAction(resumeOwned, "eventsResumed"),
+  pauseStream: pageAction(pauseStreamOwned, "streamPausedDone"),
+  resumeStream: pageAction(resumeStreamOwned, "streamResumedDone"),
   testEvent: async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
     try {
       const r = await testOnTeam(env, rc, s);

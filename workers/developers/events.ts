@@ -19,6 +19,7 @@ import {
   TEST_EVENTS_PER_MINUTE,
 } from "../provider/store/event-deliveries";
 import { resumeAppEvents, sendTestEvent } from "../provider/store/flows/events";
+import { setStreamFromConsole } from "../provider/store/flows/stream-pause";
 import { audit } from "../provider/store/one-time/index";
 import { actorOf, type DevEnv, type DevSigned } from "./gate";
 import { d } from "./i18n";
@@ -69,6 +70,22 @@ export async function resume(env: DevEnv, s: DevSigned, app: AdminClient) {
   if (!(await resumeAppEvents(env, app.clientId))) throw E.invalidBecause("events", "they are not paused");
   await audit(env, "event.resumed", app.clientId, "ok", { actor: actorOf(s.dev) });
   return { resumed: true };
+}
+
+/**
+ * An owner pauses (`paused`) or resumes (`enabled`) the app's Shared Signals stream, as the app's
+ * own `POST /ssf/status` does; audited with who. 404 without a stream; a disabled stream (the app's
+ * own choice) or one already so is refused (400).
+ */
+export async function setStream(env: DevEnv, s: DevSigned, app: AdminClient, to: "paused" | "enabled") {
+  const was = await setStreamFromConsole(env, app.clientId, to, "Paused in the developer console");
+  if (was === null) throw E.noSuch("stream");
+  if (was === "disabled") throw E.invalidBecause("stream", "it is disabled: its app enables it");
+  if (was === to) throw E.invalidBecause("stream", `it is already ${to}`);
+  await audit(env, to === "paused" ? "ssf.stream_paused" : "ssf.stream_resumed", app.clientId, "ok", {
+    actor: actorOf(s.dev),
+  });
+  return { status: to };
 }
 
 const CLASS_KEY = {

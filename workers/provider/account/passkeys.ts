@@ -23,6 +23,8 @@ import { passkeysOf, removePasskey, type PasskeyRow } from "../store/directory/i
 import { audit } from "../store/one-time/index";
 import type { AccountSession } from "./session";
 import { formatKst } from "../dates";
+import { tellStreams } from "../store/flows/end-plids";
+import { passkeyReason } from "../store/flows/ssf-events";
 
 /** What the dashboard shows of the person's passkeys. */
 export interface PasskeysView {
@@ -106,6 +108,9 @@ export async function removeOnAccount(
     return { alert: pt(lang, "errRemoveNeedsPasskey"), status: 403 };
   }
   if (!(await removePasskey(env, session.subscriberId, id))) return { alert: pt(lang, "errNotYours"), status: 404 };
+  // the person's apps with a Shared Signals stream hear of it (a CAEP credential-change, delete)
+  const reason = passkeyReason("deleted", target.device, target.transports);
+  await tellStreams(env, session.subscriberId, null, reason, now);
   const proof = session.passkey ? "passkey" : "sms";
   rc.log.event = pending ? "account.passkey_cancelled" : "account.passkey_removed";
   rc.waitUntil(audit(env, pending ? "passkey.cancelled" : "passkey.removed", null, "ok", { proof }));

@@ -11,7 +11,7 @@ import { signinConfig, t, type Lang, bareContext, stopPage } from "../signin/ind
 import { audit } from "../store/one-time/index";
 import { endAutoLogin, subscriberWithRisk, riskUntil } from "../store/directory/index";
 import { connectionsOf } from "../store/flows/connections";
-import { endLinksOf } from "../store/flows/end-plids";
+import { endLinksOf, tellStreams } from "../store/flows/end-plids";
 import { confirmTerminatePage, dashboardPage } from "./pages";
 import { accountSignin } from "./purpose";
 import { csrfHolds, endSession, loadSession, type AccountSession, type SessionHandle } from "./session";
@@ -119,6 +119,8 @@ async function act(
   }
   if (action === "end_auto_login") {
     const grants = await endAutoLogin(env, clientId, subscriberId);
+    // the app, when its Shared Signals stream takes it, hears its session ended (CAEP session-revoked)
+    if (grants > 0) await tellStreams(env, subscriberId, clientId, "auto_login_ended", Date.now());
     rc.log.event = "account.end_auto_login";
     rc.waitUntil(audit(env, "account.end_auto_login", clientId, "ok", { grants }));
     return dashboard(req, env, h, lang, { notice: t(lang, "accountDoneAutoLogin", { app: connection.appName }) });

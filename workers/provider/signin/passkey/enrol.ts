@@ -28,6 +28,8 @@ import { signinConfig } from "../config";
 import { storeConfig } from "../../store/config";
 import { TX_COOKIE } from "../transaction";
 import { sendPasskeyNotice } from "../../store/flows/passkey-notices";
+import { tellStreams } from "../../store/flows/end-plids";
+import { passkeyReason } from "../../store/flows/ssf-events";
 import { pt } from "./i18n";
 import type { Lang } from "../i18n";
 import {
@@ -196,6 +198,8 @@ export async function enrol(
       added.reason === "proof_inactive" || added.reason === "needs_passkey" ? "needs_passkey" : added.reason;
     return refuse(reason);
   }
+  // the person's apps with a Shared Signals stream hear of it (a CAEP credential-change, create)
+  await tellStreams(env, ticket.s, null, passkeyReason("created", verified.device, verified.transports), now);
   tally(env, rc, "passkey.created", null);
   rc.waitUntil(audit(env, "passkey.created", null, "ok", { proof: ticket.w, device: verified.device }));
   // an SMS proof alone: the number hears of it now, and again when it becomes usable (a job)

@@ -17,13 +17,15 @@ import {
   type OneTimeEnv,
   changeEvent,
   newEvent,
+  stampedEvent,
+  type StreamReason,
   type EndReason,
   type PendingEvent,
 } from "../one-time/index";
 import { type DirectoryEnv, dirAt, homeOfId, linkByPlid, type EndableLink } from "../directory/index";
 import { clientsTold } from "../clients";
 import { storeConfig, type StoreVars } from "../config";
-import { appsTold } from "./ssf-events";
+import { appsTold, streamApps } from "./ssf-events";
 
 /** What a flow over the stores binds: D1 (`clients`), the one-time store, the directory, and their variables. */
 export type StoresEnv = { DB: D1Database } & OneTimeEnv & DirectoryEnv & StoreVars;
@@ -100,6 +102,31 @@ export async function tellCredentialChange(env: StoresEnv, subscriberId: number,
   return events.length;
 }
 
+/**
+ * A change at `at` of person `subscriberId` that only stream apps are told of (automatic login
+ * ended with app `clientId`; a passkey made or removed: every app, `clientId` null): each of the
+ * person's apps (or that one) whose Shared Signals stream takes what `reason` maps to is sent it,
+ * recorded in the plid's one-time-store object as an end's events are. An app without a stream is
+ * told nothing. Idempotent: the same change records no second event. How many apps are told.
+ */
+export async function tellStreams(
+  env: StoresEnv,
+  subscriberId: number,
+  clientId: string | null,
+  reason: StreamReason,
+  at: number,
+): Promise<number> {
+  const rows = await dirAt(env, homeOfId(subscriberId)).linksOf(subscriberId, clientId);
+  if (rows.length === 0) return 0;
+  const { told } = await streamApps(env, [...new Set(rows.map((r) => r.client_id))], reason);
+  const events = await Promise.all(
+    rows.filter((r) => told.has(r.client_id)).map((r) => stampedEvent(r.client_id, r.plid, reason, at)),
+  );
+  const cfg = storeConfig(env);
+  if (events.length) await revokePlids(env, [], cfg.oneTimeShards, cfg.revocationRetainMs, events);
+  return events.length;
+}
+
 /** A link being ended. */
 export interface EndedLink {
   clientId: string;
@@ -158,8 +185,10 @@ export async function endRows(env: StoresEnv, rows: readonly EndableLink[], reas
 
 /**
  * A client's disconnect of `plid` (spec §4.4): false when the client has no such link. Its codes
- * and tokens end first (the store), then the link and the client's grants of that subscriber go
- * (the plid's shard); a retry after a failure between the two finds the link and completes.
+ * and tokens end first (the store), with, when the client's Shared Signals stream takes what
+ * `client_disconnected` maps to, its event (to that client alone; an app without a stream is told
+ * nothing); then the link and the client's grants of that subscriber go (the plid's shard); a
+ * retry after a failure between the two finds the link and completes, recording no second event.
  */
 export async function endLink(
   env: StoresEnv,
@@ -170,7 +199,9 @@ export async function endLink(
 ): Promise<boolean> {
   const link = await linkByPlid(env, clientId, plid);
   if (!link) return false;
-  await revokePlids(env, [plid], shards, retainMs);
+  const { told } = await streamApps(env, [clientId], "client_disconnected");
+  const events = told.has(clientId) ? [newEvent(clientId, plid, "client_disconnected")] : [];
+  await revokePlids(env, [plid], shards, retainMs, events);
   await dirAt(env, homeOfId(link.subscriber_id)).deleteLinks([link]);
   return true;
 }

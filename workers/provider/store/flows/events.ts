@@ -15,7 +15,7 @@ import { randomToken } from "../../../core/crypto";
 import { type OneTimeRoom, nextAttemptAt, type PendingEvent } from "../one-time/index";
 import { streamOf } from "../ssf-streams";
 import type { StoreVars } from "../config";
-import { sendOnStream, setsFor } from "./ssf-events";
+import { sendOnStream, setsFor, streamOnly, typesOf } from "./ssf-events";
 
 /** An event type's URI in the token's `events` claim. */
 const eventTypeUri = (t: EventType) => `urn:phone-login:event:${t}`;
@@ -29,6 +29,13 @@ export const CREDENTIAL_CHANGE = "https://schemas.openid.net/secevent/caep/event
 /** The client's event type an outbox event is of. */
 export const typeOfEvent = (e: Pick<PendingEvent, "reason">): EventType =>
   e.reason === "credential_change" ? "credential-change" : "plid-deleted";
+
+/**
+ * The type an attempt is listed under (`event_deliveries`): the client's event type, or for an event
+ * only streams take, its first standard type's name (`session-revoked`, `credential-change`).
+ */
+const deliveryTypeOf = (e: Pick<PendingEvent, "reason">): string =>
+  streamOnly(e.reason) ? typesOf(e.reason)[0]!.split("/").pop()! : typeOfEvent(e);
 
 /** The token's `events` claim of an outbox event. */
 function eventsClaim(e: PendingEvent): Record<string, Record<string, unknown>> {
@@ -120,7 +127,9 @@ export async function deliver(env: DeliveryEnv, e: PendingEvent, now: number): P
     if (client.eventsPausedAt !== null || stream.status === "paused") return "paused";
     return sendOnStream(env, stream, sets, post, now);
   }
-  if (!client.eventTypes.includes(typeOfEvent(e))) return "not_subscribed";
+  // what only streams are told of (the app's own disconnect, automatic login ended, passkeys) goes
+  // to no events_uri: an app whose stream was deleted while the event waited drops it
+  if (streamOnly(e.reason) || !client.eventTypes.includes(typeOfEvent(e))) return "not_subscribed";
   if (client.eventsPausedAt !== null) return "paused";
   if (!client.eventsUri) return "no_receiver";
   const secrets = await clientSecrets(env, e.clientId, 0);
@@ -215,7 +224,8 @@ export async function deliverDue(env: Partial<DeliveryEnv>, room: OneTimeRoom): 
     if (done) room.ended.done(e.jti);
     else room.ended.failed(e.jti, attempts, next, outcome);
     const cls = classOf(outcome);
-    if (cls) await recordDelivery(denv, e.clientId, { at: now, type: typeOfEvent(e), class: cls, attempt: attempts });
+    if (cls)
+      await recordDelivery(denv, e.clientId, { at: now, type: deliveryTypeOf(e), class: cls, attempt: attempts });
     if (pause && (await pauseClientEvents(denv, e.clientId, now))) {
       room.audit.later("event.paused", e.clientId, "refused", { outcome, attempts });
       await noticeOwners(denv, e.clientId, "events_paused", "service", null);

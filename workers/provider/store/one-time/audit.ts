@@ -65,6 +65,8 @@ export type AuditType =
   | "event.paused"
   | "event.resumed"
   | "event.test"
+  | "ssf.stream_paused"
+  | "ssf.stream_resumed"
   | "guard.state"
   | "guard.decision"
   | "passkey.created"

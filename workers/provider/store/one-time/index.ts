@@ -38,6 +38,8 @@ export {
 export { type CodeGrant, type SubscriberSnapshot, type TokenRead, asciiJson, redeemResultOf } from "./tables/codes";
 export {
   type EndReason,
+  type StreamReason,
+  stampedEvent,
   type EndedPlids,
   type PendingEvent,
   changeEvent,

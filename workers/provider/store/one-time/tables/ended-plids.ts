@@ -18,14 +18,28 @@
 import { randomToken, sha256 } from "../../../../core/crypto";
 import type { Schedule } from "../schedule";
 
-/** Why a plid ended (the `reason` of the event). A client's own disconnect sends no event. */
+/** Why a plid ended (the `reason` of the event). A client's own disconnect sends no `plid-deleted` event. */
 export type EndReason = "user_terminated" | "number_reassigned" | "subscriber_removed";
 
 /**
- * What an event says: a plid's end (`plid-deleted`), or `credential_change`: a SIM change or a port
- * opened the number's risk window (a CAEP credential-change; the plid lives on).
+ * What only an app with a Shared Signals stream is told (flows/ssf-events.ts; an app without one
+ * gets no event of these): its own disconnect of a plid, the person turning off automatic login
+ * with it, and a passkey of the person made or removed (platform or roaming).
  */
-export type EventReason = EndReason | "credential_change";
+export type StreamReason =
+  | "client_disconnected"
+  | "auto_login_ended"
+  | "passkey_created_platform"
+  | "passkey_created_roaming"
+  | "passkey_deleted_platform"
+  | "passkey_deleted_roaming";
+
+/**
+ * What an event says: a plid's end (`plid-deleted`), `credential_change`: a SIM change or a port
+ * opened the number's risk window (a CAEP credential-change; the plid lives on), or a change only
+ * stream apps are told of.
+ */
+export type EventReason = EndReason | "credential_change" | StreamReason;
 
 /** One event waiting in an object's outbox. */
 export interface PendingEvent {
@@ -39,9 +53,23 @@ export interface PendingEvent {
   eventAt?: number;
 }
 
-/** A new event for a plid that ended now. */
-export function newEvent(clientId: string, plid: string, reason: EndReason): PendingEvent {
+/** A new event for a plid that ended now (or, `client_disconnected`, ends now by its app's call). */
+export function newEvent(clientId: string, plid: string, reason: EndReason | "client_disconnected"): PendingEvent {
   return { jti: randomToken(16), clientId, plid, reason, createdAt: Date.now() };
+}
+
+/**
+ * The event of a change at `at` a stream app is told of (automatic login ended, a passkey made or
+ * removed): its `jti` derives from the three, so recording it twice gives the app the same event.
+ */
+export async function stampedEvent(
+  clientId: string,
+  plid: string,
+  reason: StreamReason,
+  at: number,
+): Promise<PendingEvent> {
+  const jti = await sha256(`${reason}:${plid}:${at}`);
+  return { jti, clientId, plid, reason, createdAt: Date.now(), eventAt: at };
 }
 
 /**
