@@ -16,6 +16,8 @@ import { authenticateClient, type AuthenticatedClient } from "../client-auth";
 import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
 import { issuer, post } from "../store/flows/events";
 import { eventsUriProblem } from "../store/hosts";
+import { MAX_SHARDS } from "../store/config";
+import { storeAt } from "../store/one-time/index";
 import {
   acknowledge,
   createStream,
@@ -248,6 +250,10 @@ async function writeStatus(req: Request, env: ProviderEnv, rc: RequestContext): 
   const reason = (b.reason as string | undefined) ?? null;
   if (!(await setStreamStatus(env, clientId, s.streamId, status as StreamStatus, reason, Date.now())))
     throw streamNotFound();
+  // enabled again: what the pause held goes now, not at its next look minutes later (in every object
+  // any ONE_TIME_SHARDS setting may have recorded it in)
+  if (s.status === "paused" && status === "enabled")
+    await Promise.all(Array.from({ length: MAX_SHARDS }, (_, i) => storeAt(env, i).wakeEvents(clientId)));
   return json(statusView({ streamId: s.streamId, status: status as StreamStatus, reason }));
 }
 
