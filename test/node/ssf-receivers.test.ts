@@ -215,6 +215,7 @@ describe("Shared Signals receivers in Node and Python", () => {
       const routes: [string, string, unknown?][] = [
         ["GET", `/ssf/stream?stream_id=${streamId}`],
         ["PATCH", "/ssf/stream", { stream_id: streamId, description: "x" }],
+        ["PUT", "/ssf/stream", { stream_id: streamId, delivery: { method: POLL } }],
         ["GET", `/ssf/status?stream_id=${streamId}`],
         ["POST", "/ssf/status", { stream_id: streamId, status: "paused" }],
         ["POST", "/ssf/verify", { stream_id: streamId }],
@@ -230,8 +231,20 @@ describe("Shared Signals receivers in Node and Python", () => {
         expect([method, path, res.status]).toEqual([method, path, 404]);
       }
     };
+    // with either credential the configuration document offers: Basic, or an access token of the app
+    const tokenOf = async (app: { id: string; secret: string }) => {
+      const res = await fetch(`${server.base}/oauth2/token`, {
+        method: "POST",
+        headers: { Authorization: basic(app), "Content-Type": "application/x-www-form-urlencoded" },
+        body: "grant_type=client_credentials&scope=ssf",
+      });
+      expect(res.status).toBe(200);
+      return `Bearer ${((await res.json()) as { access_token: string }).access_token}`;
+    };
     await other(basic(OIDC), node.streamId);
+    await other(await tokenOf(OIDC), node.streamId);
     await other(basic(DEMO), py.stream_id);
+    await other(await tokenOf(DEMO), py.stream_id);
 
     // the person signs in to both apps, then the operator removes the subscriber
     for (const [app, extra] of [
