@@ -45,6 +45,7 @@ describe("rpConfig", () => {
       basePath: "/auth",
       items: IDENTITY_ITEMS,
       events: true,
+      signals: false,
     });
   });
 

@@ -339,6 +339,7 @@ describe("the store: each object its room, the flows above the rooms, no circle"
     event_deliveries: "event-deliveries.ts",
     ssf_streams: "ssf-streams.ts",
     ssf_poll: "ssf-streams.ts",
+    ssf_tokens: "ssf-streams.ts",
     import_progress: "import-runs.ts",
     import_runs: "import-runs.ts",
     sms_outbox: "sms-outbox.ts",

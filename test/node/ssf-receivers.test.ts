@@ -4,10 +4,16 @@
 // the configuration document, creates its own app's poll stream with the app's credentials, gets a
 // verification event, and then the SETs of a real change (an operator removing a subscriber who
 // signed in to both apps), each verified against the published JWKS; neither can reach the other's
-// stream.
+// stream. Then the Node receiver takes pushes on a loopback HTTP server (the service allows a
+// loopback endpoint in DEV_MODE, as `npm start` runs), with an access token of its app for the
+// stream API: a paused stream delivers nothing and then resumes, and a signing-key rotation during
+// delivery fails no verification. The server runs with JWKS_MAX_AGE_SECONDS=2, so a rotated key
+// signs 64 s after it is published (docs/oidc.md "Signing keys"), within the run.
 import { spawn } from "node:child_process";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createRemoteJWKSet, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devAdminToken, startServer, type Server } from "./server";
 import { signIn } from "./signin-driver";
@@ -16,6 +22,7 @@ const CAEP = "https://schemas.openid.net/secevent/caep/event-type/";
 const RISC = "https://schemas.openid.net/secevent/risc/event-type/";
 const VERIFICATION = "https://schemas.openid.net/secevent/ssf/event-type/verification";
 const POLL = "urn:ietf:rfc:8936";
+const PUSH = "urn:ietf:rfc:8935";
 const DEMO = {
   id: "demo-client",
   secret: "demoSecret0123456789abcdefABCDEF",
@@ -27,10 +34,12 @@ const OIDC = {
   redirect: "https://oidc.example/callback",
 };
 const KIM = { telco: "K", name: "김영희", phone: "01023456789", code: "234567" };
+const HONG = { telco: "S", name: "홍길동", phone: "01012345678", code: "123456" };
+const SMITH = { telco: "L", name: "John Smith", phone: "01034567890", code: "345678" };
 
 let server: Server;
 beforeAll(async () => {
-  server = await startServer();
+  server = await startServer({ vars: { JWKS_MAX_AGE_SECONDS: "2" } });
 });
 afterAll(async () => {
   await server?.stop();
@@ -45,6 +54,7 @@ interface Conf {
   verification_endpoint: string;
   status_endpoint: string;
   delivery_methods_supported: string[];
+  authorization_schemes: { spec_urn: string }[];
 }
 
 interface Received {
@@ -53,6 +63,7 @@ interface Received {
   sub_id: { format: string; id?: string; iss?: string; sub?: string };
   txn?: string;
   jti: string;
+  kid?: string;
 }
 
 /** The Node receiver: what an app writes from SSF 1.0 with `jose`. */
@@ -61,19 +72,43 @@ class NodeReceiver {
   conf!: Conf;
   endpoint!: string;
   streamId!: string;
-  constructor(private readonly app: { id: string; secret: string }) {}
+  /** How it authenticates to the stream API: its Basic credentials, or its access token. */
+  auth: string;
+  constructor(private readonly app: { id: string; secret: string }) {
+    this.auth = basic(app);
+  }
 
-  private async call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
+  async call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
     const res = await fetch(url, {
       method,
       headers: {
-        Authorization: basic(this.app),
+        Authorization: this.auth,
         ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
     return { status: res.status, json: text ? JSON.parse(text) : null };
+  }
+
+  /**
+   * Reads the configuration document and, as its authorization_schemes offer OAuth 2.0, takes an
+   * access token of its app from the token endpoint (client_credentials, scope ssf) for the stream API.
+   */
+  async useToken(base: string): Promise<void> {
+    this.conf = (await (await fetch(`${base}/.well-known/ssf-configuration`)).json()) as Conf;
+    expect(this.conf.authorization_schemes).toContainEqual({ spec_urn: "urn:ietf:rfc:6749" });
+    this.keys = createRemoteJWKSet(new URL(this.conf.jwks_uri));
+    const oidc = (await (await fetch(`${base}/.well-known/openid-configuration`)).json()) as { token_endpoint: string };
+    const res = await fetch(oidc.token_endpoint, {
+      method: "POST",
+      headers: { Authorization: basic(this.app), "Content-Type": "application/x-www-form-urlencoded" },
+      body: "grant_type=client_credentials&scope=ssf",
+    });
+    expect(res.status).toBe(200);
+    const t = (await res.json()) as { access_token: string; token_type: string; scope: string };
+    expect([t.token_type.toLowerCase(), t.scope]).toEqual(["bearer", "ssf"]);
+    this.auth = `Bearer ${t.access_token}`;
   }
 
   async setup(base: string): Promise<Received> {
@@ -107,7 +142,14 @@ class NodeReceiver {
     const events = Object.entries(payload.events as Record<string, Record<string, unknown>>);
     expect(events).toHaveLength(1);
     const [[type, event]] = events as [[string, Record<string, unknown>]];
-    return { type, event, sub_id: payload.sub_id as Received["sub_id"], txn: payload.txn as string, jti: payload.jti! };
+    return {
+      type,
+      event,
+      sub_id: payload.sub_id as Received["sub_id"],
+      txn: payload.txn as string,
+      jti: payload.jti!,
+      kid: protectedHeader.kid!,
+    };
   }
 
   async poll(count: number): Promise<Received[]> {
@@ -173,6 +215,7 @@ describe("Shared Signals receivers in Node and Python", () => {
       const routes: [string, string, unknown?][] = [
         ["GET", `/ssf/stream?stream_id=${streamId}`],
         ["PATCH", "/ssf/stream", { stream_id: streamId, description: "x" }],
+        ["PUT", "/ssf/stream", { stream_id: streamId, delivery: { method: POLL } }],
         ["GET", `/ssf/status?stream_id=${streamId}`],
         ["POST", "/ssf/status", { stream_id: streamId, status: "paused" }],
         ["POST", "/ssf/verify", { stream_id: streamId }],
@@ -188,8 +231,20 @@ describe("Shared Signals receivers in Node and Python", () => {
         expect([method, path, res.status]).toEqual([method, path, 404]);
       }
     };
+    // with either credential the configuration document offers: Basic, or an access token of the app
+    const tokenOf = async (app: { id: string; secret: string }) => {
+      const res = await fetch(`${server.base}/oauth2/token`, {
+        method: "POST",
+        headers: { Authorization: basic(app), "Content-Type": "application/x-www-form-urlencoded" },
+        body: "grant_type=client_credentials&scope=ssf",
+      });
+      expect(res.status).toBe(200);
+      return `Bearer ${((await res.json()) as { access_token: string }).access_token}`;
+    };
     await other(basic(OIDC), node.streamId);
+    await other(await tokenOf(OIDC), node.streamId);
     await other(basic(DEMO), py.stream_id);
+    await other(await tokenOf(DEMO), py.stream_id);
 
     // the person signs in to both apps, then the operator removes the subscriber
     for (const [app, extra] of [
@@ -227,4 +282,142 @@ describe("Shared Signals receivers in Node and Python", () => {
     }
     expect(pySets[0]!.sub_id.iss).toBe(node.conf.issuer);
   });
+});
+
+/** The Node receiver's push endpoint (RFC 8935) on loopback: each SET verified as it arrives. */
+class PushEndpoint {
+  readonly received: Received[] = [];
+  readonly failures: string[] = [];
+  private http!: HttpServer;
+  url = "";
+  constructor(
+    private readonly rx: NodeReceiver,
+    private readonly authorization: string,
+  ) {}
+
+  async start(): Promise<void> {
+    this.http = createServer((req, res) => {
+      let body = "";
+      req.on("data", (d: Buffer) => (body += d));
+      req.on("end", () => {
+        void (async () => {
+          try {
+            if (req.headers.authorization !== this.authorization) throw new Error("not the stream's Authorization");
+            if (req.headers["content-type"] !== "application/secevent+jwt") throw new Error("not a secevent+jwt");
+            this.received.push(await this.rx.verify(body));
+            res.writeHead(202).end();
+          } catch (e) {
+            this.failures.push(
+              `${e instanceof Error ? e.message : String(e)} (kid ${decodeProtectedHeader(body).kid})`,
+            );
+            res.writeHead(400, { "Content-Type": "application/json" });
+            res.end(JSON.stringify({ err: "invalid_key", description: "does not verify" }));
+          }
+        })();
+      });
+    });
+    await new Promise<void>((r) => this.http.listen(0, "127.0.0.1", r));
+    this.url = `http://127.0.0.1:${(this.http.address() as AddressInfo).port}/ssf`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((r) => this.http.close(() => r()));
+  }
+
+  async waitFor(count: number, ms = 20_000): Promise<void> {
+    const end = Date.now() + ms;
+    while (this.received.length + this.failures.length < count) {
+      expect(Date.now(), `${this.received.length} of ${count} SETs; failed: ${this.failures.join("; ")}`).toBeLessThan(
+        end,
+      );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const adminCall = (method: string, path: string) =>
+  fetch(`${server.base}${path}`, { method, headers: { Authorization: `Bearer ${devAdminToken()}` } });
+
+describe("the Node receiver by push (RFC 8935) on loopback", () => {
+  it("with its app's access token: the verification event, a paused stream delivers nothing and then resumes, and a signing-key rotation during delivery fails no verification", async () => {
+    const rx = new NodeReceiver(DEMO);
+    await rx.useToken(server.base);
+    const push = new PushEndpoint(rx, "Bearer push-secret-1");
+    await push.start();
+    try {
+      // the app's stream becomes a push stream to the loopback endpoint
+      for (const s of (await rx.call("GET", rx.conf.configuration_endpoint)).json as { stream_id: string }[])
+        expect((await rx.call("DELETE", `${rx.conf.configuration_endpoint}?stream_id=${s.stream_id}`)).status).toBe(
+          204,
+        );
+      const made = await rx.call("POST", rx.conf.configuration_endpoint, {
+        delivery: { method: PUSH, endpoint_url: push.url, authorization_header: "Bearer push-secret-1" },
+        events_requested: [`${CAEP}session-revoked`, `${RISC}account-purged`],
+      });
+      expect(made.status).toBe(201);
+      const streamId = made.json.stream_id as string;
+      const verify = async (state: string) =>
+        expect((await rx.call("POST", rx.conf.verification_endpoint, { stream_id: streamId, state })).status).toBe(204);
+      await verify("push-1");
+      await push.waitFor(1);
+      expect(push.received[0]).toMatchObject({ type: VERIFICATION, event: { state: "push-1" } });
+      const oldKid = push.received[0]!.kid;
+
+      // paused: a real change is held
+      const paused = await rx.call("POST", rx.conf.status_endpoint, { stream_id: streamId, status: "paused" });
+      expect(paused.json).toEqual({ stream_id: streamId, status: "paused" });
+      // the operator rotates the signing key while the change waits
+      const rotated = await adminCall("POST", "/admin/keys/rotate");
+      expect(rotated.status).toBe(201);
+      const key = (await rotated.json()) as { kid: string; signs_from: string };
+      for (const who of [HONG, SMITH]) {
+        const done = await signIn(authorizeUrl(DEMO), who);
+        expect(done.code, done.steps.join(" → ")).toBeTruthy();
+      }
+      expect((await adminCall("DELETE", `/admin/directory/${HONG.phone}`)).status).toBe(200);
+      const held = async () =>
+        (
+          (await (await adminCall("GET", "/admin/events")).json()) as {
+            events: { client_id: string; last_outcome: string }[];
+          }
+        ).events.filter((e) => e.client_id === DEMO.id);
+      const end = Date.now() + 15_000;
+      while (!(await held()).some((e) => e.last_outcome === "paused")) {
+        expect(Date.now()).toBeLessThan(end);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(push.received).toHaveLength(1);
+
+      // enabled: what waited is pushed at once, signed by the key that signs now
+      expect((await rx.call("POST", rx.conf.status_endpoint, { stream_id: streamId, status: "enabled" })).status).toBe(
+        200,
+      );
+      await push.waitFor(3);
+      const first = push.received.slice(1, 3);
+      expect(first.map((r) => r.type).sort()).toEqual([`${CAEP}session-revoked`, `${RISC}account-purged`]);
+
+      // once the new key signs: another change and a verification, signed by it, verify too
+      await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(key.signs_from) + 1000 - Date.now())));
+      expect((await adminCall("DELETE", `/admin/directory/${SMITH.phone}`)).status).toBe(200);
+      await push.waitFor(5);
+      await verify("push-2");
+      await push.waitFor(6);
+      expect(push.failures).toEqual([]);
+      const later = push.received.slice(3);
+      expect(later.map((r) => r.type).sort()).toEqual(
+        [`${CAEP}session-revoked`, `${RISC}account-purged`, VERIFICATION].sort(),
+      );
+      expect(later.every((r) => r.kid === key.kid)).toBe(true);
+      expect(key.kid).not.toBe(oldKid);
+      for (const r of push.received.filter((x) => x.type !== VERIFICATION)) {
+        expect(r.sub_id.format).toBe("opaque");
+        expect(r.sub_id.id).toMatch(/^[A-Za-z0-9._~-]{1,128}$/);
+      }
+      expect(new Set(push.received.map((r) => r.jti)).size).toBe(6);
+      const text = JSON.stringify(push.received);
+      for (const secret of [HONG.phone, HONG.name, SMITH.phone, SMITH.name]) expect(text).not.toContain(secret);
+    } finally {
+      await push.stop();
+    }
+  }, 150_000);
 });

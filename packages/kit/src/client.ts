@@ -34,7 +34,7 @@ export interface RpClientConfig {
   timeoutMs?: number;
 }
 
-export type RpEndpoint = "token" | "user" | "disconnect";
+export type RpEndpoint = "token" | "user" | "disconnect" | "ssf";
 /** `ended`: the plid was ended (a disconnect, an event) while the login that read it was under way. */
 export type RpClientErrorKind = "network" | "status" | "envelope" | "decryption" | "ended";
 
@@ -292,7 +292,13 @@ function endpointUrl(cfg: Pick<RpClientConfig, "baseUrl">, path: string): string
   return cfg.baseUrl.replace(/\/+$/, "") + path;
 }
 
-async function call(cfg: RpClientConfig, endpoint: RpEndpoint, path: string, init: RequestInit): Promise<Response> {
+/** A back-channel call to the service's `path`, bounded by the client's timeout; a failure is an RpClientError. */
+export async function call(
+  cfg: RpClientConfig,
+  endpoint: RpEndpoint,
+  path: string,
+  init: RequestInit,
+): Promise<Response> {
   const ms = cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const request = new Request(endpointUrl(cfg, path), { ...init, redirect: "manual", signal: AbortSignal.timeout(ms) });
   // The race also bounds a fetcher that ignores the signal.
@@ -313,7 +319,7 @@ async function call(cfg: RpClientConfig, endpoint: RpEndpoint, path: string, ini
 }
 
 /** The body as a JSON object, read up to 64 KiB. A non-JSON 200 is an envelope error. */
-async function readJson(res: Response, endpoint: RpEndpoint): Promise<Record<string, unknown>> {
+export async function readJson(res: Response, endpoint: RpEndpoint): Promise<Record<string, unknown>> {
   let text: string;
   try {
     text = await readCapped(res);
@@ -332,7 +338,7 @@ async function readJson(res: Response, endpoint: RpEndpoint): Promise<Record<str
   throw new RpClientError("envelope", endpoint, "body is not a JSON object", { status: res.status });
 }
 
-async function readCapped(res: Response): Promise<string> {
+export async function readCapped(res: Response): Promise<string> {
   const declared = Number(res.headers.get("Content-Length") ?? "0");
   if (declared > MAX_RESPONSE_BYTES) throw new RangeError("too large");
   if (!res.body) return "";

@@ -34,6 +34,7 @@ export interface KitVars extends CommonVars {
   RP_BASE_PATH?: string;
   RP_ITEMS?: string;
   RP_EVENTS?: string;
+  RP_SIGNALS?: string;
 }
 
 /**
@@ -90,6 +91,8 @@ export interface RpConfig {
   items: readonly IdentityItem[];
   /** RP_EVENTS (true): POST {basePath}/events takes the service's signed events; false: 404. */
   events: boolean;
+  /** RP_SIGNALS (false): POST {basePath}/ssf takes the SETs of the app's Shared Signals stream; false: 404. */
+  signals: boolean;
 }
 
 /** What `rpConfig` reads: the public variables (checked there to be present) and the optional ones. */
@@ -169,6 +172,7 @@ function parseConfig(env: RpVars): RpConfig {
       basePath,
       items: itemsVar(env),
       events: boolVar(env, "RP_EVENTS", true),
+      signals: boolVar(env, "RP_SIGNALS", false),
     };
   }
 }

@@ -18,15 +18,15 @@ import type { KitContext } from "./context.js";
 /** The event type of a deleted plid (the service's contract, docs/events.md). */
 const PLID_DELETED = "urn:phone-login:event:plid-deleted";
 /** How far an event's `iat` may be from now. */
-const MAX_SKEW_SECONDS = 600;
+export const MAX_SKEW_SECONDS = 600;
 /** How long a jti is remembered: longer than its token is accepted. */
-const JTI_TTL_SECONDS = 2 * MAX_SKEW_SECONDS;
-const MAX_BODY_BYTES = 16 * 1024;
+export const JTI_TTL_SECONDS = 2 * MAX_SKEW_SECONDS;
+export const MAX_BODY_BYTES = 16 * 1024;
 
-type SetError = "invalid_request" | "invalid_key" | "invalid_issuer" | "invalid_audience";
+export type SetError = "invalid_request" | "invalid_key" | "invalid_issuer" | "invalid_audience";
 
 /** RFC 8935 §2.3: `{"err", "description"}`, 400. */
-function refuse(err: SetError, description: string): Response {
+export function refuse(err: SetError, description: string): Response {
   return new Response(JSON.stringify({ err, description }), {
     status: 400,
     headers: {
@@ -88,22 +88,41 @@ export async function receiveEvent(req: Request, kit: KitContext, rc: RequestCon
   }
   if (r.plid === null) {
     rc.log.cause = "event of a type not handled: acknowledged";
-    return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
+    return accepted();
   }
   if (!(await kit.store.claimJti(r.jti, JTI_TTL_SECONDS))) {
     rc.log.cause = "event refused: invalid_request";
     return refuse("invalid_request", "jti already seen");
   }
-  // A failure (500) gives the claim up: the service's retry of the same event is accepted, not
-  // refused as a replay.
+  rc.log.cause = await endClaimedPlid(kit, req, rc, [r.jti], r.plid);
+  return accepted();
+}
+
+/** RFC 8935 §2.2: the event was received (and acted on, or needs nothing). */
+export function accepted(): Response {
+  return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
+}
+
+/**
+ * Ends every session of `plid` and forgets its identity, once the event's `claims` (jtis claimed
+ * with claimJti) are held; then marks them acted on and calls the app's onLogout (reason
+ * `deleted`). Its failure gives the claims up and throws (500): the service's retry of the same
+ * event is accepted, not refused as a replay. Returns the log line's cause.
+ */
+export async function endClaimedPlid(
+  kit: KitContext,
+  req: Request,
+  rc: RequestContext,
+  claims: readonly string[],
+  plid: string,
+): Promise<string | undefined> {
   try {
-    await kit.store.endPlid(r.plid);
+    await kit.store.endPlid(plid);
   } catch (err) {
     // a claim that cannot be given up either ends with its TTL; the service retries past that
-    await kit.store.releaseJti(r.jti).catch(() => {});
+    for (const c of claims) await kit.store.releaseJti(c).catch(() => {});
     throw err;
   }
-  await kit.store.jtiActedOn(r.jti, JTI_TTL_SECONDS);
-  rc.log.cause = await notifyLogout(kit.hooks, req, rc, r.plid, "deleted");
-  return new Response(null, { status: 202, headers: { "Cache-Control": "no-store" } });
+  for (const c of claims) await kit.store.jtiActedOn(c, JTI_TTL_SECONDS);
+  return notifyLogout(kit.hooks, req, rc, plid, "deleted");
 }

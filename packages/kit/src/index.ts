@@ -17,12 +17,14 @@ import { kitRoutes as callbackRoutes } from "./routes/callback.js";
 import { kitRoutes as loginRoutes } from "./routes/login.js";
 import { kitRoutes as sessionRoutes } from "./routes/session.js";
 import { sessionOf } from "./sessions.js";
+import { ensureStream, type SignalStream } from "./signals.js";
 import { flatUser, type KitUser } from "./user.js";
 import type { PhoneLoginStore } from "./login-store.js";
 
 export type { KitUser } from "./user.js";
 export { PhoneLoginStore } from "./login-store.js";
 export type { LogoutReason } from "./hooks.js";
+export type { SignalStream } from "./signals.js";
 export type { IdentityItem, YN } from "./core/spec.js";
 export { IDENTITY_ITEMS } from "./core/spec.js";
 export {
@@ -88,6 +90,12 @@ export interface PhoneLoginOptions<Env = Record<string, unknown>> {
   ttl?: { state?: number; session?: number; identity?: number };
   /** Take the service's signed events at `{basePath}/events` (default true; false: 404). */
   events?: boolean;
+  /**
+   * Take the service's Shared Signals (standard SETs) at `{basePath}/ssf` instead of its own events:
+   * the kit creates the app's stream at the service on its first request (in the background, once;
+   * `createStream: false` leaves that to `login.signals.ensureStream(env)`). Default: off (404).
+   */
+  signals?: { createStream?: boolean };
   /** After each login made a session: keep the app's own user table in step. A throw fails the login. */
   onLogin?: (user: KitUser, info: { via: "callback" | "token" } & HookContext<Env>) => Promise<void> | void;
   /** After a logout, a disconnect or the service's plid-deleted event. A throw is logged only. */
@@ -117,6 +125,11 @@ export interface PhoneLogin<Env = Record<string, unknown>> {
   fetch(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
   /** The signed-in person of `request` (session cookie or `Authorization: Bearer`), or null. */
   getSession(request: Request, env: Env): Promise<KitUser | null>;
+  /** With `signals`: the app's Shared Signals stream. */
+  readonly signals: {
+    /** The app's stream at the service; creates it (push to `{basePath}/ssf`) if the app has none. */
+    ensureStream(env: Env): Promise<{ created: boolean; stream: SignalStream }>;
+  };
 }
 
 /** The option each kit variable comes from, so a configuration error names what the app wrote. */
@@ -139,7 +152,11 @@ const OPTION_OF: Record<string, string> = {
   RP_TOKEN_RATE_LIMIT: "token.rateLimit",
   RP_TOKEN_RATE_WINDOW_SECONDS: "token.rateWindowSeconds",
   RP_RELOGIN_PROMPT: "reloginPrompt",
+  RP_SIGNALS: "signals",
 };
+
+/** After a failed background creation of the stream, the next request tries again after this long. */
+const STREAM_RETRY_MS = 60_000;
 
 /** What the package's router is given for an app's env: its two variables and the kit's context. */
 interface RouterEnv extends CommonVars {
@@ -167,9 +184,12 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
   const routes: KitRoute[] = [...loginRoutes, ...callbackRoutes, ...sessionRoutes]
     // events off: no route at all, so every method is 404 there (not a 405 naming POST)
     .filter((r) => options.events !== false || r.path !== "/auth/events")
+    .filter((r) => options.signals !== undefined || r.path !== "/auth/ssf")
     .map((r) => ({ ...r, path: basePath + r.path.slice("/auth".length) }));
   const worker = createWorker<RouterEnv>("phone-login-kit", routesOver(routes, contextOf));
   const routerEnvs = new WeakMap<object, RouterEnv>();
+  /** Per app env: when the background creation of the stream last started (it runs once per isolate). */
+  const streamTried = new WeakMap<object, number>();
 
   /** The app's hooks with its env added (the kit gives them the request). */
   function hooksFor(env: Env): KitHooks {
@@ -201,6 +221,7 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
       RP_SESSION_TTL_SECONDS: str(options.ttl?.session),
       RP_IDENTITY_TTL_SECONDS: str(options.ttl?.identity),
       RP_EVENTS: str(options.events),
+      RP_SIGNALS: str(options.signals !== undefined),
       RP_PKCE: str(options.pkce),
       RP_CLIENT_AUTH: options.clientAuth,
       RP_PROVIDER_TIMEOUT_MS: str(options.providerTimeoutMs),
@@ -255,6 +276,7 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
         console.error(JSON.stringify({ worker: "phone-login-kit", status: 500, cause: String(err) }));
         return errorResponse(err);
       }
+      if (options.signals && options.signals.createStream !== false) ctx.waitUntil(streamOnce(env, routerEnv.kit));
       const context = { waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p), passThroughOnException() {}, props: {} };
       return worker.fetch!(request as never, routerEnv, context as unknown as ExecutionContext);
     },
@@ -262,7 +284,29 @@ export function createPhoneLogin<Env extends object = Record<string, unknown>>(
       const s = await sessionOf(request, routerEnvFor(env).kit);
       return s ? flatUser(s.identity, s.record) : null;
     },
+    signals: {
+      async ensureStream(env) {
+        if (!options.signals) throw new ConfigError("signals", "is not set: the kit takes no stream");
+        return ensureStream(routerEnvFor(env).kit);
+      },
+    },
   };
+
+  /** The stream made sure of once per isolate and app env, in the background; a failure is logged and tried again later. */
+  async function streamOnce(env: Env, kit: KitContext): Promise<void> {
+    const last = streamTried.get(env);
+    if (last !== undefined && (last === Infinity || Date.now() - last < STREAM_RETRY_MS)) return;
+    streamTried.set(env, Date.now());
+    try {
+      const { created } = await ensureStream(kit);
+      streamTried.set(env, Infinity);
+      if (created && options.logRequests !== false)
+        console.log(JSON.stringify({ worker: "phone-login-kit", event: "rp.stream_created" }));
+    } catch (err) {
+      const cause = err instanceof Error ? err.message : "error";
+      console.error(JSON.stringify({ worker: "phone-login-kit", event: "rp.stream_failed", cause }));
+    }
+  }
 }
 
 function isLoopbackHttp(url: string | undefined): boolean {

@@ -96,7 +96,7 @@ async function createPush(
 }
 
 describe("the configuration document and the stream API (SSF 1.0 §7, §8.1)", () => {
-  it("publishes the issuer, the OIDC JWKS, push and poll, the endpoints and Basic authorization", async () => {
+  it("publishes the issuer, the OIDC JWKS, push and poll, the endpoints, OAuth 2.0 and Basic authorization", async () => {
     const res = await call("/.well-known/ssf-configuration");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
@@ -107,7 +107,7 @@ describe("the configuration document and the stream API (SSF 1.0 §7, §8.1)", (
       configuration_endpoint: `${ISS}/ssf/stream`,
       status_endpoint: `${ISS}/ssf/status`,
       verification_endpoint: `${ISS}/ssf/verify`,
-      authorization_schemes: [{ spec_urn: "urn:ietf:rfc:7617" }],
+      authorization_schemes: [{ spec_urn: "urn:ietf:rfc:6749" }, { spec_urn: "urn:ietf:rfc:7617" }],
       default_subjects: "ALL",
     });
   });

@@ -1,24 +1,31 @@
 // The Shared Signals transmitter (docs/events.md "Shared Signals"; OpenID SSF 1.0): its
 // configuration document (§7), each app's one stream through the stream configuration API (§8.1.1),
 // its status (§8.1.2), the verification event (§8.1.4), and polling (RFC 8936). Served by the token
-// worker beside the JWKS that verifies the SETs. Every stream route authenticates the app with its
-// own client id and secret (HTTP Basic, as the configuration document advertises) and reaches only
-// that app's stream: another app's stream id is answered as unknown (404).
+// worker beside the JWKS that verifies the SETs. Every stream route authenticates the app as the
+// configuration document advertises: an access token of the app (the token endpoint's
+// client_credentials grant, scope `ssf`, good only here) or its own client id and secret (HTTP
+// Basic); and reaches only that app's stream: another app's stream id is answered as unknown (404).
 
 import { ApiError, E } from "../../core/errors";
-import { json, readBodyText } from "../../core/http";
-import { randomToken } from "../../core/crypto";
+import { json, parseBearer, readBodyText } from "../../core/http";
+import { randomToken, sha256 } from "../../core/crypto";
+import { isRandomValue } from "../../core/spec";
 import type { RequestContext, Route } from "../../core/router";
 import { providerConfig, type ProviderEnv } from "../config";
-import { authenticateClient } from "../client-auth";
+import { authenticateClient, type AuthenticatedClient } from "../client-auth";
+import { cachedClientWithSecrets, clientWithSecrets, secretForToken } from "../store/clients";
 import { issuer, post } from "../store/flows/events";
 import { eventsUriProblem } from "../store/hosts";
+import { MAX_SHARDS } from "../store/config";
+import { storeAt } from "../store/one-time/index";
 import {
   acknowledge,
   createStream,
   deleteStream,
+  keepToken,
   setStreamStatus,
   streamOf,
+  tokenOwner,
   updateStream,
   waitingSets,
   type Stream,
@@ -33,6 +40,8 @@ const POLL = "urn:ietf:rfc:8936";
 const POLL_WAIT_MS = 5_000;
 /** The most SETs one poll answers. */
 const POLL_MAX = 100;
+/** The scope of the stream API's access token (the token endpoint's client_credentials grant). */
+export const SSF_SCOPE = "ssf";
 
 /** The configuration document (SSF 1.0 §7.1) of issuer `iss`. */
 export function ssfConfiguration(iss: string): Record<string, unknown> {
@@ -44,8 +53,9 @@ export function ssfConfiguration(iss: string): Record<string, unknown> {
     configuration_endpoint: `${iss}/ssf/stream`,
     status_endpoint: `${iss}/ssf/status`,
     verification_endpoint: `${iss}/ssf/verify`,
-    // HTTP Basic with the app's own client id and secret (RFC 7617)
-    authorization_schemes: [{ spec_urn: "urn:ietf:rfc:7617" }],
+    // an OAuth 2.0 access token of the app (RFC 6749: client_credentials, scope `ssf`, at the token
+    // endpoint), or HTTP Basic with the app's own client id and secret (RFC 7617)
+    authorization_schemes: [{ spec_urn: "urn:ietf:rfc:6749" }, { spec_urn: "urn:ietf:rfc:7617" }],
     default_subjects: "ALL",
   };
 }
@@ -59,11 +69,40 @@ function configuration(_req: Request, env: ProviderEnv): Response {
 
 const streamNotFound = () => new ApiError("not_found", "No such stream.", { status: 404, cause: "no such stream" });
 
-/** The calling app (HTTP Basic, its own credentials). */
+/**
+ * The token endpoint's answer to an app's client_credentials grant with scope `ssf`: a stream API
+ * access token, kept as its SHA-256 only, bound to the app and the secret it authenticated with.
+ */
+export async function streamToken(env: ProviderEnv, auth: AuthenticatedClient): Promise<Response> {
+  const ttl = providerConfig(env).accessTokenTtlSeconds;
+  const token = randomToken(32);
+  const now = Date.now();
+  await keepToken(env, await sha256(token), auth.client.clientId, auth.secretId, now + ttl * 1000, now);
+  return json({ access_token: token, token_type: "bearer", expires_in: ttl, scope: SSF_SCOPE });
+}
+
+/** The app a stream API token was issued to, while it lives and its secret does; else 401. */
+async function tokenApp(env: ProviderEnv, token: string | undefined): Promise<string> {
+  if (token === undefined || !isRandomValue(token)) throw E.authFailed("ssf: malformed bearer token");
+  const owner = await tokenOwner(env, await sha256(token), Date.now());
+  if (!owner) throw E.authFailed("ssf: unknown or expired token");
+  const cacheMs = providerConfig(env).clientCacheMs;
+  const found =
+    cachedClientWithSecrets(owner.clientId, cacheMs) ?? (await clientWithSecrets(env, owner.clientId, cacheMs));
+  if (!found || secretForToken(found.secrets, owner.secretId) === null)
+    throw E.authFailed("ssf: the token's app or secret is gone");
+  return owner.clientId;
+}
+
+/** The calling app: its stream API access token (Bearer) or its own client id and secret (Basic). */
 async function app(req: Request, env: ProviderEnv, rc: RequestContext): Promise<string> {
-  const auth = await authenticateClient(req, env, providerConfig(env).clientCacheMs);
-  rc.log.clientId = auth.client.clientId;
-  return auth.client.clientId;
+  const header = req.headers.get("Authorization");
+  const clientId =
+    header !== null && /^\s*bearer\b/i.test(header)
+      ? await tokenApp(env, parseBearer(header))
+      : (await authenticateClient(req, env, providerConfig(env).clientCacheMs)).client.clientId;
+  rc.log.clientId = clientId;
+  return clientId;
 }
 
 async function body(req: Request, env: ProviderEnv): Promise<Record<string, unknown>> {
@@ -211,6 +250,10 @@ async function writeStatus(req: Request, env: ProviderEnv, rc: RequestContext): 
   const reason = (b.reason as string | undefined) ?? null;
   if (!(await setStreamStatus(env, clientId, s.streamId, status as StreamStatus, reason, Date.now())))
     throw streamNotFound();
+  // enabled again: what the pause held goes now, not at its next look minutes later (in every object
+  // any ONE_TIME_SHARDS setting may have recorded it in)
+  if (s.status === "paused" && status === "enabled")
+    await Promise.all(Array.from({ length: MAX_SHARDS }, (_, i) => storeAt(env, i).wakeEvents(clientId)));
   return json(statusView({ streamId: s.streamId, status: status as StreamStatus, reason }));
 }
 

@@ -1,12 +1,13 @@
 // Shared Signals streams in D1 (docs/events.md "Shared Signals"; OpenID SSF 1.0 §8): at most one
-// stream per app (`ssf_streams`), and a poll stream's SETs waiting to be polled (`ssf_poll`, RFC
-// 8936). Every statement on both tables is here.
+// stream per app (`ssf_streams`), a poll stream's SETs waiting to be polled (`ssf_poll`, RFC 8936),
+// and the stream API's access tokens (`ssf_tokens`). Every statement on these tables is here.
 //
 // Invariants:
 // - a stream belongs to exactly one app, found only by that app's id: every read and write names
 //   the app (`client_id`) beside the stream id, so no app reaches another's stream;
 // - a push stream's Authorization header is stored sealed under SEAL_KEY, bound to the app, and
 //   never answered back;
+// - an access token is kept as its SHA-256 only, bound to one app and the secret it was issued under;
 // - a polled SET leaves only when its app acknowledges it (or the stream is deleted): at least once.
 
 import { importSealKey, seal, unseal } from "../../core/crypto";
@@ -218,4 +219,46 @@ export async function waitingCount(env: DbEnv, clientId: string): Promise<number
     .bind(clientId)
     .first<{ n: number }>();
   return r?.n ?? 0;
+}
+
+/** The most live stream API tokens an app holds; a new one past this ends the oldest. */
+export const SSF_TOKENS_PER_APP = 20;
+
+/**
+ * Keeps a stream API token (its SHA-256 `tokenHash`) for the app until `expiresAt`; drops the app's
+ * expired ones, and the oldest beyond SSF_TOKENS_PER_APP.
+ */
+export async function keepToken(
+  env: DbEnv,
+  tokenHash: string,
+  clientId: string,
+  secretId: string,
+  expiresAt: number,
+  now: number,
+): Promise<void> {
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM ssf_tokens WHERE client_id = ? AND expires_at <= ?").bind(clientId, now),
+    env.DB.prepare("INSERT INTO ssf_tokens (token_hash, client_id, secret_id, expires_at) VALUES (?, ?, ?, ?)").bind(
+      tokenHash,
+      clientId,
+      secretId,
+      expiresAt,
+    ),
+    env.DB.prepare(
+      `DELETE FROM ssf_tokens WHERE client_id = ? AND token_hash NOT IN
+         (SELECT token_hash FROM ssf_tokens WHERE client_id = ? ORDER BY expires_at DESC LIMIT ?)`,
+    ).bind(clientId, clientId, SSF_TOKENS_PER_APP),
+  ]);
+}
+
+/** The app and secret of an unexpired stream API token (by its SHA-256), or null. */
+export async function tokenOwner(
+  env: DbEnv,
+  tokenHash: string,
+  now: number,
+): Promise<{ clientId: string; secretId: string } | null> {
+  const r = await env.DB.prepare("SELECT client_id, secret_id FROM ssf_tokens WHERE token_hash = ? AND expires_at > ?")
+    .bind(tokenHash, now)
+    .first<{ client_id: string; secret_id: string }>();
+  return r ? { clientId: r.client_id, secretId: r.secret_id } : null;
 }

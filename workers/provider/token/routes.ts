@@ -14,6 +14,7 @@ import { discovery } from "./discovery";
 import { idToken } from "./id-token";
 import { issuer } from "../store/flows/events";
 import type { Client } from "../store/clients";
+import { SSF_SCOPE, streamToken } from "../ssf/routes";
 
 const VERIFIER_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 §4.1
 
@@ -35,6 +36,10 @@ async function token(req: Request, env: ProviderEnv, rc: RequestContext): Promis
   const auth = await authenticateClient(req, env, cfg.clientCacheMs, params);
   const clientId = auth.client.clientId;
   rc.log.clientId = clientId;
+  // the stream API's token (docs/events.md "Shared Signals"): client_credentials with scope `ssf`
+  // only; any other client_credentials request is refused as before
+  if (params.get("grant_type") === "client_credentials" && params.get("scope") === SSF_SCOPE)
+    return streamToken(env, auth);
   requireGrantType(params);
   const code = params.require("code");
   const verifier = verifierChallenge(params);

@@ -11,6 +11,7 @@ import type { RpEnv } from "../config.js";
 import { kitContext, routesOver, type KitContext, type KitRoute } from "../context.js";
 import { BINDING_COOKIE, checkOrigin, kitRedirect, SESSION_COOKIE, wantsHtml } from "../http.js";
 import { receiveEvent } from "../events.js";
+import { receiveSignal } from "../signals.js";
 import { endSession, hitRateLimit, readSession } from "../kv.js";
 import {
   flatUser,
@@ -215,6 +216,7 @@ export const kitRoutes: KitRoute[] = [
   { method: "POST", path: "/auth/disconnect", handler: disconnect, page: true },
   { method: "POST", path: "/auth/token", handler: token },
   { method: "POST", path: "/auth/events", handler: receiveEvent },
+  { method: "POST", path: "/auth/ssf", handler: receiveSignal },
 ];
 
 /** The routes over a route worker's env (the three-worker deploy, the all-in-one). */

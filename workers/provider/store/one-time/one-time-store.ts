@@ -196,6 +196,11 @@ export class OneTimeStore extends DurableObject {
     this.ended.end(plids, retainMs, events);
   }
 
+  /** The app's events held while it was paused go now (its Shared Signals stream enabled again). */
+  wakeEvents(clientId: string): number {
+    return this.ended.wake(clientId);
+  }
+
   /** The events not yet delivered (never the plid: the operator sees client, reason and tries). */
   pendingEvents(): UndeliveredEvent[] {
     return this.ended.undelivered();

@@ -245,6 +245,19 @@ export class EndedPlids {
     );
   }
 
+  /** The app's events held while it was paused are due now (its stream enabled again); how many. */
+  wake(clientId: string): number {
+    const now = Date.now();
+    const n = this.sql.exec(
+      "UPDATE event_outbox SET next_at = ? WHERE client_id = ? AND last_outcome = 'paused' AND next_at > ?",
+      now,
+      clientId,
+      now,
+    ).rowsWritten;
+    if (n > 0) this.schedule.by(now);
+    return n;
+  }
+
   /** When the next event is due, or null. */
   nextDue(): number | null {
     return this.sql.exec<{ t: number | null }>("SELECT min(next_at) AS t FROM event_outbox").one().t;
