@@ -132,8 +132,13 @@ const appOwner = (clientId: string): Owner => ({
 });
 const NET: Owner = { name: NET_SCOPE, clientId: "", stub: guardNet };
 
-/** The kinds of scope whose history is service-wide (`~net`). */
-const NET_KINDS: readonly ScopeKind[] = ["block", "asn"];
+/**
+ * The kinds of scope whose history is service-wide (`~net`): network blocks alone. An ASN is not:
+ * three ASNs carry nearly all Korean mobile traffic, so an ASN held suspect service-wide would ask
+ * every person of every app for more while one app is attacked (docs/abuse.md "Service-wide
+ * history"); an ASN stays judged per app.
+ */
+const NET_KINDS: readonly ScopeKind[] = ["block"];
 const netScope = (scope: string) => NET_KINDS.some((k) => scope.startsWith(`${k}:`));
 
 async function viewOf(env: Env, rc: RequestContext, owner: Owner, now: number, cfg: GuardConfig) {

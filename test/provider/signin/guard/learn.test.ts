@@ -159,7 +159,7 @@ describe("service-wide block and ASN history", () => {
     expect(await sends(who.phone)).toBe(1);
   });
 
-  it("an ASN whose codes go untyped on app A is challenged on app B", async () => {
+  it("an ASN whose codes go untyped on app A is challenged on app A only: app B's people behind the same carrier are not", async () => {
     const clock = newClock();
     const [a, b] = [await newApp(), await newApp()];
     const asn = freshNet().asn;
@@ -167,8 +167,8 @@ describe("service-wide block and ASN history", () => {
     // six codes from six blocks of the ASN (an ASN needs GUARD_MIN_SENDS × GUARD_WIDE_FACTOR)
     for (let i = 0; i < 6; i++) await untyped(freshNet(asn), clock, a, 1);
     clock.now += 20_000;
-    expect(challenged(await identify(browser(freshNet(asn), clock), await person(), b))).toBe(true);
-    expect(challenged(await identify(browser(freshNet(), clock), await person(), b))).toBe(false);
+    expect(challenged(await identify(browser(freshNet(asn), clock), await person(), a))).toBe(true);
+    expect(challenged(await identify(browser(freshNet(asn), clock), await person(), b))).toBe(false);
   });
 
   it("with the isolate's copies fresh, a sign-in waits for no store call of the guard; a stale copy costs one round of two reads made together", async () => {
