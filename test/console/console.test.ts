@@ -12,7 +12,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { metricsStore } from "../../workers/provider/store/metrics/reach";
-import { guardIndex, guardStore } from "../../workers/provider/store/guard/reach";
+import { guardIndex, guardNet, guardStore } from "../../workers/provider/store/guard/reach";
 import { guardRules } from "../../workers/provider/store/guard/config";
 import { env } from "../support/env";
 import { admin } from "../support/admin";
@@ -533,6 +533,24 @@ describe("what an operator does", () => {
     expect(cell("Automatic login")).toBe("4");
     expect(cell("Review test number")).toBe("1");
     expect(/Codes sent and never typed \/ SMS sent \(30 days\)<b>([^<]+)<\/b>/.exec(page.html)?.[1]).toBe("5 / 9");
+  });
+
+  it("the SMS page names the service-wide block history (~net) without a link to an app page it has not", async () => {
+    const { b } = await operator("editor");
+    const sentAt = Date.now() - 120_000;
+    const events = Array.from({ length: 5 }, () => ({
+      kind: "sent" as const,
+      scopes: ["block:198.51.101.0/24"],
+      sentAt,
+      challenged: false,
+    }));
+    const now = Date.now();
+    const { transitions } = await guardNet(env).record("console-net", events, null, now, guardRules(env));
+    expect(transitions.map((t) => `${t.scope} ${t.state}`)).toEqual(["block:198.51.101.0/24 suspect"]);
+    await guardIndex(env).indexNote("~net", transitions, now);
+    const sms = await b.page(await b.fetch("/console/sms"));
+    expect(sms.html).toContain("<code>~net</code>");
+    expect(sms.html).not.toContain('href="/console/apps/~net');
   });
 
   it("an app's page lists the guard's suspect scopes; an editor clears one (audited as operator:<id>), a viewer sees no Clear and counts, not blocks", async () => {

@@ -72,12 +72,12 @@ async function guardAcross(env: ConsoleEnv, caller: Caller, v: Viewer): Promise<
   const { scopes, withheld } = await perform(guardAcrossApps, env, caller, undefined);
   const rows = scopes.map(
     (g) =>
-      html`<tr><td><a href="${href(v, `/console/apps/${g.client_id}`)}"><code>${g.client_id}</code></a></td><td class="mono">${g.scope}</td><td>${c(L, g.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>${when(g.until, L)}</td></tr>`,
+      html`<tr><td>${appCell(v, g.client_id)}</td><td class="mono">${g.scope}</td><td>${c(L, g.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>${when(g.until, L)}</td></tr>`,
   );
   // a viewer's: the prefixes and blocks counted by app, not named (admin/guard.ts)
   const counted = withheld.map(
     (w) =>
-      html`<tr><td><a href="${href(v, `/console/apps/${w.client_id}`)}"><code>${w.client_id}</code></a></td><td>${c(L, "guardWithheld", { kind: w.kind, n: String(w.count) })}</td><td>${c(L, w.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>—</td></tr>`,
+      html`<tr><td>${appCell(v, w.client_id)}</td><td>${c(L, "guardWithheld", { kind: w.kind, n: String(w.count) })}</td><td>${c(L, w.state === "slowed" ? "guardSlowed" : "guardSuspect")}</td><td>—</td></tr>`,
   );
   return html`<h2>${c(L, "guardTitle")}</h2><p class="hint">${c(L, "guardAcrossLead")}</p>
 ${
@@ -86,3 +86,12 @@ ${
     : html`<p>${c(L, "guardNone")}</p>`
 }`;
 }
+
+/**
+ * An app's client id, linked to its page; the guard's own objects (`~service`, the service's pages;
+ * `~net`, the service-wide block history) have no app page, and are named only.
+ */
+const appCell = (v: Viewer, clientId: string) =>
+  clientId.startsWith("~")
+    ? html`<code>${clientId}</code>`
+    : html`<a href="${href(v, `/console/apps/${clientId}`)}"><code>${clientId}</code></a>`;
