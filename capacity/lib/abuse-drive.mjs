@@ -380,6 +380,10 @@ async function attempt(ctx, tl, s, address, t, jar, out, n) {
       t = await tl.until(t + s.pace.consent);
       body.set("agree", "Y");
       res = await send(form.action, body);
+    } else if (form.names.has("resend")) {
+      // the code page without a code to type: the number's codes are spent for now
+      // (SIGNIN_SENDS_PER_WINDOW; the bot's SIMs reach it), and the session gives up
+      return { result: "abandoned", t };
     } else return { result: "failed", reason: `unknown step: ${[...form.names].join(",")}`, t };
   }
   return { result: "failed", reason: "more than 10 steps", t };
