@@ -10,6 +10,8 @@ const report = JSON.parse(
   mode: string;
   figures: Record<string, number | null>;
   goals: { name: string; met: boolean | null }[];
+  profiles: Record<string, unknown>[];
+  sweeps: Record<string, unknown>[];
 };
 
 describe("docs/bench/abuse.json", () => {
@@ -21,5 +23,37 @@ describe("docs/bench/abuse.json", () => {
     // each goal judged, met or not (the result says which; docs/benchmarks.md shows it)
     expect(report.goals.length).toBeGreaterThanOrEqual(4);
     for (const g of report.goals) expect(typeof g.met, g.name).toBe("boolean");
+  });
+
+  it("carries one object per bot profile in `profiles`, with the issue's names, and the other shares in `sweeps`", () => {
+    const names = [
+      "name",
+      "attackSmsShare",
+      "attackFirstMinute",
+      "peopleWaited",
+      "successRatio",
+      "attackedAppSuccessRatio",
+      "atRiskSuccessRatio",
+      "unattackedChallengedShare",
+      "attackBudgetShare",
+      "appsPaused",
+      "attackWon",
+      "attackWonOff",
+    ];
+    expect(report.profiles.map((p) => p.name)).toEqual([
+      "baseline",
+      "solver-farm",
+      "fresh-blocks",
+      "every-app",
+      "padding",
+      "boundaries",
+      "human-paced",
+    ]);
+    for (const p of [...report.profiles, ...report.sweeps])
+      for (const k of names) expect(p, `${String(p.name)}.${k}`).toHaveProperty(k);
+    // `null` only where every app is attacked
+    for (const p of report.profiles)
+      expect(p.unattackedChallengedShare === null, String(p.name)).toBe(p.name === "every-app");
+    expect(report.sweeps.length).toBeGreaterThanOrEqual(2);
   });
 });
