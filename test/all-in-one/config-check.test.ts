@@ -184,6 +184,7 @@ const ROWS: Row[] = [
   int("RP_SESSION_TTL_SECONDS"),
   int("RP_IDENTITY_TTL_SECONDS"),
   bad("RP_PKCE", "perhaps-pkce"),
+  bad("RP_SIGNALS", "perhaps"),
   bad("RP_CLIENT_AUTH", "jwt-assertion"),
   int("RP_TOKEN_RATE_LIMIT"),
   int("RP_TOKEN_RATE_WINDOW_SECONDS"),
