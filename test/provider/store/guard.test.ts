@@ -180,7 +180,8 @@ describe("every send is judged, however the traffic is paced", () => {
             seen[name].push(...(await at().view(t + 200_000, rules)).transitions.map((x) => `${x.scope} ${x.state}`));
           }
           const evicted = () => guardStore(env as never, `paced-evicted-${id}`);
-          expect(seen.evicted).toEqual(seen.steady);
+          // the same transitions (a restarted object queues its scopes again, in another order)
+          expect([...seen.evicted].sort()).toEqual([...seen.steady].sort());
           // and the states are exactly the judgement of the sums: a block with enough untyped codes is suspect
           const states = await evicted().states(t + 200_000);
           for (const block of ["block:10.1.1.0/24", "block:10.1.2.0/24"]) {
