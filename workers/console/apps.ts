@@ -11,6 +11,7 @@ import * as clients from "../admin/clients";
 import type { ClientView } from "../admin/clients";
 import { addTestNumber, listTestNumbers, removeTestNumber } from "../admin/test-numbers";
 import { readMetrics } from "../admin/metrics";
+import { provenBySmsCode } from "../provider/store/metrics/index";
 import { clearGuardScope, guardScopes } from "../admin/guard";
 import { appSmsBudget, kstDayStart, SMS_BUDGET_MAX, SMS_BUDGET_MIN } from "../provider/store/config";
 import { chart, fill } from "./charts";
@@ -283,7 +284,7 @@ const DAY = 86_400_000;
  */
 function byRoute(L: Viewer["lang"], total: (series: string) => number): SafeHtml {
   const rows: [string, number][] = [
-    ["routeSmsCode", provenBySmsCodeOfApp(total)],
+    ["routeSmsCode", provenBySmsCode(total)],
     ["routeText", total("signin.success.text")],
     ["routePasskey", total("signin.success.passkey")],
     ["routeAutomatic", total("signin.success.automatic")],
@@ -293,16 +294,6 @@ function byRoute(L: Viewer["lang"], total: (series: string) => number): SafeHtml
     ([k, n]) => html`<tr><td>${c(L, k as "routeText")}</td><td>${n.toLocaleString("en-US")}</td></tr>`,
   )}</tbody></table>`;
 }
-
-/** An app's interactive sign-ins proven by a code sent by SMS: neither a passkey, a text nor a fixed code. */
-const provenBySmsCodeOfApp = (total: (series: string) => number): number =>
-  Math.max(
-    0,
-    total("signin.success.interactive") -
-      total("signin.success.passkey") -
-      total("signin.success.text") -
-      total("signin.success.fixed_code"),
-  );
 
 /**
  * Codes the app's sign-ins were sent by SMS and never typed: SMS delivered less the right entries
