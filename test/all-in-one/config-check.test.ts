@@ -148,6 +148,8 @@ const ROWS: Row[] = [
   int("GUARD_SLOW_WINDOW_SECONDS"),
   int("GUARD_CACHE_SECONDS"),
   int("GUARD_FLUSH_MS"),
+  int("GUARD_SURGE_CODES"),
+  int("GUARD_SURGE_FACTOR"),
   bad("GUARD_SAFE_BLOCKS", "10.0.0.0/33"),
   // required while the guard is on outside DEV_MODE
   {

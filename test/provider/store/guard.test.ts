@@ -7,6 +7,7 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "../../support/env";
 import {
   canSlow,
+  isSurge,
   judge,
   judgeOutstanding,
   minSendsOf,
@@ -32,6 +33,9 @@ const RULES: GuardRules = {
   strikeMemoryMs: 7 * 86_400_000,
   slowCodes: 2,
   slowWindowMs: 600_000,
+  // the surge (below) apart: these properties are about the judgement of settled and outstanding sums
+  surgeCodes: 0,
+  surgeFactor: 10,
 };
 
 const kind = fc.constantFrom(...SCOPE_KINDS);
@@ -217,6 +221,129 @@ describe("a slowed scope's allowance", () => {
 describe("the defaults", () => {
   it("a suspect scope's first cool-down is 12 hours (the issue's default)", () => {
     expect(guardRules({}).cooldownMs).toBe(12 * 60 * 60 * 1000);
+  });
+  it("a surge is 40 codes outstanding untyped and 10 times a settle time's typing of late; 0 turns it off", () => {
+    expect(guardRules({})).toMatchObject({ surgeCodes: 40, surgeFactor: 10 });
+    expect(guardRules({ GUARD_SURGE_CODES: "0" }).surgeCodes).toBe(0);
+  });
+});
+
+describe("a surge (an app's codes outstanding against its typing of late)", () => {
+  const SURGE = { ...RULES, settleMs: 30_000, surgeCodes: 40, surgeFactor: 10 };
+
+  it("is exactly: at least surgeCodes untyped, and surgeFactor times the recent typing scaled to a settle time; never with surgeCodes 0", () => {
+    fc.assert(
+      fc.property(fc.nat(5_000), fc.nat(5_000), fc.integer({ min: 0, max: 100 }), (untyped, typed, codes) => {
+        const rules = { ...SURGE, surgeCodes: codes };
+        const expected = codes > 0 && untyped >= codes && untyped * 120_000 >= 10 * typed * 30_000;
+        expect(isSurge(untyped, typed, rules)).toBe(expected);
+      }),
+    );
+  });
+
+  /**
+   * Codes sent to an app at `perSecond` from `from` for `seconds`, each typed `typeAfterMs` later
+   * when `typed(i)` says so, one batch a quarter second as the isolates flush; the app's state after
+   * each batch, and the transitions.
+   */
+  async function drive(
+    name: string,
+    o: { from: number; seconds: number; perSecond: number; typed: (i: number) => boolean; typeAfterMs: number },
+  ) {
+    const stub = guardStore(env as never, name);
+    const sends: number[] = [];
+    const log: { at: number; sent: number; state: string | null; strikes: number | null }[] = [];
+    const transitions: string[] = [];
+    let batch = 0;
+    for (let at = o.from; at < o.from + o.seconds * 1000; at += 250) {
+      const events: GuardEvent[] = [];
+      const v = await stub.view(at, SURGE);
+      transitions.push(...v.transitions.map((x) => `${(x.since - o.from) / 1000}s ${x.state} ${x.strikes}`));
+      const state = v.view.states.find((x) => x.scope === "app");
+      // a sign-in the app's state holds gets no code (the text, or the challenge)
+      if (!state)
+        for (let k = 0; k < o.perSecond / 4; k++) {
+          events.push({ kind: "sent", scopes: ["app"], sentAt: at, challenged: false });
+          sends.push(at);
+        }
+      // the codes typed by now
+      for (const [i, sent] of sends.entries())
+        if (o.typed(i) && sent + o.typeAfterMs > at - 250 && sent + o.typeAfterMs <= at)
+          events.push({ kind: "verified", scopes: ["app"], sentAt: sent, challenged: false });
+      const r = await stub.record(`s${batch++}`, events, null, at, SURGE);
+      transitions.push(...r.transitions.map((x) => `${(x.since - o.from) / 1000}s ${x.state} ${x.strikes}`));
+      const app = r.view.states.find((x) => x.scope === "app");
+      log.push({ at, sent: sends.length, state: app?.state ?? null, strikes: app?.strikes ?? null });
+    }
+    return { sends, log, transitions };
+  }
+
+  it("a bot's 8 codes a second that nobody types: held within its first 50 codes, then suspect with a strike once they settle", async () => {
+    const r = await drive("surge-bot", { from: NOW, seconds: 120, perSecond: 8, typed: () => false, typeAfterMs: 0 });
+    const first = r.log.find((l) => l.state !== null)!;
+    expect(first.sent).toBeGreaterThanOrEqual(40);
+    expect(first.sent).toBeLessThan(50);
+    expect(first).toMatchObject({ state: "suspect", strikes: 0 });
+    // held from then on: no code more, and once its codes settled (40 s), suspect with a strike
+    expect(r.sends.length).toBe(first.sent);
+    expect(r.log.at(-1)).toMatchObject({ state: "suspect", strikes: 1 });
+    expect(r.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "suspect 1"]);
+  });
+
+  it("a crowd that types its codes 12 s after they come, 8 a second: held until the surge's codes settle, then let be for the window", async () => {
+    const r = await drive("surge-crowd", {
+      from: NOW,
+      seconds: 240,
+      perSecond: 8,
+      typed: (i) => i % 10 !== 0,
+      typeAfterMs: 12_000,
+    });
+    const held = r.log.filter((l) => l.state !== null);
+    expect(held.length).toBeGreaterThan(0);
+    // held at most a settle time and two buckets (50 s), once
+    expect(held.at(-1)!.at - held[0]!.at).toBeLessThanOrEqual(50_000);
+    expect(r.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "cleared 0"]);
+    expect(r.log.at(-1)!.state).toBeNull();
+    // and the crowd's codes went on: 8 a second for the rest of the 4 minutes
+    expect(r.sends.length).toBeGreaterThan(8 * 180);
+  });
+
+  it("a surge whose codes are typed at any share: suspect with a strike exactly when the share is below the conversion threshold", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 10 }), fc.boolean(), async (tenths, evict) => {
+        const id = run++;
+        const r = await drive(`surge-share-${id}`, {
+          from: NOW,
+          seconds: 10,
+          perSecond: 8,
+          typed: (i) => i % 10 < tenths,
+          typeAfterMs: 12_000,
+        });
+        const stub = () => guardStore(env as never, `surge-share-${id}`);
+        const held = r.log.find((l) => l.state !== null);
+        expect(held, "the surge is judged within 10 s").toBeDefined();
+        // evicted at random: the surge is the object's storage, so it is decided all the same
+        if (evict) await abortAllDurableObjects();
+        // the codes typed after the 10 s: recorded as they come
+        for (const [i, sent] of r.sends.entries())
+          if (i % 10 < tenths && sent + 12_000 > NOW + 10_000)
+            await stub().record(
+              `late${i}`,
+              [{ kind: "verified", scopes: ["app"], sentAt: sent, challenged: false }],
+              null,
+              sent + 12_000,
+              SURGE,
+            );
+        const later = (await stub().view(NOW + 60_000, SURGE)).view.states.find((x) => x.scope === "app");
+        const typed = r.sends.filter((_, i) => i % 10 < tenths).length;
+        const low = typed < r.sends.length * SURGE.minConversion;
+        expect(later ? `${later.state} ${later.strikes}` : null, `${typed} of ${r.sends.length} typed`).toBe(
+          low ? "suspect 1" : null,
+        );
+      }),
+      { numRuns: 22 },
+    );
   });
 });
 

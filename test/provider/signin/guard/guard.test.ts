@@ -225,6 +225,27 @@ describe("codes outstanding", () => {
     expect(codes).toBeLessThan(50);
   });
 
+  it("a bot's burst on one app, 8 a second from blocks never seen, no code typed: the app is held (a surge) before its 50th code, and stays suspect once they settle", async () => {
+    const clock = newClock();
+    const app = await newApp();
+    let codes = 0;
+    for (let i = 0; i < 120; i++) {
+      clock.now += 125;
+      const page = await identify(browser(freshNet(), clock, vars), await person(freshPrefix()), {}, app);
+      if (challenged(page)) break;
+      expect(page.form?.step).toBe("verify");
+      codes++;
+    }
+    expect(codes).toBeGreaterThanOrEqual(40);
+    expect(codes).toBeLessThan(50);
+    // its codes settle untyped: the app is suspect for its cool-down, another app is not
+    clock.now += 60_000;
+    expect(challenged(await identify(browser(freshNet(), clock, vars), await person(freshPrefix()), {}, app))).toBe(
+      true,
+    );
+    expect(challenged(await identify(browser(freshNet(), clock, vars), await person(freshPrefix())))).toBe(false);
+  });
+
   it("people who type their codes 15 s after they come, 2 sign-ins a second from one block, are never challenged", async () => {
     const clock = newClock();
     const app = await newApp();

@@ -14,6 +14,8 @@ export interface GuardRuleVars {
   GUARD_MAX_COOLDOWN_SECONDS?: string;
   GUARD_SLOW_CODES?: string;
   GUARD_SLOW_WINDOW_SECONDS?: string;
+  GUARD_SURGE_CODES?: string;
+  GUARD_SURGE_FACTOR?: string;
 }
 
 function parse(env: GuardRuleVars): GuardRules {
@@ -30,6 +32,8 @@ function parse(env: GuardRuleVars): GuardRules {
     strikeMemoryMs: 7 * 86_400_000,
     slowCodes: intVar(env, "GUARD_SLOW_CODES", 2, 1, 100_000),
     slowWindowMs: s("GUARD_SLOW_WINDOW_SECONDS", 600, 1, 86400),
+    surgeCodes: intVar(env, "GUARD_SURGE_CODES", 40, 0, 1_000_000),
+    surgeFactor: intVar(env, "GUARD_SURGE_FACTOR", 10, 1, 10_000),
   };
 }
 

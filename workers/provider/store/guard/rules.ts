@@ -29,6 +29,13 @@ export interface GuardRules {
   /** A slowed scope's codes: at most `slowCodes` per `slowWindowMs`. */
   slowCodes: number;
   slowWindowMs: number;
+  /**
+   * A surge: an app whose codes outstanding untyped reach `surgeCodes` (0: never) and `surgeFactor`
+   * times what its people typed of late, a settle time's worth, is held suspect until those codes
+   * settle (`isSurge`).
+   */
+  surgeCodes: number;
+  surgeFactor: number;
 }
 
 /** A scope's settled sums over the window: all sends, and those sent after a passed challenge. */
@@ -141,4 +148,20 @@ export function judgeOutstanding(
     verified += o.verified;
   }
   return judge(kind, { ...settled, sent, verified }, cur, now, rules);
+}
+
+/** How far back "of late" reaches for a surge: the codes typed of sends this recent. */
+export const SURGE_RECENT_MS = 120_000;
+
+/**
+ * Whether an app's codes outstanding make a surge (docs/abuse.md "A surge"): at least
+ * `surgeCodes` of them untyped, and `surgeFactor` times the codes its people typed of late, scaled
+ * to one settle time. Judged from the send rate alone, so a burst is judged within its first
+ * seconds, before any code could have been typed; what its codes then show decides
+ * (`GuardTables`): typed, the state ends and the crowd is let be; untyped, the app is suspect as
+ * any scope judged so.
+ */
+export function isSurge(untyped: number, recentTyped: number, rules: GuardRules): boolean {
+  if (rules.surgeCodes === 0 || untyped < rules.surgeCodes) return false;
+  return untyped >= (rules.surgeFactor * recentTyped * rules.settleMs) / SURGE_RECENT_MS;
 }

@@ -8,8 +8,10 @@
 
 import { kstDayStart } from "../../config";
 import {
+  isSurge,
   judge,
   judgeOutstanding,
+  SURGE_RECENT_MS,
   SCOPE_KINDS,
   typedShare,
   typingCurve,
@@ -118,6 +120,13 @@ export class GuardTables {
   private curve: number[] | null = null;
   /** Whether `curve` must be made again from `typing` (at the start, and after codes were typed). */
   private curveStale = true;
+  /**
+   * The app held suspect by a surge (table `surge`, so a restarted object still decides it): when
+   * its codes have settled, to be decided, and its state before the surge.
+   */
+  private surge: { decideAt: number; until: number; before: StateRow | null } | null = null;
+  /** After a surge whose codes were typed: a crowd, not judged as a surge again before this. */
+  private crowdUntil = 0;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -140,7 +149,20 @@ export class GuardTables {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS typing (slot INTEGER PRIMARY KEY, n INTEGER NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS surge (
+      id INTEGER PRIMARY KEY CHECK (id = 1), decide_at INTEGER NOT NULL, until INTEGER NOT NULL, before TEXT)`);
     for (const r of this.sql.exec<{ slot: number; n: number }>("SELECT slot, n FROM typing")) this.typing[r.slot] = r.n;
+    for (const r of this.sql.exec<{ decide_at: number; until: number; before: string | null }>(
+      "SELECT decide_at, until, before FROM surge",
+    ))
+      this.surge = {
+        decideAt: r.decide_at,
+        until: r.until,
+        before: r.before ? (JSON.parse(r.before) as StateRow) : null,
+      };
+    this.crowdUntil =
+      this.sql.exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'crowd_until'").toArray()[0]
+        ?.value ?? 0;
     for (const r of this.sql.exec<{ scope: string; state: GuardState; since: number; until: number; strikes: number }>(
       "SELECT scope, state, since, until, strikes FROM states",
     ))
@@ -189,6 +211,7 @@ export class GuardTables {
    * first pending send was recorded, which is (nearly) the order they settle.
    */
   private judgeSettled(now: number, rules: GuardRules, out: Transition[]): void {
+    this.decideSurge(now, rules, out);
     const due: Scope[] = [];
     const later: [Scope, number][] = [];
     for (const queue of [this.unsettled, this.again])
@@ -264,6 +287,19 @@ export class GuardTables {
       const cur = this.stateRows.get(scope) ?? null;
       if (cur && cur.until > now) continue;
       const kind = kindOf(scope);
+      if (kind === "app" && this.surging(buckets, now, rules)) {
+        // held until a bucket after the decision, so no copy of the view lapses before it
+        const until = now + rules.settleMs + 2 * BUCKET_MS;
+        this.surge = { decideAt: now + rules.settleMs + BUCKET_MS, until, before: cur };
+        this.sql.exec(
+          "INSERT OR REPLACE INTO surge (id, decide_at, until, before) VALUES (1, ?, ?, ?)",
+          this.surge.decideAt,
+          until,
+          cur ? JSON.stringify({ state: cur.state, since: cur.since, until: cur.until, strikes: cur.strikes }) : null,
+        );
+        this.enter(scope, kind, { state: "suspect", since: now, until, strikes: 0 }, out);
+        continue;
+      }
       const list = [...buckets].map(([bucket, c]) => ({ ageMs: now - (bucket + 0.5) * BUCKET_MS, ...c }));
       // nothing to read unless the outstanding sends alone could reach the volume
       const weighted = list.reduce((n, o) => n + o.sent * typedShare(o.ageMs, rules, this.curve), 0);
@@ -274,6 +310,54 @@ export class GuardTables {
       if (next) this.enter(scope, kind, next, out);
     }
     for (const [scope, buckets] of this.outstanding) if (buckets.size === 0) this.outstanding.delete(scope);
+  }
+
+  /**
+   * Whether the app's codes outstanding make a surge (`isSurge`): read from memory, and the codes
+   * its people typed of late from the store only when the untyped ones alone reach the threshold.
+   */
+  private surging(buckets: Map<number, { sent: number; verified: number }>, now: number, rules: GuardRules): boolean {
+    if (rules.surgeCodes === 0 || now < this.crowdUntil) return false;
+    let untyped = 0;
+    for (const b of buckets.values()) untyped += Math.max(0, b.sent - b.verified);
+    if (untyped < rules.surgeCodes) return false;
+    const typed = this.sql
+      .exec<{ n: number }>(
+        "SELECT coalesce(sum(verified), 0) AS n FROM counts WHERE scope = 'app' AND bucket >= ?",
+        Math.floor((now - SURGE_RECENT_MS) / BUCKET_MS),
+      )
+      .one().n;
+    return isSurge(untyped, typed, rules);
+  }
+
+  /**
+   * Decides a surge once its codes have settled: untyped, the app is judged as any scope (suspect,
+   * its strikes counted from its state before the surge); typed, its state ends now and the crowd is
+   * not judged as a surge again within the window.
+   */
+  private decideSurge(now: number, rules: GuardRules, out: Transition[]): void {
+    const surge = this.surge;
+    if (!surge || surge.decideAt > now) return;
+    this.surge = null;
+    this.sql.exec("DELETE FROM surge");
+    const cur = this.stateRows.get("app");
+    // still the surge's state (an editor's clear ends it, a later judgement replaces it), decided
+    // however late the call that decides it comes
+    if (!cur || cur.strikes !== 0 || cur.until !== surge.until) return;
+    // the surge's codes: sent up to a settle time and a bucket before it was judged
+    const sums = this.sums("app", now, rules, cur.since - rules.settleMs - BUCKET_MS);
+    this.judged.set("app", Math.floor((now - rules.settleMs) / BUCKET_MS));
+    const next = judge("app", sums, surge.before, now, rules);
+    if (next) {
+      // codes that followed a passed challenge went untyped meanwhile: it stays slowed
+      this.enter("app", "app", cur.state === "slowed" ? { ...next, state: "slowed" } : next, out);
+      return;
+    }
+    this.crowdUntil = now + rules.windowMs;
+    this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('crowd_until', ?)", this.crowdUntil);
+    const ended = { state: cur.state, since: cur.since, until: now, strikes: surge.before?.strikes ?? 0 };
+    this.enter("app", "app", ended, []);
+    out.push({ kind: "app", state: "cleared", strikes: ended.strikes, scope: "app", since: cur.since, until: now });
   }
 
   /** Every scope's state that has not ended, for the console. */
