@@ -36,6 +36,9 @@ const OIDC = {
 const KIM = { telco: "K", name: "김영희", phone: "01023456789", code: "234567" };
 const HONG = { telco: "S", name: "홍길동", phone: "01012345678", code: "123456" };
 const SMITH = { telco: "L", name: "John Smith", phone: "01034567890", code: "345678" };
+/** A person the test imports, with no fixed code (a test number's SIM is never reported changed). */
+const CHOI = { telco: "S", name: "최지우", phone: "01055501234", code: "" };
+const CHOI_CI = Buffer.alloc(64, 201).toString("base64");
 
 let server: Server;
 beforeAll(async () => {
@@ -339,7 +342,7 @@ const adminCall = (method: string, path: string) =>
   fetch(`${server.base}${path}`, { method, headers: { Authorization: `Bearer ${devAdminToken()}` } });
 
 describe("the Node receiver by push (RFC 8935) on loopback", () => {
-  it("with its app's access token: the verification event, a paused stream delivers nothing and then resumes, and a signing-key rotation during delivery fails no verification", async () => {
+  it("with its app's access token: the verification event, a paused stream delivers nothing and then resumes, a SIM change the carrier reports is a credential-change, and a signing-key rotation during delivery fails no verification", async () => {
     const rx = new NodeReceiver(DEMO);
     await rx.useToken(server.base);
     const push = new PushEndpoint(rx, "Bearer push-secret-1");
@@ -352,10 +355,27 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
         );
       const made = await rx.call("POST", rx.conf.configuration_endpoint, {
         delivery: { method: PUSH, endpoint_url: push.url, authorization_header: "Bearer push-secret-1" },
-        events_requested: [`${CAEP}session-revoked`, `${RISC}account-purged`],
+        events_requested: [`${CAEP}session-revoked`, `${RISC}account-purged`, `${CAEP}credential-change`],
       });
       expect(made.status).toBe(201);
       const streamId = made.json.stream_id as string;
+      // the carrier's directory: one more person, who signs in to the app
+      const importChoi = async (signal: Record<string, string>) => {
+        const res = await fetch(`${server.base}/admin/directory/import`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+          body: JSON.stringify(
+            [{ telcoCd: CHOI.telco, phoneNo: CHOI.phone, name: CHOI.name, gender: "F", birth: "1993-05-05" }].map(
+              (r) => ({ ...r, foreign: "L", ci: CHOI_CI, ...signal }),
+            ),
+          ),
+        });
+        expect(res.status).toBe(200);
+        return (await res.json()) as { signals_changed?: number };
+      };
+      await importChoi({});
+      const choi = await signIn(authorizeUrl(DEMO), CHOI);
+      expect(choi.code, choi.steps.join(" → ")).toBeTruthy();
       const verify = async (state: string) =>
         expect((await rx.call("POST", rx.conf.verification_endpoint, { stream_id: streamId, state })).status).toBe(204);
       await verify("push-1");
@@ -396,14 +416,28 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
       const first = push.received.slice(1, 3);
       expect(first.map((r) => r.type).sort()).toEqual([`${CAEP}session-revoked`, `${RISC}account-purged`]);
 
+      // the carrier reports that CHOI changed their SIM an hour ago: the app hears a credential-change
+      // (pushed once the directory's job runs, within the wait for the new key below)
+      const simChangedAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
+      expect(
+        (await importChoi({ simChangedAt: simChangedAt.toISOString(), simChangeKind: "person" })).signals_changed,
+      ).toBe(1);
+
       // once the new key signs: another change and a verification, signed by it, verify too
       await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(key.signs_from) + 1000 - Date.now())));
       expect((await adminCall("DELETE", `/admin/directory/${SMITH.phone}`)).status).toBe(200);
-      await push.waitFor(5);
       await verify("push-2");
-      await push.waitFor(6);
+      await push.waitFor(7, 60_000);
       expect(push.failures).toEqual([]);
-      const later = push.received.slice(3);
+      const change = push.received.filter((r) => r.type === `${CAEP}credential-change`);
+      expect(change).toHaveLength(1);
+      expect(change[0]!.event).toMatchObject({
+        credential_type: "phone-sms",
+        change_type: "update",
+        event_timestamp: simChangedAt.getTime() / 1000,
+      });
+      expect(change[0]!.event.reason_admin).toBeTruthy();
+      const later = push.received.slice(3).filter((r) => r.type !== `${CAEP}credential-change`);
       expect(later.map((r) => r.type).sort()).toEqual(
         [`${CAEP}session-revoked`, `${RISC}account-purged`, VERIFICATION].sort(),
       );
@@ -413,9 +447,10 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
         expect(r.sub_id.format).toBe("opaque");
         expect(r.sub_id.id).toMatch(/^[A-Za-z0-9._~-]{1,128}$/);
       }
-      expect(new Set(push.received.map((r) => r.jti)).size).toBe(6);
+      expect(new Set(push.received.map((r) => r.jti)).size).toBe(7);
       const text = JSON.stringify(push.received);
-      for (const secret of [HONG.phone, HONG.name, SMITH.phone, SMITH.name]) expect(text).not.toContain(secret);
+      for (const secret of [HONG.phone, HONG.name, SMITH.phone, SMITH.name, CHOI.phone, CHOI.name, CHOI_CI])
+        expect(text).not.toContain(secret);
     } finally {
       await push.stop();
     }
