@@ -176,13 +176,23 @@ class NodeReceiver {
   }
 }
 
-/** The Python receiver (./ssf/receiver.py) under Debian's python3: its one JSON answer. */
-function python(args: string[]): Promise<any> {
+/**
+ * The Python receiver (./ssf/receiver.py) under Debian's python3: its JSON answer; `onReady` is
+ * called when the push verb prints `{"ready": true}`, its stream pushing to it.
+ */
+function python(args: string[], onReady?: () => void): Promise<any> {
   return new Promise((resolve, reject) => {
     const child = spawn("/usr/bin/python3", [join(import.meta.dirname, "ssf", "receiver.py"), ...args]);
     let out = "";
     let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d));
+    child.stdout.on("data", (d: Buffer) => {
+      out += d;
+      const ready = '{"ready": true}\n';
+      if (out.startsWith(ready)) {
+        out = out.slice(ready.length);
+        onReady?.();
+      }
+    });
     child.stderr.on("data", (d: Buffer) => (err += d));
     child.once("error", reject);
     child.once("close", (code) =>
@@ -195,7 +205,7 @@ const authorizeUrl = (app: { id: string; redirect: string }, extra: Record<strin
   `${server.base}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: app.id, redirect_uri: app.redirect, state: "s", ...extra })}`;
 
 describe("Shared Signals receivers in Node and Python", () => {
-  it("each creates its stream, is verified, and verifies the SETs of a subscriber removed after signing in to both apps", async () => {
+  it("each creates its stream, is verified, and verifies the SETs of a subscriber removed after signing in to both apps; the Python one then by push", async () => {
     const node = new NodeReceiver(DEMO);
     const [verification, py] = await Promise.all([
       node.setup(server.base),
@@ -284,6 +294,22 @@ describe("Shared Signals receivers in Node and Python", () => {
       for (const secret of ["01023456789", "2345-6789", "김영희"]) expect(text).not.toContain(secret);
     }
     expect(pySets[0]!.sub_id.iss).toBe(node.conf.issuer);
+
+    // the Python receiver by push (RFC 8935): its stream switched to a loopback server of its own;
+    // another person signs in to its app and is removed
+    const LEE = { telco: "S", name: "이민수", phone: "01045678901", code: "456789" };
+    const leeIn = await signIn(authorizeUrl(OIDC, { scope: "openid", nonce: "n" }), LEE);
+    expect(leeIn.code, leeIn.steps.join(" → ")).toBeTruthy();
+    let ready!: () => void;
+    const isReady = new Promise<void>((r) => (ready = r));
+    const pushed = python(["push", server.base, OIDC.id, OIDC.secret, py.stream_id, "2"], ready) as Promise<Received[]>;
+    await Promise.race([isReady, pushed]);
+    expect((await adminCall("DELETE", `/admin/directory/${LEE.phone}`)).status).toBe(200);
+    const pySetsPushed = await pushed;
+    expect(pySetsPushed.map((s) => s.type).sort()).toEqual([`${CAEP}session-revoked`, `${RISC}account-purged`]);
+    expect(pySetsPushed.every((s) => s.sub_id.format === "iss_sub" && s.sub_id.iss === node.conf.issuer)).toBe(true);
+    expect(new Set(pySetsPushed.map((s) => s.txn)).size).toBe(1);
+    for (const secret of [LEE.phone, LEE.name, "5678-901"]) expect(JSON.stringify(pySetsPushed)).not.toContain(secret);
   });
 });
 

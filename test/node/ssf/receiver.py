@@ -7,11 +7,17 @@
 #
 #   receiver.py setup BASE CLIENT_ID SECRET          -> {"stream_id", "events_delivered", "verification"}
 #   receiver.py poll BASE CLIENT_ID SECRET STREAM COUNT -> [{"type", "event", "sub_id", "txn", "jti"}]
+#   receiver.py push BASE CLIENT_ID SECRET STREAM COUNT -> {"ready": true} once its stream pushes to
+#       its own loopback HTTP server (RFC 8935), then the COUNT SETs pushed to it, each verified
+#       before it answers 202 (400 with RFC 8935's error body otherwise)
 #
-# Each prints one JSON document on stdout; any failure is an exception (exit code 1).
+# Each prints one JSON document on stdout (push: two lines); any failure is an exception (exit code 1).
 import base64
+import http.server
 import json
+import secrets
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -22,6 +28,7 @@ CAEP = "https://schemas.openid.net/secevent/caep/event-type/"
 RISC = "https://schemas.openid.net/secevent/risc/event-type/"
 VERIFICATION = "https://schemas.openid.net/secevent/ssf/event-type/verification"
 POLL = "urn:ietf:rfc:8936"
+PUSH = "urn:ietf:rfc:8935"
 
 
 def call(method, url, auth=None, body=None):
@@ -97,6 +104,65 @@ def poll(conf, auth, client_id, endpoint, count, deadline=60):
     return got
 
 
+def push(conf, auth, client_id, stream_id, count, deadline=60):
+    """Switches the stream to push to a loopback server of its own; the COUNT SETs it is pushed."""
+    secret = "Bearer " + secrets.token_urlsafe(24)
+    got, failures = [], []
+    done = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+            try:
+                if self.headers.get("Authorization") != secret:
+                    raise ValueError("not the stream's Authorization")
+                if self.headers.get("Content-Type") != "application/secevent+jwt":
+                    raise ValueError("not application/secevent+jwt")
+                got.append(verified(body, conf, client_id))
+                self.send_response(202)
+                self.end_headers()
+            except Exception as e:  # any failure to verify is the transmitter's, answered per RFC 8935
+                failures.append(str(e))
+                answer = json.dumps({"err": "invalid_request", "description": str(e)}).encode()
+                self.send_response(400)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+            if len(got) + len(failures) >= count:
+                done.set()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = "http://127.0.0.1:%d/ssf" % server.server_address[1]
+        status, stream = call("GET", conf["configuration_endpoint"] + "?stream_id=" + stream_id, auth)
+        assert status == 200, (status, stream)
+        status, stream = call(
+            "PUT",
+            conf["configuration_endpoint"],
+            auth,
+            {
+                "stream_id": stream_id,
+                "delivery": {"method": PUSH, "endpoint_url": url, "authorization_header": secret},
+                "events_requested": stream["events_requested"],
+                "description": "Python receiver, by push",
+            },
+        )
+        assert status == 200 and stream["delivery"]["method"] == PUSH, (status, stream)
+        print(json.dumps({"ready": True}), flush=True)
+        if not done.wait(deadline):
+            raise TimeoutError("%d of %d SETs after %d s" % (len(got), count, deadline))
+        if failures:
+            raise ValueError("SETs that did not verify: %r" % failures)
+        return got
+    finally:
+        server.shutdown()
+
+
 def main():
     verb, base, client_id, secret = sys.argv[1:5]
     auth = "Basic " + base64.b64encode(("%s:%s" % (client_id, secret)).encode()).decode()
@@ -126,6 +192,9 @@ def main():
         status, stream = call("GET", conf["configuration_endpoint"] + "?stream_id=" + stream_id, auth)
         assert status == 200, (status, stream)
         print(json.dumps(poll(conf, auth, client_id, stream["delivery"]["endpoint_url"], count)))
+    elif verb == "push":
+        stream_id, count = sys.argv[5], int(sys.argv[6])
+        print(json.dumps(push(conf, auth, client_id, stream_id, count)))
     else:
         raise SystemExit("unknown verb " + verb)
 
