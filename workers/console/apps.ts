@@ -33,7 +33,7 @@ import {
 import { inviteOwner, resumeEvents } from "../admin/reviews";
 import { readStream } from "../admin/streams";
 import { pauseStream, resumeStream } from "./streams";
-import { streamSection } from "../frame/stream";
+import { streamSection, streamWord } from "../frame/stream";
 import { ownerCount } from "../provider/store/developers";
 
 export type { Outcome } from "./layout";
@@ -159,7 +159,7 @@ ${
 ${button("/delete", c(L, "deleteApp"), "danger", html`<label>${c(L, "confirmDelete")}<input type="text" name="confirm" required autocomplete="off"></label>`)}`
     : ""
 }
-${streamSection(v, base, (await perform(readStream, env, callerOf(rc, s), { clientId: a.client_id })).stream, editor, (k, vars) => c(L, k, vars))}
+${streamSection(v, base, (await perform(readStream, env, callerOf(rc, s), { clientId: a.client_id })).stream, editor, (k) => c(L, k))}
 ${await guardSection(env, callerOf(rc, s), v, a.client_id, editor, button)}
 <h2>${c(L, "testNumbers")}</h2><p class="hint">${c(L, "testNumbersLead")}</p>
 ${
@@ -386,7 +386,7 @@ export function appAction(action: Action) {
         case "resume_stream":
           await perform(action === "pause_stream" ? pauseStream : resumeStream, env, by, { clientId });
           return appPage(req, env, rc, s, {
-            notice: c(L, action === "pause_stream" ? "streamPausedDone" : "streamResumedDone"),
+            notice: streamWord(L, action === "pause_stream" ? "streamPausedDone" : "streamResumedDone"),
           });
         case "invite_owner": {
           const r = await perform(inviteOwner, env, by, { clientId, phone: s.params.get("phone") ?? "" });

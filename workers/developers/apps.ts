@@ -36,7 +36,7 @@ import { reviewsOf } from "../provider/store/reviews";
 import { checkConfig } from "../provider/store/config";
 import { eventsSection, eventsView, resume, setStream, testEvent } from "./events";
 import { streamView } from "../provider/store/flows/stream-view";
-import { streamSection } from "../frame/stream";
+import { streamSection, streamWord } from "../frame/stream";
 import {
   allocateTestNumber,
   APP_TEST_NUMBER_MS,
@@ -352,7 +352,7 @@ ${
 }
 ${button("/test-numbers", d(L, "addTestNumber"), "")}
 ${eventsSection(v, base, await eventsView(env, app), owner, true)}
-${streamSection(v, base, await streamView(env, app.clientId), owner, (k, vars) => d(L, k, vars))}
+${streamSection(v, base, await streamView(env, app.clientId), owner, (k) => d(L, k))}
 ${teamSection(v, base, await teamView(env, app.clientId), owner, s.dev.developer)}
 ${reviewSection(v, base, app, (await reviewsOf(env, app.clientId, 1))[0] ?? null, owner)}
 ${owner ? html`<h2>${d(L, "rotate")}</h2>${button("/rotate-secret", d(L, "rotate"), "secondary")}` : ""}`;
@@ -376,7 +376,11 @@ function pageAction(
   return async (req: Request, env: DevEnv, rc: RequestContext, s: DevSigned) => {
     try {
       await run(env, rc, s);
-      return appPage(req, env, rc, s, { notice: d(s.v.lang, notice) });
+      const text =
+        notice === "streamPausedDone" || notice === "streamResumedDone"
+          ? streamWord(s.v.lang, notice)
+          : d(s.v.lang, notice);
+      return appPage(req, env, rc, s, { notice: text });
     } catch (err) {
       return appPage(req, env, rc, s, failed(err, notice === "saved" ? formBody(s) : undefined));
     }
