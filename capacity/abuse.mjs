@@ -16,6 +16,7 @@
 //                                      the attacked app's share swept; docs/bench/abuse.json `profiles`, `sweeps`
 //   options: --profile NAME --pairs N --people N --minutes M --bot-blocks N --apps N --targeted-share X
 //            --real-in-bot-blocks X --solver-share X --right-code-share X --retries N --max-wait S
+//            --returning-share X   people returning on a browser that proved their number (0; swept at 0.3)
 //            --concurrency C --seed N --clock-start ISO --guard both|off|on --app-budget N
 //            --signin-cpu-extra X   the extra CPU of a normal sign-in with the guard on, measured apart (0.03)
 //            --vars K=V,...   other values of the service's variables --no-docs --max-minutes M
@@ -67,6 +68,8 @@ const log = (...a) => console.error(`[${String(Math.round((Date.now() - t0) / 10
 
 /** The attacked app's share of all sign-ins, swept on the baseline bot (`sweeps`). */
 const SWEEP_SHARES = [0.15, 0.3];
+/** The share of people returning on a browser that proved their number, swept on the baseline bot. */
+const SWEEP_RETURNING = [0.3];
 
 async function main() {
   const base = parseAbuseArgs(process.argv.slice(2));
@@ -83,6 +86,9 @@ async function main() {
   if (base.profile === "all" && base.mode === "full")
     for (const share of SWEEP_SHARES)
       runs.push({ name: `baseline@${share}`, o: { ...withProfile(base, "baseline"), targetedShare: share } });
+  if (base.profile === "all" && base.mode === "full")
+    for (const share of SWEEP_RETURNING)
+      runs.push({ name: `baseline@returning${share}`, o: { ...withProfile(base, "baseline"), returningShare: share } });
   const problems = [];
   const results = [];
   for (const { name, o } of runs) {
@@ -253,6 +259,7 @@ async function runProfile(o, devHeaders) {
     asns: ASNS,
     apps: o.apps,
     targetedShare: o.targetedShare ?? 1 / o.apps,
+    returningShare: o.returningShare,
     realInBotBlocks: o.realInBotBlocks,
     solverShare: o.solverShare,
     rightCodeShare: o.rightCodeShare,

@@ -246,7 +246,7 @@ export async function runSession(ctx, s, tl) {
     retried: false,
     reason: null,
   };
-  const jar = new Jar();
+  const jar = /** @type {Jar} */ (s.jar ?? new Jar());
   try {
     for (let i = 0; i < s.addresses.length; i++) {
       out.retried = i > 0;
@@ -455,6 +455,57 @@ async function registerApps(url, n, budget) {
   return { clients: out, targetedBudget };
 }
 
+/** The cookie in which a browser keeps its proof of a number (docs/abuse.md "A browser that proved its number"). */
+const PROOF_COOKIE = "__Host-pl_nb";
+/** How long before the run the returning people proved their numbers (outside the guard's window). */
+const PROVED_BEFORE_MS = 2 * 86_400_000;
+
+/**
+ * The returning people's earlier sign-ins (`returning`): each signed in to its app once, from its
+ * own address, a minute apart, two days before the run, typing its code; the browser keeps what
+ * the service gave it (the proof of the number, `__Host-pl_nb`). Its cookie jar, by the session's
+ * index. A sign-in that does not complete is a harness fault.
+ * @param {Ctx} ctx
+ * @param {Session[]} sessions
+ * @param {(...a: unknown[]) => void} log
+ * @param {string} guard
+ * @returns {Promise<Map<number, Jar>>}
+ */
+async function provedBefore(ctx, sessions, log, guard) {
+  const jars = new Map();
+  const returning = sessions.flatMap((s, i) => (s.returning ? [i] : []));
+  if (returning.length === 0) return jars;
+  let next = 0;
+  const one = async () => {
+    while (next < returning.length) {
+      const k = next++;
+      const i = returning[k];
+      const s = sessions[i];
+      const jar = new Jar();
+      // the clock stands still but for the person's own pace: a minute apart, two days before
+      let at = k * 60_000 - PROVED_BEFORE_MS;
+      const tl = { t: at, until: async (/** @type {number} */ x) => (at = x) };
+      const warm = { ...s, jar, typesCode: true, texts: true, solves: true, returns: false };
+      const out = await runSession(
+        ctx,
+        /** @type {Session} */ (warm),
+        /** @type {Timeline} */ (/** @type {unknown} */ (tl)),
+      );
+      if (out.result !== "completed")
+        throw new Error(`a returning person's earlier sign-in: ${out.result} (${out.reason ?? "no reason"})`);
+      const proof = jar.c.get(PROOF_COOKIE);
+      if (!proof) throw new Error("a returning person's browser kept no proof of the number");
+      // the proof alone: not the app's automatic login, which would sign them in with no code at all
+      const kept = new Jar();
+      kept.c.set(PROOF_COOKIE, proof);
+      jars.set(i, kept);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, one));
+  log(`  guard ${guard}: ${jars.size} returning people proved their numbers two days before`);
+  return jars;
+}
+
 /**
  * One phase: a fresh service with SMS_GUARD=`guard`, its directory and apps, then every session
  * of the plan on the simulated clock. Returns each session's outcome (in the plan's order), the
@@ -496,12 +547,16 @@ export async function runPhase(root, o, p, guard, receiver, log) {
       tokenRequests: 0,
       inbound: inboundGateway(url, p.vars.SMS_INBOUND_NUMBER ?? "", p.vars.SMS_INBOUND_SECRET ?? ""),
     };
+    const jars = await provedBefore(ctx, p.sessions, log, guard);
+    // what the returning people's earlier sign-ins sent and asked is not the run's
+    const warmCodes = new Map([...receiver.codes].map(([phone, m]) => [phone, m.count]));
+    ctx.requests = 0;
     /** @type {Outcome[]} */
     const outcomes = new Array(p.sessions.length);
     let ended = 0;
     p.sessions.forEach((s, i) =>
       clock.spawn(s.start, async (tl) => {
-        outcomes[i] = await runSession(ctx, s, tl);
+        outcomes[i] = await runSession(ctx, jars.has(i) ? { ...s, jar: jars.get(i) } : s, tl);
         ended++;
       }),
     );
@@ -544,7 +599,7 @@ export async function runPhase(root, o, p, guard, receiver, log) {
     for (const [phone, m] of receiver.codes) {
       if (botPhones.has(phone)) attackSms += m.count;
       else if (simPhones.has(phone)) simSms += m.count;
-      else realSms += m.count;
+      else realSms += m.count - (warmCodes.get(phone) ?? 0);
     }
     return {
       outcomes,

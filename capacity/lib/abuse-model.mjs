@@ -107,6 +107,8 @@ export function parseAbuseArgs(argv) {
     apps: 20,
     /** share of real people signing in to the targeted app (null: 1/apps, evenly) */
     targetedShare: /** @type {number | null} */ (null),
+    /** share of real people returning on a browser that proved their number before (its cookie) */
+    returningShare: 0,
     /** share of real people whose network is one of the bot's blocks */
     realInBotBlocks: 0.3,
     /** share of the bot's sessions that get a challenge solved (a solver farm) */
@@ -158,6 +160,7 @@ export function parseAbuseArgs(argv) {
     else if (a === "--bot-blocks") o.botBlocks = num();
     else if (a === "--apps") o.apps = num();
     else if (a === "--targeted-share") o.targetedShare = num();
+    else if (a === "--returning-share") o.returningShare = num();
     else if (a === "--real-in-bot-blocks") o.realInBotBlocks = num();
     else if (a === "--solver-share") o.solverShare = num();
     else if (a === "--right-code-share") o.rightCodeShare = num();
@@ -224,6 +227,8 @@ const hostIn = (r, block) => `${block}.${1 + Math.floor(r() * 254)}`;
  *   solves: boolean; typesCode: boolean; holdsNumber: boolean; device: "phone" | "desktop"; jsOff: boolean;
  *   texts: boolean; textDelay: number; returns: boolean; returnDelay: number;
  *   pace: { fill: number; solve: number; type: number; consent: number };
+ *   returning?: boolean;
+ *   jar?: { header(): string; keep(res: Response): void };
  * }} Session
  */
 
@@ -332,6 +337,8 @@ export function plan(o, botList, realPeople, sims = []) {
       returns: r() < PEOPLE.returnAfterRefusal,
       returnDelay: Math.round(between(r, PEOPLE.returnMinutes) * 60_000),
       pace: paceOf(r, PACE.real),
+      // drawn apart, so every other choice is the same at any returning share
+      returning: rngFor(o.seed, `returning:${index}`)() < o.returningShare,
     });
   });
   return { sessions, botBlocks };

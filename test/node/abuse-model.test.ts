@@ -89,6 +89,16 @@ describe("people as they are", () => {
     // JavaScript off: a challenge cannot be answered
     expect(real.filter((s) => s.jsOff).every((s) => !s.solves)).toBe(true);
   });
+
+  it("returning on a browser that proved their number: none by default, 30% at --returning-share 0.3, and every other choice the same", () => {
+    const none = traffic("baseline", ["--people", "4000"]).sessions;
+    const some = traffic("baseline", ["--people", "4000", "--returning-share", "0.3"]).sessions;
+    expect(none.filter((s) => s.returning)).toHaveLength(0);
+    const real = some.filter((s) => s.kind === "real");
+    expect(real.filter((s) => s.returning).length / real.length).toBeCloseTo(0.3, 1);
+    expect(some.filter((s) => s.kind === "bot" && s.returning)).toHaveLength(0);
+    expect(some.map(({ returning: _, ...rest }) => rest)).toEqual(none.map(({ returning: _, ...rest }) => rest));
+  });
 });
 
 describe("a profile's row", () => {
