@@ -23,10 +23,10 @@ import { normalizePhone, type Telco } from "../../core/spec";
 import { audit, shardOf, storeAt, textKey, type OneTimeEnv } from "../store/one-time/index";
 import { tally } from "../store/metrics/index";
 import { carrierDirectory, CarrierUnavailable } from "./carrier";
-import { failure, render, type Flow } from "./flow";
+import { failure, limited, refusalAlert, render, type Flow } from "./flow";
 import { t } from "./i18n";
 import { riskOf } from "./risk";
-import { phoneKey } from "./limits";
+import { numberLimits, phoneKey } from "./limits";
 import { identifyPage, type IdentifyValues } from "./pages";
 import { numberProven } from "./proven";
 import { openJson, signJson } from "./signed-json";
@@ -79,7 +79,17 @@ export async function offerText(
   const pk = await phoneKey(phone);
   const now = Date.now();
   const until = Math.min(now + cfg.ttlMs, f.h.tx.expiresAt);
-  await objectOf(f.env, pk, f.shards).putEntry(await textKey(pk, digits), WAITING, Math.max(1, until - now));
+  const refused = await objectOf(f.env, pk, f.shards).offerText(
+    await textKey(pk, digits),
+    WAITING,
+    Math.max(1, until - now),
+    pk,
+    numberLimits(f.cfg),
+  );
+  if (refused) {
+    // the number's sends of the window are spent (its codes and its texts): as for a code
+    return identifyPage(f.ctx, values, refusalAlert(f.ctx.lang, refused), limited(refused));
+  }
   const ticket: Ticket = { id: f.h.id, telco, telcoCd: values.telcoCd!, name, phone, digits, until };
   f.rc.log.event = "signin.text_offered";
   if (f.client.clientId) tally(f.env, f.rc, "text.offered", f.client.clientId);
@@ -144,7 +154,7 @@ export async function textStep(f: Flow): Promise<Response> {
   if (poll) return json({ arrived: Date.now() < k.until && (await stub.getEntry(key)) === ARRIVED });
   if (Date.now() >= k.until) return identifyPage(f.ctx, values, { text: tt(L, "gone") });
   const taken = `${TAKEN}${Date.now() + TAKEN_HOLD_MS}`;
-  if (!(await stub.swapEntry(key, ARRIVED, taken))) {
+  if (!(await stub.takeText(key, ARRIVED, taken, pk, numberLimits(f.cfg)))) {
     const now = await stub.getEntry(key);
     if (now === WAITING) return again(f, k, posted!, tt(L, "notYet"));
     const abandoned = now?.startsWith(TAKEN) && Number(now.slice(TAKEN.length)) <= Date.now();
@@ -160,7 +170,7 @@ export async function textStep(f: Flow): Promise<Response> {
     if (!(err instanceof CarrierUnavailable)) throw err;
     tally(f.env, f.rc, "carrier.failed", null);
     // nothing was learned: the text stays arrived, and "I sent it" can be tried again
-    await stub.swapEntry(key, taken, ARRIVED);
+    await stub.untakeText(key, taken, ARRIVED, pk, numberLimits(f.cfg));
     f.rc.waitUntil(audit(f.env, "carrier.unavailable", f.client.clientId || null, "refused", { reason: err.reason }));
     return again(f, k, posted!, undefined, true);
   }

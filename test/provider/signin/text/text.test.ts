@@ -192,6 +192,28 @@ describe("a text that proves the number", () => {
   });
 });
 
+describe("a number's texts are capped as its codes are", () => {
+  it("after SIGNIN_SENDS_PER_WINDOW sign-ins by text in the window, the number is offered no phrase: the page says when, as for a code; an offer alone takes nothing", async () => {
+    const vars = { ...VARS, SIGNIN_SENDS_PER_WINDOW: "2", SIGNIN_SEND_WINDOW_SECONDS: "3600" };
+    const who = await person();
+    // offers that no text follows spend nothing: a bot with the number on a list cannot stop its holder
+    for (let i = 0; i < 3; i++) phraseOf(await textPage(new Browser({ vars }), who));
+    for (let i = 0; i < 2; i++) {
+      const b = new Browser({ vars });
+      const p = await textPage(b, who);
+      expect(await result(await deliver(b, { from: who.phone, body: phraseOf(p) }))).toBe("accepted");
+      expect((await sent(b, p)).status).toBe(302);
+    }
+    const b = new Browser({ vars });
+    const third = await textPage(b, who);
+    expect(third.html).not.toContain('id="text-phrase"');
+    expect(third.form?.step).toBe("identify");
+    expect(alertText(third.html)).toMatch(/너무 많이 보냈습니다. 60분 뒤에 다시/);
+    // another number is not held back
+    phraseOf(await textPage(new Browser({ vars }), await person()));
+  });
+});
+
 describe("texts that mark nothing", () => {
   it("a forged signature, a stale timestamp, another secret: 401, and the phrase still waits", async () => {
     const b = new Browser({ vars: VARS });

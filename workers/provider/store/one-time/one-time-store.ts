@@ -26,6 +26,7 @@ import {
   type NumberLimits,
   type OpenRequest,
   type OpenResult,
+  type Refusal,
   type ResendRequest,
   type ResendResult,
   type SigninRecord,
@@ -89,6 +90,7 @@ export class OneTimeStore extends DurableObject {
       {
         get: (key) => entries.get(key),
         put: (key, value, ttlMs) => entries.put(key, value, ttlMs),
+        swap: (key, expected, value) => entries.swap(key, expected, value),
         delete: (key) => entries.delete(key),
       },
       {
@@ -241,6 +243,20 @@ export class OneTimeStore extends DurableObject {
   /** Removes a counter (a success resets a consecutive-failure count). */
   clear(key: string): void {
     this.entries.clear([key]);
+  }
+
+  // ---- a text's phrase (signin-store.ts; docs/signin.md "A text the person sends")
+
+  offerText(key: string, value: string, ttlMs: number, phoneKey: string, limits: NumberLimits): Refusal | null {
+    return this.signin.offerText(key, value, ttlMs, phoneKey, limits);
+  }
+
+  takeText(key: string, expected: string, value: string, phoneKey: string, limits: NumberLimits): boolean {
+    return this.signin.takeText(key, expected, value, phoneKey, limits);
+  }
+
+  untakeText(key: string, taken: string, value: string, phoneKey: string, limits: NumberLimits): void {
+    this.signin.untakeText(key, taken, value, phoneKey, limits);
   }
 
   // ---- sign-in transactions (signin-store.ts; docs/signin.md "State machine"): one call per step
