@@ -469,9 +469,10 @@ const PROVED_BEFORE_MS = 2 * 86_400_000;
  * @param {Session[]} sessions
  * @param {(...a: unknown[]) => void} log
  * @param {string} guard
+ * @param {number} cooldownMs the service's SIGNIN_RESEND_COOLDOWN_SECONDS
  * @returns {Promise<Map<number, Jar>>}
  */
-async function provedBefore(ctx, sessions, log, guard) {
+async function provedBefore(ctx, sessions, log, guard, cooldownMs) {
   const jars = new Map();
   const returning = sessions.flatMap((s, i) => (s.returning ? [i] : []));
   if (returning.length === 0) return jars;
@@ -502,6 +503,9 @@ async function provedBefore(ctx, sessions, log, guard) {
     }
   };
   await Promise.all(Array.from({ length: 8 }, one));
+  // the number's resend cooldown runs on the service's real clock, not the simulated one: the run
+  // starts once it has passed for every earlier code (else a returning person's code would wait)
+  await new Promise((r) => setTimeout(r, cooldownMs + 1000));
   log(`  guard ${guard}: ${jars.size} returning people proved their numbers two days before`);
   return jars;
 }
@@ -547,7 +551,13 @@ export async function runPhase(root, o, p, guard, receiver, log) {
       tokenRequests: 0,
       inbound: inboundGateway(url, p.vars.SMS_INBOUND_NUMBER ?? "", p.vars.SMS_INBOUND_SECRET ?? ""),
     };
-    const jars = await provedBefore(ctx, p.sessions, log, guard);
+    const jars = await provedBefore(
+      ctx,
+      p.sessions,
+      log,
+      guard,
+      Number(p.vars.SIGNIN_RESEND_COOLDOWN_SECONDS ?? 30) * 1000,
+    );
     // what the returning people's earlier sign-ins sent and asked is not the run's
     const warmCodes = new Map([...receiver.codes].map(([phone, m]) => [phone, m.count]));
     ctx.requests = 0;
