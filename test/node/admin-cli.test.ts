@@ -96,14 +96,26 @@ describe("help", () => {
     "tokens list",
     "tokens revoke",
   ];
-  it("--help lists every command", async () => {
-    const r = await cli(["--help"]);
+  // Each usage is its own spawned CLI run, independent of the others: they run four at a time
+  // here, and each test asserts on its own run.
+  const helps = new Map<string, Run>();
+  beforeAll(async () => {
+    const queue = ["", ...commands];
+    const worker = async () => {
+      for (let c = queue.shift(); c !== undefined; c = queue.shift())
+        helps.set(c, await cli([...c.split(" ").filter(Boolean), "--help"]));
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+  });
+
+  it("--help lists every command", () => {
+    const r = helps.get("")!;
     expect(r.code).toBe(0);
     for (const c of commands) expect(r.stdout).toContain(`  ${c} `);
   });
 
-  it.each(commands)("%s --help prints its usage and options", async (c) => {
-    const r = await cli([...c.split(" "), "--help"]);
+  it.each(commands)("%s --help prints its usage and options", (c) => {
+    const r = helps.get(c)!;
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^Usage: npm run admin -- ${c}`));
     expect(r.stdout).toContain("--base-url");

@@ -1,9 +1,10 @@
 // The package as an app installs it: `npm pack` in packages/kit, the tarball installed with npm into
 // a copy of each example app (examples/worker-fetch, examples/hono; no path alias), each app
-// type-checked and dry-run-built (its size recorded), then served by `wrangler dev` beside the
-// real `npm start` service, registered there as a client of its own through the admin API. Chromium
-// signs in as a person would and the app's own route shows the person from getSession.
-import { spawn, type ChildProcess } from "node:child_process";
+// type-checked and dry-run-built (its size recorded), then that build served in Miniflare (workerd,
+// with the bindings wrangler reads from the app's wrangler.toml and .dev.vars) beside the service
+// as `npm start` configures it, registered there as a client of its own through the admin API.
+// Chromium signs in as a person would and the app's own route shows the person from getSession.
+// `npm start`'s own `wrangler dev` is tested by ./start.test.ts.
 import {
   cpSync,
   mkdirSync,
@@ -20,11 +21,12 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
+import { Miniflare } from "miniflare";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { heading, launchChromium, signInPages } from "./chromium";
 import { runCommand } from "./run";
-import { devAdminToken, freePort, startServer, type Server } from "./server";
+import { devAdminToken, freePort, KeptLog, startServer, type Server } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const BIN = join(ROOT, "node_modules", ".bin");
@@ -45,7 +47,8 @@ interface App {
   base: string;
   /** Minified and gzip bytes of `wrangler deploy --dry-run --minify`. */
   size: { raw: number; gzip: number };
-  child?: ChildProcess;
+  /** The workerd serving `dist/`, the build `wrangler deploy` would upload. */
+  mf?: Miniflare;
   output: string;
 }
 
@@ -54,7 +57,7 @@ let tarball: string;
 let server: Server;
 let browser: Browser;
 const apps = new Map<Example, App>();
-/** A copy of examples/worker-fetch for the app a developer registers in /developers. */
+/** A copy of examples/worker-fetch (installed and built) for the app a developer registers in /developers. */
 let devApp: App;
 
 /** A copy of the example with the tarball installed by npm; the tools (wrangler, tsc, types) are the repository's. */
@@ -85,7 +88,7 @@ async function build(app: App): Promise<void> {
   }
 }
 
-/** Registers the app at the service (its own client, loopback redirect) and serves it with `wrangler dev`. */
+/** Registers the app at the service (its own client, loopback redirect) and serves it (`runApp`). */
 async function serve(app: App): Promise<void> {
   const port = await freePort();
   app.base = `http://localhost:${port}`;
@@ -99,19 +102,16 @@ async function serve(app: App): Promise<void> {
         items: ["name", "phoneNo", "birthdate"],
       }),
     });
-  // `wrangler dev`'s proxy answers 503 itself while it (re)starts the worker, before the request
-  // reaches the service (the service's admin API has no 503): a loaded CI machine met it once
-  let res = await register();
-  for (let i = 0; res.status === 503 && i < 20; i++) {
-    await res.arrayBuffer();
-    await sleep(500);
-    res = await register();
-  }
+  const res = await register();
   expect(res.status).toBe(201);
   await runApp(app, port, (await res.json()) as { client_id: string; client_secret: string });
 }
 
-/** Serves the app with `wrangler dev` on `port` as the client `client`; resolves once it answers. */
+/**
+ * Serves the app's build (`dist/`, as `wrangler deploy` uploads it) on `port` as the client
+ * `client`, in Miniflare with the bindings wrangler reads from its wrangler.toml and .dev.vars (the
+ * vars, KV, the kit's Durable Object); resolves once it answers.
+ */
 async function runApp(app: App, port: number, client: { client_id: string; client_secret: string }): Promise<void> {
   const toml = readFileSync(join(app.dir, "wrangler.toml"), "utf8")
     .replace(/^PHONE_LOGIN_PROVIDER_URL = .*$/m, `PHONE_LOGIN_PROVIDER_URL = "${server.base}"`)
@@ -123,28 +123,24 @@ async function runApp(app: App, port: number, client: { client_id: string; clien
     join(app.dir, ".dev.vars"),
     `PHONE_LOGIN_CLIENT_SECRET=${client.client_secret}\nPHONE_LOGIN_SEAL_KEY=${sealKey}\n`,
   );
-  // an inspector port of its own: another test file's server may be starting beside it (test/node/server.ts)
-  const inspector = ["--inspector-port", String(await freePort())];
-  const child = spawn(join(BIN, "wrangler"), ["dev", "--port", String(port), "--ip", "localhost", ...inspector], {
-    cwd: app.dir,
-    env: { ...QUIET, WRANGLER_LOG: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
+  const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(app.dir, "wrangler.toml"));
+  const keep = (text: string) => void (app.output += text);
+  app.mf = new Miniflare({
+    ...workerOptions,
+    modules: [{ type: "ESModule", path: join(app.dir, "dist", "index.js") }],
+    modulesRoot: join(app.dir, "dist"),
+    host: "127.0.0.1",
+    port,
+    log: new KeptLog(keep),
+    handleRuntimeStdio(stdout, stderr) {
+      stdout.on("data", (d: Buffer) => keep(d.toString()));
+      stderr.on("data", (d: Buffer) => keep(d.toString()));
+    },
   });
-  app.child = child;
-  child.stdout!.on("data", (d: Buffer) => (app.output += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (app.output += d.toString()));
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${app.base}/`, { signal: AbortSignal.timeout(5_000) })).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`wrangler dev for ${app.name} did not answer:\n${app.output}`);
-    await sleep(250);
-  }
+  await app.mf.ready;
+  const res = await fetch(`${app.base}/`);
+  if (!res.ok) throw new Error(`${app.name} answered ${res.status}:\n${app.output}`);
 }
 
 beforeAll(async () => {
@@ -166,22 +162,19 @@ beforeAll(async () => {
     console.log(`example ${name}: ${app.size.raw} bytes minified, ${app.size.gzip} bytes gzip`);
     apps.set(name, app);
   }
+  // the developer's app: the worker-fetch app as installed and built above, with its own settings
+  const built = apps.get("worker-fetch")!;
+  const dir = join(work, "developer-app");
+  cpSync(built.dir, dir, { recursive: true });
+  devApp = { ...built, dir, base: "", output: "" };
   await Promise.all([...apps.values()].map(serve));
-  devApp = await install("worker-fetch", "developer-app");
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
-  for (const app of [...apps.values(), devApp]) {
-    try {
-      if (app?.child?.exitCode === null) process.kill(-app.child.pid!, "SIGTERM");
-    } catch {
-      /* already gone */
-    }
-  }
+  await Promise.all([...apps.values(), devApp].map((app) => app?.mf?.dispose().catch(() => {})));
   await server?.stop();
-  await sleep(300);
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -378,7 +371,7 @@ describe("a developer's own app, from /developers to a sign-in through the packe
     await heading(m.page, "김개발님, 안녕하세요");
     const firstSignIn = Date.now();
     console.log(
-      `developer app: ${firstSignIn - created} ms from registration to the member's first sign-in (wrangler dev's start included)`,
+      `developer app: ${firstSignIn - created} ms from registration to the member's first sign-in (its Miniflare's start included)`,
     );
     await m.context.close();
 

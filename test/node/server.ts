@@ -184,7 +184,7 @@ export interface ServerKit {
 }
 
 /** A Miniflare log that keeps what it would print, for `Server.output()`. */
-class KeptLog extends Log {
+export class KeptLog extends Log {
   constructor(private readonly keep: (text: string) => void) {
     super(LogLevel.INFO);
   }
