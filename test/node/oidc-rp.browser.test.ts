@@ -387,13 +387,9 @@ describe("OpenID Connect relying parties from the issuer URL alone", () => {
       while (!parties.every(([n]) => kids[n]!.at(-1) === key.kid)) {
         expect(Date.now(), `the new key never signed: ${JSON.stringify(kids)}`).toBeLessThan(deadline);
         await round();
-        // sign-ins all along, at a pace the 2-core CI machine keeps up with beside the server. The
-        // pause is over 5 s: wrangler dev's proxy keeps its connections to the worker 5 s when idle
-        // and the worker's side closes an idle one at 5 s too, so a request written on a connection
-        // idle about 5 s can be lost (its 503 "Your worker restarted mid-request"). A round takes
-        // 2-3 s on a quiet machine and more on a busy one, so with 1.5 s of pause rounds came every
-        // 3.5-5 s, near that edge; after 6 s of pause no connection of the round before is reused
-        // (docs/testing.md).
+        // sign-ins all along the rotation, a round every 8-9 s: each library meets each key in
+        // several rounds over the minute the new key waits, and the 2-core CI machine keeps up
+        // beside the server (a shorter pause adds rounds, and their CPU, not keys met)
         await new Promise((r) => setTimeout(r, 6000));
       }
       // each library met the old key, then the new one, and nothing else
