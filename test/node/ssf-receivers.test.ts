@@ -205,7 +205,7 @@ const authorizeUrl = (app: { id: string; redirect: string }, extra: Record<strin
   `${server.base}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: app.id, redirect_uri: app.redirect, state: "s", ...extra })}`;
 
 describe("Shared Signals receivers in Node and Python", () => {
-  it("each creates its stream, is verified, and verifies the SETs of a subscriber removed after signing in to both apps; the Python one then by push", async () => {
+  it("each creates its stream, is verified, and verifies the SETs of a subscriber removed after signing in to both apps; the Python one then by push, of a number passed to another person", async () => {
     const node = new NodeReceiver(DEMO);
     const [verification, py] = await Promise.all([
       node.setup(server.base),
@@ -296,20 +296,42 @@ describe("Shared Signals receivers in Node and Python", () => {
     expect(pySets[0]!.sub_id.iss).toBe(node.conf.issuer);
 
     // the Python receiver by push (RFC 8935): its stream switched to a loopback server of its own;
-    // another person signs in to its app and is removed
-    const LEE = { telco: "S", name: "이민수", phone: "01045678901", code: "456789" };
-    const leeIn = await signIn(authorizeUrl(OIDC, { scope: "openid", nonce: "n" }), LEE);
-    expect(leeIn.code, leeIn.steps.join(" → ")).toBeTruthy();
+    // a person signs in to its app, and the carrier then gives the number to another person
+    const YOON = { telco: "K", name: "윤서연", phone: "01055505678", code: "" };
+    const importYoon = async (name: string, fill: number) => {
+      const res = await fetch(`${server.base}/admin/directory/import`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+        body: JSON.stringify([
+          {
+            telcoCd: YOON.telco,
+            phoneNo: YOON.phone,
+            name,
+            gender: "F",
+            birth: "1990-01-01",
+            foreign: "L",
+            ci: Buffer.alloc(64, fill).toString("base64"),
+          },
+        ]),
+      });
+      expect(res.status).toBe(200);
+    };
+    await importYoon(YOON.name, 211);
+    const yoonIn = await signIn(authorizeUrl(OIDC, { scope: "openid", nonce: "n" }), YOON);
+    expect(yoonIn.code, yoonIn.steps.join(" → ")).toBeTruthy();
     let ready!: () => void;
     const isReady = new Promise<void>((r) => (ready = r));
-    const pushed = python(["push", server.base, OIDC.id, OIDC.secret, py.stream_id, "2"], ready) as Promise<Received[]>;
+    const pushed = python(["push", server.base, OIDC.id, OIDC.secret, py.stream_id, "3"], ready) as Promise<Received[]>;
     await Promise.race([isReady, pushed]);
-    expect((await adminCall("DELETE", `/admin/directory/${LEE.phone}`)).status).toBe(200);
+    await importYoon("강하늘", 212);
     const pySetsPushed = await pushed;
-    expect(pySetsPushed.map((s) => s.type).sort()).toEqual([`${CAEP}session-revoked`, `${RISC}account-purged`]);
+    expect(pySetsPushed.map((s) => s.type).sort()).toEqual(
+      [`${CAEP}session-revoked`, `${RISC}account-purged`, `${RISC}identifier-recycled`].sort(),
+    );
     expect(pySetsPushed.every((s) => s.sub_id.format === "iss_sub" && s.sub_id.iss === node.conf.issuer)).toBe(true);
     expect(new Set(pySetsPushed.map((s) => s.txn)).size).toBe(1);
-    for (const secret of [LEE.phone, LEE.name, "5678-901"]) expect(JSON.stringify(pySetsPushed)).not.toContain(secret);
+    for (const secret of [YOON.phone, YOON.name, "강하늘", "5550-5678"])
+      expect(JSON.stringify(pySetsPushed)).not.toContain(secret);
   });
 });
 

@@ -7,8 +7,8 @@
 #
 #   receiver.py setup BASE CLIENT_ID SECRET          -> {"stream_id", "events_delivered", "verification"}
 #   receiver.py poll BASE CLIENT_ID SECRET STREAM COUNT -> [{"type", "event", "sub_id", "txn", "jti"}]
-#   receiver.py push BASE CLIENT_ID SECRET STREAM COUNT -> {"ready": true} once its stream pushes to
-#       its own loopback HTTP server (RFC 8935), then the COUNT SETs pushed to it, each verified
+#   receiver.py push BASE CLIENT_ID SECRET STREAM COUNT -> {"ready": true} once its stream pushes
+#       every supported type to its own loopback HTTP server (RFC 8935), then the COUNT SETs pushed to it, each verified
 #       before it answers 202 (400 with RFC 8935's error body otherwise)
 #
 # Each prints one JSON document on stdout (push: two lines); any failure is an exception (exit code 1).
@@ -148,7 +148,8 @@ def push(conf, auth, client_id, stream_id, count, deadline=60):
             {
                 "stream_id": stream_id,
                 "delivery": {"method": PUSH, "endpoint_url": url, "authorization_header": secret},
-                "events_requested": stream["events_requested"],
+                # by push it takes every type the transmitter supports (SSF 1.0 §8.1.1 events_supported)
+                "events_requested": stream["events_supported"],
                 "description": "Python receiver, by push",
             },
         )
