@@ -2,7 +2,6 @@
 // apply --local` writes, where `wrangler dev --persist-to` reads it: wrangler finds nothing left to
 // apply after them, and they find nothing after wrangler. A file that fails leaves nothing of
 // itself, stops the files after it, and is named in the error.
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { getPlatformProxy } from "wrangler";
 import { applyLocalMigrations, localD1Databases } from "../../scripts/lib/migrate-local.mjs";
 import { migrationSummary, migrationWarnings } from "../../scripts/lib/migrations.mjs";
+import { runCommand } from "./run";
 
 const root = join(import.meta.dirname, "..", "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -32,15 +32,11 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function wranglerApply(configPath: string, persist: string, binding = "DB"): string {
-  const run = spawnSync(
+async function wranglerApply(configPath: string, persist: string, binding = "DB"): Promise<string> {
+  const run = await runCommand(
     wrangler,
     ["d1", "migrations", "apply", binding, "--local", "--persist-to", persist, "-c", configPath],
-    {
-      cwd: root,
-      env,
-      encoding: "utf8",
-    },
+    { cwd: root, env },
   );
   expect(run.status, run.stdout + run.stderr).toBe(0);
   stderr = run.stderr;
@@ -97,8 +93,8 @@ describe("npm start's local D1 migrations", () => {
       "D1 DB: applied 1 migration (0001_one.sql)",
       "D1 EXTRA: applied 2 migrations (0001_a.sql to 0002_b.sql)",
     ]);
-    expect(wranglerApply(configPath, persist, "DB")).toContain("No migrations to apply");
-    expect(wranglerApply(configPath, persist, "EXTRA")).toContain("No migrations to apply");
+    expect(await wranglerApply(configPath, persist, "DB")).toContain("No migrations to apply");
+    expect(await wranglerApply(configPath, persist, "EXTRA")).toContain("No migrations to apply");
   });
 
   it("a fresh state gets every file of migrations/ in one line, and wrangler then finds none to apply", async () => {
@@ -110,7 +106,7 @@ describe("npm start's local D1 migrations", () => {
     expect(await applyLocalMigrations({ configPath, persist })).toEqual([
       `D1 DB: applied ${sql.length} migrations (${sql[0]} to ${sql[sql.length - 1]})`,
     ]);
-    const none = wranglerApply(configPath, persist);
+    const none = await wranglerApply(configPath, persist);
     expect(none).toContain("No migrations to apply");
     // npm start's fallback shows wrangler's run in the same line as its own (scripts/lib/migrations.mjs)
     expect(migrationSummary("DB", none)).toBe("D1 DB: no migrations to apply");
@@ -128,7 +124,7 @@ describe("npm start's local D1 migrations", () => {
     const migrations = join(dir, "migrations");
     mkdirSync(migrations);
     writeFileSync(join(migrations, "0001_one.sql"), "CREATE TABLE one (x INTEGER);\nINSERT INTO one VALUES (1);\n");
-    const one = wranglerApply(configPath, persist);
+    const one = await wranglerApply(configPath, persist);
     expect(one).toMatch(/0001_one\.sql\s+│ ✅/);
     expect(migrationSummary("DB", one)).toBe("D1 DB: applied 1 migration (0001_one.sql)");
     writeFileSync(join(migrations, "0003_three.sql"), "CREATE TABLE three (x INTEGER);");
@@ -140,7 +136,7 @@ describe("npm start's local D1 migrations", () => {
       "D1 DB: applied 2 migrations (0002_two.sql to 0003_three.sql)",
     ]);
     expect(await query(configPath, persist, "SELECT x FROM two")).toEqual([{ x: "a;b" }]);
-    expect(wranglerApply(configPath, persist)).toContain("No migrations to apply");
+    expect(await wranglerApply(configPath, persist)).toContain("No migrations to apply");
 
     writeFileSync(
       join(migrations, "0004_bad.sql"),
