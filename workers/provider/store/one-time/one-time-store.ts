@@ -13,6 +13,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { auditConfig, type AuditVars } from "../config";
 import { objectName, shardOf } from "./keys";
+import { offerText, takeText, untakeText } from "./texts";
 import { Schedule } from "./schedule";
 import { createTables, holdsAnything } from "./tables/schema";
 import { Entries, type Count } from "./tables/entries";
@@ -90,7 +91,6 @@ export class OneTimeStore extends DurableObject {
       {
         get: (key) => entries.get(key),
         put: (key, value, ttlMs) => entries.put(key, value, ttlMs),
-        swap: (key, expected, value) => entries.swap(key, expected, value),
         delete: (key) => entries.delete(key),
       },
       {
@@ -245,18 +245,18 @@ export class OneTimeStore extends DurableObject {
     this.entries.clear([key]);
   }
 
-  // ---- a text's phrase (signin-store.ts; docs/signin.md "A text the person sends")
+  // ---- a text's phrase (texts.ts; docs/signin.md "A text the person sends")
 
   offerText(key: string, value: string, ttlMs: number, phoneKey: string, limits: NumberLimits): Refusal | null {
-    return this.signin.offerText(key, value, ttlMs, phoneKey, limits);
+    return offerText(this.entries, key, value, ttlMs, phoneKey, limits);
   }
 
   takeText(key: string, expected: string, value: string, phoneKey: string, limits: NumberLimits): boolean {
-    return this.signin.takeText(key, expected, value, phoneKey, limits);
+    return takeText(this.entries, key, expected, value, phoneKey, limits);
   }
 
   untakeText(key: string, taken: string, value: string, phoneKey: string, limits: NumberLimits): void {
-    this.signin.untakeText(key, taken, value, phoneKey, limits);
+    untakeText(this.entries, key, taken, value, phoneKey, limits);
   }
 
   // ---- sign-in transactions (signin-store.ts; docs/signin.md "State machine"): one call per step

@@ -157,8 +157,6 @@ type Count = { count: number; windowEnd: number };
 export interface Entries {
   get(key: string): string | null;
   put(key: string, value: string, ttlMs: number): void;
-  /** Replaces the live value only while it is `expected` (exactly one of concurrent swappers wins). */
-  swap(key: string, expected: string, value: string): boolean;
   delete(key: string): void;
 }
 
@@ -338,32 +336,6 @@ export class SigninMachine {
     const s = r.subscriber;
     if (!s?.review || s.testOtpHash === null) return false;
     return this.counters.peek(testFailuresKey(s.phoneKey, s.testOtpHash))[0]!.count >= limits.testNumberMaxFailures;
-  }
-
-  /**
-   * A text's phrase for the number (`key`, waiting as `value` for `ttlMs`), unless the number's sends
-   * of the window are spent: a text that proves a number takes a send, as a code does, so its
-   * holder's texts are capped as its codes are, and a bot's own SIMs with them. Only its holder can
-   * spend it so: an offer takes nothing.
-   */
-  offerText(key: string, value: string, ttlMs: number, phoneKey: string, limits: NumberLimits): Refusal | null {
-    const [sends] = this.counters.peek(K.sends(phoneKey)) as [Count];
-    if (sends.count >= limits.sendsPerWindow) return { limit: "sends", until: sends.windowEnd };
-    this.entries.put(key, value, ttlMs);
-    return null;
-  }
-
-  /** Takes an arrived text's phrase (`expected` → `value`) with a send of the number's window; false when another took it. */
-  takeText(key: string, expected: string, value: string, phoneKey: string, limits: NumberLimits): boolean {
-    if (!this.entries.swap(key, expected, value)) return false;
-    this.counters.hit(K.sends(phoneKey), limits.sendWindowMs);
-    return true;
-  }
-
-  /** Gives a taken phrase back (`taken` → `value`) and its send, when nothing was learned from it. */
-  untakeText(key: string, taken: string, value: string, phoneKey: string, limits: NumberLimits): void {
-    if (this.entries.swap(key, taken, value) && this.counters.peek(K.sends(phoneKey))[0]!.count > 0)
-      this.counters.hit(K.sends(phoneKey), limits.sendWindowMs, -1);
   }
 
   /** Refuses inside the cooldown or past the sends of the window; takes a send otherwise. */
