@@ -26,7 +26,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { heading, launchChromium, signInPages } from "./chromium";
 import { runCommand } from "./run";
-import { devAdminToken, freePort, KeptLog, startServer, type Server } from "./server";
+import { devAdminToken, freePort, onLoopback, startServer, type Server } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const BIN = join(ROOT, "node_modules", ".bin");
@@ -130,13 +130,7 @@ async function runApp(app: App, port: number, client: { client_id: string; clien
     ...workerOptions,
     modules: [{ type: "ESModule", path: join(app.dir, "dist", "index.js") }],
     modulesRoot: join(app.dir, "dist"),
-    host: "127.0.0.1",
-    port,
-    log: new KeptLog(keep),
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.on("data", (d: Buffer) => keep(d.toString()));
-      stderr.on("data", (d: Buffer) => keep(d.toString()));
-    },
+    ...onLoopback(port, keep),
   });
   await app.mf.ready;
   const res = await fetch(`${app.base}/`);

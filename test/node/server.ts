@@ -184,6 +184,19 @@ export interface ServerKit {
 }
 
 /** A Miniflare log that keeps what it would print, for `Server.output()`. */
+/** Miniflare's options for a server on loopback at `port` whose log and workerd's output go to `keep`. */
+export function onLoopback(port: number, keep: (text: string) => void) {
+  return {
+    host: "127.0.0.1",
+    port,
+    log: new KeptLog(keep),
+    handleRuntimeStdio(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) {
+      stdout.on("data", (d: Buffer) => keep(d.toString()));
+      stderr.on("data", (d: Buffer) => keep(d.toString()));
+    },
+  };
+}
+
 export class KeptLog extends Log {
   constructor(private readonly keep: (text: string) => void) {
     super(LogLevel.INFO);
@@ -265,13 +278,7 @@ async function workerOnce(port_: number | undefined, vars: Record<string, string
       GUARD_SAFE_BLOCKS: "127.0.0.0/8,::1/128",
       ...vars,
     },
-    host: "127.0.0.1",
-    port,
-    log: new KeptLog(keep),
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.on("data", (d: Buffer) => keep(d.toString()));
-      stderr.on("data", (d: Buffer) => keep(d.toString()));
-    },
+    ...onLoopback(port, keep),
   });
   const dispose = async () => {
     await mf.dispose().catch(() => {});
