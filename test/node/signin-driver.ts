@@ -65,7 +65,7 @@ export class CookieJar {
 }
 
 /** The latest one-time code the dev SMS outbox holds for `phone` (a number without a fixed code). */
-async function outboxCode(origin: string, phone: string): Promise<string> {
+export async function outboxCode(origin: string, phone: string): Promise<string> {
   const res = await fetch(`${origin}/dev/outbox`, { headers: { Accept: "application/json" } });
   const { messages } = (await res.json()) as { messages: { to: string; text: string }[] };
   const m = messages.find((x) => x.to === phone);

@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devAdminToken, startServer, type Server } from "./server";
-import { signIn } from "./signin-driver";
+import { agreeIfAsked, heading, launchChromium } from "./chromium";
+import { outboxCode, signIn } from "./signin-driver";
 
 const CAEP = "https://schemas.openid.net/secevent/caep/event-type/";
 const RISC = "https://schemas.openid.net/secevent/risc/event-type/";
@@ -390,7 +391,7 @@ const adminCall = (method: string, path: string) =>
   fetch(`${server.base}${path}`, { method, headers: { Authorization: `Bearer ${devAdminToken()}` } });
 
 describe("the Node receiver by push (RFC 8935) on loopback", () => {
-  it("with its app's access token: the verification event, a paused stream delivers nothing and then resumes, a SIM change the carrier reports is a credential-change, and a signing-key rotation during delivery fails no verification", async () => {
+  it("with its app's access token: the verification event, a paused stream delivers nothing and then resumes, a SIM change the carrier reports and a passkey made in Chromium are credential-changes, and a signing-key rotation during delivery fails no verification", async () => {
     const rx = new NodeReceiver(DEMO);
     await rx.useToken(server.base);
     const push = new PushEndpoint(rx, "Bearer push-secret-1");
@@ -471,20 +472,81 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
         (await importChoi({ simChangedAt: simChangedAt.toISOString(), simChangeKind: "person" })).signals_changed,
       ).toBe(1);
 
+      // a person of the app makes a passkey after a code sign-in, in Chromium with a virtual
+      // authenticator: the app hears a credential-change of a platform passkey made
+      const HAN = { telco: "S", name: "한지민", phone: "01055509012" };
+      const madeHan = await fetch(`${server.base}/admin/directory/import`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+        body: JSON.stringify([
+          {
+            telcoCd: HAN.telco,
+            phoneNo: HAN.phone,
+            name: HAN.name,
+            gender: "F",
+            birth: "1994-04-04",
+            foreign: "L",
+            ci: Buffer.alloc(64, 221).toString("base64"),
+          },
+        ]),
+      });
+      expect(madeHan.status).toBe(200);
+      const chromium = await launchChromium();
+      const ctx = await chromium.newContext({ locale: "en-US" });
+      try {
+        await ctx.route("**/*", (route) =>
+          new URL(route.request().url()).host === new URL(server.base).host ? route.continue() : route.abort(),
+        );
+        const page = await ctx.newPage();
+        const cdp = await ctx.newCDPSession(page);
+        await cdp.send("WebAuthn.enable");
+        await cdp.send("WebAuthn.addVirtualAuthenticator", {
+          options: {
+            protocol: "ctap2",
+            transport: "internal",
+            hasResidentKey: true,
+            hasUserVerification: true,
+            isUserVerified: true,
+            automaticPresenceSimulation: true,
+          },
+        });
+        await page.goto(authorizeUrl(DEMO, { lang: "en" }));
+        await heading(page, "Confirm it is you");
+        await page.getByText("SKT", { exact: true }).click();
+        await page.getByLabel("Name").fill(HAN.name);
+        await page.getByLabel("Mobile number").fill(HAN.phone);
+        await page.getByLabel("Agree to all").check();
+        await page.getByRole("button", { name: /Send code|Get code/ }).click();
+        await page.getByLabel(/code/i).fill(await outboxCode(server.base, HAN.phone));
+        await page.getByRole("button", { name: "Confirm", exact: true }).click();
+        const make = page.getByRole("button", { name: "Make a passkey" });
+        await agreeIfAsked(page.getByRole("button", { name: /Agree/ }), () => make.isVisible());
+        // made: the service sends the browser on to the app (whose host this context does not reach)
+        const toApp = page.waitForRequest((r) => r.url().startsWith(DEMO.redirect));
+        await make.click();
+        await toApp;
+      } finally {
+        await ctx.close();
+      }
+
       // once the new key signs: another change and a verification, signed by it, verify too
       await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(key.signs_from) + 1000 - Date.now())));
       expect((await adminCall("DELETE", `/admin/directory/${SMITH.phone}`)).status).toBe(200);
       await verify("push-2");
-      await push.waitFor(7, 60_000);
+      await push.waitFor(8, 60_000);
       expect(push.failures).toEqual([]);
-      const change = push.received.filter((r) => r.type === `${CAEP}credential-change`);
-      expect(change).toHaveLength(1);
-      expect(change[0]!.event).toMatchObject({
+      const changes = push.received.filter((r) => r.type === `${CAEP}credential-change`);
+      expect(changes).toHaveLength(2);
+      const sim = changes.find((r) => r.event.credential_type === "phone-sms")!;
+      expect(sim.event).toMatchObject({
         credential_type: "phone-sms",
         change_type: "update",
         event_timestamp: simChangedAt.getTime() / 1000,
       });
-      expect(change[0]!.event.reason_admin).toBeTruthy();
+      expect(sim.event.reason_admin).toBeTruthy();
+      const passkey = changes.find((r) => r.event.credential_type !== "phone-sms")!;
+      expect(passkey.event).toMatchObject({ credential_type: "fido2-platform", change_type: "create" });
+      expect(passkey.sub_id).not.toEqual(sim.sub_id);
       const later = push.received.slice(3).filter((r) => r.type !== `${CAEP}credential-change`);
       expect(later.map((r) => r.type).sort()).toEqual(
         [`${CAEP}session-revoked`, `${RISC}account-purged`, VERIFICATION].sort(),
@@ -495,9 +557,19 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
         expect(r.sub_id.format).toBe("opaque");
         expect(r.sub_id.id).toMatch(/^[A-Za-z0-9._~-]{1,128}$/);
       }
-      expect(new Set(push.received.map((r) => r.jti)).size).toBe(7);
+      expect(new Set(push.received.map((r) => r.jti)).size).toBe(8);
       const text = JSON.stringify(push.received);
-      for (const secret of [HONG.phone, HONG.name, SMITH.phone, SMITH.name, CHOI.phone, CHOI.name, CHOI_CI])
+      for (const secret of [
+        HONG.phone,
+        HONG.name,
+        SMITH.phone,
+        SMITH.name,
+        CHOI.phone,
+        CHOI.name,
+        CHOI_CI,
+        "01055509012",
+        "한지민",
+      ])
         expect(text).not.toContain(secret);
     } finally {
       await push.stop();
