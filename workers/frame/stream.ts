@@ -90,14 +90,13 @@ export function streamSection(
   dw: (key: DeliveryWord) => string,
 ): SafeHtml {
   const L = v.lang;
-  const w = (key: StreamWord | DeliveryWord, vars?: Record<string, string>) =>
-    key.startsWith("stream") ? streamWord(L, key as StreamWord, vars) : dw(key as DeliveryWord);
+  const w = (key: StreamWord, vars?: Record<string, string>) => streamWord(L, key, vars);
   if (!s) return html`<h2>${w("streamTitle")}</h2><p>${w("streamNone")}</p>`;
   const button = (path: string, label: string) =>
     html`<form class="inline" method="post" action="${base}${path}">${hidden(v)}<button type="submit" class="secondary">${label}</button></form>`;
   const rows = s.deliveries.map(
     (x) =>
-      html`<tr><td>${when(x.at, L)}</td><td><code>${x.type}</code></td><td>${w(CLASS[x.class])}</td><td>${x.attempt}</td></tr>`,
+      html`<tr><td>${when(x.at, L)}</td><td><code>${x.type}</code></td><td>${dw(CLASS[x.class])}</td><td>${x.attempt}</td></tr>`,
   );
   return html`<h2>${w("streamTitle")}</h2>
 <dl><dt>${w("streamStatus")}</dt><dd id="stream-status">${w(STATUS[s.status])}</dd>${
@@ -108,7 +107,7 @@ export function streamSection(
 ${canChange && s.status === "enabled" ? button("/stream/pause", w("streamPause")) : ""}${canChange && s.status === "paused" ? button("/stream/resume", w("streamResume")) : ""}
 ${
   rows.length
-    ? html`<table><caption>${w("streamDeliveries", { n: String(s.failures) })}</caption><thead><tr><th scope="col">${w("deliveryAt")}</th><th scope="col">${w("deliveryType")}</th><th scope="col">${w("deliveryClass")}</th><th scope="col">${w("deliveryAttempt")}</th></tr></thead><tbody>${rows}</tbody></table>`
+    ? html`<table><caption>${w("streamDeliveries", { n: String(s.failures) })}</caption><thead><tr><th scope="col">${dw("deliveryAt")}</th><th scope="col">${dw("deliveryType")}</th><th scope="col">${dw("deliveryClass")}</th><th scope="col">${dw("deliveryAttempt")}</th></tr></thead><tbody>${rows}</tbody></table>`
     : html`<p>${w("streamNoDeliveries")}</p>`
 }`;
 }
