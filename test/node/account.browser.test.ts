@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./chromium";
+import { launchChromium, virtualAuthenticator } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const OUT = join(import.meta.dirname, "..", "..", "test-results", "account");
@@ -285,23 +285,6 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     return { ctx, page, problems };
   }
 
-  /** Chromium's virtual platform authenticator on this page's target (user verification always passes). */
-  async function authenticator(ctx: BrowserContext, page: Page) {
-    const cdp = await ctx.newCDPSession(page);
-    await cdp.send("WebAuthn.enable");
-    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-      options: {
-        protocol: "ctap2",
-        transport: "internal",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    return { cdp, authenticatorId };
-  }
-
   const app2Url = (state: string, lang?: string) =>
     `${server.base}/oauth2/authorize?${new URLSearchParams({
       response_type: "code",
@@ -351,7 +334,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
       const plid = await plidOfLastCode();
 
       // this browser can make passkeys now: the demo app's SMS sign-in ends with the offer
-      const { cdp, authenticatorId } = await authenticator(ctx, page);
+      const { cdp, authenticatorId } = await virtualAuthenticator(ctx, page);
       await page.goto(`${server.base}/`);
       await page.getByRole("link", { name: /휴대폰번호로 로그인/ }).click();
       await heading(page, "본인 확인");
@@ -483,7 +466,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
   it("English: a passkey made from the offer and cancelled on /account while pending never becomes usable; a test number is never offered one", async () => {
     const { ctx, page, problems } = await context("en-US");
     try {
-      await authenticator(ctx, page);
+      await virtualAuthenticator(ctx, page);
       await page.goto(app2Url("e1", "en"));
       await heading(page, "Confirm it is you");
       await sms(page, LEE, false);

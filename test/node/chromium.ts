@@ -3,7 +3,15 @@
 // launches it); each file connects to it, and each test opens contexts of its own, which share
 // nothing (cookies, storage, routes) with another's. A file that needs other flags (a host-resolver
 // rule) launches a Chromium of its own.
-import { chromium, type Browser, type BrowserServer, type Download, type Locator, type Page } from "playwright-core";
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserServer,
+  type Download,
+  type Locator,
+  type Page,
+} from "playwright-core";
 import { expect, inject } from "vitest";
 
 declare module "vitest" {
@@ -83,4 +91,21 @@ export async function signInPages(page: Page, opts: { autoLogin: boolean; expect
     await heading(page, "정보 제공 동의");
     await page.getByRole("button", { name: "동의하고 계속하기" }).click();
   }
+}
+
+/** Chromium's virtual platform authenticator on this page's target (user verification always passes). */
+export async function virtualAuthenticator(ctx: BrowserContext, page: Page) {
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { cdp, authenticatorId };
 }

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devAdminToken, startServer, type Server } from "./server";
-import { agreeIfAsked, heading, launchChromium } from "./chromium";
+import { agreeIfAsked, heading, launchChromium, virtualAuthenticator } from "./chromium";
 import { outboxCode, signIn } from "./signin-driver";
 
 const CAEP = "https://schemas.openid.net/secevent/caep/event-type/";
@@ -299,32 +299,14 @@ describe("Shared Signals receivers in Node and Python", () => {
     // the Python receiver by push (RFC 8935): its stream switched to a loopback server of its own;
     // a person signs in to its app, and the carrier then gives the number to another person
     const YOON = { telco: "K", name: "윤서연", phone: "01055505678", code: "" };
-    const importYoon = async (name: string, fill: number) => {
-      const res = await fetch(`${server.base}/admin/directory/import`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
-        body: JSON.stringify([
-          {
-            telcoCd: YOON.telco,
-            phoneNo: YOON.phone,
-            name,
-            gender: "F",
-            birth: "1990-01-01",
-            foreign: "L",
-            ci: Buffer.alloc(64, fill).toString("base64"),
-          },
-        ]),
-      });
-      expect(res.status).toBe(200);
-    };
-    await importYoon(YOON.name, 211);
+    await importPerson(YOON, 211);
     const yoonIn = await signIn(authorizeUrl(OIDC, { scope: "openid", nonce: "n" }), YOON);
     expect(yoonIn.code, yoonIn.steps.join(" → ")).toBeTruthy();
     let ready!: () => void;
     const isReady = new Promise<void>((r) => (ready = r));
     const pushed = python(["push", server.base, OIDC.id, OIDC.secret, py.stream_id, "3"], ready) as Promise<Received[]>;
     await Promise.race([isReady, pushed]);
-    await importYoon("강하늘", 212);
+    await importPerson({ ...YOON, name: "강하늘" }, 212);
     const pySetsPushed = await pushed;
     expect(pySetsPushed.map((s) => s.type).sort()).toEqual(
       [`${CAEP}session-revoked`, `${RISC}account-purged`, `${RISC}identifier-recycled`].sort(),
@@ -387,6 +369,35 @@ class PushEndpoint {
   }
 }
 
+/**
+ * The carrier's directory import of one person (`fill` makes their `ci`, 64 bytes of it), with any
+ * risk signal given; its answer.
+ */
+async function importPerson(
+  who: { telco: string; name: string; phone: string },
+  fill: number,
+  signal: Record<string, string> = {},
+): Promise<{ signals_changed?: number }> {
+  const res = await fetch(`${server.base}/admin/directory/import`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
+    body: JSON.stringify([
+      {
+        telcoCd: who.telco,
+        phoneNo: who.phone,
+        name: who.name,
+        gender: "F",
+        birth: "1990-01-01",
+        foreign: "L",
+        ci: Buffer.alloc(64, fill).toString("base64"),
+        ...signal,
+      },
+    ]),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { signals_changed?: number };
+}
+
 const adminCall = (method: string, path: string) =>
   fetch(`${server.base}${path}`, { method, headers: { Authorization: `Bearer ${devAdminToken()}` } });
 
@@ -409,20 +420,7 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
       expect(made.status).toBe(201);
       const streamId = made.json.stream_id as string;
       // the carrier's directory: one more person, who signs in to the app
-      const importChoi = async (signal: Record<string, string>) => {
-        const res = await fetch(`${server.base}/admin/directory/import`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
-          body: JSON.stringify(
-            [{ telcoCd: CHOI.telco, phoneNo: CHOI.phone, name: CHOI.name, gender: "F", birth: "1993-05-05" }].map(
-              (r) => ({ ...r, foreign: "L", ci: CHOI_CI, ...signal }),
-            ),
-          ),
-        });
-        expect(res.status).toBe(200);
-        return (await res.json()) as { signals_changed?: number };
-      };
-      await importChoi({});
+      await importPerson(CHOI, 201);
       const choi = await signIn(authorizeUrl(DEMO), CHOI);
       expect(choi.code, choi.steps.join(" → ")).toBeTruthy();
       const verify = async (state: string) =>
@@ -469,28 +467,14 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
       // (pushed once the directory's job runs, within the wait for the new key below)
       const simChangedAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
       expect(
-        (await importChoi({ simChangedAt: simChangedAt.toISOString(), simChangeKind: "person" })).signals_changed,
+        (await importPerson(CHOI, 201, { simChangedAt: simChangedAt.toISOString(), simChangeKind: "person" }))
+          .signals_changed,
       ).toBe(1);
 
       // a person of the app makes a passkey after a code sign-in, in Chromium with a virtual
       // authenticator: the app hears a credential-change of a platform passkey made
       const HAN = { telco: "S", name: "한지민", phone: "01055509012" };
-      const madeHan = await fetch(`${server.base}/admin/directory/import`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${devAdminToken()}`, "Content-Type": "application/json" },
-        body: JSON.stringify([
-          {
-            telcoCd: HAN.telco,
-            phoneNo: HAN.phone,
-            name: HAN.name,
-            gender: "F",
-            birth: "1994-04-04",
-            foreign: "L",
-            ci: Buffer.alloc(64, 221).toString("base64"),
-          },
-        ]),
-      });
-      expect(madeHan.status).toBe(200);
+      await importPerson(HAN, 221);
       const chromium = await launchChromium();
       const ctx = await chromium.newContext({ locale: "en-US" });
       try {
@@ -498,18 +482,7 @@ describe("the Node receiver by push (RFC 8935) on loopback", () => {
           new URL(route.request().url()).host === new URL(server.base).host ? route.continue() : route.abort(),
         );
         const page = await ctx.newPage();
-        const cdp = await ctx.newCDPSession(page);
-        await cdp.send("WebAuthn.enable");
-        await cdp.send("WebAuthn.addVirtualAuthenticator", {
-          options: {
-            protocol: "ctap2",
-            transport: "internal",
-            hasResidentKey: true,
-            hasUserVerification: true,
-            isUserVerified: true,
-            automaticPresenceSimulation: true,
-          },
-        });
+        await virtualAuthenticator(ctx, page);
         await page.goto(authorizeUrl(DEMO, { lang: "en" }));
         await heading(page, "Confirm it is you");
         await page.getByText("SKT", { exact: true }).click();
