@@ -152,6 +152,8 @@ const ko = {
     `인증에 너무 많이 실패해 이 번호는 잠시 잠겼습니다. ${v.until}부터(${v.minutes}분 뒤) 다시 시도할 수 있습니다.`,
   errCooldown: (v: Vars) => `인증번호는 ${v.seconds}초 뒤에 다시 받을 수 있습니다.`,
   errSendLimit: (v: Vars) => `이 번호로 인증번호를 너무 많이 보냈습니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
+  // the text's refusal: the window its texts share with its codes is spent, by either
+  errTextLimit: (v: Vars) => `이 번호는 인증 횟수를 모두 썼습니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
   errIpLimit: (v: Vars) => `이 네트워크에서 요청이 너무 많습니다. ${v.minutes}분 뒤에 다시 시도하세요.`,
   errSendFailed: "인증번호를 보내지 못했습니다. 잠시 뒤에 다시 시도하세요.",
   errAgree: "동의 여부를 선택하세요.",
@@ -294,6 +296,7 @@ const en: Record<MessageKey, Text> = {
     `Too many failed attempts: this number is locked. You can try again from ${v.until} (in ${v.minutes} minutes).`,
   errCooldown: (v) => `You can ask for a new code in ${v.seconds} seconds.`,
   errSendLimit: (v) => `Too many codes were sent to this number. Try again in ${v.minutes} minutes.`,
+  errTextLimit: (v) => `This number has used all its sign-ins for now. Try again in ${v.minutes} minutes.`,
   errIpLimit: (v) => `Too many requests from your network. Try again in ${v.minutes} minutes.`,
   errSendFailed: "The code could not be sent. Try again in a moment.",
   errAgree: "Choose whether you agree.",
