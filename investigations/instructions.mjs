@@ -16,6 +16,8 @@
 //        (bench/lib/scenarios.mjs reads it from the dev outbox) instead of a fixed one
 //        [--mint-ahead]   mint every round's codes and tokens before the first round, not before each
 //                         (so no mint's leftover garbage is collected inside a counted round)
+//        [--v8-flags --predictable]   V8's flags for workerd (comma-separated; needs capnp: lib/callgrind.mjs);
+//                         --predictable: V8 compiles and collects on the isolate's thread, so rounds repeat
 //        [--keep]   keep valgrind's dumps (one per scenario and round) to read with callgrind_annotate
 //
 // A flow (the sign-in, its floor) counts as one request: its figures are per flow. `identify` is the
@@ -78,7 +80,9 @@ if (!haveValgrind()) {
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), "phone-login-callgrind-"));
-process.env.MINIFLARE_WORKERD_PATH = workerdWrapper(root, dir);
+// V8's flags for workerd, e.g. --v8-flags --predictable (lib/callgrind.mjs)
+const v8Flags = opt("--v8-flags", "").split(",").filter(Boolean);
+process.env.MINIFLARE_WORKERD_PATH = workerdWrapper(root, dir, v8Flags);
 const { startServers } = await import("../bench/lib/server.mjs");
 
 /** Sign-ins opened at the identify step, one a request, for bench people from 01098000000 (the sign-in scenario's start at 01090000000). */

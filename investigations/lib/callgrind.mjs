@@ -5,9 +5,9 @@
 // on a shared machine spreads by half (docs/benchmarks.md "Instructions").
 
 import { execFileSync } from "node:child_process";
-import { chmodSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** Whether valgrind (Debian's package `valgrind`) is on this machine. */
 export function haveValgrind() {
@@ -23,16 +23,52 @@ export function haveValgrind() {
  * Writes the wrapper into `dir` and returns its path: set it as MINIFLARE_WORKERD_PATH before
  * Miniflare starts. `--fair-sched` lets V8's compiler threads run as they would (without it the
  * optimized code arrives late and the counts depend on it); instrumentation starts off.
+ *
+ * `v8Flags` (e.g. ["--predictable"]) go into the config Miniflare writes on workerd's stdin, the
+ * only place workerd takes them (workerd.capnp `Config.v8Flags`): the wrapper turns the binary
+ * config into capnp's text, adds the list and turns it back, with Debian's `capnproto` and
+ * `libcapnp-dev` (for `/capnp/c++.capnp`). `--predictable` runs V8's compilers and collector on
+ * the isolate's own thread at points its own work decides, so the optimized code arrives after the
+ * same calls in every round, not when a compiler thread happens to finish.
  */
-export function workerdWrapper(root, dir) {
+export function workerdWrapper(root, dir, v8Flags = []) {
   // the workerd that Miniflare runs: its dependency, as the bench package installs it
   const miniflare = createRequire(join(root, "bench", "package.json")).resolve("miniflare");
+  const workerdPackage = createRequire(miniflare).resolve("workerd/package.json");
   const workerd = createRequire(miniflare)("workerd").default;
   const path = join(dir, "workerd-callgrind");
-  writeFileSync(
-    path,
-    `#!/bin/sh\nexec valgrind --tool=callgrind --fair-sched=yes --instr-atstart=no --smc-check=all-non-file --error-limit=no --callgrind-out-file=${dir}/cg.%p ${workerd} "$@"\n`,
-  );
+  const valgrind = `valgrind --tool=callgrind --fair-sched=yes --instr-atstart=no --smc-check=all-non-file --error-limit=no --callgrind-out-file=${dir}/cg.%p ${workerd} "$@"`;
+  if (v8Flags.length === 0) {
+    writeFileSync(path, `#!/bin/sh\nexec ${valgrind}\n`);
+  } else {
+    try {
+      execFileSync("capnp", ["--version"], { stdio: "ignore" });
+    } catch {
+      throw new Error("V8 flags need capnp (apt-get install -y capnproto libcapnp-dev)");
+    }
+    // capnp 0.9 does not take a string as a struct's default (`:ServiceDesignator = "internet"`)
+    const schema = join(dir, "workerd.capnp");
+    writeFileSync(
+      schema,
+      readFileSync(join(dirname(workerdPackage), "workerd.capnp"), "utf8").replace(
+        /:ServiceDesignator = "([^"]*)"/g,
+        ':ServiceDesignator = (name = "$1")',
+      ),
+    );
+    const list = v8Flags.map((f) => JSON.stringify(f)).join(", ");
+    writeFileSync(
+      path,
+      [
+        "#!/bin/sh",
+        "set -e",
+        `t=$(mktemp -p ${dir} config.XXXXXX)`,
+        `capnp convert binary:text -I/usr/include ${schema} Config > "$t.txt"`,
+        `{ printf '%s' '(v8Flags = [${list}], '; tail -c +2 "$t.txt"; } | capnp convert text:binary -I/usr/include ${schema} Config > "$t"`,
+        `exec ${valgrind} < "$t"`,
+        "",
+      ].join("\n"),
+    );
+  }
   chmodSync(path, 0o755);
   return path;
 }
