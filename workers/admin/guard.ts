@@ -105,8 +105,9 @@ export const clearGuardScope = service<
   if (typeof scope !== "string" || !SCOPE.test(scope))
     throw E.invalidBecause("scope", "must be a scope the guard names, such as block:203.0.113.0/24 or app");
   // a block or an ASN judged wrong is cleared in the service-wide history too (`~net`), which the
-  // app's sign-ins also read: else the app's people would still be held by it
-  const net = kindOf(scope) === "block" || kindOf(scope) === "asn";
+  // app's sign-ins also read: else the app's people would still be held by it; so is the app
+  // itself, held by a surge spread over every app (the service's own `app` there)
+  const net = kindOf(scope) === "block" || kindOf(scope) === "asn" || scope === "app";
   const [mine, wide] = await Promise.all([
     guardStore(env, clientId).clear(scope, Date.now()),
     net ? guardNet(env).clear(scope, Date.now()) : null,

@@ -248,9 +248,18 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
    */
   async function drive(
     name: string,
-    o: { from: number; seconds: number; perSecond: number; typed: (i: number) => boolean; typeAfterMs: number },
+    o: {
+      from: number;
+      seconds: number;
+      perSecond: number;
+      typed: (i: number) => boolean;
+      typeAfterMs: number;
+      /** The app of code i, counted so in the service-wide object (`~net`), whose `app` is the service's. */
+      app?: (i: number) => string;
+    },
   ) {
     const stub = guardStore(env as never, name);
+    const appOf = (i: number) => (o.app ? { app: o.app(i) } : {});
     const sends: number[] = [];
     const log: { at: number; sent: number; state: string | null; strikes: number | null }[] = [];
     const transitions: string[] = [];
@@ -263,13 +272,13 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
       // a sign-in the app's state holds gets no code (the text, or the challenge)
       if (!state)
         for (let k = 0; k < o.perSecond / 4; k++) {
-          events.push({ kind: "sent", scopes: ["app"], sentAt: at, challenged: false });
+          events.push({ kind: "sent", scopes: ["app"], sentAt: at, challenged: false, ...appOf(sends.length) });
           sends.push(at);
         }
       // the codes typed by now
       for (const [i, sent] of sends.entries())
         if (o.typed(i) && sent + o.typeAfterMs > at - 250 && sent + o.typeAfterMs <= at)
-          events.push({ kind: "verified", scopes: ["app"], sentAt: sent, challenged: false });
+          events.push({ kind: "verified", scopes: ["app"], sentAt: sent, challenged: false, ...appOf(i) });
       const r = await stub.record(`s${batch++}`, events, null, at, SURGE);
       transitions.push(...r.transitions.map((x) => `${(x.since - o.from) / 1000}s ${x.state} ${x.strikes}`));
       const app = r.view.states.find((x) => x.scope === "app");
@@ -344,6 +353,57 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
       }),
       { numRuns: 22 },
     );
+  });
+
+  // The service-wide object (`~net`) counts every app's codes again under its own `app`, each
+  // naming its app: a surge there is the service's only when it is spread over the apps.
+  it("over every app (`~net`): 8 untyped codes a second spread over 20 apps are held within the first 50, then suspect with a strike", async () => {
+    const r = await drive("net-spread", {
+      from: NOW,
+      seconds: 120,
+      perSecond: 8,
+      typed: () => false,
+      typeAfterMs: 0,
+      app: (i) => `app-${i % 20}`,
+    });
+    const first = r.log.find((l) => l.state !== null)!;
+    expect(first.sent).toBeGreaterThanOrEqual(40);
+    expect(first.sent).toBeLessThan(50);
+    expect(r.sends.length).toBe(first.sent);
+    expect(r.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "suspect 1"]);
+  });
+
+  it("over every app (`~net`): one app's burst, with the others' people typing beside it, is that app's to judge, never the service's", async () => {
+    // 7 a second on one app nobody types, 1 a second over 19 others, typed 12 s later
+    const r = await drive("net-one-app", {
+      from: NOW,
+      seconds: 240,
+      perSecond: 8,
+      typed: (i) => i % 8 === 7,
+      typeAfterMs: 12_000,
+      app: (i) => (i % 8 === 7 ? `app-${1 + (i % 19)}` : "app-0"),
+    });
+    expect(r.transitions).toEqual([]);
+    expect(r.sends.length).toBe(8 * 240);
+  });
+
+  it("over every app (`~net`): its `app` is never judged by its conversion, which every app's own object judges", async () => {
+    // one untyped code every 2 s spread over 20 apps for 10 minutes: below a surge at any moment,
+    // and far below the conversion threshold, with 300 codes
+    const trickle = { from: NOW, seconds: 600, perSecond: 0.5, typed: () => false, typeAfterMs: 0 };
+    const slow = async (name: string, app?: (i: number) => string) => {
+      const stub = guardStore(env as never, name);
+      let n = 0;
+      for (let at = NOW; at < NOW + trickle.seconds * 1000; at += 2000, n++) {
+        const a = app ? { app: app(n) } : {};
+        await stub.record(`t${n}`, [{ kind: "sent", scopes: ["app"], sentAt: at, challenged: false, ...a }], null, at, {
+          ...SURGE,
+        });
+      }
+      return (await stub.view(NOW + trickle.seconds * 1000 + 60_000, SURGE)).view.states.map((x) => x.scope);
+    };
+    expect(await slow("net-trickle", (i) => `app-${i % 20}`)).toEqual([]);
+    expect(await slow("app-trickle")).toEqual(["app"]);
   });
 });
 

@@ -1,10 +1,10 @@
 // The SMS-abuse guard at the sign-in (docs/abuse.md): the request's scopes (the number's prefix, the
 // network block, its ASN and country, the app), decided from an isolate's copy of the app's states
-// and of the service-wide states of blocks and ASNs (`~net`) before the carrier or the directory is
-// asked, and the codes sent and verified written after the answer to the app's guard object, and
-// by block and ASN to `~net`. A normal sign-in waits for at most one round of store calls of the
-// guard: the reads of the two copies, together, when this isolate's are older than
-// GUARD_CACHE_SECONDS; none when they are fresh.
+// and of the service-wide states of blocks and of the service itself (`~net`) before the carrier
+// or the directory is asked, and the codes sent and verified written after the answer to the
+// app's guard object, and by block and as the service's to `~net`. A normal sign-in waits for at
+// most one round of store calls of the guard: the reads of the two copies, together, when this
+// isolate's are older than GUARD_CACHE_SECONDS; none when they are fresh.
 
 import { configOf } from "../../core/config";
 import { randomToken } from "../../core/crypto";
@@ -117,7 +117,7 @@ function reportTransitions(env: Env, owner: Owner, ts: Transition[], now: number
 
 /**
  * A guard object the sign-ins read and count in: an app's (`clientId`; "" the service's own pages),
- * or the service-wide history of blocks and ASNs (`~net`, no app). `name`: its key in the isolate's
+ * or the service-wide history of blocks and of the service itself (`~net`, no app). `name`: its key in the isolate's
  * copies and batches, and in the list across apps.
  */
 interface Owner {
@@ -154,7 +154,7 @@ async function viewOf(env: Env, rc: RequestContext, owner: Owner, now: number, c
 
 /**
  * The states that hold at `now` for a sign-in to `clientId`: the app's own, and the service-wide
- * states of blocks and ASNs (the stronger where both have one). The two copies are read together,
+ * states of blocks and the service's (the stronger where both have one). The two copies are read together,
  * each only when this isolate's is stale. `net`: the scopes whose state is `~net`'s alone.
  */
 async function statesOf(
@@ -172,7 +172,8 @@ async function statesOf(
   for (const s of view.states) if (s.until > now) active.set(s.scope, s);
   const net = new Set<string>();
   for (const s of netView.states) {
-    if (s.until <= now || !netScope(s.scope)) continue;
+    // `~net`'s own `app` is the service's: held by a surge spread over the apps, it holds every app
+    if (s.until <= now || !(netScope(s.scope) || s.scope === "app")) continue;
     const mine = active.get(s.scope);
     if (mine && (mine.state === "slowed" || s.state === "suspect")) continue;
     active.set(s.scope, s);
@@ -263,7 +264,8 @@ const newPendings = () => new Map<string, Pending>();
 
 /**
  * Counts a code sent or verified in its sign-in's scopes, after the answer; the app's daily budget
- * goes with it (null: none). Its block and ASN are counted again in `~net`, the service-wide history.
+ * goes with it (null: none). It is counted again in `~net`, the service-wide history: by its block, and
+ * under `app` as the service's, with its app named (a surge spread over the apps).
  * The counts of an isolate's sign-ins within GUARD_FLUSH_MS of each other go to each object in one
  * call (each request waits for those calls after its answer, as for its own); the isolate's copy of
  * each object's view is replaced by the call's answer.
@@ -286,9 +288,11 @@ export function guardCount(
     sentAt: kind === "sent" ? now : mark.sentAt,
     challenged: mark.challenged,
   };
-  enqueue(env, rc, cfg, appOwner(clientId), event, budget, now);
-  const net = mark.scopes.filter(netScope);
-  if (net.length > 0) enqueue(env, rc, cfg, NET, { ...event, scopes: net }, null, now);
+  const owner = appOwner(clientId);
+  enqueue(env, rc, cfg, owner, event, budget, now);
+  // service-wide: by block, and as the service's own (`app`), with its app named for the spread
+  const net = [...mark.scopes.filter(netScope), "app"];
+  enqueue(env, rc, cfg, NET, { ...event, scopes: net, app: owner.name }, null, now);
 }
 
 /** Adds an event to the isolate's batch for `owner`, starting the batch (and its flush) if none is open. */

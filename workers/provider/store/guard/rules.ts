@@ -8,6 +8,13 @@ export type ScopeKind = "prefix" | "block" | "asn" | "country" | "app";
 
 export const SCOPE_KINDS: readonly ScopeKind[] = ["prefix", "block", "asn", "country", "app"];
 
+/** A scope's kind: the part before its first colon (`block:203.0.113.0/24`, `app`). */
+export function kindOf(scope: string): ScopeKind {
+  const k = scope.split(":", 1)[0] as ScopeKind;
+  if (!SCOPE_KINDS.includes(k)) throw new Error(`not a scope: ${k}`);
+  return k;
+}
+
 /** A scope's state beyond normal: a challenge before any code; slowed adds a slower rate of codes. */
 export type GuardState = "suspect" | "slowed";
 

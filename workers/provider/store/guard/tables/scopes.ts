@@ -7,12 +7,14 @@
 // through a per-isolate copy (signin/guard.ts) and write counts after their answer.
 
 import { kstDayStart } from "../../config";
+import { takeSlowCode } from "./slow";
+import { AppSpread } from "./spread";
 import {
   isSurge,
   judge,
+  kindOf,
   judgeOutstanding,
   SURGE_RECENT_MS,
-  SCOPE_KINDS,
   typedShare,
   typingCurve,
   TYPING_SLOT_MS,
@@ -24,6 +26,7 @@ import {
 } from "../rules";
 
 export type { GuardRules, GuardState, ScopeKind } from "../rules";
+export { kindOf } from "../rules";
 
 /** Counts are kept in buckets of this many milliseconds. */
 export const BUCKET_MS = 10_000;
@@ -40,12 +43,6 @@ const BATCH_MEMORY_MS = 3_600_000;
 /** A scope inside an app's object: its kind and value, e.g. `block:203.0.113.0/24`, or `app`. */
 export type Scope = string;
 
-export function kindOf(scope: Scope): ScopeKind {
-  const k = scope.split(":", 1)[0] as ScopeKind;
-  if (!SCOPE_KINDS.includes(k)) throw new Error(`not a scope: ${k}`);
-  return k;
-}
-
 /** Codes sent, or verified (credited to the bucket of the send they answer), for some scopes. */
 export interface GuardEvent {
   kind: "sent" | "verified";
@@ -54,6 +51,8 @@ export interface GuardEvent {
   sentAt: number;
   /** Sent after a passed challenge. */
   challenged: boolean;
+  /** The app it was for, on the events counted again service-wide (`~net`) only. */
+  app?: string;
 }
 
 export interface ScopeStatus {
@@ -127,6 +126,12 @@ export class GuardTables {
   private surge: { decideAt: number; until: number; before: StateRow | null } | null = null;
   /** After a surge whose codes were typed: a crowd, not judged as a surge again before this. */
   private crowdUntil = 0;
+  /**
+   * Whether this is the service-wide object (`~net`, its events name their app): its scope `app`
+   * is the service's, judged only by a surge spread over the apps (`AppSpread`).
+   */
+  private service = false;
+  private readonly spread = new AppSpread();
 
   constructor(
     private readonly sql: SqlStorage,
@@ -163,6 +168,9 @@ export class GuardTables {
     this.crowdUntil =
       this.sql.exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'crowd_until'").toArray()[0]
         ?.value ?? 0;
+    this.service =
+      this.sql.exec<{ value: number | null }>("SELECT value FROM meta WHERE name = 'service'").toArray()[0]?.value ===
+      1;
     for (const r of this.sql.exec<{ scope: string; state: GuardState; since: number; until: number; strikes: number }>(
       "SELECT scope, state, since, until, strikes FROM states",
     ))
@@ -300,6 +308,8 @@ export class GuardTables {
         this.enter(scope, kind, { state: "suspect", since: now, until, strikes: 0 }, out);
         continue;
       }
+      // the service's own scope is judged by a spread surge alone
+      if (kind === "app" && this.service) continue;
       const list = [...buckets].map(([bucket, c]) => ({ ageMs: now - (bucket + 0.5) * BUCKET_MS, ...c }));
       // nothing to read unless the outstanding sends alone could reach the volume
       const weighted = list.reduce((n, o) => n + o.sent * typedShare(o.ageMs, rules, this.curve), 0);
@@ -321,6 +331,7 @@ export class GuardTables {
     let untyped = 0;
     for (const b of buckets.values()) untyped += Math.max(0, b.sent - b.verified);
     if (untyped < rules.surgeCodes) return false;
+    if (this.service && !this.spread.spread(Math.floor((now - rules.settleMs) / BUCKET_MS))) return false;
     const typed = this.sql
       .exec<{ n: number }>(
         "SELECT coalesce(sum(verified), 0) AS n FROM counts WHERE scope = 'app' AND bucket >= ?",
@@ -410,6 +421,13 @@ export class GuardTables {
         const bucket = Math.floor(e.sentAt / BUCKET_MS);
         const sent = e.kind === "sent" ? 1 : 0;
         const c = e.challenged ? 1 : 0;
+        if (e.app !== undefined) {
+          if (!this.service) {
+            this.service = true;
+            this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('service', 1)");
+          }
+          this.spread.add(e.app, bucket, sent, 1 - sent);
+        }
         for (const scope of e.scopes) {
           kindOf(scope);
           const key = `${bucket} ${scope}`;
@@ -502,6 +520,8 @@ export class GuardTables {
     if (this.judged.get(scope) === settled) return;
     this.judged.set(scope, settled);
     const cur = this.stateRows.get(scope) ?? null;
+    // the service's own scope enters a state only by a spread surge (an active one is judged on)
+    if (this.service && scope === "app" && !(cur && cur.until > now)) return;
     // a state that ended counts only what was sent after it; an active one judges its challenged sends
     const after = cur && cur.until <= now ? cur.until : cur ? cur.since : 0;
     const kind = kindOf(scope);
@@ -523,47 +543,14 @@ export class GuardTables {
     out.push({ kind, state: next.state, strikes: next.strikes, scope, since: next.since, until: next.until });
   }
 
-  /**
-   * One code for a sign-in in slowed scopes: taken from each scope's allowance over the sliding
-   * window (at most `slowCodes` in any `slowWindowMs`), or refused with when every full one has a
-   * code again. All or nothing, in one step.
-   */
+  /** One code for a sign-in in slowed scopes, from their allowances (`takeSlowCode`). */
   take(
     scopes: Scope[],
     block: Scope | null,
     now: number,
     rules: GuardRules,
   ): { ok: true } | { ok: false; until: number } {
-    return this.storage.transactionSync(() => {
-      // A slowed ASN or app slows the blocks that have not shown people typing their codes: a
-      // block whose settled codes are typed (at the threshold) is asked for the challenge only
-      // (carrier NAT: the people behind the established blocks are not the attack's); a block
-      // never seen here takes from the wide scope's allowance, as one whose codes go untyped, so
-      // a bot's fresh blocks share its few codes (the text, where offered, comes first).
-      const s = block !== null && !scopes.includes(block) ? this.sums(block, now, rules) : null;
-      const clean = s !== null && s.sent > 0 && s.verified >= s.sent * rules.minConversion;
-      // a sliding window: a scope has a code again once the oldest of its last `slowCodes` codes is
-      // a window old, so no moment (a clock boundary) gives a burst twice the allowance
-      const since = now - rules.slowWindowMs;
-      const rows = scopes
-        .filter((scope) => !(clean && (kindOf(scope) === "asn" || kindOf(scope) === "app")))
-        .map((scope) => {
-          const ats = this.sql
-            .exec<{ at: number }>(
-              "SELECT at FROM slow_log WHERE scope = ? AND at > ? ORDER BY at DESC LIMIT ?",
-              scope,
-              since,
-              rules.slowCodes,
-            )
-            .toArray();
-          // full: its allowance renews when the oldest of those leaves the window
-          return { scope, renews: ats.length >= rules.slowCodes ? ats[ats.length - 1]!.at + rules.slowWindowMs : null };
-        });
-      const full = rows.flatMap((r) => (r.renews === null ? [] : [r.renews]));
-      if (full.length > 0) return { ok: false as const, until: Math.max(...full) };
-      for (const r of rows) this.sql.exec("INSERT INTO slow_log (scope, at) VALUES (?, ?)", r.scope, now);
-      return { ok: true as const };
-    });
+    return takeSlowCode(this.sql, this.storage, (b) => this.sums(b, now, rules), scopes, block, now, rules);
   }
 
   /** Ends a scope's state now (an editor's decision), and its strikes. Null when it had none. */
@@ -590,6 +577,7 @@ export class GuardTables {
     this.sql.exec("DELETE FROM days WHERE day < ?", kstDay(now).day - 7);
     this.sql.exec("DELETE FROM batches WHERE at < ?", now - BATCH_MEMORY_MS);
     const settledBelow = Math.floor((now - rules.settleMs) / BUCKET_MS);
+    this.spread.prune(settledBelow);
     for (const [scope, buckets] of this.outstanding) {
       for (const bucket of buckets.keys()) if (bucket < settledBelow) buckets.delete(bucket);
       if (buckets.size === 0) this.outstanding.delete(scope);
