@@ -166,6 +166,7 @@ const ROWS: Row[] = [
   bad("SMS_INBOUND_NUMBER", "call-me-maybe"),
   bad("SMS_INBOUND_SECRET", "short inbound"),
   bad("SMS_INBOUND_SECRET_NEXT", "short next"),
+  bad("SMS_INBOUND_TOBETEXT_TOKEN", "short token"),
   int("SIGNIN_PROVED_BROWSER_SECONDS"),
   // the admin API, the consoles and the alerts (docs/operations.md "Configuration")
   bad("ADMIN_TOKEN", "short-admin-token"),

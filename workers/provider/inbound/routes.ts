@@ -7,30 +7,21 @@
 // that came from abroad may carry any sender, so it proves nothing).
 //
 // A text the gateway delivered is answered 200 whatever it proved (it is not retried); what it did
-// is in `result` and the audit trail, never its number or body.
+// is in `result` and the audit trail, never its number or body (receive.ts, shared with the
+// gateways' own formats: POST /sms/inbound/tobetext/<token>, tobetext.ts).
 
 import { constantTimeEqual, hmacSha256Hex } from "../../core/crypto";
-import { json, readBodyText } from "../../core/http";
+import { readBodyText } from "../../core/http";
 import type { RequestContext, Route } from "../../core/router";
-import { providerConfig, type ProviderEnv } from "../config";
-import { textArrived, textConfig, type Arrival } from "../signin/index";
-import { audit } from "../store/one-time/index";
+import type { ProviderEnv } from "../config";
+import { textConfig } from "../signin/index";
+import { received, refused, type Inbound } from "./receive";
+import { receiveTobetext } from "./tobetext";
 
 /** An inbound text's JSON is small: a text's body is at most a few hundred bytes. */
 const MAX_BODY_BYTES = 4096;
 /** How far a signature's timestamp may be from now. */
 const SKEW_SECONDS = 300;
-
-interface Inbound {
-  from: string;
-  to: string;
-  body: string;
-  receivedAt: string;
-  domestic: boolean;
-}
-
-const refused = (status: number, error: string, description: string) =>
-  json({ error, error_description: description }, status);
 
 /** Whether the request is signed with one of the secrets, at a time within the skew. */
 async function signed(req: Request, raw: string, secrets: readonly string[]): Promise<boolean> {
@@ -61,12 +52,14 @@ function fieldsOf(raw: string): Inbound | string {
   return o as unknown as Inbound;
 }
 
-type Outcome = Arrival | "not_our_number" | "international" | "stale";
-
 export async function receiveText(req: Request, env: ProviderEnv, rc: RequestContext): Promise<Response> {
   const cfg = textConfig(env);
   if (cfg.number === null || cfg.secrets.length === 0)
-    return refused(404, "not_found", "This service receives no texts (SMS_INBOUND_NUMBER is not set).");
+    return refused(
+      404,
+      "not_found",
+      "This service receives no signed texts (SMS_INBOUND_NUMBER or SMS_INBOUND_SECRET is not set).",
+    );
   const raw = await readBodyText(req, MAX_BODY_BYTES);
   if (!(await signed(req, raw, cfg.secrets))) {
     rc.log.event = "sms.inbound_forged";
@@ -74,14 +67,12 @@ export async function receiveText(req: Request, env: ProviderEnv, rc: RequestCon
   }
   const m = fieldsOf(raw);
   if (typeof m === "string") return refused(400, "invalid_request", `The value of ${m} is not valid.`);
-  let outcome: Outcome;
-  if (m.to.replace(/\D/g, "") !== cfg.number) outcome = "not_our_number";
-  else if (!m.domestic) outcome = "international";
-  else if (Date.now() - Date.parse(m.receivedAt) > cfg.ttlMs) outcome = "stale";
-  else outcome = await textArrived(env, providerConfig(env).oneTimeShards, m.from, m.body);
-  rc.log.event = `sms.inbound_${outcome}`;
-  rc.waitUntil(audit(env, "sms.inbound", null, outcome === "accepted" ? "ok" : "refused", { result: outcome }));
-  return json({ result: outcome });
+  return received(env, rc, m);
 }
 
-export const routes: Route<ProviderEnv>[] = [{ method: "POST", path: "/sms/inbound", handler: receiveText }];
+export const routes: Route<ProviderEnv>[] = [
+  { method: "POST", path: "/sms/inbound", handler: receiveText },
+  { method: "POST", path: "/sms/inbound/tobetext/:token", handler: receiveTobetext },
+  // without a token: refused as a wrong one
+  { method: "POST", path: "/sms/inbound/tobetext", handler: receiveTobetext },
+];

@@ -1,6 +1,7 @@
 // The variables of a text the person sends (docs/signin.md "A text the person sends"), parsed once
-// per env: when the code page offers it, the number it goes to, how long a phrase lives, and the
-// secrets the operator's SMS gateway signs its inbound webhook with.
+// per env: when the code page offers it, the number it goes to, how long a phrase lives, the
+// secrets the operator's SMS gateway signs its inbound webhook with, and the token in the path of a
+// gateway's own format that signs nothing (ToBeText's: workers/provider/inbound/tobetext.ts).
 
 import { commonConfig, configOf, ConfigError, enumVar, intVar, optionalVar, type CommonVars } from "../../core/config";
 import { checkConfig, sharedSecretVar } from "../store/config";
@@ -11,6 +12,7 @@ export interface TextVars extends CommonVars {
   SMS_INBOUND_NUMBER?: string;
   SMS_INBOUND_SECRET?: string;
   SMS_INBOUND_SECRET_NEXT?: string;
+  SMS_INBOUND_TOBETEXT_TOKEN?: string;
 }
 
 /** Where the text is offered: never, where the SMS-abuse guard would challenge, slow or pause, or always. */
@@ -24,6 +26,8 @@ export interface TextConfig {
   ttlMs: number;
   /** The inbound webhook's secrets: the current one, then the next while it rotates. */
   secrets: readonly string[];
+  /** The token ToBeText's inbound URL carries (`/sms/inbound/tobetext/<token>`), or null: that route is off. */
+  tobetextToken: string | null;
 }
 
 /** DEV_MODE's embedded receiving number and secret (the dev phone on /dev/outbox signs with it). */
@@ -39,12 +43,17 @@ function parse(env: TextVars): TextConfig {
   const secret = sharedSecretVar(env, "SMS_INBOUND_SECRET", "authorize") ?? (devMode ? DEV_TEXT.secret : undefined);
   const next = sharedSecretVar(env, "SMS_INBOUND_SECRET_NEXT", "authorize");
   const secrets = [secret, next].filter((s): s is string => s !== undefined);
+  const tobetextToken = sharedSecretVar(env, "SMS_INBOUND_TOBETEXT_TOKEN", "authorize") ?? null;
+  // it is one segment of a URL the operator registers with ToBeText: unreserved characters only
+  if (tobetextToken !== null && !/^[A-Za-z0-9._~-]+$/.test(tobetextToken))
+    throw new ConfigError("SMS_INBOUND_TOBETEXT_TOKEN", "must be letters, digits, '-', '_', '.' or '~' only");
   return {
     mode,
-    // a number with no secret to check its texts by cannot receive one
-    number: secrets.length > 0 ? number : null,
+    // a number with no secret or token to check its texts by cannot receive one
+    number: secrets.length > 0 || tobetextToken !== null ? number : null,
     ttlMs: intVar(env, "SIGNIN_MO_TTL_SECONDS", 180, 1, 900) * 1000,
     secrets,
+    tobetextToken,
   };
 }
 
