@@ -260,6 +260,7 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
   ) {
     const stub = guardStore(env as never, name);
     const appOf = (i: number) => (o.app ? { app: o.app(i) } : {});
+    let carry = 0;
     const sends: number[] = [];
     const log: { at: number; sent: number; state: string | null; strikes: number | null }[] = [];
     const transitions: string[] = [];
@@ -271,7 +272,7 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
       const state = v.view.states.find((x) => x.scope === "app");
       // a sign-in the app's state holds gets no code (the text, or the challenge)
       if (!state)
-        for (let k = 0; k < o.perSecond / 4; k++) {
+        for (carry += o.perSecond / 4; carry >= 1; carry--) {
           events.push({ kind: "sent", scopes: ["app"], sentAt: at, challenged: false, ...appOf(sends.length) });
           sends.push(at);
         }
@@ -385,6 +386,21 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
     });
     expect(r.transitions).toEqual([]);
     expect(r.sends.length).toBe(8 * 240);
+  });
+
+  it("over every app (`~net`): people at 3 codes a second over 20 apps, with no typing of late yet (a fresh service), are never held", async () => {
+    // 180 codes in a minute, each typed 45 s after it came: over 40 untyped from the 14th second on,
+    // but never 40 within 10 s
+    const r = await drive("net-people", {
+      from: NOW,
+      seconds: 60,
+      perSecond: 3,
+      typed: () => true,
+      typeAfterMs: 45_000,
+      app: (i) => `app-${i % 20}`,
+    });
+    expect(r.transitions).toEqual([]);
+    expect(r.sends.length).toBe(180);
   });
 
   it("over every app (`~net`): its `app` is never judged by its conversion, which every app's own object judges", async () => {

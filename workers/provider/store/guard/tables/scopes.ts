@@ -331,6 +331,8 @@ export class GuardTables {
     let untyped = 0;
     for (const b of buckets.values()) untyped += Math.max(0, b.sent - b.verified);
     if (untyped < rules.surgeCodes) return false;
+    // the service's: at a pace, and spread over the apps (tables/spread.ts)
+    if (this.service && this.spread.paced(now) < rules.surgeCodes) return false;
     if (this.service && !this.spread.spread(Math.floor((now - rules.settleMs) / BUCKET_MS))) return false;
     const typed = this.sql
       .exec<{ n: number }>(
@@ -426,7 +428,7 @@ export class GuardTables {
             this.service = true;
             this.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES ('service', 1)");
           }
-          this.spread.add(e.app, bucket, sent, 1 - sent);
+          this.spread.add(e.app, bucket, sent, 1 - sent, e.sentAt);
         }
         for (const scope of e.scopes) {
           kindOf(scope);
