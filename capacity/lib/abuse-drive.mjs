@@ -12,6 +12,7 @@ import { firstForm } from "../../bench/lib/scenarios.mjs";
 import { control } from "../../bench/lib/scenarios.mjs";
 import { cpuMicros, startServers } from "../../bench/lib/server.mjs";
 import { ACTION, COUNTRY } from "./abuse-model.mjs";
+import { assertion, enrolOptionsOf, makePasskey } from "./abuse-passkeys.mjs";
 import { inboundGateway } from "./sms-receiver.mjs";
 
 const FORM = "application/x-www-form-urlencoded";
@@ -340,8 +341,31 @@ async function attempt(ctx, tl, s, address, t, jar, out, n) {
       res = await send(form.action, form.fields);
       continue;
     }
+    if (html.includes('<form id="enrol-form"')) {
+      // the end's passkey offer: made on a device that can (the probe's pk=Y), else not offered
+      const options = enrolOptionsOf(html);
+      if (!s.enrolPasskey || !options) return { result: "failed", reason: "a passkey offered unasked", t };
+      const made = makePasskey(options, ctx.url);
+      out.passkey = made.passkey;
+      const enrol = firstForm(html.slice(html.indexOf('<form id="enrol-form"')));
+      enrol.fields.set("credential", made.credential);
+      res = await send(enrol.action, enrol.fields);
+      continue;
+    }
+    if (s.passkeyKey && !posted && html.includes('<form id="passkey-form"')) {
+      // a person with a passkey on this phone signs in with it: no number typed, no code
+      t = await tl.until(t + s.pace.fill);
+      const pf = firstForm(html.slice(html.indexOf('<form id="passkey-form"')));
+      pf.fields.set("passkey", assertion(s.passkeyKey, pf.fields.get("tx") ?? "", ctx.url));
+      out.passkeyUsed = true;
+      posted = true;
+      res = await send(pf.action, pf.fields);
+      continue;
+    }
     const form = firstForm(html);
     const body = form.fields;
+    // the code and consent pages' probe: a device that can make a passkey says so
+    if (s.enrolPasskey && form.names.has("pk")) body.set("pk", "Y");
     if (form.names.has("phoneNo")) {
       const widget = widgetOf(html);
       if (posted && !widget) return { result: "failed", reason: `identify answered again: ${alertOf(html)}`, t };
@@ -461,53 +485,69 @@ const PROOF_COOKIE = "__Host-pl_nb";
 const PROVED_BEFORE_MS = 2 * 86_400_000;
 
 /**
- * The returning people's earlier sign-ins (`returning`): each signed in to its app once, from its
- * own address, a minute apart, two days before the run, typing its code; the browser keeps what
- * the service gave it (the proof of the number, `__Host-pl_nb`). Its cookie jar, by the session's
- * index. A sign-in that does not complete is a harness fault.
+ * The returning people's and the passkey holders' earlier sign-ins: each signed in to its app once,
+ * from its own address, a minute apart, two days before the run, typing its code; a returning
+ * person's browser keeps what the service gave it (the proof of the number, `__Host-pl_nb`), a
+ * passkey holder's phone makes the passkey the end offers it (and keeps no cookie: the passkey
+ * alone is measured). By the session's index: its cookie jar and its passkey. A sign-in that does
+ * not complete, or makes no passkey where it should, is a harness fault.
  * @param {Ctx} ctx
  * @param {Session[]} sessions
  * @param {(...a: unknown[]) => void} log
  * @param {string} guard
  * @param {number} cooldownMs the service's SIGNIN_RESEND_COOLDOWN_SECONDS
- * @returns {Promise<Map<number, Jar>>}
+ * @returns {Promise<Map<number, { jar: Jar; passkeyKey?: import("./abuse-passkeys.mjs").Passkey }>>}
  */
 async function provedBefore(ctx, sessions, log, guard, cooldownMs) {
-  const jars = new Map();
-  const returning = sessions.flatMap((s, i) => (s.returning ? [i] : []));
-  if (returning.length === 0) return jars;
+  const kept = new Map();
+  const earlier = sessions.flatMap((s, i) => (s.returning || s.passkeyHolder ? [i] : []));
+  if (earlier.length === 0) return kept;
   let next = 0;
   const one = async () => {
-    while (next < returning.length) {
+    while (next < earlier.length) {
       const k = next++;
-      const i = returning[k];
+      const i = earlier[k];
       const s = sessions[i];
       const jar = new Jar();
       // the clock stands still but for the person's own pace: a minute apart, two days before
       let at = k * 60_000 - PROVED_BEFORE_MS;
       const tl = { t: at, until: async (/** @type {number} */ x) => (at = x) };
-      const warm = { ...s, jar, typesCode: true, texts: true, solves: true, returns: false };
+      const warm = {
+        ...s,
+        jar,
+        typesCode: true,
+        texts: true,
+        solves: true,
+        returns: false,
+        enrolPasskey: s.passkeyHolder,
+      };
       const out = await runSession(
         ctx,
         /** @type {Session} */ (warm),
         /** @type {Timeline} */ (/** @type {unknown} */ (tl)),
       );
       if (out.result !== "completed")
-        throw new Error(`a returning person's earlier sign-in: ${out.result} (${out.reason ?? "no reason"})`);
-      const proof = jar.c.get(PROOF_COOKIE);
-      if (!proof) throw new Error("a returning person's browser kept no proof of the number");
-      // the proof alone: not the app's automatic login, which would sign them in with no code at all
-      const kept = new Jar();
-      kept.c.set(PROOF_COOKIE, proof);
-      jars.set(i, kept);
+        throw new Error(`a person's earlier sign-in: ${out.result} (${out.reason ?? "no reason"})`);
+      const mine = new Jar();
+      if (s.returning) {
+        const proof = jar.c.get(PROOF_COOKIE);
+        if (!proof) throw new Error("a returning person's browser kept no proof of the number");
+        // the proof alone: not the app's automatic login, which would sign them in with no code at all
+        mine.c.set(PROOF_COOKIE, proof);
+      }
+      if (s.passkeyHolder && !out.passkey) throw new Error("a passkey holder's earlier sign-in made no passkey");
+      kept.set(i, { jar: mine, ...(out.passkey && { passkeyKey: out.passkey }) });
     }
   };
   await Promise.all(Array.from({ length: 8 }, one));
   // the number's resend cooldown runs on the service's real clock, not the simulated one: the run
   // starts once it has passed for every earlier code (else a returning person's code would wait)
   await new Promise((r) => setTimeout(r, cooldownMs + 1000));
-  log(`  guard ${guard}: ${jars.size} returning people proved their numbers two days before`);
-  return jars;
+  const holders = [...kept.values()].filter((v) => v.passkeyKey).length;
+  log(
+    `  guard ${guard}: ${kept.size - holders} returning people proved their numbers, ${holders} made a passkey, two days before`,
+  );
+  return kept;
 }
 
 /**
@@ -551,7 +591,7 @@ export async function runPhase(root, o, p, guard, receiver, log) {
       tokenRequests: 0,
       inbound: inboundGateway(url, p.vars.SMS_INBOUND_NUMBER ?? "", p.vars.SMS_INBOUND_SECRET ?? ""),
     };
-    const jars = await provedBefore(
+    const earlier = await provedBefore(
       ctx,
       p.sessions,
       log,
@@ -566,7 +606,7 @@ export async function runPhase(root, o, p, guard, receiver, log) {
     let ended = 0;
     p.sessions.forEach((s, i) =>
       clock.spawn(s.start, async (tl) => {
-        outcomes[i] = await runSession(ctx, jars.has(i) ? { ...s, jar: jars.get(i) } : s, tl);
+        outcomes[i] = await runSession(ctx, earlier.has(i) ? { ...s, ...earlier.get(i) } : s, tl);
         ended++;
       }),
     );

@@ -109,6 +109,8 @@ export function parseAbuseArgs(argv) {
     targetedShare: /** @type {number | null} */ (null),
     /** share of real people returning on a browser that proved their number before (its cookie) */
     returningShare: 0,
+    /** share of real people with a passkey on their phone, made at an earlier sign-in (its offer) */
+    passkeyShare: 0,
     /** share of real people whose network is one of the bot's blocks */
     realInBotBlocks: 0.3,
     /** share of the bot's sessions that get a challenge solved (a solver farm) */
@@ -161,6 +163,7 @@ export function parseAbuseArgs(argv) {
     else if (a === "--apps") o.apps = num();
     else if (a === "--targeted-share") o.targetedShare = num();
     else if (a === "--returning-share") o.returningShare = num();
+    else if (a === "--passkey-share") o.passkeyShare = num();
     else if (a === "--real-in-bot-blocks") o.realInBotBlocks = num();
     else if (a === "--solver-share") o.solverShare = num();
     else if (a === "--right-code-share") o.rightCodeShare = num();
@@ -227,7 +230,8 @@ const hostIn = (r, block) => `${block}.${1 + Math.floor(r() * 254)}`;
  *   solves: boolean; typesCode: boolean; holdsNumber: boolean; device: "phone" | "desktop"; jsOff: boolean;
  *   texts: boolean; textDelay: number; returns: boolean; returnDelay: number;
  *   pace: { fill: number; solve: number; type: number; consent: number };
- *   returning?: boolean;
+ *   returning?: boolean; passkeyHolder?: boolean; enrolPasskey?: boolean;
+ *   passkeyKey?: import("./abuse-passkeys.mjs").Passkey;
  *   jar?: { header(): string; keep(res: Response): void };
  * }} Session
  */
@@ -337,8 +341,9 @@ export function plan(o, botList, realPeople, sims = []) {
       returns: r() < PEOPLE.returnAfterRefusal,
       returnDelay: Math.round(between(r, PEOPLE.returnMinutes) * 60_000),
       pace: paceOf(r, PACE.real),
-      // drawn apart, so every other choice is the same at any returning share
+      // drawn apart, so every other choice is the same at any returning or passkey share
       returning: rngFor(o.seed, `returning:${index}`)() < o.returningShare,
+      passkeyHolder: rngFor(o.seed, `passkey:${index}`)() < o.passkeyShare,
     });
   });
   return { sessions, botBlocks };
@@ -369,6 +374,7 @@ export function shuffle(xs, r) {
  *   result: "completed" | "sent" | "abandoned" | "refused" | "failed";
  *   challenged: number; tokens: number; textsAsked: number; texted: number; sends: number; sentAt: number[];
  *   refusals: number[]; retried: boolean; reason: string | null;
+ *   passkey?: import("./abuse-passkeys.mjs").Passkey; passkeyUsed?: boolean;
  * }} Outcome
  */
 
@@ -393,6 +399,8 @@ export function phaseFigures(outcomes, sms) {
     askedMore: count(xs, asked),
     askedMoreShare: share(count(xs, asked), xs.length),
     texted: count(xs, (x) => x.texted > 0),
+    // signed in with a passkey made at an earlier sign-in: no code, no guard
+    byPasskey: count(xs, (x) => x.passkeyUsed === true && x.result === "completed"),
     waited: count(xs, (x) => x.refusals.length > 0),
     completed: count(xs, (x) => x.result === "completed"),
     success: share(

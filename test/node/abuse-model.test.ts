@@ -99,6 +99,63 @@ describe("people as they are", () => {
     expect(some.filter((s) => s.kind === "bot" && s.returning)).toHaveLength(0);
     expect(some.map(({ returning: _, ...rest }) => rest)).toEqual(none.map(({ returning: _, ...rest }) => rest));
   });
+
+  it("with a passkey on their phone: none by default, 10% at --passkey-share 0.1, no bot, and every other choice the same", () => {
+    const none = traffic("baseline", ["--people", "4000"]).sessions;
+    const some = traffic("baseline", ["--people", "4000", "--passkey-share", "0.1"]).sessions;
+    expect(none.filter((s) => s.passkeyHolder)).toHaveLength(0);
+    const real = some.filter((s) => s.kind === "real");
+    expect(real.filter((s) => s.passkeyHolder).length / real.length).toBeCloseTo(0.1, 1);
+    expect(some.filter((s) => s.kind === "bot" && s.passkeyHolder)).toHaveLength(0);
+    expect(some.map(({ passkeyHolder: _, ...rest }) => rest)).toEqual(
+      none.map(({ passkeyHolder: _, ...rest }) => rest),
+    );
+  });
+});
+
+describe("the passkey holders' authenticator (capacity/lib/abuse-passkeys.mjs)", () => {
+  it("makes a registration and assertions that the service's WebAuthn library verifies, user verified; another challenge or origin fails", async () => {
+    const { verifyAuthenticationResponse, verifyRegistrationResponse } = await import("@simplewebauthn/server");
+    const { isoBase64URL } = await import("@simplewebauthn/server/helpers");
+    const { assertion, makePasskey } = await import("../../capacity/lib/abuse-passkeys.mjs");
+    const origin = "http://127.0.0.1:8787";
+    const options = {
+      challenge: "Y2hhbGxlbmdlLW9mLXRoZS10aWNrZXQ",
+      rp: { id: "127.0.0.1" },
+      user: { id: "dXNlci1oYW5kbGU" },
+    };
+    const made = makePasskey(options, origin);
+    const reg = await verifyRegistrationResponse({
+      response: JSON.parse(made.credential),
+      expectedChallenge: options.challenge,
+      expectedOrigin: origin,
+      expectedRPID: "127.0.0.1",
+      requireUserVerification: true,
+    });
+    expect(reg.verified).toBe(true);
+    const credential = reg.registrationInfo!.credential;
+    const tx = "the-first-page's-signed-tx";
+    const challenge = isoBase64URL.fromBuffer(
+      new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(tx))),
+    );
+    const check = (a: string, expectedChallenge: string, expectedOrigin = origin) =>
+      verifyAuthenticationResponse({
+        response: JSON.parse(a),
+        expectedChallenge,
+        expectedOrigin,
+        expectedRPID: "127.0.0.1",
+        credential,
+        requireUserVerification: true,
+      }).then(
+        (r) => r.verified,
+        () => false,
+      );
+    const a = assertion(made.passkey, tx, origin);
+    expect(JSON.parse(a).response.userHandle).toBe(options.user.id);
+    expect(await check(a, challenge)).toBe(true);
+    expect(await check(assertion(made.passkey, "another tx", origin), challenge)).toBe(false);
+    expect(await check(a, challenge, "http://localhost:8787")).toBe(false);
+  });
 });
 
 describe("a profile's row", () => {
