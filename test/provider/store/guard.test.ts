@@ -280,7 +280,7 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
       for (const [i, sent] of sends.entries())
         if (o.typed(i) && sent + o.typeAfterMs > at - 250 && sent + o.typeAfterMs <= at)
           events.push({ kind: "verified", scopes: ["app"], sentAt: sent, challenged: false, ...appOf(i) });
-      const r = await stub.record(`s${batch++}`, events, null, at, SURGE);
+      const r = await stub.record(`${o.from} ${batch++}`, events, null, at, SURGE);
       transitions.push(...r.transitions.map((x) => `${(x.since - o.from) / 1000}s ${x.state} ${x.strikes}`));
       const app = r.view.states.find((x) => x.scope === "app");
       log.push({ at, sent: sends.length, state: app?.state ?? null, strikes: app?.strikes ?? null });
@@ -372,6 +372,18 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
     expect(first.sent).toBeLessThan(50);
     expect(r.sends.length).toBe(first.sent);
     expect(r.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "suspect 1"]);
+  });
+
+  it("over every app (`~net`): a second surge within the strikes' memory leaves the service suspect, never slowed (an app is slowed)", async () => {
+    // slowed would give every app's people the service's one allowance of GUARD_SLOW_CODES codes
+    const later = NOW + RULES.cooldownMs + 3_600_000;
+    const bot = { seconds: 120, perSecond: 8, typed: () => false, typeAfterMs: 0 };
+    await drive("net-twice", { ...bot, from: NOW, app: (i) => `app-${i % 20}` });
+    const again = await drive("net-twice", { ...bot, from: later, app: (i) => `app-${i % 20}` });
+    expect(again.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "suspect 2"]);
+    await drive("app-twice", { ...bot, from: NOW });
+    const app = await drive("app-twice", { ...bot, from: later });
+    expect(app.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "slowed 2"]);
   });
 
   it("over every app (`~net`): one app's burst, with the others' people typing beside it, is that app's to judge, never the service's", async () => {

@@ -7,6 +7,7 @@
 // through a per-isolate copy (signin/guard.ts) and write counts after their answer.
 
 import { kstDayStart } from "../../config";
+import type { GuardEvent, GuardView, Scope, ScopeStatus, Transition } from "./events";
 import { takeSlowCode } from "./slow";
 import { AppSpread } from "./spread";
 import {
@@ -40,49 +41,7 @@ const ZERO: Sums = { sent: 0, verified: 0, csent: 0, cverified: 0 };
 /** Batches remembered for a retried call, this long. */
 const BATCH_MEMORY_MS = 3_600_000;
 
-/** A scope inside an app's object: its kind and value, e.g. `block:203.0.113.0/24`, or `app`. */
-export type Scope = string;
-
-/** Codes sent, or verified (credited to the bucket of the send they answer), for some scopes. */
-export interface GuardEvent {
-  kind: "sent" | "verified";
-  scopes: Scope[];
-  /** When the code was sent (the bucket it counts in). */
-  sentAt: number;
-  /** Sent after a passed challenge. */
-  challenged: boolean;
-  /** The app it was for, on the events counted again service-wide (`~net`) only. */
-  app?: string;
-}
-
-export interface ScopeStatus {
-  scope: Scope;
-  state: GuardState;
-  since: number;
-  until: number;
-  strikes: number;
-}
-
-/** What the sign-ins cache of an app: its scopes beyond normal, and whether its SMS are paused. */
-export interface GuardView {
-  states: ScopeStatus[];
-  /** Today's SMS sent (Korean day) and when that day ends. */
-  sentToday: number;
-  dayEnds: number;
-  /** The daily budget reached: no code is sent until `dayEnds`. */
-  paused: boolean;
-}
-
-/** A scope's change of state, for the audit trail (which records its kind and state only). */
-export interface Transition {
-  kind: ScopeKind;
-  state: GuardState | "cleared";
-  strikes: number;
-  /** The scope itself and when its state ends (for the list across apps; never audited). */
-  scope: Scope;
-  since: number;
-  until: number;
-}
+export type { GuardEvent, GuardView, Scope, ScopeStatus, Transition } from "./events";
 
 /** The Korean calendar day of `now` (days since the epoch, KST) and when it ends. */
 export function kstDay(now: number): { day: number; ends: number } {
@@ -132,6 +91,8 @@ export class GuardTables {
    */
   private service = false;
   private readonly spread = new AppSpread();
+  /** `typedSince`'s figure, and the first bucket it counts from. */
+  private recentTyped: { from: number; n: number } | null = null;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -331,16 +292,31 @@ export class GuardTables {
     let untyped = 0;
     for (const b of buckets.values()) untyped += Math.max(0, b.sent - b.verified);
     if (untyped < rules.surgeCodes) return false;
-    // the service's: at a pace, and spread over the apps (tables/spread.ts)
+    // the service's: at a pace (tables/spread.ts), then, the cheap checks passed, spread over the apps
     if (this.service && this.spread.paced(now) < rules.surgeCodes) return false;
-    if (this.service && !this.spread.spread(Math.floor((now - rules.settleMs) / BUCKET_MS))) return false;
-    const typed = this.sql
-      .exec<{ n: number }>(
-        "SELECT coalesce(sum(verified), 0) AS n FROM counts WHERE scope = 'app' AND bucket >= ?",
-        Math.floor((now - SURGE_RECENT_MS) / BUCKET_MS),
-      )
-      .one().n;
-    return isSurge(untyped, typed, rules);
+    if (!isSurge(untyped, this.typedSince(now), rules)) return false;
+    return !this.service || this.spread.spread(Math.floor((now - rules.settleMs) / BUCKET_MS));
+  }
+
+  /**
+   * The codes of the app (for `~net`, the service) typed of late, of sends since SURGE_RECENT_MS
+   * ago by the bucket: read once a bucket, then kept up by the verifications recorded, so a busy
+   * object whose untyped codes always pass the threshold reads the store once per bucket, not per
+   * call.
+   */
+  private typedSince(now: number): number {
+    const from = Math.floor((now - SURGE_RECENT_MS) / BUCKET_MS);
+    if (this.recentTyped?.from !== from)
+      this.recentTyped = {
+        from,
+        n: this.sql
+          .exec<{ n: number }>(
+            "SELECT coalesce(sum(verified), 0) AS n FROM counts WHERE scope = 'app' AND bucket >= ?",
+            from,
+          )
+          .one().n,
+      };
+    return this.recentTyped.n;
   }
 
   /**
@@ -360,7 +336,9 @@ export class GuardTables {
     // the surge's codes: sent up to a settle time and a bucket before it was judged
     const sums = this.sums("app", now, rules, cur.since - rules.settleMs - BUCKET_MS);
     this.judged.set("app", Math.floor((now - rules.settleMs) / BUCKET_MS));
-    const next = judge("app", sums, surge.before, now, rules);
+    const judged = judge("app", sums, surge.before, now, rules);
+    // the service is never slowed (its one allowance would be every app's people's): suspect at most
+    const next = judged && this.service ? { ...judged, state: "suspect" as const } : judged;
     if (next) {
       // codes that followed a passed challenge went untyped meanwhile: it stays slowed
       this.enter("app", "app", cur.state === "slowed" ? { ...next, state: "slowed" } : next, out);
@@ -430,6 +408,8 @@ export class GuardTables {
           }
           this.spread.add(e.app, bucket, sent, 1 - sent, e.sentAt);
         }
+        if (!sent && this.recentTyped && bucket >= this.recentTyped.from && e.scopes.includes("app"))
+          this.recentTyped.n++;
         for (const scope of e.scopes) {
           kindOf(scope);
           const key = `${bucket} ${scope}`;
@@ -522,8 +502,9 @@ export class GuardTables {
     if (this.judged.get(scope) === settled) return;
     this.judged.set(scope, settled);
     const cur = this.stateRows.get(scope) ?? null;
-    // the service's own scope enters a state only by a spread surge (an active one is judged on)
-    if (this.service && scope === "app" && !(cur && cur.until > now)) return;
+    // the service's own scope is judged by a spread surge alone, and never slowed: its allowance
+    // would be every app's people's
+    if (this.service && scope === "app") return;
     // a state that ended counts only what was sent after it; an active one judges its challenged sends
     const after = cur && cur.until <= now ? cur.until : cur ? cur.since : 0;
     const kind = kindOf(scope);
@@ -579,7 +560,7 @@ export class GuardTables {
     this.sql.exec("DELETE FROM days WHERE day < ?", kstDay(now).day - 7);
     this.sql.exec("DELETE FROM batches WHERE at < ?", now - BATCH_MEMORY_MS);
     const settledBelow = Math.floor((now - rules.settleMs) / BUCKET_MS);
-    this.spread.prune(settledBelow);
+    this.spread.prune(settledBelow, now);
     for (const [scope, buckets] of this.outstanding) {
       for (const bucket of buckets.keys()) if (bucket < settledBelow) buckets.delete(bucket);
       if (buckets.size === 0) this.outstanding.delete(scope);

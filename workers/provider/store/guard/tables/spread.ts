@@ -43,8 +43,9 @@ export class AppSpread {
     return n;
   }
 
-  /** Forgets the buckets below `settledBelow`, settled now. */
-  prune(settledBelow: number): void {
+  /** Forgets the buckets below `settledBelow`, settled now, and the sends before the pace's reach. */
+  prune(settledBelow: number, now: number): void {
+    this.paced(now);
     for (const [app, buckets] of this.apps) {
       for (const bucket of buckets.keys()) if (bucket < settledBelow) buckets.delete(bucket);
       if (buckets.size === 0) this.apps.delete(app);
