@@ -73,7 +73,11 @@ export function minutes(ms: number): number {
   return Math.max(1, Math.ceil(ms / 60_000));
 }
 
-export function refusalAlert(lang: Lang, r: Refusal, field?: Alert["field"]): Alert {
+/**
+ * The alert of a refusal. `by`: what the person was offered, a code or a text; the number's sends
+ * of the window are spent by either, and said so in the words of the one asked for.
+ */
+export function refusalAlert(lang: Lang, r: Refusal, field?: Alert["field"], by: "code" | "text" = "code"): Alert {
   const left = r.until - Date.now();
   switch (r.limit) {
     case "ip":
@@ -83,7 +87,7 @@ export function refusalAlert(lang: Lang, r: Refusal, field?: Alert["field"]): Al
     case "cooldown":
       return { text: t(lang, "errCooldown", { seconds: Math.max(1, Math.ceil(left / 1000)) }), field };
     case "sends":
-      return { text: t(lang, "errSendLimit", { minutes: minutes(left) }), field };
+      return { text: t(lang, by === "text" ? "errTextLimit" : "errSendLimit", { minutes: minutes(left) }), field };
   }
 }
 

@@ -23,7 +23,7 @@ import { normalizePhone, type Telco } from "../../core/spec";
 import { audit, shardOf, storeAt, textKey, type OneTimeEnv } from "../store/one-time/index";
 import { tally } from "../store/metrics/index";
 import { carrierDirectory, CarrierUnavailable } from "./carrier";
-import { failure, limited, minutes, render, type Flow } from "./flow";
+import { failure, limited, refusalAlert, render, type Flow } from "./flow";
 import { t } from "./i18n";
 import { riskOf } from "./risk";
 import { numberLimits, phoneKey } from "./limits";
@@ -88,8 +88,7 @@ export async function offerText(
   );
   if (refused) {
     // the number's sends of the window are spent, by its codes or its texts: said so, with when
-    const alert = { text: t(f.ctx.lang, "errTextLimit", { minutes: minutes(refused.until - Date.now()) }) };
-    return identifyPage(f.ctx, values, alert, limited(refused));
+    return identifyPage(f.ctx, values, refusalAlert(f.ctx.lang, refused, undefined, "text"), limited(refused));
   }
   const ticket: Ticket = { id: f.h.id, telco, telcoCd: values.telcoCd!, name, phone, digits, until };
   f.rc.log.event = "signin.text_offered";
