@@ -8,43 +8,13 @@
 // mark nothing.
 import { describe, expect, it } from "vitest";
 import { insertSubscriber } from "../../../support/shards";
-import { alertText, Browser, type Page } from "../../../support/signin";
+import { alertText, Browser } from "../../../support/signin";
+import { phraseOf, poll, textPage, textPeople } from "../../../support/texts";
 
 const TOKEN = "tobetext-token-0123456789abcdef";
 const PREFIX = "7001";
 const VARS = { SIGNIN_MO: "all", SMS_INBOUND_NUMBER: "1544-1234", SMS_INBOUND_TOBETEXT_TOKEN: TOKEN };
-
-let n = 0;
-async function person(): Promise<{ telco: string; name: string; phone: string }> {
-  const i = n++;
-  const phone = `0107719${String(i).padStart(4, "0")}`;
-  const name = `투비${i}`;
-  await insertSubscriber({ telco: "K", phone, name, ci: `CI-tobetext-${phone}` });
-  return { telco: "K", name, phone };
-}
-
-async function textPage(b: Browser, who: { telco: string; name: string; phone: string }): Promise<Page> {
-  const p1 = await b.authorize({ client_id: "demo-client" });
-  return b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-}
-
-function phraseOf(p: Page): string {
-  const m = /id="text-phrase"[^>]*>([^<]*)</.exec(p.html);
-  if (!m) throw new Error(`no phrase on page ${p.status}: ${alertText(p.html) ?? p.html.slice(0, 200)}`);
-  return m[1]!
-    .replace(/&amp;/g, "&")
-    .replace(/&#39;/g, "'")
-    .replace(/&quot;/g, '"');
-}
-
-async function poll(b: Browser, p: Page): Promise<boolean> {
-  const res = await b.fetch(p.form!.action, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ ...p.form!.hidden, poll: "Y" }).toString(),
-  });
-  return ((await res.json()) as { arrived: boolean }).arrived;
-}
+const person = textPeople("719", "투비");
 
 /** POST as ToBeText does: its three parameters, form-encoded, to the registered URL. */
 function deliver(
@@ -72,9 +42,9 @@ describe("a text in ToBeText's format", () => {
     const who = await person();
     const p = await textPage(b, who);
     expect(p.form?.step).toBe("text");
-    expect(await poll(b, p)).toBe(false);
+    expect((await poll(b, p)).arrived).toBe(false);
     expect(await answer(await deliver(b, form(who.phone, `${PREFIX}${phraseOf(p)}`)))).toBe("accepted");
-    expect(await poll(b, p)).toBe(true);
+    expect((await poll(b, p)).arrived).toBe(true);
     let q = await b.submit(p, { sent: "Y" });
     if (q.form?.step === "consent") q = await b.submit(q, { agree: "Y" });
     expect(q.status).toBe(302);
@@ -101,7 +71,7 @@ describe("ToBeText texts that mark nothing", () => {
       expect(res.status).toBe(401);
       expect(((await res.json()) as { error: string }).error).toBe("authentication_failed");
     }
-    expect(await poll(b, p)).toBe(false);
+    expect((await poll(b, p)).arrived).toBe(false);
     expect(await answer(await deliver(b, f))).toBe("accepted");
   });
 
@@ -112,7 +82,7 @@ describe("ToBeText texts that mark nothing", () => {
     const body = `${PREFIX}${phraseOf(p)}`;
     expect(await answer(await deliver(b, form("01077199999", body)))).toBe("unknown");
     expect(await answer(await deliver(b, form(who.phone, body, "15880000")))).toBe("not_our_number");
-    expect(await poll(b, p)).toBe(false);
+    expect((await poll(b, p)).arrived).toBe(false);
     expect(await answer(await deliver(b, form(who.phone, body)))).toBe("accepted");
     expect(await answer(await deliver(b, form(who.phone, body)))).toBe("used");
   });
@@ -123,7 +93,7 @@ describe("ToBeText texts that mark nothing", () => {
     const p = await textPage(b, who);
     const res = await deliver(b, form(who.phone, phraseOf(p), "05012345678"));
     expect(await answer(res)).toBe("international");
-    expect(await poll(b, p)).toBe(false);
+    expect((await poll(b, p)).arrived).toBe(false);
   });
 
   it("malformed, oversized or mistyped bodies get a clear 400/413/415 naming the problem, never a 500", async () => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "../../../support/env";
 import { insertSubscriber } from "../../../support/shards";
 import { alertText, Browser, parseForms, type Page } from "../../../support/signin";
+import { phraseOf, poll, textPage, textPeople } from "../../../support/texts";
 import { hmacSha256Hex } from "../../../../workers/core/crypto";
 import { phoneKey, shardOf, storeAt, textKey } from "../../../../workers/provider/store/one-time/index";
 import { storeConfig } from "../../../../workers/provider/store/config";
@@ -17,16 +18,8 @@ const SECRET = "inbound-test-secret-0123456789abcdef";
 const NEXT = "inbound-next-secret-0123456789abcdef";
 const NUMBER = "15441234";
 const VARS = { SIGNIN_MO: "all", SMS_INBOUND_NUMBER: "1544-1234", SMS_INBOUND_SECRET: SECRET };
-
-let n = 0;
 /** A person with a real number (no fixed code: a code would go by SMS). */
-async function person(): Promise<{ telco: string; name: string; phone: string }> {
-  const i = n++;
-  const phone = `0107717${String(i).padStart(4, "0")}`;
-  const name = `문자${i}`;
-  await insertSubscriber({ telco: "K", phone, name, ci: `CI-text-${phone}` });
-  return { telco: "K", name, phone };
-}
+const person = textPeople("717", "문자");
 
 interface Text {
   from: string;
@@ -58,21 +51,6 @@ async function deliver(b: Browser, t: Text, secret = SECRET, ts = Math.floor(Dat
 
 const result = async (res: Response) => ((await res.json()) as { result: string }).result;
 
-/** The phrase the text page asks for (as shown, entities decoded). */
-function phraseOf(p: Page): string {
-  const m = /id="text-phrase"[^>]*>([^<]*)</.exec(p.html);
-  if (!m) throw new Error(`no phrase on page ${p.status}: ${alertText(p.html) ?? p.html.slice(0, 200)}`);
-  return m[1]!
-    .replace(/&amp;/g, "&")
-    .replace(/&#39;/g, "'")
-    .replace(/&quot;/g, '"');
-}
-
-async function textPage(b: Browser, who: { telco: string; name: string; phone: string }, client = "demo-client") {
-  const p1 = await b.authorize({ client_id: client });
-  return b.submit(p1, { telcoCd: who.telco, name: who.name, phoneNo: who.phone });
-}
-
 async function sends(phone: string): Promise<number> {
   const r = await env.DB.prepare("SELECT count(*) AS n FROM sms_outbox WHERE phone = ?")
     .bind(phone)
@@ -85,16 +63,6 @@ async function sent(b: Browser, p: Page): Promise<Page> {
   let q = await b.submit(p, { sent: "Y" });
   if (q.form?.step === "consent") q = await b.submit(q, { agree: "Y" });
   return q;
-}
-
-async function poll(b: Browser, p: Page): Promise<{ arrived: boolean }> {
-  const res = await b.fetch(p.form!.action, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ ...p.form!.hidden, poll: "Y" }).toString(),
-  });
-  expect(res.headers.get("Content-Type")).toContain("application/json");
-  return (await res.json()) as { arrived: boolean };
 }
 
 describe("the text page", () => {
