@@ -377,14 +377,15 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
   it("over every app (`~net`): a second surge within the strikes' memory leaves the service suspect, never slowed (an app is slowed)", async () => {
     // slowed would give every app's people the service's one allowance of GUARD_SLOW_CODES codes
     const later = NOW + RULES.cooldownMs + 3_600_000;
-    const bot = { seconds: 120, perSecond: 8, typed: () => false, typeAfterMs: 0 };
+    // a minute each: held in its first seconds, decided untyped 40 s later
+    const bot = { seconds: 60, perSecond: 8, typed: () => false, typeAfterMs: 0 };
     await drive("net-twice", { ...bot, from: NOW, app: (i) => `app-${i % 20}` });
     const again = await drive("net-twice", { ...bot, from: later, app: (i) => `app-${i % 20}` });
     expect(again.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "suspect 2"]);
     await drive("app-twice", { ...bot, from: NOW });
     const app = await drive("app-twice", { ...bot, from: later });
     expect(app.transitions.map((t) => t.split(" ").slice(1).join(" "))).toEqual(["suspect 0", "slowed 2"]);
-  });
+  }, 90_000);
 
   it("over every app (`~net`): one app's burst, with the others' people typing beside it, is that app's to judge, never the service's", async () => {
     // 7 a second on one app nobody types, 1 a second over 19 others, typed 12 s later
