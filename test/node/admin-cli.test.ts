@@ -578,7 +578,9 @@ describe("events", () => {
       listed = await cliJson(["events", "list"]);
     }
     const mine = listed.events.find((e) => e.client_id === created.client_id)!;
-    expect(mine).toMatchObject({ reason: "subscriber_removed", attempts: 1, last_outcome: "unreachable" });
+    // tried at once and failed; on a loaded machine the CLI's listing can come after the retry 5 s on
+    expect(mine).toMatchObject({ reason: "subscriber_removed", last_outcome: "unreachable" });
+    expect(mine.attempts).toBeGreaterThanOrEqual(1);
     expect(Object.keys(mine).sort()).toEqual([
       "attempts",
       "client_id",
