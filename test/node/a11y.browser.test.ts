@@ -2,13 +2,13 @@
 // practices included, in Debian Chromium against the real `npm start` server, in Korean and in
 // English at 390×844. Any violation fails. The server runs with short limits (2 tries per code, a
 // lock after 3 failures, no resend cooldown) so that every state is reached in a few steps.
-// Screenshots of each state go to test-results/a11y/.
+// With SCREENSHOTS=1, screenshots of each state go to test-results/a11y/.
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agreeIfAsked, launchChromium } from "./chromium";
+import { agreeIfAsked, launchChromium, stateShot } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const OUT = join(import.meta.dirname, "..", "..", "test-results", "a11y");
@@ -57,7 +57,7 @@ interface Violation {
 
 /** Runs axe-core on the page as it is; returns its violations, labelled. */
 async function audit(page: Page, state: string): Promise<Violation[]> {
-  await page.screenshot({ path: join(OUT, `${state}.png`), fullPage: true });
+  await stateShot(page, join(OUT, `${state}.png`));
   await page.addScriptTag({ content: AXE });
   const result = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<unknown> } }).axe;

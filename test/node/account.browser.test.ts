@@ -2,7 +2,7 @@
 // playwright-core against the real `npm start` server. In Korean: log in to the demo app with
 // automatic login, prove the number on /account, turn automatic login off, end the login, and see
 // the demo app logged out by the signed event the service sent to its /auth/events. In English with
-// JavaScript off: the same page, a person with no connection. Screenshots at 390×844 go to
+// JavaScript off: the same page, a person with no connection. With SCREENSHOTS=1, screenshots at 390×844 go to
 // test-results/account/ (docs/screenshots/ holds one of each language).
 import { mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, virtualAuthenticator } from "./chromium";
+import { launchChromium, stateShot, virtualAuthenticator } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const OUT = join(import.meta.dirname, "..", "..", "test-results", "account");
@@ -61,7 +61,7 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.mi
 
 /** A screenshot of the page as it is, then axe-core's default rules on it: no violation. */
 async function axe(page: Page, state: string): Promise<void> {
-  await page.screenshot({ path: join(OUT, `${state}.png`), fullPage: true });
+  await stateShot(page, join(OUT, `${state}.png`));
   // evaluated through the DevTools protocol, not as a script element: the page's CSP stays as it is
   // (its own scripts, by nonce, are what the passkey flow above runs on)
   await page.evaluate(AXE);
@@ -125,7 +125,7 @@ describe("/account in Chromium (390×844)", () => {
       await expect
         .poll(() => card.innerText())
         .toMatch(/자동 로그인: 켜짐 \(\d{4}년 \d{1,2}월 \d{1,2}일 \d{2}:\d{2}까지\)/);
-      await page.screenshot({ path: join(OUT, "account-ko.png"), fullPage: true });
+      await stateShot(page, join(OUT, "account-ko.png"));
 
       await card.getByRole("button", { name: "자동 로그인 끄기" }).click();
       await expect.poll(() => page.getByRole("status").innerText()).toBe("Demo Shop의 자동 로그인을 껐습니다.");
@@ -160,7 +160,7 @@ describe("/account in Chromium (390×844)", () => {
       await heading(page, "My phone number login");
       expect(await page.locator(".lead").innerText()).toBe("Apps you log in to with 010-****-7890.");
       expect(await page.getByText("No app is connected to this number.").isVisible()).toBe(true);
-      await page.screenshot({ path: join(OUT, "account-en.png"), fullPage: true });
+      await stateShot(page, join(OUT, "account-en.png"));
       await page.getByRole("button", { name: "Sign out of this page" }).click();
       await expect.poll(() => page.getByRole("alert").innerText()).toBe("You are signed out of this page.");
     } finally {

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./chromium";
+import { launchChromium, stateShot } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 import { CookieJar, parseForm } from "./signin-driver";
 
@@ -306,7 +306,7 @@ describe("the operator's live view", () => {
       expect(inbox.got.find((m) => m.alert === RULE)!.text).toMatch(
         /^\[phone-login\] FIRING: SMS gateway naver-sens: (60\.0% of 5|66\.7% of 6|57\.1% of 7) attempts failed over 5 minutes/,
       );
-      await op.page.screenshot({ path: join(OUT, "overview-alert-firing.png"), fullPage: true });
+      await stateShot(op.page, join(OUT, "overview-alert-firing.png"));
 
       // SENS recovers: 16 more sends through it bring the 5 minutes' failures to 4 of 23 (17%)
       await codesSent(16);

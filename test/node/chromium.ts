@@ -35,6 +35,20 @@ const options = (args: string[]) => ({
   ],
 });
 
+/**
+ * A picture of a page's state for docs/screenshots/, written only when the run asks for them
+ * (`SCREENSHOTS=1 npm test`): no test reads them, and the full-page PNGs of some hundred states cost
+ * the run CPU it is bound by (the accessibility walk alone: 90 s of CPU with them, 80 s without). A
+ * failure's own screenshot is written always.
+ */
+export async function stateShot(
+  page: Page,
+  path: string,
+  opts: { fullPage?: boolean } = { fullPage: true },
+): Promise<void> {
+  if (process.env.SCREENSHOTS) await page.screenshot({ path, ...opts });
+}
+
 /** The run's Chromium, launched once by ./global-setup.ts. */
 export function chromiumServer(): Promise<BrowserServer> {
   return chromium.launchServer(options([]));

@@ -4,7 +4,7 @@
 // the browser with the progress bar, closing the tab half way and resuming by choosing the same
 // file again; the rejected rows are downloaded from the browser's own copy. axe-core reports no
 // violation on any console page, in Korean and in English, and a person without a role gets the
-// no-access page. Screenshots of each page go to test-results/console/ (docs/screenshots/ holds them).
+// no-access page. With SCREENSHOTS=1, screenshots of each page go to test-results/console/ (docs/screenshots/ holds them).
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agreeIfAsked, downloadedText, launchChromium } from "./chromium";
+import { agreeIfAsked, downloadedText, launchChromium, stateShot } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -173,7 +173,7 @@ interface Violation {
 
 /** axe-core's violations of the page as it is (best practices included), with its screenshot. */
 async function audit(page: Page, state: string): Promise<Violation[]> {
-  await page.screenshot({ path: join(OUT, `${state}.png`), fullPage: true });
+  await stateShot(page, join(OUT, `${state}.png`));
   await page.addScriptTag({ content: AXE });
   const result = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<unknown> } }).axe;
@@ -266,13 +266,13 @@ describe("the console in Chromium", () => {
               .slice(-5000)}`,
           );
         });
-      await page.screenshot({ path: join(OUT, "console-overview-metrics-ko.png"), fullPage: true });
+      await stateShot(page, join(OUT, "console-overview-metrics-ko.png"));
       const { clients } = await api<{ clients: { client_id: string; name: string }[] }>("GET", "/admin/clients");
       const demo = clients.find((c) => c.name === "Demo Shop")!;
       await page.goto(`${server.base}/console/apps/${demo.client_id}`);
       await heading(page, "Demo Shop");
       await expect.poll(() => page.locator("#c-app-signins figcaption").innerText()).toBe("하루 로그인 성공");
-      await page.screenshot({ path: join(OUT, "console-app-stats-ko.png"), fullPage: true });
+      await stateShot(page, join(OUT, "console-app-stats-ko.png"));
       expect(problems).toEqual([]);
     } finally {
       await context.close();
@@ -348,7 +348,7 @@ describe("the console in Chromium", () => {
       const saved = (await downloadedText(await download)).trim().split(/\r?\n/);
       expect(saved[0]).toBe("file_row,reason,telcoCd,phoneNo,name,gender,birth,foreign,ci");
       expect(saved.slice(1).map((l) => Number(l.split(",")[0]))).toEqual(BAD_ROWS);
-      await again.screenshot({ path: join(OUT, "console-directory-import-ko.png"), fullPage: true });
+      await stateShot(again, join(OUT, "console-directory-import-ko.png"));
       const after = (await api<{ subscribers: number }>("GET", "/admin/directory")).subscribers;
       expect(after - before).toBe(ROWS - BAD_ROWS.length);
       // the first tab's lookup of a run to resume answers 404 (no run of this file yet), which

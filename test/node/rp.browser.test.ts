@@ -5,7 +5,7 @@
 // for consent again. No outbound network: every host but the server's is refused.
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { heading, launchChromium, signInPages as signIn } from "./chromium";
+import { heading, launchChromium, signInPages as signIn, stateShot } from "./chromium";
 import { startServer, type Server } from "./server";
 
 let server: Server;
@@ -132,7 +132,7 @@ describe("relying-party kit in Chromium (390×844)", () => {
       expect(third.plid).not.toBe(first.plid);
       expect(third.autoLoginYn).toBe("사용 안 함 (off)");
       expect(c.problems).toEqual([]);
-      await page.screenshot({ path: "test-results/rp-demo-profile.png" });
+      await stateShot(page, "test-results/rp-demo-profile.png", {});
     } finally {
       await c.context.close();
     }

@@ -1,7 +1,7 @@
 // The sign-in pages in a real browser: Debian Chromium through playwright-core against
 // the real `npm start` server. Every seed subscriber signs in through the pages, consents, opts in
 // to automatic login where eligible, and is logged in at once by a second authorize. Korean and
-// English screenshots at 390×844 go to test-results/signin/ (docs/screenshots/ holds one of each).
+// English screenshots at 390×844 go (with SCREENSHOTS=1) to test-results/signin/ (docs/screenshots/ holds one of each).
 //
 // No outbound network: the app's callback https://demo.example/callback is mapped by Chromium's
 // host resolver to a local TLS server, so the real redirect (and CSP form-action on it) is used;
@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./chromium";
+import { launchChromium, stateShot } from "./chromium";
 import { devAdminToken, startServer, type Server } from "./server";
 
 const SECRET = "demoSecret0123456789abcdefABCDEF";
@@ -211,7 +211,7 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   await page.getByText(s.carrier, { exact: true }).click();
   await page.getByLabel("이름").fill(s.name);
   await page.getByLabel("휴대폰번호").fill(s.typed);
-  if (shoot) await page.screenshot({ path: join(OUT, "signin-ko.png") });
+  if (shoot) await stateShot(page, join(OUT, "signin-ko.png"), {});
   await page.getByLabel("전체 동의").check();
   await page.getByRole("button", { name: "인증번호 받기" }).click();
 
@@ -224,7 +224,7 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
   const box = page.getByRole("checkbox", { name: /자동 로그인/ });
   if (s.eligible) await box.check();
   else expect(await box.count()).toBe(0);
-  if (shoot) await page.screenshot({ path: join(OUT, "signin-ko-verify.png") });
+  if (shoot) await stateShot(page, join(OUT, "signin-ko-verify.png"), {});
   await page.getByRole("button", { name: "확인", exact: true }).click();
 
   await heading(page, "정보 제공 동의");
@@ -240,7 +240,7 @@ async function signInKorean(c: Ctx, s: Seed, state: string, shoot = false): Prom
     "통신사",
     "이 앱 전용 이용자 식별자",
   ]);
-  if (shoot) await page.screenshot({ path: join(OUT, "signin-ko-consent.png") });
+  if (shoot) await stateShot(page, join(OUT, "signin-ko-consent.png"), {});
   await page.getByRole("button", { name: "동의하고 계속하기" }).click();
   return callbackParams(page);
 }
@@ -298,7 +298,7 @@ describe("sign-in in Chromium (390×844)", () => {
         .getByRole("button", { name: "인증번호 받기" })
         .evaluate((el) => getComputedStyle(el).backgroundColor);
       expect(bg).toBe("rgb(27, 100, 218)"); // #1b64da: white text on it is 5.4:1 (WCAG AA)
-      await c.page.screenshot({ path: join(OUT, "signin-ko-empty.png") });
+      await stateShot(c.page, join(OUT, "signin-ko-empty.png"), {});
       await c.page.setViewportSize({ width: 320, height: 640 });
       expect(await c.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
       expect(c.problems).toEqual([]);
@@ -473,7 +473,7 @@ describe("sign-in in Chromium (390×844)", () => {
       await page.getByLabel("Mobile number").fill("010-2345-6789");
       expect(await page.getByRole("button", { name: "Send code" }).isVisible()).toBe(true);
       expect(await page.getByRole("button", { name: "Cancel" }).isVisible()).toBe(true);
-      await page.screenshot({ path: join(OUT, "signin-en.png") });
+      await stateShot(page, join(OUT, "signin-en.png"), {});
       await page.getByLabel("Agree to all").check();
       await page.getByRole("button", { name: "Send code" }).click();
       await heading(page, "Enter the code");
@@ -483,7 +483,7 @@ describe("sign-in in Chromium (390×844)", () => {
       expect(await textOf(page.getByRole("alert"))).toBe("The code is not correct. 4 tries left.");
       await page.getByLabel("Code", { exact: true }).fill("234567");
       expect(await page.getByRole("checkbox", { name: /Automatic login/ }).isVisible()).toBe(true);
-      await page.screenshot({ path: join(OUT, "signin-en-verify.png") });
+      await stateShot(page, join(OUT, "signin-en-verify.png"), {});
       await page.getByRole("button", { name: "Confirm" }).click();
       const params = await callbackParams(page);
       expect(params.get("state")).toBe("shot-en");
@@ -506,7 +506,7 @@ describe("sign-in in Chromium (390×844)", () => {
       expect(await textOf(page.getByRole("alert"))).toBe(
         "입력하신 이름과 휴대폰번호는 통신 3사에서 확인되지 않습니다.",
       );
-      await page.screenshot({ path: join(OUT, "signin-ko-hybrid-mismatch.png") });
+      await stateShot(page, join(OUT, "signin-ko-hybrid-mismatch.png"), {});
       await page.getByRole("button", { name: "English" }).click();
       await heading(page, "Confirm it is you");
       await page.getByRole("button", { name: "Cancel" }).click();

@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { heading, launchChromium } from "./chromium";
+import { heading, launchChromium, stateShot } from "./chromium";
 import { startServer, type Server } from "./server";
 
 const OUT = join(import.meta.dirname, "..", "..", "test-results", "text");
@@ -91,7 +91,7 @@ describe("a text the person sends, in Chromium (390×844)", () => {
     const { context, page, problems } = await open(true);
     try {
       const phrase = await toTextPage(page);
-      await page.screenshot({ path: join(OUT, "text-ko.png"), fullPage: true });
+      await stateShot(page, join(OUT, "text-ko.png"));
       expect(await axe(page)).toEqual([]);
       // the dev phone's link carries the phrase
       expect(await page.locator("#text-dev-phone").getAttribute("href")).toContain(encodeURIComponent(phrase));
