@@ -3,7 +3,7 @@
 // given, each batch once however often it is retried, in random order.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "../../support/env";
 import {
   canSlow,
@@ -20,7 +20,7 @@ import {
 } from "../../../workers/provider/store/guard/rules";
 import { guardStore } from "../../../workers/provider/store/guard/reach";
 import { guardRules } from "../../../workers/provider/store/guard/config";
-import type { GuardEvent } from "../../../workers/provider/store/guard/guard-store";
+import type { GuardEvent, GuardStore } from "../../../workers/provider/store/guard/guard-store";
 
 const RULES: GuardRules = {
   minConversion: 0.3,
@@ -437,6 +437,28 @@ describe("a surge (an app's codes outstanding against its typing of late)", () =
     };
     expect(await slow("net-trickle", (i) => `app-${i % 20}`)).toEqual([]);
     expect(await slow("app-trickle")).toEqual(["app"]);
+  });
+
+  it("a batch with a scope that is none is refused whole: nothing of it counts, in the store or in the object's memory", async () => {
+    // 20 codes typed of late make a surge 2.5 × 20 = 50 untyped codes (30 s settle, 120 s of late)
+    const stub = guardStore(env as never, "surge-refused-batch");
+    const sent = (n: number): GuardEvent[] =>
+      Array.from({ length: n }, () => ({ kind: "sent", scopes: ["app"], sentAt: NOW, challenged: false }));
+    const typed = (n: number): GuardEvent[] =>
+      Array.from({ length: n }, () => ({ kind: "verified", scopes: ["app"], sentAt: NOW - 20_000, challenged: false }));
+    await stub.record("typed", typed(20), null, NOW, SURGE);
+    expect((await stub.record("first", sent(45), null, NOW, SURGE)).view.states).toEqual([]);
+    // 200 typed codes and one event of a scope no kind names: refused, the batch's id not taken
+    const bad: GuardEvent = { kind: "sent", scopes: ["nowhere:1"], sentAt: NOW, challenged: false };
+    // (inside the object: the test pool reports an error thrown across its RPC as unhandled)
+    await runInDurableObject(stub, (o: GuardStore) =>
+      expect(() => o.record("bad", [...typed(200), bad], null, NOW, SURGE)).toThrow("not a scope: nowhere"),
+    );
+    expect(await stub.totals("app", NOW + 60_000, SURGE)).toEqual({ sent: 45, verified: 20, csent: 0, cverified: 0 });
+    // 10 more untyped make 55: the surge, as if the refused batch had never come
+    const after = await stub.record("second", sent(10), null, NOW + 1_000, SURGE);
+    expect(after.view.states.map((x) => [x.scope, x.state])).toEqual([["app", "suspect"]]);
+    expect((await stub.record("bad", typed(1), null, NOW + 1_000, SURGE)).applied).toBe(true);
   });
 });
 

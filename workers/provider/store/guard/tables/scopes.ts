@@ -385,6 +385,9 @@ export class GuardTables {
     rules: GuardRules,
   ): { applied: boolean; transitions: Transition[]; view: GuardView } {
     const transitions: Transition[] = [];
+    // a scope that is none refuses the batch before anything changes: the loop below also changes
+    // this object's memory (the spread, the recent typing, the queues), which a rollback would not undo
+    for (const e of events) for (const scope of e.scopes) kindOf(scope);
     this.restore(rules);
     const applied = this.storage.transactionSync(() => {
       const fresh = this.sql.exec("INSERT INTO batches (id, at) VALUES (?, ?) ON CONFLICT DO NOTHING", batch, now);
@@ -411,7 +414,6 @@ export class GuardTables {
         if (!sent && this.recentTyped && bucket >= this.recentTyped.from && e.scopes.includes("app"))
           this.recentTyped.n++;
         for (const scope of e.scopes) {
-          kindOf(scope);
           const key = `${bucket} ${scope}`;
           const r = rows.get(key) ?? [scope, bucket, 0, 0, 0, 0];
           r[2] += sent;
