@@ -46,10 +46,8 @@ function parseArgs(argv) {
   const o = {
     mode: short ? "short" : "full",
     rounds: short ? 1 : 5,
-    // the short run (CI) only checks that every scenario still answers and is measured: a quarter of a
-    // second (126 s for the whole short run on the 2-core machine, its capacity checks beside it; 176 s at
-    // half a second, with warm-ups, settles and profiles halved with it)
-    seconds: short ? 0.25 : 5,
+    // the short run (CI) only checks that every scenario still answers and is measured: half a second
+    seconds: short ? 0.5 : 5,
     // a round of a scenario is this many slices, interleaved with every other scenario's
     slices: short ? 1 : 5,
     // each slice starts one scenario further on, so no scenario is always first after the previous
@@ -59,11 +57,11 @@ function parseArgs(argv) {
     rotate: true,
     // after each slice, seconds more of CPU counted with no requests (its deferred work); the short
     // run (CI) only checks that the bench works
-    settle: short ? 0.1 : 1.2,
-    warmup: short ? 0.15 : 2,
+    settle: short ? 0.2 : 1.2,
+    warmup: short ? 0.3 : 2,
     profileRounds: short ? 1 : 3,
-    profileSeconds: short ? 0.25 : 4,
-    profileWarmup: short ? 0.15 : 1,
+    profileSeconds: short ? 0.5 : 4,
+    profileWarmup: short ? 0.3 : 1,
     // both in the short run too (CI: every variant must keep working, the user/me one mints tokens)
     profileScenarios: ["token", "user-me"],
     connections: 32,
