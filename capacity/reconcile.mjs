@@ -10,7 +10,7 @@
 // received, a `code.redeemed` count for each token.
 //
 //   node capacity/reconcile.mjs              10,000 sign-ins; bench/results/reconcile-<date>.json
-//   node capacity/reconcile.mjs --short      300 sign-ins (CI); bench/results/reconcile-short.json
+//   node capacity/reconcile.mjs --short      120 sign-ins (CI); bench/results/reconcile-short.json
 //   options: --signins N --concurrency C (16) --subscribers S (300) --quiet S (seconds the trail and
 //            the roll-ups stay unchanged before the outboxes count as drained; 10)
 //            --kills K   K kills evenly spread instead of one half way (more chances to land on a flush)
@@ -62,7 +62,7 @@ function parseArgs(argv) {
   const short = argv.includes("--short");
   const o = {
     mode: short ? "short" : "full",
-    signins: short ? 300 : 10_000,
+    signins: short ? 120 : 10_000,
     concurrency: 16,
     subscribers: 300,
     quiet: 10,
