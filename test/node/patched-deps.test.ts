@@ -1,5 +1,5 @@
-// scripts/patch-deps.mjs (`postinstall`): the installed test pool carries its one change, and the
-// script applies it exactly once, to the version it was written for only.
+// scripts/patch-deps.mjs (`postinstall`): the installed test pool carries its changes, and the
+// script applies each exactly once, to the version it was written for only.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -52,6 +52,25 @@ describe("patched dependencies (scripts/patch-deps.mjs)", () => {
     expect(once).toBe(readFileSync(join(installed, pool.file), "utf8"));
     expect(applyPatches(modules, () => {})).toEqual([{ name: pool.name, status: "already" }]);
     expect(readFileSync(file, "utf8")).toBe(once);
+  });
+
+  it("an install patched by an earlier script (its first edits only) gets the edits it lacks, once", () => {
+    const [first, second] = pool.edits;
+    const earlier = published().replace(first!.find, first!.replace).replace(second!.find, second!.replace);
+    const modules = copyOfPool(pool.version, earlier);
+    const file = join(modules, ...pool.name.split("/"), pool.file);
+    expect(applyPatches(modules, () => {})).toEqual([{ name: pool.name, status: "applied" }]);
+    expect(readFileSync(file, "utf8")).toBe(readFileSync(join(installed, pool.file), "utf8"));
+    expect(applyPatches(modules, () => {})).toEqual([{ name: pool.name, status: "already" }]);
+  });
+
+  it("the wrapper classes' prototype is wrapped in its Proxy once, not at every construction", () => {
+    const text = readFileSync(join(installed, pool.file), "utf8");
+    const made =
+      /function createProxyPrototypeClass\([^)]*\) \{\n\tfunction Class\(\.\.\.args\) \{\n([^]*?)\n\t\}\n/.exec(text);
+    expect(made, "createProxyPrototypeClass not found").not.toBeNull();
+    expect(made![1]).not.toContain("new Proxy");
+    expect(text.split("Class.prototype = new Proxy(Class.prototype").length).toBe(2);
   });
 
   it("another version, or text it does not expect, is left as it is with one line saying so", () => {
