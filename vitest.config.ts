@@ -128,6 +128,12 @@ export default defineConfig(async () => {
           ],
           test: {
             name: "workers",
+            // One workerd, isolate and module cache for file after file on each of the run's workers
+            // (vitest hands the runner on), rather than a workerd of their own for each of the 112
+            // files: test/support/setup.ts empties the storage, forgets what the worker's modules
+            // keep in the isolate and sets the fakes back, so each file starts as on a fresh one
+            // (docs/testing.md "Where the time goes").
+            isolate: false,
             // The worker's libraries bundled once for the run by vite's dependency optimizer: each file's
             // workerd then loads 268 modules where it loaded 604 (@simplewebauthn/server and its
             // @peculiar/asn1-* and tsyringe, jose), each a round trip to this process; 15% less wall and

@@ -7,8 +7,9 @@
 // pool's options from JSON and imports the worker's main module again through the runner Durable
 // Object (two extra Durable Object round trips, `importModule` and `getSerializedOptions` in its
 // dist/worker/lib/cloudflare/test-internal.mjs). In one workerd of `vitest run` neither ever
-// changes: each test file gets a workerd of its own, and no source changes under a run. The change
-// keeps the first parse and the first import for that workerd. Measured on the 2-core machine:
+// changes: the files it serves one after the other share the options and the module instances (no
+// file resets the modules: docs/testing.md), and no source changes under a run. The change keeps
+// the first parse and the first import for that workerd. Measured on the 2-core machine:
 // `race.test.ts` at 100 trials a property, 21.4-22.4 s of tests before, 9.0-9.2 s after
 // (docs/testing.md). Nothing the tests check is changed: the worker's code, its storage and
 // its Durable Objects are the same; only the pool's lookups of them are not repeated.

@@ -1,14 +1,12 @@
-import { applyD1Migrations } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { env } from "./env";
+import { startFresh } from "./fresh";
 import { BASE } from "./helpers";
 import { fakeFor } from "./sms-fakes";
 import { TURNSTILE_ORIGIN } from "./turnstile";
-import { applyDevSeed } from "../../workers/all-in-one/seed";
 
-// Storage is isolated per test file: every file starts from the migrated schema and the dev seed.
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
-await applyDevSeed(env);
+// Every file starts as on a fresh workerd, from the migrated schema and the dev seed (./fresh.ts).
+await startFresh();
 
 /** The fake carrier verification API's address (test/support/fixtures/fake-carrier.js). */
 const FAKE_CARRIER_ORIGIN = "http://127.0.0.1:9753";

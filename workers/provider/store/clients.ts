@@ -13,6 +13,7 @@
 // - an isolate's cached record is at most CLIENT_CACHE_SECONDS old; an admin change drops it.
 
 import { configOf, keyVar } from "../../core/config";
+import { keptInIsolate } from "./config";
 import { importSealKey, seal, sha256, unseal, utf8 } from "../../core/crypto";
 import { isIdentityItem, type IdentityItem } from "../../core/spec";
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../../core/event-types.js";
@@ -144,6 +145,7 @@ export interface ClientSecrets {
 }
 
 const clientCache = new Map<string, CachedClient>();
+keptInIsolate(() => clientCache.clear());
 
 /** Drops a client from this isolate's cache (after an admin change). */
 export function forgetClient(clientId: string): void {

@@ -301,3 +301,24 @@ checkConfig((env: object) => {
   metricsSeconds(env, "METRICS_FLUSH_SECONDS", 60, 0);
   metricsSeconds(env, "ALERT_EVALUATE_SECONDS", 60, 1);
 });
+
+// ---- what an isolate keeps between requests
+
+/**
+ * How each module that keeps something in the isolate between requests (the caches of clients, API
+ * tokens and signing keys; the metric sums not yet sent) drops it. Nothing in a worker calls
+ * `forgetIsolateMemory`: an isolate forgets by ending. The workers tests hand one isolate from test
+ * file to test file and call it between them (test/support/fresh.ts), so each file starts as a
+ * fresh isolate would (docs/testing.md "Where the time goes").
+ */
+const forgetters: (() => void)[] = [];
+
+/** Registers how to drop what a module keeps in this isolate (once, at the module's load). */
+export function keptInIsolate(forget: () => void): void {
+  forgetters.push(forget);
+}
+
+/** Drops everything registered: the isolate's caches and unsent sums, as a new isolate has them. */
+export function forgetIsolateMemory(): void {
+  for (const forget of forgetters) forget();
+}

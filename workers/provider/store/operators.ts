@@ -6,6 +6,7 @@
 // holds everywhere within that time.
 
 import { derivedToken, randomToken, sha256 } from "../../core/crypto";
+import { keptInIsolate } from "./config";
 
 type DbEnv = { DB: D1Database };
 
@@ -256,6 +257,7 @@ export async function listTokens(env: DbEnv): Promise<ApiToken[]> {
 const LAST_USE_EVERY_MS = 60_000;
 
 const tokenCache = new Map<string, { token: ApiToken | null; at: number; wroteUse: number }>();
+keptInIsolate(() => tokenCache.clear());
 
 /**
  * The token a presented secret names, or null; cached per isolate for `cacheMs` (a revocation holds

@@ -18,7 +18,7 @@
 // - each isolate reads the table at most once a minute (`keysCacheMs`, config.ts `keyTimes`).
 
 import { importSealKey, randomToken, seal, unseal } from "../../core/crypto";
-import { keyTimes, storeConfig, type StoreVars } from "./config";
+import { keptInIsolate, keyTimes, storeConfig, type StoreVars } from "./config";
 
 /**
  * A rotated-in key is published this long before it signs, by default (JWKS_MAX_AGE_SECONDS 300):
@@ -70,6 +70,11 @@ export interface KeyView {
 
 let cache: { rows: KeyRow[]; at: number; db: D1Database } | null = null;
 const privateKeys = new Map<string, Promise<CryptoKey>>();
+keptInIsolate(() => {
+  cache = null;
+  privateKeys.clear();
+  signer = null;
+});
 
 const sealContext = (kid: string) => `signing-key:${kid}`;
 

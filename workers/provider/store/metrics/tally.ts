@@ -6,7 +6,7 @@
 // What an isolate held when it was evicted, or a send that failed three times, is lost: these
 // series are approximate, and never feed the "roll-up equals the trail" invariant.
 
-import { metricsSeconds } from "../config";
+import { keptInIsolate, metricsSeconds } from "../config";
 import { randomToken } from "../../../core/crypto";
 import type { MetricsStore } from "./metrics-store";
 import { metricsStore } from "./reach";
@@ -35,7 +35,16 @@ let isolate = "";
 let seq = 0;
 
 /** `METRICS_FLUSH_SECONDS` in ms, read once per env object (an isolate's requests share it). */
-const flushOf = new WeakMap<object, number>();
+let flushOf = new WeakMap<object, number>();
+
+keptInIsolate(() => {
+  sums.clear();
+  unsent.length = 0;
+  sentAt = 0;
+  isolate = "";
+  seq = 0;
+  flushOf = new WeakMap();
+});
 
 /**
  * A malformed value is logged once and the default kept: a count must never fail the sign-in step
