@@ -5,7 +5,8 @@
 // checks that it does.
 import { applyD1Migrations, listDurableObjectIds, reset, runInDurableObject } from "cloudflare:test";
 import { env } from "./env";
-import { TURNSTILE_ORIGIN } from "./turnstile";
+import { carrierControl } from "./fake-carrier";
+import { siteverifyMode } from "./turnstile";
 import { applyDevSeed } from "../../workers/all-in-one/seed";
 import { forgetIsolateMemory } from "../../workers/provider/store/config";
 
@@ -29,15 +30,7 @@ export async function startFresh(): Promise<void> {
   await Promise.all([env.DB.prepare("SELECT 1").first(), env.RP_KV.get("fresh"), env.AUDIT.head("fresh")]);
   await reset();
   forgetIsolateMemory();
-  const answers = await Promise.all([
-    env.FAKE_CARRIER.fetch("http://127.0.0.1:9753/_carrier/reset", { method: "POST" }),
-    env.TURNSTILE_FAKE.fetch(`${TURNSTILE_ORIGIN}/_fake/mode`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ mode: "ok" }),
-    }),
-  ]);
-  for (const a of answers) if (!a.ok) throw new Error(`a fake refused its reset: ${a.status} ${a.url}`);
+  await Promise.all([carrierControl("/_carrier/reset", {}), siteverifyMode("ok")]);
   await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
   await applyDevSeed(env);
 }
